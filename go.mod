@@ -1,0 +1,10 @@
+module github.com/weirstream/weir
+
+go 1.26
+
+require (
+	github.com/cockroachdb/datadriven v1.0.3
+	github.com/spf13/cobra v1.10.2
+	go.uber.org/goleak v1.3.0
+	go.yaml.in/yaml/v3 v3.0.6
+)

@@ -1,0 +1,60 @@
+package keygroup
+
+import (
+	"fmt"
+	"math"
+	"reflect"
+	"unsafe"
+)
+
+// Hasher returns a stable 32-bit hash function for keys of type K, chosen
+// once from K's underlying kind so that hashing a key neither boxes it nor
+// reflects on it. Keys of other kinds need a Hashable implementation.
+func Hasher[K comparable]() (func(K) uint32, error) {
+	var zero K
+	if _, ok := any(zero).(Hashable); ok {
+		return func(k K) uint32 { return any(k).(Hashable).StableHash() }, nil
+	}
+	t := reflect.TypeFor[K]()
+	switch t.Kind() {
+	case reflect.String:
+		return func(k K) uint32 { return String(*(*string)(unsafe.Pointer(&k))) }, nil
+	case reflect.Int, reflect.Int64, reflect.Uint, reflect.Uint64, reflect.Uintptr:
+		return func(k K) uint32 { return Uint64(*(*uint64)(unsafe.Pointer(&k))) }, nil
+	case reflect.Int32, reflect.Uint32:
+		return func(k K) uint32 { return Uint64(uint64(*(*uint32)(unsafe.Pointer(&k)))) }, nil
+	case reflect.Int16, reflect.Uint16:
+		return func(k K) uint32 { return Uint64(uint64(*(*uint16)(unsafe.Pointer(&k)))) }, nil
+	case reflect.Int8, reflect.Uint8, reflect.Bool:
+		return func(k K) uint32 { return Uint64(uint64(*(*uint8)(unsafe.Pointer(&k)))) }, nil
+	case reflect.Float64:
+		return func(k K) uint32 { return Uint64(math.Float64bits(*(*float64)(unsafe.Pointer(&k)))) }, nil
+	case reflect.Float32:
+		return func(k K) uint32 { return Uint64(uint64(math.Float32bits(*(*float32)(unsafe.Pointer(&k))))) }, nil
+	}
+	return nil, fmt.Errorf("key type %s has no stable hash: use a string or integer key, or implement keygroup.Hashable", t)
+}
+
+// Hashable is implemented by key types that supply their own stable hash
+// (the same value in every process and every run).
+type Hashable interface {
+	StableHash() uint32
+}
+
+// Uint64 hashes an integer key (xor-folded; Mix spreads it later).
+func Uint64(v uint64) uint32 {
+	v ^= v >> 33
+	v *= 0xff51afd7ed558ccd
+	v ^= v >> 33
+	return uint32(v) ^ uint32(v>>32)
+}
+
+// String hashes a string key with FNV-1a.
+func String(s string) uint32 {
+	h := uint32(2166136261)
+	for i := 0; i < len(s); i++ {
+		h ^= uint32(s[i])
+		h *= 16777619
+	}
+	return h
+}
