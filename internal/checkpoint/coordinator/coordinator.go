@@ -1,0 +1,341 @@
+package coordinator
+
+import (
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/weirstream/weir/internal/checkpoint"
+)
+
+// Coordinator is the JobManager side of aligned checkpointing as a pure state
+// machine. It is not safe for concurrent use: one driver goroutine owns it.
+type Coordinator struct {
+	cfg     Config
+	tasks   []checkpoint.TaskID
+	isTask  map[checkpoint.TaskID]bool
+	sources []checkpoint.TaskID
+	nextID  checkpoint.ID
+	pending []*pending // ascending ids
+
+	// now is the latest time any event carried; timed says whether the
+	// event being stepped carries one.
+	now   time.Time
+	timed bool
+	// nextPeriodic is when the next periodic trigger is due, lastEnd when
+	// the last checkpoint completed or failed (zero: never), the start of
+	// the min pause.
+	nextPeriodic time.Time
+	lastEnd      time.Time
+	// Ack, Decline and Reset carry no time. A failure or reset they cause
+	// is stamped with the time of the next timed event, which makes the
+	// min pause and the restarted interval start no earlier than the
+	// truth; NextDeadline asks for that event at once.
+	endUnstamped      bool
+	scheduleUnstamped bool
+
+	ended       bool // EndOfInput seen: only the final checkpoint is taken
+	consecutive int  // consecutive failures
+	stats       Stats
+	out         []Action
+}
+
+// New returns a coordinator for a job of the given tasks (every task must
+// acknowledge a checkpoint) and sources (the tasks a Trigger goes to). The
+// first checkpoint gets nextID, which continues after the checkpoint a job
+// restored from. The first periodic checkpoint is due one interval after
+// now. New panics if cfg is invalid, tasks is empty or nextID < 1: those are
+// bugs of the caller, who validates configuration first.
+func New(cfg Config, tasks []checkpoint.TaskID, sources []checkpoint.TaskID, nextID checkpoint.ID, now time.Time) *Coordinator {
+	if err := cfg.Validate(); err != nil {
+		panic(fmt.Sprintf("coordinator: invalid config: %v", err))
+	}
+	if len(tasks) == 0 {
+		panic("coordinator: a job needs at least one task")
+	}
+	if nextID < 1 {
+		panic(fmt.Sprintf("coordinator: checkpoint ids start at 1, got next id %d", nextID))
+	}
+	c := &Coordinator{
+		cfg:     cfg.withDefaults(),
+		isTask:  make(map[checkpoint.TaskID]bool, len(tasks)),
+		sources: slices.Clone(sources),
+		nextID:  nextID,
+		now:     now,
+	}
+	for _, t := range tasks {
+		if !c.isTask[t] {
+			c.isTask[t] = true
+			c.tasks = append(c.tasks, t)
+		}
+	}
+	c.nextPeriodic = now.Add(c.cfg.Interval)
+	return c
+}
+
+// Sources returns the tasks a Trigger action goes to.
+func (c *Coordinator) Sources() []checkpoint.TaskID { return slices.Clone(c.sources) }
+
+// Pending returns the ids of the pending checkpoints, persisting ones
+// included, in ascending order.
+func (c *Coordinator) Pending() []checkpoint.ID {
+	ids := make([]checkpoint.ID, len(c.pending))
+	for i, p := range c.pending {
+		ids[i] = p.id
+	}
+	return ids
+}
+
+// Persisting returns the ids of checkpoints whose metadata is being written.
+// After a Reset the driver must wait until this is empty before it picks the
+// newest completed checkpoint to restore: a write in flight may still
+// complete a newer one.
+func (c *Coordinator) Persisting() []checkpoint.ID {
+	var ids []checkpoint.ID
+	for _, p := range c.pending {
+		if p.persisting {
+			ids = append(ids, p.id)
+		}
+	}
+	return ids
+}
+
+// Step applies one event and returns the actions the driver must perform,
+// in order.
+func (c *Coordinator) Step(ev Event) []Action {
+	c.out = nil
+	c.timed = false
+	switch ev := ev.(type) {
+	case Tick:
+		c.observe(ev.Now)
+		c.expire()
+		if due, ok := c.periodicDue(); ok && !c.now.Before(due) {
+			c.trigger(checkpoint.Periodic)
+			c.nextPeriodic = c.now.Add(c.cfg.Interval)
+		}
+	case TriggerRequest:
+		c.observe(ev.Now)
+		switch {
+		case c.ended:
+			c.emit(Rejected{Reason: "all sources reached end of input: only the final checkpoint is taken"})
+		case len(c.pending) >= c.cfg.MaxConcurrent:
+			c.emit(Rejected{Reason: fmt.Sprintf("%d checkpoints pending, execution.checkpointing.max-concurrent-checkpoints is %d (min-pause > 0 implies 1)", len(c.pending), c.cfg.MaxConcurrent)})
+		default:
+			c.trigger(checkpoint.Periodic)
+		}
+	case EndOfInput:
+		c.observe(ev.Now)
+		if !c.ended {
+			c.ended = true
+			c.trigger(checkpoint.Final)
+		}
+	case Ack:
+		p := c.find(ev.ID)
+		if p == nil || p.persisting || !c.isTask[ev.Task] || !p.ack(ev.Task, ev.State) {
+			return nil // late, unknown or duplicate: nothing to learn
+		}
+		if len(p.acks) == len(c.tasks) {
+			p.persisting = true
+			c.emit(Persist{ID: p.id, Kind: p.kind, Timestamp: p.ts, States: p.states(c.tasks)})
+		}
+	case Decline:
+		p := c.find(ev.ID)
+		if p == nil || p.persisting || !c.isTask[ev.Task] {
+			return nil
+		}
+		c.fail(p, fmt.Sprintf("declined by task %d/%d: %s", ev.Task.Vertex, ev.Task.Subtask, ev.Reason))
+	case Persisted:
+		c.observe(ev.Now)
+		c.persisted(ev)
+	case Reset:
+		c.reset("job failover: " + ev.Reason)
+	default:
+		panic(fmt.Sprintf("coordinator: unknown event %T", ev))
+	}
+	return c.out
+}
+
+// NextDeadline returns when the driver should send the next Tick: the next
+// periodic trigger or the earliest timeout of a pending checkpoint. It
+// returns false when no time-driven step is ahead.
+func (c *Coordinator) NextDeadline() (time.Time, bool) {
+	var best time.Time
+	found := false
+	consider := func(t time.Time) {
+		if !found || t.Before(best) {
+			best, found = t, true
+		}
+	}
+	if c.cfg.Interval > 0 && !c.ended && (c.endUnstamped || c.scheduleUnstamped) {
+		consider(c.now) // learn the time now, see endUnstamped
+	}
+	if due, ok := c.periodicDue(); ok {
+		consider(due)
+	}
+	for _, p := range c.pending {
+		if !p.persisting {
+			consider(p.ts.Add(c.cfg.Timeout))
+		}
+	}
+	return best, found
+}
+
+// observe advances the clock (never backwards) and stamps what waited for a
+// time.
+func (c *Coordinator) observe(now time.Time) {
+	if now.After(c.now) {
+		c.now = now
+	}
+	c.timed = true
+	if c.endUnstamped {
+		c.lastEnd, c.endUnstamped = c.now, false
+	}
+	if c.scheduleUnstamped {
+		c.nextPeriodic, c.scheduleUnstamped = c.now.Add(c.cfg.Interval), false
+	}
+}
+
+// periodicDue returns when the next periodic checkpoint may start, if one
+// may start without another event than time passing.
+func (c *Coordinator) periodicDue() (time.Time, bool) {
+	if c.cfg.Interval <= 0 || c.ended || c.endUnstamped || c.scheduleUnstamped || len(c.pending) >= c.cfg.MaxConcurrent {
+		return time.Time{}, false
+	}
+	due := c.nextPeriodic
+	if !c.lastEnd.IsZero() {
+		if t := c.lastEnd.Add(c.cfg.MinPause); t.After(due) {
+			due = t
+		}
+	}
+	return due, true
+}
+
+func (c *Coordinator) trigger(kind checkpoint.Kind) {
+	p := &pending{id: c.nextID, kind: kind, ts: c.now, acks: make(map[checkpoint.TaskID]checkpoint.TaskState, len(c.tasks))}
+	c.nextID++
+	c.pending = append(c.pending, p)
+	c.stats.Triggered++
+	c.emit(Trigger{ID: p.id, Timestamp: p.ts, Kind: kind})
+}
+
+// expire fails the pending checkpoints older than the timeout, oldest
+// first. A failover on the way aborts the rest, hence the rescan.
+func (c *Coordinator) expire() {
+	for {
+		i := slices.IndexFunc(c.pending, func(p *pending) bool {
+			return !p.persisting && !c.now.Before(p.ts.Add(c.cfg.Timeout))
+		})
+		if i < 0 {
+			return
+		}
+		c.fail(c.pending[i], fmt.Sprintf("expired after execution.checkpointing.timeout of %v", c.cfg.Timeout))
+	}
+}
+
+// persisted ends a persisting checkpoint: completed, failed, or subsumed
+// when a newer one completed while its metadata was being written. The
+// subsumed case keeps completed ids increasing: a driver that restores the
+// newest completed checkpoint never sees an older one complete later.
+func (c *Coordinator) persisted(ev Persisted) {
+	p := c.find(ev.ID)
+	if p == nil || !p.persisting {
+		return
+	}
+	switch {
+	case p.id < c.stats.LastCompletedID:
+		c.drop(p, fmt.Sprintf("subsumed by checkpoint %d", c.stats.LastCompletedID), true)
+	case ev.Err != nil:
+		c.fail(p, fmt.Sprintf("persist metadata: %v", ev.Err))
+	default:
+		c.remove(p)
+		c.stats.Completed++
+		c.stats.LastCompletedID = p.id
+		c.stats.LastCompletedDuration = c.now.Sub(p.ts)
+		c.consecutive = 0
+		c.lastEnd = c.now
+		c.emit(NotifyComplete{ID: p.id, Kind: p.kind})
+		for _, q := range slices.Clone(c.pending) {
+			if q.id < p.id && !q.persisting {
+				c.drop(q, fmt.Sprintf("subsumed by checkpoint %d", p.id), true)
+			}
+		}
+	}
+}
+
+// fail aborts p as a failure and asks for a failover when a final
+// checkpoint failed or the failures are no longer tolerable.
+func (c *Coordinator) fail(p *pending, reason string) {
+	c.remove(p)
+	c.stats.Failed++
+	c.consecutive++
+	c.emit(Abort{ID: p.id, Kind: p.kind, Reason: reason})
+	c.markEnd()
+	var why string
+	switch {
+	case p.kind == checkpoint.Final:
+		why = fmt.Sprintf("final checkpoint %d failed: %s", p.id, reason)
+	case c.consecutive > c.cfg.TolerableFailures:
+		why = fmt.Sprintf("%d consecutive checkpoint failures exceed execution.checkpointing.tolerable-failed-checkpoints=%d; last: checkpoint %d %s",
+			c.consecutive, c.cfg.TolerableFailures, p.id, reason)
+	default:
+		return
+	}
+	c.consecutive = 0
+	c.reset("job failover: " + why)
+	c.emit(Failover{Reason: why})
+}
+
+// reset aborts every pending checkpoint but those being persisted and
+// restarts the periodic schedule. A persisting checkpoint is left alone on
+// purpose: its metadata may already be on disk, and a checkpoint whose
+// metadata exists is complete (DESIGN principle 5). If its Persisted reports
+// success it completes as usual; the driver, which restores the newest
+// completed checkpoint after a failover, waits for Persisting to drain first.
+func (c *Coordinator) reset(reason string) {
+	for _, p := range slices.Clone(c.pending) {
+		if !p.persisting {
+			c.drop(p, reason, false)
+		}
+	}
+	// The restarted job reaches the end of its input again and needs a new
+	// final checkpoint; its periodic checkpoints start one interval after
+	// the reset, giving the tasks time to come up.
+	c.ended = false
+	if c.timed {
+		c.nextPeriodic = c.now.Add(c.cfg.Interval)
+	} else {
+		c.scheduleUnstamped = true
+	}
+}
+
+// drop aborts p without counting a failure.
+func (c *Coordinator) drop(p *pending, reason string, subsumed bool) {
+	c.remove(p)
+	c.stats.Aborted++
+	c.emit(Abort{ID: p.id, Kind: p.kind, Reason: reason, Subsumed: subsumed})
+}
+
+// markEnd starts the min pause at the current event's time, or at the next
+// event's if this one carries none.
+func (c *Coordinator) markEnd() {
+	if c.timed {
+		c.lastEnd = c.now
+	} else {
+		c.endUnstamped = true
+	}
+}
+
+func (c *Coordinator) find(id checkpoint.ID) *pending {
+	for _, p := range c.pending {
+		if p.id == id {
+			return p
+		}
+	}
+	return nil
+}
+
+func (c *Coordinator) remove(p *pending) {
+	c.pending = slices.DeleteFunc(c.pending, func(q *pending) bool { return q == p })
+}
+
+func (c *Coordinator) emit(a Action) { c.out = append(c.out, a) }

@@ -1,0 +1,115 @@
+package coordinator
+
+import (
+	"time"
+
+	"github.com/weirstream/weir/internal/checkpoint"
+)
+
+// Event is an input to Coordinator.Step. The driver creates events from
+// timers, RPCs from tasks, and the results of actions it performed.
+type Event interface{ isEvent() }
+
+// Tick tells the coordinator the time. The driver sends one at NextDeadline
+// (or later); it fires periodic triggers and times out pending checkpoints.
+type Tick struct{ Now time.Time }
+
+// TriggerRequest asks for a checkpoint now (a user's on-demand checkpoint).
+// It ignores the interval and min pause but respects MaxConcurrent; if no
+// checkpoint can start, Step returns a Rejected action.
+type TriggerRequest struct{ Now time.Time }
+
+// EndOfInput reports that every source reached the end of its input. The
+// coordinator triggers a Final checkpoint at once, whatever the interval, min
+// pause and concurrency, and triggers no periodic checkpoint afterwards
+// (until a Reset).
+type EndOfInput struct{ Now time.Time }
+
+// Ack is a task's acknowledgement of checkpoint ID with its state handles.
+type Ack struct {
+	Task  checkpoint.TaskID
+	ID    checkpoint.ID
+	State checkpoint.TaskState
+}
+
+// Decline is a task's refusal to take checkpoint ID; it fails the checkpoint.
+type Decline struct {
+	Task   checkpoint.TaskID
+	ID     checkpoint.ID
+	Reason string
+}
+
+// Persisted is the result of a Persist action: Err is nil once the metadata
+// is durably written. Now is when the write finished.
+type Persisted struct {
+	ID  checkpoint.ID
+	Err error
+	Now time.Time
+}
+
+// Reset reports a job failover: every pending checkpoint that is not being
+// persisted is aborted. Checkpoint ids continue after the highest triggered.
+type Reset struct{ Reason string }
+
+func (Tick) isEvent()           {}
+func (TriggerRequest) isEvent() {}
+func (EndOfInput) isEvent()     {}
+func (Ack) isEvent()            {}
+func (Decline) isEvent()        {}
+func (Persisted) isEvent()      {}
+func (Reset) isEvent()          {}
+
+// Action is an output of Coordinator.Step for the driver to perform, in the
+// order returned.
+type Action interface{ isAction() }
+
+// Trigger asks the driver to send a trigger for checkpoint ID to every source
+// task.
+type Trigger struct {
+	ID        checkpoint.ID
+	Timestamp time.Time
+	Kind      checkpoint.Kind
+}
+
+// Persist asks the driver to write the metadata of checkpoint ID, which every
+// task acknowledged, and then to feed a Persisted event. States are in the
+// order of the tasks given to New.
+type Persist struct {
+	ID        checkpoint.ID
+	Kind      checkpoint.Kind
+	Timestamp time.Time
+	States    []checkpoint.TaskState
+}
+
+// NotifyComplete asks the driver to tell every task that checkpoint ID
+// completed, so two-phase-commit sinks commit what it covers.
+type NotifyComplete struct {
+	ID   checkpoint.ID
+	Kind checkpoint.Kind
+}
+
+// Abort asks the driver to tell every task that checkpoint ID was abandoned
+// and to discard its files. Subsumed is true when a newer checkpoint
+// completed first; that is not a failure.
+type Abort struct {
+	ID       checkpoint.ID
+	Kind     checkpoint.Kind
+	Reason   string
+	Subsumed bool
+}
+
+// Failover asks the driver to restart the job: more consecutive checkpoints
+// failed than tolerated, or a Final checkpoint failed. The coordinator has
+// already aborted its other pending checkpoints, as a Reset would; the driver
+// need not feed a Reset for this failover.
+type Failover struct{ Reason string }
+
+// Rejected answers a TriggerRequest that could not start a checkpoint.
+type Rejected struct{ Reason string }
+
+func (Trigger) isAction()        {}
+func (Persist) isAction()        {}
+func (NotifyComplete) isAction() {}
+func (Abort) isAction()          {}
+func (Failover) isAction()       {}
+func (Rejected) isAction()       {}
