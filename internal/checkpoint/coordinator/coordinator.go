@@ -119,7 +119,11 @@ func (c *Coordinator) Step(ev Event) []Action {
 		case c.ended:
 			c.emit(Rejected{Reason: "all sources reached end of input: only the final checkpoint is taken"})
 		case len(c.pending) >= c.cfg.MaxConcurrent:
-			c.emit(Rejected{Reason: fmt.Sprintf("%d checkpoints pending, execution.checkpointing.max-concurrent-checkpoints is %d (min-pause > 0 implies 1)", len(c.pending), c.cfg.MaxConcurrent)})
+			reason := fmt.Sprintf("%d pending, execution.checkpointing.max-concurrent-checkpoints is %d", len(c.pending), c.cfg.MaxConcurrent)
+			if c.cfg.MinPause > 0 {
+				reason += " (min-pause > 0 implies 1)"
+			}
+			c.emit(Rejected{Reason: "too many concurrent checkpoints: " + reason})
 		default:
 			c.trigger(checkpoint.Periodic)
 		}
@@ -244,6 +248,8 @@ func (c *Coordinator) persisted(ev Persisted) {
 	switch {
 	case p.id < c.stats.LastCompletedID:
 		c.drop(p, fmt.Sprintf("subsumed by checkpoint %d", c.stats.LastCompletedID), true)
+	case ev.Err != nil && p.orphaned:
+		c.drop(p, fmt.Sprintf("persist metadata after job failover: %v", ev.Err), false)
 	case ev.Err != nil:
 		c.fail(p, fmt.Sprintf("persist metadata: %v", ev.Err))
 	default:
@@ -275,8 +281,8 @@ func (c *Coordinator) fail(p *pending, reason string) {
 	case p.kind == checkpoint.Final:
 		why = fmt.Sprintf("final checkpoint %d failed: %s", p.id, reason)
 	case c.consecutive > c.cfg.TolerableFailures:
-		why = fmt.Sprintf("%d consecutive checkpoint failures exceed execution.checkpointing.tolerable-failed-checkpoints=%d; last: checkpoint %d %s",
-			c.consecutive, c.cfg.TolerableFailures, p.id, reason)
+		why = fmt.Sprintf("checkpoint %d failed (%s): %d consecutive failures exceed execution.checkpointing.tolerable-failed-checkpoints=%d",
+			p.id, reason, c.consecutive, c.cfg.TolerableFailures)
 	default:
 		return
 	}
@@ -290,10 +296,15 @@ func (c *Coordinator) fail(p *pending, reason string) {
 // purpose: its metadata may already be on disk, and a checkpoint whose
 // metadata exists is complete (DESIGN principle 5). If its Persisted reports
 // success it completes as usual; the driver, which restores the newest
-// completed checkpoint after a failover, waits for Persisting to drain first.
+// completed checkpoint after a failover, waits for Persisting to drain
+// first. If the write failed, the checkpoint is aborted without counting a
+// failure: the attempt it belonged to is gone, and a failed final
+// checkpoint of that attempt must not fail over the restarted job.
 func (c *Coordinator) reset(reason string) {
 	for _, p := range slices.Clone(c.pending) {
-		if !p.persisting {
+		if p.persisting {
+			p.orphaned = true
+		} else {
 			c.drop(p, reason, false)
 		}
 	}
