@@ -1,0 +1,59 @@
+// Package network is the local data plane: the channels that carry records
+// and in-band events from the output of one task to the input of another.
+//
+// Records travel in batches. A producer task owns one Writer per output edge;
+// the Writer routes each record with its Partitioner into the open Batch of
+// the target channel and sends the batch as one Data Buffer when it is full.
+// A consumer task owns one Gate over all of its input channels and polls it
+// from its mailbox loop. Per record there is no channel operation, no lock,
+// no allocation and no interface boxing: those costs are paid once per batch.
+//
+// Memory is bounded by credits, as in Flink's credit-based flow control. Each
+// channel starts with creditsPerChannel credits granted by the receiver; a
+// credit is one free slot for a Data buffer. Sending a Data buffer takes a
+// credit and blocks while there is none; polling it returns the credit to the
+// producer. A slow consumer therefore stops its producers, and the
+// backpressure propagates hop by hop to the sources. Events (barriers, cancel
+// markers, end of partition) need no credit, so a barrier is never stuck
+// behind a full channel's accounting; there are at most a few per checkpoint.
+// The accounting is explicit (ChannelStats.Credits) rather than hidden in the
+// capacity of a Go channel, so a remote TCP channel can carry the same
+// credits over the wire later.
+//
+// Walkthrough of one edge with two consumer subtasks:
+//
+//	pool := network.NewPool[int64](1024)
+//	gates := []*network.Gate{network.NewGate(1, 4), network.NewGate(1, 4)}
+//	w := network.NewWriter([]*network.Channel{gates[0].Channel(0), gates[1].Channel(0)},
+//		network.Hash(hashOf, 128), pool, 0)
+//	w.Emit(ctx, 42)                                          // appended to a batch
+//	w.Broadcast(ctx, network.Buffer{Kind: network.Barrier})  // flush, then barrier to both
+//
+//	// consumer task loop
+//	for {
+//		select {
+//		case <-ctx.Done():
+//			return ctx.Err()
+//		case m := <-mailbox:
+//			handle(m)
+//		case <-gate.Ready():
+//			for ch, buf, ok := gate.Poll(); ok; ch, buf, ok = gate.Poll() {
+//				if buf.Kind == network.Data {
+//					b := buf.Data.(*network.Batch[int64])
+//					process(b.Records)
+//					b.Recycle()
+//				} else {
+//					barrierHandler(ch, buf) // may call gate.Block(ch)
+//				}
+//			}
+//		}
+//	}
+//
+// Barrier alignment uses Block: a blocked channel is skipped by Poll, its
+// queued buffers keep their credits, so its producer stalls after at most
+// creditsPerChannel buffers and the task itself buffers nothing.
+//
+// Locking: one mutex per Gate guards the state of the gate and of all its
+// channels. It is taken once per batch or event, never per record, and never
+// held while waiting.
+package network

@@ -1,0 +1,166 @@
+package network
+
+import (
+	"fmt"
+	"sync"
+)
+
+// Gate is the input side of a task: one queue per input channel, polled by
+// the task's own goroutine. Producers call Channel.Send concurrently; Poll,
+// Block, Unblock and UnblockAll are meant for the single consumer.
+type Gate struct {
+	ready   chan struct{} // cap 1; see Ready
+	chans   []*Channel
+	credits int // per channel, as granted at creation
+
+	mu sync.Mutex
+	// avail lists the unblocked channels with queued buffers in round-robin
+	// order; a channel appears at most once (Channel.listed).
+	avail ring[int]
+}
+
+// NewGate returns a gate over numChannels channels, each of which grants its
+// producer creditsPerChannel credits: at most that many Data buffers are
+// queued per channel. It panics on values below 1, which validated
+// configuration never produces.
+func NewGate(numChannels, creditsPerChannel int) *Gate {
+	if numChannels < 1 {
+		panic(fmt.Sprintf("network: gate with %d channels: need at least 1", numChannels))
+	}
+	if creditsPerChannel < 1 {
+		panic(fmt.Sprintf("network: %d credits per channel: need at least 1, or no data could ever be sent", creditsPerChannel))
+	}
+	g := &Gate{
+		ready:   make(chan struct{}, 1),
+		chans:   make([]*Channel, numChannels),
+		credits: creditsPerChannel,
+		avail:   newRing[int](numChannels),
+	}
+	for i := range g.chans {
+		g.chans[i] = &Channel{
+			gate:    g,
+			index:   i,
+			wake:    make(chan struct{}, 1),
+			queue:   newRing[Buffer](creditsPerChannel + 4), // room for a few events without growing
+			credits: creditsPerChannel,
+		}
+	}
+	return g
+}
+
+// NumChannels is the number of input channels.
+func (g *Gate) NumChannels() int { return len(g.chans) }
+
+// Channel returns the producer end of channel i.
+func (g *Gate) Channel(i int) *Channel { return g.chans[i] }
+
+// Ready returns a channel that holds a value whenever Poll may return a
+// buffer. The protocol for the task loop:
+//
+//   - select on Ready() together with the mailbox and ctx.Done();
+//   - receiving the value consumes it, so after a receive call Poll at least
+//     once. Each Poll that leaves more to poll puts the value back, so the
+//     loop may handle some buffers and return to its select without losing a
+//     wake-up; polling until ok is false is the simplest;
+//   - a wake-up can be spurious (Poll returns ok == false), e.g. after Block;
+//     just select again.
+//
+// Every Send, Unblock and Poll that leaves a pollable buffer sets the value,
+// so there is no lost wake-up.
+func (g *Gate) Ready() <-chan struct{} { return g.ready }
+
+// Poll returns the next buffer without blocking: from the unblocked channel
+// whose turn it is, one buffer per turn, so busy channels cannot starve the
+// others. ok is false when no unblocked channel has a buffer. Polling a Data
+// buffer returns its credit to the producer; the caller then owns the batch.
+func (g *Gate) Poll() (ch int, b Buffer, ok bool) {
+	g.mu.Lock()
+	if g.avail.len() == 0 {
+		g.mu.Unlock()
+		return -1, Buffer{}, false
+	}
+	ch = g.avail.pop()
+	c := g.chans[ch]
+	b = c.queue.pop()
+	if b.Kind == Data {
+		c.queuedData--
+		c.credits++
+		if c.waiters > 0 {
+			select {
+			case c.wake <- struct{}{}:
+			default:
+			}
+		}
+	}
+	if c.queue.len() > 0 {
+		g.avail.push(ch) // to the back: round robin
+	} else {
+		c.listed = false
+	}
+	g.armLocked()
+	g.mu.Unlock()
+	return ch, b, true
+}
+
+// Block stops polling channel ch, for barrier alignment. Its queued buffers
+// keep their credits, so its producer stalls once it used them up and the
+// task needs no buffer of its own. Blocking a blocked channel is a no-op.
+func (g *Gate) Block(ch int) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	c := g.chans[ch]
+	if c.blocked {
+		return
+	}
+	c.blocked = true
+	if c.listed {
+		g.avail.removeFirst(func(i int) bool { return i == ch })
+		c.listed = false
+	}
+}
+
+// Unblock resumes polling channel ch where it stopped, in order, with nothing
+// lost or repeated. Unblocking an unblocked channel is a no-op.
+func (g *Gate) Unblock(ch int) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.unblockLocked(g.chans[ch])
+}
+
+// UnblockAll unblocks every blocked channel, in channel order.
+func (g *Gate) UnblockAll() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	for _, c := range g.chans {
+		g.unblockLocked(c)
+	}
+}
+
+func (g *Gate) unblockLocked(c *Channel) {
+	if !c.blocked {
+		return
+	}
+	c.blocked = false
+	g.listLocked(c)
+}
+
+// listLocked puts c into the round-robin list if it is pollable and not
+// listed yet, and raises Ready.
+func (g *Gate) listLocked(c *Channel) {
+	if !c.listed && !c.blocked && c.queue.len() > 0 {
+		c.listed = true
+		g.avail.push(c.index)
+	}
+	g.armLocked()
+}
+
+// armLocked sets the Ready value if something is pollable. A non-blocking
+// send on a full channel is a cheap check, and this runs once per buffer.
+func (g *Gate) armLocked() {
+	if g.avail.len() > 0 {
+		select {
+		case g.ready <- struct{}{}:
+		default:
+		}
+	}
+}

@@ -1,0 +1,215 @@
+package network
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/weirstream/weir/internal/keygroup"
+)
+
+// Writer writes the records of one output edge of a task: it routes each
+// record to a channel, collects records in one open batch per channel and
+// sends a batch when it holds the pool's batch size. A Writer belongs to one
+// goroutine (its task) and is not safe for concurrent use.
+//
+// After an error from Emit, EmitBatch, Flush or Broadcast (the context was
+// cancelled while waiting for credit, or a Custom partitioner misbehaved) the
+// task is failing: records of the batch being sent are dropped, and the
+// writer should not be used again.
+type Writer[T any] struct {
+	channels []*Channel
+	open     []*Batch[T] // by channel; nil when no batch is open
+	pool     *Pool[T]
+	size     int
+	s        strategy[T]
+	self     int
+	owner    []int32 // Hash: key group -> channel, precomputed from keygroup.OperatorIndex
+	next     int     // Rebalance: the channel receiving the current batch
+}
+
+// NewWriter returns a writer over the given channels (indexed by consumer
+// subtask), routing with p and taking batches from pool. self is the
+// writer's own subtask index, used by Forward and as Rebalance's first
+// channel. It panics on inconsistent arguments, which a validated job graph
+// never produces: no channels, self out of range for Forward, or for Hash a
+// max parallelism out of range (keygroup.ValidateParallelism).
+func NewWriter[T any](channels []*Channel, p Partitioner[T], pool *Pool[T], self int) *Writer[T] {
+	n := len(channels)
+	if n == 0 {
+		panic("network: writer without channels: an output edge needs at least one consumer channel")
+	}
+	s := p.strategy()
+	w := &Writer[T]{
+		channels: channels,
+		open:     make([]*Batch[T], n),
+		pool:     pool,
+		size:     pool.BatchSize(),
+		s:        s,
+		self:     self,
+	}
+	switch s.mode {
+	case modeForward:
+		if self < 0 || self >= n {
+			panic(fmt.Sprintf("network: forward writer of subtask %d over %d channels: forward needs equal parallelism on both sides", self, n))
+		}
+	case modeRebalance:
+		w.next = ((self % n) + n) % n
+	case modeHash:
+		if s.hash == nil {
+			panic("network: hash partitioner without a hash function")
+		}
+		if err := keygroup.ValidateParallelism(n, s.maxP); err != nil {
+			panic(fmt.Sprintf("network: hash writer: %v", err))
+		}
+		w.owner = make([]int32, s.maxP)
+		for kg := range w.owner {
+			w.owner[kg] = int32(keygroup.OperatorIndex(kg, s.maxP, n))
+		}
+	case modeCustom:
+		if s.custom == nil {
+			panic("network: custom partitioner without a function")
+		}
+	}
+	return w
+}
+
+// Partitioner names the writer's strategy.
+func (w *Writer[T]) Partitioner() string { return w.s.name }
+
+// Emit routes r into the open batch of its channel and sends that batch once
+// it is full. It blocks only while sending a full batch to a channel without
+// credit (backpressure).
+func (w *Writer[T]) Emit(ctx context.Context, r T) error {
+	var ch int
+	switch w.s.mode {
+	case modeHash:
+		ch = int(w.owner[keygroup.Of(w.s.hash(r), w.s.maxP)])
+	case modeForward:
+		ch = w.self
+	case modeRebalance:
+		ch = w.next
+	case modeBroadcast:
+		for ch := range w.channels {
+			if err := w.add(ctx, ch, r); err != nil {
+				return err
+			}
+		}
+		return nil
+	default:
+		ch = w.s.custom(r, len(w.channels))
+		if uint(ch) >= uint(len(w.channels)) {
+			return fmt.Errorf("custom partitioner chose channel %d of %d: return a value in [0, %d)", ch, len(w.channels), len(w.channels))
+		}
+	}
+	return w.add(ctx, ch, r)
+}
+
+// EmitBatch emits every record of rs in order, with the strategy switch
+// hoisted out of the loop. rs is not retained.
+func (w *Writer[T]) EmitBatch(ctx context.Context, rs []T) error {
+	switch w.s.mode {
+	case modeHash:
+		hash, owner, maxP := w.s.hash, w.owner, w.s.maxP
+		for i := range rs {
+			if err := w.add(ctx, int(owner[keygroup.Of(hash(rs[i]), maxP)]), rs[i]); err != nil {
+				return err
+			}
+		}
+	case modeForward:
+		for i := range rs {
+			if err := w.add(ctx, w.self, rs[i]); err != nil {
+				return err
+			}
+		}
+	case modeRebalance:
+		for i := range rs {
+			if err := w.add(ctx, w.next, rs[i]); err != nil {
+				return err
+			}
+		}
+	default:
+		for i := range rs {
+			if err := w.Emit(ctx, rs[i]); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// add appends r to channel ch's open batch; kept small so it inlines.
+func (w *Writer[T]) add(ctx context.Context, ch int, r T) error {
+	b := w.open[ch]
+	if b == nil {
+		b = w.openBatch(ch)
+	}
+	b.Records = append(b.Records, r)
+	if len(b.Records) < w.size {
+		return nil
+	}
+	return w.send(ctx, ch)
+}
+
+func (w *Writer[T]) openBatch(ch int) *Batch[T] {
+	b := w.pool.Get()
+	w.open[ch] = b
+	return b
+}
+
+// send sends channel ch's open batch as one Data buffer.
+func (w *Writer[T]) send(ctx context.Context, ch int) error {
+	b := w.open[ch]
+	w.open[ch] = nil
+	if w.s.mode == modeRebalance {
+		w.next++
+		if w.next == len(w.channels) {
+			w.next = 0
+		}
+	}
+	if err := w.channels[ch].Send(ctx, Buffer{Kind: Data, Data: b}); err != nil {
+		b.Recycle()
+		return fmt.Errorf("%s writer: %w", w.s.name, err)
+	}
+	return nil
+}
+
+// Flush sends every non-empty open batch, in channel order.
+func (w *Writer[T]) Flush(ctx context.Context) error {
+	for ch, b := range w.open {
+		if b != nil && len(b.Records) > 0 {
+			if err := w.send(ctx, ch); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// Broadcast flushes, then sends the event b to every channel, so the event
+// follows every record emitted before it on each channel. Use it for
+// barriers, cancel markers and end of partition.
+func (w *Writer[T]) Broadcast(ctx context.Context, b Buffer) error {
+	if !b.Kind.IsEvent() {
+		return fmt.Errorf("broadcast of a data buffer: emit records with Emit; Broadcast is for events")
+	}
+	if err := w.Flush(ctx); err != nil {
+		return err
+	}
+	for ch, c := range w.channels {
+		if err := c.Send(ctx, b); err != nil {
+			return fmt.Errorf("%s writer: broadcast %s to channel %d: %w", w.s.name, b.Kind, ch, err)
+		}
+	}
+	return nil
+}
+
+// Close recycles the open batches without sending them, for a task that is
+// shutting down after a failure. The writer must not be used afterwards.
+func (w *Writer[T]) Close() {
+	for ch, b := range w.open {
+		if b != nil {
+			b.Recycle()
+			w.open[ch] = nil
+		}
+	}
+}
