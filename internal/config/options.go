@@ -1,0 +1,103 @@
+package config
+
+import (
+	"errors"
+	"math"
+	"strconv"
+
+	"github.com/weirstream/weir/internal/keygroup"
+)
+
+// Options returns the registry of every key weir knows, freshly built on
+// each call so that no caller can change another's view. Defaults follow
+// Flink's current documentation where Flink has the option; the Description
+// says where weir deliberately differs.
+func Options() []Option {
+	return []Option{
+		// Checkpointing.
+		{Key: CheckpointingInterval, Default: "0", Kind: KindDuration,
+			Description: "Interval between periodic checkpoints; 0 disables checkpointing."},
+		{Key: CheckpointingMode, Default: ModeExactlyOnce, Kind: KindEnum,
+			Enum:         []string{ModeExactlyOnce, ModeAtLeastOnce},
+			ValueAliases: map[string]string{"exactly-once": ModeExactlyOnce, "at-least-once": ModeAtLeastOnce},
+			Description:  "Checkpointing guarantee: EXACTLY_ONCE aligns barriers, AT_LEAST_ONCE does not."},
+		{Key: CheckpointingTimeout, Default: "10 min", Kind: KindDuration, Validate: durationPositive,
+			Description: "A checkpoint not completed within this time is aborted."},
+		{Key: CheckpointingMinPause, Default: "0", Kind: KindDuration,
+			Description: "Minimum time between the end of one checkpoint and the start of the next."},
+		{Key: CheckpointingMaxConcurrent, Default: "1", Kind: KindInt, Validate: intAtLeast(1),
+			Description: "Maximum number of checkpoints in progress at the same time."},
+		{Key: CheckpointingTolerableFailures, Default: "0", Kind: KindInt, Validate: intAtLeast(0),
+			Description: "Consecutive checkpoint failures tolerated before the job fails."},
+		{Key: CheckpointingUnaligned, Default: "false", Kind: KindBool,
+			Description: "Take unaligned checkpoints (barriers overtake buffered records, which become channel state); requires EXACTLY_ONCE."},
+		{Key: CheckpointingAlignedTimeout, Default: "0", Kind: KindDuration,
+			FallbackKeys: []string{"execution.checkpointing.alignment-timeout"},
+			Description:  "With unaligned checkpoints enabled, start each checkpoint aligned and switch to unaligned after this long; 0 means unaligned from the start."},
+
+		// State.
+		{Key: StateBackendType, Default: BackendHeap, Kind: KindEnum,
+			Enum:         []string{BackendHeap, BackendLSM},
+			ValueAliases: map[string]string{"hashmap": BackendHeap, "rocksdb": BackendLSM},
+			FallbackKeys: []string{"state.backend"},
+			Validate: func(v string) error {
+				if v == BackendLSM {
+					return errors.New(`the lsm state backend is not yet available; use "heap" (Flink's "hashmap")`)
+				}
+				return nil
+			},
+			Description: `State backend: "heap" (Flink's "hashmap") keeps state in memory with copy-on-write snapshots; "lsm" is reserved.`},
+		{Key: StateBackendIncremental, Default: "false", Kind: KindBool,
+			FallbackKeys: []string{"execution.checkpointing.incremental"},
+			Description:  "Upload only what changed since the previous checkpoint, where the backend supports it."},
+		{Key: CheckpointsDir, Default: "", Kind: KindString,
+			FallbackKeys: []string{"execution.checkpointing.dir"},
+			Description:  "Directory (file:// or s3:// URI or a local path) where checkpoint data and metadata are written."},
+		{Key: CheckpointsNumRetained, Default: "3", Kind: KindInt, Validate: intAtLeast(1),
+			FallbackKeys: []string{"execution.checkpointing.num-retained"},
+			Description:  "Completed checkpoints to retain (weir keeps 3 by default, Flink 1) so a corrupt latest checkpoint can fall back to an older one."},
+
+		// Restart strategies.
+		{Key: RestartStrategyType, Default: RestartExpDelay, Kind: KindEnum,
+			Enum: []string{RestartNone, RestartFixed, RestartExpDelay, RestartFailRate},
+			ValueAliases: map[string]string{
+				"off": RestartNone, "disable": RestartNone,
+				"fixeddelay": RestartFixed, "exponentialdelay": RestartExpDelay, "failurerate": RestartFailRate,
+			},
+			FallbackKeys: []string{"restart-strategy"},
+			Description:  "Restart strategy after a failure. As in Flink, when the key is not set and checkpointing is disabled no restart is attempted."},
+		{Key: FixedDelayAttempts, Default: "1", Kind: KindInt, Validate: intAtLeast(0),
+			Description: "fixed-delay: restarts attempted before the job fails."},
+		{Key: FixedDelayDelay, Default: "1 s", Kind: KindDuration,
+			Description: "fixed-delay: wait before each restart."},
+		{Key: ExponentialDelayInitialBackoff, Default: "1 s", Kind: KindDuration,
+			Description: "exponential-delay: wait before the first restart."},
+		{Key: ExponentialDelayMaxBackoff, Default: "1 min", Kind: KindDuration,
+			Description: "exponential-delay: upper bound of the wait before a restart."},
+		{Key: ExponentialDelayBackoffMultiplier, Default: "1.5", Kind: KindFloat, Validate: floatAtLeast(1),
+			Description: "exponential-delay: the wait grows by this factor after each consecutive failure."},
+		{Key: ExponentialDelayResetThreshold, Default: "1 h", Kind: KindDuration,
+			Description: "exponential-delay: after running this long without a failure the wait and the attempt count reset."},
+		{Key: ExponentialDelayJitterFactor, Default: "0.1", Kind: KindFloat, Validate: floatBetween(0, 1),
+			Description: "exponential-delay: each wait is moved randomly by up to this fraction of itself, so that many jobs do not restart in step."},
+		{Key: ExponentialDelayAttemptsBeforeReset, Default: strconv.Itoa(math.MaxInt32), Kind: KindInt, Validate: intAtLeast(1),
+			Description: "exponential-delay: restarts attempted before the job fails, counted since the last reset (default: unlimited)."},
+		{Key: FailureRateMaxFailures, Default: "1", Kind: KindInt, Validate: intAtLeast(1),
+			Description: "failure-rate: failures tolerated within one failure-rate-interval before the job fails."},
+		{Key: FailureRateInterval, Default: "1 min", Kind: KindDuration, Validate: durationPositive,
+			Description: "failure-rate: the sliding window in which failures are counted."},
+		{Key: FailureRateDelay, Default: "1 s", Kind: KindDuration,
+			Description: "failure-rate: wait before each restart."},
+
+		// Parallelism and data exchange.
+		{Key: ParallelismDefault, Default: "1", Kind: KindInt, Validate: intAtLeast(1),
+			Description: "Parallelism of operators that do not set their own."},
+		{Key: MaxParallelism, Default: strconv.Itoa(keygroup.DefaultMaxParallelism), Kind: KindInt,
+			Validate:    intBetween(1, keygroup.UpperBoundMaxParallelism),
+			Description: "Number of key groups: the upper bound of rescaling keyed state; fixed for the life of the job's state."},
+		{Key: NetworkCreditsPerChannel, Default: "4", Kind: KindInt, Validate: intAtLeast(1),
+			Description: "weir: exclusive buffers (credits) per input channel; a sender without credit stops, so backpressure reaches the source."},
+		{Key: BatchSize, Default: "1024", Kind: KindInt, Validate: intAtLeast(1),
+			Description: "weir: records per batch moved between operators."},
+	}
+}
