@@ -1,0 +1,63 @@
+package codec
+
+import (
+	"bytes"
+	"errors"
+	"testing"
+	"time"
+)
+
+// fuzzDecode checks that decoding arbitrary bytes either fails with
+// ErrCorrupt or yields a value whose encoding decodes to the same encoding
+// (encodings are deterministic, so bytes compare values, NaNs included).
+func fuzzDecode[T any](f *testing.F, seeds ...T) {
+	c, err := For[T]()
+	if err != nil {
+		f.Fatal(err)
+	}
+	for _, s := range seeds {
+		f.Add(c.Append(nil, s))
+	}
+	f.Add([]byte{})
+	f.Add([]byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01})
+	f.Fuzz(func(t *testing.T, in []byte) {
+		v, n, err := c.Decode(in)
+		if err != nil {
+			if !errors.Is(err, ErrCorrupt) {
+				t.Fatalf("decode %x: error %v does not wrap ErrCorrupt", in, err)
+			}
+			return
+		}
+		if n < 0 || n > len(in) {
+			t.Fatalf("decode %x: consumed %d of %d bytes", in, n, len(in))
+		}
+		enc := c.Append(nil, v)
+		v2, n2, err := c.Decode(enc)
+		if err != nil || n2 != len(enc) {
+			t.Fatalf("re-decode %x: n=%d err=%v", enc, n2, err)
+		}
+		if enc2 := c.Append(nil, v2); !bytes.Equal(enc, enc2) {
+			t.Fatalf("encoding not stable: %x then %x", enc, enc2)
+		}
+	})
+}
+
+func FuzzDecodeInt64(f *testing.F) { fuzzDecode[int64](f, 0, -1, 1<<62) }
+
+func FuzzDecodeString(f *testing.F) { fuzzDecode(f, "", "abc") }
+
+func FuzzDecodeTime(f *testing.F) {
+	fuzzDecode(f, time.Time{}, time.Date(2025, 3, 4, 5, 6, 7, 8, time.FixedZone("", -7200)))
+}
+
+func FuzzDecodeStruct(f *testing.F) {
+	fuzzDecode(f, Order{}, Order{ID: 3, Name: "n", Amounts: []int32{1}, Meta: map[string]uint16{"a": 1}, Next: &Order{}})
+}
+
+func FuzzDecodeMap(f *testing.F) {
+	fuzzDecode(f, map[string][]float64{}, map[string][]float64{"a": {1.5}, "b": nil})
+}
+
+func FuzzDecodePointerChain(f *testing.F) {
+	fuzzDecode(f, &Node{V: 1, Next: &Node{V: 2}})
+}
