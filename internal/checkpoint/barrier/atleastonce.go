@@ -16,9 +16,11 @@ const defaultMaxTracked = 50
 // Ids only move forward, as in Aligned: a barrier of an id not newer than
 // every id seen starts nothing. When checkpoint N snapshots, the older ones
 // still counting can no longer matter (the snapshot of N covers at least all
-// their records) and are aborted as "subsumed by N". A cancel marker or abort
-// request for N aborts N and every older checkpoint still counting, so
-// snapshot ids strictly increase.
+// their records) and are aborted as "subsumed by N"; so snapshot ids strictly
+// increase. A cancel marker or abort request for N aborts N and, as in Flink,
+// every older checkpoint still counting. One for an id that is not counting
+// and not newer than every id seen is ignored: that id is already decided, or
+// its barriers will be ignored anyway.
 //
 // End of partition counts the channel for every checkpoint, present and
 // future; when the last channel ends, every counted checkpoint completes, in
