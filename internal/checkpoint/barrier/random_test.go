@@ -67,7 +67,7 @@ type run struct {
 	marker    []checkpoint.ID // newest barrier or cancel id read per channel
 	// processed holds, per record processed, the newest marker that preceded
 	// it on its channel: a record after barrier N belongs to checkpoint N+1.
-	processed []checkpoint.ID
+	processed  []checkpoint.ID
 	endOfInput int
 }
 
