@@ -48,10 +48,10 @@ func genChannels(rng *rand.Rand, n int, maxID checkpoint.ID) [][]item {
 	return chans
 }
 
-// run drives one randomized interleaving through a handler, playing the task
-// loop: it reads only channels the handler's actions left unblocked, and
-// checks the invariants after every step. It returns the history of events
-// the handler saw and the decisions it made, for comparison with the model.
+// run is the task loop of one randomized interleaving: it reads only channels
+// the handler's actions left unblocked, records the events the handler saw
+// and the decisions it made, checks the invariants after every step and
+// compares with the reference model.
 type run struct {
 	t       *testing.T
 	seed    uint64
