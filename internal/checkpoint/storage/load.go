@@ -1,0 +1,141 @@
+package storage
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"path/filepath"
+	"strings"
+
+	"github.com/weirstream/weir/internal/checkpoint"
+)
+
+// LoadLatest returns the newest completed checkpoint that verifies: its
+// _metadata decodes and belongs to its directory, and every state file it
+// references exists with the recorded size and CRC32C. Newer checkpoints that
+// fail are skipped and reported in the returned slice, newest first, each
+// naming the checkpoint's path and the defect. With no completed checkpoint
+// at all it returns ErrNoCheckpoint; when some exist but none verifies, an
+// error that wraps ErrCorrupt and lists every one of them.
+func (s *FS) LoadLatest(ctx context.Context) (*checkpoint.Metadata, []error, error) {
+	ids, err := s.Completed()
+	if err != nil {
+		return nil, nil, fmt.Errorf("load latest checkpoint: %w", err)
+	}
+	if len(ids) == 0 {
+		return nil, nil, fmt.Errorf("load latest checkpoint from %s: %w", s.jobDir, ErrNoCheckpoint)
+	}
+	var skipped []error
+	for i := len(ids) - 1; i >= 0; i-- {
+		md, err := s.load(ctx, ids[i])
+		if err == nil {
+			return md, skipped, nil
+		}
+		if ctxErr := ctx.Err(); ctxErr != nil {
+			return nil, skipped, fmt.Errorf("load latest checkpoint from %s: %w", s.jobDir, ctxErr)
+		}
+		skipped = append(skipped, err)
+	}
+	return nil, skipped, fmt.Errorf("load latest checkpoint from %s: none of the %d completed checkpoints verifies; restore from a savepoint or start without state: %w", s.jobDir, len(ids), errors.Join(skipped...))
+}
+
+// load reads and verifies checkpoint id. Its error names the checkpoint
+// directory, so it can be reported as is.
+func (s *FS) load(ctx context.Context, id checkpoint.ID) (*checkpoint.Metadata, error) {
+	dir := s.chkDir(id)
+	md, err := s.verify(ctx, id)
+	if err != nil {
+		return nil, fmt.Errorf("checkpoint %s: %w", dir, err)
+	}
+	return md, nil
+}
+
+// verify decodes chk-<id>/_metadata and checks every state file it
+// references.
+func (s *FS) verify(ctx context.Context, id checkpoint.ID) (*checkpoint.Metadata, error) {
+	b, err := s.readAll(filepath.Join(s.chkDir(id), metadataName))
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", metadataName, err)
+	}
+	md, err := Decode(b)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", metadataName, err)
+	}
+	if md.ID != id {
+		return nil, fmt.Errorf("%s: %w: metadata is of checkpoint %d, not %d; it was copied into the wrong directory", metadataName, ErrCorrupt, md.ID, id)
+	}
+	for _, f := range stateFiles(md) {
+		abs, err := s.statePath(f)
+		if err != nil {
+			return nil, fmt.Errorf("state file %s: %w", f.Path, err)
+		}
+		if err := s.checkStateFile(ctx, abs, f, nil); err != nil {
+			return nil, fmt.Errorf("state file %s: %w", f.Path, err)
+		}
+	}
+	return md, nil
+}
+
+// stateFiles lists the files a checkpoint references, in metadata order.
+func stateFiles(md *checkpoint.Metadata) []checkpoint.StateFile {
+	var out []checkpoint.StateFile
+	for _, op := range md.Operators {
+		for _, st := range op.Subtasks {
+			if k := st.State.Keyed; k != nil {
+				out = append(out, k.File)
+			}
+		}
+	}
+	return out
+}
+
+// readAll reads a whole (small) file through the storage's vfs.
+func (s *FS) readAll(name string) ([]byte, error) {
+	f, err := s.fs.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return io.ReadAll(f)
+}
+
+// LoadPath loads the checkpoint at path — a chk-<n> directory or its
+// _metadata file, as given to --from — and verifies it like LoadLatest. It
+// also returns a read-only FS rooted at the checkpoint's job directory, for
+// reading its state files with ReadFile; its writing methods fail.
+func LoadPath(ctx context.Context, path string, opts ...Option) (*checkpoint.Metadata, *FS, error) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, nil, fmt.Errorf("load checkpoint %s: %w", path, err)
+	}
+	o := buildOptions(opts)
+	fi, err := o.fs.Stat(abs)
+	if err != nil {
+		return nil, nil, fmt.Errorf("load checkpoint %s: %w; pass a chk-<n> directory or its _metadata file", abs, err)
+	}
+	dir := abs
+	if !fi.IsDir() {
+		if filepath.Base(abs) != metadataName {
+			return nil, nil, fmt.Errorf("load checkpoint %s: not a chk-<n> directory or a %s file", abs, metadataName)
+		}
+		dir = filepath.Dir(abs)
+	}
+	id, ok := parseChkName(filepath.Base(dir))
+	if !ok {
+		return nil, nil, fmt.Errorf("load checkpoint %s: directory %s is not named chk-<n>; state file paths are resolved relative to its parent, so keep the checkpoint inside its job directory", abs, strings.TrimSuffix(dir, string(filepath.Separator)))
+	}
+	s := &FS{fs: o.fs, jobDir: filepath.Dir(dir), bufSize: o.bufSize, readOnly: true}
+	complete, err := s.hasMetadata(id)
+	if err != nil {
+		return nil, nil, fmt.Errorf("load checkpoint %s: %w", dir, err)
+	}
+	if !complete {
+		return nil, nil, fmt.Errorf("load checkpoint %s: no %s file, so the checkpoint never completed: %w", dir, metadataName, ErrNoCheckpoint)
+	}
+	md, err := s.load(ctx, id)
+	if err != nil {
+		return nil, nil, fmt.Errorf("load %w", err)
+	}
+	return md, s, nil
+}
