@@ -1,0 +1,279 @@
+package coordinator
+
+import (
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/weirstream/weir/internal/checkpoint"
+)
+
+// model is a deliberately naive reference for the coordinator: it never
+// forgets a checkpoint, keeps each one's fate as a string, rescans
+// everything on every question, and writes its actions directly in the
+// golden text form. It shares no code with the coordinator but the types.
+type model struct {
+	interval, timeout, minPause time.Duration
+	maxConc, tolerable          int
+	tasks                       []checkpoint.TaskID
+
+	first checkpoint.ID
+	cps   []*modelCP // cps[i] is checkpoint first+i
+
+	clock       time.Time
+	periodicAt  time.Time
+	pauseFrom   time.Time // zero: nothing ended yet
+	stampPause  bool      // an untimed event ended a checkpoint
+	stampSched  bool      // an untimed event reset the job
+	ended       bool
+	streak      int
+	lastDone    checkpoint.ID
+	lastDoneDur time.Duration
+
+	out []string
+}
+
+type modelCP struct {
+	kind   checkpoint.Kind
+	ts     time.Time
+	acked  []checkpoint.TaskID
+	fate   string // "pending", "persisting", "completed", "failed", "aborted"
+	orphan bool
+}
+
+func newModel(cfg Config, tasks []checkpoint.TaskID, next checkpoint.ID, now time.Time) *model {
+	m := &model{interval: cfg.Interval, timeout: cfg.Timeout, minPause: cfg.MinPause,
+		maxConc: cfg.MaxConcurrent, tolerable: cfg.TolerableFailures, tasks: tasks,
+		first: next, clock: now, periodicAt: now.Add(cfg.Interval)}
+	if m.timeout == 0 {
+		m.timeout = 10 * time.Minute
+	}
+	if m.maxConc == 0 || m.minPause > 0 {
+		m.maxConc = 1
+	}
+	return m
+}
+
+// ids lists every checkpoint ever triggered, ascending.
+func (m *model) ids() []checkpoint.ID {
+	ids := make([]checkpoint.ID, len(m.cps))
+	for i := range m.cps {
+		ids[i] = m.first + checkpoint.ID(i)
+	}
+	return ids
+}
+
+func (m *model) cp(id checkpoint.ID) *modelCP {
+	if i := int(id - m.first); i >= 0 && i < len(m.cps) {
+		return m.cps[i]
+	}
+	return nil
+}
+
+func (m *model) count(fates ...string) int {
+	n := 0
+	for _, cp := range m.cps {
+		if slices.Contains(fates, cp.fate) {
+			n++
+		}
+	}
+	return n
+}
+
+func (m *model) live(id checkpoint.ID, fate string) *modelCP {
+	if cp := m.cp(id); cp != nil && cp.fate == fate {
+		return cp
+	}
+	return nil
+}
+
+func (m *model) emit(format string, args ...any) { m.out = append(m.out, fmt.Sprintf(format, args...)) }
+
+func (m *model) see(now time.Time) {
+	if now.After(m.clock) {
+		m.clock = now
+	}
+	if m.stampPause {
+		m.pauseFrom, m.stampPause = m.clock, false
+	}
+	if m.stampSched {
+		m.periodicAt, m.stampSched = m.clock.Add(m.interval), false
+	}
+}
+
+func (m *model) step(ev Event) []string {
+	m.out = nil
+	switch ev := ev.(type) {
+	case Tick:
+		m.see(ev.Now)
+		for again := true; again; {
+			again = false
+			for _, id := range m.ids() {
+				cp := m.cp(id)
+				if cp.fate == "pending" && !m.clock.Before(cp.ts.Add(m.timeout)) {
+					m.failCP(id, fmt.Sprintf("expired after execution.checkpointing.timeout of %v", m.timeout), true)
+					again = true
+					break
+				}
+			}
+		}
+		if due, ok := m.due(); ok && !m.clock.Before(due) {
+			m.start(checkpoint.Periodic)
+			m.periodicAt = m.clock.Add(m.interval)
+		}
+	case TriggerRequest:
+		m.see(ev.Now)
+		inFlight := m.count("pending", "persisting")
+		if m.ended {
+			m.emit("rejected: all sources reached end of input: only the final checkpoint is taken")
+		} else if inFlight >= m.maxConc {
+			extra := ""
+			if m.minPause > 0 {
+				extra = " (min-pause > 0 implies 1)"
+			}
+			m.emit("rejected: too many concurrent checkpoints: %d pending, execution.checkpointing.max-concurrent-checkpoints is %d%s", inFlight, m.maxConc, extra)
+		} else {
+			m.start(checkpoint.Periodic)
+		}
+	case EndOfInput:
+		m.see(ev.Now)
+		if !m.ended {
+			m.ended = true
+			m.start(checkpoint.Final)
+		}
+	case Ack:
+		cp := m.live(ev.ID, "pending")
+		if cp == nil || !slices.Contains(m.tasks, ev.Task) || slices.Contains(cp.acked, ev.Task) {
+			break
+		}
+		cp.acked = append(cp.acked, ev.Task)
+		if len(cp.acked) == len(m.tasks) {
+			cp.fate = "persisting"
+			names := ""
+			for i, t := range m.tasks {
+				if i > 0 {
+					names += ","
+				}
+				names += taskName(t)
+			}
+			m.emit("persist id=%d kind=%s ts=%v states=%s", ev.ID, cp.kind, since(cp.ts), names)
+		}
+	case Decline:
+		if m.live(ev.ID, "pending") != nil && slices.Contains(m.tasks, ev.Task) {
+			m.failCP(ev.ID, fmt.Sprintf("declined by task %s: %s", taskName(ev.Task), ev.Reason), false)
+		}
+	case Persisted:
+		m.see(ev.Now)
+		cp := m.live(ev.ID, "persisting")
+		switch {
+		case cp == nil:
+		case ev.ID < m.lastDone:
+			cp.fate = "aborted"
+			m.emit("abort id=%d kind=%s subsumed: subsumed by checkpoint %d", ev.ID, cp.kind, m.lastDone)
+		case ev.Err != nil && cp.orphan:
+			cp.fate = "aborted"
+			m.emit("abort id=%d kind=%s: persist metadata after job failover: %v", ev.ID, cp.kind, ev.Err)
+		case ev.Err != nil:
+			m.failCP(ev.ID, fmt.Sprintf("persist metadata: %v", ev.Err), true)
+		default:
+			cp.fate = "completed"
+			m.lastDone, m.lastDoneDur = ev.ID, m.clock.Sub(cp.ts)
+			m.streak = 0
+			m.pauseFrom = m.clock
+			m.emit("notify-complete id=%d kind=%s", ev.ID, cp.kind)
+			for _, id := range m.ids() {
+				if id < ev.ID && m.cp(id).fate == "pending" {
+					m.cp(id).fate = "aborted"
+					m.emit("abort id=%d kind=%s subsumed: subsumed by checkpoint %d", id, m.cp(id).kind, ev.ID)
+				}
+			}
+		}
+	case Reset:
+		m.resetJob("job failover: "+ev.Reason, false)
+	}
+	return m.out
+}
+
+func (m *model) due() (time.Time, bool) {
+	if m.interval == 0 || m.ended || m.stampPause || m.stampSched || m.count("pending", "persisting") >= m.maxConc {
+		return time.Time{}, false
+	}
+	due := m.periodicAt
+	if !m.pauseFrom.IsZero() && m.pauseFrom.Add(m.minPause).After(due) {
+		due = m.pauseFrom.Add(m.minPause)
+	}
+	return due, true
+}
+
+func (m *model) deadline() (time.Time, bool) {
+	var cands []time.Time
+	if m.interval > 0 && !m.ended && (m.stampPause || m.stampSched) {
+		cands = append(cands, m.clock)
+	}
+	if due, ok := m.due(); ok {
+		cands = append(cands, due)
+	}
+	for _, cp := range m.cps {
+		if cp.fate == "pending" {
+			cands = append(cands, cp.ts.Add(m.timeout))
+		}
+	}
+	if len(cands) == 0 {
+		return time.Time{}, false
+	}
+	return slices.MinFunc(cands, func(a, b time.Time) int { return a.Compare(b) }), true
+}
+
+func (m *model) start(kind checkpoint.Kind) {
+	m.emit("trigger id=%d kind=%s ts=%v", m.first+checkpoint.ID(len(m.cps)), kind, since(m.clock))
+	m.cps = append(m.cps, &modelCP{kind: kind, ts: m.clock, fate: "pending"})
+}
+
+func (m *model) failCP(id checkpoint.ID, reason string, timed bool) {
+	cp := m.cp(id)
+	cp.fate = "failed"
+	m.streak++
+	m.emit("abort id=%d kind=%s: %s", id, cp.kind, reason)
+	if timed {
+		m.pauseFrom = m.clock
+	} else {
+		m.stampPause = true
+	}
+	var why string
+	if cp.kind == checkpoint.Final {
+		why = fmt.Sprintf("final checkpoint %d failed: %s", id, reason)
+	} else if m.streak > m.tolerable {
+		why = fmt.Sprintf("checkpoint %d failed (%s): %d consecutive failures exceed execution.checkpointing.tolerable-failed-checkpoints=%d", id, reason, m.streak, m.tolerable)
+	} else {
+		return
+	}
+	m.streak = 0
+	m.resetJob("job failover: "+why, timed)
+	m.emit("failover: %s", why)
+}
+
+func (m *model) resetJob(reason string, timed bool) {
+	for _, id := range m.ids() {
+		switch cp := m.cp(id); cp.fate {
+		case "persisting":
+			cp.orphan = true
+		case "pending":
+			cp.fate = "aborted"
+			m.emit("abort id=%d kind=%s: %s", id, cp.kind, reason)
+		}
+	}
+	m.ended = false
+	if timed {
+		m.periodicAt = m.clock.Add(m.interval)
+	} else {
+		m.stampSched = true
+	}
+}
+
+func (m *model) stats() Stats {
+	return Stats{
+		Triggered: len(m.cps), Completed: m.count("completed"), Failed: m.count("failed"),
+		Aborted: m.count("aborted"), InProgress: m.count("pending", "persisting"),
+		LastCompletedID: m.lastDone, LastCompletedDuration: m.lastDoneDur, ConsecutiveFailures: m.streak,
+	}
+}
