@@ -1,0 +1,153 @@
+package state
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/weirstream/weir/internal/codec"
+	"github.com/weirstream/weir/internal/keygroup"
+)
+
+// ErrStateMismatch marks a state registered (or restored) under a name that
+// already belongs to a state of another kind or type.
+var ErrStateMismatch = errors.New("state kind or type mismatch")
+
+// KeyedBackend holds the keyed state and timers of one keyed operator
+// subtask for the key groups of its range. It is used only from the task's
+// goroutine and takes no locks; only a KeyedSnapshot's WriteBlocks runs
+// elsewhere.
+type KeyedBackend[K comparable] struct {
+	keys codec.Codec[K]
+	kgs  keygroup.Range
+	maxP int
+	cow  *cow
+
+	key K
+	cur int // current key group, as an index from kgs.Start
+
+	states map[string]registered
+	order  []registered // sorted by name, for deterministic snapshots
+	timers *Timers[K]
+
+	// pending holds restored bytes of states not registered yet.
+	pending map[string]*pendingState
+}
+
+// pendingState is the raw restored bytes of one unregistered state.
+type pendingState struct {
+	kind   kind
+	blocks [][]byte // per key group index; nil where none
+}
+
+// NewKeyedBackend returns an empty backend for the key groups kgs of an
+// operator with the given max parallelism; keys encodes the operator's keys
+// in snapshots. It panics if kgs is empty or not within [0, maxParallelism),
+// which is a bug in the caller.
+func NewKeyedBackend[K comparable](keys codec.Codec[K], kgs keygroup.Range, maxParallelism int) *KeyedBackend[K] {
+	if kgs.Start < 0 || kgs.End > maxParallelism || kgs.Len() <= 0 {
+		panic(fmt.Sprintf("state: key-group range %s is empty or outside [0, %d)", kgs, maxParallelism))
+	}
+	b := &KeyedBackend[K]{
+		keys:    keys,
+		kgs:     kgs,
+		maxP:    maxParallelism,
+		cow:     &cow{},
+		states:  map[string]registered{},
+		pending: map[string]*pendingState{},
+	}
+	b.timers = newTimers(b)
+	return b
+}
+
+// SetCurrentKey makes k, of key group kg, the key that states and timers
+// act on. The runtime calls it per record with kg already computed. It
+// panics if kg is outside the backend's range: the record was routed to the
+// wrong subtask.
+func (b *KeyedBackend[K]) SetCurrentKey(k K, kg int) {
+	i := kg - b.kgs.Start
+	if uint(i) >= uint(len(b.timers.core.tab.groups)) {
+		panic(fmt.Sprintf("state: key group %d is outside this subtask's range %s", kg, b.kgs))
+	}
+	b.key, b.cur = k, i
+}
+
+// CurrentKey returns the key set by the last SetCurrentKey.
+func (b *KeyedBackend[K]) CurrentKey() K { return b.key }
+
+// CurrentKeyGroup returns the key group set by the last SetCurrentKey.
+func (b *KeyedBackend[K]) CurrentKeyGroup() int { return b.cur + b.kgs.Start }
+
+// KeyGroups returns the backend's key-group range.
+func (b *KeyedBackend[K]) KeyGroups() keygroup.Range { return b.kgs }
+
+// Timers returns the backend's processing-time timers.
+func (b *KeyedBackend[K]) Timers() *Timers[K] { return b.timers }
+
+// NumKeys approximates the number of keys with state: the key count of the
+// registered state that has the most keys. It walks every key group, so
+// call it for metrics, not per record.
+func (b *KeyedBackend[K]) NumKeys() int {
+	n := 0
+	for _, s := range b.order {
+		n = max(n, s.size())
+	}
+	return n
+}
+
+// UnrestoredStates names, sorted, the restored states that were never
+// registered. The runtime calls it after the operator opened and fails the
+// task if the list is not empty, since their state would otherwise be
+// silently unused.
+func (b *KeyedBackend[K]) UnrestoredStates() []string {
+	names := make([]string, 0, len(b.pending))
+	for name := range b.pending {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// lookup returns the state registered as name if it has type T; ok is
+// false if there is none.
+func lookup[T registered, K comparable](b *KeyedBackend[K], name string, want string) (st T, ok bool, err error) {
+	r, found := b.states[name]
+	if !found {
+		if name == "" {
+			return st, false, errors.New("register state: empty name: give the state a name")
+		}
+		return st, false, nil
+	}
+	st, ok = r.(T)
+	if !ok {
+		return st, false, fmt.Errorf("register state %q as %s: it is already registered as %s; use another name: %w", name, want, r.types(), ErrStateMismatch)
+	}
+	return st, true, nil
+}
+
+// add registers s and decodes any restored bytes waiting for it.
+func (b *KeyedBackend[K]) add(s registered) error {
+	name := s.stateName()
+	if p, ok := b.pending[name]; ok {
+		if p.kind != s.stateKind() {
+			return fmt.Errorf("register state %q as %s: the restored checkpoint holds it as %s; keep the kind or use another name: %w", name, s.types(), p.kind, ErrStateMismatch)
+		}
+		for i, blk := range p.blocks {
+			if blk == nil {
+				continue
+			}
+			if err := s.restoreGroup(i, blk); err != nil {
+				return fmt.Errorf("restore state %q key group %d: %w", name, i+b.kgs.Start, err)
+			}
+		}
+		delete(b.pending, name)
+	}
+	b.states[name] = s
+	i, _ := slices.BinarySearchFunc(b.order, name, func(r registered, n string) int {
+		return strings.Compare(r.stateName(), n)
+	})
+	b.order = slices.Insert(b.order, i, s)
+	return nil
+}

@@ -1,0 +1,59 @@
+// Package state is the heap state backend: keyed state (value, list, map,
+// reducing), processing-time timers and operator (non-keyed) list state,
+// with snapshots that are cheap for the task and written asynchronously.
+//
+// One KeyedBackend serves one keyed operator subtask and is used only from
+// that subtask's goroutine, so it takes no locks. A walkthrough:
+//
+//	b := state.NewKeyedBackend(keyCodec, keygroup.RangeFor(128, 4, 1), 128)
+//	count, err := state.RegisterValue(b, "count", int64Codec)
+//	...
+//	b.SetCurrentKey(k, kg)            // per record; kg computed by the runtime
+//	n, _ := count.Value()
+//	count.Update(n + 1)
+//	b.Timers().Register(now + 60_000) // fires for k in a minute
+//
+//	snap := b.Snapshot()              // at the barrier: O(states × key groups), no copying of entries
+//	go func() {
+//		offsets, err := snap.WriteBlocks(file)  // concurrently with further updates
+//		snap.Release()
+//	}()
+//
+//	// after a failure, in a subtask that may own other key groups:
+//	b.Restore([]state.RestoreSource{{Data: fileBytes, KeyGroups: offsets}})
+//	count, err = state.RegisterValue(b, "count", int64Codec) // decodes the restored bytes
+//
+// # Copy-on-write
+//
+// Each state keeps one Go map per key group. Snapshot bumps an epoch and
+// keeps references to the current maps; it copies no entries. The first write
+// to a key group after a snapshot, while any snapshot is unreleased, clones
+// that key group's map (O(keys in the group), once per group per
+// checkpoint), so the snapshot's maps are never written again and WriteBlocks can
+// read them from another goroutine. The inner map of a MapState entry is
+// cloned the same way on its first write. List values are append-only
+// slices: an append writes past the length a snapshot holds, so it is never
+// seen by it. Once every snapshot is released, writes skip the clones.
+//
+// Values are stored as given, not copied. A value holding pointers, slices
+// or maps must not be mutated after it is passed to Update, Add or Put, and
+// a slice or map returned by Get must not be mutated: snapshots may still
+// read them. Store fresh values instead.
+//
+// # Snapshot format
+//
+// WriteBlocks writes one block per non-empty key group:
+//
+//	block   = version(1 byte = 1) uvarint(keyGroup) uvarint(#sections) section*
+//	section = string(name) kind(1 byte) uvarint(len) payload
+//	payload = uvarint(#keys) (key state)*
+//
+// where a string is uvarint(len) bytes, keys and values use the codecs given
+// at registration, and timers are a section of kind timers with an empty
+// name whose keys are (key, uvarint-zigzag timestamp). Restore reads the
+// blocks of its own key groups from any number of files, so a rescaled
+// subtask can gather its groups from several old subtasks. Bytes of a state
+// that is not registered yet are kept and decoded at registration; if the
+// state is never registered they are carried into later snapshots and named
+// by UnrestoredStates.
+package state

@@ -1,0 +1,82 @@
+package state
+
+import (
+	"encoding/binary"
+	"fmt"
+
+	"github.com/weirstream/weir/internal/codec"
+)
+
+// listState stores each key's list as a slice that is only ever appended to
+// or replaced, never written below its length; see the package doc for why
+// that makes appends invisible to snapshots without copying.
+type listState[K comparable, V any] struct {
+	b *KeyedBackend[K]
+	core[K, []V]
+}
+
+// RegisterList returns the list state called name, creating it on first
+// use. Registering the same name again with the same types returns the same
+// state; another kind or type is an error wrapping ErrStateMismatch.
+func RegisterList[K comparable, V any](b *KeyedBackend[K], name string, c codec.Codec[V]) (ListState[V], error) {
+	desc := fmt.Sprintf("%s of %T", kindList, *new(V))
+	if s, ok, err := lookup[*listState[K, V]](b, name, desc); ok || err != nil {
+		return s, err
+	}
+	enc := func(dst []byte, vs []V) []byte {
+		dst = binary.AppendUvarint(dst, uint64(len(vs)))
+		for _, v := range vs {
+			dst = c.Append(dst, v)
+		}
+		return dst
+	}
+	dec := func(src []byte) ([]V, int, error) {
+		count, n, err := readCount(src)
+		if err != nil {
+			return nil, 0, err
+		}
+		vs := make([]V, 0, min(count, len(src)-n))
+		for range count {
+			v, m, err := c.Decode(src[n:])
+			if err != nil {
+				return nil, 0, err
+			}
+			vs = append(vs, v)
+			n += m
+		}
+		return vs, n, nil
+	}
+	s := &listState[K, V]{b: b, core: newCore(b, name, kindList, desc, enc, dec)}
+	if err := b.add(s); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+func (s *listState[K, V]) Get() []V {
+	vs, _ := s.tab.get(s.b.cur, s.b.key)
+	return vs[:len(vs):len(vs)] // full slice: a caller's append copies
+}
+
+func (s *listState[K, V]) Add(v V) {
+	m := s.tab.mut(s.b.cur)
+	m[s.b.key] = append(m[s.b.key], v)
+}
+
+func (s *listState[K, V]) AddAll(vs []V) {
+	if len(vs) == 0 {
+		return
+	}
+	m := s.tab.mut(s.b.cur)
+	m[s.b.key] = append(m[s.b.key], vs...)
+}
+
+func (s *listState[K, V]) Update(vs []V) {
+	if len(vs) == 0 {
+		s.Clear()
+		return
+	}
+	s.tab.mut(s.b.cur)[s.b.key] = append([]V(nil), vs...)
+}
+
+func (s *listState[K, V]) Clear() { s.tab.remove(s.b.cur, s.b.key) }

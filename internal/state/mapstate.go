@@ -1,0 +1,129 @@
+package state
+
+import (
+	"encoding/binary"
+	"fmt"
+	"iter"
+	"maps"
+
+	"github.com/weirstream/weir/internal/codec"
+)
+
+// mapCell is one key's user map. owner is the epoch the inner map was made
+// or cloned in: a snapshot taken since may hold it, so it is cloned before
+// its first write after that snapshot, like a key group's map (see cow).
+type mapCell[UK comparable, UV any] struct {
+	m     map[UK]UV
+	owner uint64
+}
+
+type mapState[K comparable, UK comparable, UV any] struct {
+	b *KeyedBackend[K]
+	core[K, mapCell[UK, UV]]
+}
+
+// RegisterMap returns the map state called name, creating it on first use;
+// kc and vc encode its user keys and values. Registering the same name again
+// with the same types returns the same state; another kind or type is an
+// error wrapping ErrStateMismatch.
+func RegisterMap[K comparable, UK comparable, UV any](b *KeyedBackend[K], name string, kc codec.Codec[UK], vc codec.Codec[UV]) (MapState[UK, UV], error) {
+	desc := fmt.Sprintf("%s of %T to %T", kindMap, *new(UK), *new(UV))
+	if s, ok, err := lookup[*mapState[K, UK, UV]](b, name, desc); ok || err != nil {
+		return s, err
+	}
+	enc := func(dst []byte, c mapCell[UK, UV]) []byte {
+		dst = binary.AppendUvarint(dst, uint64(len(c.m)))
+		for k, v := range c.m {
+			dst = kc.Append(dst, k)
+			dst = vc.Append(dst, v)
+		}
+		return dst
+	}
+	dec := func(src []byte) (mapCell[UK, UV], int, error) {
+		count, n, err := readCount(src)
+		if err != nil {
+			return mapCell[UK, UV]{}, 0, err
+		}
+		m := make(map[UK]UV, min(count, len(src)-n))
+		for range count {
+			k, kn, err := kc.Decode(src[n:])
+			if err != nil {
+				return mapCell[UK, UV]{}, 0, err
+			}
+			n += kn
+			v, vn, err := vc.Decode(src[n:])
+			if err != nil {
+				return mapCell[UK, UV]{}, 0, err
+			}
+			n += vn
+			m[k] = v
+		}
+		// Fresh map: no snapshot holds it, so the current epoch owns it.
+		return mapCell[UK, UV]{m: m, owner: b.cow.epoch}, n, nil
+	}
+	s := &mapState[K, UK, UV]{b: b, core: newCore(b, name, kindMap, desc, enc, dec)}
+	if err := b.add(s); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+func (s *mapState[K, UK, UV]) cell() map[UK]UV {
+	c, _ := s.tab.get(s.b.cur, s.b.key)
+	return c.m
+}
+
+// writable returns the current key's user map, ready for writing.
+func (s *mapState[K, UK, UV]) writable() map[UK]UV {
+	outer := s.tab.mut(s.b.cur)
+	c, ok := outer[s.b.key]
+	if !ok {
+		c = mapCell[UK, UV]{m: make(map[UK]UV), owner: s.b.cow.epoch}
+	} else if old := c.owner; s.b.cow.mustCopy(&c.owner) {
+		c.m = maps.Clone(c.m)
+	} else if c.owner == old {
+		return c.m // already owned by this epoch
+	}
+	outer[s.b.key] = c
+	return c.m
+}
+
+func (s *mapState[K, UK, UV]) Get(k UK) (UV, bool) {
+	v, ok := s.cell()[k]
+	return v, ok
+}
+
+func (s *mapState[K, UK, UV]) Put(k UK, v UV) { s.writable()[k] = v }
+
+func (s *mapState[K, UK, UV]) Remove(k UK) {
+	if _, ok := s.cell()[k]; !ok {
+		return
+	}
+	m := s.writable()
+	delete(m, k)
+	if len(m) == 0 {
+		s.tab.remove(s.b.cur, s.b.key)
+	}
+}
+
+func (s *mapState[K, UK, UV]) Contains(k UK) bool {
+	_, ok := s.cell()[k]
+	return ok
+}
+
+func (s *mapState[K, UK, UV]) All() iter.Seq2[UK, UV] {
+	// Capture the map now: a write during the iteration clones it or
+	// writes a map the iteration does not see, per Go's map semantics.
+	m := s.cell()
+	return func(yield func(UK, UV) bool) {
+		for k, v := range m {
+			if !yield(k, v) {
+				return
+			}
+		}
+	}
+}
+
+func (s *mapState[K, UK, UV]) Len() int { return len(s.cell()) }
+
+func (s *mapState[K, UK, UV]) Clear() { s.tab.remove(s.b.cur, s.b.key) }

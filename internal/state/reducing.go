@@ -1,0 +1,44 @@
+package state
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/weirstream/weir/internal/codec"
+)
+
+type reducingState[K comparable, V any] struct {
+	b      *KeyedBackend[K]
+	reduce func(a, b V) V
+	core[K, V]
+}
+
+// RegisterReducing returns the reducing state called name, creating it on
+// first use with the given reduce function (which must be associative and
+// deterministic). Registering the same name again with the same types
+// returns the same state and keeps the first reduce function.
+func RegisterReducing[K comparable, V any](b *KeyedBackend[K], name string, reduce func(a, b V) V, c codec.Codec[V]) (ReducingState[V], error) {
+	desc := fmt.Sprintf("%s of %T", kindReducing, *new(V))
+	if s, ok, err := lookup[*reducingState[K, V]](b, name, desc); ok || err != nil {
+		return s, err
+	}
+	if reduce == nil {
+		return nil, fmt.Errorf("register reducing state %q: %w", name, errors.New("nil reduce function: pass one"))
+	}
+	s := &reducingState[K, V]{b: b, reduce: reduce, core: newCore[K, V](b, name, kindReducing, desc, c.Append, c.Decode)}
+	if err := b.add(s); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+func (s *reducingState[K, V]) Get() (V, bool) { return s.tab.get(s.b.cur, s.b.key) }
+
+func (s *reducingState[K, V]) Add(v V) {
+	if old, ok := s.tab.get(s.b.cur, s.b.key); ok {
+		v = s.reduce(old, v)
+	}
+	s.tab.mut(s.b.cur)[s.b.key] = v
+}
+
+func (s *reducingState[K, V]) Clear() { s.tab.remove(s.b.cur, s.b.key) }
