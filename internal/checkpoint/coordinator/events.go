@@ -101,7 +101,7 @@ type Abort struct {
 // Failover asks the driver to restart the job: more consecutive checkpoints
 // failed than tolerated, or a Final checkpoint failed. The coordinator has
 // already aborted its other pending checkpoints, as a Reset would; the driver
-// need not feed a Reset for this failover.
+// need not feed a Reset for this failover (one more is harmless).
 type Failover struct{ Reason string }
 
 // Rejected answers a TriggerRequest that could not start a checkpoint.

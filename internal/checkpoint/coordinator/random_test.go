@@ -18,7 +18,7 @@ import (
 // coordinator's actions alone. A failure names the seed and step; rerun one
 // seed by narrowing the loop.
 func TestRandomAgainstModel(t *testing.T) {
-	const seeds, steps = 200, 2000
+	const seeds, steps = 150, 2000
 	seen := map[string]int{}
 	for seed := uint64(1); seed <= seeds; seed++ {
 		runRandom(t, seed, steps, seen)
