@@ -15,16 +15,20 @@
 // handles to commit and which to abort:
 //
 //	t := twophase.NewTracker[file.Txn]()
-//	t.Begin(sink.Begin())                 // records go into t.Current()
+//	commit, abort := t.Restore(restored)  // restored: the decoded State, or the zero State
+//	// sink.Open(commit+abort), then sink.Commit each of commit, sink.Abort each of abort
+//	txn, _ := sink.Begin()
+//	t.Begin(txn)                          // records go into t.Current()
 //	// barrier 7 arrives:
-//	txn, _ := t.PreCommit(7)              // txn is now pending for 7
+//	txn, _ = t.PreCommit(7)               // txn is now pending for 7
 //	sink.PreCommit(txn)
-//	t.Begin(sink.Begin())
-//	state := t.State()                    // snapshot: pending + current
-//	// notify-complete 7 (maybe 8 first, if 7's notification was lost):
-//	for _, p := range t.Complete(7) { sink.Commit(p.Txn) }
-//	// after a failure, in a new task:
-//	commit, abort := t.Restore(state)     // commit the covered, abort the rest
+//	next, _ := sink.Begin()
+//	t.Begin(next)
+//	b, _ := twophase.EncodeState(t.State(), codec) // into checkpoint 7
+//	// notify-complete 8 (7's notification may be lost; 8 covers it):
+//	for _, p := range t.Complete(8) { sink.Commit(p.Txn) }
+//	// task failure or close:
+//	for _, txn := range t.Abort() { sink.Abort(txn) }
 //
 // Pending transactions are never handed out for abort: a completed
 // checkpoint may cover them even though this task never heard of its
