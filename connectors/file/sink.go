@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 )
 
 // ErrTxnLost is returned by Commit when neither the in-progress nor the final
@@ -120,7 +121,7 @@ func (s *Sink) Open(restored []Txn) error {
 			continue
 		}
 		next = max(next, seq+1)
-		if !inProgress || keep[s.prefix+strconv.FormatUint(seq, 10)] {
+		if !inProgress || keep[strings.TrimSuffix(e.Name()[1:], inProgressSuffix)] {
 			continue
 		}
 		if err := os.Remove(filepath.Join(s.dir, e.Name())); err != nil && !errors.Is(err, fs.ErrNotExist) {
