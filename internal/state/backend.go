@@ -27,6 +27,7 @@ type KeyedBackend[K comparable] struct {
 
 	key K
 	cur int // current key group, as an index from kgs.Start
+	n   int // kgs.Len(), kept here for SetCurrentKey's bounds check
 
 	states map[string]registered
 	order  []registered // sorted by name, for deterministic snapshots
@@ -53,6 +54,7 @@ func NewKeyedBackend[K comparable](keys codec.Codec[K], kgs keygroup.Range, maxP
 	b := &KeyedBackend[K]{
 		keys:    keys,
 		kgs:     kgs,
+		n:       kgs.Len(),
 		maxP:    maxParallelism,
 		cow:     &cow{},
 		states:  map[string]registered{},
@@ -68,7 +70,7 @@ func NewKeyedBackend[K comparable](keys codec.Codec[K], kgs keygroup.Range, maxP
 // wrong subtask.
 func (b *KeyedBackend[K]) SetCurrentKey(k K, kg int) {
 	i := kg - b.kgs.Start
-	if uint(i) >= uint(len(b.timers.core.tab.groups)) {
+	if uint(i) >= uint(b.n) {
 		panic(fmt.Sprintf("state: key group %d is outside this subtask's range %s", kg, b.kgs))
 	}
 	b.key, b.cur = k, i

@@ -29,8 +29,8 @@
 // keeps references to the current maps; it copies no entries. The first write
 // to a key group after a snapshot, while any snapshot is unreleased, clones
 // that key group's map (O(keys in the group), once per group per
-// checkpoint), so the snapshot's maps are never written again and WriteBlocks can
-// read them from another goroutine. The inner map of a MapState entry is
+// checkpoint), so the snapshot's maps are never written again and
+// WriteBlocks can read them from another goroutine. The inner map of a MapState entry is
 // cloned the same way on its first write. List values are append-only
 // slices: an append writes past the length a snapshot holds, so it is never
 // seen by it. Once every snapshot is released, writes skip the clones.

@@ -22,7 +22,8 @@ type RestoreSource struct {
 // states: blocks of unregistered states are kept (copied) and decoded at
 // registration. Bad bytes give an error wrapping codec.ErrCorrupt that
 // names the state and key group; a state whose kind differs from its
-// registration gives one wrapping ErrStateMismatch.
+// registration gives one wrapping ErrStateMismatch. After an error the
+// backend holds part of the checkpoint and must be discarded.
 func (b *KeyedBackend[K]) Restore(sources []RestoreSource) error {
 	for si, src := range sources {
 		for _, kgo := range src.KeyGroups {
