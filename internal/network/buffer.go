@@ -18,6 +18,9 @@ const (
 	CancelBarrier
 	// EndOfPartition is the last buffer of a channel; nothing may follow it.
 	EndOfPartition
+	// EndOfData says the producer will send no more records; barriers still
+	// follow (the final checkpoint travels after it).
+	EndOfData
 	// Values from here on are reserved for future events (watermarks).
 )
 
@@ -32,6 +35,8 @@ func (k Kind) String() string {
 		return "cancel"
 	case EndOfPartition:
 		return "eop"
+	case EndOfData:
+		return "eod"
 	}
 	return "kind(" + strconv.Itoa(int(k)) + ")"
 }

@@ -18,12 +18,14 @@ import (
 // writer should not be used again.
 type Writer[T any] struct {
 	channels []*Channel
-	open     []*Batch[T] // by channel; nil when no batch is open
+	open     []openBatch[T] // by channel
 	pool     *Pool[T]
 	size     int
 	s        strategy[T]
 	self     int
 	owner    []int32 // Hash: key group -> channel, precomputed from keygroup.OperatorIndex
+	kgMod    modulus // Hash: x % max parallelism, as keygroup.Of takes it
+	route    []int32 // Hash: EmitBatch's scratch of channel indexes
 	next     int     // Rebalance: the channel receiving the current batch
 }
 
@@ -41,7 +43,7 @@ func NewWriter[T any](channels []*Channel, p Partitioner[T], pool *Pool[T], self
 	s := p.strategy()
 	w := &Writer[T]{
 		channels: channels,
-		open:     make([]*Batch[T], n),
+		open:     make([]openBatch[T], n),
 		pool:     pool,
 		size:     pool.BatchSize(),
 		s:        s,
@@ -61,6 +63,8 @@ func NewWriter[T any](channels []*Channel, p Partitioner[T], pool *Pool[T], self
 		if err := keygroup.ValidateParallelism(n, s.maxP); err != nil {
 			panic(fmt.Sprintf("network: hash writer: %v", err))
 		}
+		w.kgMod = newModulus(uint32(s.maxP))
+		w.route = make([]int32, 256)
 		w.owner = make([]int32, s.maxP)
 		for kg := range w.owner {
 			w.owner[kg] = int32(keygroup.OperatorIndex(kg, s.maxP, n))
@@ -79,11 +83,16 @@ func (w *Writer[T]) Partitioner() string { return w.s.name }
 // Emit routes r into the open batch of its channel and sends that batch once
 // it is full. It blocks only while sending a full batch to a channel without
 // credit (backpressure).
+//
+// The Go compiler does not inline methods of generic types into each other
+// here (they are compiled per GC shape and called with a dictionary), so the
+// per-record fast path is written out in Emit and in each EmitBatch loop;
+// only the once-per-batch slow path is a call.
 func (w *Writer[T]) Emit(ctx context.Context, r T) error {
 	var ch int
 	switch w.s.mode {
 	case modeHash:
-		ch = int(w.owner[keygroup.Of(w.s.hash(r), w.s.maxP)])
+		ch = int(w.owner[w.kgMod.of(keygroup.Mix(w.s.hash(r)))])
 	case modeForward:
 		ch = w.self
 	case modeRebalance:
@@ -101,6 +110,11 @@ func (w *Writer[T]) Emit(ctx context.Context, r T) error {
 			return fmt.Errorf("custom partitioner chose channel %d of %d: return a value in [0, %d)", ch, len(w.channels), len(w.channels))
 		}
 	}
+	if o := &w.open[ch]; o.n+1 < len(o.recs) {
+		o.recs[o.n] = r
+		o.n++
+		return nil
+	}
 	return w.add(ctx, ch, r)
 }
 
@@ -109,57 +123,103 @@ func (w *Writer[T]) Emit(ctx context.Context, r T) error {
 func (w *Writer[T]) EmitBatch(ctx context.Context, rs []T) error {
 	switch w.s.mode {
 	case modeHash:
-		hash, owner, maxP := w.s.hash, w.owner, w.s.maxP
+		// Two passes per chunk: the first only calls the hash function and
+		// computes channels, the second only scatters. Across the call to
+		// the (non-inlinable) hash function every live register is spilled,
+		// so keeping the loop around it small halves the per-record cost.
+		for len(rs) > 0 {
+			n := min(len(rs), len(w.route))
+			route, hash, owner, kgMod := w.route[:n], w.s.hash, w.owner, w.kgMod
+			for i := range route {
+				route[i] = owner[kgMod.of(keygroup.Mix(hash(rs[i])))]
+			}
+			if err := w.scatter(ctx, rs[:n], route); err != nil {
+				return err
+			}
+			rs = rs[n:]
+		}
+		return nil
+	case modeForward, modeRebalance:
 		for i := range rs {
-			if err := w.add(ctx, int(owner[keygroup.Of(hash(rs[i]), maxP)]), rs[i]); err != nil {
+			ch := w.self
+			if w.s.mode == modeRebalance {
+				ch = w.next
+			}
+			if o := &w.open[ch]; o.n+1 < len(o.recs) {
+				o.recs[o.n] = rs[i]
+				o.n++
+				continue
+			}
+			if err := w.add(ctx, ch, rs[i]); err != nil {
 				return err
 			}
 		}
-	case modeForward:
-		for i := range rs {
-			if err := w.add(ctx, w.self, rs[i]); err != nil {
-				return err
-			}
-		}
-	case modeRebalance:
-		for i := range rs {
-			if err := w.add(ctx, w.next, rs[i]); err != nil {
-				return err
-			}
-		}
-	default:
-		for i := range rs {
-			if err := w.Emit(ctx, rs[i]); err != nil {
-				return err
-			}
+		return nil
+	}
+	for i := range rs {
+		if err := w.Emit(ctx, rs[i]); err != nil {
+			return err
 		}
 	}
 	return nil
 }
 
-// add appends r to channel ch's open batch; kept small so it inlines.
-func (w *Writer[T]) add(ctx context.Context, ch int, r T) error {
-	b := w.open[ch]
-	if b == nil {
-		b = w.openBatch(ch)
+// scatter appends rs[i] to channel route[i]'s open batch.
+func (w *Writer[T]) scatter(ctx context.Context, rs []T, route []int32) error {
+	for i := range rs {
+		ch := int(route[i])
+		if o := &w.open[ch]; o.n+1 < len(o.recs) {
+			o.recs[o.n] = rs[i]
+			o.n++
+			continue
+		}
+		if err := w.add(ctx, ch, rs[i]); err != nil {
+			return err
+		}
 	}
-	b.Records = append(b.Records, r)
-	if len(b.Records) < w.size {
+	return nil
+}
+
+// openBatch is the batch a channel is filling. recs is the batch's records
+// at full length and n the number filled, so appending a record is one
+// element store and one integer store, with no slice header or pointer
+// written per record.
+type openBatch[T any] struct {
+	recs  []T
+	n     int
+	batch *Batch[T]
+}
+
+// add appends r to channel ch's open batch, opening one first if needed,
+// and sends the batch when full: the slow path of Emit.
+func (w *Writer[T]) add(ctx context.Context, ch int, r T) error {
+	o := &w.open[ch]
+	if o.n >= len(o.recs) {
+		w.start(o)
+	}
+	o.recs[o.n] = r
+	o.n++
+	if o.n < len(o.recs) {
 		return nil
 	}
 	return w.send(ctx, ch)
 }
 
-func (w *Writer[T]) openBatch(ch int) *Batch[T] {
+// start opens a batch for o, which has none.
+func (w *Writer[T]) start(o *openBatch[T]) {
 	b := w.pool.Get()
-	w.open[ch] = b
-	return b
+	if cap(b.Records) < w.size { // a consumer replaced the slice before recycling
+		b.Records = make([]T, 0, w.size)
+	}
+	o.batch, o.recs, o.n = b, b.Records[:w.size], 0
 }
 
 // send sends channel ch's open batch as one Data buffer.
 func (w *Writer[T]) send(ctx context.Context, ch int) error {
-	b := w.open[ch]
-	w.open[ch] = nil
+	o := &w.open[ch]
+	b := o.batch
+	b.Records = o.recs[:o.n]
+	*o = openBatch[T]{}
 	if w.s.mode == modeRebalance {
 		w.next++
 		if w.next == len(w.channels) {
@@ -175,8 +235,8 @@ func (w *Writer[T]) send(ctx context.Context, ch int) error {
 
 // Flush sends every non-empty open batch, in channel order.
 func (w *Writer[T]) Flush(ctx context.Context) error {
-	for ch, b := range w.open {
-		if b != nil && len(b.Records) > 0 {
+	for ch := range w.open {
+		if w.open[ch].n > 0 {
 			if err := w.send(ctx, ch); err != nil {
 				return err
 			}
@@ -206,10 +266,11 @@ func (w *Writer[T]) Broadcast(ctx context.Context, b Buffer) error {
 // Close recycles the open batches without sending them, for a task that is
 // shutting down after a failure. The writer must not be used afterwards.
 func (w *Writer[T]) Close() {
-	for ch, b := range w.open {
-		if b != nil {
+	for ch := range w.open {
+		if b := w.open[ch].batch; b != nil {
+			b.Records = w.open[ch].recs[:w.open[ch].n] // so Recycle clears them
 			b.Recycle()
-			w.open[ch] = nil
+			w.open[ch] = openBatch[T]{}
 		}
 	}
 }
