@@ -1,0 +1,161 @@
+package main
+
+import (
+	"fmt"
+	"log/slog"
+	"os"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/weirstream/weir"
+	"github.com/weirstream/weir/internal/config"
+	"github.com/weirstream/weir/internal/faults"
+)
+
+// jobFlags are the flags every built-in job shares.
+type jobFlags struct {
+	parallelism      int
+	interval         string
+	stateDir         string
+	configFile       string
+	defs             []string
+	from             string
+	allowNonRestored bool
+	injectFailures   int
+	faultSeed        int64
+	verbose          bool
+	quiet            bool
+}
+
+func (f *jobFlags) register(c *cobra.Command, defaultInterval string) {
+	fs := c.Flags()
+	fs.IntVarP(&f.parallelism, "parallelism", "p", 1, "parallel subtasks per operator (parallelism.default)")
+	fs.StringVar(&f.interval, "checkpoint-interval", defaultInterval, "time between checkpoints, e.g. 100ms, 10s; 0 disables periodic checkpoints (execution.checkpointing.interval)")
+	fs.StringVar(&f.stateDir, "state-dir", "./weir-data", "folder for checkpoints (state.checkpoints.dir); a run started again with the same folder resumes")
+	fs.StringVar(&f.configFile, "config", "", "YAML file with Flink-style configuration keys")
+	fs.StringArrayVarP(&f.defs, "define", "D", nil, "configuration override key=value (repeatable), e.g. -D execution.checkpointing.timeout=1min")
+	fs.StringVar(&f.from, "from", "", "start from this checkpoint (a chk-N folder or its _metadata) instead of the newest retained one")
+	fs.BoolVar(&f.allowNonRestored, "allow-non-restored-state", false, "ignore checkpointed state of operators the job no longer has")
+	fs.IntVar(&f.injectFailures, "inject-failures", 0, "make this many task failures happen at random moments and fault points (testing)")
+	fs.Int64Var(&f.faultSeed, "fault-seed", 0, "seed for --inject-failures (0: from the clock)")
+	fs.BoolVarP(&f.verbose, "verbose", "v", false, "log checkpoints and restores")
+	fs.BoolVarP(&f.quiet, "quiet", "q", false, "no progress line")
+}
+
+// configure builds the configuration: defaults, then the YAML file, then
+// -D overrides, then explicit flags. Every problem is a usage error (exit
+// code 2) that names the flag, key or path.
+func (f *jobFlags) configure(c *cobra.Command) (*weir.Config, error) {
+	cfg := weir.NewConfig()
+	if f.configFile != "" {
+		if err := cfg.LoadYAML(f.configFile); err != nil {
+			return nil, usagef("--config: %v", err)
+		}
+	}
+	if err := cfg.SetOverrides(f.defs); err != nil {
+		return nil, usagef("-D: %v", err)
+	}
+	fl := c.Flags()
+	if fl.Changed("parallelism") || !cfg.IsSet(config.ParallelismDefault) {
+		if f.parallelism < 1 {
+			return nil, usagef("--parallelism must be at least 1, got %d", f.parallelism)
+		}
+		if err := cfg.Set(config.ParallelismDefault, fmt.Sprint(f.parallelism)); err != nil {
+			return nil, usagef("--parallelism: %v", err)
+		}
+	}
+	if fl.Changed("checkpoint-interval") || !cfg.IsSet(config.CheckpointingInterval) {
+		d, err := config.ParseDuration(f.interval)
+		if err != nil {
+			return nil, usagef("--checkpoint-interval %q: %v", f.interval, err)
+		}
+		if err := cfg.Set(config.CheckpointingInterval, fmt.Sprintf("%dms", d.Milliseconds())); err != nil {
+			return nil, usagef("--checkpoint-interval: %v", err)
+		}
+	}
+	if fl.Changed("state-dir") || !cfg.IsSet(config.CheckpointsDir) {
+		if err := cfg.Set(config.CheckpointsDir, f.stateDir); err != nil {
+			return nil, usagef("--state-dir: %v", err)
+		}
+	}
+	if err := checkWritableDir("--state-dir", cfg.String(config.CheckpointsDir)); err != nil {
+		return nil, err
+	}
+	if f.injectFailures < 0 {
+		return nil, usagef("--inject-failures must not be negative, got %d", f.injectFailures)
+	}
+	if f.from != "" {
+		if _, err := os.Stat(f.from); err != nil {
+			return nil, usagef("--from: %v", err)
+		}
+	}
+	return cfg, nil
+}
+
+// quickRestarts makes injected failures restart fast unless the user chose
+// a restart strategy: with Flink's default backoff (1 s growing to 1 min),
+// twenty injected failures would mostly measure waiting.
+func (f *jobFlags) quickRestarts(cfg *weir.Config) error {
+	if f.injectFailures == 0 || cfg.IsSet(config.RestartStrategyType) {
+		return nil
+	}
+	for k, v := range map[string]string{
+		config.RestartStrategyType:                 config.RestartExpDelay,
+		config.ExponentialDelayInitialBackoff:      "10ms",
+		config.ExponentialDelayMaxBackoff:          "1s",
+		config.ExponentialDelayAttemptsBeforeReset: fmt.Sprint(f.injectFailures + 10),
+	} {
+		if err := cfg.Set(k, v); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (f *jobFlags) logger() *slog.Logger {
+	level := slog.LevelWarn
+	if f.verbose {
+		level = slog.LevelInfo
+	}
+	if os.Getenv("WEIR_DEBUG") != "" {
+		level = slog.LevelDebug
+	}
+	return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
+}
+
+// apply wires logging, fault injection and restore flags into env.
+func (f *jobFlags) apply(env *weir.Env, span int64) {
+	env.SetLogger(f.logger())
+	if f.injectFailures > 0 {
+		seed := f.faultSeed
+		if seed == 0 {
+			seed = time.Now().UnixNano()
+		}
+		if span < 2 {
+			span = 10_000_000
+		}
+		env.SetFaultInjector(faults.New(faults.Plan{Failures: f.injectFailures, Seed: seed, Span: span}))
+		fmt.Fprintf(os.Stderr, "injecting %d failures (--fault-seed %d)\n", f.injectFailures, seed)
+	}
+	if f.from != "" {
+		env.RestoreFrom(f.from, f.allowNonRestored)
+	}
+}
+
+// checkWritableDir creates dir if needed and proves it writable.
+func checkWritableDir(flag, dir string) error {
+	if dir == "" {
+		return usagef("%s is empty", flag)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return usagef("%s %s: cannot create the folder: %v", flag, dir, err)
+	}
+	probe, err := os.CreateTemp(dir, ".weir-probe-*")
+	if err != nil {
+		return usagef("%s %s is not writable: %v; choose another folder or fix its permissions", flag, dir, err)
+	}
+	probe.Close()
+	os.Remove(probe.Name())
+	return nil
+}

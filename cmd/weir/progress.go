@@ -1,0 +1,113 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/weirstream/weir/internal/runtime"
+)
+
+// progress prints one status line per second while a job runs: records
+// emitted by the sources (replays included), rate, last checkpoint,
+// restarts.
+type progress struct {
+	out   io.Writer
+	st    *runtime.JobStatus
+	start time.Time
+	stop  chan struct{}
+	done  chan struct{}
+	tty   bool
+}
+
+func startProgress(st *runtime.JobStatus, quiet bool) *progress {
+	p := &progress{out: os.Stderr, st: st, start: time.Now(), stop: make(chan struct{}), done: make(chan struct{})}
+	if fi, err := os.Stderr.Stat(); err == nil && fi.Mode()&os.ModeCharDevice != 0 {
+		p.tty = true
+	}
+	if quiet || !p.tty {
+		close(p.done)
+		return p
+	}
+	go p.loop()
+	return p
+}
+
+func (p *progress) loop() {
+	defer close(p.done)
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	var last int64
+	lastT := time.Now()
+	for {
+		select {
+		case <-p.stop:
+			fmt.Fprint(p.out, "\r\033[K")
+			return
+		case now := <-tick.C:
+			n := p.st.SourceRecords.Load()
+			rate := float64(n-last) / now.Sub(lastT).Seconds()
+			last, lastT = n, now
+			fmt.Fprintf(p.out, "\r\033[K%s  %s events  %s/s  %s", fmtDur(time.Since(p.start)), human(float64(n)), human(rate), p.checkpointLine())
+		}
+	}
+}
+
+func (p *progress) checkpointLine() string {
+	s := fmt.Sprintf("checkpoints %d", p.st.CompletedCheckpoints.Load())
+	if id := p.st.LastCheckpointID.Load(); id > 0 {
+		s += fmt.Sprintf(" (last #%d, %s, %s)", id, time.Duration(p.st.LastCheckpointDuration.Load()).Round(time.Millisecond), bytes(p.st.LastCheckpointSize.Load()))
+	}
+	if f := p.st.FailedCheckpoints.Load(); f > 0 {
+		s += fmt.Sprintf("  failed %d", f)
+	}
+	if r := p.st.Restarts.Load(); r > 0 {
+		s += fmt.Sprintf("  restarts %d", r)
+	}
+	return s
+}
+
+func (p *progress) finish() {
+	select {
+	case <-p.done:
+	default:
+		close(p.stop)
+		<-p.done
+	}
+}
+
+// summary describes a finished run.
+func (p *progress) summary() string {
+	el := time.Since(p.start)
+	n := p.st.SourceRecords.Load()
+	s := fmt.Sprintf("ran %s: %d source records (%s/s, replays included), %s", fmtDur(el), n, human(float64(n)/el.Seconds()), p.checkpointLine())
+	if p.st.RestoredCheckpoint.Load() > 0 {
+		s += fmt.Sprintf(", last restored from checkpoint %d", p.st.RestoredCheckpoint.Load())
+	}
+	return s
+}
+
+func human(v float64) string {
+	switch {
+	case v >= 1e9:
+		return fmt.Sprintf("%.2fG", v/1e9)
+	case v >= 1e6:
+		return fmt.Sprintf("%.2fM", v/1e6)
+	case v >= 1e3:
+		return fmt.Sprintf("%.1fk", v/1e3)
+	}
+	return fmt.Sprintf("%.0f", v)
+}
+
+func bytes(n int64) string {
+	switch {
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+	case n >= 1<<10:
+		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%d B", n)
+}
+
+func fmtDur(d time.Duration) string { return d.Round(100 * time.Millisecond).String() }

@@ -1,0 +1,137 @@
+package file
+
+import (
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/weirstream/weir"
+)
+
+// ExactlyOnce returns a factory of exactly-once file sinks for
+// weir.SinkToTransactional: each record becomes one line (format appends it
+// to dst, without the newline) in part files under dir. A part file is one
+// transaction: written hidden, pre-committed (synced) at a checkpoint
+// barrier, and made visible by an atomic rename once the checkpoint
+// completes. format is called per record and should not allocate.
+func ExactlyOnce[T any](dir string, format func(v T, dst []byte) []byte) func() weir.TwoPhaseCommitSink[T, Txn] {
+	return func() weir.TwoPhaseCommitSink[T, Txn] { return &txSink[T]{dir: dir, format: format} }
+}
+
+type txSink[T any] struct {
+	dir    string
+	format func(T, []byte) []byte
+	s      *Sink
+	buf    []byte
+	ends   []int
+	lines  [][]byte
+}
+
+func (t *txSink[T]) Open(ctx *weir.Context, restored []Txn) error {
+	s, err := NewSink(t.dir, ctx.UID(), ctx.Subtask())
+	if err != nil {
+		return err
+	}
+	t.s = s
+	return s.Open(restored)
+}
+
+func (t *txSink[T]) Begin() (Txn, error) { return t.s.Begin() }
+
+// Write formats the batch into one reused buffer, then hands the lines to
+// the transaction. Line slices are cut only after the buffer stopped
+// growing, so none points into a stale backing array.
+func (t *txSink[T]) Write(txn Txn, batch []T) error {
+	t.buf, t.ends, t.lines = t.buf[:0], t.ends[:0], t.lines[:0]
+	for _, v := range batch {
+		t.buf = t.format(v, t.buf)
+		t.ends = append(t.ends, len(t.buf))
+	}
+	start := 0
+	for _, end := range t.ends {
+		t.lines = append(t.lines, t.buf[start:end:end])
+		start = end
+	}
+	return t.s.Write(txn, t.lines)
+}
+
+func (t *txSink[T]) PreCommit(txn Txn) error { return t.s.PreCommit(txn) }
+func (t *txSink[T]) Commit(txn Txn) error    { return t.s.Commit(txn) }
+func (t *txSink[T]) Abort(txn Txn) error     { return t.s.Abort(txn) }
+
+func (t *txSink[T]) Close() error {
+	if t.s == nil {
+		return nil
+	}
+	return t.s.Close()
+}
+
+// Lines returns a factory of replayable sources for weir.FromSource that
+// emit the lines of the files matching pattern (without the newline).
+// Subtask s of p reads the files s, s+p, s+2p, … of the sorted match list;
+// its position (file, byte offset) is checkpointed, so a restore resumes at
+// the first line after the checkpoint. The parallelism must not change
+// between a checkpoint and its restore.
+func Lines(pattern string) func() weir.Source[string] {
+	return func() weir.Source[string] { return &lineSource{pattern: pattern} }
+}
+
+type lineSource struct {
+	pattern string
+	r       *LineReader
+	pos     Position
+	state   *weir.OperatorList[Position]
+	lines   [][]byte
+}
+
+func (l *lineSource) Open(ctx *weir.Context) error {
+	all, err := ExpandGlob(l.pattern)
+	if err != nil {
+		return err
+	}
+	var mine []string
+	for i := ctx.Subtask(); i < len(all); i += ctx.Parallelism() {
+		mine = append(mine, all[i])
+	}
+	st, err := weir.GetOperatorListState[Position](ctx, "file-position")
+	if err != nil {
+		return err
+	}
+	l.state = st
+	switch restored := st.Get(); len(restored) {
+	case 0:
+	case 1:
+		l.pos = restored[0]
+	default:
+		return fmt.Errorf("file source: %d positions restored for one subtask: the source's parallelism changed since the checkpoint, which it does not support", len(restored))
+	}
+	l.r, err = NewLineReader(mine, l.pos)
+	return err
+}
+
+func (l *lineSource) Read(dst []string, max int) ([]string, error) {
+	lines, pos, err := l.r.Next(max, l.lines[:0])
+	l.lines = lines
+	for _, b := range lines {
+		dst = append(dst, string(b))
+	}
+	if len(lines) > 0 {
+		l.pos = pos
+	}
+	if errors.Is(err, io.EOF) {
+		return dst, io.EOF
+	}
+	return dst, err
+}
+
+func (l *lineSource) SnapshotState(int64) error {
+	l.state.Update([]Position{l.pos})
+	return nil
+}
+
+func (l *lineSource) Close() error {
+	if l.r == nil {
+		return nil
+	}
+	return l.r.Close()
+}

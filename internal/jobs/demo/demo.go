@@ -1,0 +1,112 @@
+// Package demo is weir's built-in demo job, specified exactly because it is
+// also the exactly-once test: event i has account (i*7919) mod K and amount
+// ((i*2654435761) mod 2^32) mod 1000 + 1; the job keys by account, keeps the
+// count and the sum of amounts per account, and for every event emits the
+// line "i,account,count,total" into an exactly-once file sink.
+//
+// Each account's events are emitted by one source subtask in index order
+// and reach the aggregator through one FIFO channel, so the output is a pure
+// function of (N, K): Expected computes it without the engine, and a run
+// with failures must commit exactly that multiset of lines.
+package demo
+
+import (
+	"strconv"
+
+	"github.com/weirstream/weir"
+	"github.com/weirstream/weir/connectors/datagen"
+	"github.com/weirstream/weir/connectors/file"
+)
+
+// Event is one generated event.
+type Event struct {
+	I       int64
+	Account int64
+	Amount  int64
+}
+
+// Result is the aggregate after one event.
+type Result struct {
+	I, Account, Count, Total int64
+}
+
+// AppendLine appends "i,account,count,total".
+func (r Result) AppendLine(dst []byte) []byte {
+	dst = strconv.AppendInt(dst, r.I, 10)
+	dst = append(dst, ',')
+	dst = strconv.AppendInt(dst, r.Account, 10)
+	dst = append(dst, ',')
+	dst = strconv.AppendInt(dst, r.Count, 10)
+	dst = append(dst, ',')
+	return strconv.AppendInt(dst, r.Total, 10)
+}
+
+// Account returns the account of event i among k accounts.
+func Account(i int64, k int64) int64 {
+	return int64((uint64(i) % uint64(k)) * 7919 % uint64(k))
+}
+
+// Amount returns the amount of event i, in [1, 1000].
+func Amount(i int64) int64 {
+	return int64(uint32(uint64(i)*2654435761)%1000) + 1
+}
+
+// Generator returns the event generator for k accounts.
+func Generator(k int64) func(i int64) Event {
+	return func(i int64) Event { return Event{I: i, Account: Account(i, k), Amount: Amount(i)} }
+}
+
+// Options are the demo's parameters.
+type Options struct {
+	Events int64   // 0: unbounded
+	Keys   int64   // accounts
+	Rate   float64 // events per second, 0: unlimited
+	Out    string  // exactly-once file sink folder
+}
+
+// Build adds the demo pipeline to env: events -> key by account ->
+// aggregate -> exactly-once files.
+func Build(env *weir.Env, o Options) {
+	results := Aggregate(env, o)
+	weir.SinkToTransactional(results, file.ExactlyOnce(o.Out, Result.AppendLine)).Name("files").UID("files")
+}
+
+// Aggregate builds the part of the pipeline before the sink.
+func Aggregate(env *weir.Env, o Options) weir.Stream[Result] {
+	k := o.Keys
+	// Every account belongs to one source subtask, so its events reach the
+	// aggregator in index order through one channel.
+	owner := func(i int64, p int) int { return int(Account(i, k) % int64(p)) }
+	events := weir.FromSource(env, datagen.New(Generator(k), datagen.Count(o.Events), datagen.Rate(o.Rate), datagen.Owner(owner))).
+		Name("events").UID("events")
+	keyed := weir.KeyBy(events, func(e Event) int64 { return e.Account })
+	return weir.Process(keyed, func() weir.KeyedProcessFunction[int64, Event, Result] { return &aggregate{} }).
+		Name("aggregate").UID("aggregate")
+}
+
+// totals is the per-account state.
+type totals struct {
+	Count, Total int64
+}
+
+type aggregate struct {
+	state weir.ValueState[totals]
+}
+
+func (a *aggregate) Open(ctx *weir.KeyedContext[int64]) (err error) {
+	a.state, err = weir.GetValueState[totals](ctx, "totals")
+	return err
+}
+
+func (a *aggregate) ProcessElement(e Event, _ *weir.KeyedContext[int64], out *weir.Collector[Result]) error {
+	t, _ := a.state.Value()
+	t.Count++
+	t.Total += e.Amount
+	a.state.Update(t)
+	out.Collect(Result{I: e.I, Account: e.Account, Count: t.Count, Total: t.Total})
+	return nil
+}
+
+func (a *aggregate) OnTimer(int64, *weir.KeyedContext[int64], *weir.Collector[Result]) error {
+	return nil
+}

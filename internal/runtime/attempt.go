@@ -1,0 +1,247 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/weirstream/weir/internal/checkpoint"
+	"github.com/weirstream/weir/internal/checkpoint/coordinator"
+)
+
+type eventKind uint8
+
+const (
+	evAck eventKind = iota
+	evDecline
+	evEndOfData
+	evTaskDone
+	evPersisted
+)
+
+// event is a message to the JobManager loop from a task, an asynchronous
+// snapshot or a metadata writer.
+type event struct {
+	kind   eventKind
+	task   checkpoint.TaskID
+	id     checkpoint.ID
+	state  checkpoint.TaskState
+	reason string
+	err    error
+}
+
+// localGateway is the JobGateway of local mode: a channel into the loop.
+// Sends give up once the attempt ended (done), so a late acknowledgement
+// from a cancelled task never blocks.
+type localGateway struct {
+	events chan<- event
+	done   <-chan struct{}
+}
+
+func (g *localGateway) send(e event) {
+	select {
+	case g.events <- e:
+	case <-g.done:
+	}
+}
+
+func (g *localGateway) Acknowledge(task checkpoint.TaskID, id checkpoint.ID, st checkpoint.TaskState) {
+	g.send(event{kind: evAck, task: task, id: id, state: st})
+}
+
+func (g *localGateway) Decline(task checkpoint.TaskID, id checkpoint.ID, reason string) {
+	g.send(event{kind: evDecline, task: task, id: id, reason: reason})
+}
+
+func (g *localGateway) EndOfData(task checkpoint.TaskID) {
+	g.send(event{kind: evEndOfData, task: task})
+}
+
+// attempt is the state of one execution of the job graph.
+type attempt struct {
+	jm         *jobManager
+	dep        *deployment
+	byID       map[checkpoint.TaskID]*Task
+	coord      *coordinator.Coordinator
+	events     chan event
+	persisting int // metadata writes in flight
+	draining   bool
+	triggered  map[checkpoint.ID]time.Time
+	eod        map[checkpoint.TaskID]bool
+	failure    error
+}
+
+// runAttempt deploys the tasks, coordinates checkpoints until the job
+// finishes or something fails, and tears everything down before returning:
+// tasks stopped, metadata writers done, aborted checkpoints discarded.
+func (jm *jobManager) runAttempt(ctx context.Context, n int, rp *restorePoint) error {
+	actx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	events := make(chan event, 256)
+	gw := &localGateway{events: events, done: actx.Done()}
+	dep, err := jm.deploy(actx, n, rp, gw)
+	if err != nil {
+		return err
+	}
+	a := &attempt{
+		jm: jm, dep: dep, events: events,
+		byID:      map[checkpoint.TaskID]*Task{},
+		coord:     coordinator.New(jm.cfg.Checkpoint, dep.all, dep.sources, jm.nextID, jm.cfg.Now()),
+		triggered: map[checkpoint.ID]time.Time{},
+		eod:       map[checkpoint.TaskID]bool{},
+	}
+	var tasksWG sync.WaitGroup
+	for _, t := range dep.tasks {
+		a.byID[t.ID] = t
+		tasksWG.Add(1)
+		go func() {
+			defer tasksWG.Done()
+			err := t.Run(actx)
+			events <- event{kind: evTaskDone, task: t.ID, err: err} // always drained
+		}()
+	}
+	running := len(dep.tasks)
+	timer := time.NewTimer(time.Hour)
+	defer timer.Stop()
+	for running > 0 && a.failure == nil {
+		if at, ok := a.coord.NextDeadline(); ok {
+			timer.Reset(max(at.Sub(jm.cfg.Now()), 0))
+		} else {
+			timer.Reset(time.Hour)
+		}
+		select {
+		case ev := <-events:
+			if ev.kind == evTaskDone {
+				running--
+				if ev.err != nil {
+					a.failure = ev.err
+					break
+				}
+			}
+			a.handle(ev)
+		case <-timer.C:
+			a.perform(a.coord.Step(coordinator.Tick{Now: jm.cfg.Now()}))
+		case <-ctx.Done():
+			a.failure = ctx.Err()
+		}
+	}
+	// Tear down. Keep consuming events until every task and metadata writer
+	// stopped: a metadata write that succeeded completes its checkpoint even
+	// now, because the file exists and a restore will use it.
+	a.draining = true
+	cancel()
+	for running > 0 || a.persisting > 0 {
+		ev := <-events
+		if ev.kind == evTaskDone {
+			running--
+			if ev.err != nil && a.failure == nil && !errors.Is(ev.err, context.Canceled) {
+				a.failure = ev.err
+			}
+			continue
+		}
+		a.handle(ev)
+	}
+	tasksWG.Wait()
+	if a.failure != nil {
+		a.perform(a.coord.Step(coordinator.Reset{Reason: a.failure.Error()}))
+	}
+	jm.nextID = max(jm.nextID, a.maxTriggered()+1)
+	return a.failure
+}
+
+func (a *attempt) maxTriggered() checkpoint.ID {
+	var m checkpoint.ID
+	for id := range a.triggered {
+		m = max(m, id)
+	}
+	return m
+}
+
+func (a *attempt) handle(ev event) {
+	now := a.jm.cfg.Now()
+	a.jm.log.Debug("jobmanager event", "kind", ev.kind, "task", ev.task, "id", ev.id, "reason", ev.reason, "err", ev.err)
+	switch ev.kind {
+	case evAck:
+		a.perform(a.coord.Step(coordinator.Ack{Task: ev.task, ID: ev.id, State: ev.state}))
+	case evDecline:
+		a.perform(a.coord.Step(coordinator.Decline{Task: ev.task, ID: ev.id, Reason: ev.reason}))
+	case evPersisted:
+		a.persisting--
+		a.perform(a.coord.Step(coordinator.Persisted{ID: ev.id, Err: ev.err, Now: now}))
+	case evEndOfData:
+		if a.eod[ev.task] || a.draining {
+			return
+		}
+		a.eod[ev.task] = true
+		if len(a.eod) == len(a.dep.tasks) {
+			a.perform(a.coord.Step(coordinator.EndOfInput{Now: now}))
+		}
+	}
+}
+
+// perform carries out the coordinator's actions.
+func (a *attempt) perform(actions []coordinator.Action) {
+	jm := a.jm
+	st := jm.cfg.Status
+	for _, act := range actions {
+		switch act := act.(type) {
+		case coordinator.Trigger:
+			jm.log.Info("checkpoint triggered", "id", act.ID, "kind", act.Kind)
+			a.triggered[act.ID] = act.Timestamp
+			if a.draining {
+				continue
+			}
+			b := checkpoint.Barrier{ID: act.ID, Timestamp: act.Timestamp, Kind: act.Kind}
+			for _, id := range a.dep.sources {
+				a.byID[id].mail.put(mail{kind: mailTrigger, barrier: b})
+			}
+		case coordinator.Persist:
+			if a.draining {
+				// Not started: the Reset that follows aborts it.
+				continue
+			}
+			md := metadataFor(jm.cfg.JobName, jm.jg, act.ID, act.Kind, act.Timestamp, act.States)
+			size := stateSize(act.States)
+			a.persisting++
+			go func() {
+				_, err := jm.store.WriteMetadata(context.Background(), md)
+				if err == nil {
+					st.LastCheckpointSize.Store(size)
+				}
+				a.events <- event{kind: evPersisted, id: act.ID, err: err}
+			}()
+		case coordinator.NotifyComplete:
+			jm.log.Info("checkpoint completed", "id", act.ID, "kind", act.Kind)
+			st.CompletedCheckpoints.Add(1)
+			st.LastCheckpointID.Store(int64(act.ID))
+			if t0, ok := a.triggered[act.ID]; ok {
+				st.LastCheckpointDuration.Store(int64(jm.cfg.Now().Sub(t0)))
+			}
+			for _, t := range a.dep.tasks {
+				t.mail.put(mail{kind: mailNotifyComplete, id: act.ID})
+			}
+			if _, err := jm.store.Retain(jm.cfg.NumRetained); err != nil {
+				jm.log.Error("checkpoint retention", "err", err)
+			}
+		case coordinator.Abort:
+			if !act.Subsumed {
+				st.FailedCheckpoints.Add(1)
+			}
+			jm.log.Info("checkpoint aborted", "id", act.ID, "reason", act.Reason)
+			for _, t := range a.dep.tasks {
+				t.mail.put(mail{kind: mailNotifyAborted, id: act.ID})
+			}
+			if err := jm.store.Discard(act.ID); err != nil {
+				jm.log.Error("discard aborted checkpoint", "id", act.ID, "err", err)
+			}
+		case coordinator.Failover:
+			if a.failure == nil {
+				a.failure = fmt.Errorf("checkpointing: %s", act.Reason)
+			}
+		case coordinator.Rejected:
+			jm.log.Info("checkpoint request rejected", "reason", act.Reason)
+		}
+	}
+}

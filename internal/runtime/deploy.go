@@ -1,0 +1,151 @@
+package runtime
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/weirstream/weir/internal/checkpoint"
+	"github.com/weirstream/weir/internal/checkpoint/barrier"
+	"github.com/weirstream/weir/internal/keygroup"
+	"github.com/weirstream/weir/internal/network"
+)
+
+// deployment is the execution graph of one attempt: every subtask's Task,
+// wired with gates and writers.
+type deployment struct {
+	tasks   []*Task
+	all     []checkpoint.TaskID
+	sources []checkpoint.TaskID
+}
+
+// deploy builds the execution graph for one attempt. Channel i of a gate
+// carries, input by input, the producer subtasks in order.
+func (jm *jobManager) deploy(ctx context.Context, attempt int, rp *restorePoint, gw JobGateway) (*deployment, error) {
+	cfg := jm.cfg
+	gates := make([][]*network.Gate, len(jm.jg.Vertices))
+	offsets := make([][]int, len(jm.jg.Vertices))
+	for _, v := range jm.jg.Vertices {
+		if v.IsSource() {
+			continue
+		}
+		total := 0
+		for _, in := range v.Inputs {
+			offsets[v.ID] = append(offsets[v.ID], total)
+			total += in.From.Parallelism
+		}
+		for s := 0; s < v.Parallelism; s++ {
+			gates[v.ID] = append(gates[v.ID], network.NewGate(total, cfg.CreditsPerChannel))
+		}
+	}
+	dep := &deployment{}
+	sw := &storeWriters{fs: jm.store}
+	for _, v := range jm.jg.Vertices {
+		for s := 0; s < v.Parallelism; s++ {
+			t, err := jm.newTask(ctx, v, s, attempt, rp, gw, gates, offsets, sw)
+			if err != nil {
+				return nil, err
+			}
+			dep.tasks = append(dep.tasks, t)
+			dep.all = append(dep.all, t.ID)
+			if v.IsSource() {
+				dep.sources = append(dep.sources, t.ID)
+			}
+		}
+	}
+	return dep, nil
+}
+
+func (jm *jobManager) newTask(ctx context.Context, v *Vertex, s, attempt int, rp *restorePoint, gw JobGateway, gates [][]*network.Gate, offsets [][]int, sw *storeWriters) (*Task, error) {
+	cfg := jm.cfg
+	id := checkpoint.TaskID{Vertex: v.ID, Subtask: s}
+	t := &Task{
+		ID:      id,
+		Name:    v.Name(),
+		mail:    newMailbox(),
+		gw:      gw,
+		store:   sw,
+		faults:  cfg.Faults,
+		logger:  cfg.Logger.With("task", v.Name(), "subtask", s),
+		now:     cfg.Now,
+		metrics: &TaskMetrics{job: nil},
+	}
+	if v.IsSource() {
+		t.metrics.job = cfg.Status
+	}
+	// Operators and their contexts.
+	for _, n := range v.Chain {
+		kgs := keygroup.RangeFor(n.MaxParallelism, n.Parallelism, s)
+		restored, err := rp.forOperator(ctx, n.UID, s, n.Parallelism, kgs)
+		if err != nil {
+			return nil, err
+		}
+		t.ops = append(t.ops, n.NewOperator(s))
+		t.ocs = append(t.ocs, &OperatorContext{
+			Task: id, UID: n.UID, Name: n.Name, Subtask: s, Parallelism: n.Parallelism,
+			MaxParallelism: n.MaxParallelism, KeyGroups: kgs, Attempt: attempt, Restored: restored,
+			BatchSize: cfg.BatchSize, Faults: cfg.Faults, Logger: t.logger.With("operator", n.Name), Now: cfg.Now,
+		})
+	}
+	// Outgoing edges of the chain's last node.
+	last := v.Chain[len(v.Chain)-1]
+	var outs []any
+	for _, o := range v.Outputs {
+		channels := make([]*network.Channel, o.To.Parallelism)
+		base := offsets[o.To.ID][o.InputIndex]
+		for j := range channels {
+			channels[j] = gates[o.To.ID][j].Channel(base + s)
+		}
+		w, err := last.NewWriter(channels, o.Edge, last.NewPool(cfg.BatchSize), s, last.MaxParallelism)
+		if err != nil {
+			return nil, fmt.Errorf("operator %q: output to %q: %w", last.Name, o.To.Name(), err)
+		}
+		t.writers = append(t.writers, w)
+		outs = append(outs, w)
+	}
+	// Chain links, from the tail.
+	for i := len(v.Chain) - 1; i >= 0; i-- {
+		n := v.Chain[i]
+		if i < len(v.Chain)-1 {
+			outs = []any{t.ops[i+1]}
+		}
+		setter, emits := t.ops[i].(OutputSetter)
+		if len(outs) == 0 {
+			continue
+		}
+		if !emits {
+			return nil, fmt.Errorf("operator %q produces no output but has consumers", n.Name)
+		}
+		out, err := n.Combine(outs)
+		if err != nil {
+			return nil, fmt.Errorf("operator %q: connect output: %w", n.Name, err)
+		}
+		if err := setter.SetOutput(out); err != nil {
+			return nil, fmt.Errorf("operator %q: connect output: %w", n.Name, err)
+		}
+	}
+	if v.IsSource() {
+		src, ok := t.ops[0].(SourceOperator)
+		if !ok {
+			return nil, fmt.Errorf("operator %q has no inputs and is not a source", v.Chain[0].Name)
+		}
+		t.source = src
+		return t, nil
+	}
+	in, err := v.Chain[0].InputOf(t.ops[0])
+	if err != nil {
+		return nil, fmt.Errorf("operator %q: connect input: %w", v.Chain[0].Name, err)
+	}
+	t.input = in
+	t.gate = gates[v.ID][s]
+	n := 0
+	for _, in := range v.Inputs {
+		n += in.From.Parallelism
+	}
+	t.eod = make([]bool, n)
+	if cfg.AtLeastOnce {
+		t.handler = barrier.NewAtLeastOnce(n)
+	} else {
+		t.handler = barrier.NewAligned(n)
+	}
+	return t, nil
+}

@@ -1,0 +1,209 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/weirstream/weir/internal/checkpoint"
+	"github.com/weirstream/weir/internal/checkpoint/coordinator"
+	"github.com/weirstream/weir/internal/checkpoint/storage"
+	"github.com/weirstream/weir/internal/faults"
+	"github.com/weirstream/weir/internal/restart"
+)
+
+// JobConfig configures one job execution.
+type JobConfig struct {
+	// JobName names the job's folder in checkpoint storage; a process
+	// started again with the same name and storage resumes the job.
+	JobName string
+	// CheckpointDir is the checkpoint storage root (state.checkpoints.dir).
+	CheckpointDir string
+	// FromPath, if set, is a checkpoint (chk-N folder or its _metadata) to
+	// start from instead of the newest retained one.
+	FromPath string
+	// AllowNonRestoredState skips checkpointed state whose operator uid is
+	// not in the job instead of failing.
+	AllowNonRestoredState bool
+	Checkpoint            coordinator.Config
+	// AtLeastOnce selects barrier tracking without alignment.
+	AtLeastOnce bool
+	// NumRetained is state.checkpoints.num-retained.
+	NumRetained       int
+	BatchSize         int
+	CreditsPerChannel int
+	MaxParallelism    int
+	Restart           restart.Strategy
+	Faults            *faults.Injector
+	Logger            *slog.Logger
+	Status            *JobStatus
+	// Now is the clock; time.Now when nil.
+	Now func() time.Time
+}
+
+func (c *JobConfig) fill() error {
+	if c.JobName == "" {
+		return errors.New("job name is empty")
+	}
+	if c.CheckpointDir == "" {
+		return errors.New("no checkpoint storage: set state.checkpoints.dir (--state-dir)")
+	}
+	if err := c.Checkpoint.Validate(); err != nil {
+		return err
+	}
+	if c.NumRetained < 1 {
+		return fmt.Errorf("state.checkpoints.num-retained must be at least 1, got %d", c.NumRetained)
+	}
+	if c.BatchSize < 1 {
+		c.BatchSize = 1024
+	}
+	if c.CreditsPerChannel < 1 {
+		c.CreditsPerChannel = 4
+	}
+	if c.MaxParallelism == 0 {
+		c.MaxParallelism = 128
+	}
+	if c.Restart == nil {
+		c.Restart = restart.NewNone()
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	if c.Status == nil {
+		c.Status = &JobStatus{}
+	}
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+	return nil
+}
+
+// JobFailedError is returned when a job fails for good: its restart
+// strategy declined another attempt.
+type JobFailedError struct {
+	Cause    error
+	Restarts int
+	Reason   string
+}
+
+func (e *JobFailedError) Error() string {
+	return fmt.Sprintf("job failed after %d restarts (%s); root cause: %v", e.Restarts, e.Reason, e.Cause)
+}
+
+func (e *JobFailedError) Unwrap() error { return e.Cause }
+
+// Execute runs the job until it finishes, fails for good, or ctx ends. It is
+// the JobManager of local mode: it restores, deploys the tasks in this
+// process, coordinates checkpoints and restarts the job on failures.
+func Execute(ctx context.Context, g *Graph, cfg JobConfig) error {
+	if err := cfg.fill(); err != nil {
+		return err
+	}
+	jg, err := BuildJobGraph(g, cfg.MaxParallelism)
+	if err != nil {
+		return err
+	}
+	store, err := storage.Open(cfg.CheckpointDir, cfg.JobName)
+	if err != nil {
+		return err
+	}
+	if err := store.CleanIncomplete(); err != nil {
+		return fmt.Errorf("clean incomplete checkpoints in %s: %w", store.JobDir(), err)
+	}
+	jm := &jobManager{cfg: cfg, jg: jg, store: store, log: cfg.Logger, nextID: 1}
+	initial, err := jm.initialRestorePoint(ctx)
+	if err != nil {
+		return err
+	}
+	if err := initial.checkOperators(jg, cfg.AllowNonRestoredState); err != nil {
+		return err
+	}
+	rp := initial
+	for attempt := 0; ; attempt++ {
+		if rp != nil {
+			jm.nextID = max(jm.nextID, rp.md.ID+1)
+			cfg.Status.RestoredCheckpoint.Store(int64(rp.md.ID))
+			jm.log.Info("restoring", "checkpoint", rp.md.ID, "path", rp.path, "attempt", attempt)
+		}
+		err := jm.runAttempt(ctx, attempt, rp)
+		if err == nil {
+			return nil
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		cfg.Status.setFailure(err.Error())
+		dec := cfg.Restart.OnFailure(cfg.Now())
+		if !dec.Restart {
+			return &JobFailedError{Cause: err, Restarts: attempt, Reason: dec.Reason}
+		}
+		cfg.Status.Restarts.Add(1)
+		jm.log.Warn("job failed; restarting", "attempt", attempt+1, "delay", dec.Delay, "cause", err)
+		if err := sleep(ctx, dec.Delay); err != nil {
+			return err
+		}
+		latest, err := jm.latestRestorePoint(ctx)
+		if err != nil {
+			return err
+		}
+		if latest != nil {
+			rp = latest
+		} else {
+			rp = initial
+		}
+	}
+}
+
+func sleep(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return ctx.Err()
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+type jobManager struct {
+	cfg    JobConfig
+	jg     *JobGraph
+	store  *storage.FS
+	log    *slog.Logger
+	nextID checkpoint.ID
+}
+
+func (jm *jobManager) initialRestorePoint(ctx context.Context) (*restorePoint, error) {
+	if ids, err := jm.store.Completed(); err == nil && len(ids) > 0 {
+		jm.nextID = ids[len(ids)-1] + 1
+	}
+	if jm.cfg.FromPath != "" {
+		md, fs, err := storage.LoadPath(ctx, jm.cfg.FromPath)
+		if err != nil {
+			return nil, fmt.Errorf("restore from %s: %w", jm.cfg.FromPath, err)
+		}
+		return &restorePoint{md: md, fs: fs, path: jm.cfg.FromPath}, nil
+	}
+	return jm.latestRestorePoint(ctx)
+}
+
+// latestRestorePoint returns the newest retained checkpoint that verifies,
+// reporting every newer one it had to skip; nil if there is none.
+func (jm *jobManager) latestRestorePoint(ctx context.Context) (*restorePoint, error) {
+	md, skipped, err := jm.store.LoadLatest(ctx)
+	for _, s := range skipped {
+		jm.log.Error("skipping unusable checkpoint", "problem", s)
+	}
+	if errors.Is(err, storage.ErrNoCheckpoint) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("restore: %w", err)
+	}
+	return &restorePoint{md: md, fs: jm.store, path: fmt.Sprintf("%s/chk-%d", jm.store.JobDir(), md.ID)}, nil
+}

@@ -1,0 +1,76 @@
+package runtime
+
+import (
+	"sync/atomic"
+	"time"
+
+	"github.com/weirstream/weir/internal/checkpoint"
+)
+
+// TaskMetrics are a task's counters. Written by the task goroutine with
+// atomics (once per batch), read by reporters.
+type TaskMetrics struct {
+	RecordsIn        atomic.Int64
+	RecordsOut       atomic.Int64
+	LastSyncSnapshot atomic.Int64 // nanoseconds
+	job              *JobStatus
+}
+
+func (m *TaskMetrics) recordsIn(n int) {
+	m.RecordsIn.Add(int64(n))
+}
+
+func (m *TaskMetrics) recordsOut(n int) {
+	m.RecordsOut.Add(int64(n))
+	if m.job != nil {
+		m.job.SourceRecords.Add(int64(n))
+	}
+}
+
+func (m *TaskMetrics) syncSnapshot(d time.Duration) { m.LastSyncSnapshot.Store(int64(d)) }
+
+// JobStatus is the live view of a running job for progress reports and
+// metrics. Fields are atomics so readers need no lock.
+type JobStatus struct {
+	// SourceRecords counts records emitted by sources, replays included.
+	SourceRecords        atomic.Int64
+	Restarts             atomic.Int64
+	CompletedCheckpoints atomic.Int64
+	FailedCheckpoints    atomic.Int64
+	LastCheckpointID     atomic.Int64
+	// LastCheckpointDuration is trigger-to-completion, in nanoseconds.
+	LastCheckpointDuration atomic.Int64
+	// LastCheckpointSize is the bytes of state the checkpoint references.
+	LastCheckpointSize atomic.Int64
+	// RestoredCheckpoint is the id the current attempt restored from (0: none).
+	RestoredCheckpoint atomic.Int64
+	lastFailure        atomic.Pointer[string]
+}
+
+// LastFailure returns the most recent failure cause, if any.
+func (s *JobStatus) LastFailure() string {
+	if p := s.lastFailure.Load(); p != nil {
+		return *p
+	}
+	return ""
+}
+
+func (s *JobStatus) setFailure(msg string) { s.lastFailure.Store(&msg) }
+
+// stateSize sums the bytes a checkpoint's metadata references.
+func stateSize(states []checkpoint.TaskState) int64 {
+	var n int64
+	for _, ts := range states {
+		for _, os := range ts.Operators {
+			if os.Keyed != nil {
+				n += os.Keyed.File.Size
+			}
+			for _, elems := range os.Operator {
+				for _, e := range elems {
+					n += int64(len(e))
+				}
+			}
+		}
+	}
+	return n
+}

@@ -1,0 +1,106 @@
+package runtime
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"time"
+
+	"github.com/weirstream/weir/internal/checkpoint"
+	"github.com/weirstream/weir/internal/faults"
+	"github.com/weirstream/weir/internal/keygroup"
+	"github.com/weirstream/weir/internal/state"
+)
+
+// Operator is one link of an operator chain, as the task drives it. All
+// methods are called from the task goroutine only, except the AsyncSnapshot
+// a SnapshotState returns, which runs on another goroutine.
+type Operator interface {
+	// Open restores state (oc.Restored) and opens the user function.
+	Open(ctx context.Context, oc *OperatorContext) error
+	// SnapshotState is the synchronous part of checkpoint id: it must be
+	// short (capture copy-on-write views, pre-commit a sink transaction) and
+	// hand serialization and writing to the returned AsyncSnapshot.
+	SnapshotState(id checkpoint.ID, ts time.Time) (AsyncSnapshot, error)
+	// NotifyCheckpointComplete tells that checkpoint id (and so every older
+	// one) is durable. Notifications may be lost: a later id covers earlier.
+	NotifyCheckpointComplete(ctx context.Context, id checkpoint.ID) error
+	// NotifyCheckpointAborted tells that checkpoint id will never complete.
+	NotifyCheckpointAborted(id checkpoint.ID) error
+	// EndInput is called once all input has been consumed; the operator
+	// emits whatever it buffered.
+	EndInput(ctx context.Context) error
+	// Close releases resources. It is called on success and on failure
+	// (then after the context was cancelled), and must tolerate both.
+	Close() error
+}
+
+// AsyncSnapshot is the asynchronous part of an operator snapshot.
+type AsyncSnapshot func(ctx context.Context, w StateWriter) (checkpoint.OperatorSubtaskState, error)
+
+// StateWriter writes one named state file of the current checkpoint.
+type StateWriter interface {
+	WriteFile(ctx context.Context, name string, write func(w io.Writer) error) (checkpoint.StateFile, error)
+}
+
+// OutputSetter is implemented by operators that emit records: the task
+// hands them their typed output (an Output[T]) at deployment.
+type OutputSetter interface {
+	SetOutput(out any) error
+}
+
+// Output receives batches of records: the next chained operator or a
+// network writer.
+type Output[T any] interface {
+	Push(ctx context.Context, batch []T) error
+}
+
+// SourceOperator is the head of a source task.
+type SourceOperator interface {
+	Operator
+	// Emit reads one batch from the source and pushes it downstream. It
+	// returns io.EOF once the (bounded) input is exhausted.
+	Emit(ctx context.Context) (n int, err error)
+}
+
+// TimerOperator is implemented by operators with processing-time timers.
+type TimerOperator interface {
+	// NextTimer returns the earliest registered timer (unix millis).
+	NextTimer() (int64, bool)
+	// FireTimers fires every timer due at now (unix millis).
+	FireTimers(ctx context.Context, now int64) error
+}
+
+// OperatorContext is what an operator learns about its place in the job.
+type OperatorContext struct {
+	Task           checkpoint.TaskID
+	UID            string
+	Name           string
+	Subtask        int
+	Parallelism    int
+	MaxParallelism int
+	// KeyGroups is the subtask's key-group range.
+	KeyGroups keygroup.Range
+	// Attempt counts restarts of the job in this process, from 0.
+	Attempt int
+	// Restored is nil on a fresh start.
+	Restored *RestoredState
+	// BatchSize is the number of records per batch an operator should aim
+	// for when it emits.
+	BatchSize int
+	Faults    *faults.Injector
+	Logger    *slog.Logger
+	// Now is the processing-time clock.
+	Now func() time.Time
+}
+
+// RestoredState is an operator's share of the checkpoint it restores from.
+type RestoredState struct {
+	Checkpoint checkpoint.ID
+	// Keyed holds the blocks of every old subtask whose key groups overlap
+	// this subtask's range.
+	Keyed []state.RestoreSource
+	// Operator is the non-keyed list state, already redistributed if the
+	// parallelism changed.
+	Operator map[string][][]byte
+}

@@ -1,0 +1,140 @@
+package runtime
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/weirstream/weir/internal/checkpoint"
+	"github.com/weirstream/weir/internal/checkpoint/storage"
+	"github.com/weirstream/weir/internal/keygroup"
+	"github.com/weirstream/weir/internal/state"
+)
+
+// restorePoint is a verified completed checkpoint and the storage view its
+// state files are read through.
+type restorePoint struct {
+	md   *checkpoint.Metadata
+	fs   *storage.FS
+	path string
+}
+
+// checkOperators fails when the checkpoint holds state for an operator the
+// job does not have: dropping state silently would be a wrong restore.
+func (rp *restorePoint) checkOperators(jg *JobGraph, allowNonRestored bool) error {
+	if rp == nil || allowNonRestored {
+		return nil
+	}
+	uids := map[string]bool{}
+	for _, v := range jg.Vertices {
+		for _, n := range v.Chain {
+			uids[n.UID] = true
+		}
+	}
+	for _, op := range rp.md.Operators {
+		if !uids[op.UID] && hasState(op) {
+			return fmt.Errorf("checkpoint %s holds state of operator uid %q, which this job does not have: give the operator its old uid, or start without that state (--allow-non-restored-state)", rp.path, op.UID)
+		}
+	}
+	return nil
+}
+
+func hasState(op checkpoint.OperatorState) bool {
+	for _, s := range op.Subtasks {
+		if s.State.Keyed != nil || len(s.State.Operator) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// forOperator assembles one operator subtask's share of the checkpoint:
+// keyed blocks of every old subtask whose key groups overlap kgs, and the
+// operator list state (redistributed round-robin if the parallelism
+// changed, Flink's split-distribute).
+func (rp *restorePoint) forOperator(ctx context.Context, uid string, subtask, parallelism int, kgs keygroup.Range) (*RestoredState, error) {
+	if rp == nil {
+		return nil, nil
+	}
+	rs := &RestoredState{Checkpoint: rp.md.ID}
+	op := rp.md.Operator(uid)
+	if op == nil {
+		return rs, nil
+	}
+	subs := append([]checkpoint.SubtaskStateEntry(nil), op.Subtasks...)
+	sort.Slice(subs, func(i, j int) bool { return subs[i].Subtask < subs[j].Subtask })
+	for _, s := range subs {
+		h := s.State.Keyed
+		if h == nil {
+			continue
+		}
+		var mine []checkpoint.KeyGroupOffset
+		for _, kg := range h.KeyGroups {
+			if kgs.Contains(kg.KeyGroup) {
+				mine = append(mine, kg)
+			}
+		}
+		if len(mine) == 0 {
+			continue
+		}
+		data, err := rp.fs.ReadFile(ctx, h.File)
+		if err != nil {
+			return nil, fmt.Errorf("restore operator %q subtask %d from checkpoint %d: %w", uid, subtask, rp.md.ID, err)
+		}
+		rs.Keyed = append(rs.Keyed, state.RestoreSource{Data: data, KeyGroups: mine})
+	}
+	if op.Parallelism == parallelism {
+		for _, s := range subs {
+			if s.Subtask == subtask {
+				rs.Operator = s.State.Operator
+			}
+		}
+		return rs, nil
+	}
+	rs.Operator = map[string][][]byte{}
+	names := map[string]bool{}
+	for _, s := range subs {
+		for name := range s.State.Operator {
+			names[name] = true
+		}
+	}
+	for name := range names {
+		i := 0
+		for _, s := range subs {
+			for _, e := range s.State.Operator[name] {
+				if i%parallelism == subtask {
+					rs.Operator[name] = append(rs.Operator[name], e)
+				}
+				i++
+			}
+		}
+	}
+	return rs, nil
+}
+
+// metadataFor groups acknowledged task states by operator uid.
+func metadataFor(jobID string, jg *JobGraph, id checkpoint.ID, kind checkpoint.Kind, ts time.Time, states []checkpoint.TaskState) *checkpoint.Metadata {
+	md := &checkpoint.Metadata{JobID: jobID, ID: id, Kind: kind, Timestamp: ts}
+	index := map[string]int{}
+	for _, v := range jg.Vertices {
+		for _, n := range v.Chain {
+			index[n.UID] = len(md.Operators)
+			md.Operators = append(md.Operators, checkpoint.OperatorState{UID: n.UID, Parallelism: n.Parallelism, MaxParallelism: n.MaxParallelism})
+		}
+	}
+	for _, ts := range states {
+		for _, os := range ts.Operators {
+			i, ok := index[os.UID]
+			if !ok {
+				continue
+			}
+			md.Operators[i].Subtasks = append(md.Operators[i].Subtasks, checkpoint.SubtaskStateEntry{Subtask: ts.Task.Subtask, State: os})
+		}
+	}
+	for i := range md.Operators {
+		subs := md.Operators[i].Subtasks
+		sort.Slice(subs, func(a, b int) bool { return subs[a].Subtask < subs[b].Subtask })
+	}
+	return md
+}

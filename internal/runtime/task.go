@@ -1,0 +1,309 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"runtime/debug"
+	"sync"
+	"time"
+
+	"github.com/weirstream/weir/internal/checkpoint"
+	"github.com/weirstream/weir/internal/checkpoint/barrier"
+	"github.com/weirstream/weir/internal/faults"
+	"github.com/weirstream/weir/internal/network"
+)
+
+// JobGateway is the task's view of the JobManager. In local mode it is a
+// channel into the JobManager's loop; in cluster mode an RPC client. Its
+// methods must not block for long.
+type JobGateway interface {
+	Acknowledge(task checkpoint.TaskID, id checkpoint.ID, st checkpoint.TaskState)
+	Decline(task checkpoint.TaskID, id checkpoint.ID, reason string)
+	// EndOfData reports that the task consumed all input and flushed its
+	// output; the final checkpoint is triggered once every task did.
+	EndOfData(task checkpoint.TaskID)
+}
+
+// Task runs one subtask of a vertex: a mailbox loop over its input gate
+// (or its source) driving the operator chain.
+type Task struct {
+	ID     checkpoint.TaskID
+	Name   string
+	ops    []Operator
+	ocs    []*OperatorContext
+	source SourceOperator // head of a source task, else nil
+	input  InputFunc      // head input of a non-source task
+	gate   *network.Gate  // nil for sources
+	// writers are the outgoing edges of the chain's last operator.
+	writers []Writer
+	handler barrier.Handler
+	mail    *mailbox
+	gw      JobGateway
+	store   StateWriterFactory
+	faults  *faults.Injector
+	logger  *slog.Logger
+	now     func() time.Time
+	metrics *TaskMetrics
+
+	asyncWG sync.WaitGroup
+
+	// checkpoint progress, touched by the task goroutine only
+	finalID       checkpoint.ID // id of the final checkpoint snapshotted, 0 if none
+	completedUpTo checkpoint.ID
+	endOfData     bool // EndInput done and EndOfData sent
+	eod           []bool
+	eodCount      int
+	finished      bool
+	mails         []mail
+}
+
+// StateWriterFactory gives a StateWriter for one checkpoint.
+type StateWriterFactory interface {
+	ForCheckpoint(id checkpoint.ID) StateWriter
+}
+
+// ErrUserPanic marks a task failure caused by a panic in user code.
+var ErrUserPanic = errors.New("panic in user code")
+
+// Run executes the task until it finishes (after the final checkpoint), fails
+// or ctx is cancelled. It always waits for its asynchronous snapshot
+// goroutines and closes its operators before returning, so a failed-over job
+// leaves nothing running behind.
+func (t *Task) Run(ctx context.Context) (err error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer func() {
+		cancel()
+		t.asyncWG.Wait()
+		for _, op := range t.ops {
+			if cerr := safeClose(op); cerr != nil && err == nil && ctx.Err() == nil {
+				err = cerr
+			}
+		}
+	}()
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("task %s (%d/%d): %w: %v\n%s", t.Name, t.ID.Subtask, t.ID.Vertex, ErrUserPanic, r, debug.Stack())
+		}
+	}()
+	for i, op := range t.ops {
+		if err := op.Open(ctx, t.ocs[i]); err != nil {
+			return fmt.Errorf("open operator %q: %w", t.ocs[i].Name, err)
+		}
+	}
+	if t.source != nil {
+		err = t.runSource(ctx)
+	} else {
+		err = t.runInput(ctx)
+	}
+	if err != nil {
+		return fmt.Errorf("task %s#%d: %w", t.Name, t.ID.Subtask, err)
+	}
+	return nil
+}
+
+func safeClose(op Operator) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("close: %w: %v", ErrUserPanic, r)
+		}
+	}()
+	return op.Close()
+}
+
+// handleMail processes all queued control messages.
+func (t *Task) handleMail(ctx context.Context) error {
+	t.mails = t.mail.take(t.mails[:0])
+	for _, m := range t.mails {
+		switch m.kind {
+		case mailTrigger:
+			if err := t.snapshot(ctx, m.barrier); err != nil {
+				return err
+			}
+		case mailNotifyComplete:
+			if err := t.notifyComplete(ctx, m.id); err != nil {
+				return err
+			}
+		case mailNotifyAborted:
+			if err := t.notifyAborted(ctx, m.id); err != nil {
+				return err
+			}
+		case mailAsyncFailed:
+			return m.err
+		}
+	}
+	return nil
+}
+
+func (t *Task) notifyComplete(ctx context.Context, id checkpoint.ID) error {
+	if id <= t.completedUpTo {
+		return nil
+	}
+	t.completedUpTo = id
+	for i, op := range t.ops {
+		if err := op.NotifyCheckpointComplete(ctx, id); err != nil {
+			return fmt.Errorf("operator %q: notify checkpoint %d complete: %w", t.ocs[i].Name, id, err)
+		}
+	}
+	if t.finalID != 0 && id >= t.finalID {
+		t.finished = true
+	}
+	return nil
+}
+
+func (t *Task) notifyAborted(ctx context.Context, id checkpoint.ID) error {
+	if t.handler != nil {
+		if err := t.perform(ctx, t.handler.Step(barrier.AbortRequested{ID: id})); err != nil {
+			return err
+		}
+	}
+	for i, op := range t.ops {
+		if err := op.NotifyCheckpointAborted(id); err != nil {
+			return fmt.Errorf("operator %q: notify checkpoint %d aborted: %w", t.ocs[i].Name, id, err)
+		}
+	}
+	return nil
+}
+
+// snapshot takes the task's part of checkpoint b: the synchronous part of
+// every operator in chain order, then the barrier goes downstream, then the
+// asynchronous parts run on their own goroutine and acknowledge.
+func (t *Task) snapshot(ctx context.Context, b checkpoint.Barrier) error {
+	if err := t.faults.Hit(faults.SnapshotSync); err != nil {
+		return fmt.Errorf("checkpoint %d synchronous snapshot: %w", b.ID, err)
+	}
+	start := t.now()
+	asyncs := make([]AsyncSnapshot, len(t.ops))
+	for i, op := range t.ops {
+		a, err := op.SnapshotState(b.ID, b.Timestamp)
+		if err != nil {
+			return fmt.Errorf("checkpoint %d: snapshot operator %q: %w", b.ID, t.ocs[i].Name, err)
+		}
+		asyncs[i] = a
+	}
+	for _, w := range t.writers {
+		if err := w.Broadcast(ctx, network.Buffer{Kind: network.Barrier, Barrier: b}); err != nil {
+			return fmt.Errorf("checkpoint %d: forward barrier: %w", b.ID, err)
+		}
+	}
+	if b.Kind == checkpoint.Final {
+		t.finalID = b.ID
+	}
+	t.metrics.syncSnapshot(t.now().Sub(start))
+	sw := t.store.ForCheckpoint(b.ID)
+	t.asyncWG.Add(1)
+	go func() {
+		defer t.asyncWG.Done()
+		st, err := t.runAsync(ctx, b.ID, asyncs, sw)
+		if err != nil {
+			if ctx.Err() != nil {
+				return // cancelled: the job is failing over anyway
+			}
+			t.mail.put(mail{kind: mailAsyncFailed, err: fmt.Errorf("checkpoint %d asynchronous snapshot: %w", b.ID, err)})
+			return
+		}
+		t.gw.Acknowledge(t.ID, b.ID, st)
+	}()
+	return nil
+}
+
+func (t *Task) runAsync(ctx context.Context, id checkpoint.ID, asyncs []AsyncSnapshot, sw StateWriter) (st checkpoint.TaskState, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("%w: %v\n%s", ErrUserPanic, r, debug.Stack())
+		}
+	}()
+	st.Task = t.ID
+	for i, a := range asyncs {
+		if a == nil {
+			continue
+		}
+		os, err := a(ctx, sw)
+		if err != nil {
+			return st, fmt.Errorf("operator %q: %w", t.ocs[i].Name, err)
+		}
+		if os.UID == "" {
+			os.UID = t.ocs[i].UID
+		}
+		st.Operators = append(st.Operators, os)
+	}
+	if err := t.faults.Hit(faults.SnapshotAsync); err != nil {
+		return st, err
+	}
+	return st, nil
+}
+
+// endInput finishes the chain after all input is consumed: every operator
+// flushes in chain order, then EndOfData goes downstream and to the
+// JobManager.
+func (t *Task) endInput(ctx context.Context) error {
+	for i, op := range t.ops {
+		if err := op.EndInput(ctx); err != nil {
+			return fmt.Errorf("operator %q: end of input: %w", t.ocs[i].Name, err)
+		}
+	}
+	for _, w := range t.writers {
+		if err := w.Broadcast(ctx, network.Buffer{Kind: network.EndOfData}); err != nil {
+			return fmt.Errorf("send end of data: %w", err)
+		}
+	}
+	t.endOfData = true
+	t.gw.EndOfData(t.ID)
+	return nil
+}
+
+// waitIdle blocks until a control message, input, a timer or cancellation.
+func (t *Task) waitIdle(ctx context.Context, gateReady <-chan struct{}) error {
+	var timerC <-chan time.Time
+	if at, ok := t.nextTimer(); ok {
+		d := time.Until(time.UnixMilli(at))
+		if d <= 0 {
+			return nil
+		}
+		tm := time.NewTimer(d)
+		defer tm.Stop()
+		timerC = tm.C
+	}
+	select {
+	case <-t.mail.ready:
+	case <-gateReady:
+	case <-timerC:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	return nil
+}
+
+func (t *Task) nextTimer() (int64, bool) {
+	var best int64
+	found := false
+	for _, op := range t.ops {
+		if to, ok := op.(TimerOperator); ok {
+			if at, ok := to.NextTimer(); ok && (!found || at < best) {
+				best, found = at, true
+			}
+		}
+	}
+	return best, found
+}
+
+// fireTimers fires due processing-time timers of every operator.
+func (t *Task) fireTimers(ctx context.Context) error {
+	at, ok := t.nextTimer()
+	if !ok {
+		return nil
+	}
+	now := t.now().UnixMilli()
+	if at > now {
+		return nil
+	}
+	for i, op := range t.ops {
+		if to, ok := op.(TimerOperator); ok {
+			if err := to.FireTimers(ctx, now); err != nil {
+				return fmt.Errorf("operator %q: timer: %w", t.ocs[i].Name, err)
+			}
+		}
+	}
+	return nil
+}

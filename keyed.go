@@ -1,0 +1,265 @@
+package weir
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/weirstream/weir/internal/checkpoint"
+	"github.com/weirstream/weir/internal/codec"
+	"github.com/weirstream/weir/internal/keygroup"
+	"github.com/weirstream/weir/internal/runtime"
+	"github.com/weirstream/weir/internal/state"
+)
+
+// Keyed is a stream partitioned by key: all records with the same key go
+// to the same subtask, in order, and keyed state is scoped to the key.
+type Keyed[K comparable, T any] struct {
+	s    Stream[T]
+	key  func(T) K
+	hash func(K) uint32
+}
+
+// KeyBy partitions s by key. Keys are hashed stably (the same key maps to
+// the same key group in every process); K must be a string, an integer,
+// a float or a bool kind, or implement keygroup.Hashable.
+func KeyBy[T any, K comparable](s Stream[T], key func(T) K) Keyed[K, T] {
+	h, err := keygroup.Hasher[K]()
+	if err != nil {
+		s.env.fail(fmt.Errorf("KeyBy after %q: %w", s.node.Name, err))
+		h = func(K) uint32 { return 0 }
+	}
+	return Keyed[K, T]{s: s, key: key, hash: h}
+}
+
+// ValueState, ListState, MapState and ReducingState are keyed state
+// handles, scoped to the key of the record being processed.
+type (
+	ValueState[V any]             = state.ValueState[V]
+	ListState[V any]              = state.ListState[V]
+	MapState[K comparable, V any] = state.MapState[K, V]
+	ReducingState[V any]          = state.ReducingState[V]
+)
+
+// KeyedProcessFunction processes a keyed stream record by record with keyed
+// state and processing-time timers, as Flink's KeyedProcessFunction.
+type KeyedProcessFunction[K comparable, T, U any] interface {
+	// Open registers state (GetValueState, …) and runs once per subtask
+	// and attempt, after the state was restored.
+	Open(ctx *KeyedContext[K]) error
+	ProcessElement(v T, ctx *KeyedContext[K], out *Collector[U]) error
+	// OnTimer runs when a processing-time timer of ctx.CurrentKey() fires.
+	OnTimer(timestamp int64, ctx *KeyedContext[K], out *Collector[U]) error
+}
+
+// KeyedContext gives a KeyedProcessFunction its current key, timers and
+// state registration.
+type KeyedContext[K comparable] struct {
+	Context
+	backend *state.KeyedBackend[K]
+	timers  *state.Timers[K]
+}
+
+// CurrentKey is the key of the record (or timer) being processed.
+func (c *KeyedContext[K]) CurrentKey() K { return c.backend.CurrentKey() }
+
+// CurrentProcessingTime is the wall clock in unix milliseconds.
+func (c *KeyedContext[K]) CurrentProcessingTime() int64 { return c.oc.Now().UnixMilli() }
+
+// RegisterProcessingTimeTimer sets a timer for the current key at ts (unix
+// milliseconds). Timers are checkpointed with the keyed state.
+func (c *KeyedContext[K]) RegisterProcessingTimeTimer(ts int64) { c.timers.Register(ts) }
+
+// DeleteProcessingTimeTimer removes the current key's timer at ts.
+func (c *KeyedContext[K]) DeleteProcessingTimeTimer(ts int64) { c.timers.Delete(ts) }
+
+// GetValueState registers (or returns) the value state name.
+func GetValueState[V any, K comparable](ctx *KeyedContext[K], name string) (ValueState[V], error) {
+	c, err := codec.For[V]()
+	if err != nil {
+		return nil, fmt.Errorf("value state %q: %w", name, err)
+	}
+	return state.RegisterValue(ctx.backend, name, c)
+}
+
+// GetListState registers (or returns) the list state name.
+func GetListState[V any, K comparable](ctx *KeyedContext[K], name string) (ListState[V], error) {
+	c, err := codec.For[V]()
+	if err != nil {
+		return nil, fmt.Errorf("list state %q: %w", name, err)
+	}
+	return state.RegisterList(ctx.backend, name, c)
+}
+
+// GetMapState registers (or returns) the map state name.
+func GetMapState[UK comparable, UV any, K comparable](ctx *KeyedContext[K], name string) (MapState[UK, UV], error) {
+	kc, err := codec.For[UK]()
+	if err != nil {
+		return nil, fmt.Errorf("map state %q keys: %w", name, err)
+	}
+	vc, err := codec.For[UV]()
+	if err != nil {
+		return nil, fmt.Errorf("map state %q values: %w", name, err)
+	}
+	return state.RegisterMap(ctx.backend, name, kc, vc)
+}
+
+// GetReducingState registers (or returns) the reducing state name.
+func GetReducingState[V any, K comparable](ctx *KeyedContext[K], name string, reduce func(a, b V) V) (ReducingState[V], error) {
+	c, err := codec.For[V]()
+	if err != nil {
+		return nil, fmt.Errorf("reducing state %q: %w", name, err)
+	}
+	return state.RegisterReducing(ctx.backend, name, reduce, c)
+}
+
+// Process applies a KeyedProcessFunction to a keyed stream. newFn is called
+// once per subtask (and attempt): each parallel instance has its own.
+func Process[K comparable, T, U any](k Keyed[K, T], newFn func() KeyedProcessFunction[K, T, U]) Stream[U] {
+	edges := []runtime.Edge{{From: k.s.node.ID, Partition: runtime.Hash, KeyHash: k.recordHash()}}
+	n := newNode[U](k.s.env, "KeyedProcess", edges, func(int) runtime.Operator {
+		return &processOp[K, T, U]{key: k.key, hash: k.hash, fn: newFn()}
+	})
+	inputFactory[T](n)
+	return Stream[U]{env: k.s.env, node: n}
+}
+
+func (k Keyed[K, T]) recordHash() func(T) uint32 {
+	key, hash := k.key, k.hash
+	return func(v T) uint32 { return hash(key(v)) }
+}
+
+// Reduce folds the records of each key with f and emits the running result
+// for every record, as Flink's keyed reduce.
+func Reduce[K comparable, T any](k Keyed[K, T], f func(acc, v T) T) Stream[T] {
+	s := Process(k, func() KeyedProcessFunction[K, T, T] { return &reduceFunc[K, T]{f: f} })
+	s.node.Name = "Reduce"
+	return s
+}
+
+type reduceFunc[K comparable, T any] struct {
+	f   func(acc, v T) T
+	acc ValueState[T]
+}
+
+func (r *reduceFunc[K, T]) Open(ctx *KeyedContext[K]) (err error) {
+	r.acc, err = GetValueState[T](ctx, "reduce")
+	return err
+}
+
+func (r *reduceFunc[K, T]) ProcessElement(v T, _ *KeyedContext[K], out *Collector[T]) error {
+	if acc, ok := r.acc.Value(); ok {
+		v = r.f(acc, v)
+	}
+	r.acc.Update(v)
+	out.Collect(v)
+	return nil
+}
+
+func (r *reduceFunc[K, T]) OnTimer(int64, *KeyedContext[K], *Collector[T]) error { return nil }
+
+type processOp[K comparable, T, U any] struct {
+	baseOp
+	emitter[U]
+	key     func(T) K
+	hash    func(K) uint32
+	fn      KeyedProcessFunction[K, T, U]
+	kctx    KeyedContext[K]
+	col     Collector[U]
+	backend *state.KeyedBackend[K]
+	maxP    int
+	kgs     keygroup.Range
+}
+
+func (o *processOp[K, T, U]) Open(_ context.Context, oc *runtime.OperatorContext) error {
+	o.oc = oc
+	kc, err := codec.For[K]()
+	if err != nil {
+		return fmt.Errorf("key type: %w", err)
+	}
+	o.maxP, o.kgs = oc.MaxParallelism, oc.KeyGroups
+	o.backend = state.NewKeyedBackend(kc, oc.KeyGroups, oc.MaxParallelism)
+	if oc.Restored != nil {
+		if err := o.backend.Restore(oc.Restored.Keyed); err != nil {
+			return fmt.Errorf("restore keyed state from checkpoint %d: %w", oc.Restored.Checkpoint, err)
+		}
+	}
+	o.kctx = KeyedContext[K]{Context: *newContext(oc), backend: o.backend, timers: o.backend.Timers()}
+	if err := o.fn.Open(&o.kctx); err != nil {
+		return err
+	}
+	if names := o.backend.UnrestoredStates(); len(names) > 0 {
+		return fmt.Errorf("checkpoint %d holds keyed state %q that the function did not register in Open: register it, or change the operator's uid to start without it", oc.Restored.Checkpoint, names)
+	}
+	return nil
+}
+
+func (o *processOp[K, T, U]) Push(ctx context.Context, batch []T) error {
+	o.col.reset()
+	for _, v := range batch {
+		k := o.key(v)
+		kg := keygroup.Of(o.hash(k), o.maxP)
+		if !o.kgs.Contains(kg) {
+			return fmt.Errorf("key %v (key group %d) reached subtask %d which owns key groups %v: the key function must be deterministic", k, kg, o.oc.Subtask, o.kgs)
+		}
+		o.backend.SetCurrentKey(k, kg)
+		if err := o.fn.ProcessElement(v, &o.kctx, &o.col); err != nil {
+			return err
+		}
+	}
+	return o.emit(ctx, o.col.buf)
+}
+
+func (o *processOp[K, T, U]) NextTimer() (int64, bool) { return o.kctx.timers.Next() }
+
+func (o *processOp[K, T, U]) FireTimers(ctx context.Context, now int64) error {
+	o.col.reset()
+	var ferr error
+	o.kctx.timers.PopDue(now, func(k K, kg int, ts int64) {
+		if ferr != nil {
+			return
+		}
+		o.backend.SetCurrentKey(k, kg)
+		ferr = o.fn.OnTimer(ts, &o.kctx, &o.col)
+	})
+	if ferr != nil {
+		return ferr
+	}
+	return o.emit(ctx, o.col.buf)
+}
+
+func (o *processOp[K, T, U]) SnapshotState(id checkpoint.ID, _ time.Time) (runtime.AsyncSnapshot, error) {
+	snap := o.backend.Snapshot()
+	ops, err := o.kctx.ops.Snapshot()
+	if err != nil {
+		snap.Release()
+		return nil, err
+	}
+	name := fmt.Sprintf("%s-%d.keyed", fileSafe(o.oc.UID), o.oc.Subtask)
+	uid := o.oc.UID
+	return func(ctx context.Context, w runtime.StateWriter) (checkpoint.OperatorSubtaskState, error) {
+		defer snap.Release()
+		var offsets []checkpoint.KeyGroupOffset
+		f, err := w.WriteFile(ctx, name, func(wr io.Writer) error {
+			var err error
+			offsets, err = snap.WriteBlocks(wr)
+			return err
+		})
+		if err != nil {
+			return checkpoint.OperatorSubtaskState{}, err
+		}
+		return checkpoint.OperatorSubtaskState{UID: uid, Keyed: &checkpoint.KeyedStateHandle{File: f, KeyGroups: offsets}, Operator: ops}, nil
+	}, nil
+}
+
+// fileSafe maps a uid to a file name component.
+func fileSafe(s string) string {
+	b := []byte(s)
+	for i, c := range b {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_' || c == '.') {
+			b[i] = '_'
+		}
+	}
+	return string(b)
+}

@@ -1,0 +1,87 @@
+package weir
+
+import (
+	"context"
+	"fmt"
+	"reflect"
+
+	"github.com/weirstream/weir/internal/network"
+	"github.com/weirstream/weir/internal/runtime"
+)
+
+// outputFactories fills the factories the runtime needs for a node whose
+// output records have type Out. They run at deployment only; the type
+// assertions here happen once per link, never per record.
+func outputFactories[Out any](n *runtime.Node) {
+	n.Combine = func(outs []any) (any, error) {
+		typed := make([]runtime.Output[Out], len(outs))
+		for i, o := range outs {
+			t, ok := o.(runtime.Output[Out])
+			if !ok {
+				return nil, fmt.Errorf("consumer %T does not take %s records", o, reflect.TypeFor[Out]())
+			}
+			typed[i] = t
+		}
+		if len(typed) == 1 {
+			return typed[0], nil
+		}
+		return fanout[Out](typed), nil
+	}
+	n.NewPool = func(batchSize int) any { return network.NewPool[Out](batchSize) }
+	n.NewWriter = func(chs []*network.Channel, e runtime.Edge, pool any, self, maxParallelism int) (runtime.Writer, error) {
+		var p network.Partitioner[Out]
+		switch e.Partition {
+		case runtime.Forward:
+			p = network.Forward[Out]()
+		case runtime.Rebalance:
+			p = network.Rebalance[Out]()
+		case runtime.Broadcast:
+			p = network.Broadcast[Out]()
+		case runtime.Hash:
+			h, ok := e.KeyHash.(func(Out) uint32)
+			if !ok {
+				return nil, fmt.Errorf("hash edge key function %T does not take %s records", e.KeyHash, reflect.TypeFor[Out]())
+			}
+			p = network.Hash(h, maxParallelism)
+		default:
+			return nil, fmt.Errorf("unknown partitioning %v", e.Partition)
+		}
+		return writerOutput[Out]{network.NewWriter(chs, p, pool.(*network.Pool[Out]), self)}, nil
+	}
+}
+
+// inputFactory fills the adapter from gate buffers to a node taking In.
+func inputFactory[In any](n *runtime.Node) {
+	n.InputOf = func(op runtime.Operator) (runtime.InputFunc, error) {
+		o, ok := op.(runtime.Output[In])
+		if !ok {
+			return nil, fmt.Errorf("operator %T does not take %s records", op, reflect.TypeFor[In]())
+		}
+		return func(ctx context.Context, data any) (int, error) {
+			b := data.(*network.Batch[In])
+			n := len(b.Records)
+			err := o.Push(ctx, b.Records)
+			b.Recycle()
+			return n, err
+		}, nil
+	}
+}
+
+// writerOutput makes a network writer an Output of the chain.
+type writerOutput[T any] struct{ *network.Writer[T] }
+
+func (w writerOutput[T]) Push(ctx context.Context, batch []T) error {
+	return w.EmitBatch(ctx, batch)
+}
+
+// fanout pushes each batch to several consumers.
+type fanout[T any] []runtime.Output[T]
+
+func (f fanout[T]) Push(ctx context.Context, batch []T) error {
+	for _, o := range f {
+		if err := o.Push(ctx, batch); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,102 @@
+package weir
+
+import (
+	"context"
+	"fmt"
+	"reflect"
+	"time"
+
+	"github.com/weirstream/weir/internal/checkpoint"
+	"github.com/weirstream/weir/internal/runtime"
+)
+
+// baseOp gives operators the no-op parts of runtime.Operator.
+type baseOp struct {
+	oc *runtime.OperatorContext
+}
+
+func (b *baseOp) Open(_ context.Context, oc *runtime.OperatorContext) error {
+	b.oc = oc
+	return nil
+}
+
+func (*baseOp) SnapshotState(checkpoint.ID, time.Time) (runtime.AsyncSnapshot, error) {
+	return nil, nil
+}
+func (*baseOp) NotifyCheckpointComplete(context.Context, checkpoint.ID) error { return nil }
+func (*baseOp) NotifyCheckpointAborted(checkpoint.ID) error                   { return nil }
+func (*baseOp) EndInput(context.Context) error                                { return nil }
+func (*baseOp) Close() error                                                  { return nil }
+
+// emitter holds an operator's typed output. Push implementations must not
+// keep the batch they are given after returning: producers reuse it.
+type emitter[U any] struct {
+	out runtime.Output[U]
+}
+
+func (e *emitter[U]) SetOutput(out any) error {
+	o, ok := out.(runtime.Output[U])
+	if !ok {
+		return fmt.Errorf("output %T does not take %s records", out, reflect.TypeFor[U]())
+	}
+	e.out = o
+	return nil
+}
+
+func (e *emitter[U]) emit(ctx context.Context, batch []U) error {
+	if len(batch) == 0 || e.out == nil {
+		return nil
+	}
+	return e.out.Push(ctx, batch)
+}
+
+type mapOp[T, U any] struct {
+	baseOp
+	emitter[U]
+	f   func(T) U
+	buf []U
+}
+
+func (o *mapOp[T, U]) Push(ctx context.Context, batch []T) error {
+	buf := o.buf[:0]
+	for _, v := range batch {
+		buf = append(buf, o.f(v))
+	}
+	o.buf = buf
+	return o.emit(ctx, buf)
+}
+
+type flatMapOp[T, U any] struct {
+	baseOp
+	emitter[U]
+	f   func(T, *Collector[U]) error
+	col Collector[U]
+}
+
+func (o *flatMapOp[T, U]) Push(ctx context.Context, batch []T) error {
+	o.col.reset()
+	for _, v := range batch {
+		if err := o.f(v, &o.col); err != nil {
+			return err
+		}
+	}
+	return o.emit(ctx, o.col.buf)
+}
+
+type filterOp[T any] struct {
+	baseOp
+	emitter[T]
+	keep func(T) bool
+	buf  []T
+}
+
+func (o *filterOp[T]) Push(ctx context.Context, batch []T) error {
+	buf := o.buf[:0]
+	for _, v := range batch {
+		if o.keep(v) {
+			buf = append(buf, v)
+		}
+	}
+	o.buf = buf
+	return o.emit(ctx, buf)
+}

@@ -1,0 +1,230 @@
+package weir
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/weirstream/weir/internal/checkpoint"
+	"github.com/weirstream/weir/internal/codec"
+	"github.com/weirstream/weir/internal/faults"
+	"github.com/weirstream/weir/internal/runtime"
+	"github.com/weirstream/weir/internal/twophase"
+)
+
+// Sink writes records out with at-least-once delivery: after a restore,
+// records since the last checkpoint are written again.
+type Sink[T any] interface {
+	Open(ctx *Context) error
+	// Write takes one batch; the slice is reused after Write returns.
+	Write(batch []T) error
+	// Flush makes everything written durable; it runs at every checkpoint.
+	Flush() error
+	Close() error
+}
+
+// SinkTo adds an at-least-once sink; newSink is called once per subtask.
+func SinkTo[T any](s Stream[T], newSink func() Sink[T]) Stream[T] {
+	n := newNode[T](s.env, "Sink", forward(s.node), func(int) runtime.Operator { return &sinkOp[T]{sink: newSink()} })
+	inputFactory[T](n)
+	return Stream[T]{env: s.env, node: n}
+}
+
+type sinkOp[T any] struct {
+	baseOp
+	sink Sink[T]
+	ctx  *Context
+}
+
+func (o *sinkOp[T]) Open(_ context.Context, oc *runtime.OperatorContext) error {
+	o.oc = oc
+	o.ctx = newContext(oc)
+	return o.sink.Open(o.ctx)
+}
+
+func (o *sinkOp[T]) Push(_ context.Context, batch []T) error { return o.sink.Write(batch) }
+
+func (o *sinkOp[T]) SnapshotState(checkpoint.ID, time.Time) (runtime.AsyncSnapshot, error) {
+	if err := o.sink.Flush(); err != nil {
+		return nil, fmt.Errorf("sink flush: %w", err)
+	}
+	return operatorStateSnapshot(o.ctx)
+}
+
+func (o *sinkOp[T]) Close() error {
+	if o.ctx == nil {
+		return nil
+	}
+	return o.sink.Close()
+}
+
+// TwoPhaseCommitSink is a transactional sink driven by the checkpoints, as
+// Flink's TwoPhaseCommitSinkFunction: records go into the open transaction;
+// at a checkpoint barrier it is pre-committed and its handle goes into the
+// checkpoint; once the checkpoint completes it is committed. A restore
+// commits the transactions its checkpoint holds and aborts the newer one.
+// TXN is a small serializable handle (see internal/codec for the types it
+// can be; a struct of strings and integers is fine).
+type TwoPhaseCommitSink[T, TXN any] interface {
+	// Open prepares the sink instance. restored lists every transaction the
+	// restored checkpoint knows (to be committed or aborted right after);
+	// anything else this instance left behind is garbage to clean up.
+	Open(ctx *Context, restored []TXN) error
+	Begin() (TXN, error)
+	// Write adds a batch to the transaction; the slice is reused after.
+	Write(txn TXN, batch []T) error
+	// PreCommit makes the transaction durable and ready to commit.
+	PreCommit(txn TXN) error
+	// Commit makes the transaction visible. It must be idempotent:
+	// committing an already committed transaction succeeds.
+	Commit(txn TXN) error
+	// Abort discards the transaction; idempotent.
+	Abort(txn TXN) error
+	Close() error
+}
+
+// SinkToTransactional adds an exactly-once two-phase-commit sink; newSink
+// is called once per subtask.
+func SinkToTransactional[T, TXN any](s Stream[T], newSink func() TwoPhaseCommitSink[T, TXN]) Stream[T] {
+	n := newNode[T](s.env, "TwoPhaseCommitSink", forward(s.node), func(int) runtime.Operator {
+		return &twoPhaseOp[T, TXN]{sink: newSink()}
+	})
+	inputFactory[T](n)
+	return Stream[T]{env: s.env, node: n}
+}
+
+const twoPhaseStateName = "two-phase-commit"
+
+type twoPhaseOp[T, TXN any] struct {
+	baseOp
+	sink    TwoPhaseCommitSink[T, TXN]
+	ctx     *Context
+	tracker *twophase.Tracker[TXN]
+	codec   txnCodec[TXN]
+	opened  bool
+}
+
+type txnCodec[TXN any] struct{ c codec.Codec[TXN] }
+
+func (t txnCodec[TXN]) Encode(txn TXN) ([]byte, error) { return t.c.Append(nil, txn), nil }
+
+func (t txnCodec[TXN]) Decode(b []byte) (TXN, error) {
+	v, n, err := t.c.Decode(b)
+	if err == nil && n != len(b) {
+		err = fmt.Errorf("%d trailing bytes after transaction handle: %w", len(b)-n, codec.ErrCorrupt)
+	}
+	return v, err
+}
+
+func (o *twoPhaseOp[T, TXN]) Open(_ context.Context, oc *runtime.OperatorContext) error {
+	o.oc = oc
+	c, err := codec.For[TXN]()
+	if err != nil {
+		return fmt.Errorf("transaction handle: %w", err)
+	}
+	o.codec = txnCodec[TXN]{c}
+	o.ctx = newContext(oc)
+	o.tracker = twophase.NewTracker[TXN]()
+	var commit, abort []TXN
+	if oc.Restored != nil {
+		for _, b := range oc.Restored.Operator[twoPhaseStateName] {
+			st, err := twophase.DecodeState(b, o.codec)
+			if err != nil {
+				return fmt.Errorf("restore transactions from checkpoint %d: %w", oc.Restored.Checkpoint, err)
+			}
+			c, a := o.tracker.Restore(st)
+			commit = append(commit, c...)
+			abort = append(abort, a...)
+		}
+	}
+	if err := o.sink.Open(o.ctx, append(append([]TXN(nil), commit...), abort...)); err != nil {
+		return err
+	}
+	o.opened = true
+	// The restored checkpoint completed, so its pre-committed transactions
+	// are committed now even if the notification was lost; the open
+	// transaction it recorded holds records after the barrier: replayed.
+	for _, txn := range commit {
+		if err := o.sink.Commit(txn); err != nil {
+			return fmt.Errorf("commit restored transaction %v: %w", txn, err)
+		}
+	}
+	for _, txn := range abort {
+		if err := o.sink.Abort(txn); err != nil {
+			return fmt.Errorf("abort restored transaction %v: %w", txn, err)
+		}
+	}
+	return o.begin()
+}
+
+func (o *twoPhaseOp[T, TXN]) begin() error {
+	txn, err := o.sink.Begin()
+	if err != nil {
+		return fmt.Errorf("begin transaction: %w", err)
+	}
+	o.tracker.Begin(txn)
+	return nil
+}
+
+func (o *twoPhaseOp[T, TXN]) Push(_ context.Context, batch []T) error {
+	txn, _ := o.tracker.Current()
+	return o.sink.Write(txn, batch)
+}
+
+func (o *twoPhaseOp[T, TXN]) SnapshotState(id checkpoint.ID, _ time.Time) (runtime.AsyncSnapshot, error) {
+	txn, err := o.tracker.PreCommit(id)
+	if err != nil {
+		return nil, err
+	}
+	if err := o.sink.PreCommit(txn); err != nil {
+		return nil, fmt.Errorf("pre-commit for checkpoint %d: %w", id, err)
+	}
+	if err := o.begin(); err != nil {
+		return nil, err
+	}
+	b, err := twophase.EncodeState(o.tracker.State(), o.codec)
+	if err != nil {
+		return nil, err
+	}
+	inj := o.oc.Faults
+	uid := o.oc.UID
+	return func(context.Context, runtime.StateWriter) (checkpoint.OperatorSubtaskState, error) {
+		// Pre-committed, checkpoint not yet complete: a crash here must
+		// abort the transaction on restore (and replay its records).
+		if err := inj.Hit(faults.AfterPreCommit); err != nil {
+			return checkpoint.OperatorSubtaskState{}, err
+		}
+		return checkpoint.OperatorSubtaskState{UID: uid, Operator: map[string][][]byte{twoPhaseStateName: {b}}}, nil
+	}, nil
+}
+
+func (o *twoPhaseOp[T, TXN]) NotifyCheckpointComplete(_ context.Context, id checkpoint.ID) error {
+	for _, p := range o.tracker.Complete(id) {
+		// A crash here leaves the transaction pre-committed in a completed
+		// checkpoint: the restore commits it (roll forward).
+		if err := o.oc.Faults.Hit(faults.Commit); err != nil {
+			return err
+		}
+		if err := o.sink.Commit(p.Txn); err != nil {
+			return fmt.Errorf("commit transaction of checkpoint %d: %w", p.ID, err)
+		}
+	}
+	return nil
+}
+
+// Close aborts the open transaction, whose records no checkpoint covers.
+// Pre-committed ones stay: a completed checkpoint may hold them, and the
+// next restore decides.
+func (o *twoPhaseOp[T, TXN]) Close() error {
+	if !o.opened {
+		return nil
+	}
+	var err error
+	if txn, ok := o.tracker.Current(); ok {
+		err = o.sink.Abort(txn)
+	}
+	if cerr := o.sink.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
