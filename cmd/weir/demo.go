@@ -73,7 +73,7 @@ random fault points to show the same.`,
 			p := startProgress(env.Status(), jf.quiet)
 			err = env.Execute(ctx, "demo")
 			p.finish()
-			fmt.Fprintln(os.Stderr, p.summary())
+			fmt.Fprint(os.Stderr, p.summary()+"\n"+jf.faultSummary())
 			if err != nil {
 				return err
 			}

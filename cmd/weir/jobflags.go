@@ -26,6 +26,25 @@ type jobFlags struct {
 	faultSeed        int64
 	verbose          bool
 	quiet            bool
+	inj              *faults.Injector
+}
+
+// faultSummary reports the injected failures, if any were planned.
+func (f *jobFlags) faultSummary() string {
+	if f.inj == nil {
+		return ""
+	}
+	s := fmt.Sprintf("injected failures: %d of %d fired", f.inj.Fired(), f.injectFailures)
+	counts := map[faults.Point]int{}
+	for _, x := range f.inj.Log() {
+		counts[x.Point]++
+	}
+	for _, p := range faults.AllPoints() {
+		if counts[p] > 0 {
+			s += fmt.Sprintf(", %s %d", p, counts[p])
+		}
+	}
+	return s + "\n"
 }
 
 func (f *jobFlags) register(c *cobra.Command, defaultInterval string) {
@@ -135,7 +154,8 @@ func (f *jobFlags) apply(env *weir.Env, span int64) {
 		if span < 2 {
 			span = 10_000_000
 		}
-		env.SetFaultInjector(faults.New(faults.Plan{Failures: f.injectFailures, Seed: seed, Span: span}))
+		f.inj = faults.New(faults.Plan{Failures: f.injectFailures, Seed: seed, Span: span, OnePerAttempt: true})
+		env.SetFaultInjector(f.inj)
 		fmt.Fprintf(os.Stderr, "injecting %d failures (--fault-seed %d)\n", f.injectFailures, seed)
 	}
 	if f.from != "" {

@@ -63,7 +63,7 @@ Lines that are not valid UTF-8 are counted, logged and written to
 			p := startProgress(env.Status(), jf.quiet)
 			err = env.Execute(ctx, "wordcount")
 			p.finish()
-			fmt.Fprintln(os.Stderr, p.summary())
+			fmt.Fprint(os.Stderr, p.summary()+"\n"+jf.faultSummary())
 			if err != nil {
 				return err
 			}

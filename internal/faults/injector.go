@@ -44,6 +44,11 @@ type Injector struct {
 	// mask has the bit of every point with an armed, unfired failure.
 	mask atomic.Uint32
 
+	// held is set after a failure fired when the plan is OnePerAttempt,
+	// until Release.
+	held atomic.Bool
+	once bool
+
 	mu       sync.Mutex
 	schedule []planned
 	nextArm  int              // index into schedule of the next failure to arm
@@ -57,7 +62,7 @@ func New(plan Plan) *Injector {
 	if err := plan.Validate(); err != nil {
 		panic(err)
 	}
-	i := &Injector{schedule: plan.schedule()}
+	i := &Injector{schedule: plan.schedule(), once: plan.OnePerAttempt}
 	i.nextThreshold.Store(i.thresholdAt(0))
 	return i
 }
@@ -107,10 +112,19 @@ func (i *Injector) Hit(p Point) error {
 		return nil
 	}
 	b := bit(p)
-	if i.mask.Load()&b == 0 { // also true for an unknown point, whose bit is 0
+	if i.mask.Load()&b == 0 || i.held.Load() { // also true for an unknown point, whose bit is 0
 		return nil
 	}
 	return i.fire(p, b)
+}
+
+// Release lets the next failure fire after one fired under a OnePerAttempt
+// plan. The runtime calls it when it starts an attempt.
+func (i *Injector) Release() {
+	if i == nil {
+		return
+	}
+	i.held.Store(false)
 }
 
 // fire takes the oldest armed failure of p, if another Hit has not taken it
@@ -120,8 +134,11 @@ func (i *Injector) fire(p Point, b uint32) error {
 	defer i.mu.Unlock()
 	idx := bits.TrailingZeros32(b)
 	q := i.armed[idx]
-	if len(q) == 0 {
+	if len(q) == 0 || i.held.Load() {
 		return nil
+	}
+	if i.once {
+		i.held.Store(true)
 	}
 	f := i.schedule[q[0]]
 	i.armed[idx] = q[1:]

@@ -212,3 +212,27 @@ func BenchmarkHitNothingArmed(b *testing.B) {
 		}
 	}
 }
+
+func TestOnePerAttemptHoldsUntilRelease(t *testing.T) {
+	inj := New(Plan{Failures: 3, Seed: 7, Span: 10, Points: []Point{Process}, OnePerAttempt: true})
+	inj.Progress(100) // arms all three
+	if inj.Hit(Process) == nil {
+		t.Fatal("first armed failure did not fire")
+	}
+	for k := 0; k < 5; k++ {
+		if err := inj.Hit(Process); err != nil {
+			t.Fatalf("fired %v while held", err)
+		}
+	}
+	inj.Release()
+	if inj.Hit(Process) == nil {
+		t.Fatal("second failure did not fire after Release")
+	}
+	if inj.Hit(Process) != nil {
+		t.Fatal("fired again without Release")
+	}
+	inj.Release()
+	if inj.Hit(Process) == nil || inj.Fired() != 3 || inj.Remaining() != 0 {
+		t.Fatalf("fired %d, remaining %d; want 3, 0", inj.Fired(), inj.Remaining())
+	}
+}

@@ -19,6 +19,11 @@ type Plan struct {
 	Span int64
 	// Points restricts where failures fire; empty means AllPoints.
 	Points []Point
+	// OnePerAttempt holds further failures after one fired until Release:
+	// a runtime that calls Release when it starts the next attempt makes
+	// each planned failure cause its own restart, instead of several
+	// firing in the same failing attempt.
+	OnePerAttempt bool
 }
 
 // Validate checks the plan; New panics on a plan that does not validate, so

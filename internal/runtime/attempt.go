@@ -79,6 +79,7 @@ type attempt struct {
 func (jm *jobManager) runAttempt(ctx context.Context, n int, rp *restorePoint) error {
 	actx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	jm.cfg.Faults.Release()
 	events := make(chan event, 256)
 	gw := &localGateway{events: events, done: actx.Done()}
 	dep, err := jm.deploy(actx, n, rp, gw)
