@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"runtime/pprof"
 	"sort"
 	"sync/atomic"
 	"time"
@@ -40,6 +41,7 @@ func newKeyedSumBench() *cobra.Command {
 		interval    string
 		runs        int
 		asJSON      bool
+		cpuProfile  string
 	)
 	c := &cobra.Command{
 		Use:   "keyed-sum",
@@ -58,6 +60,17 @@ engine throughput / baseline throughput.`,
 			d, err := config.ParseDuration(interval)
 			if err != nil {
 				return usagef("--checkpoint-interval %q: %v", interval, err)
+			}
+			if cpuProfile != "" {
+				f, err := os.Create(cpuProfile)
+				if err != nil {
+					return usagef("--cpuprofile: %v", err)
+				}
+				defer f.Close()
+				if err := pprof.StartCPUProfile(f); err != nil {
+					return err
+				}
+				defer pprof.StopCPUProfile()
 			}
 			var engine, base []time.Duration
 			var checkpoints int64
@@ -99,6 +112,7 @@ engine throughput / baseline throughput.`,
 	fs.StringVar(&interval, "checkpoint-interval", "0", "checkpoint interval; 0 = no checkpoints")
 	fs.IntVar(&runs, "runs", 3, "alternating engine/baseline runs; medians are reported")
 	fs.BoolVar(&asJSON, "json", false, "print one JSON object")
+	fs.StringVar(&cpuProfile, "cpuprofile", "", "write a CPU profile of all runs (engine and baseline) to this file")
 	return c
 }
 

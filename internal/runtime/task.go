@@ -275,7 +275,14 @@ func (t *Task) waitIdle(ctx context.Context, gateReady <-chan struct{}) error {
 	return nil
 }
 
+// nextTimer returns the earliest processing-time timer of the chain. Once
+// the input ended, timers no longer fire (as in Flink): their output would
+// come after EndOfData and after the final checkpoint's barrier, where no
+// checkpoint could cover it.
 func (t *Task) nextTimer() (int64, bool) {
+	if t.endOfData {
+		return 0, false
+	}
 	var best int64
 	found := false
 	for _, op := range t.ops {
