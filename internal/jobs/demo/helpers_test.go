@@ -24,6 +24,7 @@ type run struct {
 	stateDir    string // state.checkpoints.dir; reused to resume
 	out         string
 	rate        float64
+	interval    string // execution.checkpointing.interval
 	restart     map[string]string // restart-strategy.* keys; default fixed-delay 100 x 1ms
 	extra       map[string]string // further config keys
 	plan        *faults.Plan
@@ -32,7 +33,7 @@ type run struct {
 func newRun(t *testing.T, n, k int64, p int) *run {
 	t.Helper()
 	dir := t.TempDir()
-	return &run{n: n, k: k, parallelism: p, stateDir: filepath.Join(dir, "state"), out: filepath.Join(dir, "out")}
+	return &run{n: n, k: k, parallelism: p, interval: "10ms", stateDir: filepath.Join(dir, "state"), out: filepath.Join(dir, "out")}
 }
 
 // result is what one execution left behind.
@@ -57,7 +58,12 @@ func (r *run) config(t *testing.T) *weir.Config {
 	}
 	set(config.ParallelismDefault, fmt.Sprint(r.parallelism))
 	set(config.CheckpointsDir, r.stateDir)
-	set(config.CheckpointingInterval, "20ms")
+	set(config.CheckpointingInterval, r.interval)
+	// Small batches and few credits keep few records in flight, so that a
+	// barrier gets through quickly and checkpoints complete early in a run:
+	// most injected failures then restore from a checkpoint.
+	set(config.BatchSize, "256")
+	set(config.NetworkCreditsPerChannel, "2")
 	if r.restart == nil {
 		set(config.RestartStrategyType, config.RestartFixed)
 		set(config.FixedDelayAttempts, "100")
