@@ -29,8 +29,12 @@ type benchResult struct {
 	BaselineRecordsPerSec float64 `json:"baseline_records_per_sec"`
 	Ratio                 float64 `json:"ratio"`
 	CompletedCheckpoints  int64   `json:"completed_checkpoints"`
-	EngineSeconds         float64 `json:"engine_seconds"`
-	BaselineSeconds       float64 `json:"baseline_seconds"`
+	// With a checkpoint interval, the engine also runs without checkpoints
+	// in the same rounds; overhead = 1 - with/without.
+	NoCheckpointRecordsPerSec float64 `json:"no_checkpoint_records_per_sec,omitempty"`
+	CheckpointOverhead        float64 `json:"checkpoint_overhead,omitempty"`
+	EngineSeconds             float64 `json:"engine_seconds"`
+	BaselineSeconds           float64 `json:"baseline_seconds"`
 }
 
 func newKeyedSumBench() *cobra.Command {
@@ -51,7 +55,9 @@ engine (sources -> hash partition by account -> keyed aggregation with heap
 state -> a discarding sink) and, in the same process, a single-goroutine
 loop doing the same generation and aggregation in a Go map. Runs alternate
 engine and baseline; the median of each is reported, and the ratio is
-engine throughput / baseline throughput.`,
+engine throughput / baseline throughput. With --checkpoint-interval, each
+round also runs the engine without checkpoints, and the overhead of
+checkpointing is reported against that same-run figure.`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			if records < 1 || keys < 1 || parallelism < 1 || runs < 1 {
@@ -72,7 +78,7 @@ engine throughput / baseline throughput.`,
 				}
 				defer pprof.StopCPUProfile()
 			}
-			var engine, base []time.Duration
+			var engine, base, plain []time.Duration
 			var checkpoints int64
 			var sink int64
 			for r := 0; r < runs; r++ {
@@ -82,6 +88,13 @@ engine throughput / baseline throughput.`,
 				}
 				engine = append(engine, el)
 				checkpoints = cp
+				if d > 0 {
+					el, _, err := runEngineKeyedSum(records, keys, parallelism, 0)
+					if err != nil {
+						return err
+					}
+					plain = append(plain, el)
+				}
 				t0 := time.Now()
 				sink += baselineKeyedSum(records, keys)
 				base = append(base, time.Since(t0))
@@ -95,6 +108,10 @@ engine throughput / baseline throughput.`,
 			res.RecordsPerSec = float64(records) / res.EngineSeconds
 			res.BaselineRecordsPerSec = float64(records) / res.BaselineSeconds
 			res.Ratio = res.RecordsPerSec / res.BaselineRecordsPerSec
+			if len(plain) > 0 {
+				res.NoCheckpointRecordsPerSec = float64(records) / median(plain).Seconds()
+				res.CheckpointOverhead = 1 - res.RecordsPerSec/res.NoCheckpointRecordsPerSec
+			}
 			if asJSON {
 				return json.NewEncoder(os.Stdout).Encode(res)
 			}
@@ -102,6 +119,9 @@ engine throughput / baseline throughput.`,
 			fmt.Printf("  engine    %12.0f records/s  (median %.3fs, %d checkpoints in the last run)\n", res.RecordsPerSec, res.EngineSeconds, checkpoints)
 			fmt.Printf("  baseline  %12.0f records/s  (median %.3fs, one goroutine, Go map)\n", res.BaselineRecordsPerSec, res.BaselineSeconds)
 			fmt.Printf("  ratio     %.3f\n", res.Ratio)
+			if len(plain) > 0 {
+				fmt.Printf("  engine without checkpoints %12.0f records/s in the same rounds: checkpoint overhead %.1f%%\n", res.NoCheckpointRecordsPerSec, 100*res.CheckpointOverhead)
+			}
 			return nil
 		},
 	}

@@ -24,7 +24,7 @@ type run struct {
 	stateDir    string // state.checkpoints.dir; reused to resume
 	out         string
 	rate        float64
-	interval    string // execution.checkpointing.interval
+	interval    string            // execution.checkpointing.interval
 	restart     map[string]string // restart-strategy.* keys; default fixed-delay 100 x 1ms
 	extra       map[string]string // further config keys
 	plan        *faults.Plan
