@@ -13,6 +13,7 @@ import (
 	"github.com/weirstream/weir/internal/faults"
 	"github.com/weirstream/weir/internal/restart"
 	"github.com/weirstream/weir/internal/runtime"
+	"github.com/weirstream/weir/internal/vfs"
 )
 
 // Env is where a job is assembled and executed.
@@ -23,6 +24,7 @@ type Env struct {
 	faults           *faults.Injector
 	status           *runtime.JobStatus
 	from             string
+	fs               vfs.FS
 	allowNonRestored bool
 	err              error // first error met while building the graph
 }
@@ -44,6 +46,10 @@ func (e *Env) SetLogger(l *slog.Logger) { e.logger = l }
 // SetFaultInjector makes tasks fail at named fault points; for tests and
 // the demo's --inject-failures.
 func (e *Env) SetFaultInjector(i *faults.Injector) { e.faults = i }
+
+// SetCheckpointFS replaces the filesystem under checkpoint storage; tests
+// use it to inject disk-full errors and torn writes.
+func (e *Env) SetCheckpointFS(fs vfs.FS) { e.fs = fs }
 
 // RestoreFrom makes the job start from the given checkpoint (a chk-N
 // folder or its _metadata file) instead of the newest retained one.
@@ -112,6 +118,7 @@ func (e *Env) jobConfig(jobName string) (runtime.JobConfig, error) {
 		MaxParallelism:        c.Int(config.MaxParallelism),
 		Restart:               strategy,
 		Faults:                e.faults,
+		StorageFS:             e.fs,
 		Logger:                e.logger,
 		Status:                e.status,
 	}, nil

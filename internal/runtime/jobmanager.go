@@ -12,6 +12,7 @@ import (
 	"github.com/weirstream/weir/internal/checkpoint/storage"
 	"github.com/weirstream/weir/internal/faults"
 	"github.com/weirstream/weir/internal/restart"
+	"github.com/weirstream/weir/internal/vfs"
 )
 
 // JobConfig configures one job execution.
@@ -37,8 +38,11 @@ type JobConfig struct {
 	MaxParallelism    int
 	Restart           restart.Strategy
 	Faults            *faults.Injector
-	Logger            *slog.Logger
-	Status            *JobStatus
+	// StorageFS replaces the filesystem under checkpoint storage (tests
+	// inject disk-full and torn writes through it); nil is the OS.
+	StorageFS vfs.FS
+	Logger    *slog.Logger
+	Status    *JobStatus
 	// Now is the clock; time.Now when nil.
 	Now func() time.Time
 }
@@ -105,7 +109,11 @@ func Execute(ctx context.Context, g *Graph, cfg JobConfig) error {
 	if err != nil {
 		return err
 	}
-	store, err := storage.Open(cfg.CheckpointDir, cfg.JobName)
+	var sopts []storage.Option
+	if cfg.StorageFS != nil {
+		sopts = append(sopts, storage.WithFS(cfg.StorageFS))
+	}
+	store, err := storage.Open(cfg.CheckpointDir, cfg.JobName, sopts...)
 	if err != nil {
 		return err
 	}

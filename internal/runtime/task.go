@@ -196,11 +196,20 @@ func (t *Task) snapshot(ctx context.Context, b checkpoint.Barrier) error {
 	go func() {
 		defer t.asyncWG.Done()
 		st, err := t.runAsync(ctx, b.ID, asyncs, sw)
-		if err != nil {
-			if ctx.Err() != nil {
-				return // cancelled: the job is failing over anyway
-			}
+		switch {
+		case err == nil:
+		case ctx.Err() != nil:
+			return // cancelled: the job is failing over anyway
+		case errors.Is(err, faults.ErrInjected) || errors.Is(err, ErrUserPanic):
+			// A simulated crash, or a bug in user code: the task fails.
 			t.mail.put(mail{kind: mailAsyncFailed, err: fmt.Errorf("checkpoint %d asynchronous snapshot: %w", b.ID, err)})
+			return
+		default:
+			// Writing failed (disk full, storage unreachable): only this
+			// checkpoint fails, as in Flink; the coordinator's tolerable
+			// failure count decides whether the job fails over.
+			t.logger.Warn("declining checkpoint: asynchronous snapshot failed", "checkpoint", b.ID, "err", err)
+			t.gw.Decline(t.ID, b.ID, fmt.Sprintf("task %s#%d: asynchronous snapshot: %v", t.Name, t.ID.Subtask, err))
 			return
 		}
 		t.gw.Acknowledge(t.ID, b.ID, st)
