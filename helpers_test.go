@@ -1,0 +1,142 @@
+package weir_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"log/slog"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/weirstream/weir"
+	"github.com/weirstream/weir/connectors/file"
+	"github.com/weirstream/weir/internal/config"
+	"github.com/weirstream/weir/internal/faults"
+)
+
+// testConfig returns a configuration for in-process jobs: parallelism p,
+// checkpoints every interval ("0" disables them) into a temporary folder,
+// quick fixed-delay restarts, and the given extra keys.
+func testConfig(t *testing.T, p int, interval string, extra ...string) *weir.Config {
+	t.Helper()
+	cfg := weir.NewConfig()
+	kvs := []string{
+		config.ParallelismDefault, fmt.Sprint(p),
+		config.CheckpointsDir, filepath.Join(t.TempDir(), "state"),
+		config.CheckpointingInterval, interval,
+		config.RestartStrategyType, config.RestartFixed,
+		config.FixedDelayAttempts, "50",
+		config.FixedDelayDelay, "1ms",
+		config.BatchSize, "256",
+	}
+	kvs = append(kvs, extra...)
+	for i := 0; i < len(kvs); i += 2 {
+		if err := cfg.Set(kvs[i], kvs[i+1]); err != nil {
+			t.Fatalf("config %s=%s: %v", kvs[i], kvs[i+1], err)
+		}
+	}
+	return cfg
+}
+
+// newEnv returns an Env whose log goes to the returned buffer.
+func newEnv(cfg *weir.Config) (*weir.Env, *syncBuffer) {
+	env := weir.NewEnv(cfg)
+	log := &syncBuffer{}
+	env.SetLogger(slog.New(slog.NewTextHandler(log, &slog.HandlerOptions{Level: slog.LevelInfo})))
+	return env, log
+}
+
+// injector returns a one-failure-per-attempt plan's injector set on env.
+func injector(env *weir.Env, failures int, seed, span int64, points ...faults.Point) *faults.Injector {
+	inj := faults.New(faults.Plan{Failures: failures, Seed: seed, Span: span, Points: points, OnePerAttempt: true})
+	env.SetFaultInjector(inj)
+	return inj
+}
+
+// sinkLines adds an exactly-once file sink of strings into a new folder
+// and returns the folder.
+func sinkLines(t *testing.T, s weir.Stream[string]) string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "out")
+	weir.SinkToTransactional(s, file.ExactlyOnce(dir, func(v string, dst []byte) []byte { return append(dst, v...) })).UID("out")
+	return dir
+}
+
+// committed reads the sink folder's committed lines.
+func committed(t *testing.T, dir string) []string {
+	t.Helper()
+	lines, err := file.ReadCommitted(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return lines
+}
+
+// execute runs env's job and fails the test, with the log, if it fails.
+func execute(t *testing.T, env *weir.Env, log *syncBuffer) {
+	t.Helper()
+	if err := env.Execute(context.Background(), "test"); err != nil {
+		t.Fatalf("Execute: %v\nlog:\n%s", err, log)
+	}
+}
+
+// sameMultiset fails the test unless got and want hold the same lines the
+// same number of times, naming the first differences.
+func sameMultiset(t *testing.T, want, got []string) {
+	t.Helper()
+	w, g := slices.Clone(want), slices.Clone(got)
+	sort.Strings(w)
+	sort.Strings(g)
+	if slices.Equal(w, g) {
+		return
+	}
+	counts := map[string]int{}
+	for _, l := range w {
+		counts[l]++
+	}
+	for _, l := range g {
+		counts[l]--
+	}
+	var missing, extra []string
+	for l, c := range counts {
+		if c > 0 {
+			missing = append(missing, fmt.Sprintf("%q x%d", l, c))
+		}
+		if c < 0 {
+			extra = append(extra, fmt.Sprintf("%q x%d", l, -c))
+		}
+	}
+	sort.Strings(missing)
+	sort.Strings(extra)
+	t.Fatalf("want %d lines, got %d; missing %d: %s; extra %d: %s", len(want), len(got),
+		len(missing), head(missing), len(extra), head(extra))
+}
+
+func head(s []string) string {
+	if len(s) > 8 {
+		s = s[:8]
+	}
+	return strings.Join(s, ", ")
+}
+
+// syncBuffer is a bytes.Buffer safe for concurrent writers.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
