@@ -62,8 +62,13 @@ func injector(env *weir.Env, failures int, seed, span int64, points ...faults.Po
 func sinkLines(t *testing.T, s weir.Stream[string]) string {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), "out")
-	weir.SinkToTransactional(s, file.ExactlyOnce(dir, func(v string, dst []byte) []byte { return append(dst, v...) })).UID("out")
+	sinkInto(s, dir)
 	return dir
+}
+
+// sinkInto adds an exactly-once file sink of strings into dir, uid "out".
+func sinkInto(s weir.Stream[string], dir string) {
+	weir.SinkToTransactional(s, file.ExactlyOnce(dir, func(v string, dst []byte) []byte { return append(dst, v...) })).UID("out")
 }
 
 // committed reads the sink folder's committed lines.
