@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/weirstream/weir"
 	"github.com/weirstream/weir/connectors/file"
@@ -144,4 +145,17 @@ func (s *syncBuffer) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.String()
+}
+
+// waitUntil polls cond every millisecond while the job whose Execute
+// result arrives on done runs; it fails the test if the job ends first.
+func waitUntil(t *testing.T, done <-chan error, cond func() bool, log *syncBuffer) {
+	t.Helper()
+	for !cond() {
+		select {
+		case err := <-done:
+			t.Fatalf("the job ended early: %v\nlog:\n%s", err, log)
+		case <-time.After(time.Millisecond):
+		}
+	}
 }

@@ -203,13 +203,7 @@ func TestTimersSurviveRestore(t *testing.T) {
 	start := time.Now()
 	done := make(chan error, 1)
 	go func() { done <- env1.Execute(ctx, "test") }()
-	for env1.Status().CompletedCheckpoints.Load() < 2 {
-		select {
-		case err := <-done:
-			t.Fatalf("first run ended before two checkpoints: %v\nlog:\n%s", err, log1)
-		case <-time.After(time.Millisecond):
-		}
-	}
+	waitUntil(t, done, func() bool { return env1.Status().CompletedCheckpoints.Load() >= 2 }, log1)
 	cancel()
 	if err := <-done; !errors.Is(err, context.Canceled) {
 		t.Fatalf("first run: Execute = %v, want context.Canceled", err)

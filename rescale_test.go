@@ -127,13 +127,7 @@ func TestRescaleOperatorStateAndSink(t *testing.T) {
 				defer cancel()
 				done := make(chan error, 1)
 				go func() { done <- env1.Execute(ctx, "test") }()
-				for env1.Status().CompletedCheckpoints.Load() < 3 {
-					select {
-					case err := <-done:
-						t.Fatalf("first run ended before three checkpoints: %v\nlog:\n%s", err, log1)
-					case <-time.After(time.Millisecond):
-					}
-				}
+				waitUntil(t, done, func() bool { return env1.Status().CompletedCheckpoints.Load() >= 3 }, log1)
 				cancel()
 				if err := <-done; !errors.Is(err, context.Canceled) {
 					t.Fatalf("first run: %v", err)

@@ -3,6 +3,7 @@ package demo_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/weirstream/weir"
@@ -62,4 +63,24 @@ func TestFailuresWithoutPeriodicCheckpoints(t *testing.T) {
 		t.Fatalf("committed output differs from the failure-free run: %s", d)
 	}
 	t.Logf("fired %v, %d checkpoints completed", res.inj.Log(), res.env.Status().CompletedCheckpoints.Load())
+}
+
+// TestRunFinishedJobAgain: running a job that already finished again on the
+// same state folder restores its final checkpoint, whose sources are at the
+// end of their input: nothing more is committed, and nothing twice.
+func TestRunFinishedJobAgain(t *testing.T) {
+	const n, k = 20_000, 23
+	r := newRun(t, n, k, 2)
+	for i := range 2 {
+		res := r.execute(t, context.Background(), nil)
+		if res.err != nil {
+			t.Fatalf("run %d: %v\nlog:\n%s", i, res.err, res.log)
+		}
+		if d := demo.Diff(demo.Expected(n, k), res.lines); d != "" {
+			t.Fatalf("after run %d: %s", i, d)
+		}
+		if i == 1 && !strings.Contains(res.log.String(), "msg=restoring") {
+			t.Errorf("the second run did not restore the final checkpoint:\n%s", res.log)
+		}
+	}
 }
