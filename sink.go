@@ -2,6 +2,7 @@ package weir
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -78,7 +79,8 @@ type TwoPhaseCommitSink[T, TXN any] interface {
 	// Commit makes the transaction visible. It must be idempotent:
 	// committing an already committed transaction succeeds.
 	Commit(txn TXN) error
-	// Abort discards the transaction; idempotent.
+	// Abort discards the transaction; idempotent. Aborting a transaction
+	// that was committed returns an error wrapping ErrAlreadyCommitted.
 	Abort(txn TXN) error
 	Close() error
 }
@@ -94,6 +96,12 @@ func SinkToTransactional[T, TXN any](s Stream[T], newSink func() TwoPhaseCommitS
 }
 
 const twoPhaseStateName = "two-phase-commit"
+
+// ErrAlreadyCommitted is wrapped by a TwoPhaseCommitSink's Abort when the
+// transaction was committed already. On restore it means the checkpoint is
+// older than output the sink made visible, and the job fails rather than
+// duplicate that output.
+var ErrAlreadyCommitted = errors.New("transaction already committed")
 
 type twoPhaseOp[T, TXN any] struct {
 	baseOp
@@ -151,6 +159,13 @@ func (o *twoPhaseOp[T, TXN]) Open(_ context.Context, oc *runtime.OperatorContext
 	}
 	for _, txn := range abort {
 		if err := o.sink.Abort(txn); err != nil {
+			if errors.Is(err, ErrAlreadyCommitted) {
+				// The transaction opened after this checkpoint's barrier was
+				// committed by a newer checkpoint, which must have been
+				// skipped (corrupt or removed). Replaying from here would
+				// commit those records twice.
+				return runtime.Unrecoverable(fmt.Errorf("restore from checkpoint %d: sink %q already committed transaction %v, which holds records after this checkpoint: restoring it would duplicate output; restore the newer checkpoint (fix or recover it), or clear the sink's output and start over: %w", oc.Restored.Checkpoint, oc.UID, txn, err))
+			}
 			return fmt.Errorf("abort restored transaction %v: %w", txn, err)
 		}
 	}

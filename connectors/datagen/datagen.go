@@ -43,7 +43,7 @@ type Source[T any] struct {
 
 	subtask, parallelism int
 	next                 int64 // next index to consider
-	pos                  *weir.OperatorList[int64]
+	pos                  *weir.OperatorList[Position]
 	started              time.Time
 	emitted              int64
 }
@@ -58,7 +58,16 @@ func New[T any](gen func(i int64) T, opts ...Option) func() weir.Source[T] {
 	return func() weir.Source[T] { return &Source[T]{gen: gen, opts: o} }
 }
 
-const positionState = "datagen-next-index"
+const positionState = "datagen-position"
+
+// Position is a subtask's checkpointed progress. The parallelism is kept
+// because which indexes a subtask owns depends on it: a position taken at
+// another parallelism means nothing, and restoring it would emit wrong
+// records.
+type Position struct {
+	Parallelism int64
+	Next        int64
+}
 
 // Open restores the next index of this subtask.
 func (s *Source[T]) Open(ctx *weir.Context) error {
@@ -66,7 +75,7 @@ func (s *Source[T]) Open(ctx *weir.Context) error {
 		return fmt.Errorf("datagen: count %d and rate %g must not be negative", s.opts.count, s.opts.rate)
 	}
 	s.subtask, s.parallelism = ctx.Subtask(), ctx.Parallelism()
-	pos, err := weir.GetOperatorListState[int64](ctx, positionState)
+	pos, err := weir.GetOperatorListState[Position](ctx, positionState)
 	if err != nil {
 		return err
 	}
@@ -75,11 +84,16 @@ func (s *Source[T]) Open(ctx *weir.Context) error {
 	if s.opts.owner != nil {
 		s.next = 0
 	}
-	if restored := pos.Get(); len(restored) > 0 {
-		if len(restored) != 1 {
-			return fmt.Errorf("datagen: restored %d positions for subtask %d; datagen cannot change parallelism", len(restored), s.subtask)
+	restored := pos.Get()
+	switch {
+	case len(restored) == 1 && restored[0].Parallelism == int64(s.parallelism):
+		s.next = restored[0].Next
+	case len(restored) > 0 || ctx.Restored():
+		old := int64(0)
+		if len(restored) > 0 {
+			old = restored[0].Parallelism
 		}
-		s.next = restored[0]
+		return fmt.Errorf("datagen source %q: the checkpoint holds %d position(s) for subtask %d taken at parallelism %d, but the source now runs with parallelism %d: datagen cannot change its parallelism on restore; run it with the parallelism of the checkpoint", ctx.UID(), len(restored), s.subtask, old, s.parallelism)
 	}
 	s.started = s.opts.now()
 	s.emitted = 0
@@ -120,7 +134,7 @@ func (s *Source[T]) Read(dst []T, max int) ([]T, error) {
 
 // SnapshotState records the next index.
 func (s *Source[T]) SnapshotState(int64) error {
-	s.pos.Update([]int64{s.next})
+	s.pos.Update([]Position{{Parallelism: int64(s.parallelism), Next: s.next}})
 	return nil
 }
 

@@ -57,7 +57,13 @@ func (t *txSink[T]) Write(txn Txn, batch []T) error {
 
 func (t *txSink[T]) PreCommit(txn Txn) error { return t.s.PreCommit(txn) }
 func (t *txSink[T]) Commit(txn Txn) error    { return t.s.Commit(txn) }
-func (t *txSink[T]) Abort(txn Txn) error     { return t.s.Abort(txn) }
+func (t *txSink[T]) Abort(txn Txn) error {
+	err := t.s.Abort(txn)
+	if errors.Is(err, ErrAlreadyCommitted) {
+		return fmt.Errorf("%w: %w", err, weir.ErrAlreadyCommitted)
+	}
+	return err
+}
 
 func (t *txSink[T]) Close() error {
 	if t.s == nil {

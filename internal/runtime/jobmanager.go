@@ -143,6 +143,9 @@ func Execute(ctx context.Context, g *Graph, cfg JobConfig) error {
 			return ctx.Err()
 		}
 		cfg.Status.setFailure(err.Error())
+		if IsUnrecoverable(err) {
+			return &JobFailedError{Cause: err, Restarts: attempt, Reason: "a restart cannot fix this failure"}
+		}
 		dec := cfg.Restart.OnFailure(cfg.Now())
 		if !dec.Restart {
 			return &JobFailedError{Cause: err, Restarts: attempt, Reason: dec.Reason}

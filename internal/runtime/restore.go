@@ -57,11 +57,11 @@ func (rp *restorePoint) forOperator(ctx context.Context, uid string, subtask, pa
 	if rp == nil {
 		return nil, nil
 	}
-	rs := &RestoredState{Checkpoint: rp.md.ID}
 	op := rp.md.Operator(uid)
 	if op == nil {
-		return rs, nil
+		return nil, nil // an operator new to the job starts fresh
 	}
+	rs := &RestoredState{Checkpoint: rp.md.ID}
 	subs := append([]checkpoint.SubtaskStateEntry(nil), op.Subtasks...)
 	sort.Slice(subs, func(i, j int) bool { return subs[i].Subtask < subs[j].Subtask })
 	for _, s := range subs {
