@@ -3,6 +3,8 @@ package demo_test
 import (
 	"context"
 	"fmt"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/weirstream/weir/internal/config"
@@ -39,12 +41,14 @@ func TestAtLeastOnceUnderFaults(t *testing.T) {
 			seen := make([]int, n)
 			inflated := 0
 			for _, l := range res.lines {
-				var got demo.Result
-				if _, err := fmt.Sscanf(l, "%d,%d,%d,%d", &got.I, &got.Account, &got.Count, &got.Total); err != nil || got.I < 0 || got.I >= n {
+				got, err := parseResult(l)
+				if err != nil || got.I < 0 || got.I >= n {
 					t.Fatalf("committed line %q is not an output line of event in [0, %d): %v", l, n, err)
 				}
-				var exp demo.Result
-				fmt.Sscanf(want[got.I], "%d,%d,%d,%d", &exp.I, &exp.Account, &exp.Count, &exp.Total)
+				exp, err := parseResult(want[got.I])
+				if err != nil {
+					t.Fatal(err)
+				}
 				if got.Account != exp.Account || got.Count < exp.Count || got.Total < exp.Total {
 					t.Fatalf("committed line %q undercounts or has the wrong account; failure-free: %q", l, want[got.I])
 				}
@@ -64,4 +68,21 @@ func TestAtLeastOnceUnderFaults(t *testing.T) {
 				len(res.lines), n, repeated, duplicates(res.lines), inflated, res.restarts)
 		})
 	}
+}
+
+// parseResult parses "i,account,count,total".
+func parseResult(l string) (demo.Result, error) {
+	var v [4]int64
+	f := strings.Split(l, ",")
+	if len(f) != 4 {
+		return demo.Result{}, fmt.Errorf("line %q: want 4 fields", l)
+	}
+	for j := range v {
+		x, err := strconv.ParseInt(f[j], 10, 64)
+		if err != nil {
+			return demo.Result{}, fmt.Errorf("line %q: %w", l, err)
+		}
+		v[j] = x
+	}
+	return demo.Result{I: v[0], Account: v[1], Count: v[2], Total: v[3]}, nil
 }
