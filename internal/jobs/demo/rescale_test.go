@@ -8,7 +8,6 @@ import (
 	"testing"
 
 	"github.com/weirstream/weir"
-	"github.com/weirstream/weir/internal/config"
 	"github.com/weirstream/weir/internal/jobs/demo"
 )
 
@@ -17,16 +16,11 @@ import (
 // state can be redistributed by key group, but the datagen source keeps one
 // position per subtask under an ownership that depends on the parallelism,
 // so it cannot be rescaled: the resumed run must either produce the exact
-// output or fail with an error that says the parallelism changed, and it
-// must never commit wrong lines.
+// output or fail with an error that says the parallelism changed, without
+// spending restarts on it, and it must never commit wrong lines.
 func TestRescaleOnRestore(t *testing.T) {
 	for _, c := range []struct{ from, to int }{{2, 3}, {3, 2}} {
 		t.Run(strings.Join([]string{itoa(c.from), itoa(c.to)}, "->"), func(t *testing.T) {
-			if c.to > c.from {
-				t.Skip("BUG: datagen accepts a restore at a higher parallelism (the new subtasks get no position and " +
-					"start from index 0; the old ones keep positions computed for another ownership) and commits " +
-					"wrong lines instead of refusing; see the report")
-			}
 			const n, k = 30_000, 37
 			r := newRun(t, n, k, c.from)
 			r.rate = 100_000
@@ -40,7 +34,6 @@ func TestRescaleOnRestore(t *testing.T) {
 				t.Fatalf("first run: %v", first.err)
 			}
 			r.rate, r.parallelism = 0, c.to
-			r.restart = map[string]string{config.RestartStrategyType: config.RestartNone}
 			second := r.execute(t, context.Background(), nil)
 			if second.readErr != nil {
 				t.Fatal(second.readErr)
@@ -58,6 +51,11 @@ func TestRescaleOnRestore(t *testing.T) {
 				t.Errorf("resume failed and left inconsistent output: %s", msg)
 			}
 			t.Logf("resume at parallelism %d refused: %v", c.to, second.err)
+			if second.restarts != 0 {
+				// Checked last, so that a failure above still fails the test.
+				t.Skipf("BUG: the refusal is not marked unrecoverable, so the job spent %d restarts on it; "+
+					"connectors need a way to mark an error as one no restart can cure (see the report)", second.restarts)
+			}
 		})
 	}
 }
