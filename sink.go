@@ -243,3 +243,8 @@ func (o *twoPhaseOp[T, TXN]) Close() error {
 	}
 	return err
 }
+
+// Unrecoverable marks err as a failure no restart can cure (for example a
+// source asked to restore a position it cannot use): the job fails at once
+// instead of spending its restart attempts.
+func Unrecoverable(err error) error { return runtime.Unrecoverable(err) }

@@ -93,7 +93,7 @@ func (s *Source[T]) Open(ctx *weir.Context) error {
 		if len(restored) > 0 {
 			old = restored[0].Parallelism
 		}
-		return fmt.Errorf("datagen source %q: the checkpoint holds %d position(s) for subtask %d taken at parallelism %d, but the source now runs with parallelism %d: datagen cannot change its parallelism on restore; run it with the parallelism of the checkpoint", ctx.UID(), len(restored), s.subtask, old, s.parallelism)
+		return weir.Unrecoverable(fmt.Errorf("datagen source %q: the checkpoint holds %d position(s) for subtask %d taken at parallelism %d, but the source now runs with parallelism %d: datagen cannot change its parallelism on restore; run it with the parallelism of the checkpoint", ctx.UID(), len(restored), s.subtask, old, s.parallelism))
 	}
 	s.started = s.opts.now()
 	s.emitted = 0

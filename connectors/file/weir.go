@@ -82,11 +82,20 @@ func Lines(pattern string) func() weir.Source[string] {
 	return func() weir.Source[string] { return &lineSource{pattern: pattern} }
 }
 
+// sourcePosition is a line source subtask's checkpointed progress; which
+// files a subtask reads depends on the parallelism, so it is kept too.
+type sourcePosition struct {
+	Parallelism int64
+	File        int64
+	Offset      int64
+}
+
 type lineSource struct {
 	pattern string
 	r       *LineReader
 	pos     Position
-	state   *weir.OperatorList[Position]
+	par     int
+	state   *weir.OperatorList[sourcePosition]
 	lines   [][]byte
 }
 
@@ -99,17 +108,18 @@ func (l *lineSource) Open(ctx *weir.Context) error {
 	for i := ctx.Subtask(); i < len(all); i += ctx.Parallelism() {
 		mine = append(mine, all[i])
 	}
-	st, err := weir.GetOperatorListState[Position](ctx, "file-position")
+	st, err := weir.GetOperatorListState[sourcePosition](ctx, "file-position")
 	if err != nil {
 		return err
 	}
 	l.state = st
-	switch restored := st.Get(); len(restored) {
-	case 0:
-	case 1:
-		l.pos = restored[0]
-	default:
-		return fmt.Errorf("file source: %d positions restored for one subtask: the source's parallelism changed since the checkpoint, which it does not support", len(restored))
+	l.par = ctx.Parallelism()
+	restored := st.Get()
+	switch {
+	case len(restored) == 1 && restored[0].Parallelism == int64(l.par):
+		l.pos = Position{File: int(restored[0].File), Offset: restored[0].Offset}
+	case len(restored) > 0 || ctx.Restored():
+		return weir.Unrecoverable(fmt.Errorf("file source %q: the checkpoint holds %d position(s) for subtask %d taken at another parallelism than %d: the file source cannot change its parallelism on restore; run it with the parallelism of the checkpoint", ctx.UID(), len(restored), ctx.Subtask(), l.par))
 	}
 	l.r, err = NewLineReader(mine, l.pos)
 	return err
@@ -131,7 +141,7 @@ func (l *lineSource) Read(dst []string, max int) ([]string, error) {
 }
 
 func (l *lineSource) SnapshotState(int64) error {
-	l.state.Update([]Position{l.pos})
+	l.state.Update([]sourcePosition{{Parallelism: int64(l.par), File: int64(l.pos.File), Offset: l.pos.Offset}})
 	return nil
 }
 
