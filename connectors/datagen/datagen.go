@@ -89,11 +89,11 @@ func (s *Source[T]) Open(ctx *weir.Context) error {
 	case len(restored) == 1 && restored[0].Parallelism == int64(s.parallelism):
 		s.next = restored[0].Next
 	case len(restored) > 0 || ctx.Restored():
-		old := int64(0)
+		what := "no position (it was taken at a lower parallelism)"
 		if len(restored) > 0 {
-			old = restored[0].Parallelism
+			what = fmt.Sprintf("%d position(s) taken at parallelism %d", len(restored), restored[0].Parallelism)
 		}
-		return weir.Unrecoverable(fmt.Errorf("datagen source %q: the checkpoint holds %d position(s) for subtask %d taken at parallelism %d, but the source now runs with parallelism %d: datagen cannot change its parallelism on restore; run it with the parallelism of the checkpoint", ctx.UID(), len(restored), s.subtask, old, s.parallelism))
+		return weir.Unrecoverable(fmt.Errorf("datagen source %q: the checkpoint holds %s for subtask %d, but the source now runs with parallelism %d: datagen cannot change its parallelism on restore; run it with the parallelism of the checkpoint", ctx.UID(), what, s.subtask, s.parallelism))
 	}
 	s.started = s.opts.now()
 	s.emitted = 0
