@@ -1,12 +1,9 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"os"
-	"os/signal"
 	"path/filepath"
-	"syscall"
 
 	"github.com/spf13/cobra"
 
@@ -68,13 +65,7 @@ random fault points to show the same.`,
 			env := weir.NewEnv(cfg)
 			jf.apply(env, events)
 			demo.Build(env, demo.Options{Events: events, Keys: keys, Rate: rate, Out: out})
-			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-			defer stop()
-			p := startProgress(env.Status(), jf.quiet)
-			err = env.Execute(ctx, "demo")
-			p.finish()
-			fmt.Fprint(os.Stderr, p.summary()+"\n"+jf.faultSummary())
-			if err != nil {
+			if err := jf.execute(env, "demo"); err != nil {
 				return err
 			}
 			lines, err := file.ReadCommitted(out)

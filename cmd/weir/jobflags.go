@@ -1,9 +1,12 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"log/slog"
 	"os"
+	"os/signal"
+	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -161,6 +164,18 @@ func (f *jobFlags) apply(env *weir.Env, span int64) {
 	if f.from != "" {
 		env.RestoreFrom(f.from, f.allowNonRestored)
 	}
+}
+
+// execute runs env's job until it ends or SIGINT/SIGTERM arrives, with
+// the progress line while it runs and the summary after.
+func (f *jobFlags) execute(env *weir.Env, job string) error {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	p := startProgress(env.Status(), f.quiet)
+	err := env.Execute(ctx, job)
+	p.finish()
+	fmt.Fprint(os.Stderr, p.summary()+"\n"+f.faultSummary())
+	return err
 }
 
 // checkWritableDir creates dir if needed and proves it writable.

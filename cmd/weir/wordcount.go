@@ -1,13 +1,10 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"sync/atomic"
-	"syscall"
 
 	"github.com/spf13/cobra"
 
@@ -58,13 +55,7 @@ Lines that are not valid UTF-8 are counted, logged and written to
 			jf.apply(env, 0)
 			var malformed atomic.Int64
 			wordcount.Build(env, wordcount.Options{Input: input, Out: out, DeadLetter: dead, Malformed: &malformed, Logger: jf.logger()})
-			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-			defer stop()
-			p := startProgress(env.Status(), jf.quiet)
-			err = env.Execute(ctx, "wordcount")
-			p.finish()
-			fmt.Fprint(os.Stderr, p.summary()+"\n"+jf.faultSummary())
-			if err != nil {
+			if err := jf.execute(env, "wordcount"); err != nil {
 				return err
 			}
 			bad, err := file.ReadCommitted(dead)
