@@ -52,7 +52,9 @@ func (e *Env) SetFaultInjector(i *faults.Injector) { e.faults = i }
 func (e *Env) SetCheckpointFS(fs vfs.FS) { e.fs = fs }
 
 // RestoreFrom makes the job start from the given checkpoint (a chk-N
-// folder or its _metadata file) instead of the newest retained one.
+// folder or its _metadata file) instead of the newest retained one; an
+// empty path keeps the newest retained one. allowNonRestoredState skips
+// checkpointed state of operators the job no longer has instead of failing.
 func (e *Env) RestoreFrom(path string, allowNonRestoredState bool) {
 	e.from = path
 	e.allowNonRestored = allowNonRestoredState
@@ -98,6 +100,19 @@ func (e *Env) jobConfig(jobName string) (runtime.JobConfig, error) {
 	if dir == "" {
 		dir = filepath.Join("weir-data", "checkpoints")
 	}
+	dir = strings.TrimPrefix(dir, "file://")
+	if i := strings.Index(dir, "://"); i > 0 {
+		return runtime.JobConfig{}, fmt.Errorf("%s %q: scheme %q is not available yet; use a local folder or file:// path", config.CheckpointsDir, dir, dir[:i])
+	}
+	for key, unavailable := range map[string]bool{
+		config.CheckpointingUnaligned:      c.Bool(config.CheckpointingUnaligned),
+		config.CheckpointingAlignedTimeout: c.Duration(config.CheckpointingAlignedTimeout) > 0,
+		config.StateBackendIncremental:     c.Bool(config.StateBackendIncremental),
+	} {
+		if unavailable {
+			return runtime.JobConfig{}, fmt.Errorf("%s: not available yet in this version of weir; remove the setting", key)
+		}
+	}
 	cc := coordinator.Config{
 		Interval:          c.Duration(config.CheckpointingInterval),
 		Timeout:           c.Duration(config.CheckpointingTimeout),
@@ -114,6 +129,7 @@ func (e *Env) jobConfig(jobName string) (runtime.JobConfig, error) {
 		AtLeastOnce:           c.String(config.CheckpointingMode) == config.ModeAtLeastOnce,
 		NumRetained:           c.Int(config.CheckpointsNumRetained),
 		BatchSize:             c.Int(config.BatchSize),
+		BufferTimeout:         c.Duration(config.BufferTimeout),
 		CreditsPerChannel:     c.Int(config.NetworkCreditsPerChannel),
 		MaxParallelism:        c.Int(config.MaxParallelism),
 		Restart:               strategy,

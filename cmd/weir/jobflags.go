@@ -161,9 +161,7 @@ func (f *jobFlags) apply(env *weir.Env, span int64) {
 		env.SetFaultInjector(f.inj)
 		fmt.Fprintf(os.Stderr, "injecting %d failures (--fault-seed %d)\n", f.injectFailures, seed)
 	}
-	if f.from != "" {
-		env.RestoreFrom(f.from, f.allowNonRestored)
-	}
+	env.RestoreFrom(f.from, f.allowNonRestored)
 }
 
 // execute runs env's job until it ends or SIGINT/SIGTERM arrives, with

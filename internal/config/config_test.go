@@ -10,6 +10,7 @@ import (
 
 func TestDefaults(t *testing.T) {
 	want := [][2]string{
+		{"execution.buffer-timeout.interval", "100 ms"},
 		{"execution.checkpointing.aligned-checkpoint-timeout", "0 ms"},
 		{"execution.checkpointing.interval", "0 ms"},
 		{"execution.checkpointing.max-concurrent-checkpoints", "1"},

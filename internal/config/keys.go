@@ -31,6 +31,7 @@ const (
 	MaxParallelism                      = "pipeline.max-parallelism"
 	NetworkCreditsPerChannel            = "taskmanager.network.credits-per-channel"
 	BatchSize                           = "pipeline.batch-size"
+	BufferTimeout                       = "execution.buffer-timeout.interval"
 )
 
 // Canonical values of the enum options.

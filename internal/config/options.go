@@ -99,5 +99,7 @@ func Options() []Option {
 			Description: "weir: exclusive buffers (credits) per input channel; a sender without credit stops, so backpressure reaches the source."},
 		{Key: BatchSize, Default: "1024", Kind: KindInt, Validate: intAtLeast(1),
 			Description: "weir: records per batch moved between operators."},
+		{Key: BufferTimeout, Default: "100 ms", Kind: KindDuration,
+			Description: "Longest time a partly filled output batch waits before it is sent (tasks also send it as soon as they go idle); 0 sends after every batch a task processes."},
 	}
 }

@@ -68,6 +68,9 @@ func (jm *jobManager) newTask(ctx context.Context, v *Vertex, s, attempt int, rp
 		logger:  cfg.Logger.With("task", v.Name(), "subtask", s),
 		now:     cfg.Now,
 		metrics: &TaskMetrics{job: nil},
+
+		bufferTimeout: cfg.BufferTimeout,
+		lastFlush:     cfg.Now(),
 	}
 	if v.IsSource() {
 		t.metrics.job = cfg.Status

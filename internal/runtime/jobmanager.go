@@ -32,8 +32,11 @@ type JobConfig struct {
 	// AtLeastOnce selects barrier tracking without alignment.
 	AtLeastOnce bool
 	// NumRetained is state.checkpoints.num-retained.
-	NumRetained       int
-	BatchSize         int
+	NumRetained int
+	BatchSize   int
+	// BufferTimeout is execution.buffer-timeout.interval: a partly filled
+	// output batch is sent after at most this long (0: after every batch).
+	BufferTimeout     time.Duration
 	CreditsPerChannel int
 	MaxParallelism    int
 	Restart           restart.Strategy

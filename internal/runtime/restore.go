@@ -23,7 +23,7 @@ type restorePoint struct {
 // checkOperators fails when the checkpoint holds state for an operator the
 // job does not have: dropping state silently would be a wrong restore.
 func (rp *restorePoint) checkOperators(jg *JobGraph, allowNonRestored bool) error {
-	if rp == nil || allowNonRestored {
+	if rp == nil {
 		return nil
 	}
 	uids := map[string]bool{}
@@ -32,8 +32,17 @@ func (rp *restorePoint) checkOperators(jg *JobGraph, allowNonRestored bool) erro
 			uids[n.UID] = true
 		}
 	}
+	maxP := map[string]int{}
+	for _, v := range jg.Vertices {
+		for _, n := range v.Chain {
+			maxP[n.UID] = n.MaxParallelism
+		}
+	}
 	for _, op := range rp.md.Operators {
-		if !uids[op.UID] && hasState(op) {
+		if m, ok := maxP[op.UID]; ok && hasState(op) && op.MaxParallelism != 0 && op.MaxParallelism != m {
+			return fmt.Errorf("checkpoint %s: operator uid %q was checkpointed with max parallelism %d, the job now has %d: keyed state is split into that many key groups, so pipeline.max-parallelism must stay %d for the life of the state", rp.path, op.UID, op.MaxParallelism, m, op.MaxParallelism)
+		}
+		if !uids[op.UID] && hasState(op) && !allowNonRestored {
 			return fmt.Errorf("checkpoint %s holds state of operator uid %q, which this job does not have: give the operator its old uid, or start without that state (--allow-non-restored-state)", rp.path, op.UID)
 		}
 	}

@@ -49,6 +49,10 @@ type Task struct {
 
 	asyncWG sync.WaitGroup
 
+	// bufferTimeout bounds how long a partly filled output batch waits.
+	bufferTimeout time.Duration
+	lastFlush     time.Time
+
 	// checkpoint progress, touched by the task goroutine only
 	finalID       checkpoint.ID // id of the final checkpoint snapshotted, 0 if none
 	completedUpTo checkpoint.ID
@@ -260,6 +264,29 @@ func (t *Task) endInput(ctx context.Context) error {
 	t.endOfData = true
 	t.gw.EndOfData(t.ID)
 	return nil
+}
+
+// flush sends every partly filled output batch.
+func (t *Task) flush(ctx context.Context) error {
+	for _, w := range t.writers {
+		if err := w.Flush(ctx); err != nil {
+			return err
+		}
+	}
+	t.lastFlush = t.now()
+	return nil
+}
+
+// maybeFlush flushes once the buffer timeout has passed since the last
+// flush. It runs once per batch: one clock read.
+func (t *Task) maybeFlush(ctx context.Context) error {
+	if len(t.writers) == 0 {
+		return nil
+	}
+	if t.bufferTimeout > 0 && t.now().Sub(t.lastFlush) < t.bufferTimeout {
+		return nil
+	}
+	return t.flush(ctx)
 }
 
 // waitIdle blocks until a control message, input, a timer or cancellation.

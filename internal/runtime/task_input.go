@@ -29,6 +29,11 @@ func (t *Task) runInput(ctx context.Context) error {
 			if err := t.fireTimers(ctx); err != nil {
 				return err
 			}
+			// Going idle: what is buffered would otherwise wait for more
+			// input or the buffer timeout.
+			if err := t.flush(ctx); err != nil {
+				return err
+			}
 			if err := t.waitIdle(ctx, ready); err != nil {
 				return err
 			}
@@ -51,7 +56,10 @@ func (t *Task) handleBuffer(ctx context.Context, ch int, buf network.Buffer) err
 			return err
 		}
 		t.metrics.recordsIn(n)
-		return t.fireTimers(ctx)
+		if err := t.fireTimers(ctx); err != nil {
+			return err
+		}
+		return t.maybeFlush(ctx)
 	case network.Barrier:
 		return t.perform(ctx, t.handler.Step(barrier.BarrierArrived{Channel: ch, Barrier: buf.Barrier}))
 	case network.CancelBarrier:

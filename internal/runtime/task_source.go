@@ -56,5 +56,8 @@ func (t *Task) runSource(ctx context.Context) error {
 		if err := t.fireTimers(ctx); err != nil {
 			return err
 		}
+		if err := t.maybeFlush(ctx); err != nil {
+			return err
+		}
 	}
 }

@@ -37,7 +37,7 @@ func (s *FS) LoadLatest(ctx context.Context) (*checkpoint.Metadata, []error, err
 		}
 		skipped = append(skipped, err)
 	}
-	return nil, skipped, fmt.Errorf("load latest checkpoint from %s: none of the %d completed checkpoints verifies; restore from a savepoint or start without state: %w", s.jobDir, len(ids), errors.Join(skipped...))
+	return nil, skipped, fmt.Errorf("load latest checkpoint from %s: none of the %d completed checkpoints verifies; restore an older checkpoint with --from, or start without state in a new state folder: %w", s.jobDir, len(ids), errors.Join(skipped...))
 }
 
 // load reads and verifies checkpoint id. Its error names the checkpoint

@@ -155,7 +155,7 @@ func TestLoadLatestNoneVerifies(t *testing.T) {
 	if got := errStrings(skipped); md != nil || !slices.Equal(got, wantSkipped) {
 		t.Fatalf("LoadLatest = %v, skipped %q", md, got)
 	}
-	want := fmt.Sprintf("load latest checkpoint from %s: none of the 2 completed checkpoints verifies; restore from a savepoint or start without state: %s\n%s", s.JobDir(), wantSkipped[0], wantSkipped[1])
+	want := fmt.Sprintf("load latest checkpoint from %s: none of the 2 completed checkpoints verifies; restore an older checkpoint with --from, or start without state in a new state folder: %s\n%s", s.JobDir(), wantSkipped[0], wantSkipped[1])
 	if err == nil || err.Error() != want || !errors.Is(err, ErrCorrupt) || errors.Is(err, ErrNoCheckpoint) {
 		t.Fatalf("error\n got %v\nwant %s", err, want)
 	}
