@@ -292,8 +292,19 @@ func (t *Task) maybeFlush(ctx context.Context) error {
 // waitIdle blocks until a control message, input, a timer or cancellation.
 func (t *Task) waitIdle(ctx context.Context, gateReady <-chan struct{}) error {
 	var timerC <-chan time.Time
+	var wake time.Time
 	if at, ok := t.nextTimer(); ok {
-		d := time.Until(time.UnixMilli(at))
+		wake = time.UnixMilli(at)
+	}
+	if len(t.writers) > 0 && t.bufferTimeout > 0 {
+		// Wake when the buffer timeout expires, so that a partly filled
+		// batch does not wait for the next input.
+		if flushAt := t.lastFlush.Add(t.bufferTimeout); wake.IsZero() || flushAt.Before(wake) {
+			wake = flushAt
+		}
+	}
+	if !wake.IsZero() {
+		d := time.Until(wake)
 		if d <= 0 {
 			return nil
 		}

@@ -29,9 +29,7 @@ func (t *Task) runInput(ctx context.Context) error {
 			if err := t.fireTimers(ctx); err != nil {
 				return err
 			}
-			// Going idle: what is buffered would otherwise wait for more
-			// input or the buffer timeout.
-			if err := t.flush(ctx); err != nil {
+			if err := t.maybeFlush(ctx); err != nil {
 				return err
 			}
 			if err := t.waitIdle(ctx, ready); err != nil {

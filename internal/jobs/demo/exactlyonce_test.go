@@ -44,6 +44,10 @@ func TestExactlyOnceUnderFaults(t *testing.T) {
 		for p := 1; p <= 3; p++ {
 			t.Run(fmt.Sprintf("%s/p%d", ps.name, p), func(t *testing.T) {
 				r := newRun(t, n, k, p)
+				// A rate keeps each attempt long enough for checkpoints to
+				// complete between failures on an idle machine too (an
+				// unthrottled attempt can end in a few milliseconds).
+				r.rate = 1_000_000
 				nf := failures
 				if ps.points == nil {
 					nf = 0
