@@ -1,0 +1,118 @@
+package kafka
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/weirstream/weir"
+)
+
+// AtLeastOnce returns a factory of at-least-once Kafka sinks for
+// weir.SinkTo: records go out through an idempotent producer, and every
+// checkpoint barrier waits until all of them are acknowledged, so a
+// checkpoint never covers a record the broker has not stored. After a
+// restore the records since the checkpoint are written again
+// (duplicates, never losses).
+func AtLeastOnce[T any](brokers []string, topic string, serialize func(T, *kgo.Record), opts ...Option) func() weir.Sink[T] {
+	o := apply(opts)
+	return func() weir.Sink[T] {
+		return &plainSink[T]{brokers: brokers, topic: topic, serialize: serialize, o: o, flush: true}
+	}
+}
+
+// None returns a factory of Kafka sinks without a delivery guarantee for
+// weir.SinkTo: checkpoints do not wait for acknowledgements, so records in
+// flight at a crash may be lost. Produce errors still fail the job.
+func None[T any](brokers []string, topic string, serialize func(T, *kgo.Record), opts ...Option) func() weir.Sink[T] {
+	o := apply(opts)
+	return func() weir.Sink[T] {
+		return &plainSink[T]{brokers: brokers, topic: topic, serialize: serialize, o: o}
+	}
+}
+
+type plainSink[T any] struct {
+	brokers   []string
+	topic     string
+	serialize func(T, *kgo.Record)
+	o         options
+	flush     bool
+
+	uid string
+	cl  *kgo.Client
+	mu  sync.Mutex
+	err error // first produce failure
+}
+
+func (s *plainSink[T]) Open(ctx *weir.Context) error {
+	s.uid = ctx.UID()
+	cl, err := kgo.NewClient(append(slices.Clone(s.o.clientOps), kgo.SeedBrokers(s.brokers...), kgo.DefaultProduceTopic(s.topic))...)
+	if err != nil {
+		return fmt.Errorf("kafka sink %q: producer: %w", s.uid, err)
+	}
+	s.cl = cl
+	return nil
+}
+
+func (s *plainSink[T]) promise(_ *kgo.Record, err error) {
+	if err == nil {
+		return
+	}
+	s.mu.Lock()
+	if s.err == nil {
+		s.err = err
+	}
+	s.mu.Unlock()
+}
+
+func (s *plainSink[T]) failure() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.err != nil {
+		return fmt.Errorf("kafka sink %q: produce to %q: %w", s.uid, s.topic, s.err)
+	}
+	return nil
+}
+
+func (s *plainSink[T]) Write(batch []T) error {
+	if err := s.failure(); err != nil {
+		return err
+	}
+	ctx := context.Background()
+	for _, v := range batch {
+		r := &kgo.Record{}
+		s.serialize(v, r)
+		r.Topic = s.topic
+		s.cl.Produce(ctx, r, s.promise)
+	}
+	return nil
+}
+
+func (s *plainSink[T]) Flush() error {
+	if s.flush {
+		ctx, cancel := context.WithTimeout(context.Background(), requestTimeout)
+		defer cancel()
+		if err := s.cl.Flush(ctx); err != nil {
+			return fmt.Errorf("kafka sink %q: flush: %w", s.uid, err)
+		}
+	}
+	return s.failure()
+}
+
+// Close waits for records in flight (a clean end of a bounded job writes
+// everything), then closes the client.
+func (s *plainSink[T]) Close() error {
+	if s.cl == nil {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), requestTimeout)
+	defer cancel()
+	err := s.cl.Flush(ctx)
+	s.cl.Close()
+	if err != nil {
+		return fmt.Errorf("kafka sink %q: flush at close: %w", s.uid, err)
+	}
+	return s.failure()
+}

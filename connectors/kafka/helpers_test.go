@@ -1,0 +1,182 @@
+package kafka
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// broker is a Kafka cluster for one test: an in-process kfake cluster, or
+// the real one named by WEIR_KAFKA_BROKERS.
+type broker struct {
+	addrs []string
+	real  bool
+}
+
+// newBroker starts a kfake cluster (closed at the end of the test) unless
+// WEIR_KAFKA_BROKERS names a real one.
+func newBroker(t testing.TB) *broker {
+	t.Helper()
+	if env := os.Getenv("WEIR_KAFKA_BROKERS"); env != "" {
+		return &broker{addrs: strings.Split(env, ","), real: true}
+	}
+	c, err := kfake.NewCluster(kfake.NumBrokers(1))
+	if err != nil {
+		t.Fatalf("kfake: %v", err)
+	}
+	t.Cleanup(c.Close)
+	return &broker{addrs: c.ListenAddrs()}
+}
+
+// client returns a plain client closed at the end of the test.
+func (b *broker) client(t testing.TB, opts ...kgo.Opt) *kgo.Client {
+	t.Helper()
+	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(b.addrs...)}, opts...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(cl.Close)
+	return cl
+}
+
+// topic creates a topic with a name unique to the test.
+func (b *broker) topic(t testing.TB, partitions int32) string {
+	t.Helper()
+	name := fmt.Sprintf("weir-%s-%d", strings.NewReplacer("/", "-", " ", "_").Replace(t.Name()), time.Now().UnixNano())
+	req := kmsg.NewPtrCreateTopicsRequest()
+	rt := kmsg.NewCreateTopicsRequestTopic()
+	rt.Topic = name
+	rt.NumPartitions = partitions
+	rt.ReplicationFactor = 1
+	req.Topics = append(req.Topics, rt)
+	req.TimeoutMillis = 10_000
+	resp, err := req.RequestWith(context.Background(), b.client(t))
+	if err != nil {
+		t.Fatalf("create topic %s: %v", name, err)
+	}
+	if err := kerr.ErrorForCode(resp.Topics[0].ErrorCode); err != nil {
+		t.Fatalf("create topic %s: %v", name, err)
+	}
+	return name
+}
+
+// offsets lists the latest offset of every partition under the isolation
+// level: the high watermark (read_uncommitted) or the last stable offset
+// (read_committed).
+func (b *broker) offsets(t testing.TB, topic string, committed bool) []int64 {
+	t.Helper()
+	cl := b.client(t)
+	md := kmsg.NewPtrMetadataRequest()
+	mt := kmsg.NewMetadataRequestTopic()
+	mt.Topic = kmsg.StringPtr(topic)
+	md.Topics = append(md.Topics, mt)
+	mresp, err := md.RequestWith(context.Background(), cl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := len(mresp.Topics[0].Partitions)
+	req := kmsg.NewPtrListOffsetsRequest()
+	req.ReplicaID = -1
+	if committed {
+		req.IsolationLevel = 1
+	}
+	rt := kmsg.NewListOffsetsRequestTopic()
+	rt.Topic = topic
+	for p := range n {
+		rp := kmsg.NewListOffsetsRequestTopicPartition()
+		rp.Partition = int32(p)
+		rp.CurrentLeaderEpoch = -1
+		rp.Timestamp = -1
+		rt.Partitions = append(rt.Partitions, rp)
+	}
+	req.Topics = append(req.Topics, rt)
+	resp, err := req.RequestWith(context.Background(), cl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := make([]int64, n)
+	for _, p := range resp.Topics[0].Partitions {
+		if err := kerr.ErrorForCode(p.ErrorCode); err != nil {
+			t.Fatal(err)
+		}
+		out[p.Partition] = p.Offset
+	}
+	return out
+}
+
+// readCommitted requires that no transaction is open on topic (every
+// partition's last stable offset equals its high watermark) and returns the
+// values a read_committed consumer sees, in partition then offset order.
+func (b *broker) readCommitted(t testing.TB, topic string) []string {
+	t.Helper()
+	hwm := b.offsets(t, topic, false)
+	lso := b.offsets(t, topic, true)
+	if !slices.Equal(hwm, lso) {
+		t.Fatalf("topic %s has open transactions: high watermarks %v, last stable offsets %v", topic, hwm, lso)
+	}
+	cl := b.client(t,
+		kgo.ConsumeTopics(topic),
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
+		kgo.FetchIsolationLevel(kgo.ReadCommitted()),
+		kgo.KeepControlRecords(),
+	)
+	next := make([]int64, len(hwm))
+	byPart := make([][]string, len(hwm))
+	done := func() bool {
+		for p := range hwm {
+			if next[p] < hwm[p] {
+				return false
+			}
+		}
+		return true
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	for !done() {
+		fs := cl.PollFetches(ctx)
+		if err := ctx.Err(); err != nil {
+			t.Fatalf("read %s: positions %v, want %v: %v", topic, next, hwm, err)
+		}
+		for _, fe := range fs.Errors() {
+			t.Fatalf("read %s partition %d: %v", topic, fe.Partition, fe.Err)
+		}
+		fs.EachRecord(func(r *kgo.Record) {
+			next[r.Partition] = r.Offset + 1
+			if !r.Attrs.IsControl() {
+				byPart[r.Partition] = append(byPart[r.Partition], string(r.Value))
+			}
+		})
+	}
+	var out []string
+	for _, vs := range byPart {
+		out = append(out, vs...)
+	}
+	return out
+}
+
+// openTransactions lists the transactional ids the broker reports as
+// Ongoing (kfake and Kafka both answer ListTransactions).
+func (b *broker) openTransactions(t testing.TB) []string {
+	t.Helper()
+	req := kmsg.NewPtrListTransactionsRequest()
+	req.StateFilters = []string{"Ongoing"}
+	resp, err := req.RequestWith(context.Background(), b.client(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, ts := range resp.TransactionStates {
+		ids = append(ids, ts.TransactionalID)
+	}
+	slices.Sort(ids)
+	return ids
+}

@@ -1,0 +1,170 @@
+package kafka
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+)
+
+// Option configures a source or a sink. Options that do not apply to the
+// connector they are given to are ignored.
+type Option func(*options)
+
+// StartOffset says where a source starts reading a partition that its
+// checkpoint does not cover (a fresh start).
+type StartOffset struct {
+	kind int8 // startEarliest, startLatest, startTime
+	ms   int64
+}
+
+const (
+	startEarliest int8 = iota
+	startLatest
+	startTime
+)
+
+// Earliest starts at the first record still in the partition.
+func Earliest() StartOffset { return StartOffset{kind: startEarliest} }
+
+// Latest starts after the last committed record at the moment the source
+// first opens: only records written later are read.
+func Latest() StartOffset { return StartOffset{kind: startLatest} }
+
+// AtTime starts at the first record whose timestamp is at or after t (at the
+// end if there is none).
+func AtTime(t time.Time) StartOffset { return StartOffset{kind: startTime, ms: t.UnixMilli()} }
+
+// String names the start offset in messages.
+func (s StartOffset) String() string {
+	switch s.kind {
+	case startLatest:
+		return "latest"
+	case startTime:
+		return fmt.Sprintf("time %s", time.UnixMilli(s.ms).UTC().Format(time.RFC3339Nano))
+	}
+	return "earliest"
+}
+
+// listOffsetsTimestamp is the ListOffsets timestamp that resolves s.
+func (s StartOffset) listOffsetsTimestamp() int64 {
+	switch s.kind {
+	case startLatest:
+		return -1
+	case startTime:
+		return s.ms
+	}
+	return -2
+}
+
+type options struct {
+	// source
+	start     StartOffset
+	bounded   bool
+	onBad     func(*kgo.Record, error) error
+	poll      time.Duration
+	clientOps []kgo.Opt
+
+	// sink
+	prefix          string
+	poolSize        int
+	txnTimeout      time.Duration
+	ckptInterval    time.Duration
+	ckptTimeout     time.Duration
+	maxRestartDelay time.Duration
+}
+
+func defaults() options {
+	return options{
+		start:           Earliest(),
+		poll:            10 * time.Millisecond,
+		prefix:          "weir",
+		poolSize:        6,
+		txnTimeout:      15 * time.Minute,
+		ckptInterval:    time.Second,
+		ckptTimeout:     10 * time.Minute,
+		maxRestartDelay: time.Minute,
+	}
+}
+
+func apply(opts []Option) options {
+	o := defaults()
+	for _, f := range opts {
+		f(&o)
+	}
+	return o
+}
+
+// StartAt sets where a source starts on a fresh start (default Earliest).
+// The offset is resolved once, when the source first opens, and kept in
+// the checkpoint: a restore never resolves it again.
+func StartAt(s StartOffset) Option { return func(o *options) { o.start = s } }
+
+// Bounded makes a source stop (io.EOF) once it has read every partition up
+// to the last stable offset it saw when it opened. Without it the source
+// runs until the job is cancelled.
+func Bounded() Option { return func(o *options) { o.bounded = true } }
+
+// OnDeserializeError decides what happens to a record the deserializer
+// rejects: f returns nil to skip it (after sending it to a dead-letter
+// output of its own), or an error to fail the job. Without this option a
+// bad record fails the job for good, naming its partition and offset. f
+// runs on the task goroutine, and again for the same record after a
+// restore replays it: a dead-letter output is at-least-once.
+func OnDeserializeError(f func(rec *kgo.Record, err error) error) Option {
+	return func(o *options) { o.onBad = f }
+}
+
+// ClientOptions adds franz-go options (TLS, SASL, timeouts) to every client
+// the connector creates. Options the connector sets itself (seed brokers,
+// transactional id, isolation level, consumed partitions) are overridden.
+func ClientOptions(opts ...kgo.Opt) Option {
+	return func(o *options) { o.clientOps = append(o.clientOps, opts...) }
+}
+
+// TransactionalIDPrefix sets the first part of the sink's transactional
+// ids, "<prefix>-<uid>-<subtask>-<k>" (default "weir"). Two jobs writing
+// with the same prefix and operator uid fence each other: give each job its
+// own prefix.
+func TransactionalIDPrefix(p string) Option { return func(o *options) { o.prefix = p } }
+
+// PoolSize sets how many transactional ids each sink subtask cycles
+// through (default 6). One transaction is open, up to one per
+// not-yet-completed checkpoint awaits its commit, and a committed one's id
+// rests until a newer checkpoint completes, so that restoring the same
+// checkpoint twice finds it untouched; 4 suffice with one checkpoint at a
+// time.
+func PoolSize(n int) Option { return func(o *options) { o.poolSize = n } }
+
+// TransactionTimeout sets the sink's transaction timeout (default 15 min,
+// the broker's default max.transaction.timeout.ms). A pre-committed
+// transaction must outlive its checkpoint and any restart before its
+// commit: the sink refuses to open unless the timeout exceeds the interval,
+// timeout and restart delay given by Checkpointing.
+func TransactionTimeout(d time.Duration) Option { return func(o *options) { o.txnTimeout = d } }
+
+// Checkpointing tells the exactly-once sink the job's checkpoint interval,
+// checkpoint timeout and longest restart delay (defaults 1 s, 10 min,
+// 1 min, weir's defaults), which the sink's context does not expose. The
+// sink checks at Open that its transaction timeout exceeds their sum: a
+// transaction the broker times out before its commit is lost output.
+func Checkpointing(interval, timeout, maxRestartDelay time.Duration) Option {
+	return func(o *options) {
+		o.ckptInterval, o.ckptTimeout, o.maxRestartDelay = interval, timeout, maxRestartDelay
+	}
+}
+
+// validateSink checks the sink options.
+func (o options) validateSink() error {
+	if o.poolSize < 2 {
+		return fmt.Errorf("kafka sink: pool size %d: want at least 2 transactional ids per subtask (6 is the default)", o.poolSize)
+	}
+	if o.prefix == "" {
+		return fmt.Errorf("kafka sink: empty transactional id prefix: set kafka.TransactionalIDPrefix")
+	}
+	need := o.ckptInterval + o.ckptTimeout + o.maxRestartDelay
+	if o.txnTimeout <= need {
+		return fmt.Errorf("kafka sink: transaction timeout %v does not exceed checkpoint interval %v + checkpoint timeout %v + restart delay %v = %v: the broker would abort pre-committed transactions before their commit; raise kafka.TransactionTimeout (and the broker's max.transaction.timeout.ms) or lower the checkpoint timeout", o.txnTimeout, o.ckptInterval, o.ckptTimeout, o.maxRestartDelay, need)
+	}
+	return nil
+}
