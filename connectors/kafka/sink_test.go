@@ -1,6 +1,7 @@
 package kafka
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"slices"
@@ -57,6 +58,16 @@ func (u *sinkUnit) txnWith(sink *eoSink[string], vs ...string) *Txn {
 	return txn
 }
 
+// flushed waits until txn's records reached the broker (a crash after
+// that leaves them in an open transaction).
+func (u *sinkUnit) flushed(sink *eoSink[string], txn *Txn) *Txn {
+	u.t.Helper()
+	if err := sink.live[txn].cl.Flush(context.Background()); err != nil {
+		u.t.Fatal(err)
+	}
+	return txn
+}
+
 // checkpointed is the handle as a restore decodes it: a copy.
 func checkpointed(txn *Txn) *Txn { c := *txn; return &c }
 
@@ -95,7 +106,7 @@ func TestSinkRestoreSameCheckpointTwice(t *testing.T) {
 	if err := a.PreCommit(t1); err != nil {
 		t.Fatal(err)
 	}
-	t2 := u.txnWith(a, "lost-1")
+	t2 := u.flushed(a, u.txnWith(a, "lost-1"))
 	ckpt := []*Txn{checkpointed(t1), checkpointed(t2)}
 	a.Close() // crash: nothing aborted, the client just goes away
 
@@ -107,10 +118,7 @@ func TestSinkRestoreSameCheckpointTwice(t *testing.T) {
 		if err := s.Abort(ckpt[1]); err != nil {
 			t.Fatalf("attempt %d: abort restored %v: %v", attempt, ckpt[1], err)
 		}
-		t3 := u.txnWith(s, fmt.Sprintf("lost-%d", attempt+2))
-		if err := s.PreCommit(t3); err != nil {
-			t.Fatal(err)
-		}
+		u.flushed(s, u.txnWith(s, fmt.Sprintf("lost-%d", attempt+2)))
 		s.Close() // crash before the checkpoint of t3 completes
 	}
 	// The third restore: the last t3 went to T2's id (free once T2 was
@@ -236,7 +244,7 @@ func TestSinkScaleInAbortsVanishedSubtasks(t *testing.T) {
 	if err := s1.PreCommit(t1); err != nil {
 		t.Fatal(err)
 	}
-	u.txnWith(s1, "orphan-open") // begun after the checkpoint: in no checkpoint
+	u.flushed(s1, u.txnWith(s1, "orphan-open")) // begun after the checkpoint: in no checkpoint
 	s0.Close()
 	s1.Close()
 	// The checkpoint completed with t0 and t1 pending; restore at p=1.
