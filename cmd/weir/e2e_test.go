@@ -1,0 +1,132 @@
+package main
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/weirstream/weir/internal/jobs/demo"
+)
+
+// demoKeys is the demo's default number of accounts.
+const demoKeys = 1000
+
+// TestKillRestart is the acceptance test of exactly-once: the demo is
+// SIGKILLed at random moments and started again with the same command each
+// time; once a run completes, the committed output must equal that of a
+// failure-free run exactly, as a multiset. Between kills the committed
+// output may lack lines but never hold one too many.
+func TestKillRestart(t *testing.T) {
+	if testing.Short() {
+		t.Skip("kills and restarts the demo for several seconds")
+	}
+	seed := *seedFlag
+	if seed == 0 {
+		seed = time.Now().UnixNano()
+	}
+	t.Logf("kill delays from seed %d (reproduce with -weir.seed=%d)", seed, seed)
+	for _, p := range []int{1, 2} {
+		t.Run(fmt.Sprintf("parallelism=%d", p), func(t *testing.T) {
+			t.Parallel()
+			killRestart(t, seed+int64(p), p)
+		})
+	}
+}
+
+func killRestart(t *testing.T, seed int64, parallelism int) {
+	// 500k events at 200k/s: about 2.5 s of work, spread over the attempts.
+	const (
+		events = 500_000
+		kills  = 5
+	)
+	dir := t.TempDir()
+	out := filepath.Join(dir, "out")
+	args := []string{"run", "demo", "--events", strconv.Itoa(events), "--rate", "200000",
+		"--parallelism", strconv.Itoa(parallelism), "--checkpoint-interval", "50ms",
+		"--state-dir", filepath.Join(dir, "state"), "--out", out, "-q"}
+	want := demo.Expected(events, demoKeys)
+	wantCounts := countLines(want)
+	rng := rand.New(rand.NewPCG(uint64(seed), 0))
+	for k := range kills {
+		delay := 20*time.Millisecond + time.Duration(rng.Int64N(int64(800*time.Millisecond)))
+		r := startWeir(t, time.Minute, args...)
+		select {
+		case <-r.done:
+		case <-time.After(delay):
+		}
+		if r.kill() {
+			t.Logf("run %d: SIGKILL after %s", k, delay)
+		} else if res := r.wait(); res.code != 0 {
+			t.Fatalf("run %d ended by itself with exit code %d before its kill; stderr:\n%s", k, res.code, tail(res.stderr, 3000))
+		} else {
+			t.Logf("run %d: finished before its kill at %s", k, delay)
+		}
+		if x := extras(wantCounts, committed(t, out)); len(x) > 0 {
+			t.Fatalf("after run %d the committed output has %d lines not in the failure-free output (duplicates included), first %q", k, len(x), x[0])
+		}
+	}
+	res := runWeir(t, time.Minute, args...)
+	wantExit(t, res, 0)
+	if d := demo.Diff(want, committed(t, out)); d != "" {
+		t.Fatalf("after %d kills: %s", kills, d)
+	}
+	assertNoInProgress(t, out)
+}
+
+var firedRE = regexp.MustCompile(`injected failures: (\d+) of (\d+) fired`)
+
+// wantFired checks the CLI's fault summary: every planned failure fired.
+func wantFired(t *testing.T, stderr string, n int) {
+	t.Helper()
+	m := firedRE.FindStringSubmatch(stderr)
+	if m == nil {
+		t.Errorf("no fault summary in stderr:\n%s", tail(stderr, 2000))
+		return
+	}
+	if m[1] != strconv.Itoa(n) || m[2] != strconv.Itoa(n) {
+		t.Errorf("fault summary %q, want %d of %d fired", m[0], n, n)
+	}
+}
+
+// TestInjectedFailures runs the demo with failures injected at random fault
+// points, once checked by the CLI's --verify and once by the test itself.
+func TestInjectedFailures(t *testing.T) {
+	if testing.Short() {
+		t.Skip("ten restarts with backoff take a few seconds")
+	}
+	const events = 200_000
+	for _, tc := range []struct {
+		name   string
+		seed   string
+		verify bool
+	}{
+		{"verify", "42", true},
+		{"compared by the test", "7", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			dir := t.TempDir()
+			out := filepath.Join(dir, "out")
+			args := []string{"run", "demo", "--events", strconv.Itoa(events), "--parallelism", "2",
+				"--checkpoint-interval", "50ms", "--inject-failures", "10", "--fault-seed", tc.seed,
+				"--state-dir", filepath.Join(dir, "state"), "--out", out, "-q"}
+			if tc.verify {
+				args = append(args, "--verify")
+			}
+			res := runWeir(t, time.Minute, args...)
+			wantExit(t, res, 0)
+			wantFired(t, res.stderr, 10)
+			if tc.verify {
+				wantLine(t, res.stderr, "verify: committed output equals the failure-free output exactly")
+			}
+			if d := demo.Diff(demo.Expected(events, demoKeys), committed(t, out)); d != "" {
+				t.Fatal(d)
+			}
+			assertNoInProgress(t, out)
+		})
+	}
+}
