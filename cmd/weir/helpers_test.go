@@ -276,6 +276,33 @@ func flipByte(t *testing.T, path string) {
 	}
 }
 
+// corruptCheckpoint damages checkpoint folder chk so that it no longer
+// verifies: it flips a byte of its first keyed state file or, if it holds
+// none (its state may live in files of older checkpoints), truncates its
+// _metadata. It returns the damaged file relative to the job folder, as
+// error messages name it.
+func corruptCheckpoint(t *testing.T, chk string) string {
+	t.Helper()
+	keyed, err := filepath.Glob(filepath.Join(chk, "*.keyed"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(keyed) > 0 {
+		sort.Strings(keyed)
+		flipByte(t, keyed[0])
+		return filepath.Join(filepath.Base(chk), filepath.Base(keyed[0]))
+	}
+	meta := filepath.Join(chk, "_metadata")
+	fi, err := os.Stat(meta)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Truncate(meta, fi.Size()/2); err != nil {
+		t.Fatal(err)
+	}
+	return filepath.Base(chk) + ": _metadata"
+}
+
 func tail(s string, n int) string {
 	if len(s) > n {
 		return "…" + s[len(s)-n:]

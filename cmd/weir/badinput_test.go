@@ -1,0 +1,92 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestBadInput checks that every kind of bad flag, key, value and path is
+// refused with exit code 2 and a one-line message naming it, before any work
+// starts: no job folder is created in the state dir.
+func TestBadInput(t *testing.T) {
+	dir := t.TempDir()
+	regular := filepath.Join(dir, "regular-file")
+	badYAML := filepath.Join(dir, "bad.yaml")
+	badValueYAML := filepath.Join(dir, "bad-value.yaml")
+	for name, content := range map[string]string{
+		regular:      "not a folder\n",
+		badYAML:      "execution.checkpointing.interval: [oops\n",
+		badValueYAML: "execution:\n  checkpointing:\n    interval: 50 ms\nstate.checkpoints.num-retained: 0\n",
+	} {
+		if err := os.WriteFile(name, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	missing := filepath.Join(dir, "missing.yaml")
+	noMatch := filepath.Join(dir, "nothing-*.txt")
+	underFile := filepath.Join(regular, "sub")
+	for _, tc := range []struct {
+		name string
+		args []string // after "run"; a job gets a fresh --state-dir unless it has one
+		want []string // substrings of the message
+	}{
+		{"unknown flag", []string{"demo", "--no-such-flag"}, []string{"--no-such-flag"}},
+		{"unknown -D key", []string{"demo", "-D", "execution.checkpointing.intervall=1s"},
+			[]string{`"execution.checkpointing.intervall"`, `did you mean "execution.checkpointing.interval"`}},
+		{"bad -D value", []string{"demo", "-D", "execution.checkpointing.interval=soon"},
+			[]string{"execution.checkpointing.interval", `"soon"`}},
+		{"-D without =", []string{"demo", "-D", "parallelism.default"}, []string{"parallelism.default"}},
+		{"negative checkpoint interval", []string{"demo", "--checkpoint-interval", "-1s"}, []string{"--checkpoint-interval", "-1s"}},
+		{"negative events", []string{"demo", "--events", "-1"}, []string{"--events", "-1"}},
+		{"zero parallelism", []string{"demo", "--parallelism", "0"}, []string{"--parallelism", "got 0"}},
+		{"zero keys", []string{"demo", "--keys", "0"}, []string{"--keys", "got 0"}},
+		{"negative rate", []string{"demo", "--rate", "-5"}, []string{"--rate", "-5"}},
+		{"negative inject-failures", []string{"demo", "--inject-failures", "-1"}, []string{"--inject-failures", "-1"}},
+		{"verify unbounded", []string{"demo", "--events", "0", "--verify"}, []string{"--verify", "--events"}},
+		{"state dir under a file", []string{"demo", "--state-dir", underFile}, []string{"--state-dir", underFile}},
+		{"out under a file", []string{"demo", "--out", underFile}, []string{"--out", underFile}},
+		{"missing config", []string{"demo", "--config", missing}, []string{"--config", missing}},
+		{"malformed YAML", []string{"demo", "--config", badYAML}, []string{"--config", badYAML, "line 1"}},
+		{"bad value in YAML", []string{"demo", "--config", badValueYAML}, []string{"--config", badValueYAML, "line 4", "state.checkpoints.num-retained"}},
+		{"from missing path", []string{"demo", "--from", filepath.Join(dir, "chk-9")}, []string{"--from", filepath.Join(dir, "chk-9")}},
+		{"unknown job", []string{"nosuchjob"}, []string{`"nosuchjob"`}},
+		{"wordcount without input", []string{"wordcount", "--out", filepath.Join(dir, "wc-out")}, []string{"--input"}},
+		{"wordcount input matches nothing", []string{"wordcount", "--input", noMatch, "--out", filepath.Join(dir, "wc-out")},
+			[]string{"--input", noMatch}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			state := filepath.Join(t.TempDir(), "state")
+			args := append([]string{"run"}, tc.args...)
+			if job := tc.args[0]; (job == "demo" || job == "wordcount") && !hasFlag(tc.args, "--state-dir") {
+				args = append(args, "--state-dir", state)
+			}
+			res := runWeir(t, 30*time.Second, args...)
+			wantExit(t, res, 2)
+			if !strings.HasPrefix(res.stderr, "weir: ") || strings.Count(res.stderr, "\n") != 1 {
+				t.Errorf("want one line \"weir: …\" on stderr, got:\n%s", res.stderr)
+			}
+			wantContains(t, res.stderr, tc.want...)
+			if res.stdout != "" {
+				t.Errorf("stdout %q, want nothing", res.stdout)
+			}
+			for _, job := range []string{"demo", "wordcount"} {
+				if _, err := os.Stat(filepath.Join(state, job)); err == nil {
+					t.Errorf("job folder %s was created: work started despite the bad input", filepath.Join(state, job))
+				}
+			}
+		})
+	}
+}
+
+func hasFlag(args []string, flag string) bool {
+	for _, a := range args {
+		if a == flag || strings.HasPrefix(a, flag+"=") {
+			return true
+		}
+	}
+	return false
+}

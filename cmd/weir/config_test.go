@@ -1,0 +1,60 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/weirstream/weir/internal/jobs/demo"
+)
+
+var checkpointsRE = regexp.MustCompile(`checkpoints (\d+) \(last #(\d+)`)
+
+// TestConfigFileKeys runs the demo with a YAML config (nested and flat keys)
+// setting the checkpoint interval and the number of retained checkpoints,
+// and no --checkpoint-interval flag: the interval must be the file's (the
+// demo's default of 1 s would give at most two checkpoints in this run), and
+// the job folder must keep exactly the 2 newest completed checkpoints.
+func TestConfigFileKeys(t *testing.T) {
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "weir.yaml")
+	yaml := "execution:\n  checkpointing:\n    interval: 40 ms\nstate.checkpoints.num-retained: 2\n"
+	if err := os.WriteFile(cfg, []byte(yaml), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	const events = 200_000
+	out := filepath.Join(dir, "out")
+	res := runWeir(t, time.Minute, "run", "demo", "--events", strconv.Itoa(events), "--rate", "250000", "-p", "2",
+		"--config", cfg, "--state-dir", filepath.Join(dir, "state"), "--out", out, "-q")
+	wantExit(t, res, 0)
+	m := checkpointsRE.FindStringSubmatch(res.stderr)
+	if m == nil {
+		t.Fatalf("no checkpoint count in the summary:\n%s", res.stderr)
+	}
+	n, _ := strconv.Atoi(m[1])
+	last, _ := strconv.Atoi(m[2])
+	if n < 5 {
+		t.Fatalf("%d checkpoints completed in a 0.8 s run: the 40 ms interval of %s was not used", n, cfg)
+	}
+	jobDir := filepath.Join(dir, "state", "demo")
+	if ids := completedCheckpoints(t, jobDir); len(ids) != 2 || ids[1] != last {
+		t.Errorf("retained checkpoints %v, want 2, the newest being %d", ids, last)
+	}
+	entries, err := os.ReadDir(jobDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(entries) != 2 {
+		var names []string
+		for _, e := range entries {
+			names = append(names, e.Name())
+		}
+		t.Errorf("job folder holds %v, want only the 2 retained chk folders", names)
+	}
+	if d := demo.Diff(demo.Expected(events, demoKeys), committed(t, out)); d != "" {
+		t.Fatal(d)
+	}
+}

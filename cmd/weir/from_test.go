@@ -1,0 +1,146 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/weirstream/weir/internal/jobs/demo"
+)
+
+// demoArgs are the arguments of a demo run over events at rate into dir's
+// state and out folders.
+func demoArgs(dir string, events int, rate string, extra ...string) []string {
+	args := []string{"run", "demo", "--events", strconv.Itoa(events), "--rate", rate, "--parallelism", "2",
+		"--checkpoint-interval", "50ms", "--state-dir", filepath.Join(dir, "state"), "--out", filepath.Join(dir, "out"), "-q"}
+	return append(args, extra...)
+}
+
+// chkPath is the folder of checkpoint id of the demo job in dir.
+func chkPath(dir string, id int) string {
+	return filepath.Join(dir, "state", "demo", fmt.Sprintf("chk-%d", id))
+}
+
+// killMidRun starts the demo with -v, SIGKILLs it once checkpoint minID has
+// completed and returns the completed checkpoints left on disk.
+func killMidRun(t *testing.T, args []string, jobDir string, minID int) []int {
+	t.Helper()
+	r := startWeir(t, time.Minute, append(args, "-v")...)
+	r.waitCompleted(t, minID)
+	if !r.kill() {
+		t.Fatalf("the run ended before it could be killed; make it longer")
+	}
+	ids := completedCheckpoints(t, jobDir)
+	if len(ids) < 2 {
+		t.Fatalf("want at least 2 completed checkpoints after the kill, have %v", ids)
+	}
+	return ids
+}
+
+// TestFromNewestAfterKill: a run killed mid-way and started again with
+// --from its newest checkpoint (instead of implicitly) completes with the
+// exact failure-free output, as a plain restart would.
+func TestFromNewestAfterKill(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the demo for about 3 s")
+	}
+	const events = 600_000
+	dir := t.TempDir()
+	args := demoArgs(dir, events, "200000")
+	ids := killMidRun(t, args, filepath.Join(dir, "state", "demo"), 3)
+	newest := ids[len(ids)-1]
+	res := runWeir(t, time.Minute, append(args, "--from", chkPath(dir, newest))...)
+	wantExit(t, res, 0)
+	out := filepath.Join(dir, "out")
+	if d := demo.Diff(demo.Expected(events, demoKeys), committed(t, out)); d != "" {
+		t.Fatalf("after --from chk-%d: %s", newest, d)
+	}
+	assertNoInProgress(t, out)
+}
+
+// TestFromCorrupt: a corrupt checkpoint given with --from (as folder or as
+// _metadata) fails the run before it starts, with a message naming the
+// damaged file, and commits nothing.
+func TestFromCorrupt(t *testing.T) {
+	dir := t.TempDir()
+	res := runWeir(t, time.Minute, demoArgs(dir, 100_000, "400000")...)
+	wantExit(t, res, 0)
+	ids := completedCheckpoints(t, filepath.Join(dir, "state", "demo"))
+	if len(ids) == 0 {
+		t.Fatal("no completed checkpoint")
+	}
+	chk := chkPath(dir, ids[len(ids)-1])
+	damaged := corruptCheckpoint(t, chk)
+	for i, from := range []string{chk, filepath.Join(chk, "_metadata")} {
+		out := filepath.Join(dir, fmt.Sprintf("out-%d", i))
+		args := demoArgs(dir, 100_000, "0", "--out", out, "--from", from)
+		res := runWeir(t, time.Minute, args...)
+		if res.code != 1 && res.code != 2 {
+			t.Errorf("--from %s: exit code %d, want 1 or 2; stderr:\n%s", from, res.code, res.stderr)
+		}
+		wantContains(t, res.stderr, damaged, "corrupt")
+		if lines := committed(t, out); len(lines) != 0 {
+			t.Errorf("--from %s: %d lines committed by a run that must not start", from, len(lines))
+		}
+	}
+}
+
+// TestFromNotACheckpoint: --from naming an existing path that is not a
+// checkpoint is bad usage like a missing path: exit code 2, before any
+// work, with a message naming the path.
+func TestFromNotACheckpoint(t *testing.T) {
+	dir := t.TempDir()
+	notChk := filepath.Join(dir, "not-a-checkpoint")
+	if err := os.Mkdir(notChk, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	notMeta := filepath.Join(dir, "chk-3")
+	if err := os.WriteFile(notMeta, []byte("hello\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, from := range []string{notChk, notMeta} {
+		res := runWeir(t, time.Minute, demoArgs(dir, 1000, "0", "--from", from)...)
+		if res.code != 2 {
+			t.Errorf("--from %s: exit code %d, want 2 (bad usage, like a missing path); stderr:\n%s", from, res.code, res.stderr)
+		}
+		wantContains(t, res.stderr, "--from", from)
+	}
+}
+
+var restoringRE = regexp.MustCompile(`msg=restoring checkpoint=(\d+) `)
+
+// TestFromOlderCheckpointRestartsFromIt: a job started with --from an older
+// retained checkpoint must, when it fails before taking a checkpoint of its
+// own, restart from that same checkpoint again, not jump to the newest
+// checkpoint the job folder happens to hold from an earlier run (that would
+// resume a different history).
+//
+// The failure is deterministic: the new --out folder lacks the part files
+// the checkpoint's pending transactions refer to.
+func TestFromOlderCheckpointRestartsFromIt(t *testing.T) {
+	dir := t.TempDir()
+	res := runWeir(t, time.Minute, demoArgs(dir, 100_000, "400000")...)
+	wantExit(t, res, 0)
+	ids := completedCheckpoints(t, filepath.Join(dir, "state", "demo"))
+	if len(ids) < 2 {
+		t.Fatalf("want at least 2 retained checkpoints, have %v", ids)
+	}
+	older := ids[0]
+	args := demoArgs(dir, 100_000, "0", "--out", filepath.Join(dir, "fresh-out"), "--from", chkPath(dir, older), "-v",
+		"-D", "restart-strategy.type=fixed-delay", "-D", "restart-strategy.fixed-delay.attempts=2",
+		"-D", "restart-strategy.fixed-delay.delay=10ms")
+	res = runWeir(t, time.Minute, args...)
+	restores := restoringRE.FindAllStringSubmatch(res.stderr, -1)
+	if len(restores) == 0 {
+		t.Fatalf("no restore logged; stderr:\n%s", tail(res.stderr, 3000))
+	}
+	for i, m := range restores {
+		if m[1] != strconv.Itoa(older) {
+			t.Errorf("attempt %d restored checkpoint %s, want the --from checkpoint %d (retained: %v)", i, m[1], older, ids)
+		}
+	}
+}
