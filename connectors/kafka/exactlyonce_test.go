@@ -1,7 +1,6 @@
 package kafka
 
 import (
-	"fmt"
 	"strings"
 	"testing"
 
@@ -45,7 +44,7 @@ func TestExactlyOnceDemo(t *testing.T) {
 	for i, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			topic := b.topic(t, 3)
-			prefix := fmt.Sprintf("demo%d", i)
+			prefix := "d-" + topic
 			j := newJob(t, p)
 			nf := 0
 			if c.points != nil {

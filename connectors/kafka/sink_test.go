@@ -23,7 +23,8 @@ type sinkUnit struct {
 
 func newSinkUnit(t *testing.T) *sinkUnit {
 	b := newBroker(t)
-	return &sinkUnit{t: t, b: b, topic: b.topic(t, 2), prefix: fmt.Sprintf("unit%d", len(t.Name()))}
+	topic := b.topic(t, 2)
+	return &sinkUnit{t: t, b: b, topic: topic, prefix: "u-" + topic}
 }
 
 func serializeString(v string, r *kgo.Record) { r.Value = []byte(v) }
