@@ -113,34 +113,79 @@ func TestFromNotACheckpoint(t *testing.T) {
 
 var restoringRE = regexp.MustCompile(`msg=restoring checkpoint=(\d+) `)
 
-// TestFromOlderCheckpointRestartsFromIt: a job started with --from an older
-// retained checkpoint must, when it fails before taking a checkpoint of its
-// own, restart from that same checkpoint again, not jump to the newest
-// checkpoint the job folder happens to hold from an earlier run (that would
-// resume a different history).
+// TestFromOlderCheckpoint forks a job from an older retained checkpoint, the
+// exactly-once way: together with a copy of its output taken at that
+// checkpoint. Run A is killed right after checkpoint M completed, its
+// output folder is copied, and A is run to completion (checkpoints up to
+// K > M, all retained). Run B then starts from chk-M into the copy, with
+// one failure injected before B completes a checkpoint of its own.
 //
-// The failure is deterministic: the new --out folder lacks the part files
-// the checkpoint's pending transactions refer to.
-func TestFromOlderCheckpointRestartsFromIt(t *testing.T) {
+// B must commit exactly the failure-free output into the copy, and its
+// restart must restore chk-M again: the newer checkpoints in the job folder
+// belong to A's history, whose transactions the copy does not hold.
+func TestFromOlderCheckpoint(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the demo three times")
+	}
+	const events = 300_000
 	dir := t.TempDir()
-	res := runWeir(t, time.Minute, demoArgs(dir, 100_000, "400000")...)
+	jobDir := filepath.Join(dir, "state", "demo")
+	keep := []string{"-D", "state.checkpoints.num-retained=1000"}
+	runA := demoArgs(dir, events, "200000", keep...)
+	ids := killMidRun(t, runA, jobDir, 2)
+	m := ids[len(ids)-1]
+	fork := filepath.Join(dir, "fork-out")
+	copyDir(t, filepath.Join(dir, "out"), fork)
+	res := runWeir(t, time.Minute, runA...)
 	wantExit(t, res, 0)
-	ids := completedCheckpoints(t, filepath.Join(dir, "state", "demo"))
-	if len(ids) < 2 {
-		t.Fatalf("want at least 2 retained checkpoints, have %v", ids)
+	if ids := completedCheckpoints(t, jobDir); ids[len(ids)-1] <= m {
+		t.Fatalf("run A left checkpoints %v, want some newer than %d", ids, m)
 	}
-	older := ids[0]
-	args := demoArgs(dir, 100_000, "0", "--out", filepath.Join(dir, "fresh-out"), "--from", chkPath(dir, older), "-v",
-		"-D", "restart-strategy.type=fixed-delay", "-D", "restart-strategy.fixed-delay.attempts=2",
-		"-D", "restart-strategy.fixed-delay.delay=10ms")
-	res = runWeir(t, time.Minute, args...)
+
+	// Fault seed 4 arms its failure after 2102 of 300000 events, long
+	// before B ends; with periodic checkpoints off, B's only checkpoint of
+	// its own is the final one, so the failure comes before it completes.
+	runB := demoArgs(dir, events, "0", append(keep, "--out", fork, "--from", chkPath(dir, m),
+		"--checkpoint-interval", "0", "--inject-failures", "1", "--fault-seed", "4", "-v")...)
+	res = runWeir(t, time.Minute, runB...)
 	restores := restoringRE.FindAllStringSubmatch(res.stderr, -1)
-	if len(restores) == 0 {
-		t.Fatalf("no restore logged; stderr:\n%s", tail(res.stderr, 3000))
+	if len(restores) != 2 {
+		t.Errorf("%d restores logged, want 2 (the start and the restart after the injected failure)", len(restores))
 	}
-	for i, m := range restores {
-		if m[1] != strconv.Itoa(older) {
-			t.Errorf("attempt %d restored checkpoint %s, want the --from checkpoint %d (retained: %v)", i, m[1], older, ids)
+	for i, r := range restores {
+		if r[1] != strconv.Itoa(m) {
+			t.Errorf("attempt %d restored checkpoint %s, want the --from checkpoint %d", i, r[1], m)
+		}
+	}
+	wantExit(t, res, 0)
+	wantFired(t, res.stderr, 1)
+	if d := demo.Diff(demo.Expected(events, demoKeys), committed(t, fork)); d != "" {
+		t.Fatalf("forked output: %s", d)
+	}
+	assertNoInProgress(t, fork)
+}
+
+// copyDir copies the regular files of src, hidden ones included, into a new
+// folder dst.
+func copyDir(t *testing.T, src, dst string) {
+	t.Helper()
+	entries, err := os.ReadDir(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(dst, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		if !e.Type().IsRegular() {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join(src, e.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dst, e.Name()), b, 0o644); err != nil {
+			t.Fatal(err)
 		}
 	}
 }
