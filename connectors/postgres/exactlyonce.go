@@ -1,0 +1,321 @@
+package postgres
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/weirstream/weir"
+)
+
+// ErrTxnLost is wrapped by Commit when a transaction is neither prepared
+// nor committed: its rows are gone (rolled back by hand, or the job
+// restored a checkpoint written against another database), and a silent
+// success would hide the loss.
+var ErrTxnLost = errors.New("postgres sink: transaction lost")
+
+// ExactlyOnce returns a factory of exactly-once PostgreSQL sinks for
+// weir.SinkToTransactional. Each subtask writes the rows of one checkpoint
+// interval in one transaction on a connection of its own: row appends the
+// values of v's row to dst, one per column of columns, in order, and
+// returns dst. At the checkpoint barrier the transaction records a marker
+// row and is prepared (PREPARE TRANSACTION); once the checkpoint completes
+// it is committed (COMMIT PREPARED). The server must allow prepared
+// transactions (max_prepared_transactions > 0); Open fails for good, saying
+// how to enable them, if it does not. See the package documentation.
+func ExactlyOnce[T any](connString, table string, columns []string, row func(v T, dst []any) []any, opts ...Option) func() weir.TwoPhaseCommitSink[T, Txn] {
+	cfg := newConfig(opts)
+	cols := append([]string(nil), columns...)
+	return func() weir.TwoPhaseCommitSink[T, Txn] {
+		return &exactlyOnce[T]{connString: connString, table: table, columns: cols, row: row, cfg: cfg}
+	}
+}
+
+// exactlyOnce is one subtask's sink. It is not safe for concurrent use: the
+// subtask's task loop owns it. It holds two connections: data carries the
+// open transaction, control runs COMMIT/ROLLBACK PREPARED and lookups,
+// which PostgreSQL refuses inside a transaction block, and which the
+// operator calls while the next transaction is already open on data.
+type exactlyOnce[T any] struct {
+	connString string
+	table      string
+	columns    []string
+	row        func(T, []any) []any
+	cfg        config
+
+	target  pgx.Identifier
+	markers pgx.Identifier
+	data    *pgx.Conn
+	control *pgx.Conn
+	server  string // host:port/database, for messages
+	sink    string // "<prefix>:<uid>", the gid prefix of every subtask
+	subtask int
+	log     *slog.Logger
+	next    uint64 // sequence number of the next Begin
+
+	cur    Txn  // the open transaction, if hasCur
+	hasCur bool // Begin called, PreCommit or Abort not yet
+	begun  bool // BEGIN sent for cur: rows were flushed into it
+	rows   int64
+	buf    rowBuffer
+}
+
+func (s *exactlyOnce[T]) Open(ctx *weir.Context, restored []Txn) error {
+	log := s.cfg.logger
+	if log == nil {
+		log = ctx.Logger()
+	}
+	return s.open(ctx.UID(), ctx.Subtask(), ctx.Parallelism(), log, restored)
+}
+
+// open is Open without the weir.Context, so tests can drive a sink alone.
+func (s *exactlyOnce[T]) open(uid string, subtask, parallelism int, log *slog.Logger, restored []Txn) error {
+	if err := s.validate(uid); err != nil {
+		return weir.Unrecoverable(fmt.Errorf("postgres sink %s: %w", uid, err))
+	}
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	s.sink, s.subtask, s.log = sinkID(s.cfg.prefix, uid), subtask, log
+	s.buf = rowBuffer{ncols: len(s.columns)}
+	err := s.connect()
+	if err == nil {
+		err = s.prepareSchema()
+	}
+	if err == nil {
+		s.next, err = s.cleanUp(parallelism, restored)
+	}
+	if err != nil {
+		// The operator does not Close a sink whose Open failed.
+		s.Close()
+		return fmt.Errorf("postgres sink %s/%d: %w", uid, subtask, err)
+	}
+	return nil
+}
+
+func (s *exactlyOnce[T]) validate(uid string) error {
+	if s.row == nil {
+		return fmt.Errorf("nil row function")
+	}
+	if err := checkColumns(s.columns); err != nil {
+		return err
+	}
+	if err := checkSinkID(s.cfg.prefix, uid); err != nil {
+		return err
+	}
+	var err error
+	if s.target, err = tableName(s.table); err != nil {
+		return err
+	}
+	if s.markers, err = tableName(s.cfg.markerTable); err != nil {
+		return fmt.Errorf("marker %w", err)
+	}
+	return nil
+}
+
+func (s *exactlyOnce[T]) connect() error {
+	ctx, cancel := s.cfg.op()
+	defer cancel()
+	var err error
+	if s.data, err = connect(ctx, s.cfg, s.connString); err != nil {
+		return err
+	}
+	if s.control, err = connect(ctx, s.cfg, s.connString); err != nil {
+		return err
+	}
+	s.server = serverName(s.control)
+	var setting string
+	if err := s.control.QueryRow(ctx, "SHOW max_prepared_transactions").Scan(&setting); err != nil {
+		return fmt.Errorf("read max_prepared_transactions of %s: %w", s.server, err)
+	}
+	return checkPreparedTransactions(setting, s.server)
+}
+
+func (s *exactlyOnce[T]) prepareSchema() error {
+	if err := createMarkerTable(s.control, s.cfg, s.markers); err != nil {
+		return err
+	}
+	if s.cfg.createTable != "" {
+		return createTable(s.control, s.cfg, s.target, s.cfg.createTable)
+	}
+	return nil
+}
+
+// Begin hands out the next transaction id. Nothing is sent yet: BEGIN goes
+// out with the first rows, or at PreCommit for an empty transaction.
+func (s *exactlyOnce[T]) Begin() (Txn, error) {
+	if s.control == nil {
+		return Txn{}, fmt.Errorf("postgres sink %s/%d: begin before Open or after Close", s.sink, s.subtask)
+	}
+	if s.hasCur {
+		return Txn{}, fmt.Errorf("postgres sink %s/%d: begin while %s is open; pre-commit or abort it first", s.sink, s.subtask, s.cur.GID)
+	}
+	s.cur = Txn{GID: gidOf(s.sink, s.subtask, s.next), Seq: s.next}
+	s.next++
+	s.hasCur, s.begun, s.rows = true, false, 0
+	return s.cur, nil
+}
+
+// Write buffers the rows of batch and sends them with COPY once
+// WithBatchRows of them are buffered.
+func (s *exactlyOnce[T]) Write(txn Txn, batch []T) error {
+	if !s.isCurrent(txn) {
+		return fmt.Errorf("postgres sink %s/%d: write to %s: not the open transaction (not begun, pre-committed or aborted)", s.sink, s.subtask, txn.GID)
+	}
+	for _, v := range batch {
+		if err := add(&s.buf, s.row, v); err != nil {
+			return fmt.Errorf("postgres sink %s/%d: table %s: %w", s.sink, s.subtask, s.table, err)
+		}
+		if s.buf.rows() >= s.cfg.batchRows {
+			if err := s.flush(); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func (s *exactlyOnce[T]) isCurrent(txn Txn) bool { return s.hasCur && txn.GID == s.cur.GID }
+
+// flush opens the server transaction if needed and copies the buffered
+// rows into it.
+func (s *exactlyOnce[T]) flush() error {
+	ctx, cancel := s.cfg.op()
+	defer cancel()
+	if !s.begun {
+		if _, err := s.data.Exec(ctx, "BEGIN"); err != nil {
+			return fmt.Errorf("postgres sink %s/%d: begin %s on %s: %w", s.sink, s.subtask, s.cur.GID, s.server, err)
+		}
+		s.begun = true
+	}
+	if s.buf.rows() == 0 {
+		return nil
+	}
+	n, err := s.data.CopyFrom(ctx, s.target, s.columns, s.buf.copySource())
+	if err != nil {
+		return fmt.Errorf("postgres sink %s/%d: copy %d rows into %s (columns %v) in %s: %w", s.sink, s.subtask, s.buf.rows(), s.table, s.columns, s.cur.GID, err)
+	}
+	s.rows += n
+	s.buf.reset()
+	return nil
+}
+
+// PreCommit sends the remaining rows, inserts the transaction's marker row
+// and prepares the transaction: from here it survives a crash of the task,
+// the process and the server, until COMMIT or ROLLBACK PREPARED. An empty
+// transaction is prepared too (with just its marker), so that Commit finds
+// it like any other.
+func (s *exactlyOnce[T]) PreCommit(txn Txn) error {
+	if !s.isCurrent(txn) {
+		return fmt.Errorf("postgres sink %s/%d: pre-commit %s: not the open transaction (not begun, pre-committed already or aborted)", s.sink, s.subtask, txn.GID)
+	}
+	if err := s.flush(); err != nil {
+		return err
+	}
+	ctx, cancel := s.cfg.op()
+	defer cancel()
+	if _, err := s.data.Exec(ctx, "INSERT INTO "+s.markers.Sanitize()+" (gid, sink, subtask, seq, target, rows) VALUES ($1, $2, $3, $4, $5, $6)",
+		txn.GID, s.sink, s.subtask, int64(txn.Seq), s.table, s.rows); err != nil {
+		return fmt.Errorf("postgres sink %s/%d: insert marker of %s into %s: %w", s.sink, s.subtask, txn.GID, s.cfg.markerTable, err)
+	}
+	// Whatever PREPARE returns, the transaction is no longer open on data:
+	// prepared, or rolled back by the server.
+	s.hasCur = false
+	if _, err := s.data.Exec(ctx, "PREPARE TRANSACTION "+quoteLiteral(txn.GID)); err != nil {
+		return fmt.Errorf("postgres sink %s/%d: prepare %s on %s: %w", s.sink, s.subtask, txn.GID, s.server, err)
+	}
+	return nil
+}
+
+// Commit commits a prepared transaction. It is idempotent: if txn is not
+// prepared but its marker row is visible, it was committed before.
+func (s *exactlyOnce[T]) Commit(txn Txn) error {
+	if s.isCurrent(txn) {
+		return fmt.Errorf("postgres sink %s/%d: commit %s: not pre-committed; call PreCommit at the barrier first", s.sink, s.subtask, txn.GID)
+	}
+	ctx, cancel := s.cfg.op()
+	defer cancel()
+	_, err := s.control.Exec(ctx, "COMMIT PREPARED "+quoteLiteral(txn.GID))
+	if err == nil {
+		return nil
+	}
+	if sqlState(err) != undefinedObject {
+		return fmt.Errorf("postgres sink %s/%d: commit prepared %s on %s: %w", s.sink, s.subtask, txn.GID, s.server, err)
+	}
+	committed, err := s.committed(txn)
+	switch {
+	case err != nil:
+		return err
+	case committed:
+		return nil
+	}
+	return fmt.Errorf("commit %s on %s: neither prepared nor committed (no marker row in %s): %w; it was rolled back outside this job, or the checkpoint belongs to another database",
+		txn.GID, s.server, s.cfg.markerTable, ErrTxnLost)
+}
+
+// Abort discards txn: the open transaction is rolled back on its
+// connection, a prepared one with ROLLBACK PREPARED. Aborting a
+// transaction that does not exist (never prepared, or rolled back before)
+// succeeds; one whose marker row is visible was committed, and Abort says
+// so with weir.ErrAlreadyCommitted.
+func (s *exactlyOnce[T]) Abort(txn Txn) error {
+	ctx, cancel := s.cfg.op()
+	defer cancel()
+	if s.isCurrent(txn) {
+		s.hasCur = false
+		s.buf.reset()
+		if !s.begun {
+			return nil
+		}
+		if _, err := s.data.Exec(ctx, "ROLLBACK"); err != nil {
+			return fmt.Errorf("postgres sink %s/%d: roll back open %s on %s: %w", s.sink, s.subtask, txn.GID, s.server, err)
+		}
+		return nil
+	}
+	_, err := s.control.Exec(ctx, "ROLLBACK PREPARED "+quoteLiteral(txn.GID))
+	if err == nil {
+		return nil
+	}
+	if sqlState(err) != undefinedObject {
+		return fmt.Errorf("postgres sink %s/%d: rollback prepared %s on %s: %w", s.sink, s.subtask, txn.GID, s.server, err)
+	}
+	committed, err := s.committed(txn)
+	switch {
+	case err != nil:
+		return err
+	case committed:
+		return fmt.Errorf("postgres sink %s/%d: abort %s: its marker row in %s shows it committed: %w", s.sink, s.subtask, txn.GID, s.cfg.markerTable, weir.ErrAlreadyCommitted)
+	}
+	return nil
+}
+
+// committed reports whether txn's marker row is visible, that is whether
+// txn committed: the row was inserted in txn itself.
+func (s *exactlyOnce[T]) committed(txn Txn) (bool, error) {
+	ctx, cancel := s.cfg.op()
+	defer cancel()
+	var ok bool
+	err := s.control.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM "+s.markers.Sanitize()+" WHERE gid = $1)", txn.GID).Scan(&ok)
+	if err != nil {
+		return false, fmt.Errorf("postgres sink %s/%d: look up marker of %s in %s: %w", s.sink, s.subtask, txn.GID, s.cfg.markerTable, err)
+	}
+	return ok, nil
+}
+
+// Close closes both connections. The server rolls back a transaction still
+// open on data; prepared ones stay for the next Open to commit or clean.
+func (s *exactlyOnce[T]) Close() error {
+	ctx, cancel := s.cfg.op()
+	defer cancel()
+	var errs []error
+	for _, c := range []*pgx.Conn{s.data, s.control} {
+		if c != nil {
+			if err := c.Close(ctx); err != nil {
+				errs = append(errs, fmt.Errorf("postgres sink %s/%d: close connection: %w", s.sink, s.subtask, err))
+			}
+		}
+	}
+	s.data, s.control, s.hasCur = nil, nil, false
+	return errors.Join(errs...)
+}
