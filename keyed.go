@@ -3,6 +3,7 @@ package weir
 import (
 	"context"
 	"fmt"
+	"hash/crc32"
 	"io"
 	"time"
 
@@ -236,7 +237,7 @@ func (o *processOp[K, T, U]) SnapshotState(id checkpoint.ID, _ time.Time) (runti
 		snap.Release()
 		return nil, err
 	}
-	name := fmt.Sprintf("%s-%d.keyed", fileSafe(o.oc.UID), o.oc.Subtask)
+	name := keyedFileName(o.oc.UID, o.oc.Subtask)
 	uid := o.oc.UID
 	return func(ctx context.Context, w runtime.StateWriter) (checkpoint.OperatorSubtaskState, error) {
 		defer snap.Release()
@@ -251,6 +252,13 @@ func (o *processOp[K, T, U]) SnapshotState(id checkpoint.ID, _ time.Time) (runti
 		}
 		return checkpoint.OperatorSubtaskState{UID: uid, Keyed: &checkpoint.KeyedStateHandle{File: f, KeyGroups: offsets}, Operator: ops}, nil
 	}, nil
+}
+
+// keyedFileName names an operator subtask's keyed state file. fileSafe
+// alone is not injective ("k/1" and "k_1" both give "k_1"), so a hash of the
+// uid keeps two operators from writing one file.
+func keyedFileName(uid string, subtask int) string {
+	return fmt.Sprintf("%s-%08x-%d.keyed", fileSafe(uid), crc32.ChecksumIEEE([]byte(uid)), subtask)
 }
 
 // fileSafe maps a uid to a file name component.

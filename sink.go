@@ -74,7 +74,10 @@ type TwoPhaseCommitSink[T, TXN any] interface {
 	Begin() (TXN, error)
 	// Write adds a batch to the transaction; the slice is reused after.
 	Write(txn TXN, batch []T) error
-	// PreCommit makes the transaction durable and ready to commit.
+	// PreCommit makes the transaction durable and ready to commit. The
+	// handle is encoded into the checkpoint after PreCommit returns, so a
+	// pointer handle may record what PreCommit learned (e.g. that the
+	// transaction is empty).
 	PreCommit(txn TXN) error
 	// Commit makes the transaction visible. It must be idempotent:
 	// committing an already committed transaction succeeds.
@@ -102,6 +105,12 @@ const twoPhaseStateName = "two-phase-commit"
 // older than output the sink made visible, and the job fails rather than
 // duplicate that output.
 var ErrAlreadyCommitted = errors.New("transaction already committed")
+
+// ErrTransactionLost is wrapped by a TwoPhaseCommitSink's Commit when a
+// transaction a completed checkpoint holds is gone: neither pending nor
+// committed. Its records cannot be recovered by a restart, so the job fails
+// at once.
+var ErrTransactionLost = errors.New("pre-committed transaction lost")
 
 type twoPhaseOp[T, TXN any] struct {
 	baseOp
@@ -154,7 +163,11 @@ func (o *twoPhaseOp[T, TXN]) Open(_ context.Context, oc *runtime.OperatorContext
 	// transaction it recorded holds records after the barrier: replayed.
 	for _, txn := range commit {
 		if err := o.sink.Commit(txn); err != nil {
-			return fmt.Errorf("commit restored transaction %v: %w", txn, err)
+			err = fmt.Errorf("commit restored transaction %v of checkpoint %d: %w", txn, oc.Restored.Checkpoint, err)
+			if errors.Is(err, ErrTransactionLost) {
+				return runtime.Unrecoverable(err)
+			}
+			return err
 		}
 	}
 	for _, txn := range abort {

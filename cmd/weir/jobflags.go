@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/weirstream/weir"
+	"github.com/weirstream/weir/internal/checkpoint/storage"
 	"github.com/weirstream/weir/internal/config"
 	"github.com/weirstream/weir/internal/faults"
 )
@@ -110,6 +111,11 @@ func (f *jobFlags) configure(c *cobra.Command) (*weir.Config, error) {
 	if f.from != "" {
 		if _, err := os.Stat(f.from); err != nil {
 			return nil, usagef("--from: %v", err)
+		}
+		// Verify it before any work starts: a folder that is not a
+		// checkpoint, or a corrupt one, is a usage error naming the path.
+		if _, _, err := storage.LoadPath(context.Background(), f.from); err != nil {
+			return nil, usagef("--from %s: %v", f.from, err)
 		}
 	}
 	return cfg, nil

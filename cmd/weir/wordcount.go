@@ -1,7 +1,9 @@
 package main
 
 import (
+	stdbytes "bytes"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"sync/atomic"
@@ -13,6 +15,31 @@ import (
 	"github.com/weirstream/weir/internal/jobs/wordcount"
 )
 
+// countInputLines counts the lines of files (the fault injector's span).
+func countInputLines(files []string) (int64, error) {
+	var n int64
+	buf := make([]byte, 64<<10)
+	for _, name := range files {
+		f, err := os.Open(name)
+		if err != nil {
+			return 0, err
+		}
+		for {
+			k, err := f.Read(buf)
+			n += int64(stdbytes.Count(buf[:k], []byte{'\n'}))
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				f.Close()
+				return 0, err
+			}
+		}
+		f.Close()
+	}
+	return n, nil
+}
+
 func newWordcountCmd() *cobra.Command {
 	var (
 		jf    jobFlags
@@ -23,7 +50,7 @@ func newWordcountCmd() *cobra.Command {
 		Use:   "wordcount",
 		Short: "Count words in files, exactly once into files",
 		Long: `wordcount reads the lines of the files matching --input, splits them into
-words (letters and digits, lower-cased) and writes "word,count" with the
+words (letters, digits and apostrophes, lower-cased) and writes "word,count" with the
 running count for every occurrence into an exactly-once file sink in --out.
 Lines that are not valid UTF-8 are counted, logged and written to
 <out>/malformed instead.`,
@@ -32,7 +59,8 @@ Lines that are not valid UTF-8 are counted, logged and written to
 			if input == "" {
 				return usagef("--input is required (a file or glob, e.g. 'logs/*.txt')")
 			}
-			if _, err := file.ExpandGlob(input); err != nil {
+			files, err := file.ExpandGlob(input)
+			if err != nil {
 				return usagef("--input: %v", err)
 			}
 			cfg, err := jf.configure(c)
@@ -52,7 +80,14 @@ Lines that are not valid UTF-8 are counted, logged and written to
 				}
 			}
 			env := weir.NewEnv(cfg)
-			jf.apply(env, 0)
+			span := int64(0)
+			if jf.injectFailures > 0 {
+				// Failures are spread over the input's lines.
+				if span, err = countInputLines(files); err != nil {
+					return err
+				}
+			}
+			jf.apply(env, span)
 			var malformed atomic.Int64
 			wordcount.Build(env, wordcount.Options{Input: input, Out: out, DeadLetter: dead, Malformed: &malformed, Logger: jf.logger()})
 			if err := jf.execute(env, "wordcount"); err != nil {

@@ -60,6 +60,9 @@ func New[T any](gen func(i int64) T, opts ...Option) func() weir.Source[T] {
 
 const positionState = "datagen-position"
 
+// maxWait bounds one rate-limit sleep inside Read.
+const maxWait = 10 * time.Millisecond
+
 // Position is a subtask's checkpointed progress. The parallelism is kept
 // because which indexes a subtask owns depends on it: a position taken at
 // another parallelism means nothing, and restoring it would emit wrong
@@ -105,7 +108,10 @@ func (s *Source[T]) Read(dst []T, max int) ([]T, error) {
 	if s.opts.rate > 0 {
 		allowed := int64(s.opts.now().Sub(s.started).Seconds()*s.opts.rate/float64(s.parallelism)) + 1 - s.emitted
 		if allowed <= 0 {
-			s.opts.sleep(time.Duration(float64(time.Second) * float64(s.parallelism) / s.opts.rate))
+			// Wait for the next record's turn, but never long: the task
+			// handles checkpoint triggers and cancellation between Reads.
+			wait := time.Duration(float64(time.Second) * float64(s.parallelism) / s.opts.rate)
+			s.opts.sleep(min(wait, maxWait))
 			return dst, nil
 		}
 		max = int(min(int64(max), allowed))
@@ -118,10 +124,16 @@ func (s *Source[T]) Read(dst []T, max int) ([]T, error) {
 			s.next += p
 		}
 	} else {
-		for n := 0; n < max && (count == 0 || s.next < count); s.next++ {
-			if s.opts.owner(s.next, s.parallelism) == s.subtask {
+		// Scan a bounded number of indexes per Read, so that a subtask that
+		// owns few of them still returns to its task loop promptly.
+		limit := s.next + int64(max)*int64(s.parallelism)*4
+		for n := 0; n < max && s.next < limit && (count == 0 || s.next < count); s.next++ {
+			switch o := s.opts.owner(s.next, s.parallelism); {
+			case o == s.subtask:
 				dst = append(dst, s.gen(s.next))
 				n++
+			case o < 0 || o >= s.parallelism:
+				return dst, fmt.Errorf("datagen: owner of index %d is subtask %d, outside [0, %d): the Owner function must return a subtask index", s.next, o, s.parallelism)
 			}
 		}
 	}

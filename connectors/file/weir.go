@@ -56,7 +56,13 @@ func (t *txSink[T]) Write(txn Txn, batch []T) error {
 }
 
 func (t *txSink[T]) PreCommit(txn Txn) error { return t.s.PreCommit(txn) }
-func (t *txSink[T]) Commit(txn Txn) error    { return t.s.Commit(txn) }
+func (t *txSink[T]) Commit(txn Txn) error {
+	err := t.s.Commit(txn)
+	if errors.Is(err, ErrTxnLost) {
+		return fmt.Errorf("%w: %w", err, weir.ErrTransactionLost)
+	}
+	return err
+}
 func (t *txSink[T]) Abort(txn Txn) error {
 	err := t.s.Abort(txn)
 	if errors.Is(err, ErrAlreadyCommitted) {
@@ -75,23 +81,28 @@ func (t *txSink[T]) Close() error {
 // Lines returns a factory of replayable sources for weir.FromSource that
 // emit the lines of the files matching pattern (without the newline).
 // Subtask s of p reads the files s, s+p, s+2p, … of the sorted match list;
-// its position (file, byte offset) is checkpointed, so a restore resumes at
-// the first line after the checkpoint. The parallelism must not change
-// between a checkpoint and its restore.
+// its position (file path, byte offset) is checkpointed, so a restore
+// resumes at the first line after the checkpoint. The parallelism must not
+// change between a checkpoint and its restore, the file being read must
+// still match, and files added since that sort before it are not read.
 func Lines(pattern string) func() weir.Source[string] {
 	return func() weir.Source[string] { return &lineSource{pattern: pattern} }
 }
 
-// sourcePosition is a line source subtask's checkpointed progress; which
-// files a subtask reads depends on the parallelism, so it is kept too.
+// sourcePosition is a line source subtask's checkpointed progress: the
+// path of the file being read (the glob is expanded again on restore, and a
+// file index would silently point elsewhere if files were added or
+// removed) and the byte offset in it. Which files a subtask reads depends
+// on the parallelism, so it is kept too. An empty Path means all files done.
 type sourcePosition struct {
 	Parallelism int64
-	File        int64
+	Path        string
 	Offset      int64
 }
 
 type lineSource struct {
 	pattern string
+	files   []string // this subtask's files
 	r       *LineReader
 	pos     Position
 	par     int
@@ -115,14 +126,32 @@ func (l *lineSource) Open(ctx *weir.Context) error {
 	l.state = st
 	l.par = ctx.Parallelism()
 	restored := st.Get()
+	l.files = mine
 	switch {
 	case len(restored) == 1 && restored[0].Parallelism == int64(l.par):
-		l.pos = Position{File: int(restored[0].File), Offset: restored[0].Offset}
+		pos, err := l.resolve(restored[0])
+		if err != nil {
+			return weir.Unrecoverable(fmt.Errorf("file source %q subtask %d: %w", ctx.UID(), ctx.Subtask(), err))
+		}
+		l.pos = pos
 	case len(restored) > 0 || ctx.Restored():
 		return weir.Unrecoverable(fmt.Errorf("file source %q: the checkpoint holds %d position(s) for subtask %d taken at another parallelism than %d: the file source cannot change its parallelism on restore; run it with the parallelism of the checkpoint", ctx.UID(), len(restored), ctx.Subtask(), l.par))
 	}
 	l.r, err = NewLineReader(mine, l.pos)
 	return err
+}
+
+// resolve finds a checkpointed file among this subtask's files.
+func (l *lineSource) resolve(sp sourcePosition) (Position, error) {
+	if sp.Path == "" {
+		return Position{File: len(l.files)}, nil
+	}
+	for i, f := range l.files {
+		if f == sp.Path {
+			return Position{File: i, Offset: sp.Offset}, nil
+		}
+	}
+	return Position{}, fmt.Errorf("the checkpoint was reading %s at byte %d, which %q no longer matches for this subtask (files were removed or renamed since): restore with the same input files", sp.Path, sp.Offset, l.pattern)
 }
 
 func (l *lineSource) Read(dst []string, max int) ([]string, error) {
@@ -141,7 +170,11 @@ func (l *lineSource) Read(dst []string, max int) ([]string, error) {
 }
 
 func (l *lineSource) SnapshotState(int64) error {
-	l.state.Update([]sourcePosition{{Parallelism: int64(l.par), File: int64(l.pos.File), Offset: l.pos.Offset}})
+	sp := sourcePosition{Parallelism: int64(l.par), Offset: l.pos.Offset}
+	if l.pos.File < len(l.files) {
+		sp.Path = l.files[l.pos.File]
+	}
+	l.state.Update([]sourcePosition{sp})
 	return nil
 }
 

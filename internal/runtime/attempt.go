@@ -69,6 +69,7 @@ type attempt struct {
 	persisting int // metadata writes in flight
 	draining   bool
 	triggered  map[checkpoint.ID]time.Time
+	completed  map[checkpoint.ID]bool
 	eod        map[checkpoint.TaskID]bool
 	failure    error
 }
@@ -91,6 +92,7 @@ func (jm *jobManager) runAttempt(ctx context.Context, n int, rp *restorePoint) e
 		byID:      map[checkpoint.TaskID]*Task{},
 		coord:     coordinator.New(jm.cfg.Checkpoint, dep.all, dep.sources, jm.nextID, jm.cfg.Now()),
 		triggered: map[checkpoint.ID]time.Time{},
+		completed: map[checkpoint.ID]bool{},
 		eod:       map[checkpoint.TaskID]bool{},
 	}
 	var tasksWG sync.WaitGroup
@@ -147,6 +149,16 @@ func (jm *jobManager) runAttempt(ctx context.Context, n int, rp *restorePoint) e
 	tasksWG.Wait()
 	if a.failure != nil {
 		a.perform(a.coord.Step(coordinator.Reset{Reason: a.failure.Error()}))
+	}
+	// No task writes any more: remove what checkpoints that never completed
+	// left behind (an abort's Discard can race with a late asynchronous
+	// write that recreates the folder).
+	for id := range a.triggered {
+		if !a.completed[id] {
+			if err := jm.store.Discard(id); err != nil {
+				jm.log.Error("discard incomplete checkpoint", "id", id, "err", err)
+			}
+		}
 	}
 	jm.nextID = max(jm.nextID, a.maxTriggered()+1)
 	return a.failure
@@ -214,6 +226,7 @@ func (a *attempt) perform(actions []coordinator.Action) {
 				a.events <- event{kind: evPersisted, id: act.ID, err: err}
 			}()
 		case coordinator.NotifyComplete:
+			a.completed[act.ID] = true
 			jm.log.Info("checkpoint completed", "id", act.ID, "kind", act.Kind)
 			st.CompletedCheckpoints.Add(1)
 			st.LastCheckpointID.Store(int64(act.ID))

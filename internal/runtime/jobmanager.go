@@ -131,6 +131,14 @@ func Execute(ctx context.Context, g *Graph, cfg JobConfig) error {
 	if err := initial.checkOperators(jg, cfg.AllowNonRestoredState); err != nil {
 		return err
 	}
+	// Checkpoints this run takes have ids from firstOwn on. After a failure
+	// the job restores the newest of those, or else its initial point:
+	// never an older run's checkpoint that happens to be newer than a
+	// --from checkpoint, which would resume a different history.
+	firstOwn := jm.nextID
+	if initial != nil {
+		firstOwn = max(firstOwn, initial.md.ID+1)
+	}
 	rp := initial
 	for attempt := 0; ; attempt++ {
 		if rp != nil {
@@ -162,7 +170,7 @@ func Execute(ctx context.Context, g *Graph, cfg JobConfig) error {
 		if err != nil {
 			return err
 		}
-		if latest != nil {
+		if latest != nil && (initial == nil || latest.md.ID >= firstOwn || latest.md.ID == initial.md.ID && latest.fs == initial.fs) {
 			rp = latest
 		} else {
 			rp = initial

@@ -75,14 +75,16 @@ var ErrUserPanic = errors.New("panic in user code")
 // or ctx is cancelled. It always waits for its asynchronous snapshot
 // goroutines and closes its operators before returning, so a failed-over job
 // leaves nothing running behind.
-func (t *Task) Run(ctx context.Context) (err error) {
-	ctx, cancel := context.WithCancel(ctx)
+func (t *Task) Run(parent context.Context) (err error) {
+	ctx, cancel := context.WithCancel(parent)
 	defer func() {
 		cancel()
 		t.asyncWG.Wait()
-		for _, op := range t.ops {
-			if cerr := safeClose(op); cerr != nil && err == nil && ctx.Err() == nil {
-				err = cerr
+		for i, op := range t.ops {
+			// A Close error matters unless the task was cancelled from
+			// outside (then the job is failing over anyway).
+			if cerr := safeClose(op); cerr != nil && err == nil && parent.Err() == nil {
+				err = fmt.Errorf("task %s#%d: close operator %q: %w", t.Name, t.ID.Subtask, t.ocs[i].Name, cerr)
 			}
 		}
 	}()
@@ -234,6 +236,16 @@ func (t *Task) runAsync(ctx context.Context, id checkpoint.ID, asyncs []AsyncSna
 		}
 		os, err := a(ctx, sw)
 		if err != nil {
+			// The remaining parts still run, on a cancelled context, so
+			// that each releases its copy-on-write snapshot; left alone,
+			// they would make every later write copy its key group.
+			dead, cancel := context.WithCancel(ctx)
+			cancel()
+			for _, rest := range asyncs[i+1:] {
+				if rest != nil {
+					_, _ = rest(dead, sw)
+				}
+			}
 			return st, fmt.Errorf("operator %q: %w", t.ocs[i].Name, err)
 		}
 		if os.UID == "" {
@@ -304,7 +316,7 @@ func (t *Task) waitIdle(ctx context.Context, gateReady <-chan struct{}) error {
 		}
 	}
 	if !wake.IsZero() {
-		d := time.Until(wake)
+		d := wake.Sub(t.now())
 		if d <= 0 {
 			return nil
 		}

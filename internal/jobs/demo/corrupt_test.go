@@ -157,11 +157,12 @@ func checkSkipLogged(t *testing.T, log, skipped, restored string) {
 // checkpoint folder chk.
 func keyedFile(t *testing.T, chk string) string {
 	t.Helper()
-	p := filepath.Join(chk, "aggregate-0.keyed")
-	if _, err := os.Stat(p); err != nil {
-		t.Fatalf("no keyed state file in %s: %v", chk, err)
+	// The name carries a hash of the uid: aggregate-<hash>-0.keyed.
+	m, err := filepath.Glob(filepath.Join(chk, "aggregate-*-0.keyed"))
+	if err != nil || len(m) != 1 {
+		t.Fatalf("want one keyed state file of aggregate subtask 0 in %s, found %v (%v)", chk, m, err)
 	}
-	return p
+	return m[0]
 }
 
 // completedCheckpoints lists the chk-N folders of jobDir holding a
