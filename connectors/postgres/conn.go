@@ -123,29 +123,32 @@ func createTable(conn *pgx.Conn, cfg config, table pgx.Identifier, columnDefs st
 // holds until the very commit the caller is about to make (CREATE INDEX IF
 // NOT EXISTS does, and waits forever). Subtasks open at the same time, so
 // creation is serialized with a transaction-scoped advisory lock on the
-// name, and the check repeated under it.
+// name.
 func createIfAbsent(conn *pgx.Conn, cfg config, name string, create func(context.Context, pgx.Tx) error) error {
 	ctx, cancel := cfg.op()
 	defer cancel()
-	exists := func(q interface {
-		QueryRow(context.Context, string, ...any) pgx.Row
-	}) (bool, error) {
-		var ok bool
-		if err := q.QueryRow(ctx, "SELECT to_regclass($1) IS NOT NULL", name).Scan(&ok); err != nil {
-			return false, fmt.Errorf("look up table %s: %w", name, err)
-		}
-		return ok, nil
+	var exists bool
+	if err := conn.QueryRow(ctx, "SELECT to_regclass($1) IS NOT NULL", name).Scan(&exists); err != nil {
+		return fmt.Errorf("look up table %s: %w", name, err)
 	}
-	if ok, err := exists(conn); err != nil || ok {
-		return err
+	if exists {
+		return nil
 	}
-	return pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error {
+	err := pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock(hashtextextended($1, 0))", "weir create table "+name); err != nil {
 			return fmt.Errorf("lock for creating table %s: %w", name, err)
 		}
-		if ok, err := exists(tx); err != nil || ok {
-			return err
-		}
 		return create(ctx, tx)
 	})
+	// The lock is not a relation lock, so taking it does not refresh this
+	// session's catalog view: a second subtask that waited for the first
+	// still misses the table in to_regclass, and learns of it from CREATE
+	// TABLE failing with duplicate_table.
+	if sqlState(err) == duplicateTable {
+		return nil
+	}
+	return err
 }
+
+// duplicateTable is the SQLSTATE of CREATE TABLE for an existing name.
+const duplicateTable = "42P07"

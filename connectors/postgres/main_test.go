@@ -35,7 +35,7 @@ var server struct {
 
 // needServer skips the test when the test server is unreachable, and,
 // with prepared, when it does not allow prepared transactions.
-func needServer(t *testing.T, prepared bool) {
+func needServer(t testing.TB, prepared bool) {
 	t.Helper()
 	server.once.Do(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
@@ -62,7 +62,7 @@ func needServer(t *testing.T, prepared bool) {
 }
 
 // testDB returns a connection to the test server, closed at the end.
-func testDB(t *testing.T) *pgx.Conn {
+func testDB(t testing.TB) *pgx.Conn {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -75,7 +75,7 @@ func testDB(t *testing.T) *pgx.Conn {
 }
 
 // exec runs sql or fails the test.
-func exec(t *testing.T, db *pgx.Conn, sql string, args ...any) {
+func exec(t testing.TB, db *pgx.Conn, sql string, args ...any) {
 	t.Helper()
 	if _, err := db.Exec(context.Background(), sql, args...); err != nil {
 		t.Fatalf("%s: %v", sql, err)
@@ -85,11 +85,28 @@ func exec(t *testing.T, db *pgx.Conn, sql string, args ...any) {
 // resetSink removes what an earlier run of a test left under the
 // transaction prefix: prepared transactions (first: they lock the table),
 // marker rows and the table.
-func resetSink(t *testing.T, db *pgx.Conn, prefix, table string) {
+func resetSink(t testing.TB, db *pgx.Conn, prefix, table string) {
 	t.Helper()
 	for _, gid := range prepared(t, db, prefix) {
 		exec(t, db, "ROLLBACK PREPARED "+quoteLiteral(gid))
 	}
+	deleteMarkers(t, db, prefix)
+	exec(t, db, "DROP TABLE IF EXISTS "+pgx.Identifier{table}.Sanitize())
+	// A failed test leaves its table and markers for inspection; the next
+	// run starts by removing them.
+	t.Cleanup(func() {
+		if t.Failed() || t.Skipped() {
+			return
+		}
+		exec(t, db, "DROP TABLE IF EXISTS "+pgx.Identifier{table}.Sanitize())
+		deleteMarkers(t, db, prefix)
+	})
+}
+
+// deleteMarkers deletes the marker rows under prefix, if there is a
+// marker table.
+func deleteMarkers(t testing.TB, db *pgx.Conn, prefix string) {
+	t.Helper()
 	var markers bool
 	if err := db.QueryRow(context.Background(), "SELECT to_regclass('weir_sink_commits') IS NOT NULL").Scan(&markers); err != nil {
 		t.Fatal(err)
@@ -97,11 +114,10 @@ func resetSink(t *testing.T, db *pgx.Conn, prefix, table string) {
 	if markers {
 		exec(t, db, "DELETE FROM weir_sink_commits WHERE starts_with(sink, $1)", prefix+":")
 	}
-	exec(t, db, "DROP TABLE IF EXISTS "+pgx.Identifier{table}.Sanitize())
 }
 
 // prepared lists the prepared transactions under prefix, sorted.
-func prepared(t *testing.T, db *pgx.Conn, prefix string) []string {
+func prepared(t testing.TB, db *pgx.Conn, prefix string) []string {
 	t.Helper()
 	rows, err := db.Query(context.Background(), "SELECT gid FROM pg_prepared_xacts WHERE starts_with(gid, $1)", prefix+":")
 	if err != nil {
@@ -116,7 +132,7 @@ func prepared(t *testing.T, db *pgx.Conn, prefix string) []string {
 }
 
 // queryInts returns the single bigint column of sql's rows, sorted.
-func queryInts(t *testing.T, db *pgx.Conn, sql string, args ...any) []int64 {
+func queryInts(t testing.TB, db *pgx.Conn, sql string, args ...any) []int64 {
 	t.Helper()
 	rows, err := db.Query(context.Background(), sql, args...)
 	if err != nil {
