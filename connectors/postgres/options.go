@@ -88,11 +88,13 @@ func WithMarkerTable(name string) Option {
 }
 
 // WithMarkerRetention sets how many of its newest marker rows each sink
-// subtask keeps (default 10,000, one per checkpoint); Open deletes older
-// ones. A restore from a checkpoint older than that many transactions could
-// then no longer detect that it would duplicate committed output.
+// subtask keeps (default 10,000, one per checkpoint; at least 100); Open
+// deletes older ones. Commit of a restored transaction whose marker was
+// deleted reports it lost, and a restore from a checkpoint older than that
+// many transactions can no longer detect that it would duplicate committed
+// output.
 func WithMarkerRetention(n uint64) Option {
-	return func(c *config) { c.markerRetention = max(n, 1) }
+	return func(c *config) { c.markerRetention = max(n, 100) }
 }
 
 // WithLogger sets the logger for the sink's housekeeping (rolled back

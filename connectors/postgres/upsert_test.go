@@ -36,11 +36,11 @@ func lastPerAccount(n, k int64) []string {
 // TestUpsertUnderFaults: with failures at the points an at-least-once
 // sink passes (record processing and both snapshot phases, where Flush
 // runs), the table holds exactly one row per account with the values of
-// its last event. A small batch makes the sink flush between checkpoints
-// too, so replays really rewrite rows.
+// its last event. A batch below the number of accounts per subtask makes
+// the sink flush between checkpoints too, so replays really rewrite rows.
 func TestUpsertUnderFaults(t *testing.T) {
 	needServer(t, false)
-	const n, k, failures = 20_000, 37, 3
+	const n, k, failures = 10_000, 101, 3
 	want := lastPerAccount(n, k)
 	db := testDB(t)
 	for _, point := range []faults.Point{faults.Process, faults.SnapshotSync, faults.SnapshotAsync} {
@@ -48,7 +48,7 @@ func TestUpsertUnderFaults(t *testing.T) {
 			t.Run(fmt.Sprintf("%s/p%d", point, p), func(t *testing.T) {
 				table := strings.ReplaceAll(fmt.Sprintf("weir_t_up_%s_p%d", point, p), "-", "_")
 				resetSink(t, db, table, table)
-				j := newJob(t, n, k, p, upsertDemo(table, WithBatchRows(25)))
+				j := newJob(t, n, k, p, upsertDemo(table, WithBatchRows(45)))
 				j.plan = onePoint(failures, int64(7*p+len(point)), n, point)
 				res := j.run(t, context.Background(), nil)
 				if res.err != nil {
