@@ -8,7 +8,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/weirstream/weir"
-	"github.com/weirstream/weir/connectors/file"
 	"github.com/weirstream/weir/internal/config"
 	"github.com/weirstream/weir/internal/jobs/demo"
 )
@@ -21,6 +20,8 @@ func newDemoCmd() *cobra.Command {
 		rate   float64
 		out    string
 		verify bool
+		source string
+		sink   string
 	)
 	c := &cobra.Command{
 		Use:   "demo",
@@ -34,7 +35,15 @@ for every event into an exactly-once file sink (committed part files in
 Kill it at any moment and start the same command again: it resumes from
 its newest checkpoint, and the committed output is exactly that of a run
 without failures. --inject-failures F makes F task failures happen at
-random fault points to show the same.`,
+random fault points to show the same.
+
+--sink kafka://HOST:PORT/TOPIC writes each line as a record value in one
+Kafka transaction per checkpoint and subtask; --sink
+postgres://USER@HOST:PORT/DB?table=NAME writes rows (i, account, count,
+total) through PREPARE TRANSACTION / COMMIT PREPARED (the server needs
+max_prepared_transactions > 0). --source kafka://HOST:PORT/TOPIC reads the
+events from a topic filled by 'weir tools produce-demo-events'; --events
+then only sets what --verify expects.`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			if events < 0 {
@@ -56,23 +65,59 @@ random fault points to show the same.`,
 			if out == "" {
 				out = filepath.Join(cfg.String(config.CheckpointsDir), "out")
 			}
-			if err := checkWritableDir("--out", out); err != nil {
-				return err
+			sinkEP := endpoint{scheme: "file", dir: out}
+			if sink != "" {
+				if sinkEP, err = parseEndpoint("--sink", sink); err != nil {
+					return err
+				}
+			}
+			if sinkEP.scheme == "file" {
+				if err := checkWritableDir("--out", sinkEP.dir); err != nil {
+					return err
+				}
+			}
+			var srcEP endpoint
+			if source != "" {
+				if srcEP, err = parseEndpoint("--source", source); err != nil {
+					return err
+				}
+				if srcEP.scheme != "kafka" {
+					return usagef("--source %q: the demo reads generated events or kafka://HOST:PORT/TOPIC", source)
+				}
 			}
 			if verify && events == 0 {
 				return usagef("--verify needs a bounded run (--events > 0)")
 			}
 			env := weir.NewEnv(cfg)
 			jf.apply(env, events)
-			demo.Build(env, demo.Options{Events: events, Keys: keys, Rate: rate, Out: out})
+			var evs weir.Stream[demo.Event]
+			if srcEP.scheme == "kafka" {
+				evs = demoKafkaEvents(env, srcEP, keys, events > 0)
+			} else {
+				evs = demo.Events(env, demo.Options{Events: events, Keys: keys, Rate: rate})
+			}
+			cp := checkpointTimes{
+				interval: cfg.Duration(config.CheckpointingInterval),
+				timeout:  cfg.Duration(config.CheckpointingTimeout),
+				// The longest restart delay the strategies allow by default.
+				maxRestartDelay: max(cfg.Duration(config.ExponentialDelayMaxBackoff), cfg.Duration(config.FixedDelayDelay), cfg.Duration(config.FailureRateDelay)),
+			}
+			if sinkEP.scheme == "kafka" {
+				if err := demoEnsureTopic(c.Context(), sinkEP, int32(cfg.Int(config.ParallelismDefault))); err != nil {
+					return err
+				}
+			}
+			if err := demoSink(demo.AggregateEvents(evs), sinkEP, cp); err != nil {
+				return err
+			}
 			if err := jf.execute(env, "demo"); err != nil {
 				return err
 			}
-			lines, err := file.ReadCommitted(out)
+			lines, err := readCommitted(c.Context(), sinkEP)
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(os.Stderr, "committed %d lines in %s\n", len(lines), out)
+			fmt.Fprintf(os.Stderr, "committed %d lines to %s\n", len(lines), sinkEP)
 			if verify {
 				if d := demo.Diff(demo.Expected(events, keys), lines); d != "" {
 					return fmt.Errorf("verify: committed output differs from a failure-free run: %s", d)
@@ -88,6 +133,8 @@ random fault points to show the same.`,
 	fs.Float64Var(&rate, "rate", 0, "events per second over all subtasks; 0 = as fast as possible")
 	fs.StringVar(&out, "out", "", "folder for the committed part files (default <state-dir>/out)")
 	fs.BoolVar(&verify, "verify", false, "after the run, compare the committed lines with the failure-free output")
+	fs.StringVar(&source, "source", "", "read events from kafka://HOST:PORT/TOPIC instead of generating them")
+	fs.StringVar(&sink, "sink", "", "write to kafka://HOST:PORT/TOPIC or postgres://USER@HOST:PORT/DB?table=NAME instead of files in --out")
 	jf.register(c, "1s")
 	return c
 }

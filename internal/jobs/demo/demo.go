@@ -71,14 +71,26 @@ func Build(env *weir.Env, o Options) {
 	weir.SinkToTransactional(results, file.ExactlyOnce(o.Out, Result.AppendLine)).Name("files").UID("files")
 }
 
-// Aggregate builds the part of the pipeline before the sink.
+// Aggregate builds the part of the pipeline before the sink, on generated
+// events.
 func Aggregate(env *weir.Env, o Options) weir.Stream[Result] {
+	return AggregateEvents(Events(env, o))
+}
+
+// Events is the datagen source of the demo's events.
+func Events(env *weir.Env, o Options) weir.Stream[Event] {
 	k := o.Keys
 	// Every account belongs to one source subtask, so its events reach the
 	// aggregator in index order through one channel.
 	owner := func(i int64, p int) int { return int(Account(i, k) % int64(p)) }
-	events := weir.FromSource(env, datagen.New(Generator(k), datagen.Count(o.Events), datagen.Rate(o.Rate), datagen.Owner(owner))).
+	return weir.FromSource(env, datagen.New(Generator(k), datagen.Count(o.Events), datagen.Rate(o.Rate), datagen.Owner(owner))).
 		Name("events").UID("events")
+}
+
+// AggregateEvents keys events by account and emits each event's running
+// count and total. Events of one account must arrive in index order (one
+// source subtask, one partition) for the output to be the closed form.
+func AggregateEvents(events weir.Stream[Event]) weir.Stream[Result] {
 	keyed := weir.KeyBy(events, func(e Event) int64 { return e.Account })
 	return weir.Process(keyed, func() weir.KeyedProcessFunction[int64, Event, Result] { return &aggregate{} }).
 		Name("aggregate").UID("aggregate")
