@@ -250,8 +250,8 @@ func (s *exactlyOnce[T]) Commit(txn Txn) error {
 	case committed:
 		return nil
 	}
-	return fmt.Errorf("commit %s on %s: neither prepared nor committed (no marker row in %s): %w; it was rolled back outside this job, or the checkpoint belongs to another database",
-		txn.GID, s.server, s.cfg.markerTable, errors.Join(ErrTxnLost, weir.ErrTransactionLost))
+	return fmt.Errorf("commit %s on %s: neither prepared nor committed (no marker row in %s): %w (%w); it was rolled back outside this job, or the checkpoint belongs to another database",
+		txn.GID, s.server, s.cfg.markerTable, ErrTxnLost, weir.ErrTransactionLost)
 }
 
 // Abort discards txn: the open transaction is rolled back on its
