@@ -48,6 +48,15 @@ func GetOperatorListState[T any](c *Context, name string) (*OperatorList[T], err
 	return state.RegisterOperatorList(c.ops, name, cd)
 }
 
+// GetUnionListState registers (or returns) operator list state name that
+// is restored as a union: after a restore every subtask sees the elements
+// of all subtasks of the checkpoint, whatever the parallelism, and keeps
+// what it needs (Flink's union list state). Sources whose split assignment
+// depends on the parallelism (Kafka partitions) use it.
+func GetUnionListState[T any](c *Context, name string) (*OperatorList[T], error) {
+	return GetOperatorListState[T](c, runtime.UnionStatePrefix+name)
+}
+
 func newContext(oc *runtime.OperatorContext) *Context {
 	ops := state.NewOperatorBackend()
 	if oc.Restored != nil && oc.Restored.Operator != nil {

@@ -71,6 +71,21 @@ func (o *sourceOp[T]) SnapshotState(id checkpoint.ID, _ time.Time) (runtime.Asyn
 	return operatorStateSnapshot(o.ctx)
 }
 
+// CheckpointListener is implemented by sources and sinks that want to
+// know when a checkpoint completed (e.g. to commit offsets to an external
+// system for monitoring). Notifications may be lost; a later id covers the
+// earlier ones.
+type CheckpointListener interface {
+	NotifyCheckpointComplete(checkpointID int64) error
+}
+
+func (o *sourceOp[T]) NotifyCheckpointComplete(_ context.Context, id checkpoint.ID) error {
+	if l, ok := o.src.(CheckpointListener); ok {
+		return l.NotifyCheckpointComplete(int64(id))
+	}
+	return nil
+}
+
 func (o *sourceOp[T]) Close() error {
 	if o.ctx == nil {
 		return nil // never opened

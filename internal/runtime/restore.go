@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/weirstream/weir/internal/checkpoint"
@@ -58,6 +59,11 @@ func hasState(op checkpoint.OperatorState) bool {
 	return false
 }
 
+// UnionStatePrefix starts the name of operator list state that is restored
+// as a union: every subtask receives the elements of all old subtasks (as
+// Flink's union list state), instead of a round-robin share.
+const UnionStatePrefix = "union/"
+
 // forOperator assembles one operator subtask's share of the checkpoint:
 // keyed blocks of every old subtask whose key groups overlap kgs, and the
 // operator list state (redistributed round-robin if the parallelism
@@ -93,14 +99,6 @@ func (rp *restorePoint) forOperator(ctx context.Context, uid string, subtask, pa
 		}
 		rs.Keyed = append(rs.Keyed, state.RestoreSource{Data: data, KeyGroups: mine})
 	}
-	if op.Parallelism == parallelism {
-		for _, s := range subs {
-			if s.Subtask == subtask {
-				rs.Operator = s.State.Operator
-			}
-		}
-		return rs, nil
-	}
 	rs.Operator = map[string][][]byte{}
 	names := map[string]bool{}
 	for _, s := range subs {
@@ -109,6 +107,21 @@ func (rp *restorePoint) forOperator(ctx context.Context, uid string, subtask, pa
 		}
 	}
 	for name := range names {
+		if strings.HasPrefix(name, UnionStatePrefix) {
+			// Union state: every subtask gets every element.
+			for _, s := range subs {
+				rs.Operator[name] = append(rs.Operator[name], s.State.Operator[name]...)
+			}
+			continue
+		}
+		if op.Parallelism == parallelism {
+			for _, s := range subs {
+				if s.Subtask == subtask && s.State.Operator[name] != nil {
+					rs.Operator[name] = s.State.Operator[name]
+				}
+			}
+			continue
+		}
 		i := 0
 		for _, s := range subs {
 			for _, e := range s.State.Operator[name] {
