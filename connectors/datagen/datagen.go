@@ -2,6 +2,12 @@
 // of their index: record i is gen(i). Each subtask emits the indexes it
 // owns in increasing order and keeps the next index as operator state, so a
 // restore replays exactly the records after the checkpoint.
+//
+// The positions are union state: after a restore every subtask sees every
+// old subtask's position. That makes a change of parallelism exact: a new
+// subtask emits the indexes it now owns, skipping those the old owner had
+// emitted before the checkpoint, until its scan has passed every old
+// position.
 package datagen
 
 import (
@@ -33,7 +39,8 @@ func Rate(r float64) Option { return func(o *options) { o.rate = r } }
 // Owner decides which subtask emits index i. The default is i mod
 // parallelism. A job whose per-key order matters makes every key's indexes
 // belong to one subtask (e.g. key(i) mod parallelism): then each key's
-// records flow through one FIFO path, in index order.
+// records flow through one FIFO path, in index order. It must be a pure
+// function of (i, parallelism).
 func Owner(f func(i int64, parallelism int) int) Option { return func(o *options) { o.owner = f } }
 
 // Source generates records.
@@ -43,9 +50,15 @@ type Source[T any] struct {
 
 	subtask, parallelism int
 	next                 int64 // next index to consider
-	pos                  *weir.OperatorList[Position]
-	started              time.Time
-	emitted              int64
+	// floor holds the positions of a checkpoint taken at another
+	// parallelism while this subtask's scan has not passed all of them:
+	// index i was emitted before the checkpoint iff i < the Next of the
+	// position of i's owner at that parallelism.
+	floor    []Position
+	floorMax int64
+	pos      *weir.OperatorList[Position]
+	started  time.Time
+	emitted  int64
 }
 
 // New returns a factory of sources emitting gen(i) for each index i, for
@@ -63,44 +76,126 @@ const positionState = "datagen-position"
 // maxWait bounds one rate-limit sleep inside Read.
 const maxWait = 10 * time.Millisecond
 
-// Position is a subtask's checkpointed progress. The parallelism is kept
-// because which indexes a subtask owns depends on it: a position taken at
-// another parallelism means nothing, and restoring it would emit wrong
-// records.
+// Position is one subtask's checkpointed progress: which subtask at which
+// parallelism (ownership depends on both), the next index it would
+// consider, and the older positions it still skips after a rescale.
 type Position struct {
 	Parallelism int64
+	Subtask     int64
 	Next        int64
+	Floor       []Position
 }
 
-// Open restores the next index of this subtask.
+// owner returns the subtask that owns index i at parallelism p.
+func (s *Source[T]) owner(i int64, p int) int {
+	if s.opts.owner != nil {
+		return s.opts.owner(i, p)
+	}
+	return int(i % int64(p))
+}
+
+// Open restores this subtask's position, or derives it from the positions
+// of a checkpoint taken at another parallelism.
 func (s *Source[T]) Open(ctx *weir.Context) error {
 	if s.opts.count < 0 || s.opts.rate < 0 {
 		return fmt.Errorf("datagen: count %d and rate %g must not be negative", s.opts.count, s.opts.rate)
 	}
 	s.subtask, s.parallelism = ctx.Subtask(), ctx.Parallelism()
-	pos, err := weir.GetOperatorListState[Position](ctx, positionState)
+	pos, err := weir.GetUnionListState[Position](ctx, positionState)
 	if err != nil {
 		return err
 	}
 	s.pos = pos
-	s.next = int64(s.subtask)
-	if s.opts.owner != nil {
-		s.next = 0
+	s.next, s.floor, s.floorMax = 0, nil, 0
+	if s.opts.owner == nil {
+		s.next = int64(s.subtask)
 	}
 	restored := pos.Get()
-	switch {
-	case len(restored) == 1 && restored[0].Parallelism == int64(s.parallelism):
-		s.next = restored[0].Next
-	case len(restored) > 0 || ctx.Restored():
-		what := "no position (it was taken at a lower parallelism)"
-		if len(restored) > 0 {
-			what = fmt.Sprintf("%d position(s) taken at parallelism %d", len(restored), restored[0].Parallelism)
+	if len(restored) == 0 {
+		if ctx.Restored() {
+			return weir.Unrecoverable(fmt.Errorf("datagen source %q: the checkpoint has this operator but no position for it", ctx.UID()))
 		}
-		return weir.Unrecoverable(fmt.Errorf("datagen source %q: the checkpoint holds %s for subtask %d, but the source now runs with parallelism %d: datagen cannot change its parallelism on restore; run it with the parallelism of the checkpoint", ctx.UID(), what, s.subtask, s.parallelism))
+		return s.start()
 	}
+	if err := checkPositions(restored); err != nil {
+		return weir.Unrecoverable(fmt.Errorf("datagen source %q: %w", ctx.UID(), err))
+	}
+	if restored[0].Parallelism == int64(s.parallelism) {
+		for _, p := range restored {
+			if p.Subtask == int64(s.subtask) {
+				s.next = p.Next
+				s.setFloor(p.Floor)
+				return s.start()
+			}
+		}
+		return weir.Unrecoverable(fmt.Errorf("datagen source %q: no position for subtask %d in the checkpoint", ctx.UID(), s.subtask))
+	}
+	// Rescaled: scan from the lowest old position; skip what old owners
+	// emitted.
+	for _, p := range restored {
+		if len(p.Floor) > 0 {
+			return weir.Unrecoverable(fmt.Errorf("datagen source %q: the checkpoint was taken while an earlier change of parallelism was still being caught up with; restore it at parallelism %d, or a later checkpoint", ctx.UID(), p.Parallelism))
+		}
+	}
+	s.next = restored[0].Next
+	for _, p := range restored {
+		s.next = min(s.next, p.Next)
+	}
+	if s.opts.owner == nil {
+		// The stepping fast path needs next ≡ subtask (mod parallelism).
+		s.next -= s.next % int64(s.parallelism)
+		s.next += int64(s.subtask)
+	}
+	s.setFloor(restored)
+	return s.start()
+}
+
+// checkPositions verifies that restored positions form one complete set.
+func checkPositions(ps []Position) error {
+	p := ps[0].Parallelism
+	if p < 1 || int64(len(ps)) != p {
+		return fmt.Errorf("the checkpoint holds %d positions for parallelism %d", len(ps), p)
+	}
+	seen := make([]bool, p)
+	for _, x := range ps {
+		if x.Parallelism != p || x.Subtask < 0 || x.Subtask >= p || seen[x.Subtask] {
+			return fmt.Errorf("the checkpoint's positions are inconsistent (%+v)", ps)
+		}
+		seen[x.Subtask] = true
+	}
+	return nil
+}
+
+func (s *Source[T]) setFloor(f []Position) {
+	s.floor, s.floorMax = nil, 0
+	if len(f) == 0 {
+		return
+	}
+	s.floor = make([]Position, len(f))
+	for _, p := range f {
+		s.floor[p.Subtask] = p
+		s.floorMax = max(s.floorMax, p.Next)
+	}
+}
+
+func (s *Source[T]) start() error {
 	s.started = s.opts.now()
 	s.emitted = 0
 	return nil
+}
+
+// emittedBefore reports whether a checkpoint at another parallelism already
+// covers index i.
+func (s *Source[T]) emittedBefore(i int64) bool {
+	if s.floor == nil {
+		return false
+	}
+	if i >= s.floorMax {
+		s.floor = nil // passed every old position: nothing left to skip
+		return false
+	}
+	p := len(s.floor)
+	return i < s.floor[s.owner(i, p)].Next
 }
 
 // Read appends up to max records.
@@ -117,8 +212,8 @@ func (s *Source[T]) Read(dst []T, max int) ([]T, error) {
 		max = int(min(int64(max), allowed))
 	}
 	count := s.opts.count
-	if s.opts.owner == nil {
-		p := int64(s.parallelism)
+	p := int64(s.parallelism)
+	if s.opts.owner == nil && s.floor == nil {
 		for n := 0; n < max && (count == 0 || s.next < count); n++ {
 			dst = append(dst, s.gen(s.next))
 			s.next += p
@@ -126,12 +221,18 @@ func (s *Source[T]) Read(dst []T, max int) ([]T, error) {
 	} else {
 		// Scan a bounded number of indexes per Read, so that a subtask that
 		// owns few of them still returns to its task loop promptly.
-		limit := s.next + int64(max)*int64(s.parallelism)*4
-		for n := 0; n < max && s.next < limit && (count == 0 || s.next < count); s.next++ {
-			switch o := s.opts.owner(s.next, s.parallelism); {
+		step := int64(1)
+		if s.opts.owner == nil {
+			step = p
+		}
+		limit := s.next + int64(max)*p*4
+		for n := 0; n < max && s.next < limit && (count == 0 || s.next < count); s.next += step {
+			switch o := s.owner(s.next, s.parallelism); {
 			case o == s.subtask:
-				dst = append(dst, s.gen(s.next))
-				n++
+				if !s.emittedBefore(s.next) {
+					dst = append(dst, s.gen(s.next))
+					n++
+				}
 			case o < 0 || o >= s.parallelism:
 				return dst, fmt.Errorf("datagen: owner of index %d is subtask %d, outside [0, %d): the Owner function must return a subtask index", s.next, o, s.parallelism)
 			}
@@ -144,9 +245,9 @@ func (s *Source[T]) Read(dst []T, max int) ([]T, error) {
 	return dst, nil
 }
 
-// SnapshotState records the next index.
+// SnapshotState records this subtask's position.
 func (s *Source[T]) SnapshotState(int64) error {
-	s.pos.Update([]Position{{Parallelism: int64(s.parallelism), Next: s.next}})
+	s.pos.Update([]Position{{Parallelism: int64(s.parallelism), Subtask: int64(s.subtask), Next: s.next, Floor: s.floor}})
 	return nil
 }
 
