@@ -1,0 +1,182 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/weirstream/weir/internal/checkpoint/inspect"
+)
+
+// noneYet explains the empty channel-state and shared-files sections.
+const noneYet = "none (aligned checkpoints; no incremental state)"
+
+// newCheckpointsCmd is `weir checkpoints`, the parent of checkpoint tools.
+func newCheckpointsCmd() *cobra.Command {
+	c := &cobra.Command{
+		Use:   "checkpoints",
+		Short: "Examine checkpoints on disk",
+		Args: func(c *cobra.Command, args []string) error {
+			if len(args) > 0 {
+				return usagef("unknown checkpoints command %q (see %s --help)", args[0], c.CommandPath())
+			}
+			return nil
+		},
+		RunE: func(c *cobra.Command, _ []string) error {
+			return usagef("checkpoints needs a command (see %s --help)", c.CommandPath())
+		},
+	}
+	c.AddCommand(newInspectCmd())
+	return c
+}
+
+func newInspectCmd() *cobra.Command {
+	var asJSON bool
+	c := &cobra.Command{
+		Use:   "inspect PATH",
+		Short: "Verify a checkpoint and report what it holds",
+		Long: `inspect verifies the checkpoint at PATH — a chk-<n> folder or its
+_metadata file — like a restore would (metadata checksum, every state
+file's size and CRC32C) and reports, per operator and subtask, the
+key-group range, the keyed state file, the keyed states with their entry
+counts and sizes, timers, and the operator list states (source positions,
+pending two-phase-commit transactions), then totals.
+
+Exit codes: 0 the checkpoint verifies, 1 it is damaged (the message names
+the file), 2 PATH is not a checkpoint.`,
+		Args: func(c *cobra.Command, args []string) error {
+			if len(args) != 1 {
+				return usagef("inspect takes one PATH, a chk-<n> folder or its _metadata file, got %d arguments (see %s --help)", len(args), c.CommandPath())
+			}
+			return nil
+		},
+		RunE: func(c *cobra.Command, args []string) error {
+			r, err := inspect.Inspect(c.Context(), args[0])
+			if errors.Is(err, inspect.ErrNotCheckpoint) {
+				return usagef("inspect: %w", err)
+			}
+			if err != nil {
+				return fmt.Errorf("inspect: %w", err)
+			}
+			if asJSON {
+				enc := json.NewEncoder(c.OutOrStdout())
+				enc.SetIndent("", "  ")
+				return enc.Encode(r)
+			}
+			return printReport(c.OutOrStdout(), r)
+		},
+	}
+	c.Flags().BoolVar(&asJSON, "json", false, "print the report as one JSON document")
+	return c
+}
+
+// printReport writes the text form of r.
+func printReport(w io.Writer, r *inspect.Report) error {
+	p := &printer{w: w}
+	p.f("checkpoint %d of job %q: %s, taken %s\n", r.ID, r.Job, r.Kind, r.Timestamp.UTC().Format(time.RFC3339Nano))
+	p.f("  path %s\n", r.Path)
+	p.f("  verified: metadata and %d keyed state files (%s), checksums match\n", r.Totals.KeyedFiles, bytesStr(r.Totals.KeyedBytes))
+	for _, op := range r.Operators {
+		p.f("\noperator %q: parallelism %d, max parallelism %d\n", op.UID, op.Parallelism, op.MaxParallelism)
+		for _, s := range op.Subtasks {
+			p.f("  subtask %d\n", s.Index)
+			if k := s.Keyed; k != nil {
+				printKeyed(p, k)
+			}
+			for _, ls := range s.OperatorState {
+				p.f("    list state %q: %s, %s%s\n", ls.Name, plural(int64(ls.Elements), "element"), bytesStr(ls.Bytes), twoPhaseStr(ls.TwoPhaseCommit))
+			}
+			if s.Keyed == nil && len(s.OperatorState) == 0 {
+				p.f("    no state\n")
+			}
+		}
+	}
+	p.f("\nchannel state: %s\n", sectionStr(len(r.ChannelState)))
+	p.f("shared files: %s\n", sectionStr(len(r.SharedFiles)))
+	t := r.Totals
+	p.f("\ntotals: %s, %s; %s (%s) with %s; %s\n", plural(int64(t.Operators), "operator"), plural(int64(t.Subtasks), "subtask"),
+		plural(int64(t.KeyedFiles), "keyed state file"), bytesStr(t.KeyedBytes), plural(int64(t.KeyGroups), "key-group block"), plural(t.Timers, "timer"))
+	for _, st := range t.KeyedStates {
+		p.f("  %s keyed %s state %q: %s, %s in %s\n", st.Operator, st.Kind, st.Name, plural(st.Entries, "key"), bytesStr(st.Bytes), plural(int64(st.KeyGroups), "key group"))
+	}
+	for _, ls := range t.OperatorStates {
+		p.f("  %s list state %q: %s, %s\n", ls.Operator, ls.Name, plural(int64(ls.Elements), "element"), bytesStr(ls.Bytes))
+	}
+	return p.err
+}
+
+func printKeyed(p *printer, k *inspect.Keyed) {
+	covered := "none (no key has state)"
+	if k.Covered != nil {
+		covered = fmt.Sprintf("[%d,%d) in %s", k.Covered.Start, k.Covered.End, plural(int64(k.Blocks), "block"))
+	}
+	p.f("    key groups %s; assigned [%d,%d)\n", covered, k.Assigned.Start, k.Assigned.End)
+	if k.OutsideAssigned > 0 {
+		p.f("    WARNING: %s of key groups outside the assigned range\n", plural(int64(k.OutsideAssigned), "block"))
+	}
+	p.f("    keyed file %s: %s, crc32c 0x%08x\n", k.File, bytesStr(k.Size), k.CRC32C)
+	for _, st := range k.States {
+		p.f("    keyed %s state %q: %s, %s in %s\n", st.Kind, st.Name, plural(st.Entries, "key"), bytesStr(st.Bytes), plural(int64(st.KeyGroups), "key group"))
+	}
+	p.f("    timers: %d (%s)\n", k.Timers, bytesStr(k.TimerBytes))
+}
+
+// printer remembers the first write error, so the report code stays flat.
+type printer struct {
+	w   io.Writer
+	err error
+}
+
+func (p *printer) f(format string, a ...any) {
+	if p.err == nil {
+		_, p.err = fmt.Fprintf(p.w, format, a...)
+	}
+}
+
+func sectionStr(n int) string {
+	if n == 0 {
+		return noneYet
+	}
+	return plural(int64(n), "entry")
+}
+
+func twoPhaseStr(tp *inspect.TwoPhaseCommit) string {
+	if tp == nil {
+		return ""
+	}
+	ids := make([]string, len(tp.Pending))
+	for i, id := range tp.Pending {
+		ids[i] = fmt.Sprint(id)
+	}
+	pending := "no pending transactions"
+	switch len(ids) {
+	case 0:
+	case 1:
+		pending = "pending transaction of checkpoint " + ids[0]
+	default:
+		pending = "pending transactions of checkpoints " + strings.Join(ids, ", ")
+	}
+	return fmt.Sprintf("; %s; %s open", pending, plural(int64(tp.Open), "transaction"))
+}
+
+func plural(n int64, unit string) string {
+	if n == 1 {
+		return "1 " + unit
+	}
+	if unit == "entry" {
+		return fmt.Sprintf("%d entries", n)
+	}
+	return fmt.Sprintf("%d %ss", n, unit)
+}
+
+func bytesStr(n int64) string {
+	if n == 1 {
+		return "1 byte"
+	}
+	return fmt.Sprintf("%d bytes", n)
+}

@@ -1,0 +1,57 @@
+package inspect
+
+import "sort"
+
+// totals sums the operators' reports.
+func totals(ops []Operator) Totals {
+	t := Totals{Operators: len(ops), KeyedStates: []OperatorKeyedState{}, OperatorStates: []OperatorListState{}}
+	for _, op := range ops {
+		keyedStates := map[string]*OperatorKeyedState{}
+		lists := map[string]*OperatorListState{}
+		for _, s := range op.Subtasks {
+			t.Subtasks++
+			if k := s.Keyed; k != nil {
+				t.KeyedFiles++
+				t.KeyedBytes += k.Size
+				t.KeyGroups += k.Blocks
+				t.Timers += k.Timers
+				for _, st := range k.States {
+					sum := keyedStates[st.Name]
+					if sum == nil {
+						sum = &OperatorKeyedState{Operator: op.UID, KeyedState: KeyedState{Name: st.Name, Kind: st.Kind}}
+						keyedStates[st.Name] = sum
+					}
+					sum.Entries += st.Entries
+					sum.Bytes += st.Bytes
+					sum.KeyGroups += st.KeyGroups
+				}
+			}
+			for _, ls := range s.OperatorState {
+				sum := lists[ls.Name]
+				if sum == nil {
+					sum = &OperatorListState{Operator: op.UID, Name: ls.Name}
+					lists[ls.Name] = sum
+				}
+				sum.Elements += ls.Elements
+				sum.Bytes += ls.Bytes
+			}
+		}
+		t.KeyedStates = append(t.KeyedStates, sortedValues(keyedStates)...)
+		t.OperatorStates = append(t.OperatorStates, sortedValues(lists)...)
+	}
+	return t
+}
+
+// sortedValues returns m's values in key order.
+func sortedValues[V any](m map[string]*V) []V {
+	names := make([]string, 0, len(m))
+	for n := range m {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	out := make([]V, 0, len(m))
+	for _, n := range names {
+		out = append(out, *m[n])
+	}
+	return out
+}
