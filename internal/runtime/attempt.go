@@ -105,6 +105,15 @@ func (jm *jobManager) runAttempt(ctx context.Context, n int, rp *restorePoint) e
 			events <- event{kind: evTaskDone, task: t.ID, err: err} // always drained
 		}()
 	}
+	st := jm.cfg.Status
+	var vertices []VertexInfo
+	for _, v := range jm.jg.Vertices {
+		vertices = append(vertices, VertexInfo{ID: v.ID, Name: v.Name(), Parallelism: v.Parallelism})
+	}
+	st.setAttempt(dep.tasks, vertices)
+	st.setState(StateRunning, jm.cfg.Now())
+	defer st.setAttempt(nil, nil)
+	requests := st.mon().requests
 	running := len(dep.tasks)
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
@@ -126,6 +135,8 @@ func (jm *jobManager) runAttempt(ctx context.Context, n int, rp *restorePoint) e
 			a.handle(ev)
 		case <-timer.C:
 			a.perform(a.coord.Step(coordinator.Tick{Now: jm.cfg.Now()}))
+		case req := <-requests:
+			req.reply <- a.triggerNow()
 		case <-ctx.Done():
 			a.failure = ctx.Err()
 		}
@@ -164,6 +175,22 @@ func (jm *jobManager) runAttempt(ctx context.Context, n int, rp *restorePoint) e
 	return a.failure
 }
 
+// triggerNow serves an on-demand checkpoint request.
+func (a *attempt) triggerNow() triggerReply {
+	acts := a.coord.Step(coordinator.TriggerRequest{Now: a.jm.cfg.Now()})
+	var r triggerReply
+	for _, act := range acts {
+		switch act := act.(type) {
+		case coordinator.Trigger:
+			r.id = act.ID
+		case coordinator.Rejected:
+			r.err = fmt.Errorf("checkpoint not triggered: %s", act.Reason)
+		}
+	}
+	a.perform(acts)
+	return r
+}
+
 func (a *attempt) maxTriggered() checkpoint.ID {
 	var m checkpoint.ID
 	for id := range a.triggered {
@@ -177,6 +204,7 @@ func (a *attempt) handle(ev event) {
 	a.jm.log.Debug("jobmanager event", "kind", ev.kind, "task", ev.task, "id", ev.id, "reason", ev.reason, "err", ev.err)
 	switch ev.kind {
 	case evAck:
+		a.jm.cfg.Status.updateCheckpoint(ev.id, func(c *CheckpointStats) { c.Acknowledged++ })
 		a.perform(a.coord.Step(coordinator.Ack{Task: ev.task, ID: ev.id, State: ev.state}))
 	case evDecline:
 		a.perform(a.coord.Step(coordinator.Decline{Task: ev.task, ID: ev.id, Reason: ev.reason}))
@@ -203,6 +231,7 @@ func (a *attempt) perform(actions []coordinator.Action) {
 		case coordinator.Trigger:
 			jm.log.Info("checkpoint triggered", "id", act.ID, "kind", act.Kind)
 			a.triggered[act.ID] = act.Timestamp
+			st.checkpointTriggered(act.ID, act.Kind, act.Timestamp)
 			if a.draining {
 				continue
 			}
@@ -222,6 +251,7 @@ func (a *attempt) perform(actions []coordinator.Action) {
 				_, err := jm.store.WriteMetadata(context.Background(), md)
 				if err == nil {
 					st.LastCheckpointSize.Store(size)
+					st.updateCheckpoint(act.ID, func(c *CheckpointStats) { c.StateSize = size })
 				}
 				a.events <- event{kind: evPersisted, id: act.ID, err: err}
 			}()
@@ -231,7 +261,9 @@ func (a *attempt) perform(actions []coordinator.Action) {
 			st.CompletedCheckpoints.Add(1)
 			st.LastCheckpointID.Store(int64(act.ID))
 			if t0, ok := a.triggered[act.ID]; ok {
-				st.LastCheckpointDuration.Store(int64(jm.cfg.Now().Sub(t0)))
+				d := jm.cfg.Now().Sub(t0)
+				st.LastCheckpointDuration.Store(int64(d))
+				st.updateCheckpoint(act.ID, func(c *CheckpointStats) { c.Status, c.Duration = CheckpointCompleted, d })
 			}
 			for _, t := range a.dep.tasks {
 				t.mail.put(mail{kind: mailNotifyComplete, id: act.ID})
@@ -244,6 +276,10 @@ func (a *attempt) perform(actions []coordinator.Action) {
 				st.FailedCheckpoints.Add(1)
 			}
 			jm.log.Info("checkpoint aborted", "id", act.ID, "reason", act.Reason)
+			if t0, ok := a.triggered[act.ID]; ok {
+				d := jm.cfg.Now().Sub(t0)
+				st.updateCheckpoint(act.ID, func(c *CheckpointStats) { c.Status, c.Duration, c.FailureReason = CheckpointFailed, d, act.Reason })
+			}
 			for _, t := range a.dep.tasks {
 				t.mail.put(mail{kind: mailNotifyAborted, id: act.ID})
 			}

@@ -92,11 +92,17 @@ func (jm *jobManager) newTask(ctx context.Context, v *Vertex, s, attempt int, rp
 	// Outgoing edges of the chain's last node.
 	last := v.Chain[len(v.Chain)-1]
 	var outs []any
+	type outChannel struct {
+		gate  *network.Gate
+		index int
+	}
+	var sent []outChannel
 	for _, o := range v.Outputs {
 		channels := make([]*network.Channel, o.To.Parallelism)
 		base := offsets[o.To.ID][o.InputIndex]
 		for j := range channels {
 			channels[j] = gates[o.To.ID][j].Channel(base + s)
+			sent = append(sent, outChannel{gates[o.To.ID][j], base + s})
 		}
 		w, err := last.NewWriter(channels, o.Edge, last.NewPool(cfg.BatchSize), s, last.MaxParallelism)
 		if err != nil {
@@ -104,6 +110,15 @@ func (jm *jobManager) newTask(ctx context.Context, v *Vertex, s, attempt int, rp
 		}
 		t.writers = append(t.writers, w)
 		outs = append(outs, w)
+	}
+	if len(sent) > 0 {
+		t.metrics.backpressure = func() uint64 {
+			var waits uint64
+			for _, c := range sent {
+				waits += c.gate.Stats().Channels[c.index].BackpressureWaits
+			}
+			return waits
+		}
 	}
 	// Chain links, from the tail.
 	for i := len(v.Chain) - 1; i >= 0; i-- {

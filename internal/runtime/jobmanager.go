@@ -148,20 +148,25 @@ func Execute(ctx context.Context, g *Graph, cfg JobConfig) error {
 		}
 		err := jm.runAttempt(ctx, attempt, rp)
 		if err == nil {
+			cfg.Status.setState(StateFinished, cfg.Now())
 			return nil
 		}
 		if ctx.Err() != nil {
+			cfg.Status.setState(StateCanceled, cfg.Now())
 			return ctx.Err()
 		}
 		cfg.Status.setFailure(err.Error())
 		if IsUnrecoverable(err) {
+			cfg.Status.setState(StateFailed, cfg.Now())
 			return &JobFailedError{Cause: err, Restarts: attempt, Reason: "a restart cannot fix this failure"}
 		}
 		dec := cfg.Restart.OnFailure(cfg.Now())
 		if !dec.Restart {
+			cfg.Status.setState(StateFailed, cfg.Now())
 			return &JobFailedError{Cause: err, Restarts: attempt, Reason: dec.Reason}
 		}
 		cfg.Status.Restarts.Add(1)
+		cfg.Status.setState(StateRestarting, cfg.Now())
 		jm.log.Warn("job failed; restarting", "attempt", attempt+1, "delay", dec.Delay, "cause", err)
 		if err := sleep(ctx, dec.Delay); err != nil {
 			return err

@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -14,6 +15,20 @@ type TaskMetrics struct {
 	RecordsOut       atomic.Int64
 	LastSyncSnapshot atomic.Int64 // nanoseconds
 	job              *JobStatus
+	// gates of the task's consumers, whose channels record when this
+	// task's sends waited for credit.
+	backpressure func() uint64
+	lastWaits    atomic.Uint64
+}
+
+// sampleBackPressure reports whether the task waited for credit since the
+// previous sample.
+func (m *TaskMetrics) sampleBackPressure() bool {
+	if m.backpressure == nil {
+		return false
+	}
+	w := m.backpressure()
+	return m.lastWaits.Swap(w) != w
 }
 
 func (m *TaskMetrics) recordsIn(n int) {
@@ -45,6 +60,9 @@ type JobStatus struct {
 	// RestoredCheckpoint is the id the current attempt restored from (0: none).
 	RestoredCheckpoint atomic.Int64
 	lastFailure        atomic.Pointer[string]
+
+	once sync.Once
+	m    *monitor
 }
 
 // LastFailure returns the most recent failure cause, if any.

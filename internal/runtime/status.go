@@ -1,0 +1,227 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/weirstream/weir/internal/checkpoint"
+)
+
+// Job states, with Flink's names.
+const (
+	StateCreated    = "CREATED"
+	StateRunning    = "RUNNING"
+	StateRestarting = "RESTARTING"
+	StateFinished   = "FINISHED"
+	StateFailed     = "FAILED"
+	StateCanceled   = "CANCELED"
+)
+
+// Checkpoint states in the history, with Flink's names.
+const (
+	CheckpointInProgress = "IN_PROGRESS"
+	CheckpointCompleted  = "COMPLETED"
+	CheckpointFailed     = "FAILED"
+)
+
+// historySize is how many checkpoints the history keeps (Flink's
+// web.checkpoints.history default is 10).
+const historySize = 10
+
+// CheckpointStats describes one checkpoint for monitoring.
+type CheckpointStats struct {
+	ID          checkpoint.ID `json:"id"`
+	Kind        string        `json:"kind"`
+	Status      string        `json:"status"`
+	TriggerTime time.Time     `json:"trigger_timestamp"`
+	// Duration is trigger to completion or failure; up to now while in
+	// progress.
+	Duration      time.Duration `json:"end_to_end_duration"`
+	StateSize     int64         `json:"state_size"`
+	Acknowledged  int           `json:"num_acknowledged_subtasks"`
+	Subtasks      int           `json:"num_subtasks"`
+	FailureReason string        `json:"failure_message,omitempty"`
+}
+
+// TaskStats is a snapshot of one running subtask's counters.
+type TaskStats struct {
+	Vertex     int    `json:"vertex"`
+	Name       string `json:"name"`
+	Subtask    int    `json:"subtask"`
+	RecordsIn  int64  `json:"records_in"`
+	RecordsOut int64  `json:"records_out"`
+	// BackPressured reports whether the task's outputs waited for credit
+	// since the previous look (Flink's isBackPressured, sampled).
+	BackPressured bool `json:"back_pressured"`
+}
+
+// VertexInfo describes a job vertex (an operator chain).
+type VertexInfo struct {
+	ID          int    `json:"id"`
+	Name        string `json:"name"`
+	Parallelism int    `json:"parallelism"`
+}
+
+// monitor is the part of JobStatus behind a lock: history, state, the
+// tasks of the running attempt, and on-demand trigger requests.
+type monitor struct {
+	mu       sync.Mutex
+	state    string
+	started  time.Time
+	ended    time.Time
+	history  []CheckpointStats // oldest first, at most historySize
+	tasks    []*Task
+	vertices []VertexInfo
+	requests chan triggerRequest
+	numTasks int
+}
+
+type triggerRequest struct {
+	reply chan triggerReply
+}
+
+type triggerReply struct {
+	id  checkpoint.ID
+	err error
+}
+
+// ErrNotRunning is returned for requests a job can serve only while an
+// attempt runs.
+var ErrNotRunning = errors.New("job is not running")
+
+func (s *JobStatus) mon() *monitor {
+	s.once.Do(func() {
+		s.m = &monitor{state: StateCreated, requests: make(chan triggerRequest)}
+	})
+	return s.m
+}
+
+// State returns the job state (RUNNING, RESTARTING, FINISHED, …).
+func (s *JobStatus) State() string {
+	m := s.mon()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.state
+}
+
+// Times returns when the job started and, once it ended, when it ended.
+func (s *JobStatus) Times() (start, end time.Time) {
+	m := s.mon()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.started, m.ended
+}
+
+func (s *JobStatus) setState(state string, now time.Time) {
+	m := s.mon()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.started.IsZero() {
+		m.started = now
+	}
+	m.state = state
+	if state == StateFinished || state == StateFailed || state == StateCanceled {
+		m.ended = now
+	}
+}
+
+// Checkpoints returns the recent checkpoint history, oldest first.
+func (s *JobStatus) Checkpoints(now time.Time) []CheckpointStats {
+	m := s.mon()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := append([]CheckpointStats(nil), m.history...)
+	for i := range out {
+		if out[i].Status == CheckpointInProgress {
+			out[i].Duration = now.Sub(out[i].TriggerTime)
+		}
+	}
+	return out
+}
+
+// Vertices returns the job vertices.
+func (s *JobStatus) Vertices() []VertexInfo {
+	m := s.mon()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return append([]VertexInfo(nil), m.vertices...)
+}
+
+// Tasks returns the counters of the running attempt's subtasks.
+func (s *JobStatus) Tasks() []TaskStats {
+	m := s.mon()
+	m.mu.Lock()
+	tasks := append([]*Task(nil), m.tasks...)
+	m.mu.Unlock()
+	out := make([]TaskStats, 0, len(tasks))
+	for _, t := range tasks {
+		out = append(out, TaskStats{
+			Vertex: t.ID.Vertex, Name: t.Name, Subtask: t.ID.Subtask,
+			RecordsIn: t.metrics.RecordsIn.Load(), RecordsOut: t.metrics.RecordsOut.Load(),
+			BackPressured: t.metrics.sampleBackPressure(),
+		})
+	}
+	return out
+}
+
+// TriggerCheckpoint asks the running job for a checkpoint now (as Flink's
+// POST /jobs/:jobid/checkpoints) and returns its id; the checkpoint
+// completes or fails later (see Checkpoints). It fails with ErrNotRunning
+// while the job restarts or after it ended, and with the coordinator's
+// reason when it cannot trigger (too many checkpoints in progress).
+func (s *JobStatus) TriggerCheckpoint(ctx context.Context) (checkpoint.ID, error) {
+	m := s.mon()
+	if st := s.State(); st != StateRunning {
+		return 0, fmt.Errorf("%w (it is %s)", ErrNotRunning, st)
+	}
+	req := triggerRequest{reply: make(chan triggerReply, 1)}
+	select {
+	case m.requests <- req:
+	case <-ctx.Done():
+		return 0, ctx.Err()
+	case <-time.After(5 * time.Second):
+		return 0, ErrNotRunning
+	}
+	select {
+	case r := <-req.reply:
+		return r.id, r.err
+	case <-ctx.Done():
+		return 0, ctx.Err()
+	}
+}
+
+func (s *JobStatus) setAttempt(tasks []*Task, vertices []VertexInfo) {
+	m := s.mon()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.tasks = tasks
+	m.numTasks = len(tasks)
+	if vertices != nil {
+		m.vertices = vertices
+	}
+}
+
+func (s *JobStatus) checkpointTriggered(id checkpoint.ID, kind checkpoint.Kind, at time.Time) {
+	m := s.mon()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.history = append(m.history, CheckpointStats{ID: id, Kind: kind.String(), Status: CheckpointInProgress, TriggerTime: at, Subtasks: m.numTasks})
+	if len(m.history) > historySize {
+		m.history = append(m.history[:0], m.history[len(m.history)-historySize:]...)
+	}
+}
+
+// updateCheckpoint applies f to the history entry of id, if still kept.
+func (s *JobStatus) updateCheckpoint(id checkpoint.ID, f func(*CheckpointStats)) {
+	m := s.mon()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for i := range m.history {
+		if m.history[i].ID == id {
+			f(&m.history[i])
+		}
+	}
+}
