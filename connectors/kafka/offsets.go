@@ -9,26 +9,27 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-// partitionCount returns how many partitions topic has.
-func partitionCount(ctx context.Context, cl *kgo.Client, topic string) (int32, error) {
+// topicMetadata returns how many partitions topic has and its topic id
+// (zero from brokers older than Kafka 2.8, which do not name topics by id).
+func topicMetadata(ctx context.Context, cl *kgo.Client, topic string) (int32, [16]byte, error) {
 	req := kmsg.NewPtrMetadataRequest()
 	t := kmsg.NewMetadataRequestTopic()
 	t.Topic = kmsg.StringPtr(topic)
 	req.Topics = append(req.Topics, t)
 	resp, err := req.RequestWith(ctx, cl)
 	if err != nil {
-		return 0, fmt.Errorf("metadata of topic %q: %w", topic, err)
+		return 0, [16]byte{}, fmt.Errorf("metadata of topic %q: %w", topic, err)
 	}
 	for _, rt := range resp.Topics {
 		if rt.Topic == nil || *rt.Topic != topic {
 			continue
 		}
 		if err := kerr.ErrorForCode(rt.ErrorCode); err != nil {
-			return 0, fmt.Errorf("metadata of topic %q: %w (create the topic first)", topic, err)
+			return 0, [16]byte{}, fmt.Errorf("metadata of topic %q: %w (create the topic first)", topic, err)
 		}
-		return int32(len(rt.Partitions)), nil
+		return int32(len(rt.Partitions)), rt.TopicID, nil
 	}
-	return 0, fmt.Errorf("metadata of topic %q: the broker did not describe it (create the topic first)", topic)
+	return 0, [16]byte{}, fmt.Errorf("metadata of topic %q: the broker did not describe it (create the topic first)", topic)
 }
 
 // listOffsets resolves, for each partition, the ListOffsets timestamp ts

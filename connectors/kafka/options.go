@@ -14,14 +14,19 @@ type Option func(*options)
 // StartOffset says where a source starts reading a partition that its
 // checkpoint does not cover (a fresh start).
 type StartOffset struct {
-	kind int8 // startEarliest, startLatest, startTime
+	kind int8 // startEarliest, startLatest, startTime, startCommitted
 	ms   int64
+	// Committed: the group, and the fallback's kind and ms.
+	group  string
+	fbKind int8
+	fbMs   int64
 }
 
 const (
 	startEarliest int8 = iota
 	startLatest
 	startTime
+	startCommitted
 )
 
 // Earliest starts at the first record still in the partition.
@@ -35,9 +40,28 @@ func Latest() StartOffset { return StartOffset{kind: startLatest} }
 // end if there is none).
 func AtTime(t time.Time) StartOffset { return StartOffset{kind: startTime, ms: t.UnixMilli()} }
 
+// Committed starts each partition at the offset consumer group group has
+// committed for it (OffsetFetch, at the source's first open), and the
+// partitions without one, or whose committed offset is no longer in the
+// log, at fallback. A Committed fallback stands for its own fallback. The
+// group is only read: the source neither joins it nor commits to it
+// unless CommitOffsetsToGroup says so.
+func Committed(group string, fallback StartOffset) StartOffset {
+	if fallback.kind == startCommitted {
+		fallback = fallback.fallback()
+	}
+	return StartOffset{kind: startCommitted, group: group, fbKind: fallback.kind, fbMs: fallback.ms}
+}
+
+// fallback is what a Committed start offset uses where the group has no
+// offset.
+func (s StartOffset) fallback() StartOffset { return StartOffset{kind: s.fbKind, ms: s.fbMs} }
+
 // String names the start offset in messages.
 func (s StartOffset) String() string {
 	switch s.kind {
+	case startCommitted:
+		return fmt.Sprintf("committed offsets of group %q, else %s", s.group, s.fallback())
 	case startLatest:
 		return "latest"
 	case startTime:
@@ -64,6 +88,8 @@ type options struct {
 	onBad     func(*kgo.Record, error) error
 	poll      time.Duration
 	clientOps []kgo.Opt
+	discovery time.Duration // 0: off
+	commitTo  string        // consumer group to commit offsets to; "": none
 
 	// sink
 	prefix          string
@@ -78,6 +104,7 @@ func defaults() options {
 	return options{
 		start:           Earliest(),
 		poll:            10 * time.Millisecond,
+		discovery:       10 * time.Second,
 		prefix:          "weir",
 		poolSize:        6,
 		txnTimeout:      15 * time.Minute,
@@ -99,6 +126,26 @@ func apply(opts []Option) options {
 // The offset is resolved once, when the source first opens, and kept in
 // the checkpoint: a restore never resolves it again.
 func StartAt(s StartOffset) Option { return func(o *options) { o.start = s } }
+
+// PartitionDiscoveryInterval sets how often an unbounded source asks the
+// broker how many partitions its topic has (default 10 s; 0 turns
+// discovery off; Flink's partition.discovery.interval.ms). The Metadata
+// request runs in the background, never in Read. A partition found this
+// way is read by the subtask that owns it from its earliest offset, so the
+// records written to it before it was discovered are read too, whatever
+// StartAt says. A bounded source reads the partitions it found at open.
+func PartitionDiscoveryInterval(d time.Duration) Option {
+	return func(o *options) { o.discovery = max(d, 0) }
+}
+
+// CommitOffsetsToGroup makes the source commit, when a checkpoint
+// completes, the offsets that checkpoint holds to consumer group group, so
+// that lag monitors see the job's progress. It is for monitoring only: a
+// restore reads its offsets from the checkpoint, never from the group;
+// commits run in the background and a failed one is logged, not fatal. The
+// commits are standalone (no group membership): use a group no consumer
+// joins.
+func CommitOffsetsToGroup(group string) Option { return func(o *options) { o.commitTo = group } }
 
 // Bounded makes a source stop (io.EOF) once it has read every partition up
 // to the last stable offset it saw when it opened. Without it the source

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
+	"maps"
 	"slices"
 	"time"
 
@@ -12,29 +14,29 @@ import (
 	"github.com/weirstream/weir"
 )
 
-// partitionOffset is one element of a source subtask's operator list state:
-// a partition it reads and the offset of the next record to read. There is
-// one element per partition, so when the parallelism changes the runtime
-// deals whole partitions out to the new subtasks and each partition's
-// offset travels with it.
+// partitionOffset is one element of the source's operator state: a
+// partition and the offset of the next record to read. The state is union
+// list state: a restore hands every subtask the elements of all, and each
+// keeps those of the partitions it owns (q mod parallelism == subtask).
 type partitionOffset struct {
 	Partition int32
 	Next      int64
 }
 
-// offsetsState names the source's operator list state.
+// offsetsState names the source's operator list state: union list state
+// under this name, and, in checkpoints taken before it was union state,
+// round-robin list state, still read on a restore.
 const offsetsState = "kafka-partition-offsets"
 
 // Source returns a factory of Kafka sources for weir.FromSource: records of
 // topic, read with read_committed isolation and turned into T by
 // deserialize (which must not keep the record).
 //
-// On a fresh start subtask s of p reads the partitions q with q mod p == s,
-// from the StartAt offset resolved once at open. Its checkpoint holds the
-// next offset of every partition it reads, and a restore resumes exactly
-// there, whatever consumer group offsets say: the checkpoint is the only
-// truth. After a restore at another parallelism each subtask reads the
-// partitions whose offsets the runtime handed it.
+// Subtask s of p reads the partitions q with q mod p == s: on a fresh start
+// from the StartAt offset resolved once at open, after a restore from the
+// offset the checkpoint holds, whatever consumer group offsets say (the
+// checkpoint is the only truth), and from the earliest offset for a
+// partition the checkpoint does not know or that discovery finds later.
 func Source[T any](brokers []string, topic string, deserialize func(*kgo.Record) (T, error), opts ...Option) func() weir.Source[T] {
 	o := apply(opts)
 	return func() weir.Source[T] {
@@ -55,68 +57,70 @@ type source[T any] struct {
 	deserialize func(*kgo.Record) (T, error)
 	o           options
 
-	uid       string
-	cl        *kgo.Client
-	state     *weir.OperatorList[partitionOffset]
-	parts     map[int32]*partState
-	order     []int32 // parts' keys, sorted, for a stable snapshot
-	remaining int     // bounded mode: partitions not done
-	idle      *time.Timer
+	uid         string
+	subtask     int
+	parallelism int
+	log         *slog.Logger
+	admin       *kgo.Client // metadata, offsets and group commits
+	topicID     [16]byte
+	cl          *kgo.Client // the consumer; nil until there is a partition to read
+	state       *weir.OperatorList[partitionOffset]
+	parts       map[int32]*partState
+	order       []int32 // parts' keys, sorted, for a stable snapshot
+	known       int32   // partitions of the topic seen so far
+	remaining   int     // bounded mode: partitions not done
+	idle        *time.Timer
+	disc        *discoverer // nil: discovery off
+	commits     *committer  // nil: no commits to a group
+	snaps       snapshotLog // checkpoint id → offsets, for commits
 }
 
-func (s *source[T]) Open(ctx *weir.Context) error {
-	s.uid = ctx.UID()
-	st, err := weir.GetOperatorListState[partitionOffset](ctx, offsetsState)
+func (s *source[T]) Open(ctx *weir.Context) (err error) {
+	s.uid, s.subtask, s.parallelism, s.log = ctx.UID(), ctx.Subtask(), ctx.Parallelism(), ctx.Logger()
+	st, err := weir.GetUnionListState[partitionOffset](ctx, offsetsState)
+	if err != nil {
+		return err
+	}
+	legacy, err := weir.GetOperatorListState[partitionOffset](ctx, offsetsState)
 	if err != nil {
 		return err
 	}
 	s.state = st
-	admin, err := kgo.NewClient(append(slices.Clone(s.o.clientOps), kgo.SeedBrokers(s.brokers...))...)
+	s.admin, err = kgo.NewClient(append(slices.Clone(s.o.clientOps), kgo.SeedBrokers(s.brokers...))...)
 	if err != nil {
 		return fmt.Errorf("kafka source %q: client: %w", s.uid, err)
 	}
-	defer admin.Close()
+	defer func() {
+		if err != nil {
+			s.Close()
+		}
+	}()
 	bg := context.Background()
-	n, err := partitionCount(bg, admin, s.topic)
+	n, id, err := topicMetadata(bg, s.admin, s.topic)
 	if err != nil {
 		return fmt.Errorf("kafka source %q: %w", s.uid, err)
 	}
+	s.topicID, s.known = id, n
+	plan, err := planStart(ctx.Restored(), st.Get(), legacy.Get(), n, s.subtask, s.parallelism)
+	if err != nil {
+		return weir.Unrecoverable(fmt.Errorf("kafka source %q subtask %d, topic %q: %w", s.uid, s.subtask, s.topic, err))
+	}
+	legacy.Update(nil) // from now on the offsets live in the union state
+	start := plan.restored
+	fresh, err := s.resolveStart(bg, plan.fresh)
+	if err != nil {
+		return fmt.Errorf("kafka source %q: resolve start offset %s: %w", s.uid, s.o.start, err)
+	}
+	earliest, err := listOffsets(bg, s.admin, s.topic, plan.earliest, -2)
+	if err != nil {
+		return fmt.Errorf("kafka source %q: earliest offsets of partitions the checkpoint does not hold: %w", s.uid, err)
+	}
+	maps.Copy(start, fresh)
+	maps.Copy(start, earliest)
 	s.parts = map[int32]*partState{}
-	if ctx.Restored() {
-		// The checkpoint is the truth: read exactly the partitions whose
-		// offsets this subtask was handed, each from its offset. Every
-		// partition the job ever read has its element in the checkpoint,
-		// so at any parallelism each lands on exactly one subtask.
-		for _, e := range st.Get() {
-			if _, dup := s.parts[e.Partition]; dup {
-				return weir.Unrecoverable(fmt.Errorf("kafka source %q subtask %d: the checkpoint holds partition %d twice: it was not written by this source", s.uid, ctx.Subtask(), e.Partition))
-			}
-			if e.Partition >= n {
-				return weir.Unrecoverable(fmt.Errorf("kafka source %q: the checkpoint holds partition %d of topic %q, which has %d: restore into a topic with the same partitions", s.uid, e.Partition, s.topic, n))
-			}
-			s.parts[e.Partition] = &partState{next: e.Next}
-		}
-	} else {
-		var mine []int32
-		for p := int32(0); p < n; p++ {
-			if int(p)%ctx.Parallelism() == ctx.Subtask() {
-				mine = append(mine, p)
-			}
-		}
-		start, err := listOffsets(bg, admin, s.topic, mine, s.o.start.listOffsetsTimestamp())
-		if err != nil {
-			return fmt.Errorf("kafka source %q: resolve start offset %s: %w", s.uid, s.o.start, err)
-		}
-		for _, p := range mine {
-			s.parts[p] = &partState{next: start[p]}
-		}
-	}
-	for p := range s.parts {
-		s.order = append(s.order, p)
-	}
-	slices.Sort(s.order)
+	s.add(start)
 	if s.o.bounded {
-		ends, err := listOffsets(bg, admin, s.topic, s.order, -1)
+		ends, err := listOffsets(bg, s.admin, s.topic, s.order, -1)
 		if err != nil {
 			return fmt.Errorf("kafka source %q: end offsets: %w", s.uid, err)
 		}
@@ -127,19 +131,81 @@ func (s *source[T]) Open(ctx *weir.Context) error {
 				s.remaining++
 			}
 		}
+	} else if s.o.discovery > 0 {
+		s.disc = newDiscoverer(s.o.discovery, time.Now(), s.discover)
 	}
-	consume := map[int32]kgo.Offset{}
+	if s.o.commitTo != "" {
+		s.snaps = snapshotLog{}
+		s.commits = newCommitter(s.admin, s.o.commitTo, s.topic, s.topicID, s.log)
+	}
+	consume := map[int32]int64{}
 	for p, ps := range s.parts {
 		if !ps.done {
-			consume[p] = kgo.NewOffset().At(ps.next)
+			consume[p] = ps.next
 		}
 	}
-	if len(consume) == 0 {
+	return s.consume(consume)
+}
+
+// resolveStart resolves the StartAt offset of partitions on a fresh start.
+func (s *source[T]) resolveStart(ctx context.Context, parts []int32) (map[int32]int64, error) {
+	if s.o.start.kind != startCommitted {
+		return listOffsets(ctx, s.admin, s.topic, parts, s.o.start.listOffsetsTimestamp())
+	}
+	committed, err := fetchCommitted(ctx, s.admin, s.o.start.group, s.topic, parts)
+	if err != nil {
+		return nil, err
+	}
+	earliest, err := listOffsets(ctx, s.admin, s.topic, slices.Collect(maps.Keys(committed)), -2)
+	if err != nil {
+		return nil, err
+	}
+	out := map[int32]int64{}
+	var rest []int32
+	for _, p := range parts {
+		if off, ok := committed[p]; ok && off >= earliest[p] {
+			out[p] = off
+		} else {
+			rest = append(rest, p)
+		}
+	}
+	if len(rest) > 0 {
+		s.log.Info("kafka source: partitions without a usable committed offset start at the fallback", "group", s.o.start.group, "partitions", rest, "fallback", s.o.start.fallback().String())
+	}
+	fb, err := listOffsets(ctx, s.admin, s.topic, rest, s.o.start.fallback().listOffsetsTimestamp())
+	if err != nil {
+		return nil, err
+	}
+	maps.Copy(out, fb)
+	return out, nil
+}
+
+// add makes the subtask read partitions from the given offsets.
+func (s *source[T]) add(start map[int32]int64) {
+	for p, next := range start {
+		s.parts[p] = &partState{next: next}
+		s.order = append(s.order, p)
+	}
+	slices.Sort(s.order)
+}
+
+// consume has the consumer fetch partitions from the given offsets,
+// creating it for the first partition.
+func (s *source[T]) consume(from map[int32]int64) error {
+	if len(from) == 0 {
+		return nil
+	}
+	offsets := map[int32]kgo.Offset{}
+	for p, next := range from {
+		offsets[p] = kgo.NewOffset().At(next)
+	}
+	if s.cl != nil {
+		s.cl.AddConsumePartitions(map[string]map[int32]kgo.Offset{s.topic: offsets})
 		return nil
 	}
 	cl, err := kgo.NewClient(append(slices.Clone(s.o.clientOps),
 		kgo.SeedBrokers(s.brokers...),
-		kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{s.topic: consume}),
+		kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{s.topic: offsets}),
 		kgo.FetchIsolationLevel(kgo.ReadCommitted()),
 		// Control records (transaction markers) occupy offsets too; seeing
 		// them lets the source know its exact position, and when a
@@ -156,9 +222,51 @@ func (s *source[T]) Open(ctx *weir.Context) error {
 	return nil
 }
 
+// discover runs in the background: it asks for the topic's partition
+// count and resolves the earliest offset of the partitions new since known
+// that this subtask owns. It reads only fields fixed at Open.
+func (s *source[T]) discover(ctx context.Context, known int32) discovered {
+	ctx, cancel := context.WithTimeout(ctx, commitTimeout)
+	defer cancel()
+	d := discovered{known: known, n: known}
+	n, _, err := topicMetadata(ctx, s.admin, s.topic)
+	if err != nil || n <= known {
+		d.err = err
+		return d
+	}
+	d.start, d.err = listOffsets(ctx, s.admin, s.topic, newlyOwned(known, n, s.subtask, s.parallelism), -2)
+	if d.err == nil {
+		d.n = n
+	}
+	return d
+}
+
+// takeDiscovery takes in a finished discovery, on the task goroutine.
+func (s *source[T]) takeDiscovery(d discovered) error {
+	if d.err != nil {
+		// Transient as a rule; the next discovery tries again.
+		s.log.Warn("kafka source: partition discovery failed", "topic", s.topic, "err", d.err)
+		return nil
+	}
+	if d.known != s.known || d.n <= s.known {
+		return nil
+	}
+	s.log.Info("kafka source: discovered partitions", "topic", s.topic, "partitions", d.n, "before", s.known, "reading", slices.Sorted(maps.Keys(d.start)))
+	s.known = d.n
+	s.add(d.start)
+	return s.consume(d.start)
+}
+
 func (s *source[T]) Read(dst []T, max int) ([]T, error) {
 	if s.o.bounded && s.remaining == 0 {
 		return dst, io.EOF
+	}
+	if s.disc != nil {
+		if d, ok := s.disc.poll(time.Now(), s.known); ok {
+			if err := s.takeDiscovery(d); err != nil {
+				return dst, err
+			}
+		}
 	}
 	if s.cl == nil {
 		// No partition to read, and unbounded: wait a little so the task
@@ -233,12 +341,34 @@ func (s *source[T]) finish(p int32, ps *partState) {
 	s.cl.PauseFetchPartitions(map[string][]int32{s.topic: {p}})
 }
 
-func (s *source[T]) SnapshotState(int64) error {
+// SnapshotState stores the offsets of the partitions this subtask owns;
+// the union of all subtasks' elements is every partition the job knows.
+func (s *source[T]) SnapshotState(id int64) error {
 	els := make([]partitionOffset, 0, len(s.order))
 	for _, p := range s.order {
 		els = append(els, partitionOffset{Partition: p, Next: s.parts[p].next})
 	}
 	s.state.Update(els)
+	if s.snaps != nil && len(els) > 0 {
+		offsets := make(map[int32]int64, len(els))
+		for _, e := range els {
+			offsets[e.Partition] = e.Next
+		}
+		s.snaps.add(id, offsets)
+	}
+	return nil
+}
+
+// NotifyCheckpointComplete commits the offsets checkpoint id holds to the
+// CommitOffsetsToGroup group, in the background (weir.CheckpointListener).
+// It never fails: the group's offsets are for monitoring.
+func (s *source[T]) NotifyCheckpointComplete(id int64) error {
+	if s.commits == nil {
+		return nil
+	}
+	if offsets := s.snaps.complete(id); offsets != nil {
+		s.commits.offer(offsets)
+	}
 	return nil
 }
 
@@ -246,8 +376,21 @@ func (s *source[T]) Close() error {
 	if s.idle != nil {
 		s.idle.Stop()
 	}
+	if s.disc != nil {
+		s.disc.stop()
+		s.disc = nil
+	}
+	if s.commits != nil {
+		s.commits.close()
+		s.commits = nil
+	}
 	if s.cl != nil {
 		s.cl.Close()
+		s.cl = nil
+	}
+	if s.admin != nil {
+		s.admin.Close()
+		s.admin = nil
 	}
 	return nil
 }
