@@ -89,7 +89,7 @@ func printReport(w io.Writer, r *inspect.Report) error {
 				printKeyed(p, k)
 			}
 			for _, ls := range s.OperatorState {
-				p.f("    list state %q: %s, %s%s\n", ls.Name, plural(int64(ls.Elements), "element"), bytesStr(ls.Bytes), twoPhaseStr(ls.TwoPhaseCommit))
+				p.f("    %s %q: %s, %s%s\n", listKind(ls.Union), ls.Name, plural(int64(ls.Elements), "element"), bytesStr(ls.Bytes), twoPhaseStr(ls.TwoPhaseCommit))
 			}
 			if s.Keyed == nil && len(s.OperatorState) == 0 {
 				p.f("    no state\n")
@@ -105,7 +105,7 @@ func printReport(w io.Writer, r *inspect.Report) error {
 		p.f("  %s keyed %s state %q: %s, %s in %s\n", st.Operator, st.Kind, st.Name, plural(st.Entries, "key"), bytesStr(st.Bytes), plural(int64(st.KeyGroups), "key group"))
 	}
 	for _, ls := range t.OperatorStates {
-		p.f("  %s list state %q: %s, %s\n", ls.Operator, ls.Name, plural(int64(ls.Elements), "element"), bytesStr(ls.Bytes))
+		p.f("  %s %s %q: %s, %s\n", ls.Operator, listKind(ls.Union), ls.Name, plural(int64(ls.Elements), "element"), bytesStr(ls.Bytes))
 	}
 	return p.err
 }
@@ -136,6 +136,14 @@ func (p *printer) f(format string, a ...any) {
 	if p.err == nil {
 		_, p.err = fmt.Fprintf(p.w, format, a...)
 	}
+}
+
+// listKind names operator list state by how a restore distributes it.
+func listKind(union bool) string {
+	if union {
+		return "union list state"
+	}
+	return "list state"
 }
 
 func sectionStr(n int) string {

@@ -18,7 +18,7 @@ import (
 //	payload = uvarint(#keys) (key state)*
 //
 // internal/state keeps its kind constants unexported; these mirror them,
-// and TestKindsMatchStateBackend fails if they drift.
+// and TestInspect fails if they drift.
 const (
 	blockVersion = 1
 	kindValue    = 1

@@ -3,9 +3,11 @@ package inspect
 import (
 	"fmt"
 	"sort"
+	"strings"
 
 	"github.com/weirstream/weir/internal/checkpoint"
 	"github.com/weirstream/weir/internal/checkpoint/storage"
+	"github.com/weirstream/weir/internal/runtime"
 	"github.com/weirstream/weir/internal/twophase"
 )
 
@@ -15,24 +17,30 @@ import (
 const twoPhaseStateName = "two-phase-commit"
 
 // listStates summarises a subtask's inline operator list state, sorted by
-// name. where names the operator and subtask in errors.
+// name (a split list before a union one of the same name). where names the operator and subtask in errors.
 func listStates(m map[string][][]byte, where string) ([]ListState, error) {
 	out := make([]ListState, 0, len(m))
-	for name, elems := range m {
-		ls := ListState{Name: name, Elements: len(elems)}
+	for raw, elems := range m {
+		name, union := strings.CutPrefix(raw, runtime.UnionStatePrefix)
+		ls := ListState{Name: name, Union: union, Elements: len(elems)}
 		for _, e := range elems {
 			ls.Bytes += int64(len(e))
 		}
-		if name == twoPhaseStateName {
+		if raw == twoPhaseStateName {
 			tp, err := twoPhase(elems)
 			if err != nil {
-				return nil, fmt.Errorf("%s: operator state %q: %w: %w", where, name, storage.ErrCorrupt, err)
+				return nil, fmt.Errorf("%s: operator state %q: %w: %w", where, raw, storage.ErrCorrupt, err)
 			}
 			ls.TwoPhaseCommit = tp
 		}
 		out = append(out, ls)
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Name != out[j].Name {
+			return out[i].Name < out[j].Name
+		}
+		return !out[i].Union && out[j].Union
+	})
 	return out, nil
 }
 

@@ -92,9 +92,14 @@ type KeyedState struct {
 
 // ListState is one operator (non-keyed) list state of one subtask.
 type ListState struct {
-	Name     string `json:"name"`
-	Elements int    `json:"elements"`
-	Bytes    int64  `json:"bytes"`
+	// Name is the state's name as registered, without the union prefix.
+	Name string `json:"name"`
+	// Union is true for union list state (stored under "union/<name>"),
+	// which a restore hands whole to every subtask instead of splitting
+	// it round-robin.
+	Union    bool  `json:"union"`
+	Elements int   `json:"elements"`
+	Bytes    int64 `json:"bytes"`
 	// TwoPhaseCommit is set for the state of a two-phase-commit sink.
 	TwoPhaseCommit *TwoPhaseCommit `json:"twoPhaseCommit,omitempty"`
 }
@@ -159,6 +164,7 @@ type OperatorKeyedState struct {
 type OperatorListState struct {
 	Operator string `json:"operator"`
 	Name     string `json:"name"`
+	Union    bool   `json:"union"`
 	Elements int    `json:"elements"`
 	Bytes    int64  `json:"bytes"`
 }

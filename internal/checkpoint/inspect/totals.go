@@ -27,10 +27,17 @@ func totals(ops []Operator) Totals {
 				}
 			}
 			for _, ls := range s.OperatorState {
-				sum := lists[ls.Name]
+				// A split and a union list may share a name; the
+				// metadata key tells them apart and sorts like
+				// listStates does.
+				key := ls.Name + "\x00"
+				if ls.Union {
+					key = ls.Name + "\x01"
+				}
+				sum := lists[key]
 				if sum == nil {
-					sum = &OperatorListState{Operator: op.UID, Name: ls.Name}
-					lists[ls.Name] = sum
+					sum = &OperatorListState{Operator: op.UID, Name: ls.Name, Union: ls.Union}
+					lists[key] = sum
 				}
 				sum.Elements += ls.Elements
 				sum.Bytes += ls.Bytes
