@@ -22,6 +22,7 @@ type job struct {
 	interval    string
 	plan        *faults.Plan
 	restartNone bool
+	ctx         context.Context // nil: never cancelled
 }
 
 func newJob(t *testing.T, p int) *job {
@@ -68,7 +69,11 @@ func (j *job) run(t *testing.T, build func(env *weir.Env)) outcome {
 	}
 	build(env)
 	start := time.Now()
-	o.err = env.Execute(context.Background(), "kafka-test")
+	ctx := j.ctx
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	o.err = env.Execute(ctx, "kafka-test")
 	o.elapsed = time.Since(start)
 	o.restarts = env.Status().Restarts.Load()
 	return o

@@ -90,6 +90,7 @@ type options struct {
 	clientOps []kgo.Opt
 	discovery time.Duration // 0: off
 	commitTo  string        // consumer group to commit offsets to; "": none
+	now       func() time.Time
 
 	// sink
 	prefix          string
@@ -105,6 +106,7 @@ func defaults() options {
 		start:           Earliest(),
 		poll:            10 * time.Millisecond,
 		discovery:       10 * time.Second,
+		now:             time.Now,
 		prefix:          "weir",
 		poolSize:        6,
 		txnTimeout:      15 * time.Minute,
@@ -137,6 +139,9 @@ func StartAt(s StartOffset) Option { return func(o *options) { o.start = s } }
 func PartitionDiscoveryInterval(d time.Duration) Option {
 	return func(o *options) { o.discovery = max(d, 0) }
 }
+
+// withClock replaces the clock that paces partition discovery (tests).
+func withClock(now func() time.Time) Option { return func(o *options) { o.now = now } }
 
 // CommitOffsetsToGroup makes the source commit, when a checkpoint
 // completes, the offsets that checkpoint holds to consumer group group, so

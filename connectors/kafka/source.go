@@ -132,7 +132,7 @@ func (s *source[T]) Open(ctx *weir.Context) (err error) {
 			}
 		}
 	} else if s.o.discovery > 0 {
-		s.disc = newDiscoverer(s.o.discovery, time.Now(), s.discover)
+		s.disc = newDiscoverer(s.o.discovery, s.o.now(), s.discover)
 	}
 	if s.o.commitTo != "" {
 		s.snaps = snapshotLog{}
@@ -203,7 +203,17 @@ func (s *source[T]) consume(from map[int32]int64) error {
 		s.cl.AddConsumePartitions(map[string]map[int32]kgo.Offset{s.topic: offsets})
 		return nil
 	}
-	cl, err := kgo.NewClient(append(slices.Clone(s.o.clientOps),
+	// A partition added by discovery is fetched once the client refreshed
+	// its metadata, which it does at most every MetadataMinAge, and a
+	// fetch already waiting for records of the other partitions ended,
+	// after at most FetchMaxWait (both 5 s in franz-go): shorter ones keep
+	// the delay small (500 ms is the Java consumer's fetch.max.wait.ms).
+	// ClientOptions may override them.
+	opts := append([]kgo.Opt{
+		kgo.MetadataMinAge(250 * time.Millisecond),
+		kgo.FetchMaxWait(500 * time.Millisecond),
+	}, s.o.clientOps...)
+	cl, err := kgo.NewClient(append(opts,
 		kgo.SeedBrokers(s.brokers...),
 		kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{s.topic: offsets}),
 		kgo.FetchIsolationLevel(kgo.ReadCommitted()),
@@ -262,7 +272,7 @@ func (s *source[T]) Read(dst []T, max int) ([]T, error) {
 		return dst, io.EOF
 	}
 	if s.disc != nil {
-		if d, ok := s.disc.poll(time.Now(), s.known); ok {
+		if d, ok := s.disc.poll(s.o.now(), s.known); ok {
 			if err := s.takeDiscovery(d); err != nil {
 				return dst, err
 			}
