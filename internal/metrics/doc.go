@@ -1,0 +1,24 @@
+// Package metrics exports a running job's monitoring surface
+// (runtime.JobStatus) to Prometheus under Flink's metric names with a
+// weir_ prefix, so that dashboards and alerts written for Flink's
+// Prometheus reporter carry over.
+//
+// A Job is one prometheus.Collector per job, registered on a registry the
+// caller owns; nothing is registered globally:
+//
+//	reg := prometheus.NewRegistry()
+//	m, err := metrics.NewJob(reg, "demo", "demo", env.Status(), metrics.Options{})
+//	if err != nil { ... }
+//	defer m.Unregister()
+//	http.Handle("/metrics", metrics.Handler(reg))
+//
+// Every scrape reads the job's atomics and a snapshot of its tasks; nothing
+// runs between scrapes. Rates (numRecordsInPerSecond) are computed from the
+// counts seen by earlier scrapes over a sliding window (see meter), the way
+// Flink's MeterView averages over a minute.
+//
+// The job's id and name are constant labels (job_id, job_name), so one
+// registry can hold the collectors of several jobs; task metrics add
+// task_id (the job vertex), task_name and subtask_index, Flink's label
+// names.
+package metrics

@@ -1,0 +1,152 @@
+package metrics
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/weirstream/weir/internal/runtime"
+)
+
+// Options tune a Job collector. The zero value is ready to use.
+type Options struct {
+	// Now is the clock the rates and the uptime are measured with (nil:
+	// time.Now); tests inject one.
+	Now func() time.Time
+	// RateWindow is the span numRecords*PerSecond average over (0: one
+	// minute, as Flink's MeterView).
+	RateWindow time.Duration
+}
+
+// Job exports one job's status as Prometheus metrics. It is a
+// prometheus.Collector registered by NewJob; Collect may run concurrently
+// (several scrapers).
+type Job struct {
+	reg    prometheus.Registerer
+	status *runtime.JobStatus
+	now    func() time.Time
+	window time.Duration
+	d      descs
+
+	mu     sync.Mutex // guards meters
+	meters map[taskKey]*taskMeters
+}
+
+type taskKey struct{ vertex, subtask int }
+
+type taskMeters struct{ in, out meter }
+
+// NewJob registers the metrics of the job with the given id and name on
+// reg. Unregister removes them when the job is gone.
+func NewJob(reg prometheus.Registerer, id, name string, status *runtime.JobStatus, o Options) (*Job, error) {
+	if reg == nil {
+		return nil, errors.New("metrics: nil prometheus.Registerer; pass the registry the /metrics handler gathers from")
+	}
+	if status == nil {
+		return nil, fmt.Errorf("metrics: job %q has a nil status", name)
+	}
+	j := &Job{
+		reg: reg, status: status, now: o.Now, window: o.RateWindow,
+		d:      newDescs(prometheus.Labels{"job_id": id, "job_name": name}),
+		meters: map[taskKey]*taskMeters{},
+	}
+	if j.now == nil {
+		j.now = time.Now
+	}
+	if j.window <= 0 {
+		j.window = time.Minute
+	}
+	if err := reg.Register(j); err != nil {
+		return nil, fmt.Errorf("metrics: register job %q: %w", name, err)
+	}
+	return j, nil
+}
+
+// Unregister removes the job's metrics from the registry.
+func (j *Job) Unregister() { j.reg.Unregister(j) }
+
+// Describe sends the descriptors of every metric the job exports.
+func (j *Job) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range j.d.all() {
+		ch <- d
+	}
+}
+
+// Collect reads the job's status once and sends its metrics.
+func (j *Job) Collect(ch chan<- prometheus.Metric) {
+	now := j.now()
+	s := j.status
+	gauge := func(d *prometheus.Desc, v float64, labels ...string) {
+		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, labels...)
+	}
+	inProgress := 0
+	for _, c := range s.Checkpoints(now) {
+		if c.Status == runtime.CheckpointInProgress {
+			inProgress++
+		}
+	}
+	completed, failed := s.CompletedCheckpoints.Load(), s.FailedCheckpoints.Load()
+	gauge(j.d.lastDuration, float64(time.Duration(s.LastCheckpointDuration.Load()).Milliseconds()))
+	gauge(j.d.lastSize, float64(s.LastCheckpointSize.Load()))
+	gauge(j.d.lastCompletedID, float64(s.LastCheckpointID.Load()))
+	gauge(j.d.completed, float64(completed))
+	gauge(j.d.failed, float64(failed))
+	gauge(j.d.inProgress, float64(inProgress))
+	gauge(j.d.total, float64(completed+failed+int64(inProgress)))
+	gauge(j.d.restarts, float64(s.Restarts.Load()))
+	gauge(j.d.restoredID, float64(s.RestoredCheckpoint.Load()))
+	gauge(j.d.uptime, uptime(s, now))
+
+	tasks := s.Tasks()
+	attempt := s.Restarts.Load()
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	seen := make(map[taskKey]bool, len(tasks))
+	for _, t := range tasks {
+		k := taskKey{t.Vertex, t.Subtask}
+		seen[k] = true
+		m := j.meters[k]
+		if m == nil {
+			m = &taskMeters{in: meter{window: j.window}, out: meter{window: j.window}}
+			j.meters[k] = m
+		}
+		labels := []string{strconv.Itoa(t.Vertex), t.Name, strconv.Itoa(t.Subtask)}
+		gauge(j.d.recordsIn, float64(t.RecordsIn), labels...)
+		gauge(j.d.recordsOut, float64(t.RecordsOut), labels...)
+		if r, ok := m.in.observe(now, t.RecordsIn, attempt); ok {
+			gauge(j.d.recordsInRate, r, labels...)
+		}
+		if r, ok := m.out.observe(now, t.RecordsOut, attempt); ok {
+			gauge(j.d.recordsOutRate, r, labels...)
+		}
+		bp := 0.0
+		if t.BackPressured {
+			bp = 1
+		}
+		gauge(j.d.backPressured, bp, labels...)
+	}
+	// Forget the meters of tasks that are gone (the job ended, or a
+	// rescaled restore has fewer subtasks).
+	for k := range j.meters {
+		if !seen[k] {
+			delete(j.meters, k)
+		}
+	}
+}
+
+// uptime is Flink's: milliseconds since the job started while it runs, -1
+// once it ended, 0 before it runs or while it restarts.
+func uptime(s *runtime.JobStatus, now time.Time) float64 {
+	switch s.State() {
+	case runtime.StateRunning:
+		start, _ := s.Times()
+		return float64(now.Sub(start).Milliseconds())
+	case runtime.StateFinished, runtime.StateFailed, runtime.StateCanceled:
+		return -1
+	}
+	return 0
+}

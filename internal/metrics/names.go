@@ -1,0 +1,57 @@
+package metrics
+
+import "github.com/prometheus/client_golang/prometheus"
+
+// Metric name prefixes: Flink's scope formats (jobmanager.job,
+// taskmanager.job.task) under weir_.
+const (
+	jobPrefix  = "weir_jobmanager_job_"
+	taskPrefix = "weir_taskmanager_job_task_"
+)
+
+// taskLabels are the variable labels of task metrics, Flink's names.
+var taskLabels = []string{"task_id", "task_name", "subtask_index"}
+
+// descs are the descriptors of one job's metrics; the job's id and name
+// are constant labels.
+type descs struct {
+	lastDuration, lastSize, lastCompletedID              *prometheus.Desc
+	completed, failed, inProgress, total                 *prometheus.Desc
+	restarts, restoredID, uptime                         *prometheus.Desc
+	recordsIn, recordsOut, recordsInRate, recordsOutRate *prometheus.Desc
+	backPressured                                        *prometheus.Desc
+}
+
+func newDescs(job prometheus.Labels) descs {
+	j := func(name, help string) *prometheus.Desc {
+		return prometheus.NewDesc(jobPrefix+name, help, nil, job)
+	}
+	t := func(name, help string) *prometheus.Desc {
+		return prometheus.NewDesc(taskPrefix+name, help, taskLabels, job)
+	}
+	return descs{
+		lastDuration:    j("lastCheckpointDuration", "Milliseconds from trigger to completion of the last completed checkpoint."),
+		lastSize:        j("lastCheckpointSize", "Bytes of state the last completed checkpoint references."),
+		lastCompletedID: j("lastCompletedCheckpointId", "Id of the last completed checkpoint (0: none yet)."),
+		completed:       j("numberOfCompletedCheckpoints", "Checkpoints completed since the job started."),
+		failed:          j("numberOfFailedCheckpoints", "Checkpoints failed or declined since the job started."),
+		inProgress:      j("numberOfInProgressCheckpoints", "Checkpoints triggered and not yet completed or failed."),
+		total:           j("totalNumberOfCheckpoints", "Completed, failed and in-progress checkpoints."),
+		restarts:        j("numRestarts", "Restarts of the job after failures."),
+		restoredID:      j("lastRestoredCheckpointId", "Id of the checkpoint the running attempt restored from (0: none)."),
+		uptime:          j("uptime", "Milliseconds since the job started while it runs; -1 once it ended."),
+		recordsIn:       t("numRecordsIn", "Records the subtask received in its current attempt."),
+		recordsOut:      t("numRecordsOut", "Records the subtask emitted in its current attempt (sources only for now)."),
+		recordsInRate:   t("numRecordsInPerSecond", "Records received per second over the rate window."),
+		recordsOutRate:  t("numRecordsOutPerSecond", "Records emitted per second over the rate window."),
+		backPressured:   t("isBackPressured", "1 if the subtask's output waited for credit since the previous sample, else 0."),
+	}
+}
+
+func (d descs) all() []*prometheus.Desc {
+	return []*prometheus.Desc{
+		d.lastDuration, d.lastSize, d.lastCompletedID, d.completed, d.failed, d.inProgress, d.total,
+		d.restarts, d.restoredID, d.uptime,
+		d.recordsIn, d.recordsOut, d.recordsInRate, d.recordsOutRate, d.backPressured,
+	}
+}

@@ -1,0 +1,132 @@
+package rest_test
+
+import (
+	"errors"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/weirstream/weir/internal/config"
+	"github.com/weirstream/weir/internal/rest"
+	"github.com/weirstream/weir/internal/runtime"
+)
+
+// Routing and errors, with a job that has not started: exact bodies.
+func TestRoutes(t *testing.T) {
+	cfg := config.New()
+	for k, v := range map[string]string{
+		config.CheckpointingInterval:          "3s",
+		config.CheckpointingMode:              "at-least-once",
+		config.CheckpointingMinPause:          "250ms",
+		config.CheckpointingTimeout:           "1min",
+		config.CheckpointingMaxConcurrent:     "2",
+		config.CheckpointingTolerableFailures: "4",
+		config.CheckpointsNumRetained:         "5",
+		config.CheckpointsDir:                 "/data/chk",
+	} {
+		if err := cfg.Set(k, v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	j := &job{id: "j1", name: "wordcount", status: &runtime.JobStatus{}, cfg: cfg}
+	now := time.UnixMilli(1_700_000_000_000)
+	metrics := http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.Write([]byte("weir_x 1\n")) })
+	srv := httptest.NewServer(rest.NewHandler(rest.Config{Jobs: jobs(j), Metrics: metrics, Now: func() time.Time { return now }, Version: "v0.test"}))
+	defer srv.Close()
+
+	for _, tc := range []struct {
+		method, path string
+		code         int
+		body         string
+		allow        string
+	}{
+		{"GET", "/overview", 200, `{"jobs-running":1,"jobs-finished":0,"jobs-cancelled":0,"jobs-failed":0,"weir-version":"v0.test"}`, ""},
+		{"GET", "/jobs", 200, `{"jobs":[{"id":"j1","status":"CREATED"}]}`, ""},
+		{"GET", "/jobs/overview", 200, `{"jobs":[{"jid":"j1","name":"wordcount","state":"CREATED","start-time":-1,"end-time":-1,"duration":-1,"last-modification":-1}]}`, ""},
+		{"GET", "/jobs/j1", 200, `{"jid":"j1","name":"wordcount","state":"CREATED","start-time":-1,"end-time":-1,"duration":-1,"now":1700000000000,"restarts":0,"vertices":[]}`, ""},
+		{"GET", "/jobs/j1/checkpoints", 200, `{"counts":{"restored":0,"total":0,"in_progress":0,"completed":0,"failed":0},"summary":{"state_size":{"min":0,"max":0,"avg":0},"end_to_end_duration":{"min":0,"max":0,"avg":0}},"latest":{"completed":null,"savepoint":null,"failed":null,"restored":null},"history":[]}`, ""},
+		{"GET", "/jobs/j1/checkpoints/config", 200, `{"mode":"at_least_once","interval":3000,"timeout":60000,"min_pause":250,"max_concurrent":2,"tolerable_failed_checkpoints":4,"unaligned_checkpoints":false,"aligned_checkpoint_timeout":0,"num_retained":5,"checkpoint_storage":"/data/chk"}`, ""},
+		{"GET", "/metrics", 200, "weir_x 1", ""},
+		{"POST", "/jobs/j1/checkpoints", 503, `{"errors":["trigger a checkpoint of job \"j1\": job is not running (it is CREATED)"]}`, ""},
+		{"GET", "/jobs/nope", 404, `{"errors":["job \"nope\" not found; known jobs: \"j1\" (GET /jobs lists them)"]}`, ""},
+		{"GET", "/jobs/nope/checkpoints", 404, `{"errors":["job \"nope\" not found; known jobs: \"j1\" (GET /jobs lists them)"]}`, ""},
+		{"GET", "/jobs/j1/checkpoints/details/7", 404, `{"errors":["checkpoint 7 of job \"j1\" is not in its history, which keeps the most recent checkpoints (now none)"]}`, ""},
+		{"GET", "/jobs/j1/checkpoints/details/x", 404, `{"errors":["checkpoint id \"x\" is not a positive integer"]}`, ""},
+		{"GET", "/jobs/j1/checkpoints/7", 404, `{"errors":["checkpoint 7 of job \"j1\" is not in its history, which keeps the most recent checkpoints (now none)"]}`, ""},
+		{"GET", "/jobs/j1/vertices/0/backpressure", 404, `{"errors":["vertex \"0\" of job \"j1\" not found; its vertices are none (GET /jobs/j1 lists them)"]}`, ""},
+		{"GET", "/nothing/here", 404, `{"errors":["no such path /nothing/here; see docs/rest.md for the endpoints"]}`, ""},
+		{"DELETE", "/jobs/j1", 405, `{"errors":["DELETE is not allowed on /jobs/j1; use GET or HEAD"]}`, "GET, HEAD"},
+		{"PUT", "/jobs/j1/checkpoints", 405, `{"errors":["PUT is not allowed on /jobs/j1/checkpoints; use GET or POST or HEAD"]}`, "GET, POST, HEAD"},
+		{"POST", "/overview", 405, `{"errors":["POST is not allowed on /overview; use GET or HEAD"]}`, "GET, HEAD"},
+		{"POST", "/metrics", 405, `{"errors":["POST is not allowed on /metrics; use GET or HEAD"]}`, "GET, HEAD"},
+	} {
+		req, _ := http.NewRequest(tc.method, srv.URL+tc.path, nil)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b := make([]byte, 4096)
+		n, _ := resp.Body.Read(b)
+		resp.Body.Close()
+		if got := strings.TrimSuffix(string(b[:n]), "\n"); resp.StatusCode != tc.code || got != tc.body || resp.Header.Get("Allow") != tc.allow {
+			t.Errorf("%s %s:\n got %d %s (Allow %q)\nwant %d %s (Allow %q)", tc.method, tc.path, resp.StatusCode, got, resp.Header.Get("Allow"), tc.code, tc.body, tc.allow)
+		}
+	}
+}
+
+// Without a metrics handler /metrics is an unknown path.
+func TestNoMetrics(t *testing.T) {
+	srv := httptest.NewServer(rest.NewHandler(rest.Config{Jobs: jobs()}))
+	defer srv.Close()
+	if code, body := call(t, "GET", srv.URL+"/metrics"); code != 404 || body != `{"errors":["no such path /metrics; see docs/rest.md for the endpoints"]}`+"\n" {
+		t.Errorf("GET /metrics: %d %s", code, body)
+	}
+	if code, body := call(t, "GET", srv.URL+"/jobs"); code != 200 || body != `{"jobs":[]}`+"\n" {
+		t.Errorf("GET /jobs: %d %s", code, body)
+	}
+}
+
+func TestListen(t *testing.T) {
+	for _, addr := range []string{"0.0.0.0:0", ":0", "[::]:0", "example.com:0", "10.1.2.3:0"} {
+		if _, err := rest.Listen(addr, false); !errors.Is(err, rest.ErrRemoteAddress) {
+			t.Errorf("Listen(%q, false): %v, want ErrRemoteAddress", addr, err)
+		}
+	}
+	if _, err := rest.Listen("8081", false); err == nil || !strings.Contains(err.Error(), `rest api address "8081"`) {
+		t.Errorf("Listen without a port: %v", err)
+	}
+	ln, err := rest.Listen("127.0.0.1:0", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	addr := ln.Addr().String()
+	_, err = rest.Listen(addr, false)
+	if !errors.Is(err, rest.ErrAddressInUse) || !strings.Contains(err.Error(), addr) {
+		t.Errorf("Listen on a used port: %v, want ErrAddressInUse naming %s", err, addr)
+	}
+	// Remote allowed: every interface (here: still a free port).
+	ln2, err := rest.Listen(":0", true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln2.Close()
+	ln3, err := rest.Listen("localhost:0", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Serve and shut down.
+	s := rest.Serve(ln3, rest.NewHandler(rest.Config{Jobs: jobs()}), nil)
+	if code, _ := call(t, "GET", "http://"+s.Addr().String()+"/jobs"); code != 200 {
+		t.Errorf("GET /jobs on the served listener: %d", code)
+	}
+	if err := s.Shutdown(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := net.Dial("tcp", s.Addr().String()); err == nil {
+		t.Error("the server still accepts connections after Shutdown")
+	}
+}

@@ -1,0 +1,26 @@
+// Package rest serves a JSON monitoring API over running jobs, shaped
+// after Flink's REST API so that its users and tools find the paths and
+// field names they know (GET /jobs, /jobs/{jobid}/checkpoints, …), and
+// the Prometheus exposition at /metrics.
+//
+// The handlers are thin: each reads one job's typed snapshot
+// (runtime.JobStatus: State, Times, Checkpoints, Vertices, Tasks) and
+// renders it; the only write is POST /jobs/{jobid}/checkpoints, which asks
+// the job's coordinator for a checkpoint now. Jobs come in through the Job
+// interface, so local mode (one job in the weir process) and the cluster's
+// JobManager (many jobs) share the handlers.
+//
+// A walkthrough of local mode, as cmd/weir does it:
+//
+//	ln, err := rest.Listen("127.0.0.1:8081", false) // loopback unless allowed
+//	h := rest.NewHandler(rest.Config{
+//		Jobs:    func() []rest.Job { return []rest.Job{job} },
+//		Metrics: metrics.Handler(reg, logger),
+//	})
+//	srv := rest.Serve(ln, h, logger)
+//	defer srv.Shutdown(ctx)
+//
+// Errors are JSON too: {"errors": ["..."]} with 404 for an unknown job,
+// vertex, checkpoint or path and 405 (with Allow) for a wrong method.
+// docs/rest.md lists every endpoint with an example response.
+package rest

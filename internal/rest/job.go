@@ -1,0 +1,42 @@
+package rest
+
+import (
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/weirstream/weir/internal/config"
+	"github.com/weirstream/weir/internal/runtime"
+)
+
+// Job is one job the API serves.
+type Job interface {
+	// ID is the job's id in paths (/jobs/{jobid}); in local mode it is the
+	// job name.
+	ID() string
+	// Name is the name the job was executed with.
+	Name() string
+	// Status is the job's live monitoring surface.
+	Status() *runtime.JobStatus
+	// Config is the configuration the job runs with; the checkpointing
+	// settings come from it.
+	Config() *config.Config
+}
+
+// Config configures the API handler.
+type Config struct {
+	// Jobs lists the jobs to serve; it is called once per request. Required.
+	Jobs func() []Job
+	// Metrics serves GET /metrics (nil: the path answers 404).
+	Metrics http.Handler
+	// Now is the clock for durations of running jobs and checkpoints (nil:
+	// time.Now).
+	Now func() time.Time
+	// TriggerTimeout bounds how long POST /jobs/{jobid}/checkpoints waits
+	// for the coordinator to take the request (0: 10 s).
+	TriggerTimeout time.Duration
+	// Logger logs failed responses (nil: silent).
+	Logger *slog.Logger
+	// Version is reported by GET /overview as weir-version.
+	Version string
+}

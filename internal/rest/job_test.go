@@ -1,0 +1,161 @@
+package rest_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/weirstream/weir"
+	"github.com/weirstream/weir/connectors/file"
+	"github.com/weirstream/weir/internal/config"
+	"github.com/weirstream/weir/internal/jobs/demo"
+	"github.com/weirstream/weir/internal/metrics"
+	"github.com/weirstream/weir/internal/rest"
+	"github.com/weirstream/weir/internal/runtime"
+)
+
+// The API over a real demo run, rate limited so that it runs while the
+// test looks: two checkpoints triggered by POST complete (polled at the
+// request id), the vertices and back pressure show the running subtasks,
+// and after the run the checkpoint statistics are exact: the two
+// on-demand checkpoints and the final one, all completed by all 4
+// subtasks, matching the job's counters and the /metrics scrape.
+func TestDemoJob(t *testing.T) {
+	const n, k, p = 60_000, 53, 2
+	dir := t.TempDir()
+	cfg := weir.NewConfig()
+	for key, v := range map[string]string{
+		config.ParallelismDefault:    strconv.Itoa(p),
+		config.CheckpointsDir:        filepath.Join(dir, "state"),
+		config.CheckpointingInterval: "0", // every checkpoint but the final one is on demand
+	} {
+		if err := cfg.Set(key, v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	env := weir.NewEnv(cfg)
+	out := filepath.Join(dir, "out")
+	demo.Build(env, demo.Options{Events: n, Keys: k, Rate: 100_000, Out: out})
+	j := &job{id: "demo", name: "demo", status: env.Status(), cfg: env.Config()}
+	reg := prometheus.NewRegistry()
+	m, err := metrics.NewJob(reg, j.id, j.name, j.status, metrics.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Unregister()
+	srv := httptest.NewServer(rest.NewHandler(rest.Config{Jobs: jobs(j), Metrics: metrics.Handler(reg, nil)}))
+	defer srv.Close()
+	url := srv.URL + "/jobs/demo"
+
+	done := make(chan error, 1)
+	go func() { done <- env.Execute(context.Background(), "demo") }()
+	waitFor(t, "the job to run", func() bool { return j.status.State() == runtime.StateRunning })
+
+	var details rest.JobDetails
+	getJSON(t, url, &details)
+	if details.State != runtime.StateRunning || details.EndTime != -1 || details.Duration < 0 || len(details.Vertices) != 2 {
+		t.Errorf("job details while running: %+v", details)
+	}
+	for i, v := range details.Vertices {
+		if v.ID != strconv.Itoa(i) || v.Parallelism != p || v.Subtasks != p {
+			t.Errorf("vertex %d: %+v, want id %d, parallelism and %d running subtasks", i, v, i, p)
+		}
+		if v.Metrics.ReadRecords > n || v.Metrics.WriteRecords > n {
+			t.Errorf("vertex %d counts %+v exceed the %d events", i, v.Metrics, n)
+		}
+	}
+	if v := details.Vertices; v[0].Name != "events" || v[0].Metrics.ReadRecords != 0 || v[1].Metrics.WriteRecords != 0 {
+		t.Errorf("vertices %+v: want the source first, reading nothing; the sink chain writing nothing", v)
+	}
+	var bp rest.VertexBackPressure
+	getJSON(t, url+"/vertices/1/backpressure", &bp)
+	if bp.Status != "ok" || len(bp.Subtasks) != p || bp.Subtasks[0].Subtask != 0 || bp.Subtasks[1].Subtask != 1 {
+		t.Errorf("back pressure while running: %+v", bp)
+	}
+
+	var triggered []int64
+	for range 2 {
+		code, body := call(t, http.MethodPost, url+"/checkpoints")
+		var tr rest.TriggerResponse
+		if code != http.StatusAccepted || json.Unmarshal([]byte(body), &tr) != nil {
+			t.Fatalf("POST checkpoints: %d %s", code, body)
+		}
+		waitFor(t, "checkpoint "+tr.RequestID+" to complete", func() bool {
+			var st rest.TriggerStatus
+			getJSON(t, url+"/checkpoints/"+tr.RequestID, &st)
+			if st.Status.ID == "IN_PROGRESS" {
+				return false
+			}
+			if want := fmt.Sprintf("{COMPLETED} &{%s }", tr.RequestID); fmt.Sprint(st.Status, " ", st.Operation) != want {
+				t.Fatalf("trigger status %v %v, want %s", st.Status, st.Operation, want)
+			}
+			return true
+		})
+		id, _ := strconv.ParseInt(tr.RequestID, 10, 64)
+		triggered = append(triggered, id)
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if lines, err := file.ReadCommitted(out); err != nil || demo.Diff(demo.Expected(n, k), lines) != "" {
+		t.Fatalf("committed output differs from the demo's (err %v)", err)
+	}
+
+	var stats rest.CheckpointingStatistics
+	getJSON(t, url+"/checkpoints", &stats)
+	if want := (rest.CheckpointCounts{Total: 3, Completed: 3}); stats.Counts != want {
+		t.Errorf("counts %+v, want %+v", stats.Counts, want)
+	}
+	if c := j.status.CompletedCheckpoints.Load(); c != stats.Counts.Completed {
+		t.Errorf("counts.completed %d, job counter %d", stats.Counts.Completed, c)
+	}
+	if len(stats.History) != 3 {
+		t.Fatalf("history %+v, want 3 checkpoints", stats.History)
+	}
+	final := triggered[1] + 1
+	for i, c := range stats.History {
+		wantID, wantKind := []int64{final, triggered[1], triggered[0]}[i], []string{"final", "periodic", "periodic"}[i]
+		if c.ID != wantID || c.Kind != wantKind || c.Status != runtime.CheckpointCompleted || c.CheckpointType != "CHECKPOINT" ||
+			c.NumSubtasks != 2*p || c.NumAcknowledgedSubtasks != 2*p || c.StateSize <= 0 || c.EndToEndDuration < 0 ||
+			c.LatestAckTimestamp != c.TriggerTimestamp+c.EndToEndDuration || c.FailureTimestamp != 0 || c.FailureMessage != "" {
+			t.Errorf("history[%d] = %+v, want checkpoint %d (%s) completed by %d subtasks", i, c, wantID, wantKind, 2*p)
+		}
+		var d rest.CheckpointStatistics
+		getJSON(t, fmt.Sprintf("%s/checkpoints/details/%d", url, c.ID), &d)
+		if d != c {
+			t.Errorf("details of %d: %+v, want the history entry %+v", c.ID, d, c)
+		}
+	}
+	if l := stats.Latest; l.Completed == nil || *l.Completed != stats.History[0] || l.Failed != nil || l.Restored != nil || l.Savepoint != nil {
+		t.Errorf("latest %+v, want the final checkpoint completed and nothing else", l)
+	}
+	if c := stats.History[0]; j.status.LastCheckpointID.Load() != c.ID || j.status.LastCheckpointSize.Load() != c.StateSize {
+		t.Errorf("latest completed %+v, job counters id %d size %d", c, j.status.LastCheckpointID.Load(), j.status.LastCheckpointSize.Load())
+	}
+	sizes := []int64{stats.History[0].StateSize, stats.History[1].StateSize, stats.History[2].StateSize}
+	if s := stats.Summary.StateSize; s.Min != min(sizes[0], sizes[1], sizes[2]) || s.Max != max(sizes[0], sizes[1], sizes[2]) || s.Avg != (sizes[0]+sizes[1]+sizes[2])/3 {
+		t.Errorf("state size summary %+v of sizes %v", s, sizes)
+	}
+
+	getJSON(t, url, &details)
+	if details.State != runtime.StateFinished || details.EndTime < details.StartTime || details.Duration != details.EndTime-details.StartTime {
+		t.Errorf("job details after the run: %+v", details)
+	}
+	code, body := call(t, http.MethodPost, url+"/checkpoints")
+	if want := `{"errors":["trigger a checkpoint of job \"demo\": job is not running (it is FINISHED)"]}` + "\n"; code != http.StatusConflict || body != want {
+		t.Errorf("POST checkpoints after the run: %d %s, want 409 %s", code, body, want)
+	}
+	code, body = call(t, http.MethodGet, srv.URL+"/metrics")
+	line := `weir_jobmanager_job_numberOfCompletedCheckpoints{job_id="demo",job_name="demo"} 3`
+	if code != http.StatusOK || !strings.Contains(body, "\n"+line+"\n") {
+		t.Errorf("GET /metrics: %d, no line %q in\n%s", code, line, body)
+	}
+}

@@ -1,0 +1,154 @@
+package rest
+
+import (
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/weirstream/weir/internal/runtime"
+)
+
+// ClusterOverview is the body of GET /overview.
+type ClusterOverview struct {
+	JobsRunning   int    `json:"jobs-running"`
+	JobsFinished  int    `json:"jobs-finished"`
+	JobsCancelled int    `json:"jobs-cancelled"`
+	JobsFailed    int    `json:"jobs-failed"`
+	Version       string `json:"weir-version"`
+}
+
+func (a *api) overview(w http.ResponseWriter, r *http.Request) {
+	o := ClusterOverview{Version: a.cfg.Version}
+	for _, j := range a.cfg.Jobs() {
+		switch j.Status().State() {
+		case runtime.StateFinished:
+			o.JobsFinished++
+		case runtime.StateCanceled:
+			o.JobsCancelled++
+		case runtime.StateFailed:
+			o.JobsFailed++
+		default: // created, running and restarting jobs hold resources
+			o.JobsRunning++
+		}
+	}
+	writeJSON(w, http.StatusOK, o)
+}
+
+// JobIDStatus is one entry of GET /jobs.
+type JobIDStatus struct {
+	ID     string `json:"id"`
+	Status string `json:"status"`
+}
+
+// JobIDs is the body of GET /jobs.
+type JobIDs struct {
+	Jobs []JobIDStatus `json:"jobs"`
+}
+
+func (a *api) jobs(w http.ResponseWriter, r *http.Request) {
+	out := JobIDs{Jobs: []JobIDStatus{}}
+	for _, j := range a.cfg.Jobs() {
+		out.Jobs = append(out.Jobs, JobIDStatus{ID: j.ID(), Status: j.Status().State()})
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+// JobTimes are a job's start, end and duration in Flink's form:
+// milliseconds, -1 for a time not reached yet.
+type JobTimes struct {
+	StartTime int64 `json:"start-time"`
+	EndTime   int64 `json:"end-time"`
+	Duration  int64 `json:"duration"`
+}
+
+func jobTimes(s *runtime.JobStatus, now time.Time) JobTimes {
+	start, end := s.Times()
+	t := JobTimes{StartTime: millis(start), EndTime: millis(end), Duration: -1}
+	switch {
+	case start.IsZero():
+	case end.IsZero():
+		t.Duration = now.UnixMilli() - t.StartTime
+	default:
+		t.Duration = t.EndTime - t.StartTime
+	}
+	return t
+}
+
+// JobSummary is one entry of GET /jobs/overview.
+type JobSummary struct {
+	ID    string `json:"jid"`
+	Name  string `json:"name"`
+	State string `json:"state"`
+	JobTimes
+	LastModification int64 `json:"last-modification"`
+}
+
+// JobsOverview is the body of GET /jobs/overview.
+type JobsOverview struct {
+	Jobs []JobSummary `json:"jobs"`
+}
+
+func (a *api) jobsOverview(w http.ResponseWriter, r *http.Request) {
+	now := a.cfg.Now()
+	out := JobsOverview{Jobs: []JobSummary{}}
+	for _, j := range a.cfg.Jobs() {
+		s := j.Status()
+		t := jobTimes(s, now)
+		out.Jobs = append(out.Jobs, JobSummary{ID: j.ID(), Name: j.Name(), State: s.State(), JobTimes: t, LastModification: max(t.StartTime, t.EndTime)})
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+// VertexMetrics are a vertex's record counts summed over its subtasks
+// (Flink's read-records / write-records), for the running attempt.
+type VertexMetrics struct {
+	ReadRecords  int64 `json:"read-records"`
+	WriteRecords int64 `json:"write-records"`
+}
+
+// JobVertex is one vertex (operator chain) of GET /jobs/{jobid}.
+type JobVertex struct {
+	ID          string `json:"id"`
+	Name        string `json:"name"`
+	Parallelism int    `json:"parallelism"`
+	// Subtasks is how many of its subtasks the running attempt deploys.
+	Subtasks int           `json:"running-subtasks"`
+	Metrics  VertexMetrics `json:"metrics"`
+}
+
+// JobDetails is the body of GET /jobs/{jobid}.
+type JobDetails struct {
+	ID    string `json:"jid"`
+	Name  string `json:"name"`
+	State string `json:"state"`
+	JobTimes
+	Now         int64       `json:"now"`
+	Restarts    int64       `json:"restarts"`
+	LastFailure string      `json:"last-failure,omitempty"`
+	Vertices    []JobVertex `json:"vertices"`
+}
+
+func (a *api) job(w http.ResponseWriter, r *http.Request, j Job) {
+	now := a.cfg.Now()
+	s := j.Status()
+	d := JobDetails{
+		ID: j.ID(), Name: j.Name(), State: s.State(), JobTimes: jobTimes(s, now), Now: now.UnixMilli(),
+		Restarts: s.Restarts.Load(), LastFailure: s.LastFailure(), Vertices: []JobVertex{},
+	}
+	idx := map[int]int{}
+	for _, v := range s.Vertices() {
+		idx[v.ID] = len(d.Vertices)
+		d.Vertices = append(d.Vertices, JobVertex{ID: strconv.Itoa(v.ID), Name: v.Name, Parallelism: v.Parallelism})
+	}
+	for _, t := range s.Tasks() {
+		i, ok := idx[t.Vertex]
+		if !ok {
+			continue
+		}
+		v := &d.Vertices[i]
+		v.Subtasks++
+		v.Metrics.ReadRecords += t.RecordsIn
+		v.Metrics.WriteRecords += t.RecordsOut
+	}
+	writeJSON(w, http.StatusOK, d)
+}
