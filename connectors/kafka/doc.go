@@ -8,23 +8,54 @@
 //	events := weir.FromSource(env, kafka.Source(brokers, "payments", decode,
 //		kafka.StartAt(kafka.Earliest()))).UID("payments")
 //
-// Subtask s of p reads the partitions q with q mod p == s on a fresh start,
-// with read_committed isolation. Its operator list state holds one element
-// per partition it reads, (partition, next offset), and a restore reads
-// exactly the partitions whose elements it was handed, each from its
-// offset; group offsets play no part. Because the runtime deals list
-// elements out round-robin when the parallelism changes, each partition
-// lands on exactly one new subtask with its offset: a rescale neither skips
-// nor repeats a record. Records the deserializer rejects fail the job (for
-// good: a restart would meet them again) unless OnDeserializeError takes
-// them. Bounded stops each partition at the last stable offset seen at
-// open, for batch jobs and tests.
+// Subtask s of p owns the partitions q with q mod p == s and reads them
+// with read_committed isolation; ownership is a pure function of the
+// partition and the parallelism, so subtasks agree on it without talking.
+// The offsets (partition, next offset) live in union list state: each
+// subtask snapshots the partitions it owns, and a restore hands every
+// subtask all of them, at any parallelism. A subtask then reads each
+// partition it owns from
 //
-// Limits: partitions added to the topic after the job's first start are
-// not read until the job starts without state (the partition set is the
-// checkpoint's); a job that fails before its first checkpoint resolves its
-// start offset again (Latest then moves on); offsets are not committed to a
-// consumer group (weir.Source has no completion callback to do it from).
+//	the checkpoint's offset     if the checkpoint holds the partition
+//	the earliest offset         if not: the partition was created since
+//	the StartAt offset          on a fresh start (resolved once, at open)
+//
+// so a rescale neither skips nor repeats a record, and group offsets play
+// no part in a restore. StartAt(Committed(group, fallback)) starts a fresh
+// job at a consumer group's committed offsets (OffsetFetch), and at
+// fallback where the group has none or its offset is no longer in the log.
+//
+// Every PartitionDiscoveryInterval (10 s; 0 turns it off) an unbounded
+// source asks for the topic's partition count with a Metadata request, in
+// the background; each subtask starts reading the new partitions it owns
+// at their earliest offset, so records written to a partition before it
+// was discovered are read too, whatever StartAt says. A discovered
+// partition is in the next checkpoint; a restore of an earlier one finds
+// it unknown and reads it from the start again, which is right since the
+// restored job had not read it.
+//
+// With CommitOffsetsToGroup(group) the source implements
+// weir.CheckpointListener: when checkpoint id completes, each subtask
+// commits the offsets id took of its partitions to group (OffsetCommit,
+// generation -1, in the background), for lag monitoring only. A failed
+// commit is logged and the next checkpoint's replaces it; Close waits up
+// to 5 s for the last one.
+//
+// Records the deserializer rejects fail the job (for good: a restart would
+// meet them again) unless OnDeserializeError takes them. Bounded stops
+// each partition at the last stable offset seen at open, for batch jobs
+// and tests; it does not discover partitions.
+//
+// Limits: a job that fails before its first checkpoint resolves its start
+// offset again (Latest then moves on). Checkpoints written before the
+// offsets were union state (round-robin list state) still restore, each
+// subtask reading the partitions it was handed; in that first run a
+// partition the old checkpoint lacks (created since) is read only if it
+// appears after the subtask opened, and otherwise from its start after the
+// next restore. The committed offsets include transaction markers: a
+// group's lag reads 0 at the end of a transactional topic, as for Kafka
+// consumers. Offsets of a partition whose records were deleted below the
+// checkpoint's offset fail the fetch (no silent jump).
 //
 // # Exactly-once sink
 //

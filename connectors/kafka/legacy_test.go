@@ -1,0 +1,97 @@
+package kafka
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/weirstream/weir"
+	"github.com/weirstream/weir/connectors/file"
+)
+
+// legacySource writes partition offsets as the source did before they
+// were union state (round-robin list state), reads nothing, and fails
+// once a checkpoint completed.
+type legacySource struct {
+	env   *weir.Env
+	elems [][]partitionOffset // by subtask
+	els   []partitionOffset
+	state *weir.OperatorList[partitionOffset]
+}
+
+var errLegacyDone = errors.New("legacy checkpoint taken")
+
+func (s *legacySource) Open(ctx *weir.Context) error {
+	st, err := weir.GetOperatorListState[partitionOffset](ctx, offsetsState)
+	s.state, s.els = st, s.elems[ctx.Subtask()]
+	return err
+}
+
+func (s *legacySource) Read(dst []string, _ int) ([]string, error) {
+	if s.env.Status().CompletedCheckpoints.Load() >= 1 {
+		return dst, errLegacyDone
+	}
+	return dst, nil
+}
+
+func (s *legacySource) SnapshotState(int64) error { s.state.Update(s.els); return nil }
+func (s *legacySource) Close() error              { return nil }
+
+// TestSourceRestoresLegacyCheckpoint restores, at parallelism 3, a
+// checkpoint of parallelism 2 in the older round-robin format: each
+// partition is read once from its offset. The run's own checkpoints are
+// in the union format, which a restore at parallelism 1 then reads.
+func TestSourceRestoresLegacyCheckpoint(t *testing.T) {
+	b := newBroker(t)
+	topic := b.topic(t, 3)
+	b.produceTo(t, topic, []int32{0, 1, 2}, 0, 50)
+	var want []string
+	for p, from := range []int{10, 15, 20} {
+		for i := from; i < 50; i++ {
+			want = append(want, fmt.Sprintf("%d-%d", p, i))
+		}
+	}
+	j := newJob(t, 2)
+	j.restartNone = true
+	res := j.run(t, func(env *weir.Env) {
+		s := weir.FromSource(env, func() weir.Source[string] {
+			return &legacySource{env: env, elems: [][]partitionOffset{{{0, 10}, {2, 20}}, {{1, 15}}}}
+		}).UID("kafka")
+		weir.SinkTo(s, func() weir.Sink[string] { return discard[string]{} })
+	})
+	if !errors.Is(res.err, errLegacyDone) {
+		t.Fatalf("legacy run = %v, want it stopped after a checkpoint", res.err)
+	}
+	out := filepath.Join(t.TempDir(), "out")
+	errStop := errors.New("stop")
+	for _, p := range []int{3, 1} {
+		j.parallelism = p
+		var n atomic.Int64
+		res = j.run(t, func(env *weir.Env) {
+			de := func(r *kgo.Record) (string, error) {
+				// The first run stops after some records, once a
+				// checkpoint completed.
+				if n.Add(1) > 20 && p == 3 && env.Status().CompletedCheckpoints.Load() >= 1 {
+					return "", errStop
+				}
+				return string(r.Value), nil
+			}
+			s := weir.FromSource(env, Source(b.addrs, topic, de, Bounded())).UID("kafka")
+			weir.SinkToTransactional(s, file.ExactlyOnce(out, appendString)).UID("files")
+		})
+		if !strings.Contains(res.log.String(), "msg=restoring") {
+			t.Fatalf("parallelism %d did not restore a checkpoint", p)
+		}
+		if p == 3 && res.err != nil && !errors.Is(res.err, errStop) || p == 1 && res.err != nil {
+			t.Fatalf("run at parallelism %d: %v\nlog:\n%s", p, res.err, res.log)
+		}
+	}
+	if got := readFiles(t, out); !slices.Equal(got, sorted(want)) {
+		t.Fatalf("read %d records, want the %d after the checkpoint's offsets (%s)", len(got), len(want), firstDiff(sorted(want), got))
+	}
+}
