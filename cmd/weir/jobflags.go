@@ -31,6 +31,7 @@ type jobFlags struct {
 	verbose          bool
 	quiet            bool
 	inj              *faults.Injector
+	rest             restFlags
 }
 
 // faultSummary reports the injected failures, if any were planned.
@@ -64,6 +65,7 @@ func (f *jobFlags) register(c *cobra.Command, defaultInterval string) {
 	fs.Int64Var(&f.faultSeed, "fault-seed", 0, "seed for --inject-failures (0: from the clock)")
 	fs.BoolVarP(&f.verbose, "verbose", "v", false, "log checkpoints and restores")
 	fs.BoolVarP(&f.quiet, "quiet", "q", false, "no progress line")
+	f.rest.register(fs)
 }
 
 // configure builds the configuration: defaults, then the YAML file, then
@@ -171,12 +173,18 @@ func (f *jobFlags) apply(env *weir.Env, span int64) {
 }
 
 // execute runs env's job until it ends or SIGINT/SIGTERM arrives, with
-// the progress line while it runs and the summary after.
+// the progress line while it runs and the summary after, and the REST API
+// while it runs if --rest-address is set.
 func (f *jobFlags) execute(env *weir.Env, job string) error {
+	stopREST, err := f.rest.startREST(env, job, f.logger())
+	if err != nil {
+		return err
+	}
+	defer stopREST()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	p := startProgress(env.Status(), f.quiet)
-	err := env.Execute(ctx, job)
+	err = env.Execute(ctx, job)
 	p.finish()
 	fmt.Fprint(os.Stderr, p.summary()+"\n"+f.faultSummary())
 	return err
