@@ -24,6 +24,9 @@ func (c *Context) Parallelism() int { return c.oc.Parallelism }
 // Attempt counts restarts of the job in this process, from 0.
 func (c *Context) Attempt() int { return c.oc.Attempt }
 
+// JobName is the name the job was executed with.
+func (c *Context) JobName() string { return c.oc.JobName }
+
 // UID is the operator's stable id.
 func (c *Context) UID() string { return c.oc.UID }
 

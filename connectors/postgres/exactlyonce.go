@@ -66,6 +66,11 @@ func (s *exactlyOnce[T]) Open(ctx *weir.Context, restored []Txn) error {
 	if log == nil {
 		log = ctx.Logger()
 	}
+	if !s.cfg.prefixSet && checkName("job name", ctx.JobName()) == nil {
+		// The global transaction ids then name the job, the operator and
+		// the subtask (the marker row records the sequence).
+		s.cfg.prefix = ctx.JobName()
+	}
 	return s.open(ctx.UID(), ctx.Subtask(), ctx.Parallelism(), log, restored)
 }
 

@@ -16,6 +16,7 @@ type config struct {
 	timeout         time.Duration
 	connectTimeout  time.Duration
 	prefix          string
+	prefixSet       bool
 	markerTable     string
 	markerRetention uint64
 	logger          *slog.Logger
@@ -70,13 +71,13 @@ func WithConnectTimeout(d time.Duration) Option {
 }
 
 // WithTransactionPrefix sets the first part of the exactly-once sink's
-// prepared-transaction ids, "<prefix>:<uid>:<subtask>:<seq>" (default
-// "weir"). Two jobs writing to one database with the same operator uid must
+// prepared-transaction ids, "<prefix>:<uid>:<subtask>:<seq>" (default: the
+// job's name, or "weir" if it has other characters). Two jobs writing to one database with the same operator uid must
 // use different prefixes: each sink rolls back prepared transactions under
 // its own prefix and uid that its checkpoint does not know. Letters, digits,
 // '_', '-' and '.' only.
 func WithTransactionPrefix(p string) Option {
-	return func(c *config) { c.prefix = p }
+	return func(c *config) { c.prefix, c.prefixSet = p, true }
 }
 
 // WithMarkerTable names the table where the exactly-once sink records, in

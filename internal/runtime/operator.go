@@ -73,6 +73,8 @@ type TimerOperator interface {
 
 // OperatorContext is what an operator learns about its place in the job.
 type OperatorContext struct {
+	// JobName is the job's name (its folder in checkpoint storage).
+	JobName        string
 	Task           checkpoint.TaskID
 	UID            string
 	Name           string
