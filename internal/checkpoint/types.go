@@ -16,12 +16,18 @@ const (
 	Periodic Kind = iota
 	// Final is the checkpoint taken after all sources ended.
 	Final
+	// Savepoint is a completed checkpoint copied into a folder the user
+	// owns: self-contained, relocatable, never deleted by retention.
+	Savepoint
 )
 
 // String returns the kind's name as used in logs and golden files.
 func (k Kind) String() string {
-	if k == Final {
+	switch k {
+	case Final:
 		return "final"
+	case Savepoint:
+		return "savepoint"
 	}
 	return "periodic"
 }

@@ -67,6 +67,9 @@ type attempt struct {
 	coord      *coordinator.Coordinator
 	events     chan event
 	persisting int // metadata writes in flight
+	savepoints map[checkpoint.ID][]triggerRequest
+	stops      []triggerRequest
+	stopping   bool
 	draining   bool
 	triggered  map[checkpoint.ID]time.Time
 	completed  map[checkpoint.ID]bool
@@ -89,11 +92,12 @@ func (jm *jobManager) runAttempt(ctx context.Context, n int, rp *restorePoint) e
 	}
 	a := &attempt{
 		jm: jm, dep: dep, events: events,
-		byID:      map[checkpoint.TaskID]*Task{},
-		coord:     coordinator.New(jm.cfg.Checkpoint, dep.all, dep.sources, jm.nextID, jm.cfg.Now()),
-		triggered: map[checkpoint.ID]time.Time{},
-		completed: map[checkpoint.ID]bool{},
-		eod:       map[checkpoint.TaskID]bool{},
+		byID:       map[checkpoint.TaskID]*Task{},
+		coord:      coordinator.New(jm.cfg.Checkpoint, dep.all, dep.sources, jm.nextID, jm.cfg.Now()),
+		triggered:  map[checkpoint.ID]time.Time{},
+		completed:  map[checkpoint.ID]bool{},
+		savepoints: map[checkpoint.ID][]triggerRequest{},
+		eod:        map[checkpoint.TaskID]bool{},
 	}
 	var tasksWG sync.WaitGroup
 	for _, t := range dep.tasks {
@@ -136,7 +140,7 @@ func (jm *jobManager) runAttempt(ctx context.Context, n int, rp *restorePoint) e
 		case <-timer.C:
 			a.perform(a.coord.Step(coordinator.Tick{Now: jm.cfg.Now()}))
 		case req := <-requests:
-			req.reply <- a.triggerNow()
+			a.serve(req)
 		case <-ctx.Done():
 			a.failure = ctx.Err()
 		}
@@ -172,11 +176,31 @@ func (jm *jobManager) runAttempt(ctx context.Context, n int, rp *restorePoint) e
 		}
 	}
 	jm.nextID = max(jm.nextID, a.maxTriggered()+1)
+	reason := a.failure
+	if reason == nil {
+		reason = errors.New("the job finished")
+	}
+	a.failRequests(reason)
 	return a.failure
 }
 
-// triggerNow serves an on-demand checkpoint request.
-func (a *attempt) triggerNow() triggerReply {
+// serve handles a request from outside the job (REST, CLI). A checkpoint
+// request is answered at once with the id; a savepoint request once its
+// checkpoint completed and was copied; a stop request once the final
+// checkpoint completed (and was copied, with a target).
+func (a *attempt) serve(req triggerRequest) {
+	if req.kind == reqStop {
+		if a.stopping {
+			req.reply <- triggerReply{err: errors.New("the job is already stopping")}
+			return
+		}
+		a.stopping = true
+		a.stops = append(a.stops, req)
+		for _, id := range a.dep.sources {
+			a.byID[id].mail.put(mail{kind: mailStop})
+		}
+		return
+	}
 	acts := a.coord.Step(coordinator.TriggerRequest{Now: a.jm.cfg.Now()})
 	var r triggerReply
 	for _, act := range acts {
@@ -187,8 +211,48 @@ func (a *attempt) triggerNow() triggerReply {
 			r.err = fmt.Errorf("checkpoint not triggered: %s", act.Reason)
 		}
 	}
+	if req.kind == reqSavepoint && r.err == nil {
+		a.savepoints[r.id] = append(a.savepoints[r.id], req)
+	} else {
+		req.reply <- r
+	}
 	a.perform(acts)
-	return r
+}
+
+// checkpointDone answers the savepoint and stop requests waiting for
+// checkpoint id (err != nil: it failed). It runs before retention, so the
+// checkpoint is still there to copy.
+func (a *attempt) checkpointDone(id checkpoint.ID, kind checkpoint.Kind, err error) {
+	waiting := a.savepoints[id]
+	delete(a.savepoints, id)
+	if kind == checkpoint.Final && err == nil {
+		waiting = append(waiting, a.stops...)
+		a.stops = nil
+	}
+	for _, req := range waiting {
+		r := triggerReply{id: id, err: err}
+		if err == nil && req.target != "" {
+			r.path, r.err = a.jm.store.Savepoint(context.Background(), id, req.target)
+			if r.err == nil {
+				a.jm.log.Info("savepoint written", "checkpoint", id, "path", r.path)
+			}
+		}
+		req.reply <- r
+	}
+}
+
+// failRequests answers every request still waiting when the attempt ends.
+func (a *attempt) failRequests(err error) {
+	for id, reqs := range a.savepoints {
+		for _, req := range reqs {
+			req.reply <- triggerReply{id: id, err: fmt.Errorf("checkpoint %d did not complete: %w", id, err)}
+		}
+	}
+	a.savepoints = nil
+	for _, req := range a.stops {
+		req.reply <- triggerReply{err: fmt.Errorf("the job did not stop with its final checkpoint: %w", err)}
+	}
+	a.stops = nil
 }
 
 func (a *attempt) maxTriggered() checkpoint.ID {
@@ -268,6 +332,7 @@ func (a *attempt) perform(actions []coordinator.Action) {
 			for _, t := range a.dep.tasks {
 				t.mail.put(mail{kind: mailNotifyComplete, id: act.ID})
 			}
+			a.checkpointDone(act.ID, act.Kind, nil)
 			if _, err := jm.store.Retain(jm.cfg.NumRetained); err != nil {
 				jm.log.Error("checkpoint retention", "err", err)
 			}
@@ -283,6 +348,7 @@ func (a *attempt) perform(actions []coordinator.Action) {
 			for _, t := range a.dep.tasks {
 				t.mail.put(mail{kind: mailNotifyAborted, id: act.ID})
 			}
+			a.checkpointDone(act.ID, act.Kind, fmt.Errorf("checkpoint %d aborted: %s", act.ID, act.Reason))
 			if err := jm.store.Discard(act.ID); err != nil {
 				jm.log.Error("discard aborted checkpoint", "id", act.ID, "err", err)
 			}

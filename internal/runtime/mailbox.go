@@ -14,6 +14,8 @@ const (
 	mailNotifyComplete
 	mailNotifyAborted
 	mailAsyncFailed
+	// mailStop asks a source task to stop reading, as if its input ended.
+	mailStop
 )
 
 // mail is a control message for a task. Control messages enter the task

@@ -79,13 +79,25 @@ type monitor struct {
 	numTasks int
 }
 
+// requestKind says what an external request asks of the running job.
+type requestKind uint8
+
+const (
+	reqCheckpoint requestKind = iota
+	reqSavepoint
+	reqStop
+)
+
 type triggerRequest struct {
-	reply chan triggerReply
+	kind   requestKind
+	target string // savepoint folder
+	reply  chan triggerReply
 }
 
 type triggerReply struct {
-	id  checkpoint.ID
-	err error
+	id   checkpoint.ID
+	path string // savepoint folder
+	err  error
 }
 
 // ErrNotRunning is returned for requests a job can serve only while an
@@ -173,23 +185,50 @@ func (s *JobStatus) Tasks() []TaskStats {
 // while the job restarts or after it ended, and with the coordinator's
 // reason when it cannot trigger (too many checkpoints in progress).
 func (s *JobStatus) TriggerCheckpoint(ctx context.Context) (checkpoint.ID, error) {
+	r := s.request(ctx, triggerRequest{kind: reqCheckpoint})
+	return r.id, r.err
+}
+
+// TriggerSavepoint takes a checkpoint now and, once it completed, copies it
+// into a savepoint folder under target (as Flink's POST
+// /jobs/:jobid/savepoints); it returns that folder. The job keeps running.
+func (s *JobStatus) TriggerSavepoint(ctx context.Context, target string) (string, error) {
+	if target == "" {
+		return "", errors.New("savepoint: no target folder")
+	}
+	r := s.request(ctx, triggerRequest{kind: reqSavepoint, target: target})
+	return r.path, r.err
+}
+
+// StopWithSavepoint stops the job gracefully (as Flink's stop): every
+// source stops reading, the final checkpoint is taken, two-phase-commit
+// sinks commit, and the job finishes. With a target, that final checkpoint
+// is also copied into a savepoint folder under target, whose path it
+// returns; a job started from it later continues where this one stopped.
+func (s *JobStatus) StopWithSavepoint(ctx context.Context, target string) (string, error) {
+	r := s.request(ctx, triggerRequest{kind: reqStop, target: target})
+	return r.path, r.err
+}
+
+// request hands req to the running attempt and waits for its reply.
+func (s *JobStatus) request(ctx context.Context, req triggerRequest) triggerReply {
 	m := s.mon()
 	if st := s.State(); st != StateRunning {
-		return 0, fmt.Errorf("%w (it is %s)", ErrNotRunning, st)
+		return triggerReply{err: fmt.Errorf("%w (it is %s)", ErrNotRunning, st)}
 	}
-	req := triggerRequest{reply: make(chan triggerReply, 1)}
+	req.reply = make(chan triggerReply, 1)
 	select {
 	case m.requests <- req:
 	case <-ctx.Done():
-		return 0, ctx.Err()
+		return triggerReply{err: ctx.Err()}
 	case <-time.After(5 * time.Second):
-		return 0, ErrNotRunning
+		return triggerReply{err: ErrNotRunning}
 	}
 	select {
 	case r := <-req.reply:
-		return r.id, r.err
+		return r
 	case <-ctx.Done():
-		return 0, ctx.Err()
+		return triggerReply{err: ctx.Err()}
 	}
 }
 

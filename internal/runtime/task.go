@@ -137,6 +137,12 @@ func (t *Task) handleMail(ctx context.Context) error {
 			}
 		case mailAsyncFailed:
 			return m.err
+		case mailStop:
+			if t.source != nil && !t.endOfData {
+				if err := t.endInput(ctx); err != nil {
+					return err
+				}
+			}
 		}
 	}
 	return nil

@@ -110,7 +110,7 @@ func validate(md *checkpoint.Metadata) error {
 	if md.ID < 0 {
 		return fmt.Errorf("negative checkpoint id %d", md.ID)
 	}
-	if md.Kind != checkpoint.Periodic && md.Kind != checkpoint.Final {
+	if md.Kind != checkpoint.Periodic && md.Kind != checkpoint.Final && md.Kind != checkpoint.Savepoint {
 		return fmt.Errorf("unknown checkpoint kind %d", md.Kind)
 	}
 	for _, op := range md.Operators {

@@ -123,6 +123,13 @@ func LoadPath(ctx context.Context, path string, opts ...Option) (*checkpoint.Met
 	}
 	id, ok := parseChkName(filepath.Base(dir))
 	if !ok {
+		// A savepoint folder holds exactly one chk-<n>: accept the folder.
+		if inner, found := savepointInner(o.fs, dir); found {
+			dir = inner
+			id, ok = parseChkName(filepath.Base(dir))
+		}
+	}
+	if !ok {
 		return nil, nil, fmt.Errorf("load checkpoint %s: directory %s is not named chk-<n>; state file paths are resolved relative to its parent, so keep the checkpoint inside its job directory", abs, strings.TrimSuffix(dir, string(filepath.Separator)))
 	}
 	s := &FS{fs: o.fs, jobDir: filepath.Dir(dir), bufSize: o.bufSize, readOnly: true}

@@ -1,0 +1,89 @@
+package storage
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"path/filepath"
+
+	"github.com/weirstream/weir/internal/checkpoint"
+	"github.com/weirstream/weir/internal/vfs"
+)
+
+// SavepointPrefix starts the name of the folder a savepoint is written to.
+const SavepointPrefix = "savepoint-"
+
+// Savepoint copies completed checkpoint id into a new folder under
+// targetDir that the user owns: <targetDir>/savepoint-<job>-<id>/chk-<id>/,
+// with every state file verified on the way and the metadata rewritten
+// (kind Savepoint) and written last, atomically. State file paths in the
+// metadata are relative to the savepoint folder, so the folder can be moved
+// or copied as a unit; retention never touches it. It returns the savepoint
+// folder, which LoadPath accepts.
+func (s *FS) Savepoint(ctx context.Context, id checkpoint.ID, targetDir string) (string, error) {
+	md, err := s.load(ctx, id)
+	if err != nil {
+		return "", fmt.Errorf("savepoint of checkpoint %d: %w", id, err)
+	}
+	abs, err := filepath.Abs(targetDir)
+	if err != nil {
+		return "", fmt.Errorf("savepoint target %s: %w", targetDir, err)
+	}
+	dir := filepath.Join(abs, fmt.Sprintf("%s%s-%d", SavepointPrefix, filepath.Base(s.jobDir), id))
+	if _, err := s.fs.Stat(dir); err == nil {
+		return "", fmt.Errorf("savepoint target %s already exists; a savepoint is never overwritten", dir)
+	}
+	sp := &FS{fs: s.fs, jobDir: dir, bufSize: s.bufSize}
+	if err := sp.probe(); err != nil {
+		return "", fmt.Errorf("savepoint target %s is not writable: %w; choose another --target or fix its permissions", abs, err)
+	}
+	copyFile := func(f *checkpoint.StateFile) error {
+		data, err := s.ReadFile(ctx, *f)
+		if err != nil {
+			return err
+		}
+		nf, err := sp.WriteFile(ctx, id, filepath.Base(f.Path), func(w io.Writer) error {
+			_, err := w.Write(data)
+			return err
+		})
+		if err != nil {
+			return err
+		}
+		*f = nf
+		return nil
+	}
+	for i := range md.Operators {
+		for j := range md.Operators[i].Subtasks {
+			if h := md.Operators[i].Subtasks[j].State.Keyed; h != nil {
+				if err := copyFile(&h.File); err != nil {
+					return "", fmt.Errorf("savepoint of checkpoint %d into %s: %w", id, dir, err)
+				}
+			}
+		}
+	}
+	md.Kind = checkpoint.Savepoint
+	if _, err := sp.WriteMetadata(ctx, md); err != nil {
+		return "", fmt.Errorf("savepoint of checkpoint %d into %s: %w", id, dir, err)
+	}
+	return dir, nil
+}
+
+// savepointInner returns the single chk-<n> folder inside a savepoint
+// folder.
+func savepointInner(fsys vfs.FS, dir string) (string, bool) {
+	entries, err := fsys.ReadDir(dir)
+	if err != nil {
+		return "", false
+	}
+	var found string
+	for _, e := range entries {
+		if _, ok := parseChkName(e.Name()); ok && e.IsDir() {
+			n := e.Name()
+			if found != "" {
+				return "", false
+			}
+			found = filepath.Join(dir, n)
+		}
+	}
+	return found, found != ""
+}
