@@ -24,7 +24,7 @@ func newRoot() *cobra.Command {
 		Short: "Run a benchmark with a same-run baseline",
 	}
 	benchCmd.AddCommand(newKeyedSumBench())
-	root.AddCommand(runCmd, benchCmd, newToolsCmd(), newCheckpointsCmd())
+	root.AddCommand(runCmd, benchCmd, newToolsCmd(), newSavepointCmd(), newStopCmd(), newCheckpointsCmd())
 	for _, c := range []*cobra.Command{runCmd, benchCmd} {
 		c.Args = func(c *cobra.Command, args []string) error {
 			if len(args) > 0 {

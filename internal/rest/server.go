@@ -44,6 +44,8 @@ func NewHandler(cfg Config) http.Handler {
 	m.HandleFunc("GET /jobs/{jobid}/checkpoints/details/{checkpointid}", a.withJob(a.checkpointDetails))
 	m.HandleFunc("GET /jobs/{jobid}/checkpoints/{triggerid}", a.withJob(a.triggerStatus))
 	m.HandleFunc("GET /jobs/{jobid}/vertices/{vertexid}/backpressure", a.withJob(a.backpressure))
+	m.HandleFunc("POST /jobs/{jobid}/savepoints", a.withJob(a.savepoint))
+	m.HandleFunc("POST /jobs/{jobid}/stop", a.withJob(a.stop))
 	if cfg.Metrics != nil {
 		m.Handle("GET /metrics", cfg.Metrics)
 	}
