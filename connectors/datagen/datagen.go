@@ -13,6 +13,7 @@ package datagen
 import (
 	"fmt"
 	"io"
+	"slices"
 	"time"
 
 	"github.com/weirstream/weir"
@@ -22,11 +23,12 @@ import (
 type Option func(*options)
 
 type options struct {
-	count int64
-	rate  float64
-	owner func(i int64, parallelism int) int
-	now   func() time.Time
-	sleep func(time.Duration)
+	count  int64
+	rate   float64
+	owner  func(i int64, parallelism int) int
+	period int64
+	now    func() time.Time
+	sleep  func(time.Duration)
 }
 
 // Count bounds the source to indexes [0, n); 0 means unbounded.
@@ -42,6 +44,12 @@ func Rate(r float64) Option { return func(o *options) { o.rate = r } }
 // records flow through one FIFO path, in index order. It must be a pure
 // function of (i, parallelism).
 func Owner(f func(i int64, parallelism int) int) Option { return func(o *options) { o.owner = f } }
+
+// OwnerPeriod declares that the Owner function depends only on i mod k.
+// Each subtask then steps straight from one of its indexes to the next
+// through a table of the residues it owns, instead of asking the owner of
+// every index (which makes every subtask scan all indexes).
+func OwnerPeriod(k int64) Option { return func(o *options) { o.period = k } }
 
 // Source generates records.
 type Source[T any] struct {
@@ -59,6 +67,9 @@ type Source[T any] struct {
 	pos      *weir.OperatorList[Position]
 	started  time.Time
 	emitted  int64
+	// residues are the i mod period this subtask owns, ascending (with
+	// OwnerPeriod); ri indexes the residue of next.
+	residues []int64
 }
 
 // New returns a factory of sources emitting gen(i) for each index i, for
@@ -97,10 +108,22 @@ func (s *Source[T]) owner(i int64, p int) int {
 // Open restores this subtask's position, or derives it from the positions
 // of a checkpoint taken at another parallelism.
 func (s *Source[T]) Open(ctx *weir.Context) error {
-	if s.opts.count < 0 || s.opts.rate < 0 {
-		return fmt.Errorf("datagen: count %d and rate %g must not be negative", s.opts.count, s.opts.rate)
+	if s.opts.count < 0 || s.opts.rate < 0 || s.opts.period < 0 {
+		return fmt.Errorf("datagen: count %d, rate %g and owner period %d must not be negative", s.opts.count, s.opts.rate, s.opts.period)
 	}
 	s.subtask, s.parallelism = ctx.Subtask(), ctx.Parallelism()
+	s.residues = nil
+	if s.opts.owner != nil && s.opts.period > 0 {
+		s.residues = []int64{}
+		for r := int64(0); r < s.opts.period; r++ {
+			switch o := s.opts.owner(r, s.parallelism); {
+			case o == s.subtask:
+				s.residues = append(s.residues, r)
+			case o < 0 || o >= s.parallelism:
+				return fmt.Errorf("datagen: owner of index %d is subtask %d, outside [0, %d): the Owner function must return a subtask index", r, o, s.parallelism)
+			}
+		}
+	}
 	pos, err := weir.GetUnionListState[Position](ctx, positionState)
 	if err != nil {
 		return err
@@ -213,6 +236,9 @@ func (s *Source[T]) Read(dst []T, max int) ([]T, error) {
 	}
 	count := s.opts.count
 	p := int64(s.parallelism)
+	if s.residues != nil {
+		return s.readResidues(dst, max)
+	}
 	if s.opts.owner == nil && s.floor == nil {
 		for n := 0; n < max && (count == 0 || s.next < count); n++ {
 			dst = append(dst, s.gen(s.next))
@@ -237,6 +263,42 @@ func (s *Source[T]) Read(dst []T, max int) ([]T, error) {
 				return dst, fmt.Errorf("datagen: owner of index %d is subtask %d, outside [0, %d): the Owner function must return a subtask index", s.next, o, s.parallelism)
 			}
 		}
+	}
+	s.emitted += int64(len(dst))
+	if count != 0 && s.next >= count {
+		return dst, io.EOF
+	}
+	return dst, nil
+}
+
+// readResidues emits the indexes this subtask owns through its residue
+// table: O(1) per record.
+func (s *Source[T]) readResidues(dst []T, max int) ([]T, error) {
+	count, k := s.opts.count, s.opts.period
+	if len(s.residues) == 0 {
+		s.next = count // owns nothing: done at once (or idle if unbounded)
+		if count == 0 {
+			return dst, nil
+		}
+		return dst, io.EOF
+	}
+	block, r := s.next/k, s.next%k
+	j, _ := slices.BinarySearch(s.residues, r)
+	for n := 0; n < max; {
+		if j == len(s.residues) {
+			j, block = 0, block+1
+		}
+		i := block*k + s.residues[j]
+		if count != 0 && i >= count {
+			s.next = count
+			break
+		}
+		if !s.emittedBefore(i) {
+			dst = append(dst, s.gen(i))
+			n++
+		}
+		j++
+		s.next = i + 1
 	}
 	s.emitted += int64(len(dst))
 	if count != 0 && s.next >= count {
