@@ -1,0 +1,211 @@
+package ordercheck_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"log/slog"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/weirstream/weir"
+	"github.com/weirstream/weir/internal/config"
+	"github.com/weirstream/weir/internal/faults"
+	"github.com/weirstream/weir/internal/jobs/ordercheck"
+	wruntime "github.com/weirstream/weir/internal/runtime"
+)
+
+// run is one execution of the ordercheck job.
+type run struct {
+	opts     ordercheck.Options
+	mode     string // execution.checkpointing.mode
+	interval string // execution.checkpointing.interval
+	batch    int
+	credits  int
+	plan     *faults.Plan
+	stateDir string
+}
+
+func newRun(t *testing.T, p int, records int64) *run {
+	t.Helper()
+	return &run{
+		opts: ordercheck.Options{
+			Sources: p, Records: records, Lanes: 4, Payload: 64,
+			SinkRate: 40_000, Store: ordercheck.NewStore(),
+		},
+		mode:     config.ModeExactlyOnce,
+		interval: "20ms",
+		// Small batches and two credits per channel: the sources block as
+		// soon as a few hundred records per channel wait for the sink.
+		batch:    128,
+		credits:  2,
+		stateDir: filepath.Join(t.TempDir(), "state"),
+	}
+}
+
+func (r *run) config(t *testing.T) *weir.Config {
+	t.Helper()
+	cfg := weir.NewConfig()
+	set := func(k, v string) {
+		if err := cfg.Set(k, v); err != nil {
+			t.Fatalf("config %s=%s: %v", k, v, err)
+		}
+	}
+	set(config.ParallelismDefault, fmt.Sprint(r.opts.Sources))
+	set(config.CheckpointsDir, r.stateDir)
+	set(config.CheckpointingInterval, r.interval)
+	set(config.CheckpointingMode, r.mode)
+	set(config.BatchSize, fmt.Sprint(r.batch))
+	set(config.NetworkCreditsPerChannel, fmt.Sprint(r.credits))
+	set(config.RestartStrategyType, config.RestartFixed)
+	set(config.FixedDelayAttempts, "100")
+	set(config.FixedDelayDelay, "1ms")
+	return cfg
+}
+
+// result is what one execution left behind.
+type result struct {
+	err     error
+	env     *weir.Env
+	inj     *faults.Injector
+	log     *syncBuffer
+	elapsed time.Duration
+	report  ordercheck.Report
+	samples samples
+}
+
+// execute builds the job on a fresh Env, runs it to the end while sampling
+// it, and analyses the committed output.
+func (r *run) execute(t *testing.T) result {
+	t.Helper()
+	env := weir.NewEnv(r.config(t))
+	res := result{env: env, log: &syncBuffer{}}
+	env.SetLogger(slog.New(slog.NewTextHandler(res.log, &slog.HandlerOptions{Level: slog.LevelInfo})))
+	if r.plan != nil {
+		res.inj = faults.New(*r.plan)
+		env.SetFaultInjector(res.inj)
+	}
+	if err := ordercheck.Build(env, r.opts); err != nil {
+		t.Fatal(err)
+	}
+	runtime.GC() // start from the previous test's live heap, not its garbage
+	stop := make(chan struct{})
+	done := make(chan samples)
+	go func() { done <- sample(env, r.opts.Store, stop) }()
+	start := time.Now()
+	res.err = env.Execute(context.Background(), "ordercheck")
+	res.elapsed = time.Since(start)
+	close(stop)
+	res.samples = <-done
+	res.report = ordercheck.Analyse(r.opts.Store.Committed(), r.opts.Sources, r.opts.Records, r.opts.Lanes)
+	return res
+}
+
+// samples is what the monitor saw while the job ran.
+type samples struct {
+	n int
+	// heapPeak is the largest HeapInuse sampled.
+	heapPeak uint64
+	// lagPeak is the largest difference between the records the sources
+	// emitted and the records the sinks took: what was in flight.
+	lagPeak int64
+	// sourceBackPressured counts samples in which every source subtask had
+	// waited for credit since the previous sample; sourceLooks counts the
+	// samples that saw source subtasks at all.
+	sourceBackPressured, sourceLooks int
+	// checkpoints holds the last state seen of every checkpoint, by id.
+	checkpoints map[int64]wruntime.CheckpointStats
+}
+
+// sample watches the job until stop closes. The ticker paces observation
+// only; nothing in the test waits on it for correctness.
+func sample(env *weir.Env, store *ordercheck.Store, stop <-chan struct{}) samples {
+	s := samples{checkpoints: map[int64]wruntime.CheckpointStats{}}
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	look := func() {
+		var ms runtime.MemStats
+		runtime.ReadMemStats(&ms)
+		s.n++
+		s.heapPeak = max(s.heapPeak, ms.HeapInuse)
+		st := env.Status()
+		s.lagPeak = max(s.lagPeak, st.SourceRecords.Load()-store.Written())
+		sources, pressed := 0, 0
+		for _, ts := range st.Tasks() {
+			if strings.HasPrefix(ts.Name, "sequences") {
+				sources++
+				if ts.BackPressured {
+					pressed++
+				}
+			}
+		}
+		if sources > 0 {
+			s.sourceLooks++
+			if pressed == sources {
+				s.sourceBackPressured++
+			}
+		}
+		for _, c := range st.Checkpoints(time.Now()) {
+			s.checkpoints[int64(c.ID)] = c
+		}
+	}
+	for {
+		select {
+		case <-stop:
+			look()
+			return s
+		case <-tick.C:
+			look()
+		}
+	}
+}
+
+// completedDurations returns the durations of the completed checkpoints
+// seen, sorted.
+func (s samples) completedDurations() []time.Duration {
+	var d []time.Duration
+	for _, c := range s.checkpoints {
+		if c.Status == wruntime.CheckpointCompleted {
+			d = append(d, c.Duration)
+		}
+	}
+	slices.Sort(d)
+	return d
+}
+
+// durationSummary formats min/median/max of sorted durations.
+func durationSummary(d []time.Duration) string {
+	if len(d) == 0 {
+		return "none"
+	}
+	r := func(x time.Duration) time.Duration { return x.Round(100 * time.Microsecond) }
+	return fmt.Sprintf("n=%d min=%v median=%v max=%v", len(d), r(d[0]), r(d[len(d)/2]), r(d[len(d)-1]))
+}
+
+// faultPlan is a OnePerAttempt plan over the sources' records.
+func faultPlan(failures int, seed int64, span int64, points ...faults.Point) *faults.Plan {
+	return &faults.Plan{Failures: failures, Seed: seed, Span: span, Points: points, OnePerAttempt: true}
+}
+
+// syncBuffer is a bytes.Buffer safe for the logger's concurrent writers.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
