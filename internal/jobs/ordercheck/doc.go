@@ -29,8 +29,8 @@
 // plan), then reads Store.Committed and calls Analyse:
 //
 //	store := ordercheck.NewStore()
-//	ordercheck.Build(env, ordercheck.Options{Sources: 2, Records: 20_000, Lanes: 4, SinkRate: 20_000, Store: store})
-//	err := env.Execute(ctx, "ordercheck")
+//	err := ordercheck.Build(env, ordercheck.Options{Sources: 2, Records: 20_000, Lanes: 4, SinkRate: 20_000, Store: store})
+//	err = env.Execute(ctx, "ordercheck")
 //	rep := ordercheck.Analyse(store.Committed(), 2, 20_000, 4)
 //	// exactly-once: rep.Total() has no OutOfOrder, Duplicates or Missing
 //

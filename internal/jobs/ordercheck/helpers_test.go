@@ -29,26 +29,28 @@ type run struct {
 	credits  int
 	plan     *faults.Plan
 	stateDir string
+	// setup, if set, prepares the Env before the job is built.
+	setup func(*weir.Env)
 }
 
 func newRun(t *testing.T, p int, records int64) *run {
 	t.Helper()
 	return &run{
 		opts: ordercheck.Options{
-			Sources: p, Records: records, Lanes: 4, Payload: 64,
+			Sources: p, Records: records, Lanes: 16, Payload: 64,
 			SinkRate: 40_000, Store: ordercheck.NewStore(),
 		},
 		mode:     config.ModeExactlyOnce,
 		interval: "20ms",
 		// Small batches and two credits per channel: the sources block as
 		// soon as a few hundred records per channel wait for the sink.
-		batch:    128,
+		batch:    32,
 		credits:  2,
 		stateDir: filepath.Join(t.TempDir(), "state"),
 	}
 }
 
-func (r *run) config(t *testing.T) *weir.Config {
+func (r *run) config(t *testing.T, extra map[string]string) *weir.Config {
 	t.Helper()
 	cfg := weir.NewConfig()
 	set := func(k, v string) {
@@ -65,6 +67,9 @@ func (r *run) config(t *testing.T) *weir.Config {
 	set(config.RestartStrategyType, config.RestartFixed)
 	set(config.FixedDelayAttempts, "100")
 	set(config.FixedDelayDelay, "1ms")
+	for k, v := range extra {
+		set(k, v)
+	}
 	return cfg
 }
 
@@ -83,12 +88,21 @@ type result struct {
 // it, and analyses the committed output.
 func (r *run) execute(t *testing.T) result {
 	t.Helper()
-	env := weir.NewEnv(r.config(t))
+	return r.executeWith(t, nil)
+}
+
+// executeWith is execute with further configuration keys.
+func (r *run) executeWith(t *testing.T, extra map[string]string) result {
+	t.Helper()
+	env := weir.NewEnv(r.config(t, extra))
 	res := result{env: env, log: &syncBuffer{}}
 	env.SetLogger(slog.New(slog.NewTextHandler(res.log, &slog.HandlerOptions{Level: slog.LevelInfo})))
 	if r.plan != nil {
 		res.inj = faults.New(*r.plan)
 		env.SetFaultInjector(res.inj)
+	}
+	if r.setup != nil {
+		r.setup(env)
 	}
 	if err := ordercheck.Build(env, r.opts); err != nil {
 		t.Fatal(err)
@@ -114,18 +128,21 @@ type samples struct {
 	// lagPeak is the largest difference between the records the sources
 	// emitted and the records the sinks took: what was in flight.
 	lagPeak int64
-	// sourceBackPressured counts samples in which every source subtask had
-	// waited for credit since the previous sample; sourceLooks counts the
-	// samples that saw source subtasks at all.
+	// sourceBackPressured counts source subtask samples in which the
+	// subtask had waited for credit since the previous sample, out of
+	// sourceLooks source subtask samples.
 	sourceBackPressured, sourceLooks int
 	// checkpoints holds the last state seen of every checkpoint, by id.
 	checkpoints map[int64]wruntime.CheckpointStats
+	// pressed holds the ids of the checkpoints seen in progress in a sample
+	// where a source subtask was backpressured.
+	pressed map[int64]bool
 }
 
 // sample watches the job until stop closes. The ticker paces observation
 // only; nothing in the test waits on it for correctness.
 func sample(env *weir.Env, store *ordercheck.Store, stop <-chan struct{}) samples {
-	s := samples{checkpoints: map[int64]wruntime.CheckpointStats{}}
+	s := samples{checkpoints: map[int64]wruntime.CheckpointStats{}, pressed: map[int64]bool{}}
 	tick := time.NewTicker(10 * time.Millisecond)
 	defer tick.Stop()
 	look := func() {
@@ -135,23 +152,21 @@ func sample(env *weir.Env, store *ordercheck.Store, stop <-chan struct{}) sample
 		s.heapPeak = max(s.heapPeak, ms.HeapInuse)
 		st := env.Status()
 		s.lagPeak = max(s.lagPeak, st.SourceRecords.Load()-store.Written())
-		sources, pressed := 0, 0
+		pressed := false
 		for _, ts := range st.Tasks() {
 			if strings.HasPrefix(ts.Name, "sequences") {
-				sources++
+				s.sourceLooks++
 				if ts.BackPressured {
-					pressed++
+					s.sourceBackPressured++
+					pressed = true
 				}
-			}
-		}
-		if sources > 0 {
-			s.sourceLooks++
-			if pressed == sources {
-				s.sourceBackPressured++
 			}
 		}
 		for _, c := range st.Checkpoints(time.Now()) {
 			s.checkpoints[int64(c.ID)] = c
+			if pressed && c.Status == wruntime.CheckpointInProgress {
+				s.pressed[int64(c.ID)] = true
+			}
 		}
 	}
 	for {
@@ -176,6 +191,18 @@ func (s samples) completedDurations() []time.Duration {
 	}
 	slices.Sort(d)
 	return d
+}
+
+// completedUnderPressure counts the completed checkpoints that were seen
+// in progress while a source subtask was backpressured.
+func (s samples) completedUnderPressure() int {
+	n := 0
+	for id := range s.pressed {
+		if s.checkpoints[id].Status == wruntime.CheckpointCompleted {
+			n++
+		}
+	}
+	return n
 }
 
 // durationSummary formats min/median/max of sorted durations.

@@ -20,7 +20,7 @@ type Options struct {
 	// Payload is the size in bytes of each record's payload, allocated
 	// fresh per record; 0 for none.
 	Payload int
-	// SinkRate is how many records per second each sink subtask takes; 0
+	// SinkRate is the most records per second each sink subtask takes; 0
 	// leaves the sink unpaced (and the pipeline without backpressure).
 	SinkRate float64
 	// Store receives the committed output and the check stage's flags.
