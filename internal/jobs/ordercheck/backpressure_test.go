@@ -56,7 +56,9 @@ func TestBackpressureBoundsMemoryAndCheckpointsComplete(t *testing.T) {
 	if b := inFlightBound(p, r.batch, r.credits); res.samples.lagPeak > b {
 		t.Errorf("%d records were between the sources and the sinks at once, want at most %d (what the credits allow)", res.samples.lagPeak, b)
 	}
-	if 2*res.samples.sourceBackPressured < res.samples.sourceLooks {
+	// A sanity check that the sink is the bottleneck (about 80% on an idle
+	// machine); loose, as a loaded machine slows the sources too.
+	if 4*res.samples.sourceBackPressured < res.samples.sourceLooks {
 		t.Errorf("sources were backpressured in only %d of %d samples: the sink is not the bottleneck", res.samples.sourceBackPressured, res.samples.sourceLooks)
 	}
 	if n := res.samples.completedUnderPressure(); n < 10 {

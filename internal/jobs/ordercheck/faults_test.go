@@ -70,10 +70,10 @@ func logRun(t *testing.T, res result) {
 	t.Helper()
 	st := res.env.Status()
 	t.Logf("fired: %v", res.inj.Log())
-	t.Logf("%v in %v: %d restarts (%d from a checkpoint), %d checkpoints completed, under backpressure: %d; durations %s; sources backpressured in %d of %d samples; heap peak %d MiB",
-		res.report, res.elapsed.Round(time.Millisecond), st.Restarts.Load(), strings.Count(res.log.String(), "msg=restoring"),
+	t.Logf("%v: %d restarts (%d from a checkpoint), %d checkpoints completed, under backpressure: %d; durations %s; sources backpressured in %d of %d samples; heap peak %d MiB\n%v",
+		res.elapsed.Round(time.Millisecond), st.Restarts.Load(), strings.Count(res.log.String(), "msg=restoring"),
 		st.CompletedCheckpoints.Load(), res.samples.completedUnderPressure(), durationSummary(res.samples.completedDurations()),
-		res.samples.sourceBackPressured, res.samples.sourceLooks, res.samples.heapPeak>>20)
+		res.samples.sourceBackPressured, res.samples.sourceLooks, res.samples.heapPeak>>20, res.report)
 }
 
 // TestExactlyOnceUnderBackpressureAndFaults is the exactly-once (aligned)
