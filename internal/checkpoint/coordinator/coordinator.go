@@ -278,13 +278,20 @@ func (c *Coordinator) fail(p *pending, reason string) {
 	c.markEnd()
 	var why string
 	switch {
+	case c.consecutive <= c.cfg.TolerableFailures:
+		if p.kind == checkpoint.Final && c.ended {
+			// A failed final checkpoint is tolerated like any other, as in
+			// Flink. The input has ended, so only a final checkpoint can
+			// let the tasks finish: take another one at once (barriers
+			// still flow after EndOfData).
+			c.trigger(checkpoint.Final)
+		}
+		return
 	case p.kind == checkpoint.Final:
 		why = fmt.Sprintf("final checkpoint %d failed: %s", p.id, reason)
-	case c.consecutive > c.cfg.TolerableFailures:
+	default:
 		why = fmt.Sprintf("checkpoint %d failed (%s): %d consecutive failures exceed execution.checkpointing.tolerable-failed-checkpoints=%d",
 			p.id, reason, c.consecutive, c.cfg.TolerableFailures)
-	default:
-		return
 	}
 	c.consecutive = 0
 	c.reset("job failover: " + why)

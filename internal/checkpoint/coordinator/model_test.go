@@ -240,12 +240,16 @@ func (m *model) failCP(id checkpoint.ID, reason string, timed bool) {
 		m.stampPause = true
 	}
 	var why string
-	if cp.kind == checkpoint.Final {
-		why = fmt.Sprintf("final checkpoint %d failed: %s", id, reason)
-	} else if m.streak > m.tolerable {
-		why = fmt.Sprintf("checkpoint %d failed (%s): %d consecutive failures exceed execution.checkpointing.tolerable-failed-checkpoints=%d", id, reason, m.streak, m.tolerable)
-	} else {
+	switch {
+	case m.streak <= m.tolerable:
+		if cp.kind == checkpoint.Final && m.ended {
+			m.start(checkpoint.Final) // tolerated: the next final checkpoint
+		}
 		return
+	case cp.kind == checkpoint.Final:
+		why = fmt.Sprintf("final checkpoint %d failed: %s", id, reason)
+	default:
+		why = fmt.Sprintf("checkpoint %d failed (%s): %d consecutive failures exceed execution.checkpointing.tolerable-failed-checkpoints=%d", id, reason, m.streak, m.tolerable)
 	}
 	m.streak = 0
 	m.resetJob("job failover: "+why, timed)

@@ -1,7 +1,6 @@
 package ordercheck_test
 
 import (
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -27,12 +26,7 @@ import (
 // final checkpoints expire in a row until the restart strategy gave up).
 // Flink tolerates a failed final checkpoint like any other and triggers the
 // next; the finished tasks take it at once.
-//
-// It fails today, so it runs only with ORDERCHECK_KNOWN_BUGS=1.
 func TestFinalCheckpointFailureIsTolerated(t *testing.T) {
-	if os.Getenv("ORDERCHECK_KNOWN_BUGS") == "" {
-		t.Skip("known engine weakness: a failed final checkpoint always fails the job over; set ORDERCHECK_KNOWN_BUGS=1 to run")
-	}
 	const p, records = 2, 3000
 	r := newRun(t, p, records)
 	var failed atomic.Bool
