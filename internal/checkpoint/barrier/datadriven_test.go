@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/cockroachdb/datadriven"
 	"github.com/weirstream/weir/internal/checkpoint"
@@ -11,14 +12,18 @@ import (
 
 // TestDataDriven runs the scripts in testdata. Commands:
 //
-//	new channels=<n> mode=aligned|at-least-once [max-tracked=<k>]
-//	barrier ch=<c> id=<n> [kind=final]
+//	new channels=<n> mode=aligned|at-least-once|unaligned|alternating [max-tracked=<k>] [timeout=<duration>]
+//	barrier ch=<c> id=<n> [kind=final|savepoint] [priority=true] [ts=<ms>]
+//	announce ch=<c> id=<n> [kind=final|savepoint] [ts=<ms>]
+//	timeout id=<n>
 //	cancel ch=<c> id=<n>
 //	eop ch=<c>
 //	abort id=<n>
 //
-// Each event command prints the returned actions, one a line, and then the
-// handler's state: the pending checkpoint and the blocked channels. Adding
+// ts is the barrier's timestamp in milliseconds since the Unix epoch. Each
+// event command prints the returned actions, one a line, and then the
+// handler's state: the pending checkpoint and the blocked channels, and for
+// Unaligned also the phase and the recording channels. Adding
 // panics=true to an event command expects Step to panic and prints the
 // message. Regenerate the expectations with go test -rewrite.
 func TestDataDriven(t *testing.T) {
@@ -37,8 +42,18 @@ func TestDataDriven(t *testing.T) {
 					a := NewAtLeastOnce(n)
 					d.MaybeScanArgs(t, "max-tracked", &a.maxTracked)
 					h = a
+				case "unaligned":
+					h = NewUnaligned(n, 0)
+				case "alternating":
+					var timeout string
+					d.ScanArgs(t, "timeout", &timeout)
+					dur, err := time.ParseDuration(timeout)
+					if err != nil {
+						d.Fatalf(t, "timeout: %v", err)
+					}
+					h = NewUnaligned(n, dur)
 				default:
-					d.Fatalf(t, "unknown mode %q; use aligned or at-least-once", mode)
+					d.Fatalf(t, "unknown mode %q; use aligned, at-least-once, unaligned or alternating", mode)
 				}
 				return state(h, n)
 			}
@@ -59,13 +74,15 @@ func parseEvent(t *testing.T, d *datadriven.TestData) Event {
 	switch d.Cmd {
 	case "barrier":
 		d.ScanArgs(t, "ch", &ch)
+		var priority bool
+		d.MaybeScanArgs(t, "priority", &priority)
+		return BarrierArrived{Channel: ch, Barrier: parseBarrier(t, d), Priority: priority}
+	case "announce":
+		d.ScanArgs(t, "ch", &ch)
+		return BarrierAnnounced{Channel: ch, Barrier: parseBarrier(t, d)}
+	case "timeout":
 		d.ScanArgs(t, "id", &id)
-		b := checkpoint.Barrier{ID: checkpoint.ID(id)}
-		var kind string
-		if d.MaybeScanArgs(t, "kind", &kind) && kind == "final" {
-			b.Kind = checkpoint.Final
-		}
-		return BarrierArrived{Channel: ch, Barrier: b}
+		return AlignmentTimeout{ID: checkpoint.ID(id)}
 	case "cancel":
 		d.ScanArgs(t, "ch", &ch)
 		d.ScanArgs(t, "id", &id)
@@ -79,6 +96,27 @@ func parseEvent(t *testing.T, d *datadriven.TestData) Event {
 	}
 	d.Fatalf(t, "unknown command %q", d.Cmd)
 	return nil
+}
+
+func parseBarrier(t *testing.T, d *datadriven.TestData) checkpoint.Barrier {
+	var id, ts int64
+	d.ScanArgs(t, "id", &id)
+	b := checkpoint.Barrier{ID: checkpoint.ID(id)}
+	if d.MaybeScanArgs(t, "ts", &ts) {
+		b.Timestamp = time.UnixMilli(ts)
+	}
+	var kind string
+	d.MaybeScanArgs(t, "kind", &kind)
+	switch kind {
+	case "":
+	case "final":
+		b.Kind = checkpoint.Final
+	case "savepoint":
+		b.Kind = checkpoint.Savepoint
+	default:
+		d.Fatalf(t, "unknown kind %q; use final or savepoint", kind)
+	}
+	return b
 }
 
 func step(t *testing.T, d *datadriven.TestData, h Handler, n int, ev Event, wantPanic bool) (out string) {
@@ -110,14 +148,27 @@ func state(h Handler, n int) string {
 	} else {
 		b.WriteString("pending=none")
 	}
-	b.WriteString(" blocked=[")
+	u, unaligned := h.(*Unaligned)
+	if unaligned {
+		fmt.Fprintf(&b, " phase=%s", u.Phase())
+	}
+	channelSet(&b, "blocked", n, h.Blocked)
+	if unaligned {
+		channelSet(&b, "recording", n, u.Recording)
+	}
+	b.WriteString("\n")
+	return b.String()
+}
+
+// channelSet renders " name=[c ...]" for the channels in = true.
+func channelSet(b *strings.Builder, name string, n int, in func(int) bool) {
+	fmt.Fprintf(b, " %s=[", name)
 	sep := ""
 	for ch := range n {
-		if h.Blocked(ch) {
-			fmt.Fprintf(&b, "%s%d", sep, ch)
+		if in(ch) {
+			fmt.Fprintf(b, "%s%d", sep, ch)
 			sep = " "
 		}
 	}
-	b.WriteString("]\n")
-	return b.String()
+	b.WriteString("]")
 }

@@ -13,6 +13,10 @@ type Event interface {
 type BarrierArrived struct {
 	Channel int
 	Barrier checkpoint.Barrier
+	// Priority is copied from the buffer: the barrier was sent as a
+	// priority event and overtook the data queued ahead of it. Only
+	// Unaligned reads it; the other handlers treat every barrier alike.
+	Priority bool
 }
 
 // CancelArrived reports a cancel marker for checkpoint ID on Channel: an
@@ -35,7 +39,25 @@ type AbortRequested struct {
 	ID checkpoint.ID
 }
 
-func (BarrierArrived) isEvent() {}
-func (CancelArrived) isEvent()  {}
-func (EndOfPartition) isEvent() {}
-func (AbortRequested) isEvent() {}
+// BarrierAnnounced reports that Barrier is queued on Channel behind data
+// (Flink's EventAnnouncement): the gate announces it ahead of the data so
+// that Unaligned in alternating mode can start its alignment timer before
+// the barrier itself is polled.
+type BarrierAnnounced struct {
+	Channel int
+	Barrier checkpoint.Barrier
+}
+
+// AlignmentTimeout reports that the timer of an ArmTimer for checkpoint ID
+// fired. The task sends it whether or not ID still aligns; Unaligned ignores
+// a timeout that no longer matters.
+type AlignmentTimeout struct {
+	ID checkpoint.ID
+}
+
+func (BarrierArrived) isEvent()   {}
+func (CancelArrived) isEvent()    {}
+func (EndOfPartition) isEvent()   {}
+func (AbortRequested) isEvent()   {}
+func (BarrierAnnounced) isEvent() {}
+func (AlignmentTimeout) isEvent() {}
