@@ -23,4 +23,22 @@
 //
 // Each region is sorted by TaskID (vertex, then subtask) and regions are
 // numbered by their smallest TaskID, so the numbering is deterministic.
+//
+// Handler is the pure state machine that acts on failures, in the manner of
+// raft's Step: the JobMaster feeds it events (TaskFailed, TaskManagerLost,
+// GlobalFailure, TaskTerminal, TaskRunning, Tick) and performs the actions
+// it returns (SuspendCheckpointing, Cancel, ArmTimer, Restart,
+// ResumeCheckpointing, FailJob). A region goes RUNNING → CANCELING (until
+// its other tasks are terminal) → WAITING (the restart delay, counted from
+// the failure) → RESTORING (until every task runs) → RUNNING:
+//
+//	h := failover.NewHandler(regions, restart.NewFixedDelay(3, time.Second))
+//	h.Step(failover.TaskFailed{Task: t41, Err: err, Now: now})
+//	// SuspendCheckpointing, Cancel{3/1}, ArmTimer{now+1s}
+//	h.Step(failover.TaskTerminal{Task: t31})           // nothing yet
+//	h.Step(failover.Tick{Now: now.Add(time.Second)})  // Restart{[2]}
+//
+// Every failover asks the restart strategy once, however many regions it
+// hits; a refusal or an unrecoverable error fails the job. A failure in a
+// region already canceling or waiting is ignored.
 package failover
