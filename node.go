@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"reflect"
+	"sync/atomic"
 
 	"github.com/weirstream/weir/internal/network"
 	"github.com/weirstream/weir/internal/runtime"
@@ -28,7 +29,7 @@ func outputFactories[Out any](n *runtime.Node) {
 		return fanout[Out](typed), nil
 	}
 	n.NewPool = func(batchSize int) any { return network.NewPool[Out](batchSize) }
-	n.NewWriter = func(chs []*network.Channel, e runtime.Edge, pool any, self, maxParallelism int) (runtime.Writer, error) {
+	n.NewWriter = func(chs []*network.Channel, e runtime.Edge, pool any, self, maxParallelism int, recordsOut *atomic.Int64) (runtime.Writer, error) {
 		var p network.Partitioner[Out]
 		switch e.Partition {
 		case runtime.Forward:
@@ -46,7 +47,7 @@ func outputFactories[Out any](n *runtime.Node) {
 		default:
 			return nil, fmt.Errorf("unknown partitioning %v", e.Partition)
 		}
-		return writerOutput[Out]{network.NewWriter(chs, p, pool.(*network.Pool[Out]), self)}, nil
+		return writerOutput[Out]{network.NewWriter(chs, p, pool.(*network.Pool[Out]), self), recordsOut}, nil
 	}
 }
 
@@ -67,10 +68,17 @@ func inputFactory[In any](n *runtime.Node) {
 	}
 }
 
-// writerOutput makes a network writer an Output of the chain.
-type writerOutput[T any] struct{ *network.Writer[T] }
+// writerOutput makes a network writer an Output of the chain, counting
+// the records it sends.
+type writerOutput[T any] struct {
+	*network.Writer[T]
+	out *atomic.Int64
+}
 
 func (w writerOutput[T]) Push(ctx context.Context, batch []T) error {
+	if w.out != nil {
+		w.out.Add(int64(len(batch)))
+	}
 	return w.EmitBatch(ctx, batch)
 }
 

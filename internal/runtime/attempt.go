@@ -70,6 +70,7 @@ type attempt struct {
 	savepoints map[checkpoint.ID][]triggerRequest
 	stops      []triggerRequest
 	stopping   bool
+	queued     []triggerRequest // waiting for a free checkpoint slot
 	draining   bool
 	triggered  map[checkpoint.ID]time.Time
 	completed  map[checkpoint.ID]bool
@@ -201,6 +202,12 @@ func (a *attempt) serve(req triggerRequest) {
 		}
 		return
 	}
+	if len(a.coord.Pending()) >= a.maxConcurrent() {
+		// As Flink, a request waits for a checkpoint to finish rather than
+		// being refused because periodic checkpoints are in progress.
+		a.queued = append(a.queued, req)
+		return
+	}
 	acts := a.coord.Step(coordinator.TriggerRequest{Now: a.jm.cfg.Now()})
 	var r triggerReply
 	for _, act := range acts {
@@ -219,10 +226,31 @@ func (a *attempt) serve(req triggerRequest) {
 	a.perform(acts)
 }
 
+// maxConcurrent is the coordinator's effective limit on pending
+// checkpoints.
+func (a *attempt) maxConcurrent() int {
+	c := a.jm.cfg.Checkpoint
+	if c.MinPause > 0 || c.MaxConcurrent < 1 {
+		return 1
+	}
+	return c.MaxConcurrent
+}
+
 // checkpointDone answers the savepoint and stop requests waiting for
-// checkpoint id (err != nil: it failed). It runs before retention, so the
-// checkpoint is still there to copy.
+// checkpoint id (err != nil: it failed), then serves the requests queued
+// behind the concurrency limit. It runs before retention, so the checkpoint
+// is still there to copy.
 func (a *attempt) checkpointDone(id checkpoint.ID, kind checkpoint.Kind, err error) {
+	defer func() {
+		if a.draining {
+			return
+		}
+		queued := a.queued
+		a.queued = nil
+		for _, req := range queued {
+			a.serve(req)
+		}
+	}()
 	waiting := a.savepoints[id]
 	delete(a.savepoints, id)
 	if kind == checkpoint.Final && err == nil {
@@ -249,6 +277,10 @@ func (a *attempt) failRequests(err error) {
 		}
 	}
 	a.savepoints = nil
+	for _, req := range a.queued {
+		req.reply <- triggerReply{err: fmt.Errorf("no checkpoint could be triggered: %w", err)}
+	}
+	a.queued = nil
 	for _, req := range a.stops {
 		req.reply <- triggerReply{err: fmt.Errorf("the job did not stop with its final checkpoint: %w", err)}
 	}

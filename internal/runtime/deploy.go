@@ -104,7 +104,7 @@ func (jm *jobManager) newTask(ctx context.Context, v *Vertex, s, attempt int, rp
 			channels[j] = gates[o.To.ID][j].Channel(base + s)
 			sent = append(sent, outChannel{gates[o.To.ID][j], base + s})
 		}
-		w, err := last.NewWriter(channels, o.Edge, last.NewPool(cfg.BatchSize), s, last.MaxParallelism)
+		w, err := last.NewWriter(channels, o.Edge, last.NewPool(cfg.BatchSize), s, last.MaxParallelism, &t.metrics.RecordsOut)
 		if err != nil {
 			return nil, fmt.Errorf("operator %q: output to %q: %w", last.Name, o.To.Name(), err)
 		}

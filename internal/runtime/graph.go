@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"sync/atomic"
 
 	"github.com/weirstream/weir/internal/keygroup"
 	"github.com/weirstream/weir/internal/network"
@@ -58,8 +59,9 @@ type Node struct {
 	Combine func(outs []any) (any, error)
 	// NewPool creates a batch pool for this node's output type.
 	NewPool func(batchSize int) any
-	// NewWriter creates a typed writer for one outgoing edge.
-	NewWriter func(channels []*network.Channel, e Edge, pool any, self, maxParallelism int) (Writer, error)
+	// NewWriter creates a typed writer for one outgoing edge; it adds the
+	// records it emits to recordsOut (once per batch).
+	NewWriter func(channels []*network.Channel, e Edge, pool any, self, maxParallelism int, recordsOut *atomic.Int64) (Writer, error)
 }
 
 // InputFunc processes one data buffer from the gate (a *network.Batch[T])

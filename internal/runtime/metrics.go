@@ -35,8 +35,9 @@ func (m *TaskMetrics) recordsIn(n int) {
 	m.RecordsIn.Add(int64(n))
 }
 
-func (m *TaskMetrics) recordsOut(n int) {
-	m.RecordsOut.Add(int64(n))
+// sourceRecords counts records a source emitted (RecordsOut counts what
+// the task's writers send, for every task).
+func (m *TaskMetrics) sourceRecords(n int) {
 	if m.job != nil {
 		m.job.SourceRecords.Add(int64(n))
 	}

@@ -41,7 +41,7 @@ func (t *Task) runSource(ctx context.Context) error {
 		}
 		n, err := t.source.Emit(ctx)
 		if n > 0 {
-			t.metrics.recordsOut(n)
+			t.metrics.sourceRecords(n)
 			t.faults.Progress(int64(n))
 		}
 		if errors.Is(err, io.EOF) {
