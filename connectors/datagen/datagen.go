@@ -223,6 +223,18 @@ func (s *Source[T]) emittedBefore(i int64) bool {
 
 // Read appends up to max records.
 func (s *Source[T]) Read(dst []T, max int) ([]T, error) {
+	dst, err := s.read(dst, max)
+	if s.floor != nil && s.next >= s.floorMax {
+		// Past every old position, whether or not this subtask emitted
+		// anything on the way (one that owns no index never asks
+		// emittedBefore): nothing is left to skip, and a later
+		// checkpoint must not carry the floor.
+		s.floor = nil
+	}
+	return dst, err
+}
+
+func (s *Source[T]) read(dst []T, max int) ([]T, error) {
 	if s.opts.rate > 0 {
 		allowed := int64(s.opts.now().Sub(s.started).Seconds()*s.opts.rate/float64(s.parallelism)) + 1 - s.emitted
 		if allowed <= 0 {
@@ -276,15 +288,18 @@ func (s *Source[T]) Read(dst []T, max int) ([]T, error) {
 func (s *Source[T]) readResidues(dst []T, max int) ([]T, error) {
 	count, k := s.opts.count, s.opts.period
 	if len(s.residues) == 0 {
-		s.next = count // owns nothing: done at once (or idle if unbounded)
+		s.floor = nil // owns no index, so it skips none
 		if count == 0 {
-			return dst, nil
+			return dst, nil // idle for good (unbounded)
 		}
+		s.next = count
 		return dst, io.EOF
 	}
 	block, r := s.next/k, s.next%k
 	j, _ := slices.BinarySearch(s.residues, r)
-	for n := 0; n < max; {
+	// Bound the owned indexes visited per Read, so that skipping what an
+	// old owner emitted (after a rescale) returns to the task loop often.
+	for n, visited := 0, 0; n < max && visited < 4*max; visited++ {
 		if j == len(s.residues) {
 			j, block = 0, block+1
 		}

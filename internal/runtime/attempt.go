@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"sync"
 	"time"
 
@@ -68,8 +69,6 @@ type attempt struct {
 	events     chan event
 	persisting int // metadata writes in flight
 	savepoints map[checkpoint.ID][]triggerRequest
-	stops      []triggerRequest
-	stopping   bool
 	queued     []triggerRequest // waiting for a free checkpoint slot
 	draining   bool
 	triggered  map[checkpoint.ID]time.Time
@@ -114,6 +113,10 @@ func (jm *jobManager) runAttempt(ctx context.Context, n int, rp *restorePoint) e
 	var vertices []VertexInfo
 	for _, v := range jm.jg.Vertices {
 		vertices = append(vertices, VertexInfo{ID: v.ID, Name: v.Name(), Parallelism: v.Parallelism})
+	}
+	if len(jm.stops) > 0 {
+		// A stop was asked for in an earlier attempt: this one stops too.
+		a.stopSources()
 	}
 	st.setAttempt(dep.tasks, vertices)
 	st.setState(StateRunning, jm.cfg.Now())
@@ -191,15 +194,19 @@ func (jm *jobManager) runAttempt(ctx context.Context, n int, rp *restorePoint) e
 // checkpoint completed (and was copied, with a target).
 func (a *attempt) serve(req triggerRequest) {
 	if req.kind == reqStop {
-		if a.stopping {
-			req.reply <- triggerReply{err: errors.New("the job is already stopping")}
-			return
+		if req.target != "" {
+			// Refuse before stopping anything: a stop whose savepoint
+			// cannot be written must not end the job.
+			if err := checkWritable(req.target); err != nil {
+				req.reply <- triggerReply{err: fmt.Errorf("savepoint target %s: %w", req.target, err)}
+				return
+			}
 		}
-		a.stopping = true
-		a.stops = append(a.stops, req)
-		for _, id := range a.dep.sources {
-			a.byID[id].mail.put(mail{kind: mailStop})
-		}
+		// The stop belongs to the job, not to this attempt: an attempt
+		// that fails after it is restarted and stops again (see
+		// runAttempt), and the caller hears back only once the job ended.
+		a.jm.stops = append(a.jm.stops, pendingStop{req: req})
+		a.stopSources()
 		return
 	}
 	if len(a.coord.Pending()) >= a.maxConcurrent() {
@@ -253,9 +260,27 @@ func (a *attempt) checkpointDone(id checkpoint.ID, kind checkpoint.Kind, err err
 	}()
 	waiting := a.savepoints[id]
 	delete(a.savepoints, id)
+	if errors.Is(err, errSubsumed) {
+		// A newer checkpoint completed first: take another one for these
+		// requests (a savepoint must be a checkpoint taken after it was
+		// asked for; the next one is).
+		a.queued = append(a.queued, waiting...)
+		return
+	}
 	if kind == checkpoint.Final && err == nil {
-		waiting = append(waiting, a.stops...)
-		a.stops = nil
+		// Copy now, while the final checkpoint is surely retained; answer
+		// when the job has ended (runAttempt), so "stopped" is true.
+		for i := range a.jm.stops {
+			st := &a.jm.stops[i]
+			st.result = triggerReply{id: id}
+			if st.req.target != "" {
+				st.result.path, st.result.err = a.jm.store.Savepoint(context.Background(), id, st.req.target)
+				if st.result.err != nil {
+					st.result.err = fmt.Errorf("%w (the final checkpoint %s/chk-%d is retained)", st.result.err, a.jm.store.JobDir(), id)
+				}
+			}
+			st.done = true
+		}
 	}
 	for _, req := range waiting {
 		r := triggerReply{id: id, err: err}
@@ -281,10 +306,37 @@ func (a *attempt) failRequests(err error) {
 		req.reply <- triggerReply{err: fmt.Errorf("no checkpoint could be triggered: %w", err)}
 	}
 	a.queued = nil
-	for _, req := range a.stops {
-		req.reply <- triggerReply{err: fmt.Errorf("the job did not stop with its final checkpoint: %w", err)}
+}
+
+// stopSources tells every source task to end its input now.
+func (a *attempt) stopSources() {
+	for _, id := range a.dep.sources {
+		a.byID[id].mail.put(mail{kind: mailStop})
 	}
-	a.stops = nil
+}
+
+// pendingStop is a stop request of the job and, once a final checkpoint
+// completed, its answer.
+type pendingStop struct {
+	req    triggerRequest
+	result triggerReply
+	done   bool
+}
+
+// errSubsumed marks a checkpoint aborted because a newer one completed.
+var errSubsumed = errors.New("subsumed")
+
+// checkWritable creates dir if needed and proves it writable.
+func checkWritable(dir string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	f, err := os.CreateTemp(dir, ".weir-probe-*")
+	if err != nil {
+		return err
+	}
+	f.Close()
+	return os.Remove(f.Name())
 }
 
 func (a *attempt) maxTriggered() checkpoint.ID {
@@ -380,7 +432,11 @@ func (a *attempt) perform(actions []coordinator.Action) {
 			for _, t := range a.dep.tasks {
 				t.mail.put(mail{kind: mailNotifyAborted, id: act.ID})
 			}
-			a.checkpointDone(act.ID, act.Kind, fmt.Errorf("checkpoint %d aborted: %s", act.ID, act.Reason))
+			cause := fmt.Errorf("checkpoint %d aborted: %s", act.ID, act.Reason)
+			if act.Subsumed {
+				cause = fmt.Errorf("checkpoint %d: %w", act.ID, errSubsumed)
+			}
+			a.checkpointDone(act.ID, act.Kind, cause)
 			if err := jm.store.Discard(act.ID); err != nil {
 				jm.log.Error("discard aborted checkpoint", "id", act.ID, "err", err)
 			}

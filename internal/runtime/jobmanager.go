@@ -149,19 +149,23 @@ func Execute(ctx context.Context, g *Graph, cfg JobConfig) error {
 		err := jm.runAttempt(ctx, attempt, rp)
 		if err == nil {
 			cfg.Status.setState(StateFinished, cfg.Now())
+			jm.answerStops(nil)
 			return nil
 		}
 		if ctx.Err() != nil {
 			cfg.Status.setState(StateCanceled, cfg.Now())
+			jm.answerStops(ctx.Err())
 			return ctx.Err()
 		}
 		cfg.Status.setFailure(err.Error())
 		if IsUnrecoverable(err) {
+			jm.answerStops(err)
 			cfg.Status.setState(StateFailed, cfg.Now())
 			return &JobFailedError{Cause: err, Restarts: attempt, Reason: "a restart cannot fix this failure"}
 		}
 		dec := cfg.Restart.OnFailure(cfg.Now())
 		if !dec.Restart {
+			jm.answerStops(err)
 			cfg.Status.setState(StateFailed, cfg.Now())
 			return &JobFailedError{Cause: err, Restarts: attempt, Reason: dec.Reason}
 		}
@@ -203,6 +207,24 @@ type jobManager struct {
 	store  *storage.FS
 	log    *slog.Logger
 	nextID checkpoint.ID
+	// stops are stop requests of the job, answered when it ended.
+	stops []pendingStop
+}
+
+// answerStops replies to every stop request: with its final checkpoint's
+// result if the job finished, else with failure.
+func (jm *jobManager) answerStops(failure error) {
+	for _, st := range jm.stops {
+		switch {
+		case failure != nil:
+			st.req.reply <- triggerReply{err: fmt.Errorf("the job failed while stopping: %w", failure)}
+		case st.done:
+			st.req.reply <- st.result
+		default:
+			st.req.reply <- triggerReply{err: errors.New("the job ended without a final checkpoint")}
+		}
+	}
+	jm.stops = nil
 }
 
 func (jm *jobManager) initialRestorePoint(ctx context.Context) (*restorePoint, error) {

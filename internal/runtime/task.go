@@ -314,7 +314,10 @@ func (t *Task) waitIdle(ctx context.Context, gateReady <-chan struct{}) error {
 	if at, ok := t.nextTimer(); ok {
 		wake = time.UnixMilli(at)
 	}
-	if len(t.writers) > 0 && t.bufferTimeout > 0 {
+	if len(t.writers) > 0 && t.bufferTimeout > 0 && !t.endOfData {
+		// (After EndOfData the writers are flushed and stay empty: no
+		// wake-ups, or an ended source would spin until the final
+		// checkpoint completes.)
 		// Wake when the buffer timeout expires, so that a partly filled
 		// batch does not wait for the next input.
 		if flushAt := t.lastFlush.Add(t.bufferTimeout); wake.IsZero() || flushAt.Before(wake) {
