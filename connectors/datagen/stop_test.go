@@ -78,9 +78,9 @@ func TestRescaleTwiceThroughSavepoints(t *testing.T) {
 type failOnce struct{ armed *atomic.Bool }
 
 func (f failOnce) Open(*weir.Context, []int64) error { return nil }
-func (f failOnce) Begin() (int64, error)              { return 0, nil }
-func (f failOnce) Write(int64, []int64) error         { return nil }
-func (f failOnce) PreCommit(int64) error              { return nil }
+func (f failOnce) Begin() (int64, error)             { return 0, nil }
+func (f failOnce) Write(int64, []int64) error        { return nil }
+func (f failOnce) PreCommit(int64) error             { return nil }
 func (f failOnce) Commit(int64) error {
 	if f.armed.CompareAndSwap(true, false) {
 		return fmt.Errorf("commit failed (injected once)")
