@@ -1,15 +1,14 @@
 package weir_test
 
 import (
-	"bytes"
 	"context"
 	"fmt"
+	"github.com/weirstream/weir/internal/testutil"
 	"log/slog"
 	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -129,23 +128,8 @@ func head(s []string) string {
 	return strings.Join(s, ", ")
 }
 
-// syncBuffer is a bytes.Buffer safe for concurrent writers.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
+// syncBuffer is a bytes.Buffer safe for the logger's concurrent writers.
+type syncBuffer = testutil.SyncBuffer
 
 // waitUntil polls cond every millisecond while the job whose Execute
 // result arrives on done runs; it fails the test if the job ends first.

@@ -1,12 +1,11 @@
 package kafka
 
 import (
-	"bytes"
 	"context"
 	"fmt"
+	"github.com/weirstream/weir/internal/testutil"
 	"log/slog"
 	"path/filepath"
-	"sync"
 	"testing"
 	"time"
 
@@ -85,19 +84,4 @@ func onePerAttempt(failures int, seed, span int64, points ...faults.Point) *faul
 }
 
 // syncBuffer is a bytes.Buffer safe for the logger's concurrent writers.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
+type syncBuffer = testutil.SyncBuffer

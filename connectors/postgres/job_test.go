@@ -1,13 +1,12 @@
 package postgres
 
 import (
-	"bytes"
 	"context"
 	"fmt"
+	"github.com/weirstream/weir/internal/testutil"
 	"log/slog"
 	"path/filepath"
 	"regexp"
-	"sync"
 	"testing"
 	"time"
 
@@ -135,19 +134,4 @@ func restoredPaths(log string) []string {
 var restoringRE = regexp.MustCompile(`msg=restoring .*?path=(\S+)`)
 
 // syncBuffer is a bytes.Buffer safe for the logger's concurrent writers.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
+type syncBuffer = testutil.SyncBuffer

@@ -1,15 +1,14 @@
 package ordercheck_test
 
 import (
-	"bytes"
 	"context"
 	"fmt"
+	"github.com/weirstream/weir/internal/testutil"
 	"log/slog"
 	"path/filepath"
 	"runtime"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -220,19 +219,4 @@ func faultPlan(failures int, seed int64, span int64, points ...faults.Point) *fa
 }
 
 // syncBuffer is a bytes.Buffer safe for the logger's concurrent writers.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
+type syncBuffer = testutil.SyncBuffer
