@@ -37,33 +37,48 @@ func (s *FS) Savepoint(ctx context.Context, id checkpoint.ID, targetDir string) 
 	if err := sp.probe(); err != nil {
 		return "", fmt.Errorf("savepoint target %s is not writable: %w; choose another --target or fix its permissions", abs, err)
 	}
+	// Each file is streamed (state can be larger than memory) through the
+	// size and checksum check of the source; WriteFile computes the copy's
+	// checksum, which must come out equal.
 	copyFile := func(f *checkpoint.StateFile) error {
-		data, err := s.ReadFile(ctx, *f)
+		abs, err := s.statePath(*f)
 		if err != nil {
 			return err
 		}
 		nf, err := sp.WriteFile(ctx, id, filepath.Base(f.Path), func(w io.Writer) error {
-			_, err := w.Write(data)
-			return err
+			if err := s.checkStateFile(ctx, abs, *f, w); err != nil {
+				return fmt.Errorf("state file %s: %w", abs, err)
+			}
+			return nil
 		})
 		if err != nil {
 			return err
 		}
+		if nf.Size != f.Size || nf.CRC32C != f.CRC32C {
+			return fmt.Errorf("copy of %s: %d bytes crc32c 0x%08x, source %d bytes crc32c 0x%08x", abs, nf.Size, nf.CRC32C, f.Size, f.CRC32C)
+		}
 		*f = nf
 		return nil
+	}
+	// A savepoint that could not be completed leaves nothing behind.
+	fail := func(err error) (string, error) {
+		if rerr := s.fs.RemoveAll(dir); rerr != nil {
+			err = fmt.Errorf("%w (removing the partial savepoint %s also failed: %v)", err, dir, rerr)
+		}
+		return "", err
 	}
 	for i := range md.Operators {
 		for j := range md.Operators[i].Subtasks {
 			if h := md.Operators[i].Subtasks[j].State.Keyed; h != nil {
 				if err := copyFile(&h.File); err != nil {
-					return "", fmt.Errorf("savepoint of checkpoint %d into %s: %w", id, dir, err)
+					return fail(fmt.Errorf("savepoint of checkpoint %d into %s: %w", id, dir, err))
 				}
 			}
 		}
 	}
 	md.Kind = checkpoint.Savepoint
 	if _, err := sp.WriteMetadata(ctx, md); err != nil {
-		return "", fmt.Errorf("savepoint of checkpoint %d into %s: %w", id, dir, err)
+		return fail(fmt.Errorf("savepoint of checkpoint %d into %s: %w", id, dir, err))
 	}
 	return dir, nil
 }
