@@ -32,18 +32,8 @@ type Aligned struct {
 	// pending is true while current is being aligned: it received a
 	// barrier and was neither snapshotted nor aborted.
 	pending bool
-	// first is the first barrier of current; Snapshot hands it on so the
-	// forwarded barrier keeps the source's timestamp and kind.
-	first checkpoint.Barrier
-	// received[c] is true if channel c delivered current's barrier.
-	received []bool
-	// done counts channels that delivered current's barrier or ended;
-	// alignment completes when it reaches the number of channels.
-	done int
-	// numBlocked counts channels the task was told to Block and not yet
-	// to unblock, so UnblockAll is only returned when it does something.
-	numBlocked int
-	out        []Action
+	alignment
+	out []Action
 }
 
 var _ Handler = (*Aligned)(nil)
@@ -52,9 +42,9 @@ var _ Handler = (*Aligned)(nil)
 // input channels. It panics if numChannels < 1.
 func NewAligned(numChannels int) *Aligned {
 	return &Aligned{
-		ch:       newChannels("aligned", numChannels),
-		received: make([]bool, numChannels),
-		out:      make([]Action, 0, 4),
+		ch:        newChannels("aligned", numChannels),
+		alignment: newAlignment(numChannels),
+		out:       make([]Action, 0, 4),
 	}
 }
 
@@ -102,24 +92,16 @@ func (h *Aligned) barrier(ch int, b checkpoint.Barrier) {
 	if b.ID > h.current {
 		h.moveTo(b.ID)
 		h.pending = true
-		h.first = b
-		clear(h.received)
-		h.done = h.ch.numEnded
+		h.begin(b, h.ch.numEnded)
 	}
-	if h.received[ch] {
-		// A second barrier of the same id on one channel: the channel
-		// was blocked, so the task should not have read it. Counting it
-		// twice would complete the alignment early; ignore it.
+	if !h.deliver(ch) {
 		return
 	}
-	h.received[ch] = true
-	h.done++
-	if h.done == len(h.received) {
+	if h.allDone() {
 		h.complete()
 		return
 	}
-	h.out = append(h.out, Block{Channel: ch})
-	h.numBlocked++
+	h.out = h.block(h.out, ch)
 }
 
 // abort handles a cancel marker or an abort request for id.
@@ -135,7 +117,7 @@ func (h *Aligned) abort(id checkpoint.ID, reason string) {
 	// declines it once, and barriers of it are ignored from now on.
 	h.out = append(h.out, Abort{ID: id, Reason: reason})
 	h.pending = false
-	h.unblockAll()
+	h.out = h.unblockAll(h.out)
 }
 
 // moveTo makes id (newer than current) the current checkpoint, giving up a
@@ -144,7 +126,7 @@ func (h *Aligned) moveTo(id checkpoint.ID) {
 	if h.pending {
 		h.out = append(h.out, Abort{ID: h.current, Reason: subsumedBy(id)})
 		h.pending = false
-		h.unblockAll()
+		h.out = h.unblockAll(h.out)
 	}
 	h.current = id
 }
@@ -152,14 +134,8 @@ func (h *Aligned) moveTo(id checkpoint.ID) {
 func (h *Aligned) endOfPartition(ch int) {
 	last := h.ch.end(ch)
 	if h.pending {
-		if h.received[ch] {
-			// The channel was blocked yet still delivered its end;
-			// it stays aligned but no longer needs unblocking.
-			h.numBlocked--
-		} else {
-			h.done++
-		}
-		if h.done == len(h.received) {
+		h.channelEnded(ch)
+		if h.allDone() {
 			h.complete()
 		}
 	}
@@ -173,12 +149,5 @@ func (h *Aligned) endOfPartition(ch int) {
 func (h *Aligned) complete() {
 	h.out = append(h.out, Snapshot{Barrier: h.first})
 	h.pending = false
-	h.unblockAll()
-}
-
-func (h *Aligned) unblockAll() {
-	if h.numBlocked > 0 {
-		h.out = append(h.out, UnblockAll{})
-		h.numBlocked = 0
-	}
+	h.out = h.unblockAll(h.out)
 }

@@ -64,18 +64,11 @@ type Unaligned struct {
 	// announcement, cancel marker or abort request; 0 before the first.
 	current checkpoint.ID
 	phase   phase
-	// first is current's barrier as first seen (announced or delivered);
-	// Snapshot hands it on so the forwarded barrier keeps its timestamp
-	// and kind.
-	first checkpoint.Barrier
-	// received[c] is true if channel c delivered current's barrier.
-	received []bool
-	// done counts channels that delivered current's barrier or ended.
-	done int
+	// alignment counts current's barriers; its first is current's barrier
+	// as first seen (announced or delivered).
+	alignment
 	// armed is true once a timer was armed for current (at most one).
 	armed bool
-	// numBlocked counts channels told to Block and not yet unblocked.
-	numBlocked int
 	// rec[c] is true while channel c records for current; numRec counts
 	// them.
 	rec    []bool
@@ -94,11 +87,11 @@ func NewUnaligned(numChannels int, alignedTimeout time.Duration) *Unaligned {
 		panic("barrier: unaligned handler needs an alignment timeout >= 0, got " + alignedTimeout.String())
 	}
 	return &Unaligned{
-		ch:       newChannels("unaligned", numChannels),
-		timeout:  alignedTimeout,
-		received: make([]bool, numChannels),
-		rec:      make([]bool, numChannels),
-		out:      make([]Action, 0, 4+numChannels),
+		ch:        newChannels("unaligned", numChannels),
+		timeout:   alignedTimeout,
+		alignment: newAlignment(numChannels),
+		rec:       make([]bool, numChannels),
+		out:       make([]Action, 0, 4+numChannels),
 	}
 }
 
@@ -157,9 +150,7 @@ func (h *Unaligned) forced() bool { return h.first.Kind != checkpoint.Periodic }
 // start makes b's id, newer than current, the current checkpoint.
 func (h *Unaligned) start(b checkpoint.Barrier) {
 	h.moveTo(b.ID)
-	h.first = b
-	clear(h.received)
-	h.done = h.ch.numEnded
+	h.begin(b, h.ch.numEnded)
 	h.armed = false
 }
 
@@ -171,14 +162,9 @@ func (h *Unaligned) barrier(ch int, b checkpoint.Barrier, priority bool) {
 	if b.ID > h.current {
 		h.start(b)
 	}
-	if h.received[ch] {
-		// A second barrier of one id on one channel: the gate should
-		// not have delivered it. Counting it twice would complete the
-		// checkpoint early; ignore it.
+	if !h.deliver(ch) {
 		return
 	}
-	h.received[ch] = true
-	h.done++
 	switch {
 	case h.phase == recording:
 		h.stopRecording(ch)
@@ -187,7 +173,7 @@ func (h *Unaligned) barrier(ch int, b checkpoint.Barrier, priority bool) {
 	case h.timeout == 0 || priority:
 		h.snapshotUnaligned(ch, true)
 	default:
-		if h.phase == idle && h.done < len(h.received) {
+		if h.phase == idle && !h.allDone() {
 			h.armTimer()
 		}
 		h.alignedBarrier(ch)
@@ -197,12 +183,11 @@ func (h *Unaligned) barrier(ch int, b checkpoint.Barrier, priority bool) {
 // alignedBarrier is Aligned's rule for a barrier on ch: block it, or
 // snapshot when it was the last live channel.
 func (h *Unaligned) alignedBarrier(ch int) {
-	if h.done == len(h.received) {
+	if h.allDone() {
 		h.completeAligned()
 		return
 	}
-	h.out = append(h.out, Block{Channel: ch})
-	h.numBlocked++
+	h.out = h.block(h.out, ch)
 	h.phase = aligning
 }
 
@@ -229,7 +214,7 @@ func (h *Unaligned) snapshotUnaligned(ch int, delivered bool) {
 			h.out = append(h.out, StartRecording{ID: h.current, Channel: c})
 		}
 	}
-	h.unblockAll()
+	h.out = h.unblockAll(h.out)
 	h.phase = recording
 	if h.numRec == 0 {
 		h.channelStateDone()
@@ -301,7 +286,7 @@ func (h *Unaligned) moveTo(id checkpoint.ID) {
 // recorder with it, so no StopRecording follows.
 func (h *Unaligned) drop() {
 	h.phase = idle
-	h.unblockAll()
+	h.out = h.unblockAll(h.out)
 	clear(h.rec)
 	h.numRec = 0
 }
@@ -312,14 +297,8 @@ func (h *Unaligned) endOfPartition(ch int) {
 	case recording:
 		h.stopRecording(ch)
 	case announced, aligning:
-		if h.received[ch] {
-			// Blocked yet ended: it stays aligned but needs no
-			// unblocking.
-			h.numBlocked--
-		} else {
-			h.done++
-		}
-		if h.done == len(h.received) {
+		h.channelEnded(ch)
+		if h.allDone() {
 			h.completeAligned()
 		}
 	}
@@ -334,12 +313,5 @@ func (h *Unaligned) endOfPartition(ch int) {
 func (h *Unaligned) completeAligned() {
 	h.out = append(h.out, Snapshot{Barrier: h.first})
 	h.phase = idle
-	h.unblockAll()
-}
-
-func (h *Unaligned) unblockAll() {
-	if h.numBlocked > 0 {
-		h.out = append(h.out, UnblockAll{})
-		h.numBlocked = 0
-	}
+	h.out = h.unblockAll(h.out)
 }
