@@ -2,15 +2,12 @@ package kafka
 
 import (
 	"context"
-	"fmt"
 	"github.com/weirstream/weir/internal/testutil"
-	"log/slog"
 	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/weirstream/weir"
-	"github.com/weirstream/weir/internal/config"
 	"github.com/weirstream/weir/internal/faults"
 )
 
@@ -41,31 +38,9 @@ type outcome struct {
 // run builds the pipeline with build on a fresh Env and executes it.
 func (j *job) run(t *testing.T, build func(env *weir.Env)) outcome {
 	t.Helper()
-	cfg := weir.NewConfig()
-	set := func(k, v string) {
-		if err := cfg.Set(k, v); err != nil {
-			t.Fatalf("config %s=%s: %v", k, v, err)
-		}
-	}
-	set(config.ParallelismDefault, fmt.Sprint(j.parallelism))
-	set(config.CheckpointsDir, j.stateDir)
-	set(config.CheckpointingInterval, j.interval)
-	set(config.BatchSize, "256")
-	set(config.NetworkCreditsPerChannel, "2")
-	if j.restartNone {
-		set(config.RestartStrategyType, config.RestartNone)
-	} else {
-		set(config.RestartStrategyType, config.RestartFixed)
-		set(config.FixedDelayAttempts, "100")
-		set(config.FixedDelayDelay, "1ms")
-	}
-	env := weir.NewEnv(cfg)
-	o := outcome{env: env, log: &syncBuffer{}}
-	env.SetLogger(slog.New(slog.NewTextHandler(o.log, &slog.HandlerOptions{Level: slog.LevelInfo})))
-	if j.plan != nil {
-		o.inj = faults.New(*j.plan)
-		env.SetFaultInjector(o.inj)
-	}
+	env := weir.NewEnv(testutil.FaultConfig(t, j.parallelism, j.stateDir, j.interval, j.restartNone, nil))
+	o := outcome{env: env}
+	o.log, o.inj = testutil.Observe(env, j.plan)
 	build(env)
 	start := time.Now()
 	ctx := j.ctx

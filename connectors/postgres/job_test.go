@@ -2,9 +2,7 @@ package postgres
 
 import (
 	"context"
-	"fmt"
 	"github.com/weirstream/weir/internal/testutil"
-	"log/slog"
 	"path/filepath"
 	"regexp"
 	"testing"
@@ -12,7 +10,6 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/weirstream/weir"
-	keys "github.com/weirstream/weir/internal/config"
 	"github.com/weirstream/weir/internal/faults"
 	"github.com/weirstream/weir/internal/jobs/demo"
 )
@@ -52,33 +49,9 @@ type jobResult struct {
 
 func (j *job) run(t testing.TB, ctx context.Context, onStart func(*weir.Env)) jobResult {
 	t.Helper()
-	cfg := weir.NewConfig()
-	set := func(k, v string) {
-		if err := cfg.Set(k, v); err != nil {
-			t.Fatalf("config %s=%s: %v", k, v, err)
-		}
-	}
-	set(keys.ParallelismDefault, fmt.Sprint(j.parallelism))
-	set(keys.CheckpointsDir, j.stateDir)
-	set(keys.CheckpointingInterval, j.interval)
-	// Small batches and few credits let barriers through quickly, so
-	// checkpoints complete early and most failures restore from one.
-	set(keys.BatchSize, "256")
-	set(keys.NetworkCreditsPerChannel, "2")
-	if j.restartNone {
-		set(keys.RestartStrategyType, keys.RestartNone)
-	} else {
-		set(keys.RestartStrategyType, keys.RestartFixed)
-		set(keys.FixedDelayAttempts, "100")
-		set(keys.FixedDelayDelay, "1ms")
-	}
-	env := weir.NewEnv(cfg)
-	res := jobResult{env: env, log: &syncBuffer{}}
-	env.SetLogger(slog.New(slog.NewTextHandler(res.log, &slog.HandlerOptions{Level: slog.LevelInfo})))
-	if j.plan != nil {
-		res.inj = faults.New(*j.plan)
-		env.SetFaultInjector(res.inj)
-	}
+	env := weir.NewEnv(testutil.FaultConfig(t, j.parallelism, j.stateDir, j.interval, j.restartNone, nil))
+	res := jobResult{env: env}
+	res.log, res.inj = testutil.Observe(env, j.plan)
 	j.sink(demo.Aggregate(env, demo.Options{Events: j.n, Keys: j.k, Rate: j.rate}))
 	if onStart != nil {
 		done := make(chan struct{})

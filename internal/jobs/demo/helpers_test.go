@@ -2,16 +2,13 @@ package demo_test
 
 import (
 	"context"
-	"fmt"
 	"github.com/weirstream/weir/internal/testutil"
-	"log/slog"
 	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/weirstream/weir"
 	"github.com/weirstream/weir/connectors/file"
-	"github.com/weirstream/weir/internal/config"
 	"github.com/weirstream/weir/internal/faults"
 	"github.com/weirstream/weir/internal/jobs/demo"
 )
@@ -49,32 +46,16 @@ type result struct {
 
 func (r *run) config(t *testing.T) *weir.Config {
 	t.Helper()
-	cfg := weir.NewConfig()
-	set := func(k, v string) {
-		if err := cfg.Set(k, v); err != nil {
-			t.Fatalf("config %s=%s: %v", k, v, err)
-		}
-	}
-	set(config.ParallelismDefault, fmt.Sprint(r.parallelism))
-	set(config.CheckpointsDir, r.stateDir)
-	set(config.CheckpointingInterval, r.interval)
-	// Small batches and few credits keep few records in flight, so that a
-	// barrier gets through quickly and checkpoints complete early in a run:
-	// most injected failures then restore from a checkpoint.
-	set(config.BatchSize, "256")
-	set(config.NetworkCreditsPerChannel, "2")
-	if r.restart == nil {
-		set(config.RestartStrategyType, config.RestartFixed)
-		set(config.FixedDelayAttempts, "100")
-		set(config.FixedDelayDelay, "1ms")
-	}
+	// r.restart, when set, names a whole restart strategy, which replaces
+	// the default fixed-delay one.
+	extra := map[string]string{}
 	for k, v := range r.restart {
-		set(k, v)
+		extra[k] = v
 	}
 	for k, v := range r.extra {
-		set(k, v)
+		extra[k] = v
 	}
-	return cfg
+	return testutil.FaultConfig(t, r.parallelism, r.stateDir, r.interval, false, extra)
 }
 
 // execute builds the demo on a fresh Env and runs it until it ends or ctx
@@ -82,12 +63,8 @@ func (r *run) config(t *testing.T) *weir.Config {
 func (r *run) execute(t *testing.T, ctx context.Context, onStart func(*weir.Env)) result {
 	t.Helper()
 	env := weir.NewEnv(r.config(t))
-	res := result{env: env, log: &syncBuffer{}}
-	env.SetLogger(slog.New(slog.NewTextHandler(res.log, &slog.HandlerOptions{Level: slog.LevelInfo})))
-	if r.plan != nil {
-		res.inj = faults.New(*r.plan)
-		env.SetFaultInjector(res.inj)
-	}
+	res := result{env: env}
+	res.log, res.inj = testutil.Observe(env, r.plan)
 	demo.Build(env, demo.Options{Events: r.n, Keys: r.k, Rate: r.rate, Out: r.out})
 	start := time.Now()
 	if onStart != nil {
