@@ -29,6 +29,8 @@ func outputFactories[Out any](n *runtime.Node) {
 		return fanout[Out](typed), nil
 	}
 	n.NewPool = func(batchSize int) any { return network.NewPool[Out](batchSize) }
+	n.NewChannelCodec = newChannelCodec[Out]
+	n.OutType = reflect.TypeFor[Out]().String()
 	n.NewWriter = func(chs []*network.Channel, e runtime.Edge, pool any, self, maxParallelism int, recordsOut *atomic.Int64) (runtime.Writer, error) {
 		var p network.Partitioner[Out]
 		switch e.Partition {

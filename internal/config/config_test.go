@@ -19,6 +19,7 @@ func TestDefaults(t *testing.T) {
 		{"execution.checkpointing.timeout", "10 min"},
 		{"execution.checkpointing.tolerable-failed-checkpoints", "0"},
 		{"execution.checkpointing.unaligned.enabled", "false"},
+		{"execution.checkpointing.unaligned.max-channel-state-bytes", "268435456"},
 		{"parallelism.default", "1"},
 		{"pipeline.batch-size", "1024"},
 		{"pipeline.max-parallelism", "128"},
@@ -39,6 +40,7 @@ func TestDefaults(t *testing.T) {
 		{"state.checkpoints.dir", ""},
 		{"state.checkpoints.num-retained", "3"},
 		{"taskmanager.network.credits-per-channel", "4"},
+		{"taskmanager.network.max-overdraft-buffers-per-channel", "2"},
 	}
 	c := New()
 	got := c.Entries()

@@ -11,6 +11,7 @@ const (
 	CheckpointingTolerableFailures      = "execution.checkpointing.tolerable-failed-checkpoints"
 	CheckpointingUnaligned              = "execution.checkpointing.unaligned.enabled"
 	CheckpointingAlignedTimeout         = "execution.checkpointing.aligned-checkpoint-timeout"
+	CheckpointingMaxChannelStateBytes   = "execution.checkpointing.unaligned.max-channel-state-bytes"
 	StateBackendType                    = "state.backend.type"
 	StateBackendIncremental             = "state.backend.incremental"
 	CheckpointsDir                      = "state.checkpoints.dir"
@@ -30,6 +31,7 @@ const (
 	ParallelismDefault                  = "parallelism.default"
 	MaxParallelism                      = "pipeline.max-parallelism"
 	NetworkCreditsPerChannel            = "taskmanager.network.credits-per-channel"
+	NetworkMaxOverdraft                 = "taskmanager.network.max-overdraft-buffers-per-channel"
 	BatchSize                           = "pipeline.batch-size"
 	BufferTimeout                       = "execution.buffer-timeout.interval"
 )

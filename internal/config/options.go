@@ -34,6 +34,8 @@ func Options() []Option {
 		{Key: CheckpointingAlignedTimeout, Default: "0", Kind: KindDuration,
 			FallbackKeys: []string{"execution.checkpointing.alignment-timeout"},
 			Description:  "With unaligned checkpoints enabled, start each checkpoint aligned and switch to unaligned after this long; 0 means unaligned from the start."},
+		{Key: CheckpointingMaxChannelStateBytes, Default: strconv.Itoa(256 << 20), Kind: KindInt, Validate: intAtLeast(1),
+			Description: "weir: most bytes of in-flight records one subtask may store as channel state in one unaligned checkpoint; beyond it that checkpoint is declined (the job goes on)."},
 
 		// State.
 		{Key: StateBackendType, Default: BackendHeap, Kind: KindEnum,
@@ -97,6 +99,9 @@ func Options() []Option {
 			Description: "Number of key groups: the upper bound of rescaling keyed state; fixed for the life of the job's state."},
 		{Key: NetworkCreditsPerChannel, Default: "4", Kind: KindInt, Validate: intAtLeast(1),
 			Description: "weir: exclusive buffers (credits) per input channel; a sender without credit stops, so backpressure reaches the source."},
+		{Key: NetworkMaxOverdraft, Default: "2", Kind: KindInt, Validate: intAtLeast(0),
+			FallbackKeys: []string{"taskmanager.network.memory.max-overdraft-buffers-per-gate"},
+			Description:  "Batches a task may send per channel beyond its credits to finish the batch it is processing, so it never waits for credit mid-batch and takes checkpoint triggers promptly under backpressure (Flink counts them per gate)."},
 		{Key: BatchSize, Default: "1024", Kind: KindInt, Validate: intAtLeast(1),
 			Description: "weir: records per batch moved between operators."},
 		{Key: BufferTimeout, Default: "100 ms", Kind: KindDuration,

@@ -182,7 +182,7 @@ func TestPlanValidateAndParsePoint(t *testing.T) {
 		want string
 	}{
 		{Plan{Failures: -1}, "fault plan: -1 failures: want >= 0"},
-		{Plan{Failures: 1, Points: []Point{"crash"}}, `fault plan: unknown fault point "crash": want one of process-record, snapshot-sync, snapshot-async, after-precommit, commit`},
+		{Plan{Failures: 1, Points: []Point{"crash"}}, `fault plan: unknown fault point "crash": want one of process-record, snapshot-sync, snapshot-async, after-precommit, commit, channel-state`},
 	}
 	for _, tc := range cases {
 		if err := tc.plan.Validate(); err == nil || err.Error() != tc.want {

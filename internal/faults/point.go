@@ -25,19 +25,29 @@ const (
 	// Commit fails while a sink commits a transaction of a completed
 	// checkpoint, so the commit must be retried on recovery.
 	Commit Point = "commit"
+	// ChannelState fails while an unaligned checkpoint records in-flight
+	// records as channel state (hit once per recorded batch). Only tasks
+	// taking unaligned checkpoints reach it.
+	ChannelState Point = "channel-state"
 )
 
-// AllPoints returns every fault point, in a fixed order.
+// AllPoints returns the fault points every checkpointing mode reaches, in a
+// fixed order. ChannelState is not among them: aligned and at-least-once
+// checkpoints never record channel state, so a test arming it there would
+// wait for failures that cannot happen.
 func AllPoints() []Point {
 	return []Point{Process, SnapshotSync, SnapshotAsync, AfterPreCommit, Commit}
 }
+
+// knownPoints is AllPoints plus the mode-specific points.
+func knownPoints() []Point { return append(AllPoints(), ChannelState) }
 
 // ParsePoint checks a point name given by a user (a flag, a test script).
 func ParsePoint(s string) (Point, error) {
 	p := Point(strings.TrimSpace(s))
 	if bit(p) == 0 {
 		names := make([]string, 0, 5)
-		for _, q := range AllPoints() {
+		for _, q := range knownPoints() {
 			names = append(names, string(q))
 		}
 		return "", fmt.Errorf("unknown fault point %q: want one of %s", s, strings.Join(names, ", "))
@@ -59,6 +69,8 @@ func bit(p Point) uint32 {
 		return 1 << 3
 	case Commit:
 		return 1 << 4
+	case ChannelState:
+		return 1 << 5
 	}
 	return 0
 }

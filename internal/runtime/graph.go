@@ -62,6 +62,12 @@ type Node struct {
 	// NewWriter creates a typed writer for one outgoing edge; it adds the
 	// records it emits to recordsOut (once per batch).
 	NewWriter func(channels []*network.Channel, e Edge, pool any, self, maxParallelism int, recordsOut *atomic.Int64) (Writer, error)
+	// NewChannelCodec returns the codec that stores this node's output
+	// batches as channel state (unaligned checkpoints); it fails when the
+	// output type cannot be encoded. Nil for nodes without output.
+	NewChannelCodec func(batchSize int) (ChannelCodec, error)
+	// OutType names the node's output record type, for messages.
+	OutType string
 }
 
 // InputFunc processes one data buffer from the gate (a *network.Batch[T])

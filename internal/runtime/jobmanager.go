@@ -31,6 +31,20 @@ type JobConfig struct {
 	Checkpoint            coordinator.Config
 	// AtLeastOnce selects barrier tracking without alignment.
 	AtLeastOnce bool
+	// Unaligned selects unaligned checkpoints
+	// (execution.checkpointing.unaligned.enabled): barriers overtake
+	// in-flight records, which are stored as channel state.
+	Unaligned bool
+	// AlignedTimeout, with Unaligned, starts each checkpoint aligned and
+	// switches it to unaligned after this long; 0 is unaligned at once.
+	AlignedTimeout time.Duration
+	// MaxOverdraft is the number of batches a task may send per channel
+	// beyond its credits to finish the batch it is processing
+	// (taskmanager.network.max-overdraft-buffers-per-channel).
+	MaxOverdraft int
+	// MaxChannelStateBytes bounds one subtask's channel state in one
+	// checkpoint; beyond it the checkpoint is declined.
+	MaxChannelStateBytes int64
 	// NumRetained is state.checkpoints.num-retained.
 	NumRetained int
 	BatchSize   int
@@ -68,6 +82,25 @@ func (c *JobConfig) fill() error {
 	}
 	if c.CreditsPerChannel < 1 {
 		c.CreditsPerChannel = 4
+	}
+	if c.MaxOverdraft < 0 {
+		return fmt.Errorf("taskmanager.network.max-overdraft-buffers-per-channel must be at least 0, got %d", c.MaxOverdraft)
+	}
+	if c.MaxChannelStateBytes <= 0 {
+		c.MaxChannelStateBytes = 256 << 20
+	}
+	if c.Unaligned {
+		// As in Flink: at-least-once has no alignment to skip, and a
+		// priority barrier of checkpoint N+1 would overtake N's barriers
+		// and subsume N everywhere.
+		if c.AtLeastOnce {
+			return errors.New("execution.checkpointing.unaligned.enabled needs execution.checkpointing.mode EXACTLY_ONCE: at-least-once checkpoints never align, so there is nothing to make unaligned; drop one of the two settings")
+		}
+		if c.Checkpoint.MaxConcurrent > 1 {
+			return fmt.Errorf("execution.checkpointing.unaligned.enabled needs execution.checkpointing.max-concurrent-checkpoints 1, got %d: a newer unaligned barrier would overtake the older checkpoint's barriers; set it to 1", c.Checkpoint.MaxConcurrent)
+		}
+	} else if c.AlignedTimeout > 0 {
+		return fmt.Errorf("execution.checkpointing.aligned-checkpoint-timeout %s needs execution.checkpointing.unaligned.enabled true: the timeout switches an aligned checkpoint to unaligned; enable unaligned checkpoints or remove the timeout", c.AlignedTimeout)
 	}
 	if c.MaxParallelism == 0 {
 		c.MaxParallelism = 128

@@ -1,0 +1,77 @@
+package weir
+
+import (
+	"encoding/binary"
+	"fmt"
+
+	"github.com/weirstream/weir/internal/codec"
+	"github.com/weirstream/weir/internal/network"
+	"github.com/weirstream/weir/internal/runtime"
+)
+
+// batchCodec stores batches of T as channel state: a uvarint record count,
+// then each record in T's codec. Decoded batches come from its own pool, so
+// the consuming task recycles them like any batch it polls.
+type batchCodec[T any] struct {
+	c    codec.Codec[T]
+	pool *network.Pool[T]
+	// minSize is 1 when T's encoding takes at least a byte, so the bytes
+	// left bound a decoded record count, and 0 for zero-size records
+	// (struct{}).
+	minSize int
+}
+
+// newChannelCodec is a node's runtime.Node.NewChannelCodec for output type
+// T. It is called at deployment, never per record.
+func newChannelCodec[T any](batchSize int) (runtime.ChannelCodec, error) {
+	c, err := codec.For[T]()
+	if err != nil {
+		return nil, err
+	}
+	var zero T
+	return &batchCodec[T]{c: c, pool: network.NewPool[T](batchSize), minSize: min(1, len(c.Append(nil, zero)))}, nil
+}
+
+func (b *batchCodec[T]) AppendBatch(dst []byte, data any) []byte {
+	recs := data.(*network.Batch[T]).Records
+	dst = binary.AppendUvarint(dst, uint64(len(recs)))
+	for i := range recs {
+		dst = b.c.Append(dst, recs[i])
+	}
+	return dst
+}
+
+func (b *batchCodec[T]) DecodeBatch(src []byte) (any, int, error) {
+	n, off := binary.Uvarint(src)
+	if off <= 0 {
+		return nil, 0, fmt.Errorf("channel state batch: bad record count: %w", codec.ErrCorrupt)
+	}
+	// A count the remaining bytes cannot hold is corrupt; checking it first
+	// bounds the work a corrupt count can cause.
+	if limit := b.maxRecords(len(src) - off); n > limit {
+		return nil, 0, fmt.Errorf("channel state batch: %d records in %d bytes: %w", n, len(src)-off, codec.ErrCorrupt)
+	}
+	batch := b.pool.Get()
+	for i := uint64(0); i < n; i++ {
+		v, m, err := b.c.Decode(src[off:])
+		if err != nil {
+			batch.Recycle()
+			return nil, 0, fmt.Errorf("channel state batch: record %d of %d: %w", i, n, err)
+		}
+		batch.Records = append(batch.Records, v)
+		off += m
+	}
+	return batch, off, nil
+}
+
+// maxRecords is the largest record count rest bytes can hold.
+func (b *batchCodec[T]) maxRecords(rest int) uint64 {
+	if b.minSize == 0 {
+		// Zero-size records: a batch never holds more than a few batch
+		// sizes (a partly filled batch is sent ahead of each event).
+		return uint64(64 * b.pool.BatchSize())
+	}
+	return uint64(rest)
+}
+
+func (b *batchCodec[T]) Records(data any) int { return len(data.(*network.Batch[T]).Records) }

@@ -1,0 +1,19 @@
+package runtime
+
+// ChannelCodec encodes and decodes the record batches of one edge. Unaligned
+// checkpoints store the batches a barrier overtook as channel state with it;
+// the producing node supplies it because the runtime does not know record
+// types. Implementations are safe for use by one goroutine at a time.
+type ChannelCodec interface {
+	// AppendBatch appends data (a *network.Batch[T] of the edge's record
+	// type) to dst: the record count as a uvarint, then the records.
+	AppendBatch(dst []byte, data any) []byte
+	// DecodeBatch decodes one batch from the front of src into a batch of
+	// the codec's own pool and returns it as gate data, with the number of
+	// bytes consumed. Malformed bytes give an error wrapping
+	// codec.ErrCorrupt.
+	DecodeBatch(src []byte) (data any, n int, err error)
+	// Records returns the number of records in data, a batch of this
+	// codec's type.
+	Records(data any) int
+}
