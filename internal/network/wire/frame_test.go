@@ -58,6 +58,11 @@ func TestHeaderLayout(t *testing.T) {
 	if !bytes.Equal(b, want) {
 		t.Fatalf("data frame\n%x\nwant\n%x", b, want)
 	}
+	// The header alone, records written after it, gives the same bytes.
+	h := AppendDataHeader(nil, 0x01020304, 0x05060708090a0b0c, 1, 1, 1)
+	if !bytes.Equal(append(h, 0xee), want) {
+		t.Fatalf("AppendDataHeader + records\n%x\nwant\n%x", append(h, 0xee), want)
+	}
 }
 
 // TestTruncation: every proper prefix of every sample frame is refused as
@@ -252,6 +257,13 @@ func TestAppendPanicsOnProgrammingErrors(t *testing.T) {
 		"payload too large":  func() { AppendHeader(nil, Header{Kind: Data, Channel: 1}, MaxPayload+1) },
 		"negative barrier":   func() { AppendEvent(nil, 1, 0, EventMsg{Kind: network.Barrier, Barrier: checkpoint.Barrier{ID: -1}}) },
 		"hello on channel 1": func() { AppendHeader(nil, Header{Kind: Hello, Channel: 1}, 0) },
+		"hello without peer": func() { AppendHello(nil, Hello, HelloMsg{From: "tm-1"}) },
+		"request of 0 credit": func() {
+			AppendPartitionRequest(nil, 1, PartitionRequestMsg{Job: "j", BufferSize: 1})
+		},
+		"request of a negative edge": func() {
+			AppendPartitionRequest(nil, 1, PartitionRequestMsg{Job: "j", Edge: -1, Credit: 1, BufferSize: 1})
+		},
 	} {
 		func() {
 			defer func() {

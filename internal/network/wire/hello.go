@@ -26,10 +26,13 @@ type HelloMsg struct {
 }
 
 // AppendHello appends a Hello or HelloOK frame (kind) carrying m with this
-// package's Version.
+// package's Version. It panics on fields DecodeHello would refuse.
 func AppendHello(dst []byte, kind Kind, m HelloMsg) []byte {
 	if kind != Hello && kind != HelloOK {
 		panic("wire: AppendHello with kind " + kind.String())
+	}
+	if m.From == "" || m.To == "" || len(m.From) > maxString || len(m.To) > maxString || len(m.BuildID) > maxString {
+		panic("wire: Hello with an empty or oversized ResourceID or build id")
 	}
 	dst, start := beginFrame(dst, Header{Kind: kind})
 	m.Version = Version

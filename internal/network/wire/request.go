@@ -2,6 +2,7 @@ package wire
 
 import (
 	"encoding/binary"
+	"fmt"
 
 	"github.com/weirstream/weir/internal/checkpoint"
 )
@@ -26,8 +27,14 @@ type PartitionRequestMsg struct {
 	BufferSize int
 }
 
-// AppendPartitionRequest appends a PartitionRequest frame on channel.
+// AppendPartitionRequest appends a PartitionRequest frame on channel. It
+// panics on a message DecodePartitionRequest would refuse: the fault is
+// this process's, and should not surface as the peer's malformed frame.
 func AppendPartitionRequest(dst []byte, channel uint32, m PartitionRequestMsg) []byte {
+	if m.Job == "" || len(m.Job) > maxString || m.Credit < 1 || m.BufferSize < 1 ||
+		!inRange(m.Producer.Vertex, m.Producer.Subtask, m.Attempt, m.Edge, m.Consumer, m.Credit, m.BufferSize) {
+		panic(fmt.Sprintf("wire: PartitionRequest %+v out of range", m))
+	}
 	dst, start := beginFrame(dst, Header{Kind: PartitionRequest, Channel: channel})
 	dst = m.Append(dst)
 	return endFrame(dst, start)
@@ -58,4 +65,13 @@ func DecodePartitionRequest(b []byte) (PartitionRequestMsg, error) {
 		return PartitionRequestMsg{}, err
 	}
 	return m, nil
+}
+
+func inRange(vs ...int) bool {
+	for _, v := range vs {
+		if v < 0 || v > maxCount {
+			return false
+		}
+	}
+	return true
 }
