@@ -27,6 +27,11 @@
 //	n := r.Announce()            // 1: sent as AddCredit
 //	s.AddCredit(n)               // the third data buffer may go, then the event
 //
+// Errors come in two classes: ErrOutOfSequence (a gap in a channel's
+// sequence numbers; the channel's consumer fails) and ErrViolation (Data
+// without credit, a bad AddCredit; the peer is broken and the connection
+// closes, as after a malformed frame).
+//
 // Invariants, checked by the model test: no counter goes negative; data in
 // flight plus data held by the receiver never exceeds the credit granted;
 // the credits held by the sender, in flight as Data, held by the receiver,

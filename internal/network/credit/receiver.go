@@ -26,19 +26,19 @@ func NewReceiver(credits int) *Receiver {
 
 // Accept admits a frame with sequence number seq and the sender's backlog.
 // A gap in the sequence or a Data frame beyond the granted credit is an
-// error and changes nothing: the first means frames were lost or
-// reordered, the second a peer that ignores flow control; either fails the
-// channel.
+// error and changes nothing: the first (ErrOutOfSequence) means frames were
+// lost or reordered and fails the channel, the second (ErrViolation) a
+// peer that ignores flow control and closes the connection.
 func (r *Receiver) Accept(seq uint64, isData bool, backlog int) error {
 	if seq != r.next {
-		return fmt.Errorf("frame %d, expected %d: frames lost or reordered", seq, r.next)
+		return fmt.Errorf("frame %d, expected %d: %w", seq, r.next, ErrOutOfSequence)
 	}
 	if backlog < 0 {
-		return fmt.Errorf("frame %d: negative backlog %d: the peer sent a malformed frame", seq, backlog)
+		return violation("frame %d: negative backlog %d: the peer sent a malformed frame", seq, backlog)
 	}
 	if isData {
 		if r.outstanding == 0 {
-			return fmt.Errorf("frame %d: data without credit (%d buffers held): the peer ignores flow control", seq, r.held)
+			return violation("frame %d: data without credit (%d buffers held): the peer ignores flow control", seq, r.held)
 		}
 		r.outstanding--
 		r.held++

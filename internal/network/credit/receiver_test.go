@@ -1,6 +1,7 @@
 package credit
 
 import (
+	"errors"
 	"strings"
 	"testing"
 )
@@ -59,16 +60,24 @@ func TestReceiverRejectsViolations(t *testing.T) {
 		seq     uint64
 		isData  bool
 		backlog int
+		class   error // ErrOutOfSequence fails the channel, ErrViolation the connection
 		want    string
 	}{
-		{2, false, 0, "frame 2, expected 1: frames lost or reordered"},
-		{0, false, 0, "frame 0, expected 1: frames lost or reordered"},
-		{1, true, 0, "frame 1: data without credit (1 buffers held)"},
-		{1, false, -1, "frame 1: negative backlog -1"},
+		{2, false, 0, ErrOutOfSequence, "frame 2, expected 1: frames lost or reordered"},
+		{0, false, 0, ErrOutOfSequence, "frame 0, expected 1: frames lost or reordered"},
+		{1, true, 0, ErrViolation, "frame 1: data without credit (1 buffers held)"},
+		{1, false, -1, ErrViolation, "frame 1: negative backlog -1"},
 	} {
 		err := r.Accept(tc.seq, tc.isData, tc.backlog)
 		if err == nil || !strings.HasPrefix(err.Error(), tc.want) {
 			t.Fatalf("Accept(%d, %v, %d) = %v, want %q", tc.seq, tc.isData, tc.backlog, err, tc.want)
+		}
+		other := ErrViolation
+		if tc.class == ErrViolation {
+			other = ErrOutOfSequence
+		}
+		if !errors.Is(err, tc.class) || errors.Is(err, other) {
+			t.Fatalf("Accept(%d, %v, %d) = %v, want an error of class %q only", tc.seq, tc.isData, tc.backlog, err, tc.class)
 		}
 	}
 	// A refused frame changes nothing: the next valid frame is still 1.

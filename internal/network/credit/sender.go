@@ -67,13 +67,14 @@ func (s *Sender) Pop() (isData, ok bool) {
 
 // AddCredit adds the n credits of an AddCredit frame. A non-positive n or a
 // total beyond the channel's credits means the peer broke the protocol: the
-// error is for the connection reader, which treats the frame as malformed.
+// error wraps ErrViolation; the connection reader treats the frame as
+// malformed.
 func (s *Sender) AddCredit(n int) error {
 	if n <= 0 {
-		return fmt.Errorf("add credit %d: credit must be positive: the peer sent a malformed AddCredit", n)
+		return violation("add credit %d: credit must be positive: the peer sent a malformed AddCredit", n)
 	}
 	if n > s.maxCredit-s.credit {
-		return fmt.Errorf("add credit %d: sender holds %d of %d credits: the peer granted credits it does not have", n, s.credit, s.maxCredit)
+		return violation("add credit %d: sender holds %d of %d credits: the peer granted credits it does not have", n, s.credit, s.maxCredit)
 	}
 	s.credit += n
 	return nil

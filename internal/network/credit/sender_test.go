@@ -1,6 +1,7 @@
 package credit
 
 import (
+	"errors"
 	"strings"
 	"testing"
 )
@@ -83,8 +84,8 @@ func TestSenderAddCreditRejectsProtocolViolations(t *testing.T) {
 		{1, "add credit 1: sender holds 2 of 2 credits"},
 	} {
 		err := s.AddCredit(tc.n)
-		if err == nil || !strings.HasPrefix(err.Error(), tc.want) {
-			t.Fatalf("AddCredit(%d) = %v, want %q", tc.n, err, tc.want)
+		if err == nil || !strings.HasPrefix(err.Error(), tc.want) || !errors.Is(err, ErrViolation) {
+			t.Fatalf("AddCredit(%d) = %v, want a violation %q", tc.n, err, tc.want)
 		}
 		if s.Credit() != 2 {
 			t.Fatalf("credit %d after a refused AddCredit, want 2", s.Credit())

@@ -1,0 +1,112 @@
+package wire
+
+import (
+	"encoding/binary"
+	"math"
+	"time"
+
+	"github.com/weirstream/weir/internal/checkpoint"
+	"github.com/weirstream/weir/internal/network"
+)
+
+// Event codes on the wire. They are fixed here rather than taken from
+// network.Kind's values, so reordering that in-memory enum cannot change
+// the protocol.
+const (
+	codeBarrier        = 1
+	codeCancelBarrier  = 2
+	codeEndOfPartition = 3
+	codeEndOfData      = 4
+)
+
+// EventMsg is the payload of an Event frame, shaped like the event fields
+// of network.Buffer so the connection code converts field by field.
+type EventMsg struct {
+	// Kind is network.Barrier, CancelBarrier, EndOfPartition or EndOfData.
+	Kind network.Kind
+	// Barrier is set for Barrier. Its timestamp travels as Unix
+	// nanoseconds; the zero time travels as 0 and 0 decodes to the zero
+	// time.
+	Barrier checkpoint.Barrier
+	// Cancel is the checkpoint a CancelBarrier aborts.
+	Cancel checkpoint.ID
+}
+
+// AppendEvent appends an Event frame on channel with sequence number seq.
+// It panics on a kind that is not an event: the caller converts buffers it
+// built.
+func AppendEvent(dst []byte, channel uint32, seq uint64, m EventMsg) []byte {
+	dst, start := beginFrame(dst, Header{Kind: Event, Channel: channel, Seq: seq})
+	dst = m.Append(dst)
+	return endFrame(dst, start)
+}
+
+// Append appends m's payload encoding. It panics like AppendEvent.
+func (m EventMsg) Append(dst []byte) []byte {
+	switch m.Kind {
+	case network.Barrier:
+		var nanos int64
+		if !m.Barrier.Timestamp.IsZero() {
+			nanos = m.Barrier.Timestamp.UnixNano()
+		}
+		if m.Barrier.ID < 0 || m.Barrier.Kind > checkpoint.Savepoint {
+			panic("wire: barrier with negative id or unknown checkpoint kind")
+		}
+		dst = append(dst, codeBarrier)
+		dst = binary.BigEndian.AppendUint64(dst, uint64(m.Barrier.ID))
+		dst = binary.BigEndian.AppendUint64(dst, uint64(nanos))
+		return append(dst, byte(m.Barrier.Kind))
+	case network.CancelBarrier:
+		if m.Cancel < 0 {
+			panic("wire: cancel barrier with negative id")
+		}
+		dst = append(dst, codeCancelBarrier)
+		return binary.BigEndian.AppendUint64(dst, uint64(m.Cancel))
+	case network.EndOfPartition:
+		return append(dst, codeEndOfPartition)
+	case network.EndOfData:
+		return append(dst, codeEndOfData)
+	}
+	panic("wire: event of kind " + m.Kind.String())
+}
+
+// DecodeEvent decodes an Event payload.
+func DecodeEvent(b []byte) (EventMsg, error) {
+	p := payload{kind: Event, b: b}
+	var m EventMsg
+	switch code := p.u8("event code"); {
+	case p.err != nil:
+	case code == codeBarrier:
+		m.Kind = network.Barrier
+		m.Barrier.ID = p.checkpointID("barrier id")
+		if nanos := int64(p.u64("barrier timestamp")); nanos != 0 {
+			m.Barrier.Timestamp = time.Unix(0, nanos)
+		}
+		m.Barrier.Kind = checkpoint.Kind(p.u8("checkpoint kind"))
+		if p.err == nil && m.Barrier.Kind > checkpoint.Savepoint {
+			p.fail(DefectValue, "checkpoint kind %d, want 0 to %d", m.Barrier.Kind, checkpoint.Savepoint)
+		}
+	case code == codeCancelBarrier:
+		m.Kind = network.CancelBarrier
+		m.Cancel = p.checkpointID("cancelled barrier id")
+	case code == codeEndOfPartition:
+		m.Kind = network.EndOfPartition
+	case code == codeEndOfData:
+		m.Kind = network.EndOfData
+	default:
+		p.fail(DefectValue, "event code %d, want %d to %d", code, codeBarrier, codeEndOfData)
+	}
+	if err := p.end(m.Kind.String() + " event"); err != nil {
+		return EventMsg{}, err
+	}
+	return m, nil
+}
+
+func (p *payload) checkpointID(field string) checkpoint.ID {
+	v := p.u64(field)
+	if p.err == nil && v > math.MaxInt64 {
+		p.fail(DefectValue, "%s %d out of range", field, v)
+		return 0
+	}
+	return checkpoint.ID(v)
+}

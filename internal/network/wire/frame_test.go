@@ -1,0 +1,277 @@
+package wire
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/weirstream/weir/internal/checkpoint"
+	"github.com/weirstream/weir/internal/network"
+)
+
+// TestRoundTrip decodes every sample kind and re-encodes it to the same
+// bytes, and checks the decoded message against its expected description.
+func TestRoundTrip(t *testing.T) {
+	want := map[string]string{
+		"hello":              "{Version:1 From:tm-1 To:tm-2 BuildID:b3f1}",
+		"hello-ok":           "{Version:1 From:tm-2 To:tm-1 BuildID:}",
+		"partition-request":  "{Job:demo Producer:{Vertex:2 Subtask:3} Attempt:1 Edge:0 Consumer:300 Credit:4 BufferSize:32768}",
+		"data":               `backlog=3 records=2 bytes="\x02ab\x01c"`,
+		"data-empty-records": `backlog=0 records=5 bytes=""`,
+		"barrier":            "barrier id=9 ts=1700000000123456789 kind=final",
+		"barrier-zero-time":  "barrier id=1 ts=0 kind=savepoint",
+		"cancel-barrier":     "cancel id=9",
+		"end-of-data":        "eod",
+		"end-of-partition":   "eop",
+		"add-credit":         "credit=300",
+		"cancel-partition":   "",
+		"error-fatal":        `"frame 12, expected 11: frames lost or reordered"`,
+		"error-channel":      `""`,
+	}
+	for _, s := range samples() {
+		f, n, err := DecodeFrame(s.frame)
+		if err != nil || n != len(s.frame) {
+			t.Fatalf("%s: DecodeFrame = %d, %v; want %d bytes", s.name, n, err, len(s.frame))
+		}
+		b, desc, err := reencode(f)
+		if err != nil {
+			t.Fatalf("%s: decode payload: %v", s.name, err)
+		}
+		if !bytes.Equal(b, s.frame) {
+			t.Fatalf("%s: re-encoded\n%x\nwant\n%x", s.name, b, s.frame)
+		}
+		if desc != want[s.name] {
+			t.Fatalf("%s: decoded %s, want %s", s.name, desc, want[s.name])
+		}
+		if raw := AppendFrame(nil, f.Header, f.Payload); !bytes.Equal(raw, s.frame) {
+			t.Fatalf("%s: AppendFrame of the decoded header and payload differs", s.name)
+		}
+	}
+}
+
+// TestHeaderLayout pins the byte layout of the header against the design.
+func TestHeaderLayout(t *testing.T) {
+	b := AppendData(nil, 0x01020304, 0x05060708090a0b0c, DataMsg{Backlog: 1, Records: 1, Bytes: []byte{0xee}})
+	want := []byte{0, 0, 0, 17, byte(Data), 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 1, 1, 0xee}
+	if !bytes.Equal(b, want) {
+		t.Fatalf("data frame\n%x\nwant\n%x", b, want)
+	}
+	// The header alone, records written after it, gives the same bytes.
+	h := AppendDataHeader(nil, 0x01020304, 0x05060708090a0b0c, 1, 1, 1)
+	if !bytes.Equal(append(h, 0xee), want) {
+		t.Fatalf("AppendDataHeader + records\n%x\nwant\n%x", append(h, 0xee), want)
+	}
+}
+
+// TestTruncation: every proper prefix of every sample frame is refused as
+// truncated by DecodeFrame, and every proper prefix of a payload with a
+// fixed structure is refused by its decoder.
+func TestTruncation(t *testing.T) {
+	for _, s := range samples() {
+		for i := 0; i < len(s.frame); i++ {
+			_, _, err := DecodeFrame(s.frame[:i])
+			if defectOf(err) != DefectTruncated {
+				t.Fatalf("%s: prefix of %d of %d bytes: %v, want truncated", s.name, i, len(s.frame), err)
+			}
+		}
+		f, _, _ := DecodeFrame(s.frame)
+		if f.Kind == Data || f.Kind == Error || len(f.Payload) == 0 {
+			continue // records or a message are free-form: any prefix is a payload
+		}
+		for i := 0; i < len(f.Payload); i++ {
+			f2 := f
+			f2.Payload = f.Payload[:i]
+			if _, _, err := reencode(f2); defectOf(err) != DefectTruncated && defectOf(err) != DefectValue {
+				t.Fatalf("%s: payload prefix of %d of %d bytes: %v, want truncated", s.name, i, len(f.Payload), err)
+			}
+		}
+	}
+	// Data: a prefix that ends inside the backlog or record count.
+	for _, p := range [][]byte{{}, {0x80}, {3}, {3, 0x81}} {
+		if _, err := DecodeData(p); defectOf(err) != DefectTruncated {
+			t.Fatalf("DecodeData(%x) = %v, want truncated", p, err)
+		}
+	}
+}
+
+// TestTrailingBytes: one byte past a fixed payload is refused.
+func TestTrailingBytes(t *testing.T) {
+	for _, s := range samples() {
+		f, _, _ := DecodeFrame(s.frame)
+		if f.Kind == Data || f.Kind == Error {
+			continue
+		}
+		f.Payload = append(append([]byte(nil), f.Payload...), 0)
+		_, _, err := reencode(f)
+		if defectOf(err) != DefectTrailing {
+			t.Fatalf("%s + 1 byte: %v, want trailing bytes", s.name, err)
+		}
+	}
+}
+
+// header builds raw header bytes without the checks of AppendHeader.
+func header(length uint32, kind Kind, flags uint8, channel uint32, seq uint64) []byte {
+	b := binary.BigEndian.AppendUint32(nil, length)
+	b = append(b, byte(kind), flags)
+	b = binary.BigEndian.AppendUint32(b, channel)
+	return binary.BigEndian.AppendUint64(b, seq)
+}
+
+func TestMalformedHeaders(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		b      []byte
+		defect Defect
+		msg    string
+	}{
+		{"length 0", header(0, Data, 0, 1, 0), DefectLength, "malformed frame: length out of range: length 0, want 14 to 67108864"},
+		{"length 13", header(13, Data, 0, 1, 0), DefectLength, "length 13, want 14"},
+		{"length 64 MiB + 1", header(MaxLength+1, Data, 0, 1, 0), DefectLength, "length 67108865"},
+		{"length max u32", header(0xffffffff, Data, 0, 1, 0), DefectLength, "length 4294967295"},
+		{"kind 0", header(14, 0, 0, 1, 0), DefectKind, "malformed frame: unknown kind: kind byte 0"},
+		{"kind 9", header(14, 9, 0, 1, 0), DefectKind, "kind byte 9"},
+		{"kind 255", header(14, 255, 0, 1, 0), DefectKind, "kind byte 255"},
+		{"flags", header(14, CancelPartition, 1, 1, 0), DefectFlags, "malformed cancel-partition frame: nonzero flags: flags 0x01 on channel 1, want 0 in version 1"},
+		{"hello on a channel", header(14, Hello, 0, 3, 0), DefectChannel, "malformed hello frame: channel not allowed for kind: channel 3, want 0"},
+		{"hello-ok on a channel", header(14, HelloOK, 0, 1, 0), DefectChannel, "channel 1, want 0"},
+		{"data on channel 0", header(15, Data, 0, 0, 0), DefectChannel, "malformed data frame: channel not allowed for kind: channel 0 is the connection's"},
+		{"event on channel 0", header(15, Event, 0, 0, 0), DefectChannel, "channel 0"},
+		{"request on channel 0", header(15, PartitionRequest, 0, 0, 0), DefectChannel, "channel 0"},
+		{"credit on channel 0", header(15, AddCredit, 0, 0, 0), DefectChannel, "channel 0"},
+		{"cancel on channel 0", header(14, CancelPartition, 0, 0, 0), DefectChannel, "channel 0"},
+		{"add-credit with seq", header(15, AddCredit, 0, 2, 5), DefectSeq, "malformed add-credit frame: sequence number not allowed for kind: sequence 5 on channel 2, want 0"},
+		{"error with seq", header(14, Error, 0, 0, 1), DefectSeq, "sequence 1"},
+		{"hello with seq", header(14, Hello, 0, 0, 1), DefectSeq, "sequence 1"},
+		{"short length", []byte{0, 0, 0}, DefectTruncated, "3 bytes, a frame starts with a 4-byte length"},
+		{"short header", header(14, Data, 0, 1, 0)[:17], DefectTruncated, "17 bytes, the header has 18"},
+		{"short payload", append(header(20, Data, 0, 1, 0), 1, 1), DefectTruncated, "malformed data frame: truncated: 20 of 24 bytes on channel 1"},
+	} {
+		_, _, err := DecodeFrame(tc.b)
+		if !errors.Is(err, ErrMalformed) || defectOf(err) != tc.defect || !strings.Contains(err.Error(), tc.msg) {
+			t.Errorf("%s: %v, want %s containing %q", tc.name, err, tc.defect, tc.msg)
+		}
+		// The Reader refuses the same header, and goes on refusing.
+		rd := NewReader(bytes.NewReader(append(tc.b, make([]byte, 64)...)), 0)
+		if tc.defect == DefectTruncated {
+			rd = NewReader(bytes.NewReader(tc.b), 0)
+		}
+		_, err1 := rd.Next()
+		_, err2 := rd.Next()
+		if err1 == nil || err2 != err1 {
+			t.Errorf("%s: Reader.Next = %v then %v, want one sticky error", tc.name, err1, err2)
+		}
+		if tc.defect != DefectTruncated && defectOf(err1) != tc.defect {
+			t.Errorf("%s: Reader.Next = %v, want %s", tc.name, err1, tc.defect)
+		}
+	}
+}
+
+func TestMalformedPayloads(t *testing.T) {
+	ok := AppendHello(nil, Hello, HelloMsg{From: "a", To: "b"})[HeaderSize:]
+	badMagic := append([]byte("WEIRNOT\x00"), ok[8:]...)
+	for _, tc := range []struct {
+		name   string
+		decode func() error
+		defect Defect
+		msg    string
+	}{
+		{"bad magic", func() error { _, err := DecodeHello(Hello, badMagic); return err }, DefectValue,
+			`malformed hello frame: bad value: magic "WEIRNOT\x00", want "WEIRNET\x00": the peer is not a weir data port`},
+		{"http", func() error { _, err := DecodeHello(Hello, []byte("GET / HTTP/1.1\r\n")); return err }, DefectValue, "not a weir data port"},
+		{"empty sender", func() error {
+			_, err := DecodeHello(HelloOK, HelloMsg{Version: 1, To: "b"}.Append(nil))
+			return err
+		}, DefectValue, "malformed hello-ok frame: bad value: sender ResourceID of 0 bytes, want 1 to 4096"},
+		{"zero credit", func() error { _, err := DecodeAddCredit([]byte{0}); return err }, DefectValue,
+			"malformed add-credit frame: bad value: credit 0, want 1 to 2147483647"},
+		{"huge credit", func() error { _, err := DecodeAddCredit([]byte{0x80, 0x80, 0x80, 0x80, 0x08}); return err }, DefectValue, "credit 2147483648"},
+		{"overlong credit", func() error { _, err := DecodeAddCredit([]byte{0x81, 0x00}); return err }, DefectValue, "credit: overlong varint encoding"},
+		{"varint overflow", func() error {
+			_, err := DecodeAddCredit(bytes.Repeat([]byte{0xff}, 11))
+			return err
+		}, DefectValue, "overflows 64 bits"},
+		{"zero records", func() error { _, err := DecodeData([]byte{0, 0, 1}); return err }, DefectValue,
+			"malformed data frame: bad value: record count 0, want 1"},
+		{"unknown event", func() error { _, err := DecodeEvent([]byte{5}); return err }, DefectValue,
+			"malformed event frame: bad value: event code 5, want 1 to 4"},
+		{"event code 0", func() error { _, err := DecodeEvent([]byte{0}); return err }, DefectValue, "event code 0"},
+		{"empty event", func() error { _, err := DecodeEvent(nil); return err }, DefectTruncated, "event code: payload ends before it"},
+		{"checkpoint kind", func() error {
+			_, err := DecodeEvent([]byte{1, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 3})
+			return err
+		}, DefectValue, "checkpoint kind 3, want 0 to 2"},
+		{"negative barrier id", func() error {
+			_, err := DecodeEvent([]byte{1, 0x80, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0})
+			return err
+		}, DefectValue, "barrier id 9223372036854775808 out of range"},
+		{"eop with bytes", func() error { _, err := DecodeEvent([]byte{3, 0}); return err }, DefectTrailing,
+			"malformed event frame: trailing bytes: 1 bytes after the eop event"},
+		{"cancel partition with bytes", func() error { return DecodeCancelPartition([]byte{1, 2}) }, DefectTrailing,
+			"malformed cancel-partition frame: trailing bytes: 2 bytes after the header"},
+		{"request zero credit", func() error {
+			_, err := DecodePartitionRequest(PartitionRequestMsg{Job: "j", Credit: 0, BufferSize: 1}.Append(nil))
+			return err
+		}, DefectValue, "initial credit 0, want 1"},
+		{"request empty job", func() error {
+			_, err := DecodePartitionRequest(PartitionRequestMsg{Credit: 1, BufferSize: 1}.Append(nil))
+			return err
+		}, DefectValue, "job of 0 bytes"},
+	} {
+		err := tc.decode()
+		if !errors.Is(err, ErrMalformed) || defectOf(err) != tc.defect || !strings.Contains(err.Error(), tc.msg) {
+			t.Errorf("%s: %v, want %s containing %q", tc.name, err, tc.defect, tc.msg)
+		}
+	}
+}
+
+func TestHelloVersionMismatch(t *testing.T) {
+	b := HelloMsg{Version: 2, From: "tm-9", To: "tm-1"}.Append(nil)
+	m, err := DecodeHello(Hello, b)
+	var ve *VersionError
+	if !errors.As(err, &ve) || errors.Is(err, ErrMalformed) || !errors.Is(err, ErrVersion) {
+		t.Fatalf("DecodeHello of version 2 = %v, want a VersionError", err)
+	}
+	if m.Version != 2 || ve.Peer != 2 || ve.Local != Version {
+		t.Fatalf("version %d, error %+v", m.Version, ve)
+	}
+	want := "peer speaks weir network protocol 2, this process 1: run the same weir build in every role"
+	if err.Error() != want {
+		t.Fatalf("error %q, want %q", err, want)
+	}
+	// A version-2 Hello may have any layout after the version.
+	if _, err := DecodeHello(Hello, append([]byte(Magic), 0, 2)); !errors.Is(err, ErrVersion) {
+		t.Fatalf("short version-2 hello: %v, want ErrVersion", err)
+	}
+}
+
+func TestAppendPanicsOnProgrammingErrors(t *testing.T) {
+	for name, f := range map[string]func(){
+		"data on channel 0":  func() { AppendData(nil, 0, 0, DataMsg{Records: 1}) },
+		"data of 0 records":  func() { AppendData(nil, 1, 0, DataMsg{}) },
+		"zero credit":        func() { AppendAddCredit(nil, 1, 0) },
+		"hello with kind":    func() { AppendHello(nil, Data, HelloMsg{}) },
+		"event of data":      func() { AppendEvent(nil, 1, 0, EventMsg{}) },
+		"seq on add-credit":  func() { AppendHeader(nil, Header{Kind: AddCredit, Channel: 1, Seq: 1}, 1) },
+		"payload too large":  func() { AppendHeader(nil, Header{Kind: Data, Channel: 1}, MaxPayload+1) },
+		"negative barrier":   func() { AppendEvent(nil, 1, 0, EventMsg{Kind: network.Barrier, Barrier: checkpoint.Barrier{ID: -1}}) },
+		"hello on channel 1": func() { AppendHeader(nil, Header{Kind: Hello, Channel: 1}, 0) },
+		"hello without peer": func() { AppendHello(nil, Hello, HelloMsg{From: "tm-1"}) },
+		"request of 0 credit": func() {
+			AppendPartitionRequest(nil, 1, PartitionRequestMsg{Job: "j", BufferSize: 1})
+		},
+		"request of a negative edge": func() {
+			AppendPartitionRequest(nil, 1, PartitionRequestMsg{Job: "j", Edge: -1, Credit: 1, BufferSize: 1})
+		},
+	} {
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Errorf("%s did not panic", name)
+				}
+			}()
+			f()
+		}()
+	}
+}

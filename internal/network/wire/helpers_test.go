@@ -1,0 +1,114 @@
+package wire
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/weirstream/weir/internal/checkpoint"
+	"github.com/weirstream/weir/internal/network"
+)
+
+// sample is one frame of every kind and payload variant, built with the
+// package's appenders.
+type sample struct {
+	name  string
+	frame []byte
+}
+
+func samples() []sample {
+	ts := time.Unix(1_700_000_000, 123_456_789)
+	return []sample{
+		{"hello", AppendHello(nil, Hello, HelloMsg{From: "tm-1", To: "tm-2", BuildID: "b3f1"})},
+		{"hello-ok", AppendHello(nil, HelloOK, HelloMsg{From: "tm-2", To: "tm-1"})},
+		{"partition-request", AppendPartitionRequest(nil, 7, PartitionRequestMsg{
+			Job: "demo", Producer: checkpoint.TaskID{Vertex: 2, Subtask: 3}, Attempt: 1,
+			Edge: 0, Consumer: 300, Credit: 4, BufferSize: 32 << 10})},
+		{"data", AppendData(nil, 7, 11, DataMsg{Backlog: 3, Records: 2, Bytes: []byte("\x02ab\x01c")})},
+		{"data-empty-records", AppendData(nil, 1<<31, 1<<40, DataMsg{Backlog: 0, Records: 5, Bytes: nil})},
+		{"barrier", AppendEvent(nil, 7, 12, EventMsg{Kind: network.Barrier,
+			Barrier: checkpoint.Barrier{ID: 9, Timestamp: ts, Kind: checkpoint.Final}})},
+		{"barrier-zero-time", AppendEvent(nil, 7, 0, EventMsg{Kind: network.Barrier,
+			Barrier: checkpoint.Barrier{ID: 1, Kind: checkpoint.Savepoint}})},
+		{"cancel-barrier", AppendEvent(nil, 7, 13, EventMsg{Kind: network.CancelBarrier, Cancel: 9})},
+		{"end-of-data", AppendEvent(nil, 7, 14, EventMsg{Kind: network.EndOfData})},
+		{"end-of-partition", AppendEvent(nil, 7, 15, EventMsg{Kind: network.EndOfPartition})},
+		{"add-credit", AppendAddCredit(nil, 7, 300)},
+		{"cancel-partition", AppendCancelPartition(nil, 7)},
+		{"error-fatal", AppendError(nil, 0, "frame 12, expected 11: frames lost or reordered")},
+		{"error-channel", AppendError(nil, 7, "")},
+	}
+}
+
+// decodePayload decodes f's payload with its kind's decoder and re-encodes
+// the decoded message with the kind's appender: for an accepted payload the
+// result must equal the frame's bytes. The returned string describes the
+// message, for golden comparisons.
+func reencode(f Frame) ([]byte, string, error) {
+	switch f.Kind {
+	case Hello, HelloOK:
+		m, err := DecodeHello(f.Kind, f.Payload)
+		if err != nil {
+			return nil, "", err
+		}
+		return AppendHello(nil, f.Kind, m), fmt.Sprintf("%+v", m), nil
+	case PartitionRequest:
+		m, err := DecodePartitionRequest(f.Payload)
+		if err != nil {
+			return nil, "", err
+		}
+		return AppendPartitionRequest(nil, f.Channel, m), fmt.Sprintf("%+v", m), nil
+	case Data:
+		m, err := DecodeData(f.Payload)
+		if err != nil {
+			return nil, "", err
+		}
+		return AppendData(nil, f.Channel, f.Seq, m), fmt.Sprintf("backlog=%d records=%d bytes=%q", m.Backlog, m.Records, m.Bytes), nil
+	case Event:
+		m, err := DecodeEvent(f.Payload)
+		if err != nil {
+			return nil, "", err
+		}
+		return AppendEvent(nil, f.Channel, f.Seq, m), describeEvent(m), nil
+	case AddCredit:
+		n, err := DecodeAddCredit(f.Payload)
+		if err != nil {
+			return nil, "", err
+		}
+		return AppendAddCredit(nil, f.Channel, n), fmt.Sprintf("credit=%d", n), nil
+	case CancelPartition:
+		if err := DecodeCancelPartition(f.Payload); err != nil {
+			return nil, "", err
+		}
+		return AppendCancelPartition(nil, f.Channel), "", nil
+	case Error:
+		msg := DecodeError(f.Payload)
+		return AppendError(nil, f.Channel, msg), fmt.Sprintf("%q", msg), nil
+	}
+	return nil, "", errors.New("unknown kind passed the header check")
+}
+
+func describeEvent(m EventMsg) string {
+	switch m.Kind {
+	case network.Barrier:
+		ns := int64(0)
+		if !m.Barrier.Timestamp.IsZero() {
+			ns = m.Barrier.Timestamp.UnixNano()
+		}
+		return fmt.Sprintf("barrier id=%d ts=%d kind=%s", m.Barrier.ID, ns, m.Barrier.Kind)
+	case network.CancelBarrier:
+		return fmt.Sprintf("cancel id=%d", m.Cancel)
+	}
+	return m.Kind.String()
+}
+
+// defectOf returns the defect of a malformed error, or 0.
+func defectOf(err error) Defect {
+	var me *MalformedError
+	if errors.As(err, &me) {
+		return me.Defect
+	}
+	return 0
+}
+
+var samplesBarrier = checkpoint.Barrier{ID: 3, Timestamp: time.Unix(5, 6), Kind: checkpoint.Periodic}

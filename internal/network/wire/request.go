@@ -1,0 +1,77 @@
+package wire
+
+import (
+	"encoding/binary"
+	"fmt"
+
+	"github.com/weirstream/weir/internal/checkpoint"
+)
+
+// PartitionRequestMsg subscribes one input channel of a consumer to the
+// output of a producer. The frame's channel id is the id the consumer chose
+// for this input; the producer sends Data and Event frames with it and
+// receives AddCredit and CancelPartition with it.
+type PartitionRequestMsg struct {
+	Job string
+	// Producer and Attempt name the producing execution; a request for a
+	// superseded attempt is answered with Error on the channel.
+	Producer checkpoint.TaskID
+	Attempt  int
+	// Edge is the producer's output edge, Consumer the consuming subtask:
+	// together the output channel.
+	Edge, Consumer int
+	// Credit is the channel's initial credit, at least 1.
+	Credit int
+	// BufferSize is the most record bytes one Data frame may carry, at
+	// least 1 (a larger single record comes alone).
+	BufferSize int
+}
+
+// AppendPartitionRequest appends a PartitionRequest frame on channel. It
+// panics on a message DecodePartitionRequest would refuse: the fault is
+// this process's, and should not surface as the peer's malformed frame.
+func AppendPartitionRequest(dst []byte, channel uint32, m PartitionRequestMsg) []byte {
+	if m.Job == "" || len(m.Job) > maxString || m.Credit < 1 || m.BufferSize < 1 ||
+		!inRange(m.Producer.Vertex, m.Producer.Subtask, m.Attempt, m.Edge, m.Consumer, m.Credit, m.BufferSize) {
+		panic(fmt.Sprintf("wire: PartitionRequest %+v out of range", m))
+	}
+	dst, start := beginFrame(dst, Header{Kind: PartitionRequest, Channel: channel})
+	dst = m.Append(dst)
+	return endFrame(dst, start)
+}
+
+// Append appends m's payload encoding.
+func (m PartitionRequestMsg) Append(dst []byte) []byte {
+	dst = appendString(dst, m.Job)
+	for _, v := range [...]int{m.Producer.Vertex, m.Producer.Subtask, m.Attempt, m.Edge, m.Consumer, m.Credit, m.BufferSize} {
+		dst = binary.AppendUvarint(dst, uint64(v))
+	}
+	return dst
+}
+
+// DecodePartitionRequest decodes a PartitionRequest payload.
+func DecodePartitionRequest(b []byte) (PartitionRequestMsg, error) {
+	p := payload{kind: PartitionRequest, b: b}
+	var m PartitionRequestMsg
+	m.Job = p.str("job", 1)
+	m.Producer.Vertex = p.count("producer vertex", 0)
+	m.Producer.Subtask = p.count("producer subtask", 0)
+	m.Attempt = p.count("attempt", 0)
+	m.Edge = p.count("output edge", 0)
+	m.Consumer = p.count("consumer subtask", 0)
+	m.Credit = p.count("initial credit", 1)
+	m.BufferSize = p.count("buffer size", 1)
+	if err := p.end("buffer size"); err != nil {
+		return PartitionRequestMsg{}, err
+	}
+	return m, nil
+}
+
+func inRange(vs ...int) bool {
+	for _, v := range vs {
+		if v < 0 || v > maxCount {
+			return false
+		}
+	}
+	return true
+}
