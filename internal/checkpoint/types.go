@@ -73,6 +73,39 @@ type KeyedStateHandle struct {
 	KeyGroups []KeyGroupOffset `json:"keyGroups"`
 }
 
+// ChannelStateHandle is the channel state of one subtask in an unaligned
+// checkpoint: the in-flight records its input channels held when the
+// barrier overtook them, recorded by the consumer. They are stored in one
+// file (layout in internal/checkpoint/storage, channelfile.go) as frames
+// in file order; each input channel's frames are grouped into segments.
+// The handle is set on the operator chain's head operator, whose inputs
+// the channels are.
+type ChannelStateHandle struct {
+	File     StateFile           `json:"file"`
+	Channels []InputChannelState `json:"channels"`
+}
+
+// InputChannelState locates the recorded records of one input channel: the
+// channel from producer subtask Producer of the vertex whose head operator
+// is ProducerUID into input Input of the consumer. The producer's identity
+// and parallelism are kept so that a restore can refuse a job whose
+// channels no longer match (in-flight records cannot be redistributed).
+type InputChannelState struct {
+	Input               int       `json:"input"` // index among the vertex's inputs
+	ProducerUID         string    `json:"producerUid"`
+	ProducerParallelism int       `json:"producerParallelism"`
+	Producer            int       `json:"producer"` // producer subtask
+	Segments            []Segment `json:"segments"` // in stream order
+	Records             int64     `json:"records"`
+}
+
+// Segment is a byte range of a channel-state file holding whole frames of
+// one channel, consecutive in the channel's stream and in the file.
+type Segment struct {
+	Offset int64 `json:"off"`
+	Length int64 `json:"len"`
+}
+
 // OperatorSubtaskState is what one operator (matched by its stable UID) of one
 // subtask contributes to a checkpoint.
 type OperatorSubtaskState struct {
@@ -83,6 +116,9 @@ type OperatorSubtaskState struct {
 	// transactions) inline: state name -> list of encoded elements. It is
 	// small by contract, so it lives in the metadata itself.
 	Operator map[string][][]byte `json:"operator,omitempty"`
+	// Channels is the channel state of an unaligned checkpoint, set on the
+	// chain's head operator only; nil for aligned checkpoints.
+	Channels *ChannelStateHandle `json:"channels,omitempty"`
 }
 
 // TaskState is the acknowledgement payload of one subtask: the states of the

@@ -133,3 +133,63 @@ func errStrings(errs []error) []string {
 	}
 	return out
 }
+
+// frame is one frame of a test channel-state file.
+type frame struct {
+	ch      int
+	payload string
+}
+
+// channelFile lays out frames as a channel-state file and derives the
+// handle's input channels the way the recorder does: one input channel per
+// gate channel (input 0, producer = ch, in order of first appearance),
+// consecutive frames of one channel merged into one segment, one record
+// per frame.
+func channelFile(frames ...frame) ([]byte, []checkpoint.InputChannelState) {
+	b := AppendChannelStateHeader(nil)
+	var chans []checkpoint.InputChannelState
+	idx := map[int]int{}
+	par := 1
+	for _, f := range frames {
+		par = max(par, f.ch+1)
+	}
+	last := -1
+	for _, f := range frames {
+		i, ok := idx[f.ch]
+		if !ok {
+			i = len(chans)
+			idx[f.ch] = i
+			chans = append(chans, checkpoint.InputChannelState{ProducerUID: "src", ProducerParallelism: par, Producer: f.ch, Segments: []checkpoint.Segment{}})
+		}
+		off := int64(len(b))
+		b = AppendChannelFrame(b, f.ch, []byte(f.payload))
+		c := &chans[i]
+		if last == f.ch {
+			c.Segments[len(c.Segments)-1].Length += int64(len(b)) - off
+		} else {
+			c.Segments = append(c.Segments, checkpoint.Segment{Offset: off, Length: int64(len(b)) - off})
+		}
+		c.Records++
+		last = f.ch
+	}
+	return b, chans
+}
+
+// writeChannelFile writes frames as channel-state file name of checkpoint
+// id and returns its handle.
+func writeChannelFile(t *testing.T, s *FS, id checkpoint.ID, name string, frames ...frame) *checkpoint.ChannelStateHandle {
+	t.Helper()
+	data, chans := channelFile(frames...)
+	f, err := s.WriteFile(context.Background(), id, name, func(w io.Writer) error {
+		_, err := w.Write(data)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &checkpoint.ChannelStateHandle{File: f, Channels: chans}
+}
+
+// sampleFrames interleave three gate channels, with a payload larger than
+// the reader's buffer.
+var sampleFrames = []frame{{1, "a1"}, {1, "a2"}, {0, "b1"}, {2, string(bytes.Repeat([]byte("c"), 70<<10))}, {1, "a3"}, {0, ""}}
