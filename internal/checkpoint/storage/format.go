@@ -2,6 +2,7 @@ package storage
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
@@ -9,6 +10,7 @@ import (
 	"hash/crc32"
 	"io"
 	"math"
+	"slices"
 
 	"github.com/weirstream/weir/internal/checkpoint"
 )
@@ -17,17 +19,24 @@ const (
 	// magic opens every _metadata file; the NUL keeps it from looking like
 	// text to tools that sniff.
 	magic = "WEIRCHK\x00"
-	// formatVersion is the only version this build writes and reads.
-	formatVersion uint16 = 1
-	headerLen            = len(magic) + 2 + 4
-	trailerLen           = 4
+	// formatVersion is the newest version this build writes and reads.
+	// Version 2 adds channel state (OperatorSubtaskState.Channels); a
+	// checkpoint without any is still written as version 1, so aligned
+	// checkpoints and every savepoint stay readable by older builds.
+	formatVersion uint16 = 2
+	// formatVersionNoChannels is the version of metadata without channel
+	// state, and the oldest version this build reads.
+	formatVersionNoChannels uint16 = 1
+	headerLen                      = len(magic) + 2 + 4
+	trailerLen                     = 4
 )
 
 // castagnoli is the CRC32C table, shared read-only by everything here.
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
 // Encode serializes checkpoint metadata into the _metadata format: header,
-// indented JSON payload, CRC32C trailer.
+// indented JSON payload, CRC32C trailer. The version is 1 unless some
+// subtask has channel state, which needs version 2.
 func Encode(md *checkpoint.Metadata) ([]byte, error) {
 	if md == nil {
 		return nil, errors.New("encode checkpoint metadata: metadata is nil")
@@ -41,7 +50,11 @@ func Encode(md *checkpoint.Metadata) ([]byte, error) {
 	}
 	b := make([]byte, 0, headerLen+len(payload)+trailerLen)
 	b = append(b, magic...)
-	b = binary.BigEndian.AppendUint16(b, formatVersion)
+	version := formatVersionNoChannels
+	if hasChannelState(md) {
+		version = formatVersion
+	}
+	b = binary.BigEndian.AppendUint16(b, version)
 	b = binary.BigEndian.AppendUint32(b, uint32(len(payload)))
 	b = append(b, payload...)
 	b = binary.BigEndian.AppendUint32(b, crc32.Checksum(b, castagnoli))
@@ -63,9 +76,9 @@ func Decode(b []byte) (*checkpoint.Metadata, error) {
 	version := binary.BigEndian.Uint16(b[len(magic):])
 	switch {
 	case version > formatVersion:
-		return nil, fmt.Errorf("%w: metadata format version %d was written by a newer weir (this build reads version %d); restore with a newer weir", ErrCorrupt, version, formatVersion)
-	case version != formatVersion:
-		return nil, fmt.Errorf("%w: unknown metadata format version %d (this build reads version %d)", ErrCorrupt, version, formatVersion)
+		return nil, fmt.Errorf("%w: metadata format version %d was written by a newer weir (this build reads versions %d to %d); restore with a newer weir", ErrCorrupt, version, formatVersionNoChannels, formatVersion)
+	case version < formatVersionNoChannels:
+		return nil, fmt.Errorf("%w: unknown metadata format version %d (this build reads versions %d to %d)", ErrCorrupt, version, formatVersionNoChannels, formatVersion)
 	}
 	n := int64(binary.BigEndian.Uint32(b[len(magic)+2:]))
 	want := int64(headerLen) + n + trailerLen
@@ -83,7 +96,24 @@ func Decode(b []byte) (*checkpoint.Metadata, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: metadata payload: %w", ErrCorrupt, err)
 	}
+	// A version-1 writer knew nothing of channel state, so a version-1
+	// file holding some was not written by weir as it claims.
+	if version == formatVersionNoChannels && hasChannelState(md) {
+		return nil, fmt.Errorf("%w: metadata format version %d holds channel state, which only version %d can", ErrCorrupt, version, formatVersion)
+	}
 	return md, nil
+}
+
+// hasChannelState reports whether any subtask of md has channel state.
+func hasChannelState(md *checkpoint.Metadata) bool {
+	for _, op := range md.Operators {
+		for _, st := range op.Subtasks {
+			if st.State.Channels != nil {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // decodePayload parses the JSON strictly: an unknown field means a writer
@@ -115,18 +145,70 @@ func validate(md *checkpoint.Metadata) error {
 	}
 	for _, op := range md.Operators {
 		for _, st := range op.Subtasks {
-			k := st.State.Keyed
-			if k == nil {
-				continue
-			}
-			if k.File.Size < 0 {
-				return fmt.Errorf("operator %q subtask %d: state file %s has negative size %d", op.UID, st.Subtask, k.File.Path, k.File.Size)
-			}
-			for _, kg := range k.KeyGroups {
-				if kg.Offset < 0 || kg.Length < 0 || kg.Offset > k.File.Size-kg.Length {
-					return fmt.Errorf("operator %q subtask %d: key group %d at [%d,+%d) lies outside state file %s of %d bytes", op.UID, st.Subtask, kg.KeyGroup, kg.Offset, kg.Length, k.File.Path, k.File.Size)
+			if k := st.State.Keyed; k != nil {
+				if k.File.Size < 0 {
+					return fmt.Errorf("operator %q subtask %d: state file %s has negative size %d", op.UID, st.Subtask, k.File.Path, k.File.Size)
+				}
+				for _, kg := range k.KeyGroups {
+					if kg.Offset < 0 || kg.Length < 0 || kg.Offset > k.File.Size-kg.Length {
+						return fmt.Errorf("operator %q subtask %d: key group %d at [%d,+%d) lies outside state file %s of %d bytes", op.UID, st.Subtask, kg.KeyGroup, kg.Offset, kg.Length, k.File.Path, k.File.Size)
+					}
 				}
 			}
+			if c := st.State.Channels; c != nil {
+				if err := validateChannels(c); err != nil {
+					return fmt.Errorf("operator %q subtask %d: channel state file %s: %w", op.UID, st.Subtask, c.File.Path, err)
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// validateChannels checks a channel-state handle: every input channel is
+// named once and sanely, and its segments lie inside the file after the
+// header, in stream order, disjoint from each other and from every other
+// channel's. Overlapping segments would make a restore replay bytes twice.
+func validateChannels(c *checkpoint.ChannelStateHandle) error {
+	size := c.File.Size
+	if size < int64(ChannelStateHeaderLen) {
+		return fmt.Errorf("size %d is smaller than the %d-byte header", size, ChannelStateHeaderLen)
+	}
+	type key struct{ input, producer int }
+	seen := make(map[key]bool, len(c.Channels))
+	var all []checkpoint.Segment
+	for i, ch := range c.Channels {
+		switch {
+		case ch.Input < 0:
+			return fmt.Errorf("input channel %d: negative input %d", i, ch.Input)
+		case ch.ProducerUID == "":
+			return fmt.Errorf("input channel %d: no producer uid", i)
+		case ch.ProducerParallelism < 1 || ch.Producer < 0 || ch.Producer >= ch.ProducerParallelism:
+			return fmt.Errorf("input channel %d: producer subtask %d of parallelism %d does not exist", i, ch.Producer, ch.ProducerParallelism)
+		case ch.Records < 0:
+			return fmt.Errorf("input channel %d: negative record count %d", i, ch.Records)
+		case ch.Records > 0 && len(ch.Segments) == 0:
+			return fmt.Errorf("input channel %d: %d records but no segments", i, ch.Records)
+		case seen[key{ch.Input, ch.Producer}]:
+			return fmt.Errorf("input channel %d: input %d from producer subtask %d is listed twice", i, ch.Input, ch.Producer)
+		}
+		seen[key{ch.Input, ch.Producer}] = true
+		end := int64(ChannelStateHeaderLen)
+		for _, s := range ch.Segments {
+			if s.Length <= 0 || s.Offset < int64(ChannelStateHeaderLen) || s.Offset > size-s.Length {
+				return fmt.Errorf("input channel %d: segment [%d,+%d) is empty or lies outside the frames of the %d-byte file", i, s.Offset, s.Length, size)
+			}
+			if s.Offset < end {
+				return fmt.Errorf("input channel %d: segment [%d,+%d) starts before the end %d of the one before it; segments must be in stream order and disjoint", i, s.Offset, s.Length, end)
+			}
+			end = s.Offset + s.Length
+			all = append(all, s)
+		}
+	}
+	slices.SortFunc(all, func(a, b checkpoint.Segment) int { return cmp.Compare(a.Offset, b.Offset) })
+	for i := 1; i < len(all); i++ {
+		if prev := all[i-1]; all[i].Offset < prev.Offset+prev.Length {
+			return fmt.Errorf("segments [%d,+%d) and [%d,+%d) of different input channels overlap", prev.Offset, prev.Length, all[i].Offset, all[i].Length)
 		}
 	}
 	return nil

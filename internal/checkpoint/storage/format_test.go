@@ -80,8 +80,8 @@ func TestDecodeRejects(t *testing.T) {
 		{"short magic", []byte("WEIR"), "metadata truncated: 4 bytes, shorter than the 14-byte header"},
 		{"short garbage", []byte("PK\x03"), `not a weir checkpoint metadata file: bad magic "PK\x03"`},
 		{"bad magic", mut(func(b []byte) []byte { b[0] = 'X'; return b }), `not a weir checkpoint metadata file: bad magic "XEIRCHK\x00", want "WEIRCHK\x00"`},
-		{"newer version", mut(func(b []byte) []byte { b[9] = 2; return b }), "metadata format version 2 was written by a newer weir (this build reads version 1); restore with a newer weir"},
-		{"version zero", mut(func(b []byte) []byte { b[9] = 0; return b }), "unknown metadata format version 0 (this build reads version 1)"},
+		{"newer version", mut(func(b []byte) []byte { b[9] = 3; return b }), "metadata format version 3 was written by a newer weir (this build reads versions 1 to 2); restore with a newer weir"},
+		{"version zero", mut(func(b []byte) []byte { b[9] = 0; return b }), "unknown metadata format version 0 (this build reads versions 1 to 2)"},
 		{"truncated", good[:len(good)-1], "metadata truncated: " + strconv.Itoa(len(good)-1) + " bytes, header says " + strconv.Itoa(len(good))},
 		{"trailing", append(append([]byte(nil), good...), 'x', 'y'), "metadata has 2 trailing bytes after the checksum"},
 		{"bad crc", mut(func(b []byte) []byte { b[20] ^= 1; return b }), "metadata checksum mismatch: stored 0x"},
@@ -127,6 +127,12 @@ func FuzzDecode(f *testing.F) {
 	f.Add(empty)
 	f.Add(good[:20])
 	f.Add([]byte("WEIRCHK\x00\x00\x01\x00\x00\x00\x02{}\x00\x00\x00\x00"))
+	// Version 2: channel state, and a version-2 file claiming version 1.
+	v2 := sampleV2(f)
+	f.Add(v2)
+	v1 := append([]byte(nil), v2...)
+	v1[9] = 1
+	f.Add(reseal(v1))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		md, err := Decode(b)
 		if err != nil {
@@ -150,9 +156,10 @@ func FuzzDecode(f *testing.F) {
 	})
 }
 
-// seal wraps an arbitrary payload in a valid header and checksum.
+// seal wraps an arbitrary payload in a valid version-2 header and
+// checksum, so that channel state reaches validation.
 func seal(payload []byte) []byte {
-	b := append([]byte(magic), 0, 1)
+	b := append([]byte(magic), 0, 2)
 	b = binary.BigEndian.AppendUint32(b, uint32(len(payload)))
 	b = append(b, payload...)
 	return binary.BigEndian.AppendUint32(b, crc32.Checksum(b, castagnoli))
@@ -164,6 +171,8 @@ func FuzzDecodePayload(f *testing.F) {
 	good := sampleEncoded(f)
 	f.Add(good[headerLen : len(good)-trailerLen])
 	f.Add([]byte(`{"id": 1, "operators": [{"uid": "a", "subtasks": [{"subtask": 0, "state": {"uid": "a", "keyed": {"file": {"path": "chk-1/f", "size": 10}, "keyGroups": [{"kg": 0, "off": 2, "len": 3}]}, "operator": {"s": ["AA==", null]}}}]}], "timestamp": "2025-01-01T00:00:00+05:30"}`))
+	v2 := sampleV2(f)
+	f.Add(v2[headerLen : len(v2)-trailerLen])
 	f.Fuzz(func(t *testing.T, payload []byte) {
 		md, err := Decode(seal(payload))
 		if err != nil {
