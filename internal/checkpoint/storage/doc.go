@@ -29,11 +29,22 @@
 //
 // For restoring from an explicit path (--from PATH), LoadPath verifies one
 // checkpoint and hands back a read-only FS rooted at its job directory.
+// ReadFile reads a (keyed) state file whole; OpenFile streams one that may
+// be larger than memory (channel state), checking size and checksum when
+// it ends.
 //
 // The _metadata format is a fixed header (magic "WEIRCHK\x00", uint16
 // version, uint32 payload length, big endian), a JSON payload — so that the
 // file stays inspectable with standard tools — and a CRC32C of everything
 // before it. Decode rejects any deviation with a message that says which.
+// Version 2 adds channel state (the in-flight records of an unaligned
+// checkpoint); metadata without it is written as version 1, so that older
+// builds keep reading aligned checkpoints and savepoints.
+//
+// A channel-state file ("WEIRCHS\x00", a version byte, then frames of
+// uvarint(channel) uvarint(len) payload; channelfile.go) holds one
+// subtask's recorded input batches. ChannelFrameReader reads it in file
+// order and checks it against its handle's segments.
 //
 // All IO goes through a vfs.FS, so tests inject disk-full, failed syncs and
 // failed renames with vfs.WithErrors.

@@ -193,3 +193,27 @@ func writeChannelFile(t *testing.T, s *FS, id checkpoint.ID, name string, frames
 // sampleFrames interleave three gate channels, with a payload larger than
 // the reader's buffer.
 var sampleFrames = []frame{{1, "a1"}, {1, "a2"}, {0, "b1"}, {2, string(bytes.Repeat([]byte("c"), 70<<10))}, {1, "a3"}, {0, ""}}
+
+// writeUnalignedCheckpoint writes checkpoint id like writeCheckpoint, plus
+// channel state (sampleFrames) on subtask 1 of "agg".
+func writeUnalignedCheckpoint(t *testing.T, s *FS, id checkpoint.ID) *checkpoint.Metadata {
+	t.Helper()
+	ctx := context.Background()
+	var files []checkpoint.StateFile
+	for _, name := range stateNames {
+		f, err := s.WriteFile(ctx, id, name, func(w io.Writer) error {
+			_, err := w.Write(content(id, name))
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		files = append(files, f)
+	}
+	md := sampleMetadata("job", id, files...)
+	md.Operators[1].Subtasks[1].State.Channels = writeChannelFile(t, s, id, "agg-1.channel", sampleFrames...)
+	if _, err := s.WriteMetadata(ctx, md); err != nil {
+		t.Fatal(err)
+	}
+	return md
+}

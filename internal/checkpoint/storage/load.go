@@ -66,24 +66,30 @@ func (s *FS) verify(ctx context.Context, id checkpoint.ID) (*checkpoint.Metadata
 		return nil, fmt.Errorf("%s: %w: metadata is of checkpoint %d, not %d; it was copied into the wrong directory", metadataName, ErrCorrupt, md.ID, id)
 	}
 	for _, f := range stateFiles(md) {
-		abs, err := s.statePath(f)
+		abs, err := s.statePath(*f)
 		if err != nil {
 			return nil, fmt.Errorf("state file %s: %w", f.Path, err)
 		}
-		if err := s.checkStateFile(ctx, abs, f, nil); err != nil {
+		if err := s.checkStateFile(ctx, abs, *f, nil); err != nil {
 			return nil, fmt.Errorf("state file %s: %w", f.Path, err)
 		}
 	}
 	return md, nil
 }
 
-// stateFiles lists the files a checkpoint references, in metadata order.
-func stateFiles(md *checkpoint.Metadata) []checkpoint.StateFile {
-	var out []checkpoint.StateFile
-	for _, op := range md.Operators {
-		for _, st := range op.Subtasks {
-			if k := st.State.Keyed; k != nil {
-				out = append(out, k.File)
+// stateFiles lists the files a checkpoint references — keyed state and
+// channel state — in metadata order, as pointers into md so that a copy
+// (Savepoint) can rewrite them in place.
+func stateFiles(md *checkpoint.Metadata) []*checkpoint.StateFile {
+	var out []*checkpoint.StateFile
+	for i := range md.Operators {
+		for j := range md.Operators[i].Subtasks {
+			st := &md.Operators[i].Subtasks[j].State
+			if k := st.Keyed; k != nil {
+				out = append(out, &k.File)
+			}
+			if c := st.Channels; c != nil {
+				out = append(out, &c.File)
 			}
 		}
 	}

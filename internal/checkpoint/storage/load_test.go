@@ -233,3 +233,27 @@ func TestLoadPathErrors(t *testing.T) {
 		}
 	}
 }
+
+// Verification covers channel-state files: a damaged one makes LoadLatest
+// fall back to the checkpoint before.
+func TestLoadLatestFallsBackOverCorruptChannelState(t *testing.T) {
+	s := openStore(t)
+	writeUnalignedCheckpoint(t, s, 4)
+	md := writeUnalignedCheckpoint(t, s, 5)
+	got, skipped, err := s.LoadLatest(context.Background())
+	if err != nil || got.ID != 5 || len(skipped) != 0 {
+		t.Fatalf("undamaged: %v, %v, %v", got, skipped, err)
+	}
+	path := md.Operators[1].Subtasks[1].State.Channels.File.Path
+	if err := os.Truncate(filepath.Join(s.JobDir(), path), 20); err != nil {
+		t.Fatal(err)
+	}
+	got, skipped, err = s.LoadLatest(context.Background())
+	if err != nil || got.ID != 4 {
+		t.Fatalf("LoadLatest = %v, %v; want checkpoint 4", got, err)
+	}
+	want := fmt.Sprintf("checkpoint %s/chk-5: state file %s: checkpoint data corrupt: size mismatch: file has 20 bytes, %d recorded", s.JobDir(), path, md.Operators[1].Subtasks[1].State.Channels.File.Size)
+	if !slices.Equal(errStrings(skipped), []string{want}) {
+		t.Fatalf("skipped %q, want %q", errStrings(skipped), want)
+	}
+}

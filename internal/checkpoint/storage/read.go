@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"io"
 	"io/fs"
 	"path/filepath"
@@ -72,3 +73,86 @@ func (s *FS) checkStateFile(ctx context.Context, abs string, f checkpoint.StateF
 	}
 	return nil
 }
+
+// OpenFile opens a state file for streaming, for files too large to read
+// whole (channel state is replayed batch by batch). The reader counts and
+// checksums what passes through it and checks both against f when the file
+// ends: a file that is short, long or damaged fails with an error wrapping
+// ErrCorrupt that names the path, instead of io.EOF. So a caller must treat
+// what it read as provisional until it has seen io.EOF. A missing file
+// fails here already. Reads stop once ctx is done.
+func (s *FS) OpenFile(ctx context.Context, f checkpoint.StateFile) (io.ReadCloser, error) {
+	abs, err := s.statePath(f)
+	if err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("open state file %s: %w", abs, err)
+	}
+	r, err := s.fs.Open(abs)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("open state file %s: %w: missing", abs, ErrCorrupt)
+		}
+		return nil, fmt.Errorf("open state file %s: %w", abs, err)
+	}
+	return &checkedReader{ctx: ctx, r: r, abs: abs, want: f}, nil
+}
+
+// checkedReader verifies a state file's size and checksum as it is read.
+type checkedReader struct {
+	ctx  context.Context
+	r    io.ReadCloser
+	abs  string
+	want checkpoint.StateFile
+	n    int64
+	crc  uint32
+	err  error // sticky, once the end was checked or reading failed
+}
+
+func (c *checkedReader) Read(p []byte) (int, error) {
+	if c.err != nil {
+		return 0, c.err
+	}
+	if err := c.ctx.Err(); err != nil {
+		return 0, fmt.Errorf("read state file %s: %w", c.abs, err)
+	}
+	// Reading at most one byte past the recorded size tells "too long"
+	// from "right size" without trusting a Stat.
+	if rest := c.want.Size + 1 - c.n; int64(len(p)) > rest {
+		p = p[:rest]
+	}
+	n, err := c.r.Read(p)
+	c.crc = crc32.Update(c.crc, castagnoli, p[:n])
+	c.n += int64(n)
+	switch {
+	case c.n > c.want.Size:
+		// The byte past the end is not handed out.
+		c.err = c.corrupt(fmt.Errorf("size mismatch: file is longer than the %d bytes recorded", c.want.Size))
+		return n - 1, c.err
+	case errors.Is(err, io.EOF):
+		c.err = c.atEOF()
+		return n, c.err
+	case err != nil:
+		c.err = fmt.Errorf("read state file %s: %w", c.abs, err)
+		return n, c.err
+	}
+	return n, nil
+}
+
+// atEOF returns io.EOF if the file was exactly what the metadata recorded.
+func (c *checkedReader) atEOF() error {
+	switch {
+	case c.n < c.want.Size:
+		return c.corrupt(fmt.Errorf("size mismatch: file has %d bytes, %d recorded", c.n, c.want.Size))
+	case c.crc != c.want.CRC32C:
+		return c.corrupt(fmt.Errorf("checksum mismatch: crc32c 0x%08x, 0x%08x recorded", c.crc, c.want.CRC32C))
+	}
+	return io.EOF
+}
+
+func (c *checkedReader) corrupt(err error) error {
+	return fmt.Errorf("state file %s: %w: %w; restore from an older checkpoint or savepoint", c.abs, ErrCorrupt, err)
+}
+
+func (c *checkedReader) Close() error { return c.r.Close() }

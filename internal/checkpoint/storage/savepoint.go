@@ -67,13 +67,9 @@ func (s *FS) Savepoint(ctx context.Context, id checkpoint.ID, targetDir string) 
 		}
 		return "", err
 	}
-	for i := range md.Operators {
-		for j := range md.Operators[i].Subtasks {
-			if h := md.Operators[i].Subtasks[j].State.Keyed; h != nil {
-				if err := copyFile(&h.File); err != nil {
-					return fail(fmt.Errorf("savepoint of checkpoint %d into %s: %w", id, dir, err))
-				}
-			}
+	for _, f := range stateFiles(md) {
+		if err := copyFile(f); err != nil {
+			return fail(fmt.Errorf("savepoint of checkpoint %d into %s: %w", id, dir, err))
 		}
 	}
 	md.Kind = checkpoint.Savepoint

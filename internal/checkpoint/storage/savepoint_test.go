@@ -3,9 +3,11 @@ package storage
 import (
 	"context"
 	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/weirstream/weir/internal/checkpoint"
@@ -84,6 +86,62 @@ func TestSavepointOfCorruptCheckpoint(t *testing.T) {
 	target := t.TempDir()
 	if _, err := s.Savepoint(context.Background(), 2, target); !errors.Is(err, ErrCorrupt) {
 		t.Fatalf("savepoint of a corrupt checkpoint: %v, want ErrCorrupt", err)
+	}
+	if entries, _ := os.ReadDir(target); len(entries) != 0 {
+		t.Fatalf("left behind: %v", entries)
+	}
+}
+
+// A savepoint of an unaligned checkpoint copies its channel-state file
+// too, verified, and the copy's handle points into the savepoint folder.
+func TestSavepointCopiesChannelState(t *testing.T) {
+	s := openStore(t)
+	md := writeUnalignedCheckpoint(t, s, 5)
+	dir, err := s.Savepoint(context.Background(), 5, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.RemoveAll(s.JobDir()); err != nil { // the savepoint must not need it
+		t.Fatal(err)
+	}
+	got, view, err := LoadPath(context.Background(), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, want := got.Operators[1].Subtasks[1].State.Channels, md.Operators[1].Subtasks[1].State.Channels
+	if h == nil || !reflect.DeepEqual(h, want) {
+		t.Fatalf("savepoint channel state %+v, checkpoint's %+v", h, want)
+	}
+	if _, err := os.Stat(filepath.Join(dir, filepath.FromSlash(h.File.Path))); err != nil {
+		t.Fatalf("channel-state file not copied into the savepoint: %v", err)
+	}
+	r, err := view.OpenFile(context.Background(), h.File)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	frames := 0
+	for fr := NewChannelFrameReader(r, h); ; frames++ {
+		if _, err := fr.Next(); err != nil {
+			if err != io.EOF {
+				t.Fatal(err)
+			}
+			break
+		}
+	}
+	if frames != len(sampleFrames) {
+		t.Fatalf("%d frames in the copy, want %d", frames, len(sampleFrames))
+	}
+}
+
+// A damaged channel-state file gives no savepoint.
+func TestSavepointOfCorruptChannelState(t *testing.T) {
+	s := openStore(t)
+	md := writeUnalignedCheckpoint(t, s, 2)
+	flipByte(t, filepath.Join(s.JobDir(), md.Operators[1].Subtasks[1].State.Channels.File.Path), 12)
+	target := t.TempDir()
+	if _, err := s.Savepoint(context.Background(), 2, target); !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), "agg-1.channel") {
+		t.Fatalf("savepoint of a checkpoint with a corrupt channel-state file: %v, want ErrCorrupt naming the file", err)
 	}
 	if entries, _ := os.ReadDir(target); len(entries) != 0 {
 		t.Fatalf("left behind: %v", entries)
