@@ -79,6 +79,7 @@ type ChannelFrame struct {
 // channel's frames carry one gate channel, distinct from the others'. Its
 // errors wrap ErrCorrupt and name the offset, not the file: callers do.
 type ChannelFrameReader struct {
+	src  *srcReader
 	br   *bufio.Reader
 	h    *checkpoint.ChannelStateHandle
 	segs []segRef // the handle's segments by offset
@@ -99,7 +100,8 @@ type segRef struct {
 // may be nil; with a handle, frames are checked against it (see
 // ChannelFrameReader). The header is read by the first Next.
 func NewChannelFrameReader(r io.Reader, h *checkpoint.ChannelStateHandle) *ChannelFrameReader {
-	fr := &ChannelFrameReader{br: bufio.NewReaderSize(r, 64<<10), h: h}
+	src := &srcReader{r: r}
+	fr := &ChannelFrameReader{src: src, br: bufio.NewReaderSize(src, 64<<10), h: h}
 	if h != nil {
 		fr.chOf = make([]int, len(h.Channels))
 		for i, c := range h.Channels {
@@ -127,6 +129,12 @@ func (r *ChannelFrameReader) Next() (ChannelFrame, error) {
 	}
 	f, err := r.next()
 	if err != nil {
+		if r.src.err != nil {
+			// The source failed (e.g. OpenFile's size or checksum check,
+			// or a cancelled context): its error says what happened,
+			// not a frame-format message built around it.
+			err = r.src.err
+		}
 		r.err = err
 		return ChannelFrame{}, err
 	}
@@ -232,6 +240,21 @@ func (r *ChannelFrameReader) atEnd() error {
 		return fmt.Errorf("%w: channel-state file ends at offset %d, before the end of segment [%d,+%d) of input channel %d", ErrCorrupt, r.off, s.off, s.end-s.off, s.idx)
 	}
 	return io.EOF
+}
+
+// srcReader remembers the first error of the file's reader other than
+// io.EOF, which the frame reader reports as a format error (truncation).
+type srcReader struct {
+	r   io.Reader
+	err error
+}
+
+func (s *srcReader) Read(p []byte) (int, error) {
+	n, err := s.r.Read(p)
+	if err != nil && !errors.Is(err, io.EOF) && s.err == nil {
+		s.err = err
+	}
+	return n, err
 }
 
 // readPayload reads n bytes into r.buf, growing it only as bytes arrive.

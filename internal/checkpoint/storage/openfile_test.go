@@ -152,3 +152,29 @@ func TestOpenFileErrors(t *testing.T) {
 		t.Fatalf("open after cancel: %v, want context.Canceled", err)
 	}
 }
+
+// Reading frames from a damaged file reports OpenFile's error, which names
+// the file and the defect, not a frame-format error around it.
+func TestChannelFrameReaderPassesSourceErrors(t *testing.T) {
+	s := openStore(t)
+	h, abs, data := openChannelFile(t, s)
+	if err := os.WriteFile(abs, data[:len(data)-3], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r, err := s.OpenFile(context.Background(), h.File)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	fr := NewChannelFrameReader(r, h)
+	for {
+		_, err = fr.Next()
+		if err != nil {
+			break
+		}
+	}
+	want := fmt.Sprintf("state file %s: checkpoint data corrupt: size mismatch: file has %d bytes, %d recorded", abs, len(data)-3, len(data))
+	if !errors.Is(err, ErrCorrupt) || !strings.HasPrefix(err.Error(), want) {
+		t.Fatalf("error\n got %v\nwant %q…", err, want)
+	}
+}
