@@ -13,8 +13,11 @@ import (
 	"github.com/weirstream/weir/internal/checkpoint/inspect"
 )
 
-// noneYet explains the empty channel-state and shared-files sections.
-const noneYet = "none (aligned checkpoints; no incremental state)"
+// noChannelState and noSharedFiles explain the empty sections.
+const (
+	noChannelState = "none (aligned checkpoint; no records in flight stored)"
+	noSharedFiles  = "none (full checkpoints; no incremental state)"
+)
 
 // newCheckpointsCmd is `weir checkpoints`, the parent of checkpoint tools.
 func newCheckpointsCmd() *cobra.Command {
@@ -44,8 +47,9 @@ func newInspectCmd() *cobra.Command {
 _metadata file — like a restore would (metadata checksum, every state
 file's size and CRC32C) and reports, per operator and subtask, the
 key-group range, the keyed state file, the keyed states with their entry
-counts and sizes, timers, and the operator list states (source positions,
-pending two-phase-commit transactions), then totals.
+counts and sizes, timers, the operator list states (source positions,
+pending two-phase-commit transactions) and, for an unaligned checkpoint,
+the channel state (in-flight records per input channel), then totals.
 
 Exit codes: 0 the checkpoint verifies, 1 it is damaged (the message names
 the file), 2 PATH is not a checkpoint.`,
@@ -80,7 +84,20 @@ func printReport(w io.Writer, r *inspect.Report) error {
 	p := &printer{w: w}
 	p.f("checkpoint %d of job %q: %s, taken %s\n", r.ID, r.Job, r.Kind, r.Timestamp.UTC().Format(time.RFC3339Nano))
 	p.f("  path %s\n", r.Path)
-	p.f("  verified: metadata and %d keyed state files (%s), checksums match\n", r.Totals.KeyedFiles, bytesStr(r.Totals.KeyedBytes))
+	channelFiles := ""
+	if t := r.Totals; t.ChannelStateFiles > 0 {
+		channelFiles = fmt.Sprintf(" and %s (%s)", plural(int64(t.ChannelStateFiles), "channel-state file"), bytesStr(t.ChannelStateBytes))
+	}
+	p.f("  verified: metadata and %d keyed state files (%s)%s, checksums match\n", r.Totals.KeyedFiles, bytesStr(r.Totals.KeyedBytes), channelFiles)
+	type subtaskKey struct {
+		uid     string
+		subtask int
+	}
+	chans := make(map[subtaskKey]*inspect.ChannelState, len(r.ChannelState))
+	for i := range r.ChannelState {
+		cs := &r.ChannelState[i]
+		chans[subtaskKey{cs.Operator, cs.Subtask}] = cs
+	}
 	for _, op := range r.Operators {
 		p.f("\noperator %q: parallelism %d, max parallelism %d\n", op.UID, op.Parallelism, op.MaxParallelism)
 		for _, s := range op.Subtasks {
@@ -91,13 +108,17 @@ func printReport(w io.Writer, r *inspect.Report) error {
 			for _, ls := range s.OperatorState {
 				p.f("    %s %q: %s, %s%s\n", listKind(ls.Union), ls.Name, plural(int64(ls.Elements), "element"), bytesStr(ls.Bytes), twoPhaseStr(ls.TwoPhaseCommit))
 			}
-			if s.Keyed == nil && len(s.OperatorState) == 0 {
+			cs := chans[subtaskKey{op.UID, s.Index}]
+			if cs != nil {
+				printChannelState(p, cs)
+			}
+			if s.Keyed == nil && len(s.OperatorState) == 0 && cs == nil {
 				p.f("    no state\n")
 			}
 		}
 	}
-	p.f("\nchannel state: %s\n", sectionStr(len(r.ChannelState)))
-	p.f("shared files: %s\n", sectionStr(len(r.SharedFiles)))
+	p.f("\nchannel state: %s\n", channelStateStr(r))
+	p.f("shared files: %s\n", sectionStr(len(r.SharedFiles), noSharedFiles))
 	t := r.Totals
 	p.f("\ntotals: %s, %s; %s (%s) with %s; %s\n", plural(int64(t.Operators), "operator"), plural(int64(t.Subtasks), "subtask"),
 		plural(int64(t.KeyedFiles), "keyed state file"), bytesStr(t.KeyedBytes), plural(int64(t.KeyGroups), "key-group block"), plural(t.Timers, "timer"))
@@ -126,6 +147,34 @@ func printKeyed(p *printer, k *inspect.Keyed) {
 	p.f("    timers: %d (%s)\n", k.Timers, bytesStr(k.TimerBytes))
 }
 
+// printChannelState prints a subtask's in-flight records, one line per
+// input channel.
+func printChannelState(p *printer, cs *inspect.ChannelState) {
+	p.f("    channel-state file %s: %s, crc32c 0x%08x\n", cs.File, bytesStr(cs.Size), cs.CRC32C)
+	for _, in := range cs.Inputs {
+		gate := "nothing recorded"
+		if in.GateChannel >= 0 {
+			gate = fmt.Sprintf("gate channel %d", in.GateChannel)
+		}
+		p.f("    in flight on input %d from %q subtask %d of %d (%s): %s, %s in %s, %s\n", in.Input, in.ProducerUID, in.Producer, in.ProducerParallelism,
+			gate, plural(in.Records, "record"), plural(int64(in.Batches), "batch"), plural(int64(in.Segments), "segment"), bytesStr(in.Bytes))
+	}
+}
+
+// channelStateStr sums the channel-state section.
+func channelStateStr(r *inspect.Report) string {
+	if len(r.ChannelState) == 0 {
+		return noChannelState
+	}
+	inputs := 0
+	for _, cs := range r.ChannelState {
+		inputs += len(cs.Inputs)
+	}
+	t := r.Totals
+	return fmt.Sprintf("%s, %s, %s in flight; %s (%s)", plural(int64(len(r.ChannelState)), "subtask"), plural(int64(inputs), "input channel"),
+		plural(t.InFlightRecords, "record"), plural(int64(t.ChannelStateFiles), "file"), bytesStr(t.ChannelStateBytes))
+}
+
 // printer remembers the first write error, so the report code stays flat.
 type printer struct {
 	w   io.Writer
@@ -146,9 +195,9 @@ func listKind(union bool) string {
 	return "list state"
 }
 
-func sectionStr(n int) string {
+func sectionStr(n int, none string) string {
 	if n == 0 {
-		return noneYet
+		return none
 	}
 	return plural(int64(n), "entry")
 }
@@ -176,8 +225,11 @@ func plural(n int64, unit string) string {
 	if n == 1 {
 		return "1 " + unit
 	}
-	if unit == "entry" {
+	switch unit {
+	case "entry":
 		return fmt.Sprintf("%d entries", n)
+	case "batch":
+		return fmt.Sprintf("%d batches", n)
 	}
 	return fmt.Sprintf("%d %ss", n, unit)
 }

@@ -117,8 +117,8 @@ func TestInspectDemo(t *testing.T) {
 		fmt.Sprintf("    keyed value state \"totals\": %d keys, %d bytes in %d key groups", k1.States[0].Entries, k1.States[0].Bytes, k1.States[0].KeyGroups),
 		fmt.Sprintf("    list state \"two-phase-commit\": 1 element, %d bytes; pending transaction of checkpoint %d; 1 transaction open", r.Operators[2].Subtasks[1].OperatorState[0].Bytes, id),
 		fmt.Sprintf("    union list state \"datagen-position\": 1 element, %d bytes", r.Operators[0].Subtasks[0].OperatorState[0].Bytes),
-		"channel state: none (aligned checkpoints; no incremental state)",
-		"shared files: none (aligned checkpoints; no incremental state)",
+		"channel state: none (aligned checkpoint; no records in flight stored)",
+		"shared files: none (full checkpoints; no incremental state)",
 		fmt.Sprintf("  aggregate keyed value state \"totals\": %d keys, %d bytes in %d key groups", inspectKeys, totals.Bytes, totals.KeyGroups),
 	} {
 		wantLine(t, txt.stdout, l)
@@ -151,4 +151,39 @@ func TestInspectErrors(t *testing.T) {
 		wantContains(t, r.stderr, tc.want)
 	}
 	wantExit(t, runWeir(t, 30*time.Second, "checkpoints", "inspect"), 2)
+}
+
+// TestPrintReportChannelState pins the text form of an unaligned
+// checkpoint's channel state: per subtask under its operator, and summed.
+func TestPrintReportChannelState(t *testing.T) {
+	r := &inspect.Report{
+		Path: "/s/job/chk-3", Job: "job", ID: 3, Kind: "periodic", Timestamp: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC),
+		Operators: []inspect.Operator{{UID: "agg", Parallelism: 2, MaxParallelism: 128, Subtasks: []inspect.Subtask{{Index: 0}, {Index: 1}}}},
+		ChannelState: []inspect.ChannelState{{Operator: "agg", Subtask: 1, File: "chk-3/agg-1.channel", Size: 300, CRC32C: 0xabc, Inputs: []inspect.InputChannel{
+			{Input: 0, ProducerUID: "src", Producer: 1, ProducerParallelism: 2, GateChannel: 1, Segments: 2, Batches: 3, Records: 40, Bytes: 250},
+			{Input: 1, ProducerUID: "side", Producer: 0, ProducerParallelism: 1, GateChannel: -1},
+		}}},
+		SharedFiles: []inspect.SharedFile{},
+		Totals:      inspect.Totals{Operators: 1, Subtasks: 2, ChannelStateFiles: 1, ChannelStateBytes: 300, InFlightRecords: 40},
+	}
+	var b strings.Builder
+	if err := printReport(&b, r); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	for _, l := range []string{
+		"  verified: metadata and 0 keyed state files (0 bytes) and 1 channel-state file (300 bytes), checksums match",
+		"  subtask 0",
+		"    no state",
+		"    channel-state file chk-3/agg-1.channel: 300 bytes, crc32c 0x00000abc",
+		`    in flight on input 0 from "src" subtask 1 of 2 (gate channel 1): 40 records, 3 batches in 2 segments, 250 bytes`,
+		`    in flight on input 1 from "side" subtask 0 of 1 (nothing recorded): 0 records, 0 batches in 0 segments, 0 bytes`,
+		"channel state: 1 subtask, 2 input channels, 40 records in flight; 1 file (300 bytes)",
+		"shared files: none (full checkpoints; no incremental state)",
+	} {
+		wantLine(t, out, l)
+	}
+	if strings.Count(out, "no state") != 1 {
+		t.Errorf("subtask 1 has channel state, yet is printed without state:\n%s", out)
+	}
 }

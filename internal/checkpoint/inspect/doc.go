@@ -16,9 +16,14 @@
 //	for _, op := range r.Operators { ... }          // per operator, per subtask
 //	fmt.Println(r.Totals.KeyedStates)               // entries per (operator, state)
 //
-// The report has sections for channel state (in-flight records of unaligned
-// checkpoints) and shared files (state files referenced by several
-// checkpoints, as incremental checkpoints would have). weir takes aligned,
-// full checkpoints, so both are empty; the types exist so that the report
-// and its JSON keep their shape when those features arrive.
+// Channel state (the in-flight records of an unaligned checkpoint) is
+// reported per subtask: the file, and per input channel its producer, the
+// file's segments and batches, records and bytes. Its file is streamed and
+// checked against the handle's segments like a restore would replay it;
+// the batches themselves are not decoded, their codec being the job's.
+//
+// The shared-files section (state files referenced by several checkpoints,
+// as incremental checkpoints would have) is empty: weir writes full
+// checkpoints; the type exists so that the report and its JSON keep their
+// shape when that feature arrives.
 package inspect

@@ -49,13 +49,13 @@ func Inspect(ctx context.Context, path string) (*Report, error) {
 		SharedFiles:  []SharedFile{},
 	}
 	for _, op := range md.Operators {
-		o, err := operator(ctx, sfs, &op)
+		o, err := operator(ctx, sfs, &op, &r.ChannelState)
 		if err != nil {
 			return nil, fmt.Errorf("inspect checkpoint %s: %w", dir, err)
 		}
 		r.Operators = append(r.Operators, o)
 	}
-	r.Totals = totals(r.Operators)
+	r.Totals = totals(r.Operators, r.ChannelState)
 	return r, nil
 }
 
@@ -103,8 +103,10 @@ func isChkName(name string) bool {
 	return err == nil && n >= 0 && strconv.FormatInt(n, 10) == digits
 }
 
-// operator reports one operator, reading its keyed state files from sfs.
-func operator(ctx context.Context, sfs *storage.FS, op *checkpoint.OperatorState) (Operator, error) {
+// operator reports one operator, reading its keyed state and channel-state
+// files from sfs.
+// Channel state found is appended to chans.
+func operator(ctx context.Context, sfs *storage.FS, op *checkpoint.OperatorState, chans *[]ChannelState) (Operator, error) {
 	o := Operator{UID: op.UID, Parallelism: op.Parallelism, MaxParallelism: op.MaxParallelism, Subtasks: make([]Subtask, 0, len(op.Subtasks))}
 	for _, st := range op.Subtasks {
 		where := fmt.Sprintf("operator %q subtask %d", op.UID, st.Subtask)
@@ -120,6 +122,13 @@ func operator(ctx context.Context, sfs *storage.FS, op *checkpoint.OperatorState
 			if s.Keyed, err = keyed(h, data, abs, op.MaxParallelism, op.Parallelism, st.Subtask); err != nil {
 				return Operator{}, fmt.Errorf("%s: %w", where, err)
 			}
+		}
+		if h := st.State.Channels; h != nil {
+			cs, err := channelState(ctx, sfs, h, op.UID, st.Subtask)
+			if err != nil {
+				return Operator{}, fmt.Errorf("%s: %w", where, err)
+			}
+			*chans = append(*chans, cs)
 		}
 		if len(st.State.Operator) > 0 {
 			ls, err := listStates(st.State.Operator, where)

@@ -17,8 +17,9 @@ type Report struct {
 	Timestamp time.Time     `json:"timestamp"`
 	// Operators are in metadata order (the job graph's topological order).
 	Operators []Operator `json:"operators"`
-	// ChannelState is empty: checkpoints are aligned, no records in flight
-	// are stored. Never nil, so the JSON shows [] rather than null.
+	// ChannelState lists, per subtask, the in-flight records an unaligned
+	// checkpoint stored, in operator and subtask order. Empty for aligned
+	// checkpoints; never nil, so the JSON shows [] rather than null.
 	ChannelState []ChannelState `json:"channelState"`
 	// SharedFiles is empty: every checkpoint writes full state files of
 	// its own. Never nil.
@@ -115,15 +116,40 @@ type TwoPhaseCommit struct {
 	Open int `json:"open"`
 }
 
-// ChannelState would describe the in-flight records of one input channel
-// stored by an unaligned checkpoint. weir does not take unaligned
-// checkpoints; the type keeps the report's shape stable.
+// ChannelState describes the channel state of one subtask: the records
+// that were in flight on its input channels when an unaligned checkpoint's
+// barrier overtook them, stored in one file.
 type ChannelState struct {
+	// Operator is the UID of the chain's head operator, which holds the
+	// handle; Subtask its subtask index.
 	Operator string `json:"operator"`
 	Subtask  int    `json:"subtask"`
-	Channel  int    `json:"channel"`
-	File     string `json:"file"`
-	Bytes    int64  `json:"bytes"`
+	File     string `json:"file"` // relative to the job directory
+	Size     int64  `json:"size"`
+	CRC32C   uint32 `json:"crc32c"`
+	// Inputs are the input channels with recorded data (or recorded
+	// empty), in the handle's order.
+	Inputs []InputChannel `json:"inputs"`
+}
+
+// InputChannel is the recorded part of one input channel: from subtask
+// Producer of the vertex headed by ProducerUID into input Input.
+type InputChannel struct {
+	Input               int    `json:"input"`
+	ProducerUID         string `json:"producerUid"`
+	Producer            int    `json:"producer"`
+	ProducerParallelism int    `json:"producerParallelism"`
+	// GateChannel is the consumer's gate channel its frames carry, -1 if
+	// nothing was recorded.
+	GateChannel int `json:"gateChannel"`
+	// Segments and Batches count the file's byte ranges of this channel
+	// and the frames (one recorded batch each) in them.
+	Segments int `json:"segments"`
+	Batches  int `json:"batches"`
+	// Records is the record count the metadata gives; Bytes the size of
+	// the channel's segments, frame headers included.
+	Records int64 `json:"records"`
+	Bytes   int64 `json:"bytes"`
 }
 
 // SharedFile would describe a state file referenced by this and other
@@ -148,6 +174,11 @@ type Totals struct {
 	// operator order, then by name.
 	KeyedStates []OperatorKeyedState `json:"keyedStates"`
 	Timers      int64                `json:"timers"`
+	// ChannelStateFiles and ChannelStateBytes count the channel-state
+	// files and their sizes, InFlightRecords the records stored in them.
+	ChannelStateFiles int   `json:"channelStateFiles"`
+	ChannelStateBytes int64 `json:"channelStateBytes"`
+	InFlightRecords   int64 `json:"inFlightRecords"`
 	// OperatorStates sums each operator's list states over its subtasks,
 	// in operator order, then by name.
 	OperatorStates []OperatorListState `json:"operatorStates"`

@@ -2,9 +2,16 @@ package inspect
 
 import "sort"
 
-// totals sums the operators' reports.
-func totals(ops []Operator) Totals {
+// totals sums the operators' reports and the channel state.
+func totals(ops []Operator, chans []ChannelState) Totals {
 	t := Totals{Operators: len(ops), KeyedStates: []OperatorKeyedState{}, OperatorStates: []OperatorListState{}}
+	for _, cs := range chans {
+		t.ChannelStateFiles++
+		t.ChannelStateBytes += cs.Size
+		for _, in := range cs.Inputs {
+			t.InFlightRecords += in.Records
+		}
+	}
 	for _, op := range ops {
 		keyedStates := map[string]*OperatorKeyedState{}
 		lists := map[string]*OperatorListState{}
