@@ -200,3 +200,53 @@ func FuzzChannelStateFile(f *testing.F) {
 		}
 	})
 }
+
+// Recording and replay handle one frame per batch: neither may allocate
+// per frame once their buffers are warm.
+func TestChannelFrameAllocs(t *testing.T) {
+	payload := bytes.Repeat([]byte{7}, 16<<10)
+	dst := make([]byte, 0, 64<<10)
+	if n := testing.AllocsPerRun(100, func() { dst = AppendChannelFrame(dst[:0], 3, payload) }); n != 0 {
+		t.Errorf("AppendChannelFrame: %v allocs per frame, want 0", n)
+	}
+	data := AppendChannelStateHeader(nil)
+	const frames = 200
+	for range frames {
+		data = AppendChannelFrame(data, 3, payload)
+	}
+	h := &checkpoint.ChannelStateHandle{Channels: []checkpoint.InputChannelState{{ProducerUID: "src", ProducerParallelism: 4, Producer: 3,
+		Segments: []checkpoint.Segment{{Offset: int64(ChannelStateHeaderLen), Length: int64(len(data) - ChannelStateHeaderLen)}}}}}
+	src := bytes.NewReader(data)
+	r := NewChannelFrameReader(src, h)
+	if _, err := r.Next(); err != nil { // warm: header, payload buffer
+		t.Fatal(err)
+	}
+	if n := testing.AllocsPerRun(frames-2, func() {
+		if _, err := r.Next(); err != nil {
+			t.Fatal(err)
+		}
+	}); n != 0 {
+		t.Errorf("ChannelFrameReader.Next: %v allocs per frame, want 0", n)
+	}
+}
+
+func BenchmarkChannelFrameReader(b *testing.B) {
+	payload := bytes.Repeat([]byte{7}, 16<<10)
+	data := AppendChannelStateHeader(nil)
+	for i := range 256 {
+		data = AppendChannelFrame(data, i%4, payload)
+	}
+	b.SetBytes(int64(len(data)))
+	b.ReportAllocs()
+	for b.Loop() {
+		r := NewChannelFrameReader(bytes.NewReader(data), nil)
+		for {
+			if _, err := r.Next(); err != nil {
+				if err != io.EOF {
+					b.Fatal(err)
+				}
+				break
+			}
+		}
+	}
+}
