@@ -13,7 +13,7 @@ import (
 // Flink's current documentation where Flink has the option; the Description
 // says where weir deliberately differs.
 func Options() []Option {
-	return []Option{
+	return append([]Option{
 		// Checkpointing.
 		{Key: CheckpointingInterval, Default: "0", Kind: KindDuration,
 			Description: "Interval between periodic checkpoints; 0 disables checkpointing."},
@@ -106,5 +106,5 @@ func Options() []Option {
 			Description: "weir: records per batch moved between operators."},
 		{Key: BufferTimeout, Default: "100 ms", Kind: KindDuration,
 			Description: "Longest time a partly filled output batch waits before it is sent (tasks also send it as soon as they go idle); 0 sends after every batch a task processes."},
-	}
+	}, s3Options()...)
 }
