@@ -21,7 +21,7 @@ type Error struct {
 	// StatusCode is the HTTP status of the answer.
 	StatusCode int
 	// Fix says what to change, when there is an obvious remedy.
-	Fix string
+	Fix  string
 	kind error // fs.ErrNotExist, fs.ErrPermission or nil
 }
 
