@@ -84,6 +84,9 @@ func (e *Env) Execute(ctx context.Context, jobName string) error {
 	if err != nil {
 		return err
 	}
+	if err := e.resolveStorage(ctx, &jc); err != nil {
+		return err
+	}
 	return runtime.Execute(ctx, &e.graph, jc)
 }
 
@@ -100,9 +103,9 @@ func (e *Env) jobConfig(jobName string) (runtime.JobConfig, error) {
 	if dir == "" {
 		dir = filepath.Join("weir-data", "checkpoints")
 	}
-	dir = strings.TrimPrefix(dir, "file://")
-	if i := strings.Index(dir, "://"); i > 0 {
-		return runtime.JobConfig{}, fmt.Errorf("%s %q: scheme %q is not available yet; use a local folder or file:// path", config.CheckpointsDir, dir, dir[:i])
+	dir, err = checkpointDirScheme(dir)
+	if err != nil {
+		return runtime.JobConfig{}, err
 	}
 	for key, unavailable := range map[string]bool{
 		config.CheckpointingUnaligned:      c.Bool(config.CheckpointingUnaligned),

@@ -11,6 +11,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/weirstream/weir/internal/checkpoint/inspect"
+	"github.com/weirstream/weir/internal/config"
+	"github.com/weirstream/weir/internal/vfs/s3fs"
 )
 
 // noChannelState and noSharedFiles explain the empty sections.
@@ -40,6 +42,7 @@ func newCheckpointsCmd() *cobra.Command {
 
 func newInspectCmd() *cobra.Command {
 	var asJSON bool
+	var defs []string
 	c := &cobra.Command{
 		Use:   "inspect PATH",
 		Short: "Verify a checkpoint and report what it holds",
@@ -51,6 +54,10 @@ counts and sizes, timers, the operator list states (source positions,
 pending two-phase-commit transactions) and, for an unaligned checkpoint,
 the channel state (in-flight records per input channel), then totals.
 
+PATH may be an s3://bucket/key URL; the S3 endpoint and credentials come
+from -D s3.endpoint=… s3.access-key=… (see docs/configuration.md) or the
+AWS_* environment variables.
+
 Exit codes: 0 the checkpoint verifies, 1 it is damaged (the message names
 the file), 2 PATH is not a checkpoint.`,
 		Args: func(c *cobra.Command, args []string) error {
@@ -60,7 +67,18 @@ the file), 2 PATH is not a checkpoint.`,
 			return nil
 		},
 		RunE: func(c *cobra.Command, args []string) error {
-			r, err := inspect.Inspect(c.Context(), args[0])
+			cfg := config.New()
+			if err := cfg.SetOverrides(defs); err != nil {
+				return usagef("-D: %v", err)
+			}
+			fsys, p, err := openLocation(c.Context(), cfg, args[0])
+			if err != nil {
+				return fmt.Errorf("inspect %s: %w", args[0], err)
+			}
+			r, err := inspect.InspectFS(c.Context(), fsys, p)
+			if err == nil && s3fs.IsURL(args[0]) {
+				r.Path = s3fs.URLOf(r.Path)
+			}
 			if errors.Is(err, inspect.ErrNotCheckpoint) {
 				return usagef("inspect: %w", err)
 			}
@@ -76,6 +94,7 @@ the file), 2 PATH is not a checkpoint.`,
 		},
 	}
 	c.Flags().BoolVar(&asJSON, "json", false, "print the report as one JSON document")
+	c.Flags().StringArrayVarP(&defs, "define", "D", nil, "configuration key=value (repeatable), for an s3:// PATH: s3.endpoint, s3.access-key, … (else the AWS_* environment variables)")
 	return c
 }
 

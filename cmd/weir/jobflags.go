@@ -15,6 +15,7 @@ import (
 	"github.com/weirstream/weir/internal/checkpoint/storage"
 	"github.com/weirstream/weir/internal/config"
 	"github.com/weirstream/weir/internal/faults"
+	"github.com/weirstream/weir/internal/vfs/s3fs"
 )
 
 // jobFlags are the flags every built-in job shares.
@@ -112,12 +113,16 @@ func (f *jobFlags) configure(c *cobra.Command) (*weir.Config, error) {
 		return nil, usagef("--inject-failures must not be negative, got %d", f.injectFailures)
 	}
 	if f.from != "" {
-		if _, err := os.Stat(f.from); err != nil {
+		fsys, p, err := openLocation(context.Background(), cfg, f.from)
+		if err != nil {
+			return nil, usagef("--from %s: %v", f.from, err)
+		}
+		if _, err := fsys.Stat(p); err != nil {
 			return nil, usagef("--from: %v", err)
 		}
 		// Verify it before any work starts: a folder that is not a
 		// checkpoint, or a corrupt one, is a usage error naming the path.
-		if _, _, err := storage.LoadPath(context.Background(), f.from); err != nil {
+		if _, _, err := storage.LoadPath(context.Background(), p, storage.WithFS(fsys)); err != nil {
 			return nil, usagef("--from %s: %v", f.from, err)
 		}
 	}
@@ -195,6 +200,10 @@ func (f *jobFlags) execute(env *weir.Env, job string) error {
 func checkWritableDir(flag, dir string) error {
 	if dir == "" {
 		return usagef("%s is empty", flag)
+	}
+	if s3fs.IsURL(dir) {
+		// Probed with the job's S3 settings when the job starts.
+		return nil
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return usagef("%s %s: cannot create the folder: %v", flag, dir, err)

@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"net/url"
 	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -63,7 +62,7 @@ retention. Resume from it with 'weir run … --from PATH' at any parallelism.`,
 			if target == "" {
 				return usagef("--target is required: the folder to write the savepoint into")
 			}
-			abs, err := filepath.Abs(target)
+			abs, err := absLocation(target)
 			if err != nil {
 				return usagef("--target %s: %v", target, err)
 			}
@@ -96,7 +95,7 @@ from which 'weir run … --from PATH' continues where the job stopped.`,
 		RunE: func(c *cobra.Command, args []string) error {
 			body := rest.StopRequest{}
 			if target != "" {
-				abs, err := filepath.Abs(target)
+				abs, err := absLocation(target)
 				if err != nil {
 					return usagef("--savepoint %s: %v", target, err)
 				}

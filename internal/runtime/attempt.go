@@ -274,9 +274,9 @@ func (a *attempt) checkpointDone(id checkpoint.ID, kind checkpoint.Kind, err err
 			st := &a.jm.stops[i]
 			st.result = triggerReply{id: id}
 			if st.req.target != "" {
-				st.result.path, st.result.err = a.jm.store.Savepoint(context.Background(), id, st.req.target)
+				st.result.path, st.result.err = a.jm.savepoint(context.Background(), id, st.req.target)
 				if st.result.err != nil {
-					st.result.err = fmt.Errorf("%w (the final checkpoint %s/chk-%d is retained)", st.result.err, a.jm.store.JobDir(), id)
+					st.result.err = fmt.Errorf("%w (the final checkpoint %s is retained)", st.result.err, a.jm.checkpointLocation(id))
 				}
 			}
 			st.done = true
@@ -285,7 +285,7 @@ func (a *attempt) checkpointDone(id checkpoint.ID, kind checkpoint.Kind, err err
 	for _, req := range waiting {
 		r := triggerReply{id: id, err: err}
 		if err == nil && req.target != "" {
-			r.path, r.err = a.jm.store.Savepoint(context.Background(), id, req.target)
+			r.path, r.err = a.jm.savepoint(context.Background(), id, req.target)
 			if r.err == nil {
 				a.jm.log.Info("savepoint written", "checkpoint", id, "path", r.path)
 			}

@@ -58,6 +58,9 @@ type JobConfig struct {
 	// StorageFS replaces the filesystem under checkpoint storage (tests
 	// inject disk-full and torn writes through it); nil is the OS.
 	StorageFS vfs.FS
+	// Locations maps s3:// and other non-local locations to storage paths
+	// and back; nil when every location is a local path.
+	Locations Locations
 	Logger    *slog.Logger
 	Status    *JobStatus
 	// Now is the clock; time.Now when nil.
@@ -265,7 +268,7 @@ func (jm *jobManager) initialRestorePoint(ctx context.Context) (*restorePoint, e
 		jm.nextID = ids[len(ids)-1] + 1
 	}
 	if jm.cfg.FromPath != "" {
-		md, fs, err := storage.LoadPath(ctx, jm.cfg.FromPath)
+		md, fs, err := jm.loadFrom(ctx, jm.cfg.FromPath)
 		if err != nil {
 			return nil, fmt.Errorf("restore from %s: %w", jm.cfg.FromPath, err)
 		}
@@ -287,5 +290,5 @@ func (jm *jobManager) latestRestorePoint(ctx context.Context) (*restorePoint, er
 	if err != nil {
 		return nil, fmt.Errorf("restore: %w", err)
 	}
-	return &restorePoint{md: md, fs: jm.store, path: fmt.Sprintf("%s/chk-%d", jm.store.JobDir(), md.ID)}, nil
+	return &restorePoint{md: md, fs: jm.store, path: jm.checkpointLocation(md.ID)}, nil
 }

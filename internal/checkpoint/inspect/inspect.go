@@ -5,13 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 
 	"github.com/weirstream/weir/internal/checkpoint"
 	"github.com/weirstream/weir/internal/checkpoint/storage"
+	"github.com/weirstream/weir/internal/vfs"
 )
 
 // ErrNotCheckpoint means the path given to Inspect is not a completed
@@ -30,11 +30,17 @@ const metadataName = "_metadata"
 // storage.ErrCorrupt that names the file; a path that is no checkpoint one
 // wrapping ErrNotCheckpoint that names the path.
 func Inspect(ctx context.Context, path string) (*Report, error) {
-	dir, err := locate(path)
+	return InspectFS(ctx, vfs.OS{}, path)
+}
+
+// InspectFS is Inspect for a checkpoint on fsys (an s3fs.FS for one on
+// S3); path is a path on fsys.
+func InspectFS(ctx context.Context, fsys vfs.FS, path string) (*Report, error) {
+	dir, err := locate(fsys, path)
 	if err != nil {
 		return nil, err
 	}
-	md, sfs, err := storage.LoadPath(ctx, dir)
+	md, sfs, err := storage.LoadPath(ctx, dir, storage.WithFS(fsys))
 	if err != nil {
 		return nil, err
 	}
@@ -61,12 +67,12 @@ func Inspect(ctx context.Context, path string) (*Report, error) {
 
 // locate resolves path to an absolute chk-<n> directory that holds a
 // _metadata file, or says why it is not one.
-func locate(path string) (string, error) {
+func locate(fsys vfs.FS, path string) (string, error) {
 	abs, err := filepath.Abs(path)
 	if err != nil {
 		return "", fmt.Errorf("%s: %w: %w", path, ErrNotCheckpoint, err)
 	}
-	fi, err := os.Stat(abs)
+	fi, err := fsys.Stat(abs)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return "", fmt.Errorf("%s: %w: no such file or directory", abs, ErrNotCheckpoint)
@@ -83,7 +89,7 @@ func locate(path string) (string, error) {
 	if !isChkName(filepath.Base(dir)) {
 		return "", fmt.Errorf("%s: %w: not a chk-<n> directory; pass one from a job's checkpoint folder, e.g. <state-dir>/<job>/chk-7", dir, ErrNotCheckpoint)
 	}
-	if _, err := os.Stat(filepath.Join(dir, metadataName)); err != nil {
+	if _, err := fsys.Stat(filepath.Join(dir, metadataName)); err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return "", fmt.Errorf("%s: %w: it has no %s file, so the checkpoint never completed", dir, ErrNotCheckpoint, metadataName)
 		}
