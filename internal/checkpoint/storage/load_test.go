@@ -10,155 +10,147 @@ import (
 	"reflect"
 	"slices"
 	"testing"
+
+	"github.com/weirstream/weir/internal/vfs"
 )
 
 func TestLoadLatestRoundTrip(t *testing.T) {
-	s := openStore(t)
-	writeCheckpoint(t, s, 1)
-	want := writeCheckpoint(t, s, 2)
-	md, skipped, err := s.LoadLatest(context.Background())
-	if err != nil || len(skipped) != 0 {
-		t.Fatalf("LoadLatest: %v, skipped %v", err, skipped)
-	}
-	if !reflect.DeepEqual(md, want) {
-		t.Fatalf("LoadLatest\n got %+v\nwant %+v", md, want)
-	}
-	for i, name := range stateNames {
-		b, err := s.ReadFile(context.Background(), md.Operators[1].Subtasks[i].State.Keyed.File)
-		if err != nil || string(b) != string(content(2, name)) {
-			t.Fatalf("state file %s: %v", name, err)
+	forEachBackend(t, func(t *testing.T, b *backend) {
+		s := b.open(t)
+		writeCheckpoint(t, s, 1)
+		want := writeCheckpoint(t, s, 2)
+		md, skipped, err := s.LoadLatest(context.Background())
+		if err != nil || len(skipped) != 0 {
+			t.Fatalf("LoadLatest: %v, skipped %v", err, skipped)
 		}
-	}
+		if !reflect.DeepEqual(md, want) {
+			t.Fatalf("LoadLatest\n got %+v\nwant %+v", md, want)
+		}
+		for i, name := range stateNames {
+			b, err := s.ReadFile(context.Background(), md.Operators[1].Subtasks[i].State.Keyed.File)
+			if err != nil || string(b) != string(content(2, name)) {
+				t.Fatalf("state file %s: %v", name, err)
+			}
+		}
+	})
 }
 
 func TestLoadLatestNoCheckpoint(t *testing.T) {
-	s := openStore(t)
-	// An incomplete directory does not count as a checkpoint.
-	if err := os.MkdirAll(filepath.Join(s.JobDir(), "chk-1"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	md, skipped, err := s.LoadLatest(context.Background())
-	if md != nil || skipped != nil || !errors.Is(err, ErrNoCheckpoint) {
-		t.Fatalf("LoadLatest = %v, %v, %v; want ErrNoCheckpoint", md, skipped, err)
-	}
+	forEachBackend(t, func(t *testing.T, b *backend) {
+		s := b.open(t)
+		// An incomplete directory does not count as a checkpoint.
+		if err := b.fs.MkdirAll(filepath.Join(s.JobDir(), "chk-1"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		md, skipped, err := s.LoadLatest(context.Background())
+		if md != nil || skipped != nil || !errors.Is(err, ErrNoCheckpoint) {
+			t.Fatalf("LoadLatest = %v, %v, %v; want ErrNoCheckpoint", md, skipped, err)
+		}
+	})
 }
 
 func TestLoadLatestFallsBackOverCorruptStateFile(t *testing.T) {
-	s := openStore(t)
-	writeCheckpoint(t, s, 8)
-	writeCheckpoint(t, s, 9)
-	abs := filepath.Join(s.JobDir(), "chk-9", "1-0-keyed")
-	flipByte(t, abs, 3)
-	damaged, _ := os.ReadFile(abs)
-	orig := content(9, "1-0-keyed")
+	forEachBackend(t, func(t *testing.T, b *backend) {
+		s := b.open(t)
+		writeCheckpoint(t, s, 8)
+		writeCheckpoint(t, s, 9)
+		abs := filepath.Join(s.JobDir(), "chk-9", "1-0-keyed")
+		flipByteFS(t, b.fs, abs, 3)
+		damaged := readBytes(t, b.fs, abs)
+		orig := content(9, "1-0-keyed")
 
-	md, skipped, err := s.LoadLatest(context.Background())
-	if err != nil || md.ID != 8 {
-		t.Fatalf("LoadLatest = %v, %v; want checkpoint 8", md, err)
-	}
-	want := []string{fmt.Sprintf("checkpoint %s/chk-9: state file chk-9/1-0-keyed: checkpoint data corrupt: checksum mismatch: crc32c 0x%08x, 0x%08x recorded",
-		s.JobDir(), crc32.Checksum(damaged, castagnoli), crc32.Checksum(orig, castagnoli))}
-	if got := errStrings(skipped); !slices.Equal(got, want) || !errors.Is(skipped[0], ErrCorrupt) {
-		t.Fatalf("skipped\n got %q\nwant %q", got, want)
-	}
+		md, skipped, err := s.LoadLatest(context.Background())
+		if err != nil || md.ID != 8 {
+			t.Fatalf("LoadLatest = %v, %v; want checkpoint 8", md, err)
+		}
+		want := []string{fmt.Sprintf("checkpoint %s/chk-9: state file chk-9/1-0-keyed: checkpoint data corrupt: checksum mismatch: crc32c 0x%08x, 0x%08x recorded",
+			s.JobDir(), crc32.Checksum(damaged, castagnoli), crc32.Checksum(orig, castagnoli))}
+		if got := errStrings(skipped); !slices.Equal(got, want) || !errors.Is(skipped[0], ErrCorrupt) {
+			t.Fatalf("skipped\n got %q\nwant %q", got, want)
+		}
+	})
 }
 
 func TestLoadLatestFallsBackOverBadMetadata(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
-		damage func(t *testing.T, path string)
+		damage func(t *testing.T, fsys vfs.FS, path string)
 		why    string // "" when the checkpoint simply does not exist
 	}{
-		{"truncated", func(t *testing.T, p string) {
-			b, _ := os.ReadFile(p)
-			if err := os.WriteFile(p, b[:len(b)-7], 0o644); err != nil {
-				t.Fatal(err)
-			}
+		{"truncated", func(t *testing.T, fsys vfs.FS, p string) {
+			b := readBytes(t, fsys, p)
+			writeBytes(t, fsys, p, b[:len(b)-7])
 		}, "_metadata: checkpoint data corrupt: metadata truncated: %d bytes, header says %d"},
-		{"garbage", func(t *testing.T, p string) {
-			if err := os.WriteFile(p, []byte("hello, I am not metadata"), 0o644); err != nil {
-				t.Fatal(err)
-			}
+		{"garbage", func(t *testing.T, fsys vfs.FS, p string) {
+			writeBytes(t, fsys, p, []byte("hello, I am not metadata"))
 		}, `_metadata: checkpoint data corrupt: not a weir checkpoint metadata file: bad magic "hello, I", want "WEIRCHK\x00"`},
-		{"empty", func(t *testing.T, p string) {
-			if err := os.WriteFile(p, nil, 0o644); err != nil {
-				t.Fatal(err)
-			}
+		{"empty", func(t *testing.T, fsys vfs.FS, p string) {
+			writeBytes(t, fsys, p, nil)
 		}, "_metadata: checkpoint data corrupt: metadata truncated: 0 bytes, shorter than the 14-byte header"},
-		{"missing", func(t *testing.T, p string) {
-			if err := os.Remove(p); err != nil {
+		{"missing", func(t *testing.T, fsys vfs.FS, p string) {
+			if err := fsys.Remove(p); err != nil {
 				t.Fatal(err)
 			}
 		}, ""},
-		{"missing state file", func(t *testing.T, p string) {
-			if err := os.Remove(filepath.Join(filepath.Dir(p), "1-1-keyed")); err != nil {
+		{"missing state file", func(t *testing.T, fsys vfs.FS, p string) {
+			if err := fsys.Remove(filepath.Join(filepath.Dir(p), "1-1-keyed")); err != nil {
 				t.Fatal(err)
 			}
 		}, "state file chk-5/1-1-keyed: checkpoint data corrupt: missing"},
-		{"wrong directory", func(t *testing.T, p string) {
-			b, _ := os.ReadFile(filepath.Join(filepath.Dir(filepath.Dir(p)), "chk-4", "_metadata"))
-			if err := os.WriteFile(p, b, 0o644); err != nil {
-				t.Fatal(err)
-			}
+		{"wrong directory", func(t *testing.T, fsys vfs.FS, p string) {
+			writeBytes(t, fsys, p, readBytes(t, fsys, filepath.Join(filepath.Dir(filepath.Dir(p)), "chk-4", "_metadata")))
 		}, "_metadata: checkpoint data corrupt: metadata is of checkpoint 4, not 5; it was copied into the wrong directory"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			s := openStore(t)
-			want4 := writeCheckpoint(t, s, 4)
-			writeCheckpoint(t, s, 5)
-			mdPath := filepath.Join(s.JobDir(), "chk-5", "_metadata")
-			size := fileSize(t, mdPath)
-			tc.damage(t, mdPath)
-			md, skipped, err := s.LoadLatest(context.Background())
-			if err != nil || !reflect.DeepEqual(md, want4) {
-				t.Fatalf("LoadLatest = %+v, %v; want checkpoint 4", md, err)
-			}
-			var want []string
-			if tc.why != "" {
-				why := tc.why
-				if tc.name == "truncated" {
-					why = fmt.Sprintf(why, size-7, size)
+			forEachBackend(t, func(t *testing.T, b *backend) {
+				s := b.open(t)
+				want4 := writeCheckpoint(t, s, 4)
+				writeCheckpoint(t, s, 5)
+				mdPath := filepath.Join(s.JobDir(), "chk-5", "_metadata")
+				size := int64(len(readBytes(t, b.fs, mdPath)))
+				tc.damage(t, b.fs, mdPath)
+				md, skipped, err := s.LoadLatest(context.Background())
+				if err != nil || !reflect.DeepEqual(md, want4) {
+					t.Fatalf("LoadLatest = %+v, %v; want checkpoint 4", md, err)
 				}
-				want = []string{fmt.Sprintf("checkpoint %s/chk-5: %s", s.JobDir(), why)}
-			}
-			if got := errStrings(skipped); !slices.Equal(got, want) {
-				t.Fatalf("skipped\n got %q\nwant %q", got, want)
-			}
+				var want []string
+				if tc.why != "" {
+					why := tc.why
+					if tc.name == "truncated" {
+						why = fmt.Sprintf(why, size-7, size)
+					}
+					want = []string{fmt.Sprintf("checkpoint %s/chk-5: %s", s.JobDir(), why)}
+				}
+				if got := errStrings(skipped); !slices.Equal(got, want) {
+					t.Fatalf("skipped\n got %q\nwant %q", got, want)
+				}
+			})
 		})
 	}
 }
 
-func fileSize(t *testing.T, p string) int64 {
-	t.Helper()
-	fi, err := os.Stat(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return fi.Size()
-}
-
 func TestLoadLatestNoneVerifies(t *testing.T) {
-	s := openStore(t)
-	writeCheckpoint(t, s, 1)
-	writeCheckpoint(t, s, 2)
-	for _, id := range []string{"chk-1", "chk-2"} {
-		if err := os.WriteFile(filepath.Join(s.JobDir(), id, "_metadata"), []byte("junk"), 0o644); err != nil {
-			t.Fatal(err)
+	forEachBackend(t, func(t *testing.T, b *backend) {
+		s := b.open(t)
+		writeCheckpoint(t, s, 1)
+		writeCheckpoint(t, s, 2)
+		for _, id := range []string{"chk-1", "chk-2"} {
+			writeBytes(t, b.fs, filepath.Join(s.JobDir(), id, "_metadata"), []byte("junk"))
 		}
-	}
-	md, skipped, err := s.LoadLatest(context.Background())
-	reason := `_metadata: checkpoint data corrupt: not a weir checkpoint metadata file: bad magic "junk"`
-	wantSkipped := []string{
-		fmt.Sprintf("checkpoint %s/chk-2: %s", s.JobDir(), reason),
-		fmt.Sprintf("checkpoint %s/chk-1: %s", s.JobDir(), reason),
-	}
-	if got := errStrings(skipped); md != nil || !slices.Equal(got, wantSkipped) {
-		t.Fatalf("LoadLatest = %v, skipped %q", md, got)
-	}
-	want := fmt.Sprintf("load latest checkpoint from %s: none of the 2 completed checkpoints verifies; restore an older checkpoint with --from, or start without state in a new state folder: %s\n%s", s.JobDir(), wantSkipped[0], wantSkipped[1])
-	if err == nil || err.Error() != want || !errors.Is(err, ErrCorrupt) || errors.Is(err, ErrNoCheckpoint) {
-		t.Fatalf("error\n got %v\nwant %s", err, want)
-	}
+		md, skipped, err := s.LoadLatest(context.Background())
+		reason := `_metadata: checkpoint data corrupt: not a weir checkpoint metadata file: bad magic "junk"`
+		wantSkipped := []string{
+			fmt.Sprintf("checkpoint %s/chk-2: %s", s.JobDir(), reason),
+			fmt.Sprintf("checkpoint %s/chk-1: %s", s.JobDir(), reason),
+		}
+		if got := errStrings(skipped); md != nil || !slices.Equal(got, wantSkipped) {
+			t.Fatalf("LoadLatest = %v, skipped %q", md, got)
+		}
+		want := fmt.Sprintf("load latest checkpoint from %s: none of the 2 completed checkpoints verifies; restore an older checkpoint with --from, or start without state in a new state folder: %s\n%s", s.JobDir(), wantSkipped[0], wantSkipped[1])
+		if err == nil || err.Error() != want || !errors.Is(err, ErrCorrupt) || errors.Is(err, ErrNoCheckpoint) {
+			t.Fatalf("error\n got %v\nwant %s", err, want)
+		}
+	})
 }
 
 func TestLoadLatestCancelled(t *testing.T) {
@@ -172,34 +164,36 @@ func TestLoadLatestCancelled(t *testing.T) {
 }
 
 func TestLoadPath(t *testing.T) {
-	s := openStore(t)
-	want := writeCheckpoint(t, s, 3)
-	writeCheckpoint(t, s, 4)
-	for _, p := range []string{
-		filepath.Join(s.JobDir(), "chk-3"),
-		filepath.Join(s.JobDir(), "chk-3") + "/",
-		filepath.Join(s.JobDir(), "chk-3", "_metadata"),
-	} {
-		t.Run(p, func(t *testing.T) {
-			md, view, err := LoadPath(context.Background(), p)
-			if err != nil || !reflect.DeepEqual(md, want) {
-				t.Fatalf("LoadPath = %+v, %v", md, err)
-			}
-			if view.JobDir() != s.JobDir() {
-				t.Fatalf("view rooted at %s, want %s", view.JobDir(), s.JobDir())
-			}
-			b, err := view.ReadFile(context.Background(), md.Operators[1].Subtasks[1].State.Keyed.File)
-			if err != nil || string(b) != string(content(3, "1-1-keyed")) {
-				t.Fatalf("ReadFile through view: %v", err)
-			}
-			if _, err := view.WriteMetadata(context.Background(), sampleMetadata("job", 10)); err == nil {
-				t.Fatal("WriteMetadata through a read-only view succeeded")
-			}
-			if err := view.Discard(3); err == nil {
-				t.Fatal("Discard through a read-only view succeeded")
-			}
-		})
-	}
+	forEachBackend(t, func(t *testing.T, b *backend) {
+		s := b.open(t)
+		want := writeCheckpoint(t, s, 3)
+		writeCheckpoint(t, s, 4)
+		for _, p := range []string{
+			filepath.Join(s.JobDir(), "chk-3"),
+			filepath.Join(s.JobDir(), "chk-3") + "/",
+			filepath.Join(s.JobDir(), "chk-3", "_metadata"),
+		} {
+			t.Run(p, func(t *testing.T) {
+				md, view, err := LoadPath(context.Background(), p, WithFS(b.fs))
+				if err != nil || !reflect.DeepEqual(md, want) {
+					t.Fatalf("LoadPath = %+v, %v", md, err)
+				}
+				if view.JobDir() != s.JobDir() {
+					t.Fatalf("view rooted at %s, want %s", view.JobDir(), s.JobDir())
+				}
+				b, err := view.ReadFile(context.Background(), md.Operators[1].Subtasks[1].State.Keyed.File)
+				if err != nil || string(b) != string(content(3, "1-1-keyed")) {
+					t.Fatalf("ReadFile through view: %v", err)
+				}
+				if _, err := view.WriteMetadata(context.Background(), sampleMetadata("job", 10)); err == nil {
+					t.Fatal("WriteMetadata through a read-only view succeeded")
+				}
+				if err := view.Discard(3); err == nil {
+					t.Fatal("Discard through a read-only view succeeded")
+				}
+			})
+		}
+	})
 }
 
 func TestLoadPathErrors(t *testing.T) {
