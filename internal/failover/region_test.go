@@ -2,217 +2,31 @@ package failover
 
 import (
 	"fmt"
-	"math/rand"
-	"reflect"
-	"slices"
 	"testing"
 
 	"github.com/weirstream/weir/internal/checkpoint"
-	"github.com/weirstream/weir/internal/runtime"
 )
-
-// graph builds a JobGraph from parallelisms and edges, the way
-// BuildJobGraph links vertices, without operators.
-func graph(par []int, edges ...edge) *runtime.JobGraph {
-	jg := &runtime.JobGraph{MaxParallelism: 128}
-	for i, p := range par {
-		jg.Vertices = append(jg.Vertices, &runtime.Vertex{ID: i, Parallelism: p})
-	}
-	for _, e := range edges {
-		from, to := jg.Vertices[e.from], jg.Vertices[e.to]
-		re := runtime.Edge{From: e.from, Partition: e.p}
-		to.Inputs = append(to.Inputs, runtime.VertexInput{From: from, Edge: re, Index: len(to.Inputs)})
-		from.Outputs = append(from.Outputs, runtime.VertexOutput{To: to, Edge: re, InputIndex: len(to.Inputs) - 1})
-	}
-	return jg
-}
-
-type edge struct {
-	from, to int
-	p        runtime.Partition
-}
 
 // tasks parses "v/i" pairs into TaskIDs.
 func tasks(ids ...string) []checkpoint.TaskID {
 	out := make([]checkpoint.TaskID, len(ids))
 	for k, s := range ids {
-		if _, err := fmt.Sscanf(s, "%d/%d", &out[k].Vertex, &out[k].Subtask); err != nil {
-			panic(err)
-		}
+		out[k] = parseTask(s)
 	}
 	return out
 }
 
-func TestRegions(t *testing.T) {
-	for _, tc := range []struct {
-		name string
-		jg   *runtime.JobGraph
-		want [][]checkpoint.TaskID
-	}{
-		{
-			name: "forward only: one region per subtask index",
-			jg:   graph([]int{3, 3, 3}, edge{0, 1, runtime.Forward}, edge{1, 2, runtime.Forward}),
-			want: [][]checkpoint.TaskID{
-				tasks("0/0", "1/0", "2/0"), tasks("0/1", "1/1", "2/1"), tasks("0/2", "1/2", "2/2"),
-			},
-		},
-		{
-			name: "keyed: one region",
-			jg:   graph([]int{2, 2, 3}, edge{0, 1, runtime.Forward}, edge{1, 2, runtime.Hash}),
-			want: [][]checkpoint.TaskID{tasks("0/0", "0/1", "1/0", "1/1", "2/0", "2/1", "2/2")},
-		},
-		{
-			name: "two independent keyed pipelines",
-			jg:   graph([]int{2, 2, 1, 2}, edge{0, 1, runtime.Hash}, edge{2, 3, runtime.Rebalance}),
-			want: [][]checkpoint.TaskID{tasks("0/0", "0/1", "1/0", "1/1"), tasks("2/0", "3/0", "3/1")},
-		},
-		{
-			name: "keyed pipeline beside a forward pipeline",
-			jg: graph([]int{2, 2, 2, 2, 2},
-				edge{0, 1, runtime.Forward}, edge{1, 2, runtime.Hash}, edge{3, 4, runtime.Forward}),
-			want: [][]checkpoint.TaskID{
-				tasks("0/0", "0/1", "1/0", "1/1", "2/0", "2/1"), tasks("3/0", "4/0"), tasks("3/1", "4/1"),
-			},
-		},
-		{
-			name: "forward between unequal parallelisms is all-to-all",
-			jg:   graph([]int{2, 3}, edge{0, 1, runtime.Forward}),
-			want: [][]checkpoint.TaskID{tasks("0/0", "0/1", "1/0", "1/1", "1/2")},
-		},
-		{
-			name: "broadcast joins, a union of forward inputs keeps indices apart",
-			jg: graph([]int{2, 2, 2, 1, 1},
-				edge{0, 2, runtime.Forward}, edge{1, 2, runtime.Forward}, edge{3, 4, runtime.Broadcast}),
-			want: [][]checkpoint.TaskID{
-				tasks("0/0", "1/0", "2/0"), tasks("0/1", "1/1", "2/1"), tasks("3/0", "4/0"),
-			},
-		},
-		{
-			name: "a keyed edge into one branch joins all of a forward diamond",
-			jg: graph([]int{2, 2, 2, 2},
-				edge{0, 1, runtime.Forward}, edge{0, 2, runtime.Hash}, edge{1, 3, runtime.Forward}, edge{2, 3, runtime.Forward}),
-			want: [][]checkpoint.TaskID{tasks("0/0", "0/1", "1/0", "1/1", "2/0", "2/1", "3/0", "3/1")},
-		},
-		{
-			name: "a lone source",
-			jg:   graph([]int{2}),
-			want: [][]checkpoint.TaskID{tasks("0/0"), tasks("0/1")},
-		},
-		{
-			name: "empty graph",
-			jg:   graph(nil),
-			want: nil,
-		},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			got := Regions(tc.jg)
-			if !reflect.DeepEqual(got, tc.want) {
-				t.Fatalf("Regions =\n%v\nwant\n%v", got, tc.want)
-			}
-		})
+func parseTask(s string) checkpoint.TaskID {
+	var t checkpoint.TaskID
+	if _, err := fmt.Sscanf(s, "%d/%d", &t.Vertex, &t.Subtask); err != nil {
+		panic(fmt.Sprintf("task %q: %v", s, err))
 	}
+	return t
 }
 
-// TestRegionsOfBuiltGraph runs on BuildJobGraph's output: a source chained
-// with a map, keyed into a sink, beside an unchained forward pipeline.
-func TestRegionsOfBuiltGraph(t *testing.T) {
-	g := &runtime.Graph{}
-	key := func(int64) uint32 { return 0 }
-	src := g.Add(&runtime.Node{Name: "src", UID: "src", Parallelism: 2})
-	m := g.Add(&runtime.Node{Name: "map", UID: "map", Parallelism: 2, Inputs: []runtime.Edge{{From: src.ID}}})
-	g.Add(&runtime.Node{Name: "sum", UID: "sum", Parallelism: 2,
-		Inputs: []runtime.Edge{{From: m.ID, Partition: runtime.Hash, KeyHash: key}}})
-	a := g.Add(&runtime.Node{Name: "a", UID: "a", Parallelism: 2})
-	g.Add(&runtime.Node{Name: "b", UID: "b", Parallelism: 2, Inputs: []runtime.Edge{{From: a.ID}}})
-	g.Add(&runtime.Node{Name: "c", UID: "c", Parallelism: 2, Inputs: []runtime.Edge{{From: a.ID}}})
-	jg, err := runtime.BuildJobGraph(g, 128)
-	if err != nil {
-		t.Fatal(err)
-	}
-	// Vertices: 0 src->map, 1 sum, 2 a, 3 b, 4 c (a has two consumers, so
-	// neither is chained).
-	want := [][]checkpoint.TaskID{
-		tasks("0/0", "0/1", "1/0", "1/1"), tasks("2/0", "3/0", "4/0"), tasks("2/1", "3/1", "4/1"),
-	}
-	if got := Regions(jg); !reflect.DeepEqual(got, want) {
-		t.Fatalf("Regions =\n%v\nwant\n%v", got, want)
-	}
-	idx := RegionIndex(want)
-	if len(idx) != 10 || idx[checkpoint.TaskID{Vertex: 4, Subtask: 1}] != 2 || idx[checkpoint.TaskID{Vertex: 1, Subtask: 0}] != 0 {
+func TestRegionIndex(t *testing.T) {
+	idx := RegionIndex(walkthroughRegions())
+	if len(idx) != 10 || idx[task(4, 1)] != 2 || idx[task(3, 0)] != 1 || idx[task(1, 0)] != 0 {
 		t.Fatalf("RegionIndex = %v", idx)
-	}
-}
-
-// naiveRegions lists every subtask-to-subtask connection explicitly and
-// floods from each unvisited subtask in TaskID order.
-func naiveRegions(par []int, edges []edge) [][]checkpoint.TaskID {
-	adj := map[checkpoint.TaskID][]checkpoint.TaskID{}
-	link := func(a, b checkpoint.TaskID) {
-		adj[a] = append(adj[a], b)
-		adj[b] = append(adj[b], a)
-	}
-	for _, e := range edges {
-		for i := 0; i < par[e.from]; i++ {
-			for j := 0; j < par[e.to]; j++ {
-				if e.p != runtime.Forward || par[e.from] != par[e.to] || i == j {
-					link(checkpoint.TaskID{Vertex: e.from, Subtask: i}, checkpoint.TaskID{Vertex: e.to, Subtask: j})
-				}
-			}
-		}
-	}
-	seen := map[checkpoint.TaskID]bool{}
-	var regions [][]checkpoint.TaskID
-	for v, p := range par {
-		for i := 0; i < p; i++ {
-			start := checkpoint.TaskID{Vertex: v, Subtask: i}
-			if seen[start] {
-				continue
-			}
-			seen[start] = true
-			region := []checkpoint.TaskID{start}
-			for k := 0; k < len(region); k++ {
-				for _, n := range adj[region[k]] {
-					if !seen[n] {
-						seen[n] = true
-						region = append(region, n)
-					}
-				}
-			}
-			slices.SortFunc(region, CompareTaskID)
-			regions = append(regions, region)
-		}
-	}
-	return regions
-}
-
-func TestRegionsMatchNaiveModel(t *testing.T) {
-	const seed = 3
-	rng := rand.New(rand.NewSource(seed))
-	parts := []runtime.Partition{runtime.Forward, runtime.Forward, runtime.Forward, runtime.Hash, runtime.Rebalance, runtime.Broadcast}
-	sizes := map[int]int{}
-	for run := 0; run < 2000; run++ {
-		n := rng.Intn(8)
-		par := make([]int, n)
-		for i := range par {
-			par[i] = 1 + rng.Intn(4)
-		}
-		var edges []edge
-		for to := 1; to < n; to++ {
-			for k := rng.Intn(3); k > 0; k-- {
-				edges = append(edges, edge{rng.Intn(to), to, parts[rng.Intn(len(parts))]})
-			}
-		}
-		got := Regions(graph(par, edges...))
-		want := naiveRegions(par, edges)
-		if !reflect.DeepEqual(got, want) {
-			t.Fatalf("seed %d run %d: par %v edges %v:\nRegions = %v\nnaive   = %v", seed, run, par, edges, got, want)
-		}
-		sizes[min(len(got), 3)]++
-	}
-	// The generator must exercise one, two and many regions.
-	for k := 1; k <= 3; k++ {
-		if sizes[k] < 100 {
-			t.Fatalf("only %d graphs with %d regions (3 = more): generator too narrow: %v", sizes[k], k, sizes)
-		}
 	}
 }
