@@ -29,7 +29,18 @@
 //	h.Step(failover.TaskTerminal{Task: t31})           // nothing yet
 //	h.Step(failover.Tick{Now: now.Add(time.Second)})  // Restart{[2]}
 //
-// Every failover asks the restart strategy once, however many regions it
-// hits; a refusal or an unrecoverable error fails the job. A failure in a
-// region already canceling or waiting is ignored.
+// Every failure event asks the restart strategy once and counts one
+// restart (Flink's numRestarts), however many regions it hits: a lost
+// TaskManager that ran tasks of two regions is one failure. A refusal or an
+// unrecoverable error fails the job; the JobMaster then cancels whatever
+// still runs, and the handler ignores every later event. A failure in a
+// region already failing does not fail it again, but a task that fails
+// while being cancelled counts as stopped. A global failure (the
+// coordinator's Failover) restarts every region that is not already
+// failing, once. Checkpointing stays suspended from the first failure until
+// every task of the job runs again.
+//
+// The JobMaster drops events of superseded attempts before they reach the
+// handler: a TaskFailed of a region being restored is taken as a failure
+// of its new attempt.
 package failover

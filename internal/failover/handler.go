@@ -43,11 +43,26 @@ type Handler struct {
 	now       time.Time
 	suspended bool
 	failed    bool
+	restarts  int
 }
 
-// NewHandler returns a handler over regions (as Regions returns them) that
-// asks strategy at every region failover and global failure.
+// NewHandler returns a handler over regions (as runtime.Regions returns
+// them) that asks strategy at every region failover and global failure. It
+// panics if a region is empty or a task is in two regions: that is a bug of
+// the caller, and an empty region could never report running again.
 func NewHandler(regions [][]checkpoint.TaskID, strategy restart.Strategy) *Handler {
+	seen := map[checkpoint.TaskID]int{}
+	for r, tasks := range regions {
+		if len(tasks) == 0 {
+			panic(fmt.Sprintf("failover: region %d has no tasks", r))
+		}
+		for _, t := range tasks {
+			if prev, dup := seen[t]; dup {
+				panic(fmt.Sprintf("failover: task %d/%d is in regions %d and %d", t.Vertex, t.Subtask, prev, r))
+			}
+			seen[t] = r
+		}
+	}
 	return &Handler{
 		regions:   regions,
 		index:     RegionIndex(regions),
@@ -64,6 +79,10 @@ func (h *Handler) State(r int) RegionState { return h.state[r] }
 // Failed reports whether the handler failed the job.
 func (h *Handler) Failed() bool { return h.failed }
 
+// Restarts counts the failovers the restart strategy allowed (Flink's
+// numRestarts): one per failure event, however many regions it hit.
+func (h *Handler) Restarts() int { return h.restarts }
+
 // Step applies one event and returns the actions it causes, in order.
 func (h *Handler) Step(ev Event) []Action {
 	if h.failed {
@@ -74,8 +93,18 @@ func (h *Handler) Step(ev Event) []Action {
 	case TaskFailed:
 		h.advance(ev.Now)
 		r, ok := h.index[ev.Task]
-		if !ok || h.state[r] == Canceling || h.state[r] == Waiting {
-			return nil // unknown task, or a region already failing
+		if !ok {
+			return nil
+		}
+		switch h.state[r] {
+		case Canceling:
+			// A task may fail instead of stopping quietly when it is
+			// cancelled (or fail for its own reasons meanwhile): the region
+			// is failing already, but the task is terminal all the same.
+			delete(h.pending[r], ev.Task)
+			return h.due()
+		case Waiting:
+			return nil // every task already terminal: a duplicate report
 		}
 		cause := fmt.Errorf("task %d/%d failed: %w", ev.Task.Vertex, ev.Task.Subtask, ev.Err)
 		if ev.Unrecoverable {
@@ -100,7 +129,10 @@ func (h *Handler) Step(ev Event) []Action {
 		}
 		slices.Sort(hit)
 		out = h.failRegions(hit, errors.New(ev.Reason), gone)
-		out = append(out, h.due()...)
+		if !h.failed {
+			// A canceling region may have lost its last running task.
+			out = append(out, h.due()...)
+		}
 	case GlobalFailure:
 		h.advance(ev.Now)
 		var hit []int
@@ -109,7 +141,7 @@ func (h *Handler) Step(ev Event) []Action {
 				hit = append(hit, r)
 			}
 		}
-		out = h.failRegions(hit, errors.New(ev.Reason), nil)
+		out = h.failRegions(hit, fmt.Errorf("global failure: %s", ev.Reason), nil)
 	case TaskTerminal:
 		if r, ok := h.index[ev.Task]; ok && h.state[r] == Canceling {
 			delete(h.pending[r], ev.Task)
@@ -145,10 +177,11 @@ func (h *Handler) failRegions(hit []int, cause error, gone map[checkpoint.TaskID
 	if !d.Restart {
 		return h.fail(fmt.Errorf("%s: %w", d.Reason, cause))
 	}
+	h.restarts++
 	var out []Action
 	if !h.suspended {
 		h.suspended = true
-		out = append(out, SuspendCheckpointing{Reason: fmt.Sprintf("region %d is restarting: %v", hit[0], cause)})
+		out = append(out, SuspendCheckpointing{Reason: fmt.Sprintf("%s: %v", h.restarting(hit), cause)})
 	}
 	var cancel []checkpoint.TaskID
 	for _, r := range hit {
@@ -192,6 +225,25 @@ func (h *Handler) due() []Action {
 		return nil
 	}
 	return []Action{Restart{Regions: ready}}
+}
+
+// restarting names the regions hit, for messages such as the coordinator's
+// rejection of a trigger request: "region 1 is restarting".
+func (h *Handler) restarting(hit []int) string {
+	switch {
+	case len(hit) == 1:
+		return fmt.Sprintf("region %d is restarting", hit[0])
+	case len(hit) == len(h.regions):
+		return "every region is restarting"
+	}
+	s := "regions"
+	for i, r := range hit {
+		if i > 0 {
+			s += ","
+		}
+		s += fmt.Sprintf(" %d", r)
+	}
+	return s + " are restarting"
 }
 
 func (h *Handler) fail(cause error) []Action {

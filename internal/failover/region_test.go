@@ -2,6 +2,8 @@ package failover
 
 import (
 	"fmt"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/weirstream/weir/internal/checkpoint"
@@ -16,12 +18,15 @@ func tasks(ids ...string) []checkpoint.TaskID {
 	return out
 }
 
+// parseTask parses one "v/i", strictly.
 func parseTask(s string) checkpoint.TaskID {
-	var t checkpoint.TaskID
-	if _, err := fmt.Sscanf(s, "%d/%d", &t.Vertex, &t.Subtask); err != nil {
-		panic(fmt.Sprintf("task %q: %v", s, err))
+	v, i, ok := strings.Cut(s, "/")
+	vertex, err1 := strconv.Atoi(v)
+	subtask, err2 := strconv.Atoi(i)
+	if !ok || err1 != nil || err2 != nil {
+		panic(fmt.Sprintf("task %q: want VERTEX/SUBTASK", s))
 	}
-	return t
+	return checkpoint.TaskID{Vertex: vertex, Subtask: subtask}
 }
 
 func TestRegionIndex(t *testing.T) {
