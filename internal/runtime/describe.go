@@ -56,27 +56,27 @@ func FirstDifference(a, b string) (line int, left, right string) {
 	if a == b {
 		return 0, "", ""
 	}
-	la, lb := lines(a), lines(b)
+	la, lb := descLines(a), descLines(b)
 	n := max(len(la), len(lb))
 	for i := range n {
 		if i >= len(la) || i >= len(lb) || la[i] != lb[i] {
-			return i + 1, lineAt(la, i), lineAt(lb, i)
+			return i + 1, descLineAt(la, i), descLineAt(lb, i)
 		}
 	}
 	// Only a final newline differs; Describe never produces that.
 	return n + 1, "", ""
 }
 
-func lineAt(ls []string, i int) string {
+func descLineAt(ls []string, i int) string {
 	if i < len(ls) {
 		return ls[i]
 	}
 	return ""
 }
 
-// lines splits s into lines without their newline; a final newline does
+// descLines splits s into lines without their newline; a final newline does
 // not start another line.
-func lines(s string) []string {
+func descLines(s string) []string {
 	s = strings.TrimSuffix(s, "\n")
 	if s == "" {
 		return nil
@@ -95,10 +95,10 @@ func GraphMismatch(job, want, got string) error {
 		return nil
 	}
 	return Unrecoverable(fmt.Errorf("job %s: this TaskManager built a different graph from the same arguments, line %d: JobManager %s, here %s; run the same binary with the same arguments, and build the job without clocks, unseeded randomness, map order or host-local files",
-		job, line, quoteLine(jm), quoteLine(here)))
+		job, line, quoteDescLine(jm), quoteDescLine(here)))
 }
 
-func quoteLine(s string) string {
+func quoteDescLine(s string) string {
 	if s == "" {
 		return "(no line)"
 	}

@@ -208,7 +208,7 @@ func TestFingerprintDiffers(t *testing.T) {
 // one-fact-per-line shape: a name with a newline stays on its line.
 func TestDescribeQuotesNames(t *testing.T) {
 	jg := keyedJob(t, 128, func(n []*Node) { n[2].Name = "sum\nvertex 9 \"x\" p=1" })
-	for i, l := range lines(Describe(jg)) {
+	for i, l := range descLines(Describe(jg)) {
 		if !strings.HasPrefix(l, "vertex ") && !strings.HasPrefix(l, "max-parallelism ") {
 			t.Fatalf("line %d %q: a name leaked out of its line", i+1, l)
 		}

@@ -38,6 +38,11 @@ type Coordinator struct {
 	consecutive int  // consecutive failures
 	stats       Stats
 	out         []Action
+
+	// suspended (with its reason) between Suspend and Resume: nothing is
+	// triggered.
+	suspended     bool
+	suspendReason string
 }
 
 // New returns a coordinator for a job of the given tasks (every task must
@@ -87,9 +92,9 @@ func (c *Coordinator) Pending() []checkpoint.ID {
 }
 
 // Persisting returns the ids of checkpoints whose metadata is being written.
-// After a Reset the driver must wait until this is empty before it picks the
-// newest completed checkpoint to restore: a write in flight may still
-// complete a newer one.
+// After a Reset or Suspend the driver must wait until this is empty before
+// it picks the newest completed checkpoint to restore: a write in flight
+// may still complete a newer one.
 func (c *Coordinator) Persisting() []checkpoint.ID {
 	var ids []checkpoint.ID
 	for _, p := range c.pending {
@@ -99,6 +104,9 @@ func (c *Coordinator) Persisting() []checkpoint.ID {
 	}
 	return ids
 }
+
+// Suspended reports whether checkpointing is suspended, and why.
+func (c *Coordinator) Suspended() (reason string, ok bool) { return c.suspendReason, c.suspended }
 
 // Step applies one event and returns the actions the driver must perform,
 // in order.
@@ -116,6 +124,8 @@ func (c *Coordinator) Step(ev Event) []Action {
 	case TriggerRequest:
 		c.observe(ev.Now)
 		switch {
+		case c.suspended:
+			c.emit(Rejected{Reason: "checkpointing suspended: " + c.suspendReason})
 		case c.ended:
 			c.emit(Rejected{Reason: "all sources reached end of input: only the final checkpoint is taken"})
 		case len(c.pending) >= c.cfg.MaxConcurrent:
@@ -131,7 +141,9 @@ func (c *Coordinator) Step(ev Event) []Action {
 		c.observe(ev.Now)
 		if !c.ended {
 			c.ended = true
-			c.trigger(checkpoint.Final)
+			if !c.suspended { // else at Resume
+				c.trigger(checkpoint.Final)
+			}
 		}
 	case Ack:
 		p := c.find(ev.ID)
@@ -153,6 +165,18 @@ func (c *Coordinator) Step(ev Event) []Action {
 		c.persisted(ev)
 	case Reset:
 		c.reset("job failover: " + ev.Reason)
+	case Suspend:
+		c.reset("checkpointing suspended: " + ev.Reason)
+		c.suspended, c.suspendReason = true, ev.Reason
+	case Resume:
+		c.observe(ev.Now)
+		if c.suspended {
+			c.suspended, c.suspendReason = false, ""
+			c.nextPeriodic = c.now.Add(c.cfg.Interval)
+			if c.ended {
+				c.trigger(checkpoint.Final)
+			}
+		}
 	default:
 		panic(fmt.Sprintf("coordinator: unknown event %T", ev))
 	}
@@ -170,8 +194,8 @@ func (c *Coordinator) NextDeadline() (time.Time, bool) {
 			best, found = t, true
 		}
 	}
-	if c.cfg.Interval > 0 && !c.ended && (c.endUnstamped || c.scheduleUnstamped) {
-		consider(c.now) // learn the time now, see endUnstamped
+	if c.cfg.Interval > 0 && !c.ended && !c.suspended && (c.endUnstamped || c.scheduleUnstamped) {
+		consider(c.now) // learn the time now, see endUnstamped; Resume brings it when suspended
 	}
 	if due, ok := c.periodicDue(); ok {
 		consider(due)
@@ -202,7 +226,7 @@ func (c *Coordinator) observe(now time.Time) {
 // periodicDue returns when the next periodic checkpoint may start, if one
 // may start without another event than time passing.
 func (c *Coordinator) periodicDue() (time.Time, bool) {
-	if c.cfg.Interval <= 0 || c.ended || c.endUnstamped || c.scheduleUnstamped || len(c.pending) >= c.cfg.MaxConcurrent {
+	if c.cfg.Interval <= 0 || c.ended || c.suspended || c.endUnstamped || c.scheduleUnstamped || len(c.pending) >= c.cfg.MaxConcurrent {
 		return time.Time{}, false
 	}
 	due := c.nextPeriodic
@@ -279,7 +303,10 @@ func (c *Coordinator) fail(p *pending, reason string) {
 	var why string
 	switch {
 	case c.consecutive <= c.cfg.TolerableFailures:
-		if p.kind == checkpoint.Final && c.ended {
+		// Never while suspended (Resume takes the final checkpoint then),
+		// though no checkpoint can fail as a failure meanwhile today:
+		// Suspend aborts the pending ones and orphans the persisting ones.
+		if p.kind == checkpoint.Final && c.ended && !c.suspended {
 			// A failed final checkpoint is tolerated like any other, as in
 			// Flink. The input has ended, so only a final checkpoint can
 			// let the tasks finish: take another one at once (barriers

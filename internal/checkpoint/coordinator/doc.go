@@ -15,6 +15,8 @@
 //		case now := <-timer:    ev = coordinator.Tick{Now: now}
 //		case msg := <-fromTasks: ev = msg // Ack or Decline
 //		case res := <-storage:   ev = coordinator.Persisted{ID: res.ID, Err: res.Err, Now: clock.Now()}
+//		case <-regionFailing:    ev = coordinator.Suspend{Reason: "region 1 is restarting"}
+//		case <-allRunning:       ev = coordinator.Resume{Now: clock.Now()}
 //		...
 //		}
 //		for _, a := range c.Step(ev) {
@@ -37,6 +39,12 @@
 // checkpoints; a completion resets the count; a failed final checkpoint
 // always asks for a failover.
 //
+// One coordinator serves a job for its whole life, across region
+// failovers: Suspend aborts what is pending (as Reset does) and stops
+// triggering until Resume, so a checkpoint never waits for tasks that are
+// being restarted; an on-demand trigger meanwhile is rejected with the
+// suspension's reason.
+//
 // Two choices go beyond Flink's text:
 //
 //   - A checkpoint persisting during a Reset completes if its metadata write
@@ -44,7 +52,7 @@
 //     The driver therefore waits until Persisting is empty before it
 //     restores the newest completed checkpoint. A failed write of such a
 //     checkpoint is aborted without counting as a failure of the new attempt.
-//   - Ack, Decline and Reset carry no time. A failure or reset they cause is
+//   - Ack, Decline, Reset and Suspend carry no time. A failure or reset they cause is
 //     stamped with the time of the next timed event (NextDeadline asks for
 //     one at once), so the min pause and the restarted interval are never
 //     shorter than configured.

@@ -51,6 +51,19 @@ type Persisted struct {
 // persisted is aborted. Checkpoint ids continue after the highest triggered.
 type Reset struct{ Reason string }
 
+// Suspend stops checkpointing while part of the job restarts (a region
+// failover): every pending checkpoint that is not being persisted is
+// aborted, as by Reset; no periodic checkpoint is triggered and a
+// TriggerRequest is rejected with Reason until Resume. An EndOfInput seen
+// meanwhile takes its final checkpoint at Resume. Suspending again only
+// replaces the reason.
+type Suspend struct{ Reason string }
+
+// Resume restarts checkpointing after Suspend: the next periodic
+// checkpoint is due one interval after Now, giving the restarted tasks time
+// to come up. Without a Suspend before it, it only tells the time.
+type Resume struct{ Now time.Time }
+
 func (Tick) isEvent()           {}
 func (TriggerRequest) isEvent() {}
 func (EndOfInput) isEvent()     {}
@@ -58,6 +71,8 @@ func (Ack) isEvent()            {}
 func (Decline) isEvent()        {}
 func (Persisted) isEvent()      {}
 func (Reset) isEvent()          {}
+func (Suspend) isEvent()        {}
+func (Resume) isEvent()         {}
 
 // Action is an output of Coordinator.Step for the driver to perform, in the
 // order returned.

@@ -19,6 +19,7 @@ import (
 //	decline task=I id=ID [reason=S]
 //	persisted id=ID [err=S] t=D
 //	reset [reason=S]
+//	suspend [reason=S] | resume t=D
 //	stats | deadline | pending
 //
 // Task I is TaskID{Vertex: I}; the first `sources` tasks are the sources.
@@ -85,6 +86,12 @@ func (e *interactionEnv) handle(t *testing.T, d *datadriven.TestData) string {
 		reason := "test"
 		d.MaybeScanArgs(t, "reason", &reason)
 		return e.step(Reset{Reason: reason})
+	case "suspend":
+		reason := "test"
+		d.MaybeScanArgs(t, "reason", &reason)
+		return e.step(Suspend{Reason: reason})
+	case "resume":
+		return e.step(Resume{Now: at(durArg(t, d, "t", -1))})
 	case "stats":
 		return formatStats(e.c.Stats())
 	case "deadline":

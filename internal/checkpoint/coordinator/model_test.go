@@ -26,6 +26,8 @@ type model struct {
 	stampPause  bool      // an untimed event ended a checkpoint
 	stampSched  bool      // an untimed event reset the job
 	ended       bool
+	suspended   bool
+	why         string // the Suspend's reason
 	streak      int
 	lastDone    checkpoint.ID
 	lastDoneDur time.Duration
@@ -124,7 +126,9 @@ func (m *model) step(ev Event) []string {
 	case TriggerRequest:
 		m.see(ev.Now)
 		inFlight := m.count("pending", "persisting")
-		if m.ended {
+		if m.suspended {
+			m.emit("rejected: checkpointing suspended: %s", m.why)
+		} else if m.ended {
 			m.emit("rejected: all sources reached end of input: only the final checkpoint is taken")
 		} else if inFlight >= m.maxConc {
 			extra := ""
@@ -139,7 +143,9 @@ func (m *model) step(ev Event) []string {
 		m.see(ev.Now)
 		if !m.ended {
 			m.ended = true
-			m.start(checkpoint.Final)
+			if !m.suspended {
+				m.start(checkpoint.Final)
+			}
 		}
 	case Ack:
 		cp := m.live(ev.ID, "pending")
@@ -190,12 +196,24 @@ func (m *model) step(ev Event) []string {
 		}
 	case Reset:
 		m.resetJob("job failover: "+ev.Reason, false)
+	case Suspend:
+		m.resetJob("checkpointing suspended: "+ev.Reason, false)
+		m.suspended, m.why = true, ev.Reason
+	case Resume:
+		m.see(ev.Now)
+		if m.suspended {
+			m.suspended = false
+			m.periodicAt = m.clock.Add(m.interval)
+			if m.ended {
+				m.start(checkpoint.Final)
+			}
+		}
 	}
 	return m.out
 }
 
 func (m *model) due() (time.Time, bool) {
-	if m.interval == 0 || m.ended || m.stampPause || m.stampSched || m.count("pending", "persisting") >= m.maxConc {
+	if m.interval == 0 || m.ended || m.suspended || m.stampPause || m.stampSched || m.count("pending", "persisting") >= m.maxConc {
 		return time.Time{}, false
 	}
 	due := m.periodicAt
@@ -207,7 +225,7 @@ func (m *model) due() (time.Time, bool) {
 
 func (m *model) deadline() (time.Time, bool) {
 	var cands []time.Time
-	if m.interval > 0 && !m.ended && (m.stampPause || m.stampSched) {
+	if m.interval > 0 && !m.ended && !m.suspended && (m.stampPause || m.stampSched) {
 		cands = append(cands, m.clock)
 	}
 	if due, ok := m.due(); ok {
@@ -242,7 +260,7 @@ func (m *model) failCP(id checkpoint.ID, reason string, timed bool) {
 	var why string
 	switch {
 	case m.streak <= m.tolerable:
-		if cp.kind == checkpoint.Final && m.ended {
+		if cp.kind == checkpoint.Final && m.ended && !m.suspended {
 			m.start(checkpoint.Final) // tolerated: the next final checkpoint
 		}
 		return

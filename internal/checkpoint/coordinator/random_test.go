@@ -26,10 +26,12 @@ func TestRandomAgainstModel(t *testing.T) {
 			return
 		}
 	}
+	t.Logf("outcomes: %v", seen)
 	// The generator must keep reaching every outcome, or the agreement
 	// above proves little.
 	for _, outcome := range []string{"trigger", "persist", "notify-complete", "failover:", "rejected:",
-		"subsumed", "expired", "declined", "persist metadata:", "after job failover", "job failover", "kind=final"} {
+		"subsumed", "expired", "declined", "persist metadata:", "after job failover", "job failover", "kind=final",
+		"checkpointing suspended", "final at resume"} {
 		if seen[outcome] < 10 {
 			t.Errorf("outcome %q reached %d times in %d seeds, want at least 10: tune randomEvent", outcome, seen[outcome], seeds)
 		}
@@ -69,6 +71,9 @@ func runRandom(t *testing.T, seed uint64, steps int, seen map[string]int) {
 		for i, a := range got {
 			lines[i] = formatAction(a)
 			tally(seen, lines[i])
+			if _, ok := ev.(Resume); ok && strings.HasPrefix(lines[i], "trigger") && strings.Contains(lines[i], "kind=final") {
+				seen["final at resume"]++
+			}
 		}
 		want := m.step(ev)
 		where := func() string { return fmt.Sprintf("seed %d step %d cfg %+v event %#v", seed, step, cfg, ev) }
@@ -95,7 +100,7 @@ func runRandom(t *testing.T, seed uint64, steps int, seen map[string]int) {
 // tally counts which outcomes an action line shows.
 func tally(seen map[string]int, line string) {
 	seen[strings.SplitN(line, " ", 2)[0]]++
-	for _, key := range []string{"subsumed", "expired", "declined", "persist metadata:", "after job failover", "job failover", "kind=final"} {
+	for _, key := range []string{"subsumed", "expired", "declined", "persist metadata:", "after job failover", "job failover", "kind=final", "checkpointing suspended"} {
 		if strings.Contains(line, key) {
 			seen[key]++
 		}
@@ -112,7 +117,7 @@ func formatLines(ls []string) string {
 // randomEvent picks the next event as a driver might see it: mostly acks for
 // live checkpoints and ticks, some declines, persist results (sometimes
 // failed), late and bogus messages, and rare trigger requests, ends of input
-// and resets.
+// and resets, suspensions and resumptions.
 func randomEvent(r *rand.Rand, now *time.Time, c *Coordinator, inv *invariants, tasks []checkpoint.TaskID) Event {
 	advance := func() time.Time {
 		*now = now.Add(time.Duration(r.IntN(40)) * time.Millisecond)
@@ -130,7 +135,7 @@ func randomEvent(r *rand.Rand, now *time.Time, c *Coordinator, inv *invariants, 
 		}
 		return tasks[r.IntN(len(tasks))]
 	}
-	switch n := r.IntN(100); {
+	switch n := r.IntN(104); {
 	case n < 25:
 		if d, ok := c.NextDeadline(); ok && r.IntN(2) == 0 && d.After(*now) {
 			*now = d
@@ -156,13 +161,18 @@ func randomEvent(r *rand.Rand, now *time.Time, c *Coordinator, inv *invariants, 
 		return TriggerRequest{Now: advance()}
 	case n < 97:
 		return EndOfInput{Now: advance()}
-	default:
+	case n < 99:
 		return Reset{Reason: "random"}
+	case n < 101:
+		return Suspend{Reason: "region restarting"}
+	default:
+		return Resume{Now: advance()}
 	}
 }
 
 // invariants checks the protocol on the coordinator's actions alone.
 type invariants struct {
+	suspended     bool                     // between Suspend and Resume
 	nextID        checkpoint.ID            // every triggered id is below it
 	triggered     map[checkpoint.ID]bool   // triggered and not yet ended
 	ended         map[checkpoint.ID]string // id -> "complete" or "abort"
@@ -176,6 +186,12 @@ func newInvariants(first checkpoint.ID) *invariants {
 }
 
 func (v *invariants) check(ev Event, actions []Action) error {
+	switch ev.(type) {
+	case Suspend:
+		v.suspended = true
+	case Resume:
+		v.suspended = false
+	}
 	if p, ok := ev.(Persisted); ok {
 		v.awaiting = slices.DeleteFunc(v.awaiting, func(id checkpoint.ID) bool { return id == p.ID })
 	}
@@ -190,6 +206,9 @@ func (v *invariants) check(ev Event, actions []Action) error {
 	for _, a := range actions {
 		switch a := a.(type) {
 		case Trigger:
+			if v.suspended {
+				return fmt.Errorf("trigger of checkpoint %d while suspended", a.ID)
+			}
 			if a.ID != v.nextID {
 				return fmt.Errorf("trigger of checkpoint %d, want %d: ids must increase by one", a.ID, v.nextID)
 			}
