@@ -21,6 +21,12 @@ const (
 	// EndOfData says the producer will send no more records; barriers still
 	// follow (the final checkpoint travels after it).
 	EndOfData
+	// Announcement tells the consumer early that a Barrier (carried in
+	// Buffer.Barrier, with the barrier's Seq) is queued on a channel behind
+	// other buffers. A gate made WithAnnouncements creates one per ordinary
+	// barrier in its priority section, so an alignment timeout can start
+	// while the barrier itself is still stuck behind backlog.
+	Announcement
 	// Values from here on are reserved for future events (watermarks).
 )
 
@@ -37,6 +43,8 @@ func (k Kind) String() string {
 		return "eop"
 	case EndOfData:
 		return "eod"
+	case Announcement:
+		return "announce"
 	}
 	return "kind(" + strconv.Itoa(int(k)) + ")"
 }
@@ -48,6 +56,16 @@ func (k Kind) IsEvent() bool { return k != Data }
 // Buffer is the unit a channel carries: a batch of records or one event.
 type Buffer struct {
 	Kind Kind
+	// Priority is set by Gate.Poll and Gate.PollPriority on a buffer served
+	// from the gate's priority section: it overtook the channel's queued
+	// data and ordinary events. Senders leave it false.
+	Priority bool
+	// Seq is the buffer's position in its channel, stamped by the sender: a
+	// Data buffer gets the number of Data buffers sent on the channel so far,
+	// itself included (the first is 1); an event gets the Seq of the last
+	// Data buffer before it (0 if none). A priority barrier with Seq s
+	// therefore overtook exactly the queued Data buffers with Seq <= s.
+	Seq uint64
 	// Data is a *Batch[T] for Data buffers. It is stored as a pointer, so
 	// putting it into the interface does not allocate. The receiver owns the
 	// batch once it polled it and must Recycle it when done.

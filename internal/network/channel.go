@@ -3,6 +3,7 @@ package network
 import (
 	"context"
 	"fmt"
+	"math"
 )
 
 // Channel is the producer end of one input channel of a Gate. Today it is a
@@ -17,22 +18,34 @@ type Channel struct {
 	wake  chan struct{} // cap 1: a credit was returned while someone waited
 
 	// Guarded by gate.mu.
-	queue      ring[Buffer]
-	credits    int // credits granted by the receiver and not yet used: free Data slots
+	queue ring[Buffer]
+	// credits are the Data slots granted by the receiver and not yet used.
+	// They go below zero when a writer overdraws (WithOverdraft, or the
+	// flush before an event); credits + queuedData stays the gate's credits
+	// per channel.
+	credits    int
 	queuedData int
-	blocked    bool // Block was called: Poll skips this channel
-	listed     bool // the channel's index is in gate.avail
-	finished   bool // EndOfPartition was sent
-	waiters    int  // Sends waiting for a credit
+	debt       *Debt // charged when credits went 0 -> -1; repaid at -1 -> 0
+	waitMax    int   // the largest overdraft any waiting Send allowed itself
+	prioQueued int   // buffers of this channel in gate.prio
+	blocked    bool  // Block was called: Poll skips this channel
+	listed     bool  // the channel's index is in gate.avail
+	finished   bool  // EndOfPartition was sent
+	waiters    int   // Sends waiting for a credit
 	waits      uint64
-	sentData   uint64
+	sentData   uint64 // also the Seq of the last Data buffer sent
 	sentEvents uint64
 }
+
+// noLimit is the overdraft of a send that must not wait: the flush of open
+// batches ahead of an event (Writer.Broadcast).
+const noLimit = math.MaxInt
 
 // Index is the channel's position in its gate.
 func (c *Channel) Index() int { return c.index }
 
-// Send queues b behind everything sent before it on this channel.
+// Send queues b behind everything sent before it on this channel, and stamps
+// its Seq (see Buffer.Seq).
 //
 // A Data buffer takes one credit. If the channel has none, Send blocks until
 // the receiver polls one of the queued Data buffers (backpressure) or ctx is
@@ -40,28 +53,34 @@ func (c *Channel) Index() int { return c.index }
 // queued; ownership of b.Data stays with the caller. Send does not look at
 // ctx when it need not wait.
 //
-// Events (Barrier, CancelBarrier, EndOfPartition) take no credit and never
-// wait. Nothing may be sent after EndOfPartition.
+// Events (Barrier, CancelBarrier, EndOfPartition, EndOfData) take no credit
+// and never wait. Nothing may be sent after EndOfPartition. A Barrier whose
+// checkpoint the gate was told to Prioritize goes into the priority section
+// instead of the queue.
 func (c *Channel) Send(ctx context.Context, b Buffer) error {
+	return c.send(ctx, b, 0, nil)
+}
+
+// send is Send for a Data buffer that may overdraw up to maxOverdraft
+// credits (noLimit: never wait). The send that takes the credits from 0 to
+// -1 charges d, if not nil, and the poll that brings them back repays it.
+func (c *Channel) send(ctx context.Context, b Buffer, maxOverdraft int, d *Debt) error {
 	g := c.gate
 	g.mu.Lock()
 	if c.finished {
 		g.mu.Unlock()
 		return fmt.Errorf("send %s to channel %d: channel already ended with end of partition; send nothing after it", b.Kind, c.index)
 	}
+	b.Priority = false
 	if b.Kind.IsEvent() {
-		c.queue.push(b)
-		c.sentEvents++
-		if b.Kind == EndOfPartition {
-			c.finished = true
-		}
-		g.listLocked(c)
+		c.sendEventLocked(b)
 		g.mu.Unlock()
 		return nil
 	}
-	if c.credits == 0 {
+	if c.credits <= -maxOverdraft {
 		c.waits++
-		for c.credits == 0 {
+		c.waitMax = max(c.waitMax, maxOverdraft)
+		for c.credits <= -maxOverdraft {
 			c.waiters++
 			g.mu.Unlock()
 			select {
@@ -81,21 +100,84 @@ func (c *Channel) Send(ctx context.Context, b Buffer) error {
 		}
 	}
 	c.credits--
+	if c.credits == -1 && d != nil {
+		c.debt = d
+		d.charge()
+	}
 	c.passWakeLocked()
+	c.sentData++
+	b.Seq = c.sentData
 	c.queue.push(b)
 	c.queuedData++
-	c.sentData++
 	g.listLocked(c)
 	g.mu.Unlock()
 	return nil
 }
 
-// passWakeLocked wakes another waiting sender if a credit is free. Without
-// it, two senders on one channel could lose a wake-up: credits go 0->1
-// (signal), 1->2 (the cap-1 wake channel is full, no signal), sender A takes
-// the signal and one credit, and sender B sleeps although a credit is free.
+// sendEventLocked queues the event b: in FIFO order, or in the priority
+// section for a barrier the gate promotes. With announcements on, an
+// ordinary barrier is also announced in the priority section.
+func (c *Channel) sendEventLocked(b Buffer) {
+	g := c.gate
+	b.Seq = c.sentData
+	c.sentEvents++
+	if b.Kind == Barrier && g.promoting && b.Barrier.ID == g.promote {
+		g.pushPriorityLocked(c, b)
+		return
+	}
+	c.queue.push(b)
+	if b.Kind == EndOfPartition {
+		c.finished = true
+	}
+	if b.Kind == Barrier && g.announce {
+		g.pushPriorityLocked(c, Buffer{Kind: Announcement, Seq: b.Seq, Barrier: b.Barrier})
+	}
+	g.listLocked(c)
+}
+
+// SendPriority queues the event b in the gate's priority section, behind
+// earlier priority events of any channel of the gate: it overtakes the
+// channel's queued data and ordinary events, never another priority event.
+// b.Seq is stamped as in Send, so it still names b's logical position in
+// the channel: the consumer polls it with Priority set, and the data it
+// overtook are the queued Data buffers with Seq <= b.Seq
+// (Gate.AppendOvertaken). It takes no credit and never waits.
+//
+// Only barriers, cancel markers and announcements may overtake: data must
+// not, and an end of data or of partition overtaking records would tell
+// the consumer that input ended while records are still queued.
+func (c *Channel) SendPriority(b Buffer) error {
+	if !canOvertake(b.Kind) {
+		return fmt.Errorf("priority send of %s to channel %d: only barriers, cancel markers and announcements may overtake queued data; use Send", b.Kind, c.index)
+	}
+	g := c.gate
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if c.finished {
+		return fmt.Errorf("priority send of %s to channel %d: channel already ended with end of partition; send nothing after it", b.Kind, c.index)
+	}
+	b.Seq = c.sentData
+	c.sentEvents++
+	g.pushPriorityLocked(c, b)
+	return nil
+}
+
+// canOvertake reports whether buffers of kind k may be priority events.
+func canOvertake(k Kind) bool {
+	return k == Barrier || k == CancelBarrier || k == Announcement
+}
+
+// passWakeLocked wakes a waiting sender if a credit may be free for it.
+// Without it, two senders on one channel could lose a wake-up: credits go
+// 0->1 (signal), 1->2 (the cap-1 wake channel is full, no signal), sender A
+// takes the signal and one credit, and sender B sleeps although a credit is
+// free. Waiting senders of one channel are expected to allow the same
+// overdraft (the writers of one task share it); then credits > -waitMax is
+// exactly "the woken sender can proceed". With different ones, a sender
+// allowing more may sleep until the next poll although it could proceed: a
+// delay, never a hang, since the woken sender's queued data gets polled.
 func (c *Channel) passWakeLocked() {
-	if c.credits > 0 && c.waiters > 0 {
+	if c.waiters > 0 && c.credits > -c.waitMax {
 		select {
 		case c.wake <- struct{}{}:
 		default:

@@ -3,27 +3,53 @@ package network
 import (
 	"fmt"
 	"sync"
+
+	"github.com/weirstream/weir/internal/checkpoint"
 )
 
 // Gate is the input side of a task: one queue per input channel, polled by
-// the task's own goroutine. Producers call Channel.Send concurrently; Poll,
-// Block, Unblock and UnblockAll are meant for the single consumer.
+// the task's own goroutine, plus one priority section shared by all
+// channels for events that overtake queued data (priority.go). Producers
+// call Channel.Send and Channel.SendPriority concurrently; Poll,
+// PollPriority, Block, Unblock, UnblockAll, Prioritize and AppendOvertaken
+// are meant for the single consumer.
 type Gate struct {
-	ready   chan struct{} // cap 1; see Ready
-	chans   []*Channel
-	credits int // per channel, as granted at creation
+	ready     chan struct{} // cap 1; see Ready
+	prioReady chan struct{} // cap 1; see PriorityReady
+	chans     []*Channel
+	credits   int  // per channel, as granted at creation
+	announce  bool // WithAnnouncements
 
 	mu sync.Mutex
 	// avail lists the unblocked channels with queued buffers in round-robin
 	// order; a channel appears at most once (Channel.listed).
 	avail ring[int]
+	// prio is the priority section, served before avail and regardless of
+	// Block.
+	prio ring[prioItem]
+	// promote is the checkpoint whose barriers go straight into prio, once
+	// promoting is set by Prioritize.
+	promote   checkpoint.ID
+	promoting bool
 }
+
+// GateOption configures a Gate at NewGate.
+type GateOption func(*Gate)
+
+// WithAnnouncements makes the gate announce every ordinary Barrier sent to
+// it: the barrier stays in its channel's FIFO order, and an Announcement
+// carrying it (same Seq) goes into the priority section. An alternating
+// aligned/unaligned barrier handler starts its alignment timer on the
+// announcement, so the timer runs even when every barrier is stuck behind
+// backlog (the announcement is Flink's EventAnnouncement).
+func WithAnnouncements() GateOption { return func(g *Gate) { g.announce = true } }
 
 // NewGate returns a gate over numChannels channels, each of which grants its
 // producer creditsPerChannel credits: at most that many Data buffers are
-// queued per channel. It panics on values below 1, which validated
-// configuration never produces.
-func NewGate(numChannels, creditsPerChannel int) *Gate {
+// queued per channel, plus what producers overdraw (Writer WithOverdraft).
+// It panics on values below 1, which validated configuration never
+// produces.
+func NewGate(numChannels, creditsPerChannel int, opts ...GateOption) *Gate {
 	if numChannels < 1 {
 		panic(fmt.Sprintf("network: gate with %d channels: need at least 1", numChannels))
 	}
@@ -31,10 +57,17 @@ func NewGate(numChannels, creditsPerChannel int) *Gate {
 		panic(fmt.Sprintf("network: %d credits per channel: need at least 1, or no data could ever be sent", creditsPerChannel))
 	}
 	g := &Gate{
-		ready:   make(chan struct{}, 1),
-		chans:   make([]*Channel, numChannels),
-		credits: creditsPerChannel,
-		avail:   newRing[int](numChannels),
+		ready:     make(chan struct{}, 1),
+		prioReady: make(chan struct{}, 1),
+		chans:     make([]*Channel, numChannels),
+		credits:   creditsPerChannel,
+		avail:     newRing[int](numChannels),
+		// One checkpoint in flight puts at most a barrier, an announcement
+		// and a cancel marker per channel here; it grows if needed.
+		prio: newRing[prioItem](2 * numChannels),
+	}
+	for _, o := range opts {
+		o(g)
 	}
 	for i := range g.chans {
 		g.chans[i] = &Channel{
@@ -65,16 +98,24 @@ func (g *Gate) Channel(i int) *Channel { return g.chans[i] }
 //   - a wake-up can be spurious (Poll returns ok == false), e.g. after Block;
 //     just select again.
 //
-// Every Send, Unblock and Poll that leaves a pollable buffer sets the value,
-// so there is no lost wake-up.
+// Every Send, SendPriority, Unblock and Poll that leaves a pollable buffer
+// sets the value, so there is no lost wake-up.
 func (g *Gate) Ready() <-chan struct{} { return g.ready }
 
-// Poll returns the next buffer without blocking: from the unblocked channel
-// whose turn it is, one buffer per turn, so busy channels cannot starve the
-// others. ok is false when no unblocked channel has a buffer. Polling a Data
-// buffer returns its credit to the producer; the caller then owns the batch.
+// Poll returns the next buffer without blocking. The priority section comes
+// first, in FIFO order and also for blocked channels, with b.Priority set.
+// Otherwise the buffer comes from the unblocked channel whose turn it is,
+// one buffer per turn, so busy channels cannot starve the others. ok is
+// false when nothing is pollable. Polling a Data buffer returns its credit
+// to the producer; the caller then owns the batch.
 func (g *Gate) Poll() (ch int, b Buffer, ok bool) {
 	g.mu.Lock()
+	if g.prio.len() > 0 {
+		ch, b = g.popPriorityLocked()
+		g.armLocked()
+		g.mu.Unlock()
+		return ch, b, true
+	}
 	if g.avail.len() == 0 {
 		g.mu.Unlock()
 		return -1, Buffer{}, false
@@ -85,12 +126,11 @@ func (g *Gate) Poll() (ch int, b Buffer, ok bool) {
 	if b.Kind == Data {
 		c.queuedData--
 		c.credits++
-		if c.waiters > 0 {
-			select {
-			case c.wake <- struct{}{}:
-			default:
-			}
+		if c.credits == 0 && c.debt != nil {
+			c.debt.repay()
+			c.debt = nil
 		}
+		c.passWakeLocked()
 	}
 	if c.queue.len() > 0 {
 		g.avail.push(ch) // to the back: round robin
@@ -157,7 +197,7 @@ func (g *Gate) listLocked(c *Channel) {
 // armLocked sets the Ready value if something is pollable. A non-blocking
 // send on a full channel is a cheap check, and this runs once per buffer.
 func (g *Gate) armLocked() {
-	if g.avail.len() > 0 {
+	if g.avail.len() > 0 || g.prio.len() > 0 {
 		select {
 		case g.ready <- struct{}{}:
 		default:

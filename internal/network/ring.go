@@ -42,20 +42,28 @@ func (r *ring[E]) at(i int) E { return r.buf[(r.head+i)&(len(r.buf)-1)] }
 // removeFirst deletes the first element for which match is true, keeping the
 // order of the others. It is O(n) and used only on cold paths (Block).
 func (r *ring[E]) removeFirst(match func(E) bool) bool {
+	_, ok := r.takeFirst(match)
+	return ok
+}
+
+// takeFirst is removeFirst that also returns the removed element
+// (Gate.Prioritize moves it elsewhere).
+func (r *ring[E]) takeFirst(match func(E) bool) (E, bool) {
+	var zero E
 	for i := 0; i < r.n; i++ {
-		if !match(r.at(i)) {
+		e := r.at(i)
+		if !match(e) {
 			continue
 		}
 		mask := len(r.buf) - 1
 		for j := i; j < r.n-1; j++ {
 			r.buf[(r.head+j)&mask] = r.buf[(r.head+j+1)&mask]
 		}
-		var zero E
 		r.buf[(r.head+r.n-1)&mask] = zero
 		r.n--
-		return true
+		return e, true
 	}
-	return false
+	return zero, false
 }
 
 func (r *ring[E]) grow() {
