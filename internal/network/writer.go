@@ -12,10 +12,14 @@ import (
 // sends a batch when it holds the pool's batch size. A Writer belongs to one
 // goroutine (its task) and is not safe for concurrent use.
 //
-// After an error from Emit, EmitBatch, Flush or Broadcast (the context was
-// cancelled while waiting for credit, or a Custom partitioner misbehaved) the
-// task is failing: records of the batch being sent are dropped, and the
-// writer should not be used again.
+// After an error from Emit, EmitBatch, Flush, Broadcast or BroadcastPriority
+// (the context was cancelled while waiting for credit, a Custom partitioner
+// misbehaved, or a channel had ended) the task is failing: records of the
+// batch being sent are dropped, and the writer should not be used again.
+//
+// A writer made WithOverdraft sends a full batch even without credit, up to
+// a limit per channel, and records the debt; see Debt for why and how the
+// task repays it.
 type Writer[T any] struct {
 	channels []*Channel
 	open     []openBatch[T] // by channel
@@ -27,6 +31,39 @@ type Writer[T any] struct {
 	kgMod    modulus // Hash: x % max parallelism, as keygroup.Of takes it
 	route    []int32 // Hash: EmitBatch's scratch of channel indexes
 	next     int     // Rebalance: the channel receiving the current batch
+
+	overdraft int   // WithOverdraft: credits a full batch may overdraw per channel
+	debt      *Debt // WithOverdraft: charged when a channel goes into overdraft
+}
+
+// WriterOption configures a Writer at NewWriter.
+type WriterOption func(*writerConfig)
+
+type writerConfig struct {
+	overdraft int
+	debt      *Debt
+}
+
+// WithOverdraft lets the writer send a full batch to a channel without
+// credit while the channel is overdrawn by fewer than max batches, instead
+// of waiting; beyond max, sending waits for credit as without the option.
+// A channel going into overdraft (its credits from 0 to -1) charges d, and
+// the consumer's poll that brings them back to 0 repays it. The task
+// shares one d among all its writers and waits for it to be repaid between
+// batches (Debt), so it never waits for credit inside a batch as long as
+// one batch of input fills at most max batches per channel. max = 2 is the
+// engine's default (taskmanager.network.max-overdraft-buffers-per-channel).
+//
+// It panics on max < 0, or max > 0 with a nil d: validated configuration
+// never produces them.
+func WithOverdraft(max int, d *Debt) WriterOption {
+	if max < 0 {
+		panic(fmt.Sprintf("network: overdraft of %d buffers per channel: must be at least 0", max))
+	}
+	if max > 0 && d == nil {
+		panic("network: overdraft without a Debt: the task could not tell when to wait for its consumers")
+	}
+	return func(c *writerConfig) { c.overdraft, c.debt = max, d }
 }
 
 // NewWriter returns a writer over the given channels (indexed by consumer
@@ -35,19 +72,25 @@ type Writer[T any] struct {
 // channel. It panics on inconsistent arguments, which a validated job graph
 // never produces: no channels, self out of range for Forward, or for Hash a
 // max parallelism out of range (keygroup.ValidateParallelism).
-func NewWriter[T any](channels []*Channel, p Partitioner[T], pool *Pool[T], self int) *Writer[T] {
+func NewWriter[T any](channels []*Channel, p Partitioner[T], pool *Pool[T], self int, opts ...WriterOption) *Writer[T] {
 	n := len(channels)
 	if n == 0 {
 		panic("network: writer without channels: an output edge needs at least one consumer channel")
 	}
+	var cfg writerConfig
+	for _, o := range opts {
+		o(&cfg)
+	}
 	s := p.strategy()
 	w := &Writer[T]{
-		channels: channels,
-		open:     make([]openBatch[T], n),
-		pool:     pool,
-		size:     pool.BatchSize(),
-		s:        s,
-		self:     self,
+		channels:  channels,
+		open:      make([]openBatch[T], n),
+		pool:      pool,
+		size:      pool.BatchSize(),
+		s:         s,
+		self:      self,
+		overdraft: cfg.overdraft,
+		debt:      cfg.debt,
 	}
 	switch s.mode {
 	case modeForward:
@@ -214,8 +257,15 @@ func (w *Writer[T]) start(o *openBatch[T]) {
 	o.batch, o.recs, o.n = b, b.Records[:w.size], 0
 }
 
-// send sends channel ch's open batch as one Data buffer.
+// send sends channel ch's open batch as one Data buffer, overdrawing up to
+// the writer's limit.
 func (w *Writer[T]) send(ctx context.Context, ch int) error {
+	return w.sendLimit(ctx, ch, w.overdraft)
+}
+
+// sendLimit sends channel ch's open batch, overdrawing up to limit credits
+// (noLimit: never wait).
+func (w *Writer[T]) sendLimit(ctx context.Context, ch int, limit int) error {
 	o := &w.open[ch]
 	b := o.batch
 	b.Records = o.recs[:o.n]
@@ -226,7 +276,7 @@ func (w *Writer[T]) send(ctx context.Context, ch int) error {
 			w.next = 0
 		}
 	}
-	if err := w.channels[ch].Send(ctx, Buffer{Kind: Data, Data: b}); err != nil {
+	if err := w.channels[ch].send(ctx, Buffer{Kind: Data, Data: b}, limit, w.debt); err != nil {
 		b.Recycle()
 		return fmt.Errorf("%s writer: %w", w.s.name, err)
 	}
@@ -245,19 +295,60 @@ func (w *Writer[T]) Flush(ctx context.Context) error {
 	return nil
 }
 
-// Broadcast flushes, then sends the event b to every channel, so the event
-// follows every record emitted before it on each channel. Use it for
-// barriers, cancel markers and end of partition.
+// Broadcast sends every non-empty open batch, then the event b to every
+// channel, so the event follows every record emitted before it on each
+// channel. Use it for barriers, cancel markers, end of data and end of
+// partition.
+//
+// The open batches go out without waiting for credit, overdrawing by at
+// most one batch per channel and event beyond the writer's limit, and
+// events take no credit: Broadcast never waits, so a task can always pass on a barrier
+// (or take a snapshot) promptly, whatever its consumers' backlog. The
+// overdraft is repaid like any other (Debt); without WithOverdraft the
+// next full batch simply waits until the channel has credit again.
 func (w *Writer[T]) Broadcast(ctx context.Context, b Buffer) error {
 	if !b.Kind.IsEvent() {
 		return fmt.Errorf("broadcast of a data buffer: emit records with Emit; Broadcast is for events")
 	}
-	if err := w.Flush(ctx); err != nil {
+	if err := w.flushNoWait(ctx); err != nil {
 		return err
 	}
 	for ch, c := range w.channels {
 		if err := c.Send(ctx, b); err != nil {
 			return fmt.Errorf("%s writer: broadcast %s to channel %d: %w", w.s.name, b.Kind, ch, err)
+		}
+	}
+	return nil
+}
+
+// BroadcastPriority sends every non-empty open batch as Broadcast does,
+// then the event b to every channel with Channel.SendPriority: b overtakes
+// the data queued on each channel, and its Seq tells the consumer which
+// records it overtook, including the batches just sent. Use it for the
+// barriers and cancel markers of unaligned checkpoints. It never waits.
+func (w *Writer[T]) BroadcastPriority(b Buffer) error {
+	if !canOvertake(b.Kind) {
+		return fmt.Errorf("%s writer: priority broadcast of %s: only barriers, cancel markers and announcements may overtake queued data; use Broadcast", w.s.name, b.Kind)
+	}
+	if err := w.flushNoWait(context.Background()); err != nil {
+		return err
+	}
+	for ch, c := range w.channels {
+		if err := c.SendPriority(b); err != nil {
+			return fmt.Errorf("%s writer: priority broadcast %s to channel %d: %w", w.s.name, b.Kind, ch, err)
+		}
+	}
+	return nil
+}
+
+// flushNoWait sends every non-empty open batch without waiting for credit,
+// in channel order. It fails only on an ended channel.
+func (w *Writer[T]) flushNoWait(ctx context.Context) error {
+	for ch := range w.open {
+		if w.open[ch].n > 0 {
+			if err := w.sendLimit(ctx, ch, noLimit); err != nil {
+				return err
+			}
 		}
 	}
 	return nil
