@@ -53,6 +53,30 @@
 // queued buffers keep their credits, so its producer stalls after at most
 // creditsPerChannel buffers and the task itself buffers nothing.
 //
+// Unaligned checkpoints need three more things (docs/design/
+// unaligned-checkpoints.md, section 1):
+//
+//   - Sequence numbers. Send stamps every buffer with its position in the
+//     channel (Buffer.Seq): Data buffers count from 1, an event carries the
+//     Seq of the last Data before it.
+//   - A priority section per gate, which Poll serves first, also for
+//     blocked channels. Channel.SendPriority (Writer.BroadcastPriority) puts
+//     a barrier or cancel marker there; Gate.Prioritize moves the queued
+//     barriers of one checkpoint there (an alignment timed out);
+//     WithAnnouncements puts an Announcement of every ordinary barrier
+//     there. A priority event keeps its Seq, so it overtook exactly the
+//     queued Data of its channel with Seq <= its own, which
+//     Gate.AppendOvertaken returns without dequeuing: the channel state the
+//     consumer records. An ordinary barrier overtook nothing.
+//   - Overdraft. A Writer made WithOverdraft sends a full batch without
+//     credit up to a limit per channel and charges the task's Debt, which
+//     the task repays by waiting between batches (while handling mail and
+//     priority events) instead of blocking in Send inside one. Broadcast
+//     and BroadcastPriority send partly filled batches without waiting, so
+//     every record emitted before a barrier is queued ahead of it (below
+//     its Seq) and no barrier waits for credit. The queue of a channel then
+//     holds at most credits + overdraft Data buffers, plus one per event.
+//
 // Locking: one mutex per Gate guards the state of the gate and of all its
 // channels. It is taken once per batch or event, never per record, and never
 // held while waiting.
