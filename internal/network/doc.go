@@ -51,7 +51,8 @@
 //
 // Barrier alignment uses Block: a blocked channel is skipped by Poll, its
 // queued buffers keep their credits, so its producer stalls after at most
-// creditsPerChannel buffers and the task itself buffers nothing.
+// creditsPerChannel buffers (plus its overdraft, below) and the task itself
+// buffers nothing. Priority events of a blocked channel are still polled.
 //
 // Unaligned checkpoints need three more things (docs/design/
 // unaligned-checkpoints.md, section 1):

@@ -143,8 +143,9 @@ func (g *Gate) Poll() (ch int, b Buffer, ok bool) {
 }
 
 // Block stops polling channel ch, for barrier alignment. Its queued buffers
-// keep their credits, so its producer stalls once it used them up and the
-// task needs no buffer of its own. Blocking a blocked channel is a no-op.
+// keep their credits, so its producer stalls once it used them up (and its
+// overdraft) and the task needs no buffer of its own. Its priority events
+// are still polled. Blocking a blocked channel is a no-op.
 func (g *Gate) Block(ch int) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
