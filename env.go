@@ -107,14 +107,8 @@ func (e *Env) jobConfig(jobName string) (runtime.JobConfig, error) {
 	if err != nil {
 		return runtime.JobConfig{}, err
 	}
-	for key, unavailable := range map[string]bool{
-		config.CheckpointingUnaligned:      c.Bool(config.CheckpointingUnaligned),
-		config.CheckpointingAlignedTimeout: c.Duration(config.CheckpointingAlignedTimeout) > 0,
-		config.StateBackendIncremental:     c.Bool(config.StateBackendIncremental),
-	} {
-		if unavailable {
-			return runtime.JobConfig{}, fmt.Errorf("%s: not available yet in this version of weir; remove the setting", key)
-		}
+	if c.Bool(config.StateBackendIncremental) {
+		return runtime.JobConfig{}, fmt.Errorf("%s: not available yet in this version of weir; remove the setting", config.StateBackendIncremental)
 	}
 	cc := coordinator.Config{
 		Interval:          c.Duration(config.CheckpointingInterval),
@@ -130,6 +124,10 @@ func (e *Env) jobConfig(jobName string) (runtime.JobConfig, error) {
 		AllowNonRestoredState: e.allowNonRestored,
 		Checkpoint:            cc,
 		AtLeastOnce:           c.String(config.CheckpointingMode) == config.ModeAtLeastOnce,
+		Unaligned:             c.Bool(config.CheckpointingUnaligned),
+		AlignedTimeout:        c.Duration(config.CheckpointingAlignedTimeout),
+		MaxOverdraft:          c.Int(config.NetworkMaxOverdraft),
+		MaxChannelStateBytes:  int64(c.Int(config.CheckpointingMaxChannelStateBytes)),
 		NumRetained:           c.Int(config.CheckpointsNumRetained),
 		BatchSize:             c.Int(config.BatchSize),
 		BufferTimeout:         c.Duration(config.BufferTimeout),

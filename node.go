@@ -30,8 +30,8 @@ func outputFactories[Out any](n *runtime.Node) {
 	}
 	n.NewPool = func(batchSize int) any { return network.NewPool[Out](batchSize) }
 	n.NewChannelCodec = newChannelCodec[Out]
-	n.OutType = reflect.TypeFor[Out]().String()
-	n.NewWriter = func(chs []*network.Channel, e runtime.Edge, pool any, self, maxParallelism int, recordsOut *atomic.Int64) (runtime.Writer, error) {
+	n.OutType = typeName(reflect.TypeFor[Out]())
+	n.NewWriter = func(chs []*network.Channel, e runtime.Edge, pool any, self, maxParallelism int, recordsOut *atomic.Int64, opts ...network.WriterOption) (runtime.Writer, error) {
 		var p network.Partitioner[Out]
 		switch e.Partition {
 		case runtime.Forward:
@@ -49,8 +49,18 @@ func outputFactories[Out any](n *runtime.Node) {
 		default:
 			return nil, fmt.Errorf("unknown partitioning %v", e.Partition)
 		}
-		return writerOutput[Out]{network.NewWriter(chs, p, pool.(*network.Pool[Out]), self), recordsOut}, nil
+		return writerOutput[Out]{network.NewWriter(chs, p, pool.(*network.Pool[Out]), self, opts...), recordsOut}, nil
 	}
+}
+
+// typeName names a record type for graph descriptions and messages: by
+// package path for named types, so that two packages both called "demo"
+// with a type Order stay apart in a job graph's fingerprint.
+func typeName(t reflect.Type) string {
+	if t.Name() != "" && t.PkgPath() != "" {
+		return t.PkgPath() + "." + t.Name()
+	}
+	return t.String()
 }
 
 // inputFactory fills the adapter from gate buffers to a node taking In.

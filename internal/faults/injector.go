@@ -28,7 +28,7 @@ func (f Fired) String() string {
 
 // numPoints is the number of known points, one armed queue and one mask bit
 // each.
-const numPoints = 5
+const numPoints = 6
 
 // Injector fires a Plan's failures. It is safe for concurrent use by many
 // task goroutines; a nil *Injector never fires.

@@ -33,8 +33,15 @@ func (jm *jobManager) deploy(ctx context.Context, attempt int, rp *restorePoint,
 			offsets[v.ID] = append(offsets[v.ID], total)
 			total += in.From.Parallelism
 		}
+		var gopts []network.GateOption
+		if cfg.Unaligned && cfg.AlignedTimeout > 0 {
+			// Alternating mode: an announcement overtakes the data ahead of
+			// each barrier, so the alignment timer starts even when the
+			// barrier is stuck behind backlog.
+			gopts = append(gopts, network.WithAnnouncements())
+		}
 		for s := 0; s < v.Parallelism; s++ {
-			gates[v.ID] = append(gates[v.ID], network.NewGate(total, cfg.CreditsPerChannel))
+			gates[v.ID] = append(gates[v.ID], network.NewGate(total, cfg.CreditsPerChannel, gopts...))
 		}
 	}
 	dep := &deployment{}
@@ -71,6 +78,11 @@ func (jm *jobManager) newTask(ctx context.Context, v *Vertex, s, attempt int, rp
 
 		bufferTimeout: cfg.BufferTimeout,
 		lastFlush:     cfg.Now(),
+
+		debt:             network.NewDebt(),
+		unaligned:        cfg.Unaligned,
+		priorityTriggers: cfg.Unaligned && cfg.AlignedTimeout == 0,
+		maxChannelState:  cfg.MaxChannelStateBytes,
 	}
 	if v.IsSource() {
 		t.metrics.job = cfg.Status
@@ -104,7 +116,7 @@ func (jm *jobManager) newTask(ctx context.Context, v *Vertex, s, attempt int, rp
 			channels[j] = gates[o.To.ID][j].Channel(base + s)
 			sent = append(sent, outChannel{gates[o.To.ID][j], base + s})
 		}
-		w, err := last.NewWriter(channels, o.Edge, last.NewPool(cfg.BatchSize), s, last.MaxParallelism, &t.metrics.RecordsOut)
+		w, err := last.NewWriter(channels, o.Edge, last.NewPool(cfg.BatchSize), s, last.MaxParallelism, &t.metrics.RecordsOut, network.WithOverdraft(cfg.MaxOverdraft, t.debt))
 		if err != nil {
 			return nil, fmt.Errorf("operator %q: output to %q: %w", last.Name, o.To.Name(), err)
 		}
@@ -160,10 +172,47 @@ func (jm *jobManager) newTask(ctx context.Context, v *Vertex, s, attempt int, rp
 		n += in.From.Parallelism
 	}
 	t.eod = make([]bool, n)
-	if cfg.AtLeastOnce {
+	switch {
+	case cfg.AtLeastOnce:
 		t.handler = barrier.NewAtLeastOnce(n)
-	} else {
+	case cfg.Unaligned:
+		t.handler = barrier.NewUnaligned(n, cfg.AlignedTimeout)
+	default:
 		t.handler = barrier.NewAligned(n)
 	}
+	// The channel state of an unaligned checkpoint is replayed whatever
+	// the job's mode now: those in-flight records are part of its state.
+	h := rp.channelsFor(v.Chain[0].UID, s)
+	if cfg.Unaligned || h != nil {
+		chans, err := channelInfos(v, cfg.BatchSize)
+		if err != nil {
+			return nil, err
+		}
+		t.chans = chans
+	}
+	if h != nil {
+		t.replay = h
+		t.openState = rp.fs.OpenFile
+		cfg.Status.RestoredChannelStateBytes.Add(h.File.Size)
+	}
 	return t, nil
+}
+
+// channelInfos describes every gate channel of a subtask of v for channel
+// state: its input, producer and the producer's codec (one per input). A
+// record type without a codec fails the job for good: no restart can
+// change it.
+func channelInfos(v *Vertex, batchSize int) ([]channelInfo, error) {
+	var chans []channelInfo
+	for i, in := range v.Inputs {
+		last := in.From.Chain[len(in.From.Chain)-1]
+		c, err := last.NewChannelCodec(batchSize)
+		if err != nil {
+			return nil, Unrecoverable(fmt.Errorf("unaligned checkpoints store in-flight records of edge %q -> %q (type %s): %w; make the type encodable or disable execution.checkpointing.unaligned.enabled", last.Name, v.Chain[0].Name, last.OutType, err))
+		}
+		for p := 0; p < in.From.Parallelism; p++ {
+			chans = append(chans, channelInfo{input: i, producerUID: last.UID, producerParallelism: in.From.Parallelism, producer: p, codec: c})
+		}
+	}
+	return chans, nil
 }

@@ -61,7 +61,7 @@ type Node struct {
 	NewPool func(batchSize int) any
 	// NewWriter creates a typed writer for one outgoing edge; it adds the
 	// records it emits to recordsOut (once per batch).
-	NewWriter func(channels []*network.Channel, e Edge, pool any, self, maxParallelism int, recordsOut *atomic.Int64) (Writer, error)
+	NewWriter func(channels []*network.Channel, e Edge, pool any, self, maxParallelism int, recordsOut *atomic.Int64, opts ...network.WriterOption) (Writer, error)
 	// NewChannelCodec returns the codec that stores this node's output
 	// batches as channel state (unaligned checkpoints); it fails when the
 	// output type cannot be encoded. Nil for nodes without output.
@@ -79,6 +79,10 @@ type InputFunc func(ctx context.Context, data any) (int, error)
 type Writer interface {
 	Flush(ctx context.Context) error
 	Broadcast(ctx context.Context, b network.Buffer) error
+	// BroadcastPriority sends an event ahead of the data its consumers
+	// have queued (an unaligned barrier, a cancel marker); it never waits
+	// for credit.
+	BroadcastPriority(b network.Buffer) error
 }
 
 // Graph is the logical graph assembled by the API.

@@ -167,6 +167,9 @@ func Execute(ctx context.Context, g *Graph, cfg JobConfig) error {
 	if err := initial.checkOperators(jg, cfg.AllowNonRestoredState); err != nil {
 		return err
 	}
+	if err := initial.checkChannelState(jg); err != nil {
+		return err
+	}
 	// Checkpoints this run takes have ids from firstOwn on. After a failure
 	// the job restores the newest of those, or else its initial point:
 	// never an older run's checkpoint that happens to be newer than a

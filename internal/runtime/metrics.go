@@ -18,16 +18,19 @@ type TaskMetrics struct {
 	// gates of the task's consumers, whose channels record when this
 	// task's sends waited for credit.
 	backpressure func() uint64
-	lastWaits    atomic.Uint64
+	// debtWaits counts the times the task waited for its output debt
+	// (overdraft) to be repaid: backpressure that no send blocked on.
+	debtWaits atomic.Uint64
+	lastWaits atomic.Uint64
 }
 
 // sampleBackPressure reports whether the task waited for credit since the
 // previous sample.
 func (m *TaskMetrics) sampleBackPressure() bool {
-	if m.backpressure == nil {
-		return false
+	w := m.debtWaits.Load()
+	if m.backpressure != nil {
+		w += m.backpressure()
 	}
-	w := m.backpressure()
 	return m.lastWaits.Swap(w) != w
 }
 
@@ -60,7 +63,10 @@ type JobStatus struct {
 	LastCheckpointSize atomic.Int64
 	// RestoredCheckpoint is the id the current attempt restored from (0: none).
 	RestoredCheckpoint atomic.Int64
-	lastFailure        atomic.Pointer[string]
+	// RestoredChannelStateBytes counts the bytes of channel state (in-flight
+	// records of unaligned checkpoints) restored by all attempts.
+	RestoredChannelStateBytes atomic.Int64
+	lastFailure               atomic.Pointer[string]
 
 	once sync.Once
 	m    *monitor
@@ -83,6 +89,9 @@ func stateSize(states []checkpoint.TaskState) int64 {
 		for _, os := range ts.Operators {
 			if os.Keyed != nil {
 				n += os.Keyed.File.Size
+			}
+			if os.Channels != nil {
+				n += os.Channels.File.Size
 			}
 			for _, elems := range os.Operator {
 				for _, e := range elems {

@@ -52,11 +52,74 @@ func (rp *restorePoint) checkOperators(jg *JobGraph, allowNonRestored bool) erro
 
 func hasState(op checkpoint.OperatorState) bool {
 	for _, s := range op.Subtasks {
-		if s.State.Keyed != nil || len(s.State.Operator) > 0 {
+		if s.State.Keyed != nil || len(s.State.Operator) > 0 || s.State.Channels != nil {
 			return true
 		}
 	}
 	return false
+}
+
+// checkChannelState fails when the checkpoint holds in-flight records
+// (channel state of an unaligned checkpoint) for channels the job no longer
+// has: a consumer that is not a chain head any more, or whose parallelism
+// or producers changed. Recorded records belong to one (producer,
+// consumer) channel; redistributing them would have to order them before
+// every new record of every new producer, so weir refuses, as Flink first
+// did, and points to the savepoint, which is always aligned.
+func (rp *restorePoint) checkChannelState(jg *JobGraph) error {
+	if rp == nil {
+		return nil
+	}
+	heads := map[string]*Vertex{}
+	for _, v := range jg.Vertices {
+		heads[v.Chain[0].UID] = v
+	}
+	fix := "restore at the old parallelism, or take a savepoint (always aligned) of the old job and rescale from it"
+	for _, op := range rp.md.Operators {
+		for _, s := range op.Subtasks {
+			h := s.State.Channels
+			if h == nil || len(h.Channels) == 0 {
+				continue
+			}
+			v := heads[op.UID]
+			if v == nil {
+				return fmt.Errorf("checkpoint %s holds in-flight records (unaligned checkpoint) of operator uid %q, which is no longer the first operator of a task in this job; in-flight records cannot be redistributed: %s", rp.path, op.UID, fix)
+			}
+			if op.Parallelism != v.Parallelism {
+				return fmt.Errorf("checkpoint %s holds in-flight records (unaligned checkpoint) of operator %q, whose parallelism changed %d -> %d; in-flight records cannot be redistributed: %s", rp.path, v.Chain[0].Name, op.Parallelism, v.Parallelism, fix)
+			}
+			for _, c := range h.Channels {
+				if c.Input < 0 || c.Input >= len(v.Inputs) {
+					return fmt.Errorf("checkpoint %s holds in-flight records of operator %q for input %d, which has %d inputs now; in-flight records cannot be redistributed: %s", rp.path, v.Chain[0].Name, c.Input, len(v.Inputs), fix)
+				}
+				from := v.Inputs[c.Input].From
+				uid := from.Chain[len(from.Chain)-1].UID
+				if c.ProducerUID != uid || c.ProducerParallelism != from.Parallelism {
+					return fmt.Errorf("checkpoint %s holds in-flight records of operator %q from %q (parallelism %d), now its input %d comes from %q (parallelism %d); in-flight records cannot be redistributed: %s", rp.path, v.Chain[0].Name, c.ProducerUID, c.ProducerParallelism, c.Input, uid, from.Parallelism, fix)
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// channelsFor returns the channel state a subtask of the task headed by
+// headUID restores, nil if none. checkChannelState vouched that the
+// channels still match.
+func (rp *restorePoint) channelsFor(headUID string, subtask int) *checkpoint.ChannelStateHandle {
+	if rp == nil {
+		return nil
+	}
+	op := rp.md.Operator(headUID)
+	if op == nil {
+		return nil
+	}
+	for _, s := range op.Subtasks {
+		if s.Subtask == subtask && s.State.Channels != nil && len(s.State.Channels.Channels) > 0 {
+			return s.State.Channels
+		}
+	}
+	return nil
 }
 
 // UnionStatePrefix starts the name of operator list state that is restored

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"runtime/debug"
 	"sync"
@@ -53,6 +54,32 @@ type Task struct {
 	bufferTimeout time.Duration
 	lastFlush     time.Time
 
+	// debt is shared by the task's writers: set while some channel holds
+	// more batches than its credits (overdraft), so the task waits for it
+	// between batches, handling mail and priority events meanwhile.
+	debt *network.Debt
+
+	// Unaligned checkpoints (see task_channelstate.go).
+	unaligned bool // the job takes unaligned checkpoints
+	// priorityTriggers: a source sends periodic barriers as priority
+	// events (pure unaligned mode, no alignment timeout).
+	priorityTriggers bool
+	chans            []channelInfo // per gate channel, when unaligned
+	rec              *channelRecorder
+	maxChannelState  int64
+	alignAt          time.Time // alignment timer, zero when not armed
+	alignID          checkpoint.ID
+	curCh            int            // channel of the buffer being handled
+	cur              network.Buffer // the buffer being handled
+	overtaken        []any
+	// abortRecording is a checkpoint whose channel state overflowed; it is
+	// aborted once the current handler actions are performed.
+	abortRecording checkpoint.ID
+	// replay is the channel state to process before the gate (restore of
+	// an unaligned checkpoint); openState reads it.
+	replay    *checkpoint.ChannelStateHandle
+	openState func(ctx context.Context, f checkpoint.StateFile) (io.ReadCloser, error)
+
 	// checkpoint progress, touched by the task goroutine only
 	finalID       checkpoint.ID // id of the final checkpoint snapshotted, 0 if none
 	completedUpTo checkpoint.ID
@@ -79,6 +106,10 @@ func (t *Task) Run(parent context.Context) (err error) {
 	ctx, cancel := context.WithCancel(parent)
 	defer func() {
 		cancel()
+		if t.rec != nil {
+			t.rec.abort()
+			t.rec = nil
+		}
 		t.asyncWG.Wait()
 		for i, op := range t.ops {
 			// A Close error matters unless the task was cancelled from
@@ -124,7 +155,7 @@ func (t *Task) handleMail(ctx context.Context) error {
 	for _, m := range t.mails {
 		switch m.kind {
 		case mailTrigger:
-			if err := t.snapshot(ctx, m.barrier); err != nil {
+			if err := t.snapshot(ctx, m.barrier, false); err != nil {
 				return err
 			}
 		case mailNotifyComplete:
@@ -180,8 +211,11 @@ func (t *Task) notifyAborted(ctx context.Context, id checkpoint.ID) error {
 
 // snapshot takes the task's part of checkpoint b: the synchronous part of
 // every operator in chain order, then the barrier goes downstream, then the
-// asynchronous parts run on their own goroutine and acknowledge.
-func (t *Task) snapshot(ctx context.Context, b checkpoint.Barrier) error {
+// asynchronous parts run on their own goroutine and acknowledge. An
+// unaligned snapshot also starts recording channel state (t.rec, filled by
+// the barrier handler's recording actions); its goroutine acknowledges once
+// the recording is complete, with the handle on the head operator's state.
+func (t *Task) snapshot(ctx context.Context, b checkpoint.Barrier, unaligned bool) error {
 	if err := t.faults.Hit(faults.SnapshotSync); err != nil {
 		return fmt.Errorf("checkpoint %d synchronous snapshot: %w", b.ID, err)
 	}
@@ -194,8 +228,18 @@ func (t *Task) snapshot(ctx context.Context, b checkpoint.Barrier) error {
 		}
 		asyncs[i] = a
 	}
+	// A priority barrier overtakes what the consumers have queued; sources
+	// send one in pure unaligned mode, any task once it snapshotted
+	// unaligned. Final checkpoints and savepoints are always aligned.
+	priority := unaligned || t.priorityTriggers && t.source != nil && b.Kind == checkpoint.Periodic
 	for _, w := range t.writers {
-		if err := w.Broadcast(ctx, network.Buffer{Kind: network.Barrier, Barrier: b}); err != nil {
+		var err error
+		if priority {
+			err = w.BroadcastPriority(network.Buffer{Kind: network.Barrier, Barrier: b})
+		} else {
+			err = w.Broadcast(ctx, network.Buffer{Kind: network.Barrier, Barrier: b})
+		}
+		if err != nil {
 			return fmt.Errorf("checkpoint %d: forward barrier: %w", b.ID, err)
 		}
 	}
@@ -204,14 +248,29 @@ func (t *Task) snapshot(ctx context.Context, b checkpoint.Barrier) error {
 	}
 	t.metrics.syncSnapshot(t.now().Sub(start))
 	sw := t.store.ForCheckpoint(b.ID)
+	var rec *channelRecorder
+	if unaligned {
+		if t.rec != nil {
+			// The handler aborts a pending checkpoint before it snapshots a
+			// newer one; a recorder left over means that order broke.
+			return fmt.Errorf("checkpoint %d: unaligned snapshot while checkpoint %d still records channel state", b.ID, t.rec.id)
+		}
+		rec = newChannelRecorder(ctx, b.ID, t.chans, t.maxChannelState, t.faults, sw, channelStateFileName(t.ocs[0].UID, t.ID.Subtask), &t.asyncWG)
+		t.rec = rec
+	}
 	t.asyncWG.Add(1)
 	go func() {
 		defer t.asyncWG.Done()
 		st, err := t.runAsync(ctx, b.ID, asyncs, sw)
+		if err == nil && rec != nil {
+			err = t.attachChannelState(ctx, rec, &st)
+		}
 		switch {
 		case err == nil:
 		case ctx.Err() != nil:
 			return // cancelled: the job is failing over anyway
+		case errors.Is(err, errRecorderAborted):
+			return // the abort declined the checkpoint already
 		case errors.Is(err, faults.ErrInjected) || errors.Is(err, ErrUserPanic):
 			// A simulated crash, or a bug in user code: the task fails.
 			t.mail.put(mail{kind: mailAsyncFailed, err: fmt.Errorf("checkpoint %d asynchronous snapshot: %w", b.ID, err)})
@@ -323,6 +382,9 @@ func (t *Task) waitIdle(ctx context.Context, gateReady <-chan struct{}) error {
 		if flushAt := t.lastFlush.Add(t.bufferTimeout); wake.IsZero() || flushAt.Before(wake) {
 			wake = flushAt
 		}
+	}
+	if !t.alignAt.IsZero() && (wake.IsZero() || t.alignAt.Before(wake)) {
+		wake = t.alignAt
 	}
 	if !wake.IsZero() {
 		d := wake.Sub(t.now())

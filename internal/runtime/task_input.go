@@ -14,6 +14,11 @@ import (
 // through the chain; a barrier, cancel marker or end of data goes to the
 // barrier handler, whose actions the task performs.
 func (t *Task) runInput(ctx context.Context) error {
+	if t.replay != nil {
+		if err := t.replayChannelState(ctx); err != nil {
+			return err
+		}
+	}
 	ready := t.gate.Ready()
 	for {
 		if t.mail.pending() {
@@ -23,6 +28,15 @@ func (t *Task) runInput(ctx context.Context) error {
 		}
 		if t.finished {
 			return nil
+		}
+		if err := t.awaitOutput(ctx, true); err != nil {
+			return err
+		}
+		if t.finished {
+			return nil
+		}
+		if err := t.checkAlignTimer(ctx); err != nil {
+			return err
 		}
 		ch, buf, ok := t.gate.Poll()
 		if !ok {
@@ -49,6 +63,15 @@ func (t *Task) handleBuffer(ctx context.Context, ch int, buf network.Buffer) err
 		if err := t.faults.Hit(faults.Process); err != nil {
 			return err
 		}
+		if t.rec != nil && t.rec.on[ch] {
+			// Recorded before the chain consumes and recycles the batch.
+			if err := t.recordData(ctx, ch, buf.Data); err != nil {
+				return err
+			}
+			if err := t.afterActions(ctx); err != nil {
+				return err
+			}
+		}
 		n, err := t.input(ctx, buf.Data)
 		if err != nil {
 			return err
@@ -59,7 +82,12 @@ func (t *Task) handleBuffer(ctx context.Context, ch int, buf network.Buffer) err
 		}
 		return t.maybeFlush(ctx)
 	case network.Barrier:
-		return t.perform(ctx, t.handler.Step(barrier.BarrierArrived{Channel: ch, Barrier: buf.Barrier}))
+		t.curCh, t.cur = ch, buf
+		err := t.perform(ctx, t.handler.Step(barrier.BarrierArrived{Channel: ch, Barrier: buf.Barrier, Priority: buf.Priority}))
+		t.cur = network.Buffer{}
+		return err
+	case network.Announcement:
+		return t.perform(ctx, t.handler.Step(barrier.BarrierAnnounced{Channel: ch, Barrier: buf.Barrier}))
 	case network.CancelBarrier:
 		return t.perform(ctx, t.handler.Step(barrier.CancelArrived{Channel: ch, ID: buf.Cancel}))
 	case network.EndOfData:
@@ -73,7 +101,10 @@ func (t *Task) handleBuffer(ctx context.Context, ch int, buf network.Buffer) err
 		}
 		return nil
 	case network.EndOfPartition:
-		return t.perform(ctx, t.handler.Step(barrier.EndOfPartition{Channel: ch}))
+		t.curCh, t.cur = ch, buf
+		err := t.perform(ctx, t.handler.Step(barrier.EndOfPartition{Channel: ch}))
+		t.cur = network.Buffer{}
+		return err
 	}
 	return fmt.Errorf("channel %d: unknown buffer kind %d", ch, buf.Kind)
 }
@@ -81,19 +112,38 @@ func (t *Task) handleBuffer(ctx context.Context, ch int, buf network.Buffer) err
 // perform carries out the barrier handler's actions.
 func (t *Task) perform(ctx context.Context, actions []barrier.Action) error {
 	for _, a := range actions {
+		if ok, err := t.performRecording(ctx, a); ok {
+			if err != nil {
+				return err
+			}
+			continue
+		}
 		switch a := a.(type) {
 		case barrier.Block:
 			t.gate.Block(a.Channel)
 		case barrier.UnblockAll:
 			t.gate.UnblockAll()
 		case barrier.Snapshot:
-			if err := t.snapshot(ctx, a.Barrier); err != nil {
+			if err := t.snapshot(ctx, a.Barrier, a.Unaligned); err != nil {
 				return err
 			}
 		case barrier.Abort:
 			t.gw.Decline(t.ID, a.ID, a.Reason)
+			if t.rec != nil && t.rec.id == a.ID {
+				t.rec.abort()
+				t.rec = nil
+			}
 			for _, w := range t.writers {
-				if err := w.Broadcast(ctx, network.Buffer{Kind: network.CancelBarrier, Cancel: a.ID}); err != nil {
+				// In unaligned mode the cancel marker overtakes queued data,
+				// so downstream tasks stop recording early.
+				var err error
+				cancel := network.Buffer{Kind: network.CancelBarrier, Cancel: a.ID}
+				if t.unaligned {
+					err = w.BroadcastPriority(cancel)
+				} else {
+					err = w.Broadcast(ctx, cancel)
+				}
+				if err != nil {
 					return fmt.Errorf("forward cancel of checkpoint %d: %w", a.ID, err)
 				}
 			}
@@ -105,5 +155,5 @@ func (t *Task) perform(ctx context.Context, actions []barrier.Action) error {
 			return fmt.Errorf("unknown barrier handler action %T", a)
 		}
 	}
-	return nil
+	return t.afterActions(ctx)
 }

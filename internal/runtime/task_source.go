@@ -12,8 +12,14 @@ import (
 // runSource is the loop of a source task: between batches it handles
 // control messages (a checkpoint trigger snapshots the source's offsets and
 // injects the barrier right there, between two batches), then reads and
-// pushes the next batch. A backpressured output blocks inside the push;
-// triggers wait in the mailbox meanwhile, as barriers queue behind data.
+// pushes the next batch. Under backpressure a push does not wait for credit
+// inside the batch: the writers overdraw a few batches, and the task waits
+// for the debt to be repaid before its next batch, taking triggers
+// meanwhile (awaitOutput). So a trigger is handled within one batch, and the
+// source position it snapshots covers exactly the records already queued or
+// in open batches, which the barrier follows. Only a chain multiplying
+// records beyond the overdraft blocks inside the push, and its trigger then
+// waits until credit comes.
 func (t *Task) runSource(ctx context.Context) error {
 	for {
 		if t.mail.pending() {
@@ -34,6 +40,12 @@ func (t *Task) runSource(ctx context.Context) error {
 			if err := t.fireTimers(ctx); err != nil {
 				return err
 			}
+			continue
+		}
+		if err := t.awaitOutput(ctx, false); err != nil {
+			return err
+		}
+		if t.finished || t.endOfData {
 			continue
 		}
 		if err := t.faults.Hit(faults.Process); err != nil {

@@ -1,0 +1,276 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"io"
+	"sync"
+
+	"github.com/weirstream/weir/internal/checkpoint"
+	"github.com/weirstream/weir/internal/checkpoint/storage"
+	"github.com/weirstream/weir/internal/faults"
+)
+
+// chunkSize is the size of the pieces the recorder hands to its writer
+// goroutine. With chunksQueued of them in flight, a recording task holds at
+// most that much channel state in memory; the rest is in the file.
+const (
+	chunkSize    = 64 << 10
+	chunksQueued = 4
+)
+
+// errRecorderAborted ends the channel-state part of a snapshot whose
+// checkpoint was aborted while it recorded: the asynchronous goroutine exits
+// without acknowledging.
+var errRecorderAborted = errors.New("channel state recording aborted")
+
+// channelInfo describes one input-gate channel for the channel-state
+// handle: which input and producer subtask it carries, and the codec of its
+// records.
+type channelInfo struct {
+	input               int
+	producerUID         string
+	producerParallelism int
+	producer            int
+	codec               ChannelCodec
+}
+
+// channelRecorder records the in-flight records of one unaligned checkpoint
+// of one task: the batches its barrier overtook in the input gate and the
+// batches polled from channels whose barrier had not arrived yet. The task
+// goroutine encodes batches into chunks; a writer goroutine streams the
+// chunks into the checkpoint's channel-state file, so memory stays bounded
+// however much is recorded.
+//
+// All methods but result are called from the task goroutine.
+type channelRecorder struct {
+	id    checkpoint.ID
+	chans []channelInfo
+	on    []bool // per gate channel: recording now
+
+	chunk   []byte
+	scratch []byte
+	off     int64 // file offset of chunk[0]
+	segs    [][]checkpoint.Segment
+	records []int64
+	bytes   int64
+	limit   int64
+	faults  *faults.Injector
+
+	out  chan []byte // full chunks to the writer goroutine
+	free chan []byte // chunks the writer is done with
+	res  chan recResult
+	// handle is set by finish, before done is closed; aborted is set by
+	// abort before done is closed. The async goroutine reads them only
+	// after done.
+	done    chan struct{}
+	handle  *checkpoint.ChannelStateHandle
+	aborted bool
+	closed  bool
+	// overflow is set once the channel state passed its bound: nothing
+	// more is recorded, and the checkpoint is being aborted.
+	overflow bool
+}
+
+type recResult struct {
+	file checkpoint.StateFile
+	err  error
+}
+
+// newChannelRecorder starts recording checkpoint id into the file name,
+// written through sw on a new goroutine counted in wg (the task waits for
+// it before it ends, so no attempt leaves a writer behind).
+func newChannelRecorder(ctx context.Context, id checkpoint.ID, chans []channelInfo, limit int64, inj *faults.Injector, sw StateWriter, name string, wg *sync.WaitGroup) *channelRecorder {
+	r := &channelRecorder{
+		id:      id,
+		chans:   chans,
+		on:      make([]bool, len(chans)),
+		chunk:   storage.AppendChannelStateHeader(make([]byte, 0, chunkSize)),
+		segs:    make([][]checkpoint.Segment, len(chans)),
+		records: make([]int64, len(chans)),
+		limit:   limit,
+		faults:  inj,
+		out:     make(chan []byte, chunksQueued),
+		free:    make(chan []byte, chunksQueued+1),
+		res:     make(chan recResult, 1),
+		done:    make(chan struct{}),
+	}
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		f, err := sw.WriteFile(ctx, name, func(w io.Writer) error {
+			// Drain every chunk even after a write error: the task must
+			// never block on a writer that gave up.
+			var werr error
+			for c := range r.out {
+				if werr == nil {
+					_, werr = w.Write(c)
+				}
+				select {
+				case r.free <- c[:0]:
+				default:
+				}
+			}
+			return werr
+		})
+		// Without recorded data the file is only its header; result then
+		// returns no handle, and the file goes with its checkpoint folder.
+		r.res <- recResult{file: f, err: err}
+	}()
+	return r
+}
+
+// start begins recording gate channel ch.
+func (r *channelRecorder) start(ch int) { r.on[ch] = true }
+
+// stop ends recording gate channel ch.
+func (r *channelRecorder) stop(ch int) { r.on[ch] = false }
+
+// record appends one batch polled from (or still queued on) channel ch. It
+// fails when the channel state outgrows its bound or a fault is injected.
+func (r *channelRecorder) record(ctx context.Context, ch int, data any) error {
+	if r.overflow {
+		return nil
+	}
+	if err := r.faults.Hit(faults.ChannelState); err != nil {
+		return fmt.Errorf("checkpoint %d: record channel state: %w", r.id, err)
+	}
+	c := r.chans[ch].codec
+	r.scratch = c.AppendBatch(r.scratch[:0], data)
+	start := r.off + int64(len(r.chunk))
+	r.chunk = storage.AppendChannelFrame(r.chunk, ch, r.scratch)
+	n := r.off + int64(len(r.chunk)) - start
+	r.bytes += n
+	r.records[ch] += int64(c.Records(data))
+	if segs := r.segs[ch]; len(segs) > 0 && segs[len(segs)-1].Offset+segs[len(segs)-1].Length == start {
+		segs[len(segs)-1].Length += n
+	} else {
+		r.segs[ch] = append(segs, checkpoint.Segment{Offset: start, Length: n})
+	}
+	if r.bytes > r.limit {
+		return fmt.Errorf("checkpoint %d: channel state of this subtask exceeds %d bytes (execution.checkpointing.unaligned.max-channel-state-bytes): %w", r.id, r.limit, errChannelStateTooLarge)
+	}
+	if len(r.chunk) >= chunkSize {
+		return r.ship(ctx)
+	}
+	return nil
+}
+
+// stopAll stops recording every channel after an overflow.
+func (r *channelRecorder) stopAll() {
+	r.overflow = true
+	clear(r.on)
+}
+
+// errChannelStateTooLarge declines a checkpoint whose channel state passed
+// its bound; the job goes on.
+var errChannelStateTooLarge = errors.New("channel state too large")
+
+// ship hands the current chunk to the writer goroutine and takes a free one.
+func (r *channelRecorder) ship(ctx context.Context) error {
+	full := r.chunk
+	r.off += int64(len(full))
+	select {
+	case r.out <- full:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	select {
+	case c := <-r.free:
+		r.chunk = c
+	default:
+		r.chunk = make([]byte, 0, chunkSize)
+	}
+	return nil
+}
+
+// finish completes the file and builds the handle; the asynchronous
+// snapshot goroutine then picks it up with result.
+func (r *channelRecorder) finish(ctx context.Context) error {
+	if r.closed {
+		return nil
+	}
+	if len(r.chunk) > 0 {
+		if err := r.ship(ctx); err != nil {
+			return err
+		}
+	}
+	h := &checkpoint.ChannelStateHandle{}
+	for ch, segs := range r.segs {
+		if len(segs) == 0 {
+			continue
+		}
+		info := r.chans[ch]
+		h.Channels = append(h.Channels, checkpoint.InputChannelState{
+			Input: info.input, ProducerUID: info.producerUID, ProducerParallelism: info.producerParallelism,
+			Producer: info.producer, Segments: segs, Records: r.records[ch],
+		})
+	}
+	r.handle = h
+	r.close()
+	return nil
+}
+
+// abort stops recording for good; the asynchronous goroutine exits without
+// acknowledging, and the file is discarded with the checkpoint.
+func (r *channelRecorder) abort() {
+	if r.closed {
+		return
+	}
+	r.aborted = true
+	r.close()
+}
+
+func (r *channelRecorder) close() {
+	r.closed = true
+	close(r.out)
+	close(r.done)
+}
+
+// result waits until the recording finished and its file is written, and
+// returns the handle (nil when nothing was recorded). Called from the
+// asynchronous snapshot goroutine.
+func (r *channelRecorder) result(ctx context.Context) (*checkpoint.ChannelStateHandle, int64, error) {
+	select {
+	case <-r.done:
+	case <-ctx.Done():
+		return nil, 0, ctx.Err()
+	}
+	if r.aborted {
+		return nil, 0, errRecorderAborted
+	}
+	var res recResult
+	select {
+	case res = <-r.res:
+	case <-ctx.Done():
+		return nil, 0, ctx.Err()
+	}
+	if res.err != nil {
+		return nil, 0, fmt.Errorf("write channel state: %w", res.err)
+	}
+	if len(r.handle.Channels) == 0 {
+		return nil, 0, nil
+	}
+	r.handle.File = res.file
+	return r.handle, r.bytes, nil
+}
+
+// channelStateFileName names a subtask's channel-state file after its head
+// operator, as keyed state files are named.
+func channelStateFileName(headUID string, subtask int) string {
+	return fmt.Sprintf("%s-%08x-%d.channel", sanitizeName(headUID), crc32.ChecksumIEEE([]byte(headUID)), subtask)
+}
+
+// sanitizeName maps a uid to a file name component; the checksum in the
+// name keeps uids that map alike apart.
+func sanitizeName(s string) string {
+	b := []byte(s)
+	for i, c := range b {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_' || c == '.') {
+			b[i] = '_'
+		}
+	}
+	return string(b)
+}

@@ -1,0 +1,186 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/weirstream/weir/internal/checkpoint"
+	"github.com/weirstream/weir/internal/checkpoint/barrier"
+	"github.com/weirstream/weir/internal/network"
+)
+
+// This file holds the task's side of unaligned checkpoints: performing the
+// recording actions of barrier.Unaligned, the alignment timer, and waiting
+// out an overdraft while still taking priority events and mail.
+
+// performRecording carries out the handler actions specific to unaligned
+// checkpoints; ok is false for any other action.
+func (t *Task) performRecording(ctx context.Context, a barrier.Action) (ok bool, err error) {
+	switch a := a.(type) {
+	case barrier.ArmTimer:
+		t.alignAt, t.alignID = a.At, a.ID
+	case barrier.Prioritize:
+		t.gate.Prioritize(a.ID)
+	case barrier.StartRecording:
+		if t.rec == nil || t.rec.id != a.ID {
+			return true, fmt.Errorf("checkpoint %d: start recording channel %d without its recorder", a.ID, a.Channel)
+		}
+		t.rec.start(a.Channel)
+	case barrier.StopRecording:
+		if t.rec == nil || t.rec.id != a.ID {
+			return true, fmt.Errorf("checkpoint %d: stop recording channel %d without its recorder", a.ID, a.Channel)
+		}
+		// A priority barrier overtook the data still queued on its channel
+		// ahead of it: that data belongs to the checkpoint. (An ordinary
+		// barrier comes after all its channel's earlier data was polled; an
+		// end of partition has nothing behind it.)
+		if t.curCh == a.Channel && t.cur.Kind == network.Barrier && t.cur.Priority {
+			t.overtaken = t.gate.AppendOvertaken(t.overtaken[:0], a.Channel, t.cur.Seq)
+			for _, d := range t.overtaken {
+				if err := t.rec.record(ctx, a.Channel, d); err != nil {
+					clear(t.overtaken)
+					return true, t.recordFailed(err)
+				}
+			}
+			clear(t.overtaken)
+		}
+		t.rec.stop(a.Channel)
+	case barrier.ChannelStateDone:
+		if t.rec == nil || t.rec.id != a.ID {
+			return true, fmt.Errorf("checkpoint %d: channel state done without its recorder", a.ID)
+		}
+		rec := t.rec
+		t.rec = nil
+		return true, rec.finish(ctx)
+	default:
+		return false, nil
+	}
+	return true, nil
+}
+
+// recordData records one polled batch of a recording channel before the
+// chain consumes (and recycles) it.
+func (t *Task) recordData(ctx context.Context, ch int, data any) error {
+	if err := t.rec.record(ctx, ch, data); err != nil {
+		return t.recordFailed(err)
+	}
+	return nil
+}
+
+// recordFailed decides what a recording error means: an oversized channel
+// state declines only its checkpoint (the handler aborts it once the
+// current actions are done); anything else fails the task.
+func (t *Task) recordFailed(err error) error {
+	if errors.Is(err, errChannelStateTooLarge) {
+		t.logger.Warn("declining checkpoint: channel state too large", "checkpoint", t.rec.id, "err", err)
+		t.abortRecording = t.rec.id
+		t.rec.stopAll()
+		return nil
+	}
+	return err
+}
+
+// afterActions steps an abort that recording asked for while the handler's
+// actions were performed (Step must not be re-entered meanwhile).
+func (t *Task) afterActions(ctx context.Context) error {
+	if t.abortRecording == 0 {
+		return nil
+	}
+	id := t.abortRecording
+	t.abortRecording = 0
+	return t.perform(ctx, t.handler.Step(barrier.AbortRequested{ID: id}))
+}
+
+// attachChannelState waits for rec's file and puts its handle on the head
+// operator's state. Runs on the asynchronous snapshot goroutine.
+func (t *Task) attachChannelState(ctx context.Context, rec *channelRecorder, st *checkpoint.TaskState) error {
+	h, _, err := rec.result(ctx)
+	if err != nil || h == nil {
+		return err
+	}
+	uid := t.ocs[0].UID
+	for i := range st.Operators {
+		if st.Operators[i].UID == uid {
+			st.Operators[i].Channels = h
+			return nil
+		}
+	}
+	// The head operator has no state of its own (a stateless map): its
+	// entry carries only the channel state.
+	st.Operators = append([]checkpoint.OperatorSubtaskState{{UID: uid, Channels: h}}, st.Operators...)
+	return nil
+}
+
+// checkAlignTimer steps the alignment timeout once the clock passed the
+// armed time. One branch per buffer when no timer is armed.
+func (t *Task) checkAlignTimer(ctx context.Context) error {
+	if t.alignAt.IsZero() || t.now().Before(t.alignAt) {
+		return nil
+	}
+	id := t.alignID
+	t.alignAt = time.Time{}
+	return t.perform(ctx, t.handler.Step(barrier.AlignmentTimeout{ID: id}))
+}
+
+// awaitOutput waits while the task's writers are in debt (some channel
+// holds more batches than its credits). Meanwhile it handles mail (so a
+// source takes checkpoint triggers under backpressure), priority events of
+// the gate (so an unaligned barrier passes a backpressured task) and the
+// alignment timer. withGate is false for sources and during replay. The
+// cost when not in debt is one atomic load.
+func (t *Task) awaitOutput(ctx context.Context, withGate bool) error {
+	for t.debt != nil && t.debt.InDebt() {
+		t.metrics.debtWaits.Add(1)
+		var prio <-chan struct{}
+		if withGate && t.gate != nil {
+			prio = t.gate.PriorityReady()
+		}
+		var timerC <-chan time.Time
+		var tm *time.Timer
+		if !t.alignAt.IsZero() {
+			d := t.alignAt.Sub(t.now())
+			if d <= 0 {
+				if err := t.checkAlignTimer(ctx); err != nil {
+					return err
+				}
+				continue
+			}
+			tm = time.NewTimer(d)
+			timerC = tm.C
+		}
+		err := t.awaitOnce(ctx, prio, timerC)
+		if tm != nil {
+			tm.Stop()
+		}
+		if err != nil || t.finished {
+			return err
+		}
+	}
+	return nil
+}
+
+// awaitOnce waits for one of awaitOutput's wake-ups and handles it.
+func (t *Task) awaitOnce(ctx context.Context, prio <-chan struct{}, timerC <-chan time.Time) error {
+	select {
+	case <-t.debt.Ready():
+	case <-t.mail.ready:
+		return t.handleMail(ctx)
+	case <-prio:
+		for {
+			ch, buf, ok := t.gate.PollPriority()
+			if !ok {
+				return nil
+			}
+			if err := t.handleBuffer(ctx, ch, buf); err != nil {
+				return err
+			}
+		}
+	case <-timerC:
+		return t.checkAlignTimer(ctx)
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	return nil
+}

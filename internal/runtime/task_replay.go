@@ -1,0 +1,67 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/weirstream/weir/internal/checkpoint/storage"
+	"github.com/weirstream/weir/internal/network"
+)
+
+// replayChannelState processes the channel state of the unaligned
+// checkpoint the task restored from, before it polls its gate. Frames are
+// read in file order, which keeps each channel's order; every batch goes
+// through the chain like polled input (fault points, timers, flushing), and
+// the task waits out output debt between batches. Meanwhile upstream tasks
+// fill the gate and stop at their credits, so on every channel the replayed
+// records come before any new one; barriers wait in the gate, and the
+// checkpoint timeout covers a long replay.
+func (t *Task) replayChannelState(ctx context.Context) error {
+	h := t.replay
+	t.replay = nil
+	rc, err := t.openState(ctx, h.File)
+	if err != nil {
+		return fmt.Errorf("replay channel state: %w", err)
+	}
+	defer rc.Close()
+	fr := storage.NewChannelFrameReader(rc, h)
+	counts := make([]int64, len(h.Channels))
+	for {
+		f, err := fr.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return fmt.Errorf("replay channel state %s: %w", h.File.Path, err)
+		}
+		if f.Channel < 0 || f.Channel >= len(t.chans) {
+			return fmt.Errorf("replay channel state %s: frame at offset %d names channel %d, the gate has %d: %w", h.File.Path, f.Offset, f.Channel, len(t.chans), storage.ErrCorrupt)
+		}
+		want := t.chans[f.Channel]
+		if hc := h.Channels[f.Index]; hc.Input != want.input || hc.Producer != want.producer {
+			return fmt.Errorf("replay channel state %s: frame at offset %d on channel %d belongs to input %d producer %d, the gate has input %d producer %d there: %w", h.File.Path, f.Offset, f.Channel, hc.Input, hc.Producer, want.input, want.producer, storage.ErrCorrupt)
+		}
+		data, n, err := want.codec.DecodeBatch(f.Payload)
+		if err != nil {
+			return fmt.Errorf("replay channel state %s: frame at offset %d: %w", h.File.Path, f.Offset, err)
+		}
+		if n != len(f.Payload) {
+			return fmt.Errorf("replay channel state %s: frame at offset %d: %d bytes after the batch: %w", h.File.Path, f.Offset, len(f.Payload)-n, storage.ErrCorrupt)
+		}
+		counts[f.Index] += int64(want.codec.Records(data))
+		if err := t.awaitOutput(ctx, false); err != nil {
+			return err
+		}
+		if err := t.handleBuffer(ctx, f.Channel, network.Buffer{Kind: network.Data, Data: data}); err != nil {
+			return err
+		}
+	}
+	for i, c := range h.Channels {
+		if counts[i] != c.Records {
+			return fmt.Errorf("replay channel state %s: input %d producer %d held %d records, the checkpoint says %d: %w", h.File.Path, c.Input, c.Producer, counts[i], c.Records, storage.ErrCorrupt)
+		}
+	}
+	return nil
+}
