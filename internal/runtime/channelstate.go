@@ -187,13 +187,17 @@ func (r *channelRecorder) ship(ctx context.Context) error {
 }
 
 // finish completes the file and builds the handle; the asynchronous
-// snapshot goroutine then picks it up with result.
+// snapshot goroutine then picks it up with result. The recorder is closed
+// afterwards whatever happens, so its writer goroutine ends.
 func (r *channelRecorder) finish(ctx context.Context) error {
 	if r.closed {
 		return nil
 	}
 	if len(r.chunk) > 0 {
 		if err := r.ship(ctx); err != nil {
+			// The writer goroutine must still end: the task forgets this
+			// recorder once it called finish.
+			r.abort()
 			return err
 		}
 	}
