@@ -568,3 +568,31 @@ func TestShortDuration(t *testing.T) {
 		}
 	}
 }
+
+func TestRegisterAgainReplacesSession(t *testing.T) {
+	// A TaskManager that gave up on its JobManager (heartbeat timeout on
+	// its side) registers again while the JobManager still holds the old
+	// session: the old one is reported lost before the new one registers.
+	r := newRecorder()
+	d := startDispatcher(t, "127.0.0.1:0", r, DispatcherConfig{})
+	reg := &pb.Register{ProtocolVersion: ProtocolVersion, BuildId: testBuild, ResourceId: "tm-a", Slots: 2}
+	old, _ := rawRegister(t, d.Addr().String(), reg)
+	first := r.next(t, "registered").tm
+	rawRegister(t, d.Addr().String(), reg)
+	e := r.next(t, "lost")
+	if e.tm != first || !errors.Is(e.reason, ErrReplaced) {
+		t.Fatalf("lost %s: %v", e.tm, e.reason)
+	}
+	second := r.next(t, "registered").tm
+	if second.Session == first.Session || d.TaskManager("tm-a") != second {
+		t.Fatalf("sessions %s then %s, current %v", first.Session, second.Session, d.TaskManager("tm-a"))
+	}
+	if got := d.TaskManagers(); fmt.Sprint(got) != "[{tm-a 2 2}]" {
+		t.Fatalf("slots %v", got)
+	}
+	for { // the old stream ends
+		if _, err := old.Recv(); err != nil {
+			break
+		}
+	}
+}
