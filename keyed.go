@@ -58,7 +58,7 @@ type KeyedProcessFunction[K comparable, T, U any] interface {
 // state registration.
 type KeyedContext[K comparable] struct {
 	Context
-	backend *state.KeyedBackend[K]
+	backend state.Backend[K]
 	timers  *state.Timers[K]
 }
 
@@ -168,7 +168,7 @@ type processOp[K comparable, T, U any] struct {
 	fn      KeyedProcessFunction[K, T, U]
 	kctx    KeyedContext[K]
 	col     Collector[U]
-	backend *state.KeyedBackend[K]
+	backend state.Backend[K]
 	maxP    int
 	kgs     keygroup.Range
 }
