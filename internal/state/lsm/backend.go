@@ -224,7 +224,9 @@ func (b *Backend[K]) Close() error {
 // pebbleLogger passes Pebble's errors to the task's logger and drops its
 // informational messages (flushes and compactions of a store that lives as
 // long as a task attempt).
-type pebbleLogger struct{ l interface{ Error(string, ...any) } }
+type pebbleLogger struct {
+	l interface{ Error(string, ...any) }
+}
 
 func (p pebbleLogger) Infof(string, ...any) {}
 func (p pebbleLogger) Errorf(format string, args ...any) {

@@ -159,7 +159,9 @@ func restore(t testing.TB, mk func(testing.TB, keygroup.Range, ...func(*Options)
 	return f
 }
 
-func heapMaker(t testing.TB, kgs keygroup.Range, _ ...func(*Options)) *fixture { return newHeap(t, kgs) }
+func heapMaker(t testing.TB, kgs keygroup.Range, _ ...func(*Options)) *fixture {
+	return newHeap(t, kgs)
+}
 
 // firedTimers pops every timer due at now, as (key, ts) pairs in order.
 func firedTimers(f *fixture, now int64) [][2]int64 {

@@ -85,7 +85,7 @@ type storeSection[K comparable] struct {
 	lastKey    []byte
 }
 
-func (sec *storeSection[K]) SectionName() string    { return sec.name }
+func (sec *storeSection[K]) SectionName() string     { return sec.name }
 func (sec *storeSection[K]) SectionKind() state.Kind { return sec.kind }
 
 func (sec *storeSection[K]) AppendGroup(dst []byte, kg int) ([]byte, bool, error) {
@@ -182,7 +182,7 @@ type pendingSection struct {
 	groups map[int][]byte
 }
 
-func (sec *pendingSection) SectionName() string    { return sec.name }
+func (sec *pendingSection) SectionName() string     { return sec.name }
 func (sec *pendingSection) SectionKind() state.Kind { return sec.kind }
 
 func (sec *pendingSection) AppendGroup(dst []byte, kg int) ([]byte, bool, error) {
