@@ -171,8 +171,12 @@ type processOp[K comparable, T, U any] struct {
 	kctx    KeyedContext[K]
 	col     Collector[U]
 	backend state.Backend[K]
-	maxP    int
-	kgs     keygroup.Range
+	// heap is backend when it is the heap backend: SetCurrentKey on the
+	// concrete type inlines, which the interface call cannot (about 3% of
+	// keyed-sum's throughput).
+	heap *state.KeyedBackend[K]
+	maxP int
+	kgs  keygroup.Range
 }
 
 func (o *processOp[K, T, U]) Open(_ context.Context, oc *runtime.OperatorContext) error {
@@ -185,6 +189,7 @@ func (o *processOp[K, T, U]) Open(_ context.Context, oc *runtime.OperatorContext
 	if o.backend, err = newKeyedBackend(kc, oc); err != nil {
 		return err
 	}
+	o.heap, _ = o.backend.(*state.KeyedBackend[K])
 	if oc.Restored != nil {
 		if err := o.backend.Restore(oc.Restored.Keyed); err != nil {
 			return fmt.Errorf("restore keyed state from checkpoint %d: %w", oc.Restored.Checkpoint, err)
@@ -208,7 +213,11 @@ func (o *processOp[K, T, U]) Push(ctx context.Context, batch []T) error {
 		if !o.kgs.Contains(kg) {
 			return fmt.Errorf("key %v (key group %d) reached subtask %d which owns key groups %v: the key function must be deterministic", k, kg, o.oc.Subtask, o.kgs)
 		}
-		o.backend.SetCurrentKey(k, kg)
+		if o.heap != nil {
+			o.heap.SetCurrentKey(k, kg)
+		} else {
+			o.backend.SetCurrentKey(k, kg)
+		}
 		if err := o.fn.ProcessElement(v, &o.kctx, &o.col); err != nil {
 			return err
 		}
@@ -276,7 +285,7 @@ func (o *processOp[K, T, U]) Close() error {
 		return nil
 	}
 	err := o.backend.Close()
-	o.backend = nil
+	o.backend, o.heap = nil, nil
 	return err
 }
 

@@ -1,6 +1,7 @@
 package lsm
 
 import (
+	"bytes"
 	"fmt"
 	"math/rand/v2"
 	"reflect"
@@ -8,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/weirstream/weir/internal/keygroup"
+	"github.com/weirstream/weir/internal/state"
 )
 
 // TestRandomOpsHeapVersusLSM applies the same seeded random operations to
@@ -138,4 +140,40 @@ func modelKeys(universe int) []int {
 		keys[i] = i * 1021
 	}
 	return keys
+}
+
+// TestWriteBlocksConcurrentWithWrites writes an lsm snapshot on another
+// goroutine while the task goroutine keeps changing every state and the
+// timers (run with -race), and requires the bytes of a heap snapshot taken
+// at the same point.
+func TestWriteBlocksConcurrentWithWrites(t *testing.T) {
+	heap, lsm := newHeap(t, fullRange), newLSM(t, fullRange)
+	heap.register(t)
+	lsm.register(t)
+	for i := range 500 {
+		for _, f := range []*fixture{heap, lsm} {
+			apply(f, i%16, i%40, int64(i), i)
+		}
+	}
+	want := snapshotBytes(t, heap.b)
+	snap := lsm.b.Snapshot()
+	done := make(chan state.RestoreSource)
+	var werr error
+	go func() {
+		var buf bytes.Buffer
+		offs, err := snap.WriteBlocks(&buf)
+		snap.Release()
+		werr = err
+		done <- state.RestoreSource{Data: buf.Bytes(), KeyGroups: offs}
+	}()
+	for i := range 2000 {
+		apply(lsm, i%16, i%40, int64(-i), i)
+	}
+	got := <-done
+	if werr != nil {
+		t.Fatal(werr)
+	}
+	if !sameSource(got, want) {
+		t.Fatal("a snapshot written during writes differs from the state at Snapshot")
+	}
 }
