@@ -3,6 +3,7 @@ package state
 import (
 	"errors"
 	"fmt"
+	"iter"
 	"slices"
 	"sort"
 	"strings"
@@ -160,4 +161,23 @@ func (b *KeyedBackend[K]) add(s registered) error {
 	})
 	b.order = slices.Insert(b.order, i, s)
 	return nil
+}
+
+// Keys yields the keys with an entry in the state name, key group by key
+// group, in map order within a group.
+func (b *KeyedBackend[K]) Keys(name string) iter.Seq2[K, int] {
+	return func(yield func(K, int) bool) {
+		r, ok := b.states[name].(interface {
+			eachKey(i int, fn func(K) bool) bool
+		})
+		if !ok {
+			return
+		}
+		for i := range b.n {
+			kg := b.kgs.Start + i
+			if !r.eachKey(i, func(k K) bool { return yield(k, kg) }) {
+				return
+			}
+		}
+	}
 }

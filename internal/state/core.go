@@ -75,6 +75,18 @@ func (c *core[TK, S]) stateKind() Kind   { return c.kind }
 func (c *core[TK, S]) types() string     { return c.desc }
 func (c *core[TK, S]) size() int         { return c.tab.size() }
 
+// eachKey calls fn with the keys of group i until it returns false, and
+// reports whether it never did. It ranges over the map current at the
+// start: a copy-on-write clone made meanwhile is not seen.
+func (c *core[TK, S]) eachKey(i int, fn func(TK) bool) bool {
+	for k := range c.tab.groups[i].m {
+		if !fn(k) {
+			return false
+		}
+	}
+	return true
+}
+
 func (c *core[TK, S]) freeze() frozen {
 	return &frozenTable[TK, S]{maps: c.tab.freeze(), encK: c.encK, encS: c.encS}
 }

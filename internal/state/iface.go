@@ -1,6 +1,8 @@
 package state
 
 import (
+	"iter"
+
 	"github.com/weirstream/weir/internal/keygroup"
 )
 
@@ -33,6 +35,13 @@ type Backend[K comparable] interface {
 	// UnrestoredStates names, sorted, the restored states that were never
 	// registered.
 	UnrestoredStates() []string
+	// Keys yields each key that has an entry in the registered state
+	// called name, once, with its key group (nothing for an unknown name):
+	// in key-group order, and within a group in the canonical order for
+	// the LSM backend and in no particular order for the heap backend. The
+	// state may be changed during the iteration; the keys it yields are
+	// then those of some moment during it, as with a Go map.
+	Keys(name string) iter.Seq2[K, int]
 	// Snapshot captures the states and timers as of now, cheaply; the
 	// returned snapshot is serialized later, on another goroutine.
 	Snapshot() KeyedSnapshot

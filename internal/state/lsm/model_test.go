@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -52,6 +53,7 @@ func TestRandomOpsHeapVersusLSM(t *testing.T) {
 					}
 				}
 				if step%401 == 400 {
+					checkKeys(t, heap, lsm, step)
 					checkSnapshots(t, rng, heap, lsm, universe, step)
 				}
 			}
@@ -175,5 +177,34 @@ func TestWriteBlocksConcurrentWithWrites(t *testing.T) {
 	}
 	if !sameSource(got, want) {
 		t.Fatal("a snapshot written during writes differs from the state at Snapshot")
+	}
+}
+
+// checkKeys compares Backend.Keys of every state: the same keys with the
+// same key groups, each once, in key-group order.
+func checkKeys(t *testing.T, heap, lsm *fixture, step int) {
+	t.Helper()
+	for _, name := range []string{"val", "list", "map", "sum", "nosuchstate"} {
+		var sets [2][][2]int
+		for i, f := range []*fixture{heap, lsm} {
+			lastKG := -1
+			for k, kg := range f.b.Keys(name) {
+				if kg < lastKG || kg != f.kg(k) {
+					t.Fatalf("step %d: %s Keys(%s) yielded key %d with key group %d after %d", step, f.name, name, k, kg, lastKG)
+				}
+				lastKG = kg
+				sets[i] = append(sets[i], [2]int{k, kg})
+			}
+			slices.SortFunc(sets[i], func(a, b [2]int) int { return a[0] - b[0] })
+			if len(slices.Compact(slices.Clone(sets[i]))) != len(sets[i]) {
+				t.Fatalf("step %d: %s Keys(%s) yielded a key twice", step, f.name, name)
+			}
+		}
+		if !reflect.DeepEqual(sets[0], sets[1]) {
+			t.Fatalf("step %d: Keys(%s): heap %v, lsm %v", step, name, sets[0], sets[1])
+		}
+		if name == "map" && len(sets[0]) == 0 {
+			t.Fatalf("step %d: no map keys: the comparison proves nothing", step)
+		}
 	}
 }

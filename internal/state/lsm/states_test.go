@@ -132,6 +132,9 @@ func TestMapState(t *testing.T) {
 	for range f.mp.All() {
 		break // early exit closes the iterator (Close checks for leaks)
 	}
+	for range f.b.Keys("map") {
+		break
+	}
 	f.mp.Clear()
 	if n := f.mp.Len(); n != 0 {
 		t.Fatalf("Len after Clear = %d", n)
