@@ -13,6 +13,7 @@ import (
 	"github.com/weirstream/weir/internal/faults"
 	"github.com/weirstream/weir/internal/restart"
 	"github.com/weirstream/weir/internal/runtime"
+	"github.com/weirstream/weir/internal/state"
 	"github.com/weirstream/weir/internal/vfs"
 )
 
@@ -138,5 +139,13 @@ func (e *Env) jobConfig(jobName string) (runtime.JobConfig, error) {
 		StorageFS:             e.fs,
 		Logger:                e.logger,
 		Status:                e.status,
+		StateBackend: state.BackendConfig{
+			Type: c.String(config.StateBackendType),
+			LSM: state.LSMConfig{
+				Dir:            c.String(config.StateBackendLSMDir),
+				BlockCacheSize: c.MemorySize(config.StateBackendLSMBlockCacheSize),
+				MemtableSize:   c.MemorySize(config.StateBackendLSMMemtableSize),
+			},
+		},
 	}, nil
 }

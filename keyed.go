@@ -9,9 +9,11 @@ import (
 
 	"github.com/weirstream/weir/internal/checkpoint"
 	"github.com/weirstream/weir/internal/codec"
+	"github.com/weirstream/weir/internal/config"
 	"github.com/weirstream/weir/internal/keygroup"
 	"github.com/weirstream/weir/internal/runtime"
 	"github.com/weirstream/weir/internal/state"
+	"github.com/weirstream/weir/internal/state/lsm"
 )
 
 // Keyed is a stream partitioned by key: all records with the same key go
@@ -58,7 +60,7 @@ type KeyedProcessFunction[K comparable, T, U any] interface {
 // state registration.
 type KeyedContext[K comparable] struct {
 	Context
-	backend *state.KeyedBackend[K]
+	backend state.Backend[K]
 	timers  *state.Timers[K]
 }
 
@@ -168,9 +170,14 @@ type processOp[K comparable, T, U any] struct {
 	fn      KeyedProcessFunction[K, T, U]
 	kctx    KeyedContext[K]
 	col     Collector[U]
-	backend *state.KeyedBackend[K]
-	maxP    int
-	kgs     keygroup.Range
+	backend state.Backend[K]
+	// heap is backend when it is the heap backend: SetCurrentKey on the
+	// concrete type can inline, the interface call cannot, so the heap
+	// path pays nothing for backends being pluggable; other backends pay
+	// one interface call per record.
+	heap *state.KeyedBackend[K]
+	maxP int
+	kgs  keygroup.Range
 }
 
 func (o *processOp[K, T, U]) Open(_ context.Context, oc *runtime.OperatorContext) error {
@@ -180,7 +187,10 @@ func (o *processOp[K, T, U]) Open(_ context.Context, oc *runtime.OperatorContext
 		return fmt.Errorf("key type: %w", err)
 	}
 	o.maxP, o.kgs = oc.MaxParallelism, oc.KeyGroups
-	o.backend = state.NewKeyedBackend(kc, oc.KeyGroups, oc.MaxParallelism)
+	if o.backend, err = newKeyedBackend(kc, oc); err != nil {
+		return err
+	}
+	o.heap, _ = o.backend.(*state.KeyedBackend[K])
 	if oc.Restored != nil {
 		if err := o.backend.Restore(oc.Restored.Keyed); err != nil {
 			return fmt.Errorf("restore keyed state from checkpoint %d: %w", oc.Restored.Checkpoint, err)
@@ -204,10 +214,19 @@ func (o *processOp[K, T, U]) Push(ctx context.Context, batch []T) error {
 		if !o.kgs.Contains(kg) {
 			return fmt.Errorf("key %v (key group %d) reached subtask %d which owns key groups %v: the key function must be deterministic", k, kg, o.oc.Subtask, o.kgs)
 		}
-		o.backend.SetCurrentKey(k, kg)
+		if o.heap != nil {
+			o.heap.SetCurrentKey(k, kg)
+		} else {
+			o.backend.SetCurrentKey(k, kg)
+		}
 		if err := o.fn.ProcessElement(v, &o.kctx, &o.col); err != nil {
 			return err
 		}
+	}
+	// A state access that failed (disk, corrupt bytes) fails the task
+	// before anything the batch computed leaves it.
+	if err := o.backend.Err(); err != nil {
+		return err
 	}
 	return o.emit(ctx, o.col.buf)
 }
@@ -227,10 +246,16 @@ func (o *processOp[K, T, U]) FireTimers(ctx context.Context, now int64) error {
 	if ferr != nil {
 		return ferr
 	}
+	if err := o.backend.Err(); err != nil {
+		return err
+	}
 	return o.emit(ctx, o.col.buf)
 }
 
 func (o *processOp[K, T, U]) SnapshotState(id checkpoint.ID, _ time.Time) (runtime.AsyncSnapshot, error) {
+	if err := o.backend.Err(); err != nil {
+		return nil, err
+	}
 	snap := o.backend.Snapshot()
 	ops, err := o.kctx.ops.Snapshot()
 	if err != nil {
@@ -252,6 +277,29 @@ func (o *processOp[K, T, U]) SnapshotState(id checkpoint.ID, _ time.Time) (runti
 		}
 		return checkpoint.OperatorSubtaskState{UID: uid, Keyed: &checkpoint.KeyedStateHandle{File: f, KeyGroups: offsets}, Operator: ops}, nil
 	}, nil
+}
+
+// Close closes the keyed state backend (the LSM backend removes its
+// store). The runtime calls it after the task's snapshots were written.
+func (o *processOp[K, T, U]) Close() error {
+	if o.backend == nil {
+		return nil
+	}
+	err := o.backend.Close()
+	o.backend, o.heap = nil, nil
+	return err
+}
+
+// newKeyedBackend makes the keyed state backend the job chose.
+func newKeyedBackend[K comparable](kc codec.Codec[K], oc *runtime.OperatorContext) (state.Backend[K], error) {
+	switch oc.StateBackend.Type {
+	case "", config.BackendHeap:
+		return state.NewKeyedBackend(kc, oc.KeyGroups, oc.MaxParallelism), nil
+	case config.BackendLSM:
+		name := fmt.Sprintf("%s-%d", oc.UID, oc.Subtask)
+		return lsm.Open(kc, oc.KeyGroups, oc.MaxParallelism, lsm.FromConfig(oc.StateBackend.LSM, name, oc.Logger))
+	}
+	return nil, fmt.Errorf("%s %q: want %q or %q", config.StateBackendType, oc.StateBackend.Type, config.BackendHeap, config.BackendLSM)
 }
 
 // keyedFileName names an operator subtask's keyed state file. fileSafe

@@ -41,6 +41,7 @@ func TestBadInput(t *testing.T) {
 		{"-D without =", []string{"demo", "-D", "parallelism.default"}, []string{"parallelism.default"}},
 		{"negative checkpoint interval", []string{"demo", "--checkpoint-interval", "-1s"}, []string{"--checkpoint-interval", "-1s"}},
 		{"negative events", []string{"demo", "--events", "-1"}, []string{"--events", "-1"}},
+		{"unknown state backend", []string{"demo", "--state-backend", "disk"}, []string{"--state-backend", `"disk"`, "heap, lsm"}},
 		{"zero parallelism", []string{"demo", "--parallelism", "0"}, []string{"--parallelism", "got 0"}},
 		{"zero keys", []string{"demo", "--keys", "0"}, []string{"--keys", "got 0"}},
 		{"negative rate", []string{"demo", "--rate", "-5"}, []string{"--rate", "-5"}},

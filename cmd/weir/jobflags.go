@@ -23,6 +23,7 @@ type jobFlags struct {
 	parallelism      int
 	interval         string
 	stateDir         string
+	stateBackend     string
 	configFile       string
 	defs             []string
 	from             string
@@ -58,6 +59,7 @@ func (f *jobFlags) register(c *cobra.Command, defaultInterval string) {
 	fs.IntVarP(&f.parallelism, "parallelism", "p", 1, "parallel subtasks per operator (parallelism.default)")
 	fs.StringVar(&f.interval, "checkpoint-interval", defaultInterval, "time between checkpoints, e.g. 100ms, 10s; 0 disables periodic checkpoints (execution.checkpointing.interval)")
 	fs.StringVar(&f.stateDir, "state-dir", "./weir-data", "folder for checkpoints (state.checkpoints.dir); a run started again with the same folder resumes")
+	fs.StringVar(&f.stateBackend, "state-backend", "heap", "keyed state backend: heap (in memory) or lsm (Pebble on local disk, state can exceed memory); checkpoints of both are interchangeable (state.backend.type)")
 	fs.StringVar(&f.configFile, "config", "", "YAML file with Flink-style configuration keys")
 	fs.StringArrayVarP(&f.defs, "define", "D", nil, "configuration override key=value (repeatable), e.g. -D execution.checkpointing.timeout=1min")
 	fs.StringVar(&f.from, "from", "", "start from this checkpoint or savepoint (a chk-N folder, its _metadata, or a savepoint folder) instead of the newest retained one")
@@ -104,6 +106,11 @@ func (f *jobFlags) configure(c *cobra.Command) (*weir.Config, error) {
 	if fl.Changed("state-dir") || !cfg.IsSet(config.CheckpointsDir) {
 		if err := cfg.Set(config.CheckpointsDir, f.stateDir); err != nil {
 			return nil, usagef("--state-dir: %v", err)
+		}
+	}
+	if fl.Changed("state-backend") {
+		if err := cfg.Set(config.StateBackendType, f.stateBackend); err != nil {
+			return nil, usagef("--state-backend: %v", err)
 		}
 	}
 	if err := checkWritableDir("--state-dir", cfg.String(config.CheckpointsDir)); err != nil {

@@ -1,7 +1,6 @@
 package config
 
 import (
-	"errors"
 	"math"
 	"strconv"
 
@@ -42,16 +41,19 @@ func Options() []Option {
 			Enum:         []string{BackendHeap, BackendLSM},
 			ValueAliases: map[string]string{"hashmap": BackendHeap, "rocksdb": BackendLSM},
 			FallbackKeys: []string{"state.backend"},
-			Validate: func(v string) error {
-				if v == BackendLSM {
-					return errors.New(`the lsm state backend is not yet available; use "heap" (Flink's "hashmap")`)
-				}
-				return nil
-			},
-			Description: `State backend: "heap" (Flink's "hashmap") keeps state in memory with copy-on-write snapshots; "lsm" is reserved.`},
+			Description:  `State backend: "heap" (Flink's "hashmap") keeps state in memory with copy-on-write snapshots; "lsm" (Flink's "rocksdb") keeps it in a Pebble store on local disk per task, so it can exceed memory. Checkpoints of both are interchangeable.`},
 		{Key: StateBackendIncremental, Default: "false", Kind: KindBool,
 			FallbackKeys: []string{"execution.checkpointing.incremental"},
 			Description:  "Upload only what changed since the previous checkpoint, where the backend supports it."},
+		{Key: StateBackendLSMDir, Default: "", Kind: KindString,
+			FallbackKeys: []string{"state.backend.rocksdb.localdir"},
+			Description:  "lsm backend: folder under which each task makes its store (removed when the task ends); empty is the system's temporary folder."},
+		{Key: StateBackendLSMBlockCacheSize, Default: "64 mb", Kind: KindString, Validate: memorySizeAtLeast(0),
+			FallbackKeys: []string{"state.backend.rocksdb.block.cache-size"},
+			Description:  "lsm backend: block cache capacity per task's store."},
+		{Key: StateBackendLSMMemtableSize, Default: "16 mb", Kind: KindString, Validate: memorySizeAtLeast(1 << 20),
+			FallbackKeys: []string{"state.backend.rocksdb.writebuffer.size"},
+			Description:  "lsm backend: size of one memtable per task's store; at most two exist at a time, so a store uses up to block-cache-size + 2 × memtable-size."},
 		{Key: CheckpointsDir, Default: "", Kind: KindString,
 			FallbackKeys: []string{"execution.checkpointing.dir"},
 			Description:  "Directory (file:// or s3:// URI or a local path) where checkpoint data and metadata are written."},

@@ -99,6 +99,7 @@ func (jm *jobManager) newTask(ctx context.Context, v *Vertex, s, attempt int, rp
 			JobName: cfg.JobName, Task: id, UID: n.UID, Name: n.Name, Subtask: s, Parallelism: n.Parallelism,
 			MaxParallelism: n.MaxParallelism, KeyGroups: kgs, Attempt: attempt, Restored: restored,
 			BatchSize: cfg.BatchSize, Faults: cfg.Faults, Logger: t.logger.With("operator", n.Name), Now: cfg.Now,
+			StateBackend: cfg.StateBackend,
 		})
 	}
 	// Outgoing edges of the chain's last node.

@@ -12,6 +12,7 @@ import (
 	"github.com/weirstream/weir/internal/checkpoint/storage"
 	"github.com/weirstream/weir/internal/faults"
 	"github.com/weirstream/weir/internal/restart"
+	"github.com/weirstream/weir/internal/state"
 	"github.com/weirstream/weir/internal/vfs"
 )
 
@@ -65,6 +66,9 @@ type JobConfig struct {
 	Status    *JobStatus
 	// Now is the clock; time.Now when nil.
 	Now func() time.Time
+	// StateBackend selects the keyed state backend (state.backend.*);
+	// keyed operators find it in OperatorContext.StateBackend.
+	StateBackend state.BackendConfig
 }
 
 func (c *JobConfig) fill() error {

@@ -94,6 +94,8 @@ type OperatorContext struct {
 	Logger    *slog.Logger
 	// Now is the processing-time clock.
 	Now func() time.Time
+	// StateBackend is the job's keyed state backend choice.
+	StateBackend state.BackendConfig
 }
 
 // RestoredState is an operator's share of the checkpoint it restores from.

@@ -3,6 +3,7 @@ package state
 import (
 	"errors"
 	"fmt"
+	"iter"
 	"slices"
 	"sort"
 	"strings"
@@ -15,10 +16,10 @@ import (
 // already belongs to a state of another kind or type.
 var ErrStateMismatch = errors.New("state kind or type mismatch")
 
-// KeyedBackend holds the keyed state and timers of one keyed operator
-// subtask for the key groups of its range. It is used only from the task's
-// goroutine and takes no locks; only a KeyedSnapshot's WriteBlocks runs
-// elsewhere.
+// KeyedBackend is the heap backend: it holds the keyed state and timers of
+// one keyed operator subtask for the key groups of its range in Go maps. It
+// is used only from the task's goroutine and takes no locks; only a
+// KeyedSnapshot's WriteBlocks runs elsewhere.
 type KeyedBackend[K comparable] struct {
 	keys codec.Codec[K]
 	kgs  keygroup.Range
@@ -39,7 +40,7 @@ type KeyedBackend[K comparable] struct {
 
 // pendingState is the raw restored bytes of one unregistered state.
 type pendingState struct {
-	kind   kind
+	kind   Kind
 	blocks [][]byte // per key group index; nil where none
 }
 
@@ -60,9 +61,17 @@ func NewKeyedBackend[K comparable](keys codec.Codec[K], kgs keygroup.Range, maxP
 		states:  map[string]registered{},
 		pending: map[string]*pendingState{},
 	}
-	b.timers = newTimers(b)
+	b.timers = newTimers(keys, kgs, b.cow, b.currentKey, b.SetCurrentKey)
 	return b
 }
+
+func (b *KeyedBackend[K]) currentKey() (K, int) { return b.key, b.cur + b.kgs.Start }
+
+// Err is always nil: the heap backend's state accesses cannot fail.
+func (b *KeyedBackend[K]) Err() error { return nil }
+
+// Close does nothing: the heap backend holds only memory.
+func (b *KeyedBackend[K]) Close() error { return nil }
 
 // SetCurrentKey makes k, of key group kg, the key that states and timers
 // act on. The runtime calls it per record with kg already computed. It
@@ -152,4 +161,23 @@ func (b *KeyedBackend[K]) add(s registered) error {
 	})
 	b.order = slices.Insert(b.order, i, s)
 	return nil
+}
+
+// Keys yields the keys with an entry in the state name, key group by key
+// group, in map order within a group.
+func (b *KeyedBackend[K]) Keys(name string) iter.Seq2[K, int] {
+	return func(yield func(K, int) bool) {
+		r, ok := b.states[name].(interface {
+			eachKey(i int, fn func(K) bool) bool
+		})
+		if !ok {
+			return
+		}
+		for i := range b.n {
+			kg := b.kgs.Start + i
+			if !r.eachKey(i, func(k K) bool { return yield(k, kg) }) {
+				return
+			}
+		}
+	}
 }

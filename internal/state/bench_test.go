@@ -37,4 +37,16 @@ func BenchmarkValueStateUpdate(b *testing.B) {
 			f.val.Update(v + 1)
 		}
 	})
+	// As the keyed operator calls it: SetCurrentKey through the Backend
+	// interface, one interface call per record more than "backend".
+	var iface Backend[int] = f.b
+	b.Run("backend=interface", func(b *testing.B) {
+		b.ReportAllocs()
+		for i := range b.N {
+			k := i & (keys - 1)
+			iface.SetCurrentKey(k, kgs[k])
+			v, _ := f.val.Value()
+			f.val.Update(v + 1)
+		}
+	})
 }

@@ -8,28 +8,28 @@ import (
 	"github.com/weirstream/weir/internal/codec"
 )
 
-// kind tells the state kinds apart in snapshots and registrations.
-type kind uint8
+// Kind tells the state kinds apart in snapshots and registrations.
+type Kind uint8
 
 const (
-	kindValue kind = iota + 1
-	kindList
-	kindMap
-	kindReducing
-	kindTimers
+	KindValue Kind = iota + 1
+	KindList
+	KindMap
+	KindReducing
+	KindTimers
 )
 
-func (k kind) String() string {
+func (k Kind) String() string {
 	switch k {
-	case kindValue:
+	case KindValue:
 		return "value state"
-	case kindList:
+	case KindList:
 		return "list state"
-	case kindMap:
+	case KindMap:
 		return "map state"
-	case kindReducing:
+	case KindReducing:
 		return "reducing state"
-	case kindTimers:
+	case KindTimers:
 		return "timers"
 	}
 	return fmt.Sprintf("kind %d", uint8(k))
@@ -38,7 +38,7 @@ func (k kind) String() string {
 // registered is what the backend needs of every state, whatever its types.
 type registered interface {
 	stateName() string
-	stateKind() kind
+	stateKind() Kind
 	// types describes the kind and Go types, for mismatch errors.
 	types() string
 	freeze() frozen
@@ -59,19 +59,33 @@ type frozen interface {
 // (the backend key, or key and timestamp for timers), S the per-key state.
 type core[TK comparable, S any] struct {
 	name string
-	kind kind
+	kind Kind
 	desc string
 	tab  table[TK, S]
 	encK func([]byte, TK) []byte
 	decK func([]byte) (TK, int, error)
-	encS func([]byte, S) []byte
+	// encS appends a state's encoding; scratch serves a map state's inner
+	// sort and belongs to the calling snapshot writer.
+	encS func(dst []byte, s S, scratch *entrySorter) []byte
 	decS func([]byte) (S, int, error)
 }
 
 func (c *core[TK, S]) stateName() string { return c.name }
-func (c *core[TK, S]) stateKind() kind   { return c.kind }
+func (c *core[TK, S]) stateKind() Kind   { return c.kind }
 func (c *core[TK, S]) types() string     { return c.desc }
 func (c *core[TK, S]) size() int         { return c.tab.size() }
+
+// eachKey calls fn with the keys of group i until it returns false, and
+// reports whether it never did. It ranges over the map current at the
+// start: a copy-on-write clone made meanwhile is not seen.
+func (c *core[TK, S]) eachKey(i int, fn func(TK) bool) bool {
+	for k := range c.tab.groups[i].m {
+		if !fn(k) {
+			return false
+		}
+	}
+	return true
+}
 
 func (c *core[TK, S]) freeze() frozen {
 	return &frozenTable[TK, S]{maps: c.tab.freeze(), encK: c.encK, encS: c.encS}
@@ -102,22 +116,29 @@ func (c *core[TK, S]) restoreGroup(i int, payload []byte) error {
 	return nil
 }
 
+// frozenTable is read by one snapshot writer goroutine; its sorters are
+// that writer's scratch space.
 type frozenTable[TK comparable, S any] struct {
-	maps []map[TK]S
-	encK func([]byte, TK) []byte
-	encS func([]byte, S) []byte
+	maps        []map[TK]S
+	encK        func([]byte, TK) []byte
+	encS        func([]byte, S, *entrySorter) []byte
+	sort, inner entrySorter
 }
 
 func (f *frozenTable[TK, S]) empty(i int) bool { return len(f.maps[i]) == 0 }
 
+// appendGroup writes the entries in canonical order (see entrySorter), not
+// in map order, so that equal state gives equal bytes in any backend.
 func (f *frozenTable[TK, S]) appendGroup(dst []byte, i int) []byte {
-	m := f.maps[i]
-	dst = binary.AppendUvarint(dst, uint64(len(m)))
-	for k, s := range m {
-		dst = f.encK(dst, k)
-		dst = f.encS(dst, s)
+	f.sort.reset()
+	for k, s := range f.maps[i] {
+		k0 := len(f.sort.buf)
+		f.sort.buf = f.encK(f.sort.buf, k)
+		v0 := len(f.sort.buf)
+		f.sort.buf = f.encS(f.sort.buf, s, &f.inner)
+		f.sort.mark(k0, v0)
 	}
-	return dst
+	return f.sort.appendSorted(dst)
 }
 
 // maxZeroSizeCount bounds a count read from a snapshot beyond what the

@@ -92,7 +92,7 @@ func TestCorruptErrorsNameStateAndKeyGroup(t *testing.T) {
 	// A block for key group 3 with a value section whose value is cut off.
 	blk := []byte{blockVersion, 3, 1}
 	blk = appendString(blk, "val")
-	blk = append(blk, byte(kindValue))
+	blk = append(blk, byte(KindValue))
 	payload := []byte{1}                      // one entry
 	payload = binary.AppendVarint(payload, 7) // key 7 (an int)
 	payload = append(payload, 0x80)           // a varint that never ends

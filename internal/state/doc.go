@@ -1,8 +1,17 @@
-// Package state is the heap state backend: keyed state (value, list, map,
-// reducing), processing-time timers and operator (non-keyed) list state,
-// with snapshots that are cheap for the task and written asynchronously.
+// Package state holds keyed state (value, list, map, reducing),
+// processing-time timers and operator (non-keyed) list state, with
+// snapshots that are cheap for the task and written asynchronously.
 //
-// One KeyedBackend serves one keyed operator subtask and is used only from
+// Backend is what a keyed operator uses; two implement it. KeyedBackend,
+// here, is the heap backend: Go maps, copy-on-write snapshots. Package lsm
+// is the LSM backend: a Pebble store on local disk. Registration
+// (RegisterValue and friends) takes any Backend: the heap backend gets
+// typed states directly, a byte-oriented one (RawBackend) gets raw handles
+// that typed adapters encode and decode with the state's codecs. Both
+// write and read the same snapshot format, so their checkpoints are
+// interchangeable.
+//
+// One backend serves one keyed operator subtask and is used only from
 // that subtask's goroutine, so it takes no locks. A walkthrough:
 //
 //	b := state.NewKeyedBackend(keyCodec, keygroup.RangeFor(128, 4, 1), 128)
@@ -50,7 +59,14 @@
 //
 // where a string is uvarint(len) bytes, keys and values use the codecs given
 // at registration, and timers are a section of kind timers with an empty
-// name whose keys are (key, uvarint-zigzag timestamp). Restore reads the
+// name whose keys are (key, uvarint-zigzag timestamp). Sections are sorted
+// by name, timers last. The format is canonical: entries are in the order
+// of their encoded key prefixed with its uvarint length, compared as bytes
+// (ComparePrefixed), a map's entries likewise by encoded user key, and a
+// list keeps its order; so equal state gives equal bytes in every backend.
+// That order is the LSM store's key order, so the LSM backend copies
+// entries as it scans; the heap backend sorts each key group's entries on
+// the writer goroutine. Restore reads the
 // blocks of its own key groups from any number of files, so a rescaled
 // subtask can gather its groups from several old subtasks. Bytes of a state
 // that is not registered yet are kept and decoded at registration; if the

@@ -18,12 +18,26 @@ type listState[K comparable, V any] struct {
 // RegisterList returns the list state called name, creating it on first
 // use. Registering the same name again with the same types returns the same
 // state; another kind or type is an error wrapping ErrStateMismatch.
-func RegisterList[K comparable, V any](b *KeyedBackend[K], name string, c codec.Codec[V]) (ListState[V], error) {
-	desc := fmt.Sprintf("%s of %T", kindList, *new(V))
+func RegisterList[K comparable, V any](b Backend[K], name string, c codec.Codec[V]) (ListState[V], error) {
+	desc := fmt.Sprintf("%s of %T", KindList, *new(V))
+	hb, err := heapOr(b, name)
+	if err != nil || hb == nil {
+		if err != nil {
+			return nil, err
+		}
+		return registerRaw[ListState[V]](b, StateSpec{
+			Name: name, Kind: KindList, Desc: desc, ValueLen: lenOf(c),
+			Wrap: func(raw any) any { return &rawList[V]{name: name, raw: raw.(RawList), c: c} },
+		})
+	}
+	return registerHeapList(hb, name, desc, c)
+}
+
+func registerHeapList[K comparable, V any](b *KeyedBackend[K], name, desc string, c codec.Codec[V]) (ListState[V], error) {
 	if s, ok, err := lookup[*listState[K, V]](b, name, desc); ok || err != nil {
 		return s, err
 	}
-	enc := func(dst []byte, vs []V) []byte {
+	enc := func(dst []byte, vs []V, _ *entrySorter) []byte {
 		dst = binary.AppendUvarint(dst, uint64(len(vs)))
 		for _, v := range vs {
 			dst = c.Append(dst, v)
@@ -46,7 +60,7 @@ func RegisterList[K comparable, V any](b *KeyedBackend[K], name string, c codec.
 		}
 		return vs, n, nil
 	}
-	s := &listState[K, V]{b: b, core: newCore(b, name, kindList, desc, enc, dec)}
+	s := &listState[K, V]{b: b, core: newCore(b, name, KindList, desc, enc, dec)}
 	if err := b.add(s); err != nil {
 		return nil, err
 	}

@@ -1,7 +1,6 @@
 package state
 
 import (
-	"encoding/binary"
 	"fmt"
 	"iter"
 	"maps"
@@ -26,18 +25,36 @@ type mapState[K comparable, UK comparable, UV any] struct {
 // kc and vc encode its user keys and values. Registering the same name again
 // with the same types returns the same state; another kind or type is an
 // error wrapping ErrStateMismatch.
-func RegisterMap[K comparable, UK comparable, UV any](b *KeyedBackend[K], name string, kc codec.Codec[UK], vc codec.Codec[UV]) (MapState[UK, UV], error) {
-	desc := fmt.Sprintf("%s of %T to %T", kindMap, *new(UK), *new(UV))
+func RegisterMap[K comparable, UK comparable, UV any](b Backend[K], name string, kc codec.Codec[UK], vc codec.Codec[UV]) (MapState[UK, UV], error) {
+	desc := fmt.Sprintf("%s of %T to %T", KindMap, *new(UK), *new(UV))
+	hb, err := heapOr(b, name)
+	if err != nil || hb == nil {
+		if err != nil {
+			return nil, err
+		}
+		return registerRaw[MapState[UK, UV]](b, StateSpec{
+			Name: name, Kind: KindMap, Desc: desc, ValueLen: lenOf(vc), UserKeyLen: lenOf(kc),
+			Wrap: func(raw any) any { return &rawMap[UK, UV]{name: name, raw: raw.(RawMap), kc: kc, vc: vc} },
+		})
+	}
+	return registerHeapMap(hb, name, desc, kc, vc)
+}
+
+func registerHeapMap[K comparable, UK comparable, UV any](b *KeyedBackend[K], name, desc string, kc codec.Codec[UK], vc codec.Codec[UV]) (MapState[UK, UV], error) {
 	if s, ok, err := lookup[*mapState[K, UK, UV]](b, name, desc); ok || err != nil {
 		return s, err
 	}
-	enc := func(dst []byte, c mapCell[UK, UV]) []byte {
-		dst = binary.AppendUvarint(dst, uint64(len(c.m)))
+	// Entries are written sorted by encoded user key (see entrySorter).
+	enc := func(dst []byte, c mapCell[UK, UV], srt *entrySorter) []byte {
+		srt.reset()
 		for k, v := range c.m {
-			dst = kc.Append(dst, k)
-			dst = vc.Append(dst, v)
+			k0 := len(srt.buf)
+			srt.buf = kc.Append(srt.buf, k)
+			v0 := len(srt.buf)
+			srt.buf = vc.Append(srt.buf, v)
+			srt.mark(k0, v0)
 		}
-		return dst
+		return srt.appendSorted(dst)
 	}
 	dec := func(src []byte) (mapCell[UK, UV], int, error) {
 		count, n, err := readCount(src)
@@ -61,7 +78,7 @@ func RegisterMap[K comparable, UK comparable, UV any](b *KeyedBackend[K], name s
 		// Fresh map: no snapshot holds it, so the current epoch owns it.
 		return mapCell[UK, UV]{m: m, owner: b.cow.epoch}, n, nil
 	}
-	s := &mapState[K, UK, UV]{b: b, core: newCore(b, name, kindMap, desc, enc, dec)}
+	s := &mapState[K, UK, UV]{b: b, core: newCore(b, name, KindMap, desc, enc, dec)}
 	if err := b.add(s); err != nil {
 		return nil, err
 	}

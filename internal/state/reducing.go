@@ -17,15 +17,31 @@ type reducingState[K comparable, V any] struct {
 // first use with the given reduce function (which must be associative and
 // deterministic). Registering the same name again with the same types
 // returns the same state and keeps the first reduce function.
-func RegisterReducing[K comparable, V any](b *KeyedBackend[K], name string, reduce func(a, b V) V, c codec.Codec[V]) (ReducingState[V], error) {
-	desc := fmt.Sprintf("%s of %T", kindReducing, *new(V))
-	if s, ok, err := lookup[*reducingState[K, V]](b, name, desc); ok || err != nil {
-		return s, err
-	}
+func RegisterReducing[K comparable, V any](b Backend[K], name string, reduce func(a, b V) V, c codec.Codec[V]) (ReducingState[V], error) {
+	desc := fmt.Sprintf("%s of %T", KindReducing, *new(V))
 	if reduce == nil {
 		return nil, fmt.Errorf("register reducing state %q: %w", name, errors.New("nil reduce function: pass one"))
 	}
-	s := &reducingState[K, V]{b: b, reduce: reduce, core: newCore[K, V](b, name, kindReducing, desc, c.Append, c.Decode)}
+	hb, err := heapOr(b, name)
+	if err != nil || hb == nil {
+		if err != nil {
+			return nil, err
+		}
+		return registerRaw[ReducingState[V]](b, StateSpec{
+			Name: name, Kind: KindReducing, Desc: desc, ValueLen: lenOf(c),
+			Wrap: func(raw any) any {
+				return &rawReducing[V]{rawValue: rawValue[V]{name: name, raw: raw.(RawValue), c: c}, reduce: reduce}
+			},
+		})
+	}
+	return registerHeapReducing(hb, name, desc, reduce, c)
+}
+
+func registerHeapReducing[K comparable, V any](b *KeyedBackend[K], name, desc string, reduce func(a, b V) V, c codec.Codec[V]) (ReducingState[V], error) {
+	if s, ok, err := lookup[*reducingState[K, V]](b, name, desc); ok || err != nil {
+		return s, err
+	}
+	s := &reducingState[K, V]{b: b, reduce: reduce, core: newCore[K, V](b, name, KindReducing, desc, appendIgnoring(c), c.Decode)}
 	if err := b.add(s); err != nil {
 		return nil, err
 	}

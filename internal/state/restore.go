@@ -25,78 +25,21 @@ type RestoreSource struct {
 // registration gives one wrapping ErrStateMismatch. After an error the
 // backend holds part of the checkpoint and must be discarded.
 func (b *KeyedBackend[K]) Restore(sources []RestoreSource) error {
-	for si, src := range sources {
-		for _, kgo := range src.KeyGroups {
-			if !b.kgs.Contains(kgo.KeyGroup) {
-				continue
-			}
-			end := kgo.Offset + kgo.Length
-			if kgo.Offset < 0 || kgo.Length < 0 || end < kgo.Offset || end > int64(len(src.Data)) {
-				return fmt.Errorf("restore keyed state: source %d key group %d: block [%d, +%d) outside the %d-byte file: %w",
-					si, kgo.KeyGroup, kgo.Offset, kgo.Length, len(src.Data), codec.ErrCorrupt)
-			}
-			if err := b.restoreBlock(kgo.KeyGroup, src.Data[kgo.Offset:end]); err != nil {
-				return fmt.Errorf("restore keyed state: source %d: %w", si, err)
-			}
-		}
+	err := ForEachBlock(sources, b.kgs, func(kg int, blk []byte) error {
+		i := kg - b.kgs.Start
+		return ParseBlock(kg, blk, func(name string, k Kind, payload []byte) error {
+			return b.restoreSection(name, k, i, payload)
+		})
+	})
+	if err != nil {
+		return err
 	}
 	b.timers.rebuild()
 	return nil
 }
 
-// restoreBlock decodes one key group's block.
-func (b *KeyedBackend[K]) restoreBlock(kg int, blk []byte) error {
-	bad := func(what string, args ...any) error {
-		return fmt.Errorf("key group %d: %s: %w", kg, fmt.Sprintf(what, args...), codec.ErrCorrupt)
-	}
-	if len(blk) == 0 || blk[0] != blockVersion {
-		return bad("unknown block version (want %d); was the file written by a newer weir?", blockVersion)
-	}
-	r := blk[1:]
-	got, n := binary.Uvarint(r)
-	if n <= 0 || got != uint64(kg) {
-		return bad("block names key group %d", got)
-	}
-	r = r[n:]
-	count, n := binary.Uvarint(r)
-	if n <= 0 || count > uint64(len(r)) {
-		return bad("bad section count")
-	}
-	r = r[n:]
-	i := kg - b.kgs.Start
-	for range count {
-		name, n, err := readString(r)
-		if err != nil {
-			return bad("section name: %v", err)
-		}
-		r = r[n:]
-		if len(r) == 0 {
-			return bad("state %q: truncated", name)
-		}
-		k := kind(r[0])
-		if k < kindValue || k > kindTimers || (k == kindTimers) != (name == "") {
-			return bad("state %q: unknown kind %d", name, r[0])
-		}
-		payload, n, err := readBytes(r[1:])
-		if err != nil {
-			return bad("state %q: %v", name, err)
-		}
-		r = r[1+n:]
-		if err := b.restoreSection(name, k, i, payload); err != nil {
-			if name == "" {
-				return fmt.Errorf("key group %d: timers: %w", kg, err)
-			}
-			return fmt.Errorf("state %q key group %d: %w", name, kg, err)
-		}
-	}
-	if len(r) != 0 {
-		return bad("%d bytes after the last section", len(r))
-	}
-	return nil
-}
-
-func (b *KeyedBackend[K]) restoreSection(name string, k kind, i int, payload []byte) error {
-	if k == kindTimers {
+func (b *KeyedBackend[K]) restoreSection(name string, k Kind, i int, payload []byte) error {
+	if k == KindTimers {
 		return b.timers.core.restoreGroup(i, payload)
 	}
 	if st, ok := b.states[name]; ok {

@@ -3,7 +3,6 @@ package state
 import (
 	"encoding/binary"
 	"errors"
-	"fmt"
 	"io"
 	"sync/atomic"
 
@@ -29,16 +28,36 @@ type KeyedSnapshot interface {
 	Release()
 }
 
-type section struct {
+// heapSection is a registered state's tables as of a snapshot, or the
+// carried-over bytes of an unregistered one.
+type heapSection struct {
 	name string
-	kind kind
+	kind Kind
+	kgs  keygroup.Range
 	f    frozen
 	raw  [][]byte // restored bytes of an unregistered state, carried over
 }
 
+func (sec *heapSection) SectionName() string { return sec.name }
+func (sec *heapSection) SectionKind() Kind   { return sec.kind }
+
+func (sec *heapSection) AppendGroup(dst []byte, kg int) ([]byte, bool, error) {
+	i := kg - sec.kgs.Start
+	if sec.f != nil {
+		if sec.f.empty(i) {
+			return dst, false, nil
+		}
+		return sec.f.appendGroup(dst, i), true, nil
+	}
+	if sec.raw[i] == nil {
+		return dst, false, nil
+	}
+	return append(dst, sec.raw[i]...), true, nil
+}
+
 type keyedSnapshot struct {
 	kgs      keygroup.Range
-	sections []section
+	sections []Section
 	cow      *cow
 	state    atomic.Int32 // 0 new, 1 written, 2 released
 }
@@ -52,76 +71,26 @@ func (b *KeyedBackend[K]) Snapshot() KeyedSnapshot {
 	b.cow.epoch++
 	b.cow.live.Add(1)
 	s := &keyedSnapshot{kgs: b.kgs, cow: b.cow}
-	s.sections = make([]section, 0, len(b.order)+len(b.pending)+1)
+	s.sections = make([]Section, 0, len(b.order)+len(b.pending)+1)
 	for _, st := range b.order {
-		s.sections = append(s.sections, section{name: st.stateName(), kind: st.stateKind(), f: st.freeze()})
+		s.sections = append(s.sections, &heapSection{name: st.stateName(), kind: st.stateKind(), kgs: b.kgs, f: st.freeze()})
 	}
-	for _, name := range b.UnrestoredStates() {
-		p := b.pending[name]
-		s.sections = append(s.sections, section{name: name, kind: p.kind, raw: append([][]byte(nil), p.blocks...)})
+	for name, p := range b.pending {
+		s.sections = append(s.sections, &heapSection{name: name, kind: p.kind, kgs: b.kgs, raw: append([][]byte(nil), p.blocks...)})
 	}
-	s.sections = append(s.sections, section{kind: kindTimers, f: b.timers.core.freeze()})
+	s.sections = append(s.sections, &heapSection{kind: KindTimers, kgs: b.kgs, f: b.timers.core.freeze()})
+	SortSections(s.sections)
 	return s
 }
 
-func (sec *section) empty(i int) bool {
-	if sec.f != nil {
-		return sec.f.empty(i)
-	}
-	return sec.raw[i] == nil
-}
-
-func (sec *section) appendPayload(dst []byte, i int) []byte {
-	if sec.f != nil {
-		return sec.f.appendGroup(dst, i)
-	}
-	return append(dst, sec.raw[i]...)
-}
-
-var errSnapshotUsed = errors.New("keyed snapshot already written or released: take a new snapshot")
+// ErrSnapshotUsed is returned by a second WriteBlocks of one snapshot.
+var ErrSnapshotUsed = errors.New("keyed snapshot already written or released: take a new snapshot")
 
 func (s *keyedSnapshot) WriteBlocks(w io.Writer) ([]checkpoint.KeyGroupOffset, error) {
 	if !s.state.CompareAndSwap(0, 1) {
-		return nil, errSnapshotUsed
+		return nil, ErrSnapshotUsed
 	}
-	var (
-		offsets []checkpoint.KeyGroupOffset
-		off     int64
-		block   []byte
-		payload []byte
-	)
-	for i := range s.kgs.Len() {
-		n := 0
-		for j := range s.sections {
-			if !s.sections[j].empty(i) {
-				n++
-			}
-		}
-		if n == 0 {
-			continue
-		}
-		kg := s.kgs.Start + i
-		block = append(block[:0], blockVersion)
-		block = binary.AppendUvarint(block, uint64(kg))
-		block = binary.AppendUvarint(block, uint64(n))
-		for j := range s.sections {
-			sec := &s.sections[j]
-			if sec.empty(i) {
-				continue
-			}
-			block = appendString(block, sec.name)
-			block = append(block, byte(sec.kind))
-			payload = sec.appendPayload(payload[:0], i)
-			block = binary.AppendUvarint(block, uint64(len(payload)))
-			block = append(block, payload...)
-		}
-		if _, err := w.Write(block); err != nil {
-			return nil, fmt.Errorf("write keyed state of key group %d: %w", kg, err)
-		}
-		offsets = append(offsets, checkpoint.KeyGroupOffset{KeyGroup: kg, Offset: off, Length: int64(len(block))})
-		off += int64(len(block))
-	}
-	return offsets, nil
+	return WriteBlocks(w, s.kgs, s.sections)
 }
 
 func (s *keyedSnapshot) Release() {

@@ -3,8 +3,10 @@ package state
 import (
 	"encoding/binary"
 	"fmt"
+	"sync"
 
 	"github.com/weirstream/weir/internal/codec"
+	"github.com/weirstream/weir/internal/keygroup"
 )
 
 // timerKey is one registered timer: a key and a timestamp. The set of them
@@ -35,24 +37,37 @@ func (a *timerEntry[K]) less(b *timerEntry[K]) bool {
 
 // Timers are the processing-time timers of a keyed backend, one set per
 // (key, timestamp), snapshotted with the key groups like keyed state. Like
-// the backend, they are used only from the task goroutine.
+// the backend, they are used only from the task goroutine. Both backends
+// keep them in memory: see the package doc for why.
 type Timers[K comparable] struct {
-	b    *KeyedBackend[K]
+	kgs  keygroup.Range
 	core *core[timerKey[K], struct{}]
 	heap []timerEntry[K]
 	seq  uint64
 	n    int // registered timers; len(heap) minus n entries are stale
+	// current returns the backend's current key and its key group;
+	// setCurrent makes a firing timer's key the current one.
+	current    func() (K, int)
+	setCurrent func(K, int)
 }
 
-func newTimers[K comparable](b *KeyedBackend[K]) *Timers[K] {
-	c := &core[timerKey[K], struct{}]{
-		name: "", kind: kindTimers, desc: kindTimers.String(),
-		tab: newTable[timerKey[K], struct{}](b.cow, b.kgs.Len()),
+// NewTimers returns empty timers for a backend other than the heap one:
+// current and setCurrent read and set that backend's current key and key
+// group. Their snapshots (SnapshotSection) copy on write like the heap
+// backend's state.
+func NewTimers[K comparable](keys codec.Codec[K], kgs keygroup.Range, current func() (K, int), setCurrent func(K, int)) *Timers[K] {
+	return newTimers(keys, kgs, &cow{}, current, setCurrent)
+}
+
+func newTimers[K comparable](keys codec.Codec[K], kgs keygroup.Range, c *cow, current func() (K, int), setCurrent func(K, int)) *Timers[K] {
+	tc := &core[timerKey[K], struct{}]{
+		name: "", kind: KindTimers, desc: KindTimers.String(),
+		tab: newTable[timerKey[K], struct{}](c, kgs.Len()),
 		encK: func(dst []byte, t timerKey[K]) []byte {
-			return binary.AppendVarint(b.keys.Append(dst, t.key), t.ts)
+			return binary.AppendVarint(keys.Append(dst, t.key), t.ts)
 		},
 		decK: func(src []byte) (timerKey[K], int, error) {
-			k, n, err := b.keys.Decode(src)
+			k, n, err := keys.Decode(src)
 			if err != nil {
 				return timerKey[K]{}, 0, err
 			}
@@ -62,32 +77,57 @@ func newTimers[K comparable](b *KeyedBackend[K]) *Timers[K] {
 			}
 			return timerKey[K]{key: k, ts: ts}, n + m, nil
 		},
-		encS: func(dst []byte, _ struct{}) []byte { return dst },
+		encS: func(dst []byte, _ struct{}, _ *entrySorter) []byte { return dst },
 		decS: func([]byte) (struct{}, int, error) { return struct{}{}, 0, nil },
 	}
-	return &Timers[K]{b: b, core: c}
+	return &Timers[K]{kgs: kgs, core: tc, current: current, setCurrent: setCurrent}
 }
+
+// SnapshotSection captures the timers for a snapshot of a backend other
+// than the heap one; call release once the section was written. Like the
+// heap backend's Snapshot it copies nothing now and clones a key group's
+// set on its first change while a snapshot is live.
+func (t *Timers[K]) SnapshotSection() (sec Section, release func()) {
+	c := t.core.tab.cow
+	c.epoch++
+	c.live.Add(1)
+	var once sync.Once
+	sec = &heapSection{kind: KindTimers, kgs: t.kgs, f: t.core.freeze()}
+	return sec, func() { once.Do(func() { c.live.Add(-1) }) }
+}
+
+// RestoreGroup adds the timers of key group kg's canonical payload, for a
+// backend other than the heap one; call Rebuild after the last.
+func (t *Timers[K]) RestoreGroup(kg int, payload []byte) error {
+	return t.core.restoreGroup(kg-t.kgs.Start, payload)
+}
+
+// Rebuild recreates the timer queue after RestoreGroup calls.
+func (t *Timers[K]) Rebuild() { t.rebuild() }
 
 // Register adds a timer at ts (unix milliseconds) for the current key. A
 // timer already registered for the same key and timestamp is not duplicated.
 func (t *Timers[K]) Register(ts int64) {
-	b := t.b
-	tk := timerKey[K]{key: b.key, ts: ts}
-	if _, ok := t.core.tab.get(b.cur, tk); ok {
+	key, kg := t.current()
+	i := kg - t.kgs.Start
+	tk := timerKey[K]{key: key, ts: ts}
+	if _, ok := t.core.tab.get(i, tk); ok {
 		return
 	}
-	t.core.tab.mut(b.cur)[tk] = struct{}{}
+	t.core.tab.mut(i)[tk] = struct{}{}
 	t.n++
-	t.push(timerEntry[K]{ts: ts, kg: b.cur + b.kgs.Start, key: b.key})
+	t.push(timerEntry[K]{ts: ts, kg: kg, key: key})
 }
 
 // Delete removes the current key's timer at ts, if registered.
 func (t *Timers[K]) Delete(ts int64) {
-	tk := timerKey[K]{key: t.b.key, ts: ts}
-	if _, ok := t.core.tab.get(t.b.cur, tk); !ok {
+	key, kg := t.current()
+	i := kg - t.kgs.Start
+	tk := timerKey[K]{key: key, ts: ts}
+	if _, ok := t.core.tab.get(i, tk); !ok {
 		return
 	}
-	t.core.tab.remove(t.b.cur, tk)
+	t.core.tab.remove(i, tk)
 	t.n--
 	// Stale entries are dropped lazily; rebuild before they dominate, so
 	// register-and-delete churn keeps the heap bounded.
@@ -122,17 +162,17 @@ func (t *Timers[K]) PopDue(now int64, fn func(key K, kg int, ts int64)) {
 		if !t.live(&e) {
 			continue
 		}
-		i := e.kg - t.b.kgs.Start
+		i := e.kg - t.kgs.Start
 		t.core.tab.remove(i, timerKey[K]{key: e.key, ts: e.ts})
 		t.n--
-		t.b.key, t.b.cur = e.key, i
+		t.setCurrent(e.key, e.kg)
 		fn(e.key, e.kg, e.ts)
 	}
 }
 
 // live reports whether e's timer is still registered.
 func (t *Timers[K]) live(e *timerEntry[K]) bool {
-	_, ok := t.core.tab.get(e.kg-t.b.kgs.Start, timerKey[K]{key: e.key, ts: e.ts})
+	_, ok := t.core.tab.get(e.kg-t.kgs.Start, timerKey[K]{key: e.key, ts: e.ts})
 	return ok
 }
 
@@ -143,7 +183,7 @@ func (t *Timers[K]) rebuild() {
 	t.n = 0
 	for i := range t.core.tab.groups {
 		for tk := range t.core.tab.groups[i].m {
-			t.push(timerEntry[K]{ts: tk.ts, kg: i + t.b.kgs.Start, key: tk.key})
+			t.push(timerEntry[K]{ts: tk.ts, kg: i + t.kgs.Start, key: tk.key})
 			t.n++
 		}
 	}

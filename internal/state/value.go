@@ -15,12 +15,26 @@ type valueState[K comparable, V any] struct {
 // use. Registering the same name again with the same types returns the same
 // state; another kind or type is an error wrapping ErrStateMismatch.
 // Restored bytes waiting for the state are decoded now.
-func RegisterValue[K comparable, V any](b *KeyedBackend[K], name string, c codec.Codec[V]) (ValueState[V], error) {
-	desc := fmt.Sprintf("%s of %T", kindValue, *new(V))
+func RegisterValue[K comparable, V any](b Backend[K], name string, c codec.Codec[V]) (ValueState[V], error) {
+	desc := fmt.Sprintf("%s of %T", KindValue, *new(V))
+	hb, err := heapOr(b, name)
+	if err != nil || hb == nil {
+		if err != nil {
+			return nil, err
+		}
+		return registerRaw[ValueState[V]](b, StateSpec{
+			Name: name, Kind: KindValue, Desc: desc, ValueLen: lenOf(c),
+			Wrap: func(raw any) any { return &rawValue[V]{name: name, raw: raw.(RawValue), c: c} },
+		})
+	}
+	return registerHeapValue(hb, name, desc, c)
+}
+
+func registerHeapValue[K comparable, V any](b *KeyedBackend[K], name, desc string, c codec.Codec[V]) (ValueState[V], error) {
 	if s, ok, err := lookup[*valueState[K, V]](b, name, desc); ok || err != nil {
 		return s, err
 	}
-	s := &valueState[K, V]{b: b, core: newCore[K, V](b, name, kindValue, desc, c.Append, c.Decode)}
+	s := &valueState[K, V]{b: b, core: newCore[K, V](b, name, KindValue, desc, appendIgnoring(c), c.Decode)}
 	if err := b.add(s); err != nil {
 		return nil, err
 	}
@@ -28,8 +42,8 @@ func RegisterValue[K comparable, V any](b *KeyedBackend[K], name string, c codec
 }
 
 // newCore builds a state's table keyed by the backend's keys.
-func newCore[K comparable, S any](b *KeyedBackend[K], name string, k kind, desc string,
-	encS func([]byte, S) []byte, decS func([]byte) (S, int, error)) core[K, S] {
+func newCore[K comparable, S any](b *KeyedBackend[K], name string, k Kind, desc string,
+	encS func([]byte, S, *entrySorter) []byte, decS func([]byte) (S, int, error)) core[K, S] {
 	return core[K, S]{
 		name: name, kind: k, desc: desc,
 		tab:  newTable[K, S](b.cow, b.kgs.Len()),
@@ -43,3 +57,8 @@ func (s *valueState[K, V]) Value() (V, bool) { return s.tab.get(s.b.cur, s.b.key
 func (s *valueState[K, V]) Update(v V) { s.tab.mut(s.b.cur)[s.b.key] = v }
 
 func (s *valueState[K, V]) Clear() { s.tab.remove(s.b.cur, s.b.key) }
+
+// appendIgnoring adapts a codec's Append to a core's encS.
+func appendIgnoring[V any](c codec.Codec[V]) func([]byte, V, *entrySorter) []byte {
+	return func(dst []byte, v V, _ *entrySorter) []byte { return c.Append(dst, v) }
+}

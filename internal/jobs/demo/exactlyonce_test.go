@@ -8,13 +8,20 @@ import (
 
 	"github.com/weirstream/weir/internal/faults"
 	"github.com/weirstream/weir/internal/jobs/demo"
+	"github.com/weirstream/weir/internal/vfs/s3fs/s3test"
 )
 
 // TestExactlyOnceUnderFaults runs the demo with failures injected at each
 // fault point alone, and at all of them, at parallelism 1, 2 and 3, and
 // requires the committed output to equal the failure-free output exactly:
 // no line lost, none duplicated, none different.
-func TestExactlyOnceUnderFaults(t *testing.T) {
+func TestExactlyOnceUnderFaults(t *testing.T) { exactlyOnceUnderFaults(t, "heap") }
+
+// TestExactlyOnceUnderFaultsLSM is the same with the LSM state backend:
+// each restore loads the canonical checkpoint into a fresh store.
+func TestExactlyOnceUnderFaultsLSM(t *testing.T) { exactlyOnceUnderFaults(t, "lsm") }
+
+func exactlyOnceUnderFaults(t *testing.T, backend string) {
 	const (
 		n        = 150_000
 		k        = 97
@@ -44,6 +51,7 @@ func TestExactlyOnceUnderFaults(t *testing.T) {
 		for p := 1; p <= 3; p++ {
 			t.Run(fmt.Sprintf("%s/p%d", ps.name, p), func(t *testing.T) {
 				r := newRun(t, n, k, p)
+				r.extra = map[string]string{"state.backend.type": backend}
 				// A rate keeps each attempt long enough for checkpoints to
 				// complete between failures on an idle machine too (an
 				// unthrottled attempt can end in a few milliseconds).
@@ -80,5 +88,32 @@ func TestExactlyOnceUnderFaults(t *testing.T) {
 					res.env.Status().CompletedCheckpoints.Load(), res.elapsed)
 			})
 		}
+	}
+}
+
+// TestExactlyOnceUnderFaultsLSMOnS3 runs the LSM backend with checkpoint
+// storage on an in-process S3 server, failures injected at every fault
+// point: canonical keyed state files go to S3 and restore into fresh
+// stores.
+func TestExactlyOnceUnderFaultsLSMOnS3(t *testing.T) {
+	const n, k, failures = 150_000, 97, 4
+	srv := s3test.Start(t, "ckpt")
+	for p := 2; p <= 3; p++ {
+		t.Run(fmt.Sprintf("all/p%d", p), func(t *testing.T) {
+			r := s3Run(t, srv, n, k, p)
+			r.extra["state.backend.type"] = "lsm"
+			r.rate = 1_000_000
+			r.plan = faultPlan(failures, int64(43*p), n, faults.AllPoints()...)
+			res := r.execute(t, context.Background(), nil)
+			if res.err != nil {
+				t.Fatalf("Execute: %v\nlog:\n%s", res.err, res.log)
+			}
+			if res.restarts != failures || res.readErr != nil {
+				t.Fatalf("restarts = %d (want %d), read: %v", res.restarts, failures, res.readErr)
+			}
+			if d := demo.Diff(demo.Expected(n, k), res.lines); d != "" {
+				t.Fatalf("committed output differs from the failure-free run: %s", d)
+			}
+		})
 	}
 }

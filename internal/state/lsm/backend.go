@@ -1,0 +1,249 @@
+package lsm
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+	"sync/atomic"
+
+	"github.com/cockroachdb/pebble/v2"
+
+	"github.com/weirstream/weir/internal/codec"
+	"github.com/weirstream/weir/internal/keygroup"
+	"github.com/weirstream/weir/internal/state"
+)
+
+// Backend is the LSM keyed state backend of one keyed operator subtask: a
+// Pebble store in a directory of its own. Like the heap backend it is used
+// only from the task's goroutine; Pebble itself is safe for the snapshot
+// writer's concurrent reads.
+type Backend[K comparable] struct {
+	db    *pebble.DB
+	cache *pebble.Cache
+	dir   string
+	keys  codec.Codec[K]
+	kgs   keygroup.Range
+
+	key K
+	kg  int
+	// cur is the store key of the current key (kg, a state id slot,
+	// length-prefixed key, empty namespace). Handles write their state id
+	// into it and use it as is, so a value access builds no key.
+	cur []byte
+	// kenc is the current key's encoding; scratch for the map suffix and
+	// read copies.
+	kenc, mkey, val []byte
+
+	states  map[string]*registration
+	nextSID uint16
+	pending map[string]*pendingState
+	timers  *state.Timers[K]
+
+	err  error
+	live atomic.Int64 // unreleased snapshots
+}
+
+// registration is one registered state: its id, kind and typed handle.
+type registration struct {
+	spec  state.StateSpec
+	sid   uint16
+	typed any
+}
+
+// pendingState is the canonical payload, per key group, of a restored
+// state that is not registered yet; the bytes alias the restore sources.
+type pendingState struct {
+	kind   state.Kind
+	groups map[int][]byte
+}
+
+var (
+	_ state.Backend[int] = (*Backend[int])(nil)
+	_ state.RawBackend   = (*Backend[int])(nil)
+)
+
+// Open makes a store for the key groups kgs of an operator with the given
+// max parallelism, in a new directory under opts.Dir. Close removes it.
+func Open[K comparable](keys codec.Codec[K], kgs keygroup.Range, maxParallelism int, opts Options) (*Backend[K], error) {
+	if kgs.Start < 0 || kgs.End > maxParallelism || kgs.Len() <= 0 || maxParallelism > 1<<15 {
+		return nil, fmt.Errorf("lsm state backend: key-group range %s is empty or outside [0, %d), or the max parallelism exceeds 32768", kgs, maxParallelism)
+	}
+	if err := opts.fill(); err != nil {
+		return nil, err
+	}
+	parent := opts.Dir
+	if parent == "" {
+		parent = os.TempDir()
+	}
+	if err := os.MkdirAll(parent, 0o755); err != nil {
+		return nil, fmt.Errorf("lsm state backend: create %s: %w; set state.backend.lsm.dir to a writable folder", parent, err)
+	}
+	dir, err := os.MkdirTemp(parent, "weir-lsm-"+fileSafe(opts.Name)+"-")
+	if err != nil {
+		return nil, fmt.Errorf("lsm state backend: make a store folder in %s: %w; set state.backend.lsm.dir to a writable folder", parent, err)
+	}
+	cache := pebble.NewCache(opts.BlockCacheSize)
+	db, err := pebble.Open(dir, &pebble.Options{
+		Cache:                       cache,
+		MemTableSize:                uint64(opts.MemtableSize),
+		MemTableStopWritesThreshold: memtableStopWrites,
+		// Durability comes from checkpoints: a store never outlives its
+		// task attempt, so a write-ahead log would only cost.
+		DisableWAL: true,
+		Merger:     listMerger,
+		Logger:     pebbleLogger{opts.Logger},
+	})
+	if err != nil {
+		cache.Unref()
+		os.RemoveAll(dir)
+		return nil, fmt.Errorf("lsm state backend: open store in %s: %w", dir, err)
+	}
+	b := &Backend[K]{
+		db: db, cache: cache, dir: dir, keys: keys, kgs: kgs,
+		states:  map[string]*registration{},
+		pending: map[string]*pendingState{},
+	}
+	b.timers = state.NewTimers(keys, kgs, b.currentKey, b.SetCurrentKey)
+	b.SetCurrentKey(*new(K), kgs.Start)
+	return b, nil
+}
+
+// Dir is the store's directory.
+func (b *Backend[K]) Dir() string { return b.dir }
+
+// SetCurrentKey encodes k once; every state access of the record reuses it.
+func (b *Backend[K]) SetCurrentKey(k K, kg int) {
+	if !b.kgs.Contains(kg) {
+		panic(fmt.Sprintf("state: key group %d is outside this subtask's range %s", kg, b.kgs))
+	}
+	b.key, b.kg = k, kg
+	b.kenc = b.keys.Append(b.kenc[:0], k)
+	b.cur = appendKey(b.cur[:0], kg, 0, b.kenc, nil)
+}
+
+func (b *Backend[K]) currentKey() (K, int) { return b.key, b.kg }
+
+// CurrentKey returns the key set by the last SetCurrentKey.
+func (b *Backend[K]) CurrentKey() K { return b.key }
+
+// CurrentKeyGroup returns the key group set by the last SetCurrentKey.
+func (b *Backend[K]) CurrentKeyGroup() int { return b.kg }
+
+// KeyGroups returns the backend's key-group range.
+func (b *Backend[K]) KeyGroups() keygroup.Range { return b.kgs }
+
+// Timers returns the processing-time timers; they are kept in memory (see
+// the package doc).
+func (b *Backend[K]) Timers() *state.Timers[K] { return b.timers }
+
+// Err returns the first error a state access met.
+func (b *Backend[K]) Err() error { return b.err }
+
+func (b *Backend[K]) fail(err error) {
+	if b.err == nil {
+		b.err = fmt.Errorf("lsm state backend (%s): %w", b.dir, err)
+	}
+}
+
+// UnrestoredStates names, sorted, the restored states never registered.
+func (b *Backend[K]) UnrestoredStates() []string {
+	names := make([]string, 0, len(b.pending))
+	for name := range b.pending {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	return names
+}
+
+// RegisterRaw registers a state described by spec; see state.RawBackend.
+func (b *Backend[K]) RegisterRaw(spec state.StateSpec) (any, error) {
+	if r, ok := b.states[spec.Name]; ok {
+		if r.spec.Kind != spec.Kind || r.spec.Desc != spec.Desc {
+			return nil, fmt.Errorf("register state %q as %s: it is already registered as %s; use another name: %w", spec.Name, spec.Desc, r.spec.Desc, state.ErrStateMismatch)
+		}
+		return r.typed, nil
+	}
+	if p, ok := b.pending[spec.Name]; ok && p.kind != spec.Kind {
+		return nil, fmt.Errorf("register state %q as %s: the restored checkpoint holds it as %s; keep the kind or use another name: %w", spec.Name, spec.Desc, p.kind, state.ErrStateMismatch)
+	}
+	if b.nextSID == maxStates {
+		return nil, fmt.Errorf("register state %q: an operator may have at most %d keyed states", spec.Name, maxStates)
+	}
+	r := &registration{spec: spec, sid: b.nextSID}
+	// The catalogue makes the store self-describing, which an incremental
+	// restore (files without a canonical snapshot) will need.
+	meta := append(append([]byte(nil), metaPrefix...), spec.Name...)
+	if err := b.db.Set(meta, binary.BigEndian.AppendUint16([]byte{byte(spec.Kind)}, r.sid), pebble.NoSync); err != nil {
+		return nil, fmt.Errorf("register state %q: %w", spec.Name, err)
+	}
+	if p, ok := b.pending[spec.Name]; ok {
+		if err := b.ingest(r, p); err != nil {
+			return nil, err
+		}
+		delete(b.pending, spec.Name)
+	}
+	b.nextSID++
+	switch spec.Kind {
+	case state.KindValue, state.KindReducing:
+		r.typed = spec.Wrap(&valueHandle[K]{b: b, sid: r.sid})
+	case state.KindList:
+		r.typed = spec.Wrap(&listHandle[K]{b: b, sid: r.sid})
+	case state.KindMap:
+		r.typed = spec.Wrap(&mapHandle[K]{b: b, sid: r.sid})
+	default:
+		return nil, fmt.Errorf("register state %q: unknown kind %s", spec.Name, spec.Kind)
+	}
+	b.states[spec.Name] = r
+	return r.typed, nil
+}
+
+// Close closes the store and removes its directory. Every snapshot must
+// have been released; the runtime waits for its snapshot goroutines before
+// it closes operators.
+func (b *Backend[K]) Close() error {
+	if b.db == nil {
+		return nil
+	}
+	var errs []error
+	if n := b.live.Load(); n > 0 {
+		errs = append(errs, fmt.Errorf("lsm state backend: closed with %d unreleased snapshots (a bug in the caller)", n))
+	}
+	errs = append(errs, b.db.Close())
+	b.db = nil
+	b.cache.Unref()
+	errs = append(errs, os.RemoveAll(b.dir))
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("close lsm state backend in %s: %w", b.dir, err)
+	}
+	return nil
+}
+
+// pebbleLogger passes Pebble's errors to the task's logger and drops its
+// informational messages (flushes and compactions of a store that lives as
+// long as a task attempt).
+type pebbleLogger struct {
+	l interface{ Error(string, ...any) }
+}
+
+func (p pebbleLogger) Infof(string, ...any) {}
+func (p pebbleLogger) Errorf(format string, args ...any) {
+	p.l.Error("lsm state backend", "error", fmt.Sprintf(format, args...))
+}
+func (p pebbleLogger) Fatalf(format string, args ...any) {
+	msg := fmt.Sprintf(format, args...)
+	p.l.Error("lsm state backend: fatal", "error", msg)
+	panic("lsm state backend: " + msg)
+}
+
+// fileSafe maps a name to a file name component.
+func fileSafe(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_' || r == '.' {
+			return r
+		}
+		return '_'
+	}, s)
+}

@@ -1,0 +1,68 @@
+// Package lsm is the LSM state backend (state.backend.type: lsm): keyed
+// state in a Pebble store on local disk, one store per keyed operator
+// subtask, so that state can be far larger than memory. It implements
+// state.Backend and state.RawBackend; operators use it exactly as the heap
+// backend, through state.RegisterValue and friends.
+//
+//	b, err := lsm.Open(keyCodec, keygroup.RangeFor(128, 4, 1), 128, lsm.Options{Dir: "/var/tmp/weir"})
+//	defer b.Close()                                // removes the store's directory
+//	count, err := state.RegisterValue(b, "count", int64Codec)
+//	b.SetCurrentKey(k, kg)                         // encodes k once per record
+//	n, _ := count.Value()                          // one point read
+//	count.Update(n + 1)                            // one write to the memtable
+//	if err := b.Err(); err != nil { ... }          // once per batch: I/O errors
+//
+// # Key layout
+//
+//	kg(2 bytes, big endian) | state id(2) | uvarint(len(key)) key | uvarint(len(ns)) ns | [uvarint(len(uk)) uk]
+//
+// The key group leads, so the key groups of a range are one contiguous
+// range of the store: a rescaled store keeps its groups with two range
+// deletes, and an incremental restore will ingest files and cut them to its
+// range (docs/design/lsm-incremental.md). The state id is assigned at
+// registration and recorded in a catalogue under the prefix 0xffff. The key
+// is the key codec's encoding, the namespace is empty (weir has no windows
+// yet). Value and reducing states have one store key per key; a list is
+// one store key whose value is a sequence of frames (uvarint length,
+// element) and Add is a Pebble merge, so appending reads nothing; a map
+// state has one store key per user key below the key's store key, so
+// Get/Put/Remove touch one entry, iteration is a range scan and Clear is a
+// range delete. Len counts by scanning.
+//
+// # Snapshots
+//
+// Snapshot (the synchronous part of a checkpoint) takes a Pebble snapshot,
+// which costs a sequence number, and captures the timers copy-on-write.
+// WriteBlocks, on the writer goroutine, iterates the snapshot key group by
+// key group and writes the canonical block format of package state. The
+// store's key order is the canonical entry order, so entries are copied as
+// met, without sorting or decoding; the heap backend writes identical bytes
+// for identical state. Checkpoints of both backends are therefore
+// interchangeable, and rescaling redistributes key-group blocks as for the
+// heap backend. Restoring decodes keys and values only to find their
+// lengths (the canonical format does not carry them) and writes the store
+// through batches.
+//
+// # Timers
+//
+// Timers stay in memory, in the same copy-on-write structure as the heap
+// backend's (state.Timers), and are snapshotted in the canonical format.
+// A timer queue needs the earliest timer after every batch; in memory that
+// is a heap peek, in the store a seek over a second, time-ordered index
+// kept in step with the per-key entries. Processing-time timers are far
+// fewer than state entries in the jobs weir serves (one or a few per active
+// key), so their memory is small next to the state the store moves off the
+// heap. Jobs with more timers than memory would need them in the store; the
+// key layout leaves room for that (a time-ordered range per key group under
+// a reserved state id).
+//
+// # Memory and files
+//
+// Memory per store is bounded by the block cache (block-cache-size) plus
+// two memtables (memtable-size each): writes stall while one memtable is
+// flushed and a second one is full. The write-ahead log is off: the store
+// lives only as long as its task attempt, and checkpoints make state
+// durable. The store's directory is made under Options.Dir and removed by
+// Close; a process killed before Close leaves it behind (weir-lsm-* in that
+// folder), to be cleaned up by hand or by the TaskManager at start.
+package lsm

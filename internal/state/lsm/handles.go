@@ -1,0 +1,134 @@
+package lsm
+
+import (
+	"errors"
+
+	"github.com/cockroachdb/pebble/v2"
+)
+
+// The raw handles act on the backend's current key. A handle writes its
+// state id into the backend's current store key and uses that slice
+// directly: Pebble copies keys and values it keeps, and reads copy the
+// value out before the next call, so nothing aliases it for long.
+
+func (b *Backend[K]) keyOf(sid uint16) []byte {
+	setSID(b.cur, sid)
+	return b.cur
+}
+
+// get copies key's value into b.val.
+func (b *Backend[K]) get(key []byte) ([]byte, bool) {
+	v, closer, err := b.db.Get(key)
+	if err != nil {
+		if !errors.Is(err, pebble.ErrNotFound) {
+			b.fail(err)
+		}
+		return nil, false
+	}
+	b.val = append(b.val[:0], v...)
+	if err := closer.Close(); err != nil {
+		b.fail(err)
+	}
+	return b.val, true
+}
+
+func (b *Backend[K]) set(key, v []byte) {
+	if err := b.db.Set(key, v, pebble.NoSync); err != nil {
+		b.fail(err)
+	}
+}
+
+func (b *Backend[K]) del(key []byte) {
+	if err := b.db.Delete(key, pebble.NoSync); err != nil {
+		b.fail(err)
+	}
+}
+
+// valueHandle serves value and reducing states: one store key per key.
+type valueHandle[K comparable] struct {
+	b   *Backend[K]
+	sid uint16
+}
+
+func (h *valueHandle[K]) Get() ([]byte, bool) { return h.b.get(h.b.keyOf(h.sid)) }
+func (h *valueHandle[K]) Put(v []byte)        { h.b.set(h.b.keyOf(h.sid), v) }
+func (h *valueHandle[K]) Delete()             { h.b.del(h.b.keyOf(h.sid)) }
+func (h *valueHandle[K]) Fail(err error)      { h.b.fail(err) }
+
+// listHandle serves list states: one store key per key, whose value is a
+// frame sequence; Append is a merge (see listMerger).
+type listHandle[K comparable] struct {
+	b   *Backend[K]
+	sid uint16
+}
+
+func (h *listHandle[K]) Get() ([]byte, bool) { return h.b.get(h.b.keyOf(h.sid)) }
+func (h *listHandle[K]) Put(frames []byte)   { h.b.set(h.b.keyOf(h.sid), frames) }
+func (h *listHandle[K]) Delete()             { h.b.del(h.b.keyOf(h.sid)) }
+func (h *listHandle[K]) Fail(err error)      { h.b.fail(err) }
+
+func (h *listHandle[K]) Append(frames []byte) {
+	if err := h.b.db.Merge(h.b.keyOf(h.sid), frames, pebble.NoSync); err != nil {
+		h.b.fail(err)
+	}
+}
+
+// mapHandle serves map states: one store key per (key, user key), under
+// the key's store key as prefix.
+type mapHandle[K comparable] struct {
+	b   *Backend[K]
+	sid uint16
+}
+
+func (h *mapHandle[K]) entry(uk []byte) []byte {
+	h.b.mkey = appendUserKey(append(h.b.mkey[:0], h.b.keyOf(h.sid)...), uk)
+	return h.b.mkey
+}
+
+func (h *mapHandle[K]) Get(uk []byte) ([]byte, bool) { return h.b.get(h.entry(uk)) }
+func (h *mapHandle[K]) Put(uk, v []byte)             { h.b.set(h.entry(uk), v) }
+func (h *mapHandle[K]) Delete(uk []byte)             { h.b.del(h.entry(uk)) }
+func (h *mapHandle[K]) Fail(err error)               { h.b.fail(err) }
+
+// bounds returns the current key's entry range, copied: fn may use other
+// states while an iterator holds the bounds.
+func (h *mapHandle[K]) bounds() (lo, hi []byte) {
+	lo = append([]byte(nil), h.b.keyOf(h.sid)...)
+	return lo, prefixEnd(lo)
+}
+
+func (h *mapHandle[K]) Iterate(fn func(uk, v []byte) bool) {
+	lo, hi := h.bounds()
+	it, err := h.b.db.NewIter(&pebble.IterOptions{LowerBound: lo, UpperBound: hi})
+	if err != nil {
+		h.b.fail(err)
+		return
+	}
+	for valid := it.First(); valid; valid = it.Next() {
+		uk, err := userKey(it.Key()[len(lo):])
+		if err != nil {
+			h.b.fail(err)
+			break
+		}
+		v, err := it.ValueAndErr()
+		if err != nil {
+			h.b.fail(err)
+			break
+		}
+		if !fn(uk, v) {
+			break
+		}
+	}
+	if err := it.Close(); err != nil {
+		h.b.fail(err)
+	}
+}
+
+// Clear deletes the key's entries with one range tombstone instead of
+// reading them.
+func (h *mapHandle[K]) Clear() {
+	lo, hi := h.bounds()
+	if err := h.b.db.DeleteRange(lo, hi, pebble.NoSync); err != nil {
+		h.b.fail(err)
+	}
+}

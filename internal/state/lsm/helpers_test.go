@@ -1,0 +1,180 @@
+package lsm
+
+import (
+	"bytes"
+	"maps"
+	"slices"
+	"testing"
+
+	"github.com/weirstream/weir/internal/codec"
+	"github.com/weirstream/weir/internal/keygroup"
+	"github.com/weirstream/weir/internal/state"
+)
+
+const testMaxP = 16
+
+var fullRange = keygroup.Range{Start: 0, End: testMaxP}
+
+// fixture is a backend (heap or lsm) over int keys with one state of every
+// kind, used the way the keyed operator uses it: through state.Backend.
+type fixture struct {
+	name string
+	b    state.Backend[int]
+	val  state.ValueState[int64]
+	list state.ListState[string]
+	mp   state.MapState[string, int]
+	sum  state.ReducingState[int64]
+	hash func(int) uint32
+}
+
+func mustCodec[T any](t testing.TB) codec.Codec[T] {
+	t.Helper()
+	c, err := codec.For[T]()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func hasher(t testing.TB) func(int) uint32 {
+	h, err := keygroup.Hasher[int]()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h
+}
+
+func newHeap(t testing.TB, kgs keygroup.Range) *fixture {
+	t.Helper()
+	return &fixture{name: "heap", b: state.NewKeyedBackend(mustCodec[int](t), kgs, testMaxP), hash: hasher(t)}
+}
+
+// newLSM opens a store in the test's temporary folder, closed (and
+// checked to leave nothing behind) at cleanup.
+func newLSM(t testing.TB, kgs keygroup.Range, opts ...func(*Options)) *fixture {
+	t.Helper()
+	o := Options{Dir: t.TempDir(), Name: t.Name(), MemtableSize: 1 << 20, BlockCacheSize: 1 << 20}
+	for _, f := range opts {
+		f(&o)
+	}
+	b, err := Open(mustCodec[int](t), kgs, testMaxP, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := b.Close(); err != nil {
+			t.Error(err)
+		}
+	})
+	return &fixture{name: "lsm", b: b, hash: hasher(t)}
+}
+
+// register registers every state; restored bytes are loaded here.
+func (f *fixture) register(t testing.TB) {
+	t.Helper()
+	var err error
+	if f.val, err = state.RegisterValue(f.b, "val", mustCodec[int64](t)); err != nil {
+		t.Fatal(err)
+	}
+	if f.list, err = state.RegisterList(f.b, "list", mustCodec[string](t)); err != nil {
+		t.Fatal(err)
+	}
+	if f.mp, err = state.RegisterMap(f.b, "map", mustCodec[string](t), mustCodec[int](t)); err != nil {
+		t.Fatal(err)
+	}
+	if f.sum, err = state.RegisterReducing(f.b, "sum", func(a, b int64) int64 { return a + b }, mustCodec[int64](t)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func (f *fixture) kg(k int) int { return keygroup.Of(f.hash(k), testMaxP) }
+
+func (f *fixture) set(k int) { f.b.SetCurrentKey(k, f.kg(k)) }
+
+// view is what a backend holds for one key, read through the state API.
+type view struct {
+	Val    int64
+	HasVal bool
+	List   []string
+	Map    map[string]int
+	MapLen int
+	Sum    int64
+	HasSum bool
+}
+
+func (f *fixture) read(k int) view {
+	f.set(k)
+	var v view
+	v.Val, v.HasVal = f.val.Value()
+	v.List = f.list.Get()
+	v.Map = maps.Collect(f.mp.All())
+	if len(v.Map) == 0 {
+		v.Map = nil
+	}
+	v.MapLen = f.mp.Len()
+	v.Sum, v.HasSum = f.sum.Get()
+	return v
+}
+
+// dump reads the given keys that lie in f's range.
+func (f *fixture) dump(keys []int) map[int]view {
+	out := map[int]view{}
+	for _, k := range keys {
+		if f.b.KeyGroups().Contains(f.kg(k)) {
+			out[k] = f.read(k)
+		}
+	}
+	return out
+}
+
+// snapshotBytes takes a snapshot and writes it at once.
+func snapshotBytes(t testing.TB, b state.Backend[int]) state.RestoreSource {
+	t.Helper()
+	s := b.Snapshot()
+	defer s.Release()
+	return writeSnapshot(t, s)
+}
+
+func writeSnapshot(t testing.TB, s state.KeyedSnapshot) state.RestoreSource {
+	t.Helper()
+	var buf bytes.Buffer
+	offs, err := s.WriteBlocks(&buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return state.RestoreSource{Data: buf.Bytes(), KeyGroups: offs}
+}
+
+// restore makes a fresh fixture of the given kind over kgs from srcs.
+func restore(t testing.TB, mk func(testing.TB, keygroup.Range, ...func(*Options)) *fixture, kgs keygroup.Range, srcs ...state.RestoreSource) *fixture {
+	t.Helper()
+	f := mk(t, kgs)
+	if err := f.b.Restore(srcs); err != nil {
+		t.Fatal(err)
+	}
+	f.register(t)
+	if u := f.b.UnrestoredStates(); len(u) != 0 {
+		t.Fatalf("unrestored states %v", u)
+	}
+	return f
+}
+
+func heapMaker(t testing.TB, kgs keygroup.Range, _ ...func(*Options)) *fixture {
+	return newHeap(t, kgs)
+}
+
+// firedTimers pops every timer due at now, as (key, ts) pairs in order.
+func firedTimers(f *fixture, now int64) [][2]int64 {
+	var out [][2]int64
+	f.b.Timers().PopDue(now, func(k int, _ int, ts int64) {
+		if f.b.CurrentKey() != k {
+			panic("PopDue did not set the current key")
+		}
+		out = append(out, [2]int64{int64(k), ts})
+	})
+	return out
+}
+
+func sameSource(a, b state.RestoreSource) bool {
+	return bytes.Equal(a.Data, b.Data) && slices.Equal(a.KeyGroups, b.KeyGroups)
+}
