@@ -209,7 +209,7 @@ func channelInfos(v *Vertex, batchSize int) ([]channelInfo, error) {
 		last := in.From.Chain[len(in.From.Chain)-1]
 		c, err := last.NewChannelCodec(batchSize)
 		if err != nil {
-			return nil, Unrecoverable(fmt.Errorf("unaligned checkpoints store in-flight records of edge %q -> %q (type %s): %w; make the type encodable or disable execution.checkpointing.unaligned.enabled", last.Name, v.Chain[0].Name, last.OutType, err))
+			return nil, Unrecoverable(fmt.Errorf("unaligned checkpoints store in-flight records of edge %q -> %q (type %s): %w; make the type encodable or disable execution.checkpointing.unaligned.enabled", last.Name, v.Name(), last.OutType, err))
 		}
 		for p := 0; p < in.From.Parallelism; p++ {
 			chans = append(chans, channelInfo{input: i, producerUID: last.UID, producerParallelism: in.From.Parallelism, producer: p, codec: c})

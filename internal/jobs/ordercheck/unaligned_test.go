@@ -39,6 +39,15 @@ func TestUnalignedUnderBackpressureAndFaults(t *testing.T) {
 						config.CheckpointingAlignedTimeout: m.timeout,
 					})
 					checkRun(t, r, res, faultFailures)
+					if t.Failed() {
+						// A restart no injected failure explains is the bug to
+						// look at: show its cause.
+						for _, line := range strings.Split(res.log.String(), "\n") {
+							if strings.Contains(line, "restarting") && !strings.Contains(line, "injected") {
+								t.Logf("unexpected failure: %.2000s", line)
+							}
+						}
+					}
 					logRun(t, res)
 					tot := res.report.Total()
 					if tot.OutOfOrder != 0 || tot.Duplicates != 0 || tot.Flagged != 0 {
