@@ -65,6 +65,24 @@ func checkRun(t *testing.T, r *run, res result, failures int) {
 	}
 }
 
+// checkExactlyOnce asserts what exactly-once adds to checkRun: no record
+// out of order or twice in the committed output, the check stage never
+// saw restored state disagree with restored positions, and checkpoints
+// kept completing under backpressure.
+func checkExactlyOnce(t *testing.T, r *run, res result) {
+	t.Helper()
+	tot := res.report.Total()
+	if tot.OutOfOrder != 0 || tot.Duplicates != 0 || tot.Flagged != 0 {
+		t.Errorf("exactly-once output has %d out-of-order, %d duplicate and %d flagged records: %v", tot.OutOfOrder, tot.Duplicates, tot.Flagged, res.report)
+	}
+	if gaps, regressions := r.opts.Store.Flags(); gaps != 0 || regressions != 0 {
+		t.Errorf("the check stage flagged %d gaps and %d regressions over all attempts, want none: restored keyed state, channel state and source positions disagree", gaps, regressions)
+	}
+	if n := res.env.Status().CompletedCheckpoints.Load(); n < 5 {
+		t.Errorf("%d checkpoints completed under backpressure, want at least 5", n)
+	}
+}
+
 // logRun reports a run's figures.
 func logRun(t *testing.T, res result) {
 	t.Helper()
@@ -90,16 +108,7 @@ func TestExactlyOnceUnderBackpressureAndFaults(t *testing.T) {
 			res := r.execute(t)
 			checkRun(t, r, res, faultFailures)
 			logRun(t, res)
-			tot := res.report.Total()
-			if tot.OutOfOrder != 0 || tot.Duplicates != 0 || tot.Flagged != 0 {
-				t.Errorf("exactly-once output has %d out-of-order, %d duplicate and %d flagged records: %v", tot.OutOfOrder, tot.Duplicates, tot.Flagged, res.report)
-			}
-			if gaps, regressions := r.opts.Store.Flags(); gaps != 0 || regressions != 0 {
-				t.Errorf("the check stage flagged %d gaps and %d regressions over all attempts, want none: restored keyed state and source positions disagree", gaps, regressions)
-			}
-			if n := res.env.Status().CompletedCheckpoints.Load(); n < 5 {
-				t.Errorf("%d checkpoints completed under backpressure, want at least 5", n)
-			}
+			checkExactlyOnce(t, r, res)
 			for _, f := range res.inj.Log() {
 				firedAt[f.Point]++
 			}

@@ -49,16 +49,7 @@ func TestUnalignedUnderBackpressureAndFaults(t *testing.T) {
 						}
 					}
 					logRun(t, res)
-					tot := res.report.Total()
-					if tot.OutOfOrder != 0 || tot.Duplicates != 0 || tot.Flagged != 0 {
-						t.Errorf("exactly-once output has %d out-of-order, %d duplicate and %d flagged records: %v", tot.OutOfOrder, tot.Duplicates, tot.Flagged, res.report)
-					}
-					if gaps, regressions := r.opts.Store.Flags(); gaps != 0 || regressions != 0 {
-						t.Errorf("the check stage flagged %d gaps and %d regressions over all attempts, want none: restored keyed state, channel state and source positions disagree", gaps, regressions)
-					}
-					if n := res.env.Status().CompletedCheckpoints.Load(); n < 5 {
-						t.Errorf("%d checkpoints completed under backpressure, want at least 5", n)
-					}
+					checkExactlyOnce(t, r, res)
 					replayed += res.env.Status().RestoredChannelStateBytes.Load()
 					for _, f := range res.inj.Log() {
 						firedAt[f.Point]++
