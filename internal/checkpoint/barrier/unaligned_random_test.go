@@ -49,6 +49,9 @@ type urun struct {
 	overtaken []uint64      // data a priority barrier just polled overtook
 	delivered map[checkpoint.ID]map[int]uint64
 	done      int
+	// states keeps each completed channel state, when not nil (the
+	// replay-order script restores from them).
+	states map[checkpoint.ID]*recorder
 }
 
 // recorder is the model task's channel state of one checkpoint.
@@ -316,6 +319,9 @@ func (r *urun) channelStateDone(id checkpoint.ID) {
 				r.fatalf("I8: checkpoint %d channel %d: processed 1..%d, recorded %v, barrier follows %d", id, c, from, got, want)
 			}
 		}
+	}
+	if r.states != nil {
+		r.states[id] = r.rec
 	}
 	r.rec = nil
 	r.done++
