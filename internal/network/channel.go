@@ -35,6 +35,7 @@ type Channel struct {
 	waits      uint64
 	sentData   uint64 // also the Seq of the last Data buffer sent
 	sentEvents uint64
+	onCredit   func(n int) // Gate.SetCreditListener: called after a Data Poll
 }
 
 // noLimit is the overdraft of a send that must not wait: the flush of open
@@ -59,6 +60,74 @@ func (c *Channel) Index() int { return c.index }
 // instead of the queue.
 func (c *Channel) Send(ctx context.Context, b Buffer) error {
 	return c.send(ctx, b, 0, nil)
+}
+
+// SendOverdraft is Send for a Data buffer that may overdraw up to
+// maxOverdraft credits instead of waiting; see Sender and WithOverdraft.
+func (c *Channel) SendOverdraft(ctx context.Context, b Buffer, maxOverdraft int, d *Debt) error {
+	return c.send(ctx, b, maxOverdraft, d)
+}
+
+// BackpressureWaits counts the sends that found no credit and waited, as
+// ChannelStats.BackpressureWaits does.
+func (c *Channel) BackpressureWaits() uint64 {
+	c.gate.mu.Lock()
+	defer c.gate.mu.Unlock()
+	return c.waits
+}
+
+// Deliver is Send for a receiver that must never block: the reader of a
+// remote connection, which serves every channel of the connection and would
+// stall them all by waiting for one. A Data buffer without credit is refused
+// with an error wrapping ErrNoCredit and not queued; the caller keeps
+// b.Data. Events are queued as by Send.
+func (c *Channel) Deliver(b Buffer) error {
+	g := c.gate
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if c.finished {
+		return fmt.Errorf("deliver %s to channel %d: channel already ended with end of partition; the sender sent after it", b.Kind, c.index)
+	}
+	b.Priority = false
+	if b.Kind.IsEvent() {
+		c.sendEventLocked(b)
+		return nil
+	}
+	if c.credits <= 0 {
+		return fmt.Errorf("deliver data to channel %d: %d buffers queued: %w", c.index, c.queuedData, ErrNoCredit)
+	}
+	c.credits--
+	c.sentData++
+	b.Seq = c.sentData
+	c.queue.push(b)
+	c.queuedData++
+	g.listLocked(c)
+	return nil
+}
+
+// DeliverPriority is SendPriority for an event that overtook data at a
+// remote producer: b.Seq is kept as the producer stamped it, the number of
+// Data buffers the producer had sent on the channel before the event in
+// channel order. Some of them may still be on their way and are delivered
+// after b, with Seqs up to b.Seq: a priority barrier's overtaken data are
+// then the queued Data with Seq <= b.Seq plus those still arriving with
+// such a Seq. A b.Seq below the Data already delivered is an error.
+func (c *Channel) DeliverPriority(b Buffer) error {
+	if !canOvertake(b.Kind) {
+		return fmt.Errorf("priority delivery of %s to channel %d: only barriers, cancel markers and announcements may overtake queued data", b.Kind, c.index)
+	}
+	g := c.gate
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if c.finished {
+		return fmt.Errorf("priority delivery of %s to channel %d: channel already ended with end of partition; the sender sent after it", b.Kind, c.index)
+	}
+	if b.Seq < c.sentData {
+		return fmt.Errorf("priority delivery of %s to channel %d: seq %d, but %d data buffers were delivered before it", b.Kind, c.index, b.Seq, c.sentData)
+	}
+	c.sentEvents++
+	g.pushPriorityLocked(c, b)
+	return nil
 }
 
 // send is Send for a Data buffer that may overdraw up to maxOverdraft
@@ -102,7 +171,7 @@ func (c *Channel) send(ctx context.Context, b Buffer, maxOverdraft int, d *Debt)
 	c.credits--
 	if c.credits == -1 && d != nil {
 		c.debt = d
-		d.charge()
+		d.Charge()
 	}
 	c.passWakeLocked()
 	c.sentData++

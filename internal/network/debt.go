@@ -45,12 +45,14 @@ func (d *Debt) InDebt() bool { return d.n.Load() > 0 }
 // before the value is sent.
 func (d *Debt) Ready() <-chan struct{} { return d.ready }
 
-// charge records a channel going into debt; called under its gate's lock.
-func (d *Debt) charge() { d.n.Add(1) }
+// Charge records a channel going into debt (its credits from 0 to -1). The
+// channels of this package call it; a Sender of another package (a remote
+// channel) calls it from its SendOverdraft, exactly once per such step.
+func (d *Debt) Charge() { d.n.Add(1) }
 
-// repay records a channel leaving debt and signals Ready at zero; called
-// under its gate's lock.
-func (d *Debt) repay() {
+// Repay records a channel leaving debt (its credits back from -1 to 0),
+// exactly once per Charge, and signals Ready at zero.
+func (d *Debt) Repay() {
 	if d.n.Add(-1) == 0 {
 		select {
 		case d.ready <- struct{}{}:

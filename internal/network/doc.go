@@ -78,6 +78,16 @@
 //     its Seq) and no barrier waits for credit. The queue of a channel then
 //     holds at most credits + overdraft Data buffers, plus one per event.
 //
+// Remote channels (package remote) plug into the same types. A Writer
+// writes to Senders: a local *Channel, or a remote.OutChannel that encodes
+// each batch and carries it over TCP against credits its consumer grants.
+// On the consumer's side the connection reader puts what arrives into an
+// ordinary Gate channel with Deliver (never waiting: ErrNoCredit instead)
+// and DeliverPriority (keeping the producer's Seq); the payload of such a
+// Data buffer is a *Serialized the task decodes and releases; and
+// Gate.SetCreditListener tells the connection about every credit a Poll
+// returns, which it sends back to the producer.
+//
 // Locking: one mutex per Gate guards the state of the gate and of all its
 // channels. It is taken once per batch or event, never per record, and never
 // held while waiting.

@@ -123,14 +123,16 @@ func (g *Gate) Poll() (ch int, b Buffer, ok bool) {
 	ch = g.avail.pop()
 	c := g.chans[ch]
 	b = c.queue.pop()
+	var onCredit func(int)
 	if b.Kind == Data {
 		c.queuedData--
 		c.credits++
 		if c.credits == 0 && c.debt != nil {
-			c.debt.repay()
+			c.debt.Repay()
 			c.debt = nil
 		}
 		c.passWakeLocked()
+		onCredit = c.onCredit
 	}
 	if c.queue.len() > 0 {
 		g.avail.push(ch) // to the back: round robin
@@ -139,7 +141,26 @@ func (g *Gate) Poll() (ch int, b Buffer, ok bool) {
 	}
 	g.armLocked()
 	g.mu.Unlock()
+	if onCredit != nil {
+		// Outside the lock: the listener takes its connection's locks, and
+		// nothing of the gate may be held while it does.
+		onCredit(1)
+	}
 	return ch, b, true
+}
+
+// SetCreditListener makes every Poll of a Data buffer from channel ch call
+// f(1) after the gate's lock is released: the credit the poll returned. A
+// remote input channel uses it to send the credit back to its producer
+// (AddCredit); a local channel needs none, its producer sees the credit in
+// the shared count. A blocked channel is not polled, so it returns no
+// credit, and its remote producer stops once its credits are used up, as a
+// local one does. Set it before the channel carries data; f must not call
+// back into the gate.
+func (g *Gate) SetCreditListener(ch int, f func(n int)) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.chans[ch].onCredit = f
 }
 
 // Block stops polling channel ch, for barrier alignment. Its queued buffers

@@ -21,7 +21,7 @@ import (
 // a limit per channel, and records the debt; see Debt for why and how the
 // task repays it.
 type Writer[T any] struct {
-	channels []*Channel
+	channels []Sender
 	open     []openBatch[T] // by channel
 	pool     *Pool[T]
 	size     int
@@ -72,10 +72,19 @@ func WithOverdraft(max int, d *Debt) WriterOption {
 // channel. It panics on inconsistent arguments, which a validated job graph
 // never produces: no channels, self out of range for Forward, or for Hash a
 // max parallelism out of range (keygroup.ValidateParallelism).
-func NewWriter[T any](channels []*Channel, p Partitioner[T], pool *Pool[T], self int, opts ...WriterOption) *Writer[T] {
+//
+// The channels are any Senders: a []*Channel of local channels, or a
+// []Sender mixing local channels and remote ones (remote.OutChannel), one
+// per consumer subtask. S is inferred, so NewWriter(chans, p, pool, self)
+// compiles for both.
+func NewWriter[T any, S Sender](channels []S, p Partitioner[T], pool *Pool[T], self int, opts ...WriterOption) *Writer[T] {
 	n := len(channels)
 	if n == 0 {
 		panic("network: writer without channels: an output edge needs at least one consumer channel")
+	}
+	senders := make([]Sender, n)
+	for i, c := range channels {
+		senders[i] = c
 	}
 	var cfg writerConfig
 	for _, o := range opts {
@@ -83,7 +92,7 @@ func NewWriter[T any](channels []*Channel, p Partitioner[T], pool *Pool[T], self
 	}
 	s := p.strategy()
 	w := &Writer[T]{
-		channels:  channels,
+		channels:  senders,
 		open:      make([]openBatch[T], n),
 		pool:      pool,
 		size:      pool.BatchSize(),
@@ -276,7 +285,7 @@ func (w *Writer[T]) sendLimit(ctx context.Context, ch int, limit int) error {
 			w.next = 0
 		}
 	}
-	if err := w.channels[ch].send(ctx, Buffer{Kind: Data, Data: b}, limit, w.debt); err != nil {
+	if err := w.channels[ch].SendOverdraft(ctx, Buffer{Kind: Data, Data: b}, limit, w.debt); err != nil {
 		b.Recycle()
 		return fmt.Errorf("%s writer: %w", w.s.name, err)
 	}

@@ -196,7 +196,7 @@ func TestWriterPanicsOnInconsistentConfiguration(t *testing.T) {
 	_, chans := consumers(4, 1)
 	hash := func(int) uint32 { return 0 }
 	for name, f := range map[string]func(){
-		"no channels":      func() { NewWriter(nil, Forward[int](), NewPool[int](1), 0) },
+		"no channels":      func() { NewWriter([]*Channel(nil), Forward[int](), NewPool[int](1), 0) },
 		"forward self":     func() { NewWriter(chans, Forward[int](), NewPool[int](1), 4) },
 		"maxP below n":     func() { NewWriter(chans, Hash(hash, 3), NewPool[int](1), 0) },
 		"hash without fn":  func() { NewWriter(chans, Hash[int](nil, 128), NewPool[int](1), 0) },
