@@ -17,6 +17,10 @@ const (
 	codeCancelBarrier  = 2
 	codeEndOfPartition = 3
 	codeEndOfData      = 4
+	// A priority barrier or cancel marker: the ordinary code's fields,
+	// then the event's Seq (u64).
+	codePriorityBarrier = 5
+	codePriorityCancel  = 6
 )
 
 // EventMsg is the payload of an Event frame, shaped like the event fields
@@ -30,6 +34,15 @@ type EventMsg struct {
 	Barrier checkpoint.Barrier
 	// Cancel is the checkpoint a CancelBarrier aborts.
 	Cancel checkpoint.ID
+	// Priority marks a barrier or cancel marker that overtook the data
+	// queued at the sender (network.Channel.SendPriority); only those two
+	// kinds may carry it.
+	Priority bool
+	// Seq travels with priority events only: the number of Data buffers
+	// the producer had sent on the channel before the event in channel
+	// order (network.Buffer.Seq), some of which may still follow it on the
+	// stream. An ordinary event's Seq is implied by its position.
+	Seq uint64
 }
 
 // AppendEvent appends an Event frame on channel with sequence number seq.
@@ -43,6 +56,13 @@ func AppendEvent(dst []byte, channel uint32, seq uint64, m EventMsg) []byte {
 
 // Append appends m's payload encoding. It panics like AppendEvent.
 func (m EventMsg) Append(dst []byte) []byte {
+	var prio byte // added to the code of a priority event
+	if m.Priority {
+		if m.Kind != network.Barrier && m.Kind != network.CancelBarrier {
+			panic("wire: priority event of kind " + m.Kind.String())
+		}
+		prio = codePriorityBarrier - codeBarrier
+	}
 	switch m.Kind {
 	case network.Barrier:
 		var nanos int64
@@ -52,29 +72,39 @@ func (m EventMsg) Append(dst []byte) []byte {
 		if m.Barrier.ID < 0 || m.Barrier.Kind > checkpoint.Savepoint {
 			panic("wire: barrier with negative id or unknown checkpoint kind")
 		}
-		dst = append(dst, codeBarrier)
+		dst = append(dst, codeBarrier+prio)
 		dst = binary.BigEndian.AppendUint64(dst, uint64(m.Barrier.ID))
 		dst = binary.BigEndian.AppendUint64(dst, uint64(nanos))
-		return append(dst, byte(m.Barrier.Kind))
+		dst = append(dst, byte(m.Barrier.Kind))
 	case network.CancelBarrier:
 		if m.Cancel < 0 {
 			panic("wire: cancel barrier with negative id")
 		}
-		dst = append(dst, codeCancelBarrier)
-		return binary.BigEndian.AppendUint64(dst, uint64(m.Cancel))
+		dst = append(dst, codeCancelBarrier+prio)
+		dst = binary.BigEndian.AppendUint64(dst, uint64(m.Cancel))
 	case network.EndOfPartition:
 		return append(dst, codeEndOfPartition)
 	case network.EndOfData:
 		return append(dst, codeEndOfData)
+	default:
+		panic("wire: event of kind " + m.Kind.String())
 	}
-	panic("wire: event of kind " + m.Kind.String())
+	if m.Priority {
+		dst = binary.BigEndian.AppendUint64(dst, m.Seq)
+	}
+	return dst
 }
 
 // DecodeEvent decodes an Event payload.
 func DecodeEvent(b []byte) (EventMsg, error) {
 	p := payload{kind: Event, b: b}
 	var m EventMsg
-	switch code := p.u8("event code"); {
+	code := p.u8("event code")
+	if code == codePriorityBarrier || code == codePriorityCancel {
+		m.Priority = true
+		code -= codePriorityBarrier - codeBarrier
+	}
+	switch {
 	case p.err != nil:
 	case code == codeBarrier:
 		m.Kind = network.Barrier
@@ -94,7 +124,10 @@ func DecodeEvent(b []byte) (EventMsg, error) {
 	case code == codeEndOfData:
 		m.Kind = network.EndOfData
 	default:
-		p.fail(DefectValue, "event code %d, want %d to %d", code, codeBarrier, codeEndOfData)
+		p.fail(DefectValue, "event code %d, want %d to %d", code, codeBarrier, codePriorityCancel)
+	}
+	if m.Priority {
+		m.Seq = p.u64("priority event seq")
 	}
 	if err := p.end(m.Kind.String() + " event"); err != nil {
 		return EventMsg{}, err

@@ -23,6 +23,8 @@ func TestRoundTrip(t *testing.T) {
 		"barrier":            "barrier id=9 ts=1700000000123456789 kind=final",
 		"barrier-zero-time":  "barrier id=1 ts=0 kind=savepoint",
 		"cancel-barrier":     "cancel id=9",
+		"priority-barrier":   "priority seq=1099511627776 barrier id=10 ts=1700000000123456789 kind=periodic",
+		"priority-cancel":    "priority seq=3 cancel id=10",
 		"end-of-data":        "eod",
 		"end-of-partition":   "eop",
 		"add-credit":         "credit=300",
@@ -194,8 +196,12 @@ func TestMalformedPayloads(t *testing.T) {
 		}, DefectValue, "overflows 64 bits"},
 		{"zero records", func() error { _, err := DecodeData([]byte{0, 0, 1}); return err }, DefectValue,
 			"malformed data frame: bad value: record count 0, want 1"},
-		{"unknown event", func() error { _, err := DecodeEvent([]byte{5}); return err }, DefectValue,
-			"malformed event frame: bad value: event code 5, want 1 to 4"},
+		{"unknown event", func() error { _, err := DecodeEvent([]byte{7}); return err }, DefectValue,
+			"malformed event frame: bad value: event code 7, want 1 to 6"},
+		{"priority barrier without seq", func() error {
+			_, err := DecodeEvent(AppendEvent(nil, 1, 0, EventMsg{Kind: network.Barrier, Priority: true})[HeaderSize : HeaderSize+18])
+			return err
+		}, DefectTruncated, "priority event seq"},
 		{"event code 0", func() error { _, err := DecodeEvent([]byte{0}); return err }, DefectValue, "event code 0"},
 		{"empty event", func() error { _, err := DecodeEvent(nil); return err }, DefectTruncated, "event code: payload ends before it"},
 		{"checkpoint kind", func() error {
@@ -253,6 +259,7 @@ func TestAppendPanicsOnProgrammingErrors(t *testing.T) {
 		"zero credit":        func() { AppendAddCredit(nil, 1, 0) },
 		"hello with kind":    func() { AppendHello(nil, Data, HelloMsg{}) },
 		"event of data":      func() { AppendEvent(nil, 1, 0, EventMsg{}) },
+		"priority eop":       func() { AppendEvent(nil, 1, 0, EventMsg{Kind: network.EndOfPartition, Priority: true}) },
 		"seq on add-credit":  func() { AppendHeader(nil, Header{Kind: AddCredit, Channel: 1, Seq: 1}, 1) },
 		"payload too large":  func() { AppendHeader(nil, Header{Kind: Data, Channel: 1}, MaxPayload+1) },
 		"negative barrier":   func() { AppendEvent(nil, 1, 0, EventMsg{Kind: network.Barrier, Barrier: checkpoint.Barrier{ID: -1}}) },

@@ -31,6 +31,9 @@ func samples() []sample {
 		{"barrier-zero-time", AppendEvent(nil, 7, 0, EventMsg{Kind: network.Barrier,
 			Barrier: checkpoint.Barrier{ID: 1, Kind: checkpoint.Savepoint}})},
 		{"cancel-barrier", AppendEvent(nil, 7, 13, EventMsg{Kind: network.CancelBarrier, Cancel: 9})},
+		{"priority-barrier", AppendEvent(nil, 7, 16, EventMsg{Kind: network.Barrier, Priority: true, Seq: 1 << 40,
+			Barrier: checkpoint.Barrier{ID: 10, Timestamp: ts}})},
+		{"priority-cancel", AppendEvent(nil, 7, 17, EventMsg{Kind: network.CancelBarrier, Priority: true, Seq: 3, Cancel: 10})},
 		{"end-of-data", AppendEvent(nil, 7, 14, EventMsg{Kind: network.EndOfData})},
 		{"end-of-partition", AppendEvent(nil, 7, 15, EventMsg{Kind: network.EndOfPartition})},
 		{"add-credit", AppendAddCredit(nil, 7, 300)},
@@ -89,6 +92,9 @@ func reencode(f Frame) ([]byte, string, error) {
 }
 
 func describeEvent(m EventMsg) string {
+	if m.Priority {
+		return fmt.Sprintf("priority seq=%d ", m.Seq) + describeEvent(EventMsg{Kind: m.Kind, Barrier: m.Barrier, Cancel: m.Cancel})
+	}
 	switch m.Kind {
 	case network.Barrier:
 		ns := int64(0)
