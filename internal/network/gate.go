@@ -81,6 +81,10 @@ func NewGate(numChannels, creditsPerChannel int, opts ...GateOption) *Gate {
 	return g
 }
 
+// CreditsPerChannel is the credits each channel granted at creation: what a
+// remote input channel grants its producer over the wire.
+func (g *Gate) CreditsPerChannel() int { return g.credits }
+
 // NumChannels is the number of input channels.
 func (g *Gate) NumChannels() int { return len(g.chans) }
 

@@ -1,0 +1,59 @@
+package remote
+
+import (
+	"fmt"
+	"log/slog"
+	"time"
+)
+
+// Config configures a ConnManager and everything it creates.
+type Config struct {
+	// ResourceID names this TaskManager (e.g. "tm-3f9c1a"). Of two
+	// TaskManagers the one with the smaller ResourceID dials. Required.
+	ResourceID string
+	// BuildID identifies this executable; peers with another build are
+	// refused, so two different binaries never exchange records.
+	BuildID string
+	// ConnectTimeout bounds dialing or waiting for a peer's connection, the
+	// handshake, and how long a partition request waits for its producer to
+	// be deployed (taskmanager.network.connect-timeout). Default 30s.
+	ConnectTimeout time.Duration
+	// SegmentSize is the initial size of send and receive buffers
+	// (taskmanager.memory.segment-size). Default 32 KiB. A batch that
+	// encodes larger travels in one larger buffer.
+	SegmentSize int
+	// Logger receives connection failures and malformed frames; nil is
+	// silent.
+	Logger *slog.Logger
+}
+
+// DefaultConnectTimeout and DefaultSegmentSize are Config's defaults, as in
+// Flink.
+const (
+	DefaultConnectTimeout = 30 * time.Second
+	DefaultSegmentSize    = 32 << 10
+)
+
+// closeGrace bounds writing the Error frame that announces a close: a peer
+// that stopped reading must not keep the connection half-open.
+const closeGrace = time.Second
+
+// Validate fills defaults and reports the first invalid field.
+func (c *Config) Validate() error {
+	if c.ResourceID == "" {
+		return fmt.Errorf("network config: empty ResourceID: every TaskManager needs its own id")
+	}
+	if c.ConnectTimeout < 0 || c.SegmentSize < 0 {
+		return fmt.Errorf("network config: negative connect timeout %v or segment size %d", c.ConnectTimeout, c.SegmentSize)
+	}
+	if c.ConnectTimeout == 0 {
+		c.ConnectTimeout = DefaultConnectTimeout
+	}
+	if c.SegmentSize == 0 {
+		c.SegmentSize = DefaultSegmentSize
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	return nil
+}
