@@ -141,7 +141,7 @@ func (c *Conn) fail(err error, notify bool) {
 // have sent, with a logged error and an Error frame to the peer.
 func (c *Conn) protocolError(err error) {
 	c.log.Error("network: closing connection after a malformed frame", "peer", c.peer, "remote", c.nc.RemoteAddr().String(), "err", err)
-	c.fail(fmt.Errorf("bad frame from %s: %w", c.peer, err), true)
+	c.fail(fmt.Errorf("%w after a bad frame from %s: %w", ErrConnClosed, c.peer, err), true)
 }
 
 // readLoop runs until the connection fails.
