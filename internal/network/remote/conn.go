@@ -216,7 +216,9 @@ func (c *Conn) dispatch(f wire.Frame) error {
 		delete(c.outputs, f.Channel)
 		c.mu.Unlock()
 		if oc == nil {
-			c.unknown.Add(1)
+			if c.reg == nil || !c.reg.cancelPending(c, f.Channel) {
+				c.unknown.Add(1)
+			}
 			return nil
 		}
 		oc.fail(fmt.Errorf("remote channel %s: consumer on %s: %w", oc.key, c.peer, ErrCancelled), false)

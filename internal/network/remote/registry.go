@@ -161,6 +161,27 @@ func (r *PartitionRegistry) expire(key PartitionKey, p *pendingRequest) {
 	}
 }
 
+// cancelPending drops a request still waiting for its producer, for a
+// CancelPartition that overtook the deployment.
+func (r *PartitionRegistry) cancelPending(c *Conn, id uint32) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for key, ps := range r.pending {
+		for i, p := range ps {
+			if p.conn == c && p.id == id {
+				p.timer.Stop()
+				if ps = append(ps[:i], ps[i+1:]...); len(ps) == 0 {
+					delete(r.pending, key)
+				} else {
+					r.pending[key] = ps
+				}
+				return true
+			}
+		}
+	}
+	return false
+}
+
 func (r *PartitionRegistry) bind(o *OutChannel, c *Conn, id uint32, initial int) {
 	if err := o.bind(c, id, initial); err != nil {
 		c.sendError(id, fmt.Sprintf("partition %s: %v", o.key, err))

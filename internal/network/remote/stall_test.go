@@ -95,7 +95,10 @@ func TestCancelUnderBackpressure(t *testing.T) {
 	w := network.NewWriter([]*OutChannel{o}, network.Forward[int64](), network.NewPool[int64](8), 0)
 	done := make(chan error, 1)
 	go func() { done <- produce(context.Background(), w, 1<<30) }()
-	eventually(t, "the producer to block", func() bool { return o.Stats().BackpressureWaits > 0 && o.Stats().Queued == credits })
+	eventually(t, "the producer to block", func() bool {
+		s := o.Stats()
+		return s.BackpressureWaits > 0 && s.Queued == credits && s.Bound
+	})
 
 	ic.Close()
 	if err := <-done; !errors.Is(err, ErrCancelled) {
@@ -132,7 +135,9 @@ func TestContextCancelAndBrokenConnection(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- produce(ctx, w, 1<<30) }()
-	eventually(t, "the producer to block", func() bool { return o.Stats().BackpressureWaits > 0 })
+	// Bound: an unbound channel belongs to no connection, and a broken
+	// one would not fail it.
+	eventually(t, "the producer to block", func() bool { return o.Stats().BackpressureWaits > 0 && o.Stats().Bound })
 	cancel()
 	if err := <-done; !errors.Is(err, context.Canceled) {
 		t.Fatalf("producer ended with %v, want context.Canceled", err)
