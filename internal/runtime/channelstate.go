@@ -49,6 +49,15 @@ type channelRecorder struct {
 	id    checkpoint.ID
 	chans []channelInfo
 	on    []bool // per gate channel: recording now
+	// until[c] > 0: channel c delivered a priority barrier whose Seq is
+	// until[c] while data before it was still on its way (a remote
+	// channel: the barrier jumped the sender's queue, not the bytes on
+	// the stream). c keeps recording what it polls up to that Seq.
+	until []uint64
+	// finishing is set when the handler declared the channel state
+	// complete while some channel still waits for data below its
+	// barrier; the recorder finishes when the last one arrived.
+	finishing bool
 
 	chunk   []byte
 	scratch []byte
@@ -87,6 +96,7 @@ func newChannelRecorder(ctx context.Context, id checkpoint.ID, chans []channelIn
 		id:      id,
 		chans:   chans,
 		on:      make([]bool, len(chans)),
+		until:   make([]uint64, len(chans)),
 		chunk:   storage.AppendChannelStateHeader(make([]byte, 0, chunkSize)),
 		segs:    make([][]checkpoint.Segment, len(chans)),
 		records: make([]int64, len(chans)),
@@ -162,6 +172,35 @@ func (r *channelRecorder) record(ctx context.Context, ch int, data any) error {
 func (r *channelRecorder) stopAll() {
 	r.overflow = true
 	clear(r.on)
+	clear(r.until)
+}
+
+// awaitUntil keeps channel ch recording polled data up to Seq seq, which
+// a priority barrier overtook but which has not reached the gate yet.
+func (r *channelRecorder) awaitUntil(ch int, seq uint64) {
+	r.on[ch] = true
+	r.until[ch] = seq
+}
+
+// arrived notes that data of Seq seq was recorded on ch; it reports
+// whether ch stopped waiting with it.
+func (r *channelRecorder) arrived(ch int, seq uint64) bool {
+	if r.until[ch] == 0 || seq < r.until[ch] {
+		return false
+	}
+	r.until[ch] = 0
+	r.on[ch] = false
+	return true
+}
+
+// waiting reports whether some channel still waits for overtaken data.
+func (r *channelRecorder) waiting() bool {
+	for _, u := range r.until {
+		if u != 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // errChannelStateTooLarge declines a checkpoint whose channel state passed

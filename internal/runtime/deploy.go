@@ -173,6 +173,7 @@ func (jm *jobManager) newTask(ctx context.Context, v *Vertex, s, attempt int, rp
 		n += in.From.Parallelism
 	}
 	t.eod = make([]bool, n)
+	t.lastSeq = make([]uint64, n)
 	switch {
 	case cfg.AtLeastOnce:
 		t.handler = barrier.NewAtLeastOnce(n)

@@ -72,6 +72,9 @@ type Task struct {
 	curCh            int            // channel of the buffer being handled
 	cur              network.Buffer // the buffer being handled
 	overtaken        []any
+	// lastSeq[c] is the Seq of the last data buffer polled from gate
+	// channel c (unaligned checkpoints: what a priority barrier overtook).
+	lastSeq []uint64
 	// abortRecording is a checkpoint whose channel state overflowed; it is
 	// aborted once the current handler actions are performed.
 	abortRecording checkpoint.ID

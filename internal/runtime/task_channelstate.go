@@ -44,12 +44,25 @@ func (t *Task) performRecording(ctx context.Context, a barrier.Action) (ok bool,
 					return true, t.recordFailed(err)
 				}
 			}
+			// Data numbers are consecutive per channel: what was polled
+			// plus what was queued should reach the barrier's Seq. Less
+			// means the rest is still on its way (remote channels).
+			covered := t.lastSeq[a.Channel] + uint64(len(t.overtaken))
 			clear(t.overtaken)
+			if covered < t.cur.Seq && !t.rec.overflow {
+				t.rec.awaitUntil(a.Channel, t.cur.Seq)
+				return true, nil
+			}
 		}
 		t.rec.stop(a.Channel)
 	case barrier.ChannelStateDone:
 		if t.rec == nil || t.rec.id != a.ID {
 			return true, fmt.Errorf("checkpoint %d: channel state done without its recorder", a.ID)
+		}
+		if t.rec.waiting() {
+			// Finished by recordData once the last overtaken data arrived.
+			t.rec.finishing = true
+			return true, nil
 		}
 		rec := t.rec
 		t.rec = nil
@@ -62,9 +75,14 @@ func (t *Task) performRecording(ctx context.Context, a barrier.Action) (ok bool,
 
 // recordData records one polled batch of a recording channel before the
 // chain consumes (and recycles) it.
-func (t *Task) recordData(ctx context.Context, ch int, data any) error {
+func (t *Task) recordData(ctx context.Context, ch int, data any, seq uint64) error {
 	if err := t.rec.record(ctx, ch, data); err != nil {
 		return t.recordFailed(err)
+	}
+	if t.rec.arrived(ch, seq) && t.rec.finishing && !t.rec.waiting() {
+		rec := t.rec
+		t.rec = nil
+		return rec.finish(ctx)
 	}
 	return nil
 }

@@ -63,9 +63,10 @@ func (t *Task) handleBuffer(ctx context.Context, ch int, buf network.Buffer) err
 		if err := t.faults.Hit(faults.Process); err != nil {
 			return err
 		}
+		t.lastSeq[ch] = buf.Seq
 		if t.rec != nil && t.rec.on[ch] {
 			// Recorded before the chain consumes and recycles the batch.
-			if err := t.recordData(ctx, ch, buf.Data); err != nil {
+			if err := t.recordData(ctx, ch, buf.Data, buf.Seq); err != nil {
 				return err
 			}
 			if err := t.afterActions(ctx); err != nil {
