@@ -23,27 +23,37 @@ func TestExactlyOnceUnderFaultsLSM(t *testing.T) { exactlyOnceUnderFaults(t, "ls
 
 func exactlyOnceUnderFaults(t *testing.T, backend string) {
 	const (
-		n        = 150_000
 		k        = 97
 		failures = 4
 	)
+	n := int64(150_000)
+	if backend == "lsm" {
+		// Every record is a Pebble write, slow under -race; fewer
+		// records still give each attempt several checkpoints.
+		n = 40_000
+	}
 	want := demo.Expected(n, k)
 	type pointSet struct {
 		name   string
 		points []faults.Point
 	}
 	sets := []pointSet{{name: "none"}}
-	for _, p := range faults.AllPoints() {
-		sets = append(sets, pointSet{name: string(p), points: []faults.Point{p}})
+	if backend == "heap" {
+		// Each point on its own once; the lsm backend shares every code
+		// path but the store, which the "all" set exercises at every
+		// point (Pebble under -race is too slow to repeat them all).
+		for _, p := range faults.AllPoints() {
+			sets = append(sets, pointSet{name: string(p), points: []faults.Point{p}})
+		}
 	}
 	sets = append(sets, pointSet{name: "all", points: faults.AllPoints()})
 	// Restores from a checkpoint (not from scratch) over all cases: which
 	// failure lands after a completed checkpoint depends on timing, but
-	// across the cases many must (about 65 of 72 do), or the test proves
-	// little.
-	fromCheckpoint := 0
+	// across the cases many must (about 65 of 72 do; a third at least), or
+	// the test proves little.
+	fromCheckpoint, restarts := 0, 0
 	defer func() {
-		if !t.Failed() && fromCheckpoint < 24 {
+		if !t.Failed() && 3*fromCheckpoint < restarts {
 			t.Errorf("only %d restores came from a checkpoint over all cases; the failures land too early to test restore", fromCheckpoint)
 		}
 	}()
@@ -82,6 +92,7 @@ func exactlyOnceUnderFaults(t *testing.T, backend string) {
 				}
 				restored := strings.Count(res.log.String(), "msg=restoring")
 				fromCheckpoint += restored
+				restarts += int(res.restarts)
 				t.Logf("fired: %v", res.inj.Log())
 				t.Logf("%d lines exact, %d restarts (%d from a checkpoint), %d checkpoints completed, %v",
 					len(res.lines), res.restarts, restored,
@@ -96,7 +107,7 @@ func exactlyOnceUnderFaults(t *testing.T, backend string) {
 // point: canonical keyed state files go to S3 and restore into fresh
 // stores.
 func TestExactlyOnceUnderFaultsLSMOnS3(t *testing.T) {
-	const n, k, failures = 150_000, 97, 4
+	const n, k, failures = 40_000, 97, 4 // fewer records: Pebble writes are slow under -race
 	srv := s3test.Start(t, "ckpt")
 	for p := 2; p <= 3; p++ {
 		t.Run(fmt.Sprintf("all/p%d", p), func(t *testing.T) {
