@@ -35,6 +35,13 @@ type Coordinator struct {
 	scheduleUnstamped bool
 
 	ended       bool // EndOfInput seen: only the final checkpoint is taken
+	// finalDue: the final checkpoint is to be triggered as soon as no
+	// pending checkpoint still collects acknowledgements. Its barrier must
+	// not reach a task that still records or aligns an older checkpoint
+	// (unaligned mode lets it overtake that checkpoint's barrier on
+	// another channel): that task would give the older one up as
+	// subsumed, a failure, though nothing went wrong.
+	finalDue bool
 	consecutive int  // consecutive failures
 	stats       Stats
 	out         []Action
@@ -142,7 +149,7 @@ func (c *Coordinator) Step(ev Event) []Action {
 		if !c.ended {
 			c.ended = true
 			if !c.suspended { // else at Resume
-				c.trigger(checkpoint.Final)
+				c.finalDue = true
 			}
 		}
 	case Ack:
@@ -174,13 +181,23 @@ func (c *Coordinator) Step(ev Event) []Action {
 			c.suspended, c.suspendReason = false, ""
 			c.nextPeriodic = c.now.Add(c.cfg.Interval)
 			if c.ended {
-				c.trigger(checkpoint.Final)
+				c.finalDue = true
 			}
 		}
 	default:
 		panic(fmt.Sprintf("coordinator: unknown event %T", ev))
 	}
+	if c.finalDue && !c.suspended && !c.collecting() {
+		c.finalDue = false
+		c.trigger(checkpoint.Final)
+	}
 	return c.out
+}
+
+// collecting reports whether a pending checkpoint still waits for
+// acknowledgements (one being persisted has them all).
+func (c *Coordinator) collecting() bool {
+	return slices.ContainsFunc(c.pending, func(p *pending) bool { return !p.persisting })
 }
 
 // NextDeadline returns when the driver should send the next Tick: the next
@@ -311,7 +328,7 @@ func (c *Coordinator) fail(p *pending, reason string) {
 			// Flink. The input has ended, so only a final checkpoint can
 			// let the tasks finish: take another one at once (barriers
 			// still flow after EndOfData).
-			c.trigger(checkpoint.Final)
+			c.finalDue = true
 		}
 		return
 	case p.kind == checkpoint.Final:
@@ -345,7 +362,7 @@ func (c *Coordinator) reset(reason string) {
 	// The restarted job reaches the end of its input again and needs a new
 	// final checkpoint; its periodic checkpoints start one interval after
 	// the reset, giving the tasks time to come up.
-	c.ended = false
+	c.ended, c.finalDue = false, false
 	if c.timed {
 		c.nextPeriodic = c.now.Add(c.cfg.Interval)
 	} else {

@@ -26,6 +26,7 @@ type model struct {
 	stampPause  bool      // an untimed event ended a checkpoint
 	stampSched  bool      // an untimed event reset the job
 	ended       bool
+	finalDue    bool // the final checkpoint waits for the pending ones' acks
 	suspended   bool
 	why         string // the Suspend's reason
 	streak      int
@@ -144,7 +145,7 @@ func (m *model) step(ev Event) []string {
 		if !m.ended {
 			m.ended = true
 			if !m.suspended {
-				m.start(checkpoint.Final)
+				m.finalDue = true
 			}
 		}
 	case Ack:
@@ -205,9 +206,13 @@ func (m *model) step(ev Event) []string {
 			m.suspended = false
 			m.periodicAt = m.clock.Add(m.interval)
 			if m.ended {
-				m.start(checkpoint.Final)
+				m.finalDue = true
 			}
 		}
+	}
+	if m.finalDue && !m.suspended && m.count("pending") == 0 {
+		m.finalDue = false
+		m.start(checkpoint.Final)
 	}
 	return m.out
 }
@@ -261,7 +266,7 @@ func (m *model) failCP(id checkpoint.ID, reason string, timed bool) {
 	switch {
 	case m.streak <= m.tolerable:
 		if cp.kind == checkpoint.Final && m.ended && !m.suspended {
-			m.start(checkpoint.Final) // tolerated: the next final checkpoint
+			m.finalDue = true // tolerated: the next final checkpoint
 		}
 		return
 	case cp.kind == checkpoint.Final:
@@ -284,7 +289,7 @@ func (m *model) resetJob(reason string, timed bool) {
 			m.emit("abort id=%d kind=%s: %s", id, cp.kind, reason)
 		}
 	}
-	m.ended = false
+	m.ended, m.finalDue = false, false
 	if timed {
 		m.periodicAt = m.clock.Add(m.interval)
 	} else {
