@@ -51,8 +51,10 @@ type modeResult struct {
 	AlignmentBufferedMax    int64 `json:"alignment_buffered_max_bytes"`
 	PersistedBytes          int64 `json:"persisted_bytes"`
 	FailedCheckpoints       int64 `json:"failed_checkpoints"`
-	// RSSGrowthBytes is VmRSS at the end of the run minus VmRSS at a
-	// quarter of it; RSSAtQuarterBytes the latter.
+	// RSSGrowthBytes is the peak RSS (VmHWM) when the sources end minus
+	// the peak at a quarter of the run; RSSAtQuarterBytes the latter. Peaks
+	// rather than samples: the Go heap breathes with each GC cycle, and
+	// memory that grows without bound raises the peak too.
 	RSSGrowthBytes    int64 `json:"rss_growth_bytes"`
 	RSSAtQuarterBytes int64 `json:"rss_at_quarter_bytes"`
 	// SourceRecordsPerSec is what the sources achieved (backpressure and
@@ -163,8 +165,7 @@ func procStatusBytes(field string) int64 {
 
 // checkpointCollector keeps every completed periodic checkpoint of a
 // running job. The job's history keeps only the last ten, so it polls
-// more often than checkpoints complete; it also samples the RSS at a
-// quarter of the run.
+// more often than checkpoints complete.
 type checkpointCollector struct {
 	status *runtime.JobStatus
 	mu     sync.Mutex
@@ -259,7 +260,7 @@ func runModeJob(env *weir.Env, name, mode string, duration time.Duration) (modeR
 		case <-stopRSS:
 			return
 		}
-		q := procStatusBytes("VmRSS")
+		q := procStatusBytes("VmHWM")
 		rssMu.Lock()
 		r.RSSAtQuarterBytes = q
 		rssMu.Unlock()
@@ -268,7 +269,7 @@ func runModeJob(env *weir.Env, name, mode string, duration time.Duration) (modeR
 		case <-stopRSS:
 			return
 		}
-		end := procStatusBytes("VmRSS")
+		end := procStatusBytes("VmHWM")
 		rssMu.Lock()
 		r.RSSGrowthBytes = end - q
 		rssMu.Unlock()
