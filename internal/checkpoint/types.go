@@ -126,6 +126,32 @@ type OperatorSubtaskState struct {
 type TaskState struct {
 	Task      TaskID                 `json:"task"`
 	Operators []OperatorSubtaskState `json:"operators"`
+	// Metrics are measurements for monitoring, carried by the
+	// acknowledgement; they are not part of the checkpoint's metadata.
+	Metrics SubtaskMetrics `json:"metrics,omitzero"`
+}
+
+// SubtaskMetrics are one subtask's measurements of one checkpoint (Flink's
+// CheckpointMetrics). The bytes of in-flight data a subtask persisted as
+// channel state are not here: its acknowledged ChannelStateHandle has them.
+type SubtaskMetrics struct {
+	// StartDelayNanos is the time from the trigger to the first barrier of
+	// the checkpoint reaching the subtask (0 for sources): how long the
+	// barrier travelled behind queued data.
+	StartDelayNanos int64 `json:"startDelayNanos,omitempty"`
+	// AlignmentNanos is the time from the first barrier to the last one,
+	// across the subtask's input channels.
+	AlignmentNanos int64 `json:"alignmentNanos,omitempty"`
+	// AlignmentBufferedBytes is, for an aligned snapshot, the encoded size
+	// of the records queued in the channels alignment had blocked when it
+	// ended: the data held back by alignment.
+	AlignmentBufferedBytes int64 `json:"alignmentBufferedBytes,omitempty"`
+	// ProcessedBytes approximates the bytes of records the subtask
+	// processed during alignment (records counted, times the mean encoded
+	// record size of the data it sampled or recorded).
+	ProcessedBytes int64 `json:"processedBytes,omitempty"`
+	// Unaligned is set when the subtask snapshotted unaligned.
+	Unaligned bool `json:"unaligned,omitempty"`
 }
 
 // OperatorState gathers the subtask states of one operator across the job.

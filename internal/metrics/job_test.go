@@ -150,16 +150,19 @@ func TestJobMetrics(t *testing.T) {
 	second := scrape(t, srv.URL+"/metrics")
 
 	wantJob := map[string]float64{
-		`weir_jobmanager_job_lastCheckpointDuration{job_id="demo",job_name="demo"}`:        0,
-		`weir_jobmanager_job_lastCheckpointSize{job_id="demo",job_name="demo"}`:            0,
-		`weir_jobmanager_job_lastCompletedCheckpointId{job_id="demo",job_name="demo"}`:     0,
-		`weir_jobmanager_job_lastRestoredCheckpointId{job_id="demo",job_name="demo"}`:      0,
-		`weir_jobmanager_job_numRestarts{job_id="demo",job_name="demo"}`:                   0,
-		`weir_jobmanager_job_numberOfCompletedCheckpoints{job_id="demo",job_name="demo"}`:  0,
-		`weir_jobmanager_job_numberOfFailedCheckpoints{job_id="demo",job_name="demo"}`:     0,
-		`weir_jobmanager_job_numberOfInProgressCheckpoints{job_id="demo",job_name="demo"}`: 1, // the final one, held
-		`weir_jobmanager_job_totalNumberOfCheckpoints{job_id="demo",job_name="demo"}`:      1,
-		`weir_jobmanager_job_uptime{job_id="demo",job_name="demo"}`:                        5000,
+		`weir_jobmanager_job_lastCheckpointAlignmentBuffered{job_id="demo",job_name="demo"}`: 0,
+		`weir_jobmanager_job_lastCheckpointPersistedData{job_id="demo",job_name="demo"}`:     0,
+		`weir_jobmanager_job_lastCheckpointProcessedData{job_id="demo",job_name="demo"}`:     0,
+		`weir_jobmanager_job_lastCheckpointDuration{job_id="demo",job_name="demo"}`:          0,
+		`weir_jobmanager_job_lastCheckpointSize{job_id="demo",job_name="demo"}`:              0,
+		`weir_jobmanager_job_lastCompletedCheckpointId{job_id="demo",job_name="demo"}`:       0,
+		`weir_jobmanager_job_lastRestoredCheckpointId{job_id="demo",job_name="demo"}`:        0,
+		`weir_jobmanager_job_numRestarts{job_id="demo",job_name="demo"}`:                     0,
+		`weir_jobmanager_job_numberOfCompletedCheckpoints{job_id="demo",job_name="demo"}`:    0,
+		`weir_jobmanager_job_numberOfFailedCheckpoints{job_id="demo",job_name="demo"}`:       0,
+		`weir_jobmanager_job_numberOfInProgressCheckpoints{job_id="demo",job_name="demo"}`:   1, // the final one, held
+		`weir_jobmanager_job_totalNumberOfCheckpoints{job_id="demo",job_name="demo"}`:        1,
+		`weir_jobmanager_job_uptime{job_id="demo",job_name="demo"}`:                          5000,
 	}
 	// Per task metric: the sum over subtasks (by task name) and the
 	// subtasks seen.
@@ -241,6 +244,9 @@ func TestJobMetrics(t *testing.T) {
 	job := `{job_id="demo",job_name="demo"}`
 	want["weir_jobmanager_job_lastCheckpointDuration"+job] = float64(hist[0].Duration.Milliseconds())
 	want["weir_jobmanager_job_lastCheckpointSize"+job] = float64(hist[0].StateSize)
+	want["weir_jobmanager_job_lastCheckpointAlignmentBuffered"+job] = float64(hist[0].AlignmentBufferedBytes)
+	want["weir_jobmanager_job_lastCheckpointProcessedData"+job] = float64(hist[0].ProcessedInFlightBytes)
+	want["weir_jobmanager_job_lastCheckpointPersistedData"+job] = float64(hist[0].PersistedInFlightBytes)
 	want["weir_jobmanager_job_lastCompletedCheckpointId"+job] = float64(hist[0].ID)
 	want["weir_jobmanager_job_numberOfCompletedCheckpoints"+job] = 1
 	want["weir_jobmanager_job_numberOfInProgressCheckpoints"+job] = 0

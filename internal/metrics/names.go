@@ -16,6 +16,7 @@ var taskLabels = []string{"task_id", "task_name", "subtask_index"}
 // are constant labels.
 type descs struct {
 	lastDuration, lastSize, lastCompletedID              *prometheus.Desc
+	lastBuffered, lastProcessed, lastPersisted           *prometheus.Desc
 	completed, failed, inProgress, total                 *prometheus.Desc
 	restarts, restoredID, uptime                         *prometheus.Desc
 	recordsIn, recordsOut, recordsInRate, recordsOutRate *prometheus.Desc
@@ -33,6 +34,9 @@ func newDescs(job prometheus.Labels) descs {
 		lastDuration:    j("lastCheckpointDuration", "Milliseconds from trigger to completion of the last completed checkpoint."),
 		lastSize:        j("lastCheckpointSize", "Bytes of state the last completed checkpoint references."),
 		lastCompletedID: j("lastCompletedCheckpointId", "Id of the last completed checkpoint (0: none yet)."),
+		lastBuffered:    j("lastCheckpointAlignmentBuffered", "Bytes the last completed checkpoint's alignment held back: records queued in blocked channels (aligned) or channel state (unaligned)."),
+		lastProcessed:   j("lastCheckpointProcessedData", "Approximate bytes processed during the last completed checkpoint's alignment."),
+		lastPersisted:   j("lastCheckpointPersistedData", "Bytes of in-flight data the last completed checkpoint persisted as channel state (unaligned only)."),
 		completed:       j("numberOfCompletedCheckpoints", "Checkpoints completed since the job started."),
 		failed:          j("numberOfFailedCheckpoints", "Checkpoints failed or declined since the job started."),
 		inProgress:      j("numberOfInProgressCheckpoints", "Checkpoints triggered and not yet completed or failed."),
@@ -50,7 +54,7 @@ func newDescs(job prometheus.Labels) descs {
 
 func (d descs) all() []*prometheus.Desc {
 	return []*prometheus.Desc{
-		d.lastDuration, d.lastSize, d.lastCompletedID, d.completed, d.failed, d.inProgress, d.total,
+		d.lastDuration, d.lastSize, d.lastCompletedID, d.lastBuffered, d.lastProcessed, d.lastPersisted, d.completed, d.failed, d.inProgress, d.total,
 		d.restarts, d.restoredID, d.uptime,
 		d.recordsIn, d.recordsOut, d.recordsInRate, d.recordsOutRate, d.backPressured,
 	}

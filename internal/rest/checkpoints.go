@@ -17,7 +17,8 @@ type CheckpointStatistics struct {
 	Status string `json:"status"` // IN_PROGRESS, COMPLETED or FAILED
 	// IsSavepoint is false: weir has no savepoints yet.
 	IsSavepoint bool `json:"is_savepoint"`
-	// CheckpointType is CHECKPOINT (aligned), as Flink names it.
+	// CheckpointType is CHECKPOINT (aligned) or UNALIGNED_CHECKPOINT (some
+	// subtask snapshotted unaligned), as Flink names them.
 	CheckpointType string `json:"checkpoint_type"`
 	// Kind is weir's: periodic (interval or on demand) or final (after
 	// every source ended).
@@ -33,14 +34,36 @@ type CheckpointStatistics struct {
 	NumAcknowledgedSubtasks int    `json:"num_acknowledged_subtasks"`
 	FailureTimestamp        int64  `json:"failure_timestamp,omitempty"`
 	FailureMessage          string `json:"failure_message,omitempty"`
+	// In-flight data over the acknowledged subtasks, in bytes, as Flink
+	// names them: what alignment held back (aligned: records queued in
+	// blocked channels when it ended; unaligned: the channel state),
+	// about how much was processed during alignment, and how much was
+	// persisted as channel state.
+	AlignmentBuffered int64 `json:"alignment_buffered"`
+	ProcessedData     int64 `json:"processed_data"`
+	PersistedData     int64 `json:"persisted_data"`
+	// StartDelay (trigger to first barrier) and AlignmentDuration (first
+	// to last barrier) are the largest of any subtask, in milliseconds.
+	StartDelay        int64 `json:"start_delay"`
+	AlignmentDuration int64 `json:"alignment_duration"`
+}
+
+// checkpointType is Flink's name of a checkpoint's type.
+func checkpointType(unaligned bool) string {
+	if unaligned {
+		return "UNALIGNED_CHECKPOINT"
+	}
+	return "CHECKPOINT"
 }
 
 func checkpointStats(c runtime.CheckpointStats) CheckpointStatistics {
 	s := CheckpointStatistics{
-		ID: int64(c.ID), Status: c.Status, CheckpointType: "CHECKPOINT", Kind: c.Kind,
+		ID: int64(c.ID), Status: c.Status, CheckpointType: checkpointType(c.Unaligned), Kind: c.Kind,
 		TriggerTimestamp: millis(c.TriggerTime), LatestAckTimestamp: -1,
 		EndToEndDuration: c.Duration.Milliseconds(), StateSize: c.StateSize,
 		NumSubtasks: c.Subtasks, NumAcknowledgedSubtasks: c.Acknowledged,
+		AlignmentBuffered: c.AlignmentBufferedBytes, ProcessedData: c.ProcessedInFlightBytes, PersistedData: c.PersistedInFlightBytes,
+		StartDelay: c.StartDelay.Milliseconds(), AlignmentDuration: c.AlignmentDuration.Milliseconds(),
 	}
 	// In whole milliseconds, so that end == trigger + duration exactly.
 	end := s.TriggerTimestamp + s.EndToEndDuration
@@ -88,8 +111,11 @@ type MinMaxAvg struct {
 
 // CheckpointSummary summarises the completed checkpoints of the history.
 type CheckpointSummary struct {
-	StateSize        MinMaxAvg `json:"state_size"`
-	EndToEndDuration MinMaxAvg `json:"end_to_end_duration"`
+	StateSize         MinMaxAvg `json:"state_size"`
+	EndToEndDuration  MinMaxAvg `json:"end_to_end_duration"`
+	AlignmentBuffered MinMaxAvg `json:"alignment_buffered"`
+	ProcessedData     MinMaxAvg `json:"processed_data"`
+	PersistedData     MinMaxAvg `json:"persisted_data"`
 }
 
 // CheckpointingStatistics is the body of GET /jobs/{jobid}/checkpoints.
@@ -104,7 +130,7 @@ func (a *api) checkpoints(w http.ResponseWriter, r *http.Request, j Job) {
 	s := j.Status()
 	hist := s.Checkpoints(a.cfg.Now())
 	out := CheckpointingStatistics{History: make([]CheckpointStatistics, 0, len(hist))}
-	var sizes, durations []int64
+	var sizes, durations, buffered, processed, persisted []int64
 	for i := len(hist) - 1; i >= 0; i-- {
 		c := checkpointStats(hist[i])
 		out.History = append(out.History, c)
@@ -113,6 +139,8 @@ func (a *api) checkpoints(w http.ResponseWriter, r *http.Request, j Job) {
 			out.Counts.InProgress++
 		case runtime.CheckpointCompleted:
 			sizes, durations = append(sizes, c.StateSize), append(durations, c.EndToEndDuration)
+			buffered, processed = append(buffered, c.AlignmentBuffered), append(processed, c.ProcessedData)
+			persisted = append(persisted, c.PersistedData)
 			if out.Latest.Completed == nil {
 				out.Latest.Completed = &c
 			}
@@ -128,6 +156,8 @@ func (a *api) checkpoints(w http.ResponseWriter, r *http.Request, j Job) {
 		out.Latest.Completed = &CheckpointStatistics{
 			ID: id, Status: runtime.CheckpointCompleted, CheckpointType: "CHECKPOINT", TriggerTimestamp: -1, LatestAckTimestamp: -1,
 			EndToEndDuration: time.Duration(s.LastCheckpointDuration.Load()).Milliseconds(), StateSize: s.LastCheckpointSize.Load(),
+			AlignmentBuffered: s.LastCheckpointAlignmentBuffered.Load(), ProcessedData: s.LastCheckpointProcessedData.Load(),
+			PersistedData: s.LastCheckpointPersistedData.Load(),
 		}
 	}
 	if id := s.RestoredCheckpoint.Load(); id > 0 {
@@ -136,7 +166,10 @@ func (a *api) checkpoints(w http.ResponseWriter, r *http.Request, j Job) {
 	}
 	out.Counts.Completed, out.Counts.Failed = s.CompletedCheckpoints.Load(), s.FailedCheckpoints.Load()
 	out.Counts.Total = out.Counts.Completed + out.Counts.Failed + out.Counts.InProgress
-	out.Summary = CheckpointSummary{StateSize: minMaxAvg(sizes), EndToEndDuration: minMaxAvg(durations)}
+	out.Summary = CheckpointSummary{
+		StateSize: minMaxAvg(sizes), EndToEndDuration: minMaxAvg(durations),
+		AlignmentBuffered: minMaxAvg(buffered), ProcessedData: minMaxAvg(processed), PersistedData: minMaxAvg(persisted),
+	}
 	writeJSON(w, http.StatusOK, out)
 }
 
@@ -156,21 +189,31 @@ func minMaxAvg(v []int64) MinMaxAvg {
 
 // findCheckpoint looks checkpoint id up in the job's history.
 func (a *api) findCheckpoint(j Job, raw string) (CheckpointStatistics, string) {
+	c, msg := a.findCheckpointStats(j, raw)
+	if msg != "" {
+		return CheckpointStatistics{}, msg
+	}
+	return checkpointStats(c), ""
+}
+
+// findCheckpointStats looks checkpoint id up in the job's history and
+// returns the runtime's entry.
+func (a *api) findCheckpointStats(j Job, raw string) (runtime.CheckpointStats, string) {
 	id, err := strconv.ParseInt(raw, 10, 64)
 	if err != nil || id < 1 {
-		return CheckpointStatistics{}, fmt.Sprintf("checkpoint id %q is not a positive integer", raw)
+		return runtime.CheckpointStats{}, fmt.Sprintf("checkpoint id %q is not a positive integer", raw)
 	}
 	hist := j.Status().Checkpoints(a.cfg.Now())
 	for _, c := range hist {
 		if int64(c.ID) == id {
-			return checkpointStats(c), ""
+			return c, ""
 		}
 	}
 	kept := "none"
 	if len(hist) > 0 {
 		kept = fmt.Sprintf("%d to %d", hist[0].ID, hist[len(hist)-1].ID)
 	}
-	return CheckpointStatistics{}, fmt.Sprintf("checkpoint %d of job %q is not in its history, which keeps the most recent checkpoints (now %s)", id, j.ID(), kept)
+	return runtime.CheckpointStats{}, fmt.Sprintf("checkpoint %d of job %q is not in its history, which keeps the most recent checkpoints (now %s)", id, j.ID(), kept)
 }
 
 func (a *api) checkpointDetails(w http.ResponseWriter, r *http.Request, j Job) {

@@ -133,6 +133,7 @@ func TestDemoJob(t *testing.T) {
 		if d != c {
 			t.Errorf("details of %d: %+v, want the history entry %+v", c.ID, d, c)
 		}
+		checkSubtaskDetails(t, url, c, p)
 	}
 	if l := stats.Latest; l.Completed == nil || *l.Completed != stats.History[0] || l.Failed != nil || l.Restored != nil || l.Savepoint != nil {
 		t.Errorf("latest %+v, want the final checkpoint completed and nothing else", l)
@@ -157,5 +158,36 @@ func TestDemoJob(t *testing.T) {
 	line := `weir_jobmanager_job_numberOfCompletedCheckpoints{job_id="demo",job_name="demo"} 3`
 	if code != http.StatusOK || !strings.Contains(body, "\n"+line+"\n") {
 		t.Errorf("GET /metrics: %d, no line %q in\n%s", code, line, body)
+	}
+}
+
+// checkSubtaskDetails checks the per-vertex subtask statistics of
+// checkpoint c of a job with two vertices of parallelism p: every subtask
+// acknowledged once, and the vertices' in-flight figures add up to the
+// checkpoint's. An aligned job persists no channel state.
+func checkSubtaskDetails(t *testing.T, url string, c rest.CheckpointStatistics, p int) {
+	t.Helper()
+	var buffered, processed, persisted int64
+	for v := range 2 {
+		var ts rest.TaskCheckpointStatistics
+		getJSON(t, fmt.Sprintf("%s/checkpoints/details/%d/subtasks/%d", url, c.ID, v), &ts)
+		if ts.ID != c.ID || ts.Status != c.Status || ts.NumSubtasks != p || ts.NumAcknowledgedSubtasks != p || len(ts.Subtasks) != p {
+			t.Errorf("checkpoint %d vertex %d: %+v, want %d acknowledged subtasks", c.ID, v, ts, p)
+			continue
+		}
+		for i, s := range ts.Subtasks {
+			if s.Index != i || s.Status != "completed" || s.AckTimestamp < c.TriggerTimestamp || s.UnalignedCheckpoint || s.Alignment.Persisted != 0 {
+				t.Errorf("checkpoint %d vertex %d subtask %d: %+v", c.ID, v, i, s)
+			}
+		}
+		buffered, processed, persisted = buffered+ts.AlignmentBuffered, processed+ts.ProcessedData, persisted+ts.PersistedData
+	}
+	if buffered != c.AlignmentBuffered || processed != c.ProcessedData || persisted != 0 || c.PersistedData != 0 {
+		t.Errorf("checkpoint %d: vertices add up to buffered %d, processed %d, persisted %d; the checkpoint says %d, %d, %d (want persisted 0)",
+			c.ID, buffered, processed, persisted, c.AlignmentBuffered, c.ProcessedData, c.PersistedData)
+	}
+	code, body := call(t, http.MethodGet, fmt.Sprintf("%s/checkpoints/details/%d/subtasks/7", url, c.ID))
+	if code != http.StatusNotFound || !strings.Contains(body, "no vertex") {
+		t.Errorf("subtasks of vertex 7: %d %s, want 404 naming the vertex", code, body)
 	}
 }

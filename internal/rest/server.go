@@ -42,6 +42,7 @@ func NewHandler(cfg Config) http.Handler {
 	m.HandleFunc("POST /jobs/{jobid}/checkpoints", a.withJob(a.trigger))
 	m.HandleFunc("GET /jobs/{jobid}/checkpoints/config", a.withJob(a.checkpointConfig))
 	m.HandleFunc("GET /jobs/{jobid}/checkpoints/details/{checkpointid}", a.withJob(a.checkpointDetails))
+	m.HandleFunc("GET /jobs/{jobid}/checkpoints/details/{checkpointid}/subtasks/{vertexid}", a.withJob(a.checkpointSubtasks))
 	m.HandleFunc("GET /jobs/{jobid}/checkpoints/{triggerid}", a.withJob(a.triggerStatus))
 	m.HandleFunc("GET /jobs/{jobid}/vertices/{vertexid}/backpressure", a.withJob(a.backpressure))
 	m.HandleFunc("POST /jobs/{jobid}/savepoints", a.withJob(a.savepoint))

@@ -352,7 +352,7 @@ func (a *attempt) handle(ev event) {
 	a.jm.log.Debug("jobmanager event", "kind", ev.kind, "task", ev.task, "id", ev.id, "reason", ev.reason, "err", ev.err)
 	switch ev.kind {
 	case evAck:
-		a.jm.cfg.Status.updateCheckpoint(ev.id, func(c *CheckpointStats) { c.Acknowledged++ })
+		a.jm.cfg.Status.updateCheckpoint(ev.id, func(c *CheckpointStats) { c.acknowledged(ev.state, now) })
 		a.perform(a.coord.Step(coordinator.Ack{Task: ev.task, ID: ev.id, State: ev.state}))
 	case evDecline:
 		a.perform(a.coord.Step(coordinator.Decline{Task: ev.task, ID: ev.id, Reason: ev.reason}))
@@ -411,7 +411,7 @@ func (a *attempt) perform(actions []coordinator.Action) {
 			if t0, ok := a.triggered[act.ID]; ok {
 				d := jm.cfg.Now().Sub(t0)
 				st.LastCheckpointDuration.Store(int64(d))
-				st.updateCheckpoint(act.ID, func(c *CheckpointStats) { c.Status, c.Duration = CheckpointCompleted, d })
+				st.checkpointCompleted(act.ID, d)
 			}
 			for _, t := range a.dep.tasks {
 				t.mail.put(mail{kind: mailNotifyComplete, id: act.ID})

@@ -191,6 +191,10 @@ func (jm *jobManager) newTask(ctx context.Context, v *Vertex, s, attempt int, rp
 			return nil, err
 		}
 		t.chans = chans
+	} else if chans, err := channelInfos(v, cfg.BatchSize); err == nil {
+		// Aligned: the codecs only measure what alignment holds back
+		// (task_stats.go); a record type without one measures nothing.
+		t.chans = chans
 	}
 	if h != nil {
 		t.replay = h

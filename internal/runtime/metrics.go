@@ -61,6 +61,12 @@ type JobStatus struct {
 	LastCheckpointDuration atomic.Int64
 	// LastCheckpointSize is the bytes of state the checkpoint references.
 	LastCheckpointSize atomic.Int64
+	// The last completed checkpoint's in-flight data (CheckpointStats):
+	// bytes alignment held back, bytes processed during alignment, bytes
+	// of channel state persisted.
+	LastCheckpointAlignmentBuffered atomic.Int64
+	LastCheckpointProcessedData     atomic.Int64
+	LastCheckpointPersistedData     atomic.Int64
 	// RestoredCheckpoint is the id the current attempt restored from (0: none).
 	RestoredCheckpoint atomic.Int64
 	// RestoredChannelStateBytes counts the bytes of channel state (in-flight

@@ -44,6 +44,19 @@ type CheckpointStats struct {
 	Acknowledged  int           `json:"num_acknowledged_subtasks"`
 	Subtasks      int           `json:"num_subtasks"`
 	FailureReason string        `json:"failure_message,omitempty"`
+
+	// In-flight data, summed over the acknowledged subtasks (see
+	// SubtaskCheckpointStats for each figure).
+	AlignmentBufferedBytes int64 `json:"alignment_buffered"`
+	ProcessedInFlightBytes int64 `json:"processed_data"`
+	PersistedInFlightBytes int64 `json:"persisted_data"`
+	// StartDelay and AlignmentDuration are the largest of any subtask.
+	StartDelay        time.Duration `json:"start_delay"`
+	AlignmentDuration time.Duration `json:"alignment_duration"`
+	// Unaligned is set once a subtask snapshotted unaligned.
+	Unaligned bool `json:"unaligned_checkpoint"`
+	// SubtaskStats are the acknowledged subtasks, in acknowledgement order.
+	SubtaskStats []SubtaskCheckpointStats `json:"subtasks,omitempty"`
 }
 
 // TaskStats is a snapshot of one running subtask's counters.
@@ -146,6 +159,7 @@ func (s *JobStatus) Checkpoints(now time.Time) []CheckpointStats {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	out := append([]CheckpointStats(nil), m.history...)
+	cloneSubtasks(out)
 	for i := range out {
 		if out[i].Status == CheckpointInProgress {
 			out[i].Duration = now.Sub(out[i].TriggerTime)

@@ -75,6 +75,7 @@ type Task struct {
 	// lastSeq[c] is the Seq of the last data buffer polled from gate
 	// channel c (unaligned checkpoints: what a priority barrier overtook).
 	lastSeq []uint64
+	align   alignStats // checkpoint metrics (task_stats.go)
 	// abortRecording is a checkpoint whose channel state overflowed; it is
 	// aborted once the current handler actions are performed.
 	abortRecording checkpoint.ID
@@ -250,6 +251,7 @@ func (t *Task) snapshot(ctx context.Context, b checkpoint.Barrier, unaligned boo
 		t.finalID = b.ID
 	}
 	t.metrics.syncSnapshot(t.now().Sub(start))
+	metrics := t.snapshotMetrics(b, unaligned)
 	sw := t.store.ForCheckpoint(b.ID)
 	var rec *channelRecorder
 	if unaligned {
@@ -286,6 +288,9 @@ func (t *Task) snapshot(ctx context.Context, b checkpoint.Barrier, unaligned boo
 			t.gw.Decline(t.ID, b.ID, fmt.Sprintf("task %s#%d: asynchronous snapshot: %v", t.Name, t.ID.Subtask, err))
 			return
 		}
+		// (An unaligned snapshot's metrics were completed before its
+		// recorder's result was published.)
+		st.Metrics = *metrics
 		t.gw.Acknowledge(t.ID, b.ID, st)
 	}()
 	return nil

@@ -66,6 +66,7 @@ func (t *Task) performRecording(ctx context.Context, a barrier.Action) (ok bool,
 		}
 		rec := t.rec
 		t.rec = nil
+		t.alignmentDone(rec)
 		return true, rec.finish(ctx)
 	default:
 		return false, nil

@@ -83,11 +83,13 @@ func (t *Task) handleBuffer(ctx context.Context, ch int, buf network.Buffer) err
 		}
 		return t.maybeFlush(ctx)
 	case network.Barrier:
+		t.noteBarrier(buf.Barrier.ID)
 		t.curCh, t.cur = ch, buf
 		err := t.perform(ctx, t.handler.Step(barrier.BarrierArrived{Channel: ch, Barrier: buf.Barrier, Priority: buf.Priority}))
 		t.cur = network.Buffer{}
 		return err
 	case network.Announcement:
+		t.noteBarrier(buf.Barrier.ID)
 		return t.perform(ctx, t.handler.Step(barrier.BarrierAnnounced{Channel: ch, Barrier: buf.Barrier}))
 	case network.CancelBarrier:
 		return t.perform(ctx, t.handler.Step(barrier.CancelArrived{Channel: ch, ID: buf.Cancel}))
