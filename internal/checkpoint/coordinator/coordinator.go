@@ -34,15 +34,15 @@ type Coordinator struct {
 	endUnstamped      bool
 	scheduleUnstamped bool
 
-	ended       bool // EndOfInput seen: only the final checkpoint is taken
+	ended bool // EndOfInput seen: only the final checkpoint is taken
 	// finalDue: the final checkpoint is to be triggered as soon as no
 	// pending checkpoint still collects acknowledgements. Its barrier must
 	// not reach a task that still records or aligns an older checkpoint
 	// (unaligned mode lets it overtake that checkpoint's barrier on
 	// another channel): that task would give the older one up as
 	// subsumed, a failure, though nothing went wrong.
-	finalDue bool
-	consecutive int  // consecutive failures
+	finalDue    bool
+	consecutive int // consecutive failures
 	stats       Stats
 	out         []Action
 
