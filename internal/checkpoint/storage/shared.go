@@ -181,3 +181,22 @@ func validateIncremental(h *checkpoint.IncrementalKeyedStateHandle) error {
 	}
 	return nil
 }
+
+// ReadMetadata decodes chk-<id>/_metadata without checking the files it
+// references (the JobManager rebuilds its shared-file registry from it;
+// LoadLatest verifies before a restore).
+func (s *FS) ReadMetadata(ctx context.Context, id checkpoint.ID) (*checkpoint.Metadata, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	p := filepath.Join(s.chkDir(id), metadataName)
+	b, err := s.readAll(p)
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", p, err)
+	}
+	md, err := Decode(b)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", p, err)
+	}
+	return md, nil
+}

@@ -221,13 +221,13 @@ func (b *Backend[K]) CheckpointComplete(id checkpoint.ID) error {
 			delete(b.inc.taken, c)
 		}
 	}
-	if ok {
-		// Only what the newest completed checkpoint references: a file
-		// compacted away since need not be remembered.
-		b.inc.confirmed = make(map[string]checkpoint.SharedFileRef, len(refs))
-		for _, r := range refs {
-			b.inc.confirmed[r.Local] = r
-		}
+	// Only what the newest completed checkpoint references: a file
+	// compacted away since need not be remembered. A completed checkpoint
+	// that was not incremental (a savepoint) references no shared file, so
+	// retention may delete every earlier upload: forget them all.
+	b.inc.confirmed = make(map[string]checkpoint.SharedFileRef, len(refs))
+	for _, r := range refs {
+		b.inc.confirmed[r.Local] = r
 	}
 	b.inc.mu.Unlock()
 	var errs []error
