@@ -178,4 +178,3 @@ func (rp *restorePoint) incrementalFor(subs []checkpoint.SubtaskStateEntry, kgs 
 	}
 	return out, rp.fs, rp.own
 }
-
