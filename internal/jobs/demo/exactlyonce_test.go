@@ -26,6 +26,7 @@ func TestExactlyOnceUnderFaultsLSM(t *testing.T) {
 }
 
 func exactlyOnceUnderFaults(t *testing.T, extra map[string]string) {
+	backend := extra["state.backend.type"]
 	const (
 		k        = 97
 		failures = 4
