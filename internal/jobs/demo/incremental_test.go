@@ -198,7 +198,9 @@ func TestIncrementalCorruptSharedFileFallsBack(t *testing.T) {
 	const n, k = 40_000, 41
 	r := newRun(t, n, k, 1)
 	r.extra = incremental()
-	r.rate = 200_000
+	// Slower than the canonical test: incremental checkpoints flush and
+	// sync, and two must complete before the commit failure.
+	r.rate = 50_000
 	r.restart = map[string]string{config.RestartStrategyType: config.RestartNone}
 	r.plan = faultPlan(1, 3, n, faults.Commit)
 	first := r.execute(t, context.Background(), nil)
