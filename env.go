@@ -108,9 +108,6 @@ func (e *Env) jobConfig(jobName string) (runtime.JobConfig, error) {
 	if err != nil {
 		return runtime.JobConfig{}, err
 	}
-	if c.Bool(config.StateBackendIncremental) {
-		return runtime.JobConfig{}, fmt.Errorf("%s: not available yet in this version of weir; remove the setting", config.StateBackendIncremental)
-	}
 	cc := coordinator.Config{
 		Interval:          c.Duration(config.CheckpointingInterval),
 		Timeout:           c.Duration(config.CheckpointingTimeout),
@@ -140,7 +137,9 @@ func (e *Env) jobConfig(jobName string) (runtime.JobConfig, error) {
 		Logger:                e.logger,
 		Status:                e.status,
 		StateBackend: state.BackendConfig{
-			Type: c.String(config.StateBackendType),
+			Type:          c.String(config.StateBackendType),
+			Incremental:   c.Bool(config.StateBackendIncremental),
+			LocalRecovery: c.Bool(config.StateBackendLocalRecovery),
 			LSM: state.LSMConfig{
 				Dir:            c.String(config.StateBackendLSMDir),
 				BlockCacheSize: c.MemorySize(config.StateBackendLSMBlockCacheSize),

@@ -176,11 +176,14 @@ type processOp[K comparable, T, U any] struct {
 	// path pays nothing for backends being pluggable; other backends pay
 	// one interface call per record.
 	heap *state.KeyedBackend[K]
+	// lsm is backend when it is the LSM backend (incremental snapshots,
+	// keyed_incremental.go).
+	lsm  *lsm.Backend[K]
 	maxP int
 	kgs  keygroup.Range
 }
 
-func (o *processOp[K, T, U]) Open(_ context.Context, oc *runtime.OperatorContext) error {
+func (o *processOp[K, T, U]) Open(ctx context.Context, oc *runtime.OperatorContext) error {
 	o.oc = oc
 	kc, err := codec.For[K]()
 	if err != nil {
@@ -191,7 +194,11 @@ func (o *processOp[K, T, U]) Open(_ context.Context, oc *runtime.OperatorContext
 		return err
 	}
 	o.heap, _ = o.backend.(*state.KeyedBackend[K])
+	o.lsm, _ = o.backend.(*lsm.Backend[K])
 	if oc.Restored != nil {
+		if err := o.restoreIncremental(ctx, oc); err != nil {
+			return err
+		}
 		if err := o.backend.Restore(oc.Restored.Keyed); err != nil {
 			return fmt.Errorf("restore keyed state from checkpoint %d: %w", oc.Restored.Checkpoint, err)
 		}
@@ -252,9 +259,19 @@ func (o *processOp[K, T, U]) FireTimers(ctx context.Context, now int64) error {
 	return o.emit(ctx, o.col.buf)
 }
 
-func (o *processOp[K, T, U]) SnapshotState(id checkpoint.ID, _ time.Time) (runtime.AsyncSnapshot, error) {
+func (o *processOp[K, T, U]) SnapshotState(id checkpoint.ID, ts time.Time) (runtime.AsyncSnapshot, error) {
+	return o.SnapshotStateKind(id, ts, checkpoint.Periodic)
+}
+
+// SnapshotStateKind snapshots incrementally when the job asks for it and
+// the checkpoint is periodic; savepoints and final checkpoints (which a
+// stop with a savepoint copies) are canonical.
+func (o *processOp[K, T, U]) SnapshotStateKind(id checkpoint.ID, _ time.Time, kind checkpoint.Kind) (runtime.AsyncSnapshot, error) {
 	if err := o.backend.Err(); err != nil {
 		return nil, err
+	}
+	if o.lsm != nil && o.oc.StateBackend.Incremental && kind == checkpoint.Periodic {
+		return o.snapshotIncremental(id)
 	}
 	snap := o.backend.Snapshot()
 	ops, err := o.kctx.ops.Snapshot()
@@ -297,7 +314,11 @@ func newKeyedBackend[K comparable](kc codec.Codec[K], oc *runtime.OperatorContex
 		return state.NewKeyedBackend(kc, oc.KeyGroups, oc.MaxParallelism), nil
 	case config.BackendLSM:
 		name := fmt.Sprintf("%s-%d", oc.UID, oc.Subtask)
-		return lsm.Open(kc, oc.KeyGroups, oc.MaxParallelism, lsm.FromConfig(oc.StateBackend.LSM, name, oc.Logger))
+		opts := lsm.FromConfig(oc.StateBackend.LSM, name, oc.Logger)
+		if oc.StateBackend.Incremental && oc.StateBackend.LocalRecovery {
+			opts.LocalRecoveryDir = localRecoveryDir(oc)
+		}
+		return lsm.Open(kc, oc.KeyGroups, oc.MaxParallelism, opts)
 	}
 	return nil, fmt.Errorf("%s %q: want %q or %q", config.StateBackendType, oc.StateBackend.Type, config.BackendHeap, config.BackendLSM)
 }

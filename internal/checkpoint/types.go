@@ -119,6 +119,9 @@ type OperatorSubtaskState struct {
 	// Channels is the channel state of an unaligned checkpoint, set on the
 	// chain's head operator only; nil for aligned checkpoints.
 	Channels *ChannelStateHandle `json:"channels,omitempty"`
+	// Incremental is keyed state as the files of an LSM store (an
+	// incremental checkpoint); set instead of Keyed.
+	Incremental *IncrementalKeyedStateHandle `json:"incremental,omitempty"`
 }
 
 // TaskState is the acknowledgement payload of one subtask: the states of the

@@ -43,6 +43,7 @@ func TestDefaults(t *testing.T) {
 		{"s3.secret-key", ""},
 		{"s3.session-token", ""},
 		{"state.backend.incremental", "false"},
+		{"state.backend.local-recovery", "false"},
 		{"state.backend.lsm.block-cache-size", "64 mb"},
 		{"state.backend.lsm.dir", ""},
 		{"state.backend.lsm.memtable-size", "16 mb"},

@@ -14,6 +14,7 @@ const (
 	CheckpointingMaxChannelStateBytes   = "execution.checkpointing.unaligned.max-channel-state-bytes"
 	StateBackendType                    = "state.backend.type"
 	StateBackendIncremental             = "state.backend.incremental"
+	StateBackendLocalRecovery           = "state.backend.local-recovery"
 	StateBackendLSMDir                  = "state.backend.lsm.dir"
 	StateBackendLSMBlockCacheSize       = "state.backend.lsm.block-cache-size"
 	StateBackendLSMMemtableSize         = "state.backend.lsm.memtable-size"

@@ -179,6 +179,7 @@ func (jm *jobManager) runAttempt(ctx context.Context, n int, rp *restorePoint) e
 			}
 		}
 	}
+	jm.sweepShared()
 	jm.nextID = max(jm.nextID, a.maxTriggered()+1)
 	reason := a.failure
 	if reason == nil {
@@ -215,7 +216,7 @@ func (a *attempt) serve(req triggerRequest) {
 		a.queued = append(a.queued, req)
 		return
 	}
-	acts := a.coord.Step(coordinator.TriggerRequest{Now: a.jm.cfg.Now()})
+	acts := a.coord.Step(coordinator.TriggerRequest{Now: a.jm.cfg.Now(), Kind: checkpointKindOf(req)})
 	var r triggerReply
 	for _, act := range acts {
 		switch act := act.(type) {
@@ -393,6 +394,7 @@ func (a *attempt) perform(actions []coordinator.Action) {
 				continue
 			}
 			md := metadataFor(jm.cfg.JobName, jm.jg, act.ID, act.Kind, act.Timestamp, act.States)
+			a.sharedPersisting(md)
 			size := stateSize(act.States)
 			a.persisting++
 			go func() {
@@ -417,9 +419,7 @@ func (a *attempt) perform(actions []coordinator.Action) {
 				t.mail.put(mail{kind: mailNotifyComplete, id: act.ID})
 			}
 			a.checkpointDone(act.ID, act.Kind, nil)
-			if _, err := jm.store.Retain(jm.cfg.NumRetained); err != nil {
-				jm.log.Error("checkpoint retention", "err", err)
-			}
+			a.retain(act.ID)
 		case coordinator.Abort:
 			if !act.Subsumed {
 				st.FailedCheckpoints.Add(1)
@@ -440,6 +440,7 @@ func (a *attempt) perform(actions []coordinator.Action) {
 			if err := jm.store.Discard(act.ID); err != nil {
 				jm.log.Error("discard aborted checkpoint", "id", act.ID, "err", err)
 			}
+			a.sharedAborted(act.ID)
 		case coordinator.Failover:
 			if a.failure == nil {
 				a.failure = fmt.Errorf("checkpointing: %s", act.Reason)

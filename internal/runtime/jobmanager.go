@@ -164,6 +164,9 @@ func Execute(ctx context.Context, g *Graph, cfg JobConfig) error {
 		return fmt.Errorf("clean incomplete checkpoints in %s: %w", store.JobDir(), err)
 	}
 	jm := &jobManager{cfg: cfg, jg: jg, store: store, log: cfg.Logger, nextID: 1}
+	if err := jm.initShared(ctx); err != nil {
+		return err
+	}
 	initial, err := jm.initialRestorePoint(ctx)
 	if err != nil {
 		return err
@@ -252,6 +255,9 @@ type jobManager struct {
 	nextID checkpoint.ID
 	// stops are stop requests of the job, answered when it ended.
 	stops []pendingStop
+	// shared reference-counts the files of incremental checkpoints
+	// (shared.go).
+	shared sharedFiles
 }
 
 // answerStops replies to every stop request: with its final checkpoint's
@@ -297,5 +303,5 @@ func (jm *jobManager) latestRestorePoint(ctx context.Context) (*restorePoint, er
 	if err != nil {
 		return nil, fmt.Errorf("restore: %w", err)
 	}
-	return &restorePoint{md: md, fs: jm.store, path: jm.checkpointLocation(md.ID)}, nil
+	return &restorePoint{md: md, fs: jm.store, path: jm.checkpointLocation(md.ID), own: true}, nil
 }

@@ -99,6 +99,9 @@ func stateSize(states []checkpoint.TaskState) int64 {
 			if os.Channels != nil {
 				n += os.Channels.File.Size
 			}
+			if h := os.Incremental; h != nil {
+				n += h.FullSize
+			}
 			for _, elems := range os.Operator {
 				for _, e := range elems {
 					n += int64(len(e))

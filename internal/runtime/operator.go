@@ -107,4 +107,13 @@ type RestoredState struct {
 	// Operator is the non-keyed list state, already redistributed if the
 	// parallelism changed.
 	Operator map[string][][]byte
+	// Incremental holds the store handles (incremental checkpoint of the
+	// LSM backend) of every old subtask whose key groups overlap this
+	// subtask's range; the backend fetches their files through Files.
+	Incremental []*checkpoint.IncrementalKeyedStateHandle
+	// Files reads the checkpoint's files, verifying each.
+	Files FileSource
+	// OwnShared is true when the checkpoint belongs to this job's storage,
+	// so that its shared files may be referenced by new checkpoints.
+	OwnShared bool
 }

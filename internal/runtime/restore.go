@@ -19,6 +19,9 @@ type restorePoint struct {
 	md   *checkpoint.Metadata
 	fs   *storage.FS
 	path string
+	// own is true when fs is the job's own storage (not --from another
+	// job's folder): new checkpoints may then reference its shared files.
+	own bool
 }
 
 // checkOperators fails when the checkpoint holds state for an operator the
@@ -52,7 +55,7 @@ func (rp *restorePoint) checkOperators(jg *JobGraph, allowNonRestored bool) erro
 
 func hasState(op checkpoint.OperatorState) bool {
 	for _, s := range op.Subtasks {
-		if s.State.Keyed != nil || len(s.State.Operator) > 0 || s.State.Channels != nil {
+		if s.State.Keyed != nil || len(s.State.Operator) > 0 || s.State.Channels != nil || s.State.Incremental != nil {
 			return true
 		}
 	}
@@ -142,6 +145,7 @@ func (rp *restorePoint) forOperator(ctx context.Context, uid string, subtask, pa
 	rs := &RestoredState{Checkpoint: rp.md.ID}
 	subs := append([]checkpoint.SubtaskStateEntry(nil), op.Subtasks...)
 	sort.Slice(subs, func(i, j int) bool { return subs[i].Subtask < subs[j].Subtask })
+	rs.Incremental, rs.Files, rs.OwnShared = rp.incrementalFor(subs, kgs)
 	for _, s := range subs {
 		h := s.State.Keyed
 		if h == nil {

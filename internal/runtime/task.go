@@ -226,7 +226,7 @@ func (t *Task) snapshot(ctx context.Context, b checkpoint.Barrier, unaligned boo
 	start := t.now()
 	asyncs := make([]AsyncSnapshot, len(t.ops))
 	for i, op := range t.ops {
-		a, err := op.SnapshotState(b.ID, b.Timestamp)
+		a, err := snapshotOperator(op, b)
 		if err != nil {
 			return fmt.Errorf("checkpoint %d: snapshot operator %q: %w", b.ID, t.ocs[i].Name, err)
 		}

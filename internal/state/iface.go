@@ -64,6 +64,12 @@ type BackendConfig struct {
 	Type string
 	// LSM sizes the LSM backend.
 	LSM LSMConfig
+	// Incremental selects incremental checkpoints of the LSM backend
+	// (state.backend.incremental); the heap backend ignores it.
+	Incremental bool
+	// LocalRecovery keeps the newest completed incremental checkpoint's
+	// files on local disk for restores (state.backend.local-recovery).
+	LocalRecovery bool
 }
 
 // LSMConfig is state.backend.lsm.*: where each task's store lives and how

@@ -141,6 +141,8 @@ func (c *Coordinator) Step(ev Event) []Action {
 				reason += " (min-pause > 0 implies 1)"
 			}
 			c.emit(Rejected{Reason: "too many concurrent checkpoints: " + reason})
+		case ev.Kind == checkpoint.Savepoint:
+			c.trigger(checkpoint.Savepoint)
 		default:
 			c.trigger(checkpoint.Periodic)
 		}

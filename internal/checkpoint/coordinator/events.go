@@ -16,8 +16,13 @@ type Tick struct{ Now time.Time }
 
 // TriggerRequest asks for a checkpoint now (a user's on-demand checkpoint).
 // It ignores the interval and min pause but respects MaxConcurrent; if no
-// checkpoint can start, Step returns a Rejected action.
-type TriggerRequest struct{ Now time.Time }
+// checkpoint can start, Step returns a Rejected action. Kind Savepoint
+// makes the checkpoint one whose state must be canonical (tasks take full
+// snapshots, never incremental ones); any other kind is Periodic.
+type TriggerRequest struct {
+	Now  time.Time
+	Kind checkpoint.Kind
+}
 
 // EndOfInput reports that every source reached the end of its input. The
 // coordinator triggers a Final checkpoint at once, whatever the interval, min

@@ -20,8 +20,10 @@ const (
 	// text to tools that sniff.
 	magic = "WEIRCHK\x00"
 	// formatVersion is the newest version this build writes and reads.
-	// Version 2 adds channel state (OperatorSubtaskState.Channels); a
-	// checkpoint without any is still written as version 1, so aligned
+	// Version 2 adds channel state (OperatorSubtaskState.Channels) and
+	// incremental keyed state (OperatorSubtaskState.Incremental, new
+	// omitempty fields); a checkpoint without either is still written as
+	// version 1, so aligned
 	// checkpoints and every savepoint stay readable by older builds.
 	formatVersion uint16 = 2
 	// formatVersionNoChannels is the version of metadata without channel
@@ -51,7 +53,7 @@ func Encode(md *checkpoint.Metadata) ([]byte, error) {
 	b := make([]byte, 0, headerLen+len(payload)+trailerLen)
 	b = append(b, magic...)
 	version := formatVersionNoChannels
-	if hasChannelState(md) {
+	if hasChannelState(md) || hasIncremental(md) {
 		version = formatVersion
 	}
 	b = binary.BigEndian.AppendUint16(b, version)
@@ -100,6 +102,9 @@ func Decode(b []byte) (*checkpoint.Metadata, error) {
 	// file holding some was not written by weir as it claims.
 	if version == formatVersionNoChannels && hasChannelState(md) {
 		return nil, fmt.Errorf("%w: metadata format version %d holds channel state, which only version %d can", ErrCorrupt, version, formatVersion)
+	}
+	if version == formatVersionNoChannels && hasIncremental(md) {
+		return nil, fmt.Errorf("%w: metadata format version %d holds incremental keyed state, which only version %d can", ErrCorrupt, version, formatVersion)
 	}
 	return md, nil
 }
@@ -153,6 +158,14 @@ func validate(md *checkpoint.Metadata) error {
 					if kg.Offset < 0 || kg.Length < 0 || kg.Offset > k.File.Size-kg.Length {
 						return fmt.Errorf("operator %q subtask %d: key group %d at [%d,+%d) lies outside state file %s of %d bytes", op.UID, st.Subtask, kg.KeyGroup, kg.Offset, kg.Length, k.File.Path, k.File.Size)
 					}
+				}
+			}
+			if h := st.State.Incremental; h != nil {
+				if st.State.Keyed != nil {
+					return fmt.Errorf("operator %q subtask %d: both a keyed state file and incremental keyed state", op.UID, st.Subtask)
+				}
+				if err := validateIncremental(h); err != nil {
+					return fmt.Errorf("operator %q subtask %d: incremental keyed state: %w", op.UID, st.Subtask, err)
 				}
 			}
 			if c := st.State.Channels; c != nil {

@@ -27,8 +27,12 @@ func (s *FS) LoadLatest(ctx context.Context) (*checkpoint.Metadata, []error, err
 		return nil, nil, fmt.Errorf("load latest checkpoint from %s: %w", s.jobDir, ErrNoCheckpoint)
 	}
 	var skipped []error
+	// Shared files are verified once, whichever checkpoints reference
+	// them: a corrupt one fails every checkpoint that uses it, and the
+	// newest one that does not is restored.
+	seen := map[string]error{}
 	for i := len(ids) - 1; i >= 0; i-- {
-		md, err := s.load(ctx, ids[i])
+		md, err := s.loadShared(ctx, ids[i], seen)
 		if err == nil {
 			return md, skipped, nil
 		}
@@ -43,8 +47,12 @@ func (s *FS) LoadLatest(ctx context.Context) (*checkpoint.Metadata, []error, err
 // load reads and verifies checkpoint id. Its error names the checkpoint
 // directory, so it can be reported as is.
 func (s *FS) load(ctx context.Context, id checkpoint.ID) (*checkpoint.Metadata, error) {
+	return s.loadShared(ctx, id, map[string]error{})
+}
+
+func (s *FS) loadShared(ctx context.Context, id checkpoint.ID, seen map[string]error) (*checkpoint.Metadata, error) {
 	dir := s.chkDir(id)
-	md, err := s.verify(ctx, id)
+	md, err := s.verify(ctx, id, seen)
 	if err != nil {
 		return nil, fmt.Errorf("checkpoint %s: %w", dir, err)
 	}
@@ -52,8 +60,8 @@ func (s *FS) load(ctx context.Context, id checkpoint.ID) (*checkpoint.Metadata, 
 }
 
 // verify decodes chk-<id>/_metadata and checks every state file it
-// references.
-func (s *FS) verify(ctx context.Context, id checkpoint.ID) (*checkpoint.Metadata, error) {
+// references, shared files included (their outcomes cached in seen).
+func (s *FS) verify(ctx context.Context, id checkpoint.ID, seen map[string]error) (*checkpoint.Metadata, error) {
 	b, err := s.readAll(filepath.Join(s.chkDir(id), metadataName))
 	if err != nil {
 		return nil, fmt.Errorf("read %s: %w", metadataName, err)
@@ -73,6 +81,9 @@ func (s *FS) verify(ctx context.Context, id checkpoint.ID) (*checkpoint.Metadata
 		if err := s.checkStateFile(ctx, abs, *f, nil); err != nil {
 			return nil, fmt.Errorf("state file %s: %w", f.Path, err)
 		}
+	}
+	if err := s.verifyIncremental(ctx, md, seen); err != nil {
+		return nil, err
 	}
 	return md, nil
 }

@@ -25,6 +25,13 @@ func (s *FS) Savepoint(ctx context.Context, id checkpoint.ID, targetDir string) 
 	if err != nil {
 		return "", fmt.Errorf("savepoint of checkpoint %d: %w", id, err)
 	}
+	if hasIncremental(md) {
+		// A savepoint is self-contained and canonical; an incremental
+		// checkpoint's files live in the job's shared area, in the LSM
+		// store's own format. The runtime takes savepoints as canonical
+		// checkpoints (kind Savepoint) for this reason.
+		return "", fmt.Errorf("savepoint of checkpoint %d: it is an incremental checkpoint whose state lies in the job's shared area; a savepoint must be canonical: trigger a savepoint (the job then takes a canonical checkpoint), or copy the whole job folder", id)
+	}
 	abs, err := filepath.Abs(targetDir)
 	if err != nil {
 		return "", fmt.Errorf("savepoint target %s: %w", targetDir, err)

@@ -15,13 +15,18 @@ import (
 // fault point alone, and at all of them, at parallelism 1, 2 and 3, and
 // requires the committed output to equal the failure-free output exactly:
 // no line lost, none duplicated, none different.
-func TestExactlyOnceUnderFaults(t *testing.T) { exactlyOnceUnderFaults(t, "heap") }
+func TestExactlyOnceUnderFaults(t *testing.T) {
+	exactlyOnceUnderFaults(t, map[string]string{"state.backend.type": "heap"})
+}
 
 // TestExactlyOnceUnderFaultsLSM is the same with the LSM state backend:
 // each restore loads the canonical checkpoint into a fresh store.
-func TestExactlyOnceUnderFaultsLSM(t *testing.T) { exactlyOnceUnderFaults(t, "lsm") }
+func TestExactlyOnceUnderFaultsLSM(t *testing.T) {
+	exactlyOnceUnderFaults(t, map[string]string{"state.backend.type": "lsm"})
+}
 
-func exactlyOnceUnderFaults(t *testing.T, backend string) {
+func exactlyOnceUnderFaults(t *testing.T, extra map[string]string) {
+	backend := extra["state.backend.type"]
 	const (
 		k        = 97
 		failures = 4
@@ -61,7 +66,7 @@ func exactlyOnceUnderFaults(t *testing.T, backend string) {
 		for p := 1; p <= 3; p++ {
 			t.Run(fmt.Sprintf("%s/p%d", ps.name, p), func(t *testing.T) {
 				r := newRun(t, n, k, p)
-				r.extra = map[string]string{"state.backend.type": backend}
+				r.extra = extra
 				// A rate keeps each attempt long enough for checkpoints to
 				// complete between failures on an idle machine too (an
 				// unthrottled attempt can end in a few milliseconds).

@@ -3,6 +3,7 @@ package demo_test
 import (
 	"context"
 	"errors"
+	"maps"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -33,13 +34,20 @@ func TestRescaleAcrossBackends(t *testing.T) {
 }
 
 func rescaleOnRestore(t *testing.T, before, after string) {
-	for _, c := range []struct{ from, to int }{{2, 3}, {3, 2}, {4, 1}, {1, 4}} {
+	rescaleCases(t, before, after, nil, 100_000, []struct{ from, to int }{{2, 3}, {3, 2}, {4, 1}, {1, 4}})
+}
+
+// rescaleCases runs the first run at rate events/s, slow enough for three
+// checkpoints to complete before it ends.
+func rescaleCases(t *testing.T, before, after string, extra map[string]string, rate float64, cases []struct{ from, to int }) {
+	for _, c := range cases {
 		t.Run(strings.Join([]string{itoa(c.from), itoa(c.to)}, "->"), func(t *testing.T) {
 			const n, k = 30_000, 37
 			r := newRun(t, n, k, c.from)
 			lsmDir := t.TempDir()
 			r.extra = map[string]string{"state.backend.type": before, "state.backend.lsm.dir": lsmDir}
-			r.rate = 100_000
+			maps.Copy(r.extra, extra)
+			r.rate = rate
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
 			first := r.execute(t, ctx, func(env *weir.Env) {
@@ -59,6 +67,7 @@ func rescaleOnRestore(t *testing.T, before, after string) {
 			}
 			r.rate, r.parallelism = 0, c.to
 			r.extra = map[string]string{"state.backend.type": after, "state.backend.lsm.dir": lsmDir}
+			maps.Copy(r.extra, extra)
 			second := r.execute(t, context.Background(), nil)
 			if second.err != nil {
 				t.Fatalf("resume at parallelism %d: %v\nlog:\n%s", c.to, second.err, second.log)

@@ -5,12 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync/atomic"
 
 	"github.com/cockroachdb/pebble/v2"
 
+	"github.com/weirstream/weir/internal/checkpoint"
 	"github.com/weirstream/weir/internal/codec"
 	"github.com/weirstream/weir/internal/keygroup"
 	"github.com/weirstream/weir/internal/state"
@@ -44,6 +46,15 @@ type Backend[K comparable] struct {
 
 	err  error
 	live atomic.Int64 // unreleased snapshots
+
+	// Incremental checkpoints (incremental.go).
+	opts    Options
+	popts   *pebble.Options
+	storeID string
+	inc     incState
+	// catalogue is the state catalogue of a store restored from files:
+	// a registration adopts the id its state has there.
+	catalogue map[string]checkpoint.StoreState
 }
 
 // registration is one registered state: its id, kind and typed handle.
@@ -85,34 +96,62 @@ func Open[K comparable](keys codec.Codec[K], kgs keygroup.Range, maxParallelism 
 	if err != nil {
 		return nil, fmt.Errorf("lsm state backend: make a store folder in %s: %w; set state.backend.lsm.dir to a writable folder", parent, err)
 	}
-	cache := pebble.NewCache(opts.BlockCacheSize)
-	db, err := pebble.Open(dir, &pebble.Options{
-		Cache:                       cache,
-		MemTableSize:                uint64(opts.MemtableSize),
-		MemTableStopWritesThreshold: memtableStopWrites,
-		// Durability comes from checkpoints: a store never outlives its
-		// task attempt, so a write-ahead log would only cost.
-		DisableWAL: true,
-		Merger:     listMerger,
-		Logger:     pebbleLogger{opts.Logger},
-	})
+	storeID, err := newStoreID()
 	if err != nil {
-		cache.Unref()
 		os.RemoveAll(dir)
-		return nil, fmt.Errorf("lsm state backend: open store in %s: %w", dir, err)
+		return nil, err
 	}
 	b := &Backend[K]{
-		db: db, cache: cache, dir: dir, keys: keys, kgs: kgs,
+		cache: pebble.NewCache(opts.BlockCacheSize), dir: dir, keys: keys, kgs: kgs,
 		states:  map[string]*registration{},
 		pending: map[string]*pendingState{},
+		opts:    opts, storeID: storeID,
+	}
+	b.inc.init()
+	if err := b.openDB(); err != nil {
+		b.cache.Unref()
+		os.RemoveAll(dir)
+		return nil, err
 	}
 	b.timers = state.NewTimers(keys, kgs, b.currentKey, b.SetCurrentKey)
 	b.SetCurrentKey(*new(K), kgs.Start)
 	return b, nil
 }
 
-// Dir is the store's directory.
+// Dir is the store's directory: the Pebble store in its "db" folder, the
+// local copies of incremental checkpoints next to it.
 func (b *Backend[K]) Dir() string { return b.dir }
+
+// dbDir is the Pebble store's folder.
+func (b *Backend[K]) dbDir() string { return filepath.Join(b.dir, "db") }
+
+// pebbleOptions are the options of every store; a fresh value per call,
+// since Pebble fills in its defaults.
+func (b *Backend[K]) pebbleOptions() *pebble.Options {
+	o := &pebble.Options{
+		Cache:                       b.cache,
+		MemTableSize:                uint64(b.opts.MemtableSize),
+		MemTableStopWritesThreshold: memtableStopWrites,
+		// Durability comes from checkpoints: a store never outlives its
+		// task attempt, so a write-ahead log would only cost.
+		DisableWAL: true,
+		Merger:     listMerger,
+		Logger:     pebbleLogger{b.opts.Logger},
+	}
+	o.EnsureDefaults()
+	return o
+}
+
+// openDB opens (or creates) the Pebble store in dbDir.
+func (b *Backend[K]) openDB() error {
+	b.popts = b.pebbleOptions()
+	db, err := pebble.Open(b.dbDir(), b.popts)
+	if err != nil {
+		return fmt.Errorf("lsm state backend: open store in %s: %w", b.dbDir(), err)
+	}
+	b.db = db
+	return nil
+}
 
 // SetCurrentKey encodes k once; every state access of the record reuses it.
 func (b *Backend[K]) SetCurrentKey(k K, kg int) {
@@ -150,8 +189,11 @@ func (b *Backend[K]) fail(err error) {
 
 // UnrestoredStates names, sorted, the restored states never registered.
 func (b *Backend[K]) UnrestoredStates() []string {
-	names := make([]string, 0, len(b.pending))
+	names := make([]string, 0, len(b.pending)+len(b.catalogue))
 	for name := range b.pending {
+		names = append(names, name)
+	}
+	for name := range b.catalogue {
 		names = append(names, name)
 	}
 	slices.Sort(names)
@@ -173,6 +215,13 @@ func (b *Backend[K]) RegisterRaw(spec state.StateSpec) (any, error) {
 		return nil, fmt.Errorf("register state %q: an operator may have at most %d keyed states", spec.Name, maxStates)
 	}
 	r := &registration{spec: spec, sid: b.nextSID}
+	if c, ok := b.catalogue[spec.Name]; ok {
+		// Restored from store files: the entries are under this id.
+		if state.Kind(c.Kind) != spec.Kind {
+			return nil, fmt.Errorf("register state %q as %s: the restored checkpoint holds it as %s; keep the kind or use another name: %w", spec.Name, spec.Desc, state.Kind(c.Kind), state.ErrStateMismatch)
+		}
+		r.sid = c.ID
+	}
 	// The catalogue makes the store self-describing, which an incremental
 	// restore (files without a canonical snapshot) will need.
 	meta := append(append([]byte(nil), metaPrefix...), spec.Name...)
@@ -185,7 +234,11 @@ func (b *Backend[K]) RegisterRaw(spec state.StateSpec) (any, error) {
 		}
 		delete(b.pending, spec.Name)
 	}
-	b.nextSID++
+	if _, ok := b.catalogue[spec.Name]; ok {
+		delete(b.catalogue, spec.Name)
+	} else {
+		b.nextSID++
+	}
 	switch spec.Kind {
 	case state.KindValue, state.KindReducing:
 		r.typed = spec.Wrap(&valueHandle[K]{b: b, sid: r.sid})
@@ -204,16 +257,19 @@ func (b *Backend[K]) RegisterRaw(spec state.StateSpec) (any, error) {
 // have been released; the runtime waits for its snapshot goroutines before
 // it closes operators.
 func (b *Backend[K]) Close() error {
-	if b.db == nil {
+	if b.cache == nil {
 		return nil
 	}
 	var errs []error
 	if n := b.live.Load(); n > 0 {
 		errs = append(errs, fmt.Errorf("lsm state backend: closed with %d unreleased snapshots (a bug in the caller)", n))
 	}
-	errs = append(errs, b.db.Close())
+	if b.db != nil { // nil after a restore that failed between stores
+		errs = append(errs, b.db.Close())
+	}
 	b.db = nil
 	b.cache.Unref()
+	b.cache = nil
 	errs = append(errs, os.RemoveAll(b.dir))
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("close lsm state backend in %s: %w", b.dir, err)

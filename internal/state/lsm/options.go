@@ -36,6 +36,11 @@ type Options struct {
 	MemtableSize int64
 	// Logger receives the store's background errors; nil is silent.
 	Logger *slog.Logger
+	// LocalRecoveryDir, when set (state.backend.local-recovery), keeps the
+	// SSTs of the newest completed incremental checkpoint in this folder
+	// (hard links), so that a restore on this machine downloads only what
+	// it does not find there. One folder per operator subtask.
+	LocalRecoveryDir string
 }
 
 // FromConfig takes the sizes and folder of a job's state.backend.lsm.*.

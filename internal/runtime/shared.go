@@ -1,0 +1,180 @@
+package runtime
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/weirstream/weir/internal/checkpoint"
+	"github.com/weirstream/weir/internal/checkpoint/registry"
+	"github.com/weirstream/weir/internal/keygroup"
+)
+
+// Incremental checkpoints: the JobManager's side. The hooks below are
+// called from jobmanager.go and attempt.go, one line each:
+//
+//	Execute, after CleanIncomplete     jm.initShared    rebuild the registry, delete orphans
+//	perform Persist                    a.sharedPersisting(md)
+//	perform NotifyComplete             a.retain(id)     register, retain, delete unreferenced
+//	perform Abort, after Discard       a.sharedAborted(id)
+//	runAttempt teardown                jm.sweepShared() nothing in flight: delete orphans
+//
+// and, on the task side, task.go's snapshot calls snapshotOperator.
+
+// sharedFiles is the JobManager's view of the job's shared area.
+type sharedFiles struct {
+	reg *registry.Registry
+	// persisting holds the metadata of checkpoints being completed, until
+	// their NotifyComplete registers them.
+	persisting map[checkpoint.ID]*checkpoint.Metadata
+	// dirty: a checkpoint failed since the last sweep, so the shared area
+	// may hold its uploads.
+	dirty bool
+}
+
+// initShared rebuilds the registry from every completed checkpoint's
+// metadata (a checkpoint whose metadata does not decode holds nothing a
+// restore could use) and deletes the files none of them references.
+func (jm *jobManager) initShared(ctx context.Context) error {
+	jm.shared = sharedFiles{reg: registry.New(), persisting: map[checkpoint.ID]*checkpoint.Metadata{}, dirty: true}
+	ids, err := jm.store.Completed()
+	if err != nil {
+		return fmt.Errorf("shared checkpoint files: %w", err)
+	}
+	for _, id := range ids {
+		md, err := jm.store.ReadMetadata(ctx, id)
+		if err != nil {
+			jm.log.Warn("shared checkpoint files: unreadable metadata; its files count as unreferenced", "checkpoint", id, "err", err)
+			continue
+		}
+		jm.shared.reg.Register(id, sharedNames(md))
+	}
+	jm.sweepShared()
+	return nil
+}
+
+func sharedNames(md *checkpoint.Metadata) []string {
+	refs := md.SharedRefs()
+	names := make([]string, len(refs))
+	for i, r := range refs {
+		names[i] = r.Name
+	}
+	return names
+}
+
+// sweepShared deletes shared files no registered checkpoint references.
+// Only while no checkpoint is in flight (see registry.Orphans).
+func (jm *jobManager) sweepShared() {
+	if !jm.shared.dirty {
+		return
+	}
+	listed, err := jm.store.ListShared()
+	if err != nil {
+		jm.log.Error("shared checkpoint files: list", "err", err)
+		return
+	}
+	if orphans := jm.shared.reg.Orphans(listed); len(orphans) > 0 {
+		jm.log.Info("deleting shared checkpoint files no checkpoint references", "files", len(orphans))
+		if err := jm.store.RemoveShared(orphans); err != nil {
+			jm.log.Error("shared checkpoint files: delete orphans", "err", err)
+			return
+		}
+	}
+	jm.shared.dirty = false
+}
+
+func (a *attempt) sharedPersisting(md *checkpoint.Metadata) {
+	a.jm.shared.persisting[md.ID] = md
+}
+
+// retain registers completed checkpoint id, applies retention and deletes
+// the shared files only the removed checkpoints referenced.
+func (a *attempt) retain(id checkpoint.ID) {
+	jm := a.jm
+	if md, ok := jm.shared.persisting[id]; ok {
+		delete(jm.shared.persisting, id)
+		jm.shared.reg.Register(id, sharedNames(md))
+	}
+	removed, err := jm.store.Retain(jm.cfg.NumRetained)
+	if err != nil {
+		jm.log.Error("checkpoint retention", "err", err)
+	}
+	var free []string
+	for _, r := range removed {
+		free = append(free, jm.shared.reg.Release(r)...)
+	}
+	if err := jm.store.RemoveShared(free); err != nil {
+		jm.log.Error("shared checkpoint files: delete", "err", err)
+	}
+	if len(a.coord.Pending()) == 0 {
+		jm.sweepShared()
+	}
+}
+
+// sharedAborted forgets an aborted checkpoint; its uploads are deleted by
+// the next sweep, once nothing is in flight.
+func (a *attempt) sharedAborted(id checkpoint.ID) {
+	delete(a.jm.shared.persisting, id)
+	a.jm.shared.dirty = true
+	if len(a.coord.Pending()) == 0 {
+		a.jm.sweepShared()
+	}
+}
+
+// checkpointKindOf is the checkpoint kind a trigger request asks for: a
+// savepoint's state must be canonical, so its tasks take full snapshots.
+func checkpointKindOf(req triggerRequest) checkpoint.Kind {
+	if req.kind == reqSavepoint {
+		return checkpoint.Savepoint
+	}
+	return checkpoint.Periodic
+}
+
+// FileSource reads a checkpoint's state files, checking each against its
+// size and CRC32C (storage.FS).
+type FileSource interface {
+	OpenFile(ctx context.Context, f checkpoint.StateFile) (io.ReadCloser, error)
+}
+
+// SharedStateWriter is the StateWriter of incremental snapshots: it also
+// writes files into the job's shared area.
+type SharedStateWriter interface {
+	StateWriter
+	WriteSharedFile(ctx context.Context, name string, write func(w io.Writer) error) (checkpoint.StateFile, error)
+}
+
+func (w chkWriter) WriteSharedFile(ctx context.Context, name string, write func(io.Writer) error) (checkpoint.StateFile, error) {
+	return w.fs.WriteSharedFile(ctx, name, write)
+}
+
+// KindSnapshotter is implemented by operators whose snapshot depends on
+// the checkpoint's kind: the LSM backend snapshots incrementally only for
+// periodic checkpoints, canonically for savepoints and final checkpoints.
+type KindSnapshotter interface {
+	SnapshotStateKind(id checkpoint.ID, ts time.Time, kind checkpoint.Kind) (AsyncSnapshot, error)
+}
+
+func snapshotOperator(op Operator, b checkpoint.Barrier) (AsyncSnapshot, error) {
+	if k, ok := op.(KindSnapshotter); ok {
+		return k.SnapshotStateKind(b.ID, b.Timestamp, b.Kind)
+	}
+	return op.SnapshotState(b.ID, b.Timestamp)
+}
+
+// incrementalFor returns the incremental handles of the old subtasks whose
+// key groups overlap kgs.
+func (rp *restorePoint) incrementalFor(subs []checkpoint.SubtaskStateEntry, kgs keygroup.Range) ([]*checkpoint.IncrementalKeyedStateHandle, FileSource, bool) {
+	var out []*checkpoint.IncrementalKeyedStateHandle
+	for _, s := range subs {
+		h := s.State.Incremental
+		if h == nil || h.KeyGroupEnd <= kgs.Start || h.KeyGroupStart >= kgs.End {
+			continue
+		}
+		out = append(out, h)
+	}
+	if len(out) == 0 {
+		return nil, nil, false
+	}
+	return out, rp.fs, rp.own
+}
