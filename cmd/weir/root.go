@@ -23,7 +23,7 @@ func newRoot() *cobra.Command {
 		Use:   "bench",
 		Short: "Run a benchmark with a same-run baseline",
 	}
-	benchCmd.AddCommand(newKeyedSumBench(), newSkewBench(), newBackpressureBench())
+	benchCmd.AddCommand(newKeyedSumBench(), newSkewBench(), newBackpressureBench(), newStateBench())
 	root.AddCommand(runCmd, benchCmd, newToolsCmd(), newSavepointCmd(), newStopCmd(), newCheckpointsCmd())
 	for _, c := range []*cobra.Command{runCmd, benchCmd} {
 		c.Args = func(c *cobra.Command, args []string) error {
