@@ -37,23 +37,30 @@ func (m *uploadMeter) measure(id int64) (int64, error) {
 	if err != nil {
 		return 0, fmt.Errorf("size of checkpoint %d: %w", id, err)
 	}
-	entries, err := os.ReadDir(filepath.Join(m.jobDir, sharedDirName))
-	if err != nil && !os.IsNotExist(err) {
-		return 0, fmt.Errorf("list shared checkpoint files: %w", err)
-	}
-	for _, e := range entries {
-		if e.IsDir() || m.seen[e.Name()] {
-			continue
+	shared := filepath.Join(m.jobDir, sharedDirName)
+	err = filepath.WalkDir(shared, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			if os.IsNotExist(err) {
+				return nil // no shared area (full checkpoints), or removed meanwhile
+			}
+			return err
 		}
-		info, err := e.Info()
+		if !d.Type().IsRegular() || m.seen[path] {
+			return nil
+		}
+		info, err := d.Info()
 		if os.IsNotExist(err) {
-			continue // removed by retention meanwhile: not this checkpoint's
+			return nil // removed by retention meanwhile: not this checkpoint's
 		}
 		if err != nil {
-			return 0, err
+			return err
 		}
-		m.seen[e.Name()] = true
+		m.seen[path] = true
 		own += info.Size()
+		return nil
+	})
+	if err != nil {
+		return 0, fmt.Errorf("list shared checkpoint files: %w", err)
 	}
 	return own, nil
 }

@@ -136,11 +136,12 @@ func TestUploadMeter(t *testing.T) {
 	}
 	write("chk-3/_metadata", 30)
 	write("shared/c.sst", 50)
+	write("shared/store-1/d.sst", 5) // a folder per store is counted too
 	if err := os.Remove(filepath.Join(job, "shared/a.sst")); err != nil {
 		t.Fatal(err)
 	}
-	if got, err := m.measure(3); err != nil || got != 80 {
-		t.Fatalf("incremental checkpoint 3: %d, %v; want 80 (c.sst only)", got, err)
+	if got, err := m.measure(3); err != nil || got != 85 {
+		t.Fatalf("incremental checkpoint 3: %d, %v; want 85 (c.sst and d.sst only)", got, err)
 	}
 	if _, err := m.measure(4); err != nil {
 		t.Fatalf("a checkpoint whose folder is gone: %v", err)
