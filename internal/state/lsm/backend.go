@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 
 	"github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/bloom"
 
 	"github.com/weirstream/weir/internal/checkpoint"
 	"github.com/weirstream/weir/internal/codec"
@@ -138,9 +139,30 @@ func (b *Backend[K]) pebbleOptions() *pebble.Options {
 		Merger:     listMerger,
 		Logger:     pebbleLogger{b.opts.Logger},
 	}
+	// Bloom filters on every level: a state read (value state's Get on
+	// each update) otherwise reads a block of every L0 file and level it
+	// passes; with them a miss costs a filter probe. 10 bits per key is
+	// about 1% false positives.
+	for i := range o.Levels {
+		o.Levels[i].FilterPolicy = bloom.FilterPolicy(10)
+	}
+	// Let L0 files pile up longer before they are compacted into the
+	// levels below. Each checkpoint flushes the memtable into one small L0
+	// file; an incremental checkpoint uploads only files the previous one
+	// did not have, so while L0 accumulates it uploads just that file. A
+	// compaction rewrites every file its key range overlaps, with random
+	// keys the whole base level, and the next checkpoint uploads all of
+	// it. Fewer compactions mean fewer such full-size uploads, at the
+	// price of more L0 files per read (cheap with the bloom filters).
+	o.L0CompactionThreshold = l0CompactionThreshold
+	o.L0StopWritesThreshold = 4 * l0CompactionThreshold
 	o.EnsureDefaults()
 	return o
 }
+
+// l0CompactionThreshold is the L0 read amplification at which Pebble
+// compacts L0 (its default is 4); see pebbleOptions.
+const l0CompactionThreshold = 16
 
 // openDB opens (or creates) the Pebble store in dbDir.
 func (b *Backend[K]) openDB() error {
