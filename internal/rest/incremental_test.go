@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http/httptest"
+	"os"
 	"path/filepath"
 	"testing"
 	"time"
@@ -21,11 +22,16 @@ import (
 // less than the state it references (the SSTs of earlier checkpoints stay
 // shared), the history and the job's counters agree; a second run on the
 // same state folder restores the newest checkpoint and reports when the
-// restore began and how long it took.
+// restore began and how long it took. With local recovery, the cancelled
+// run leaves its local copies behind for the next; the finished run
+// removes them.
 func TestIncrementalSizesAndRestore(t *testing.T) {
 	const n, k, p = 40_000, 97, 2
 	dir := t.TempDir()
-	extra := map[string]string{config.StateBackendType: "lsm", config.StateBackendIncremental: "true", config.StateBackendLSMDir: t.TempDir()}
+	lsmDir := t.TempDir()
+	extra := map[string]string{config.StateBackendType: "lsm", config.StateBackendIncremental: "true", config.StateBackendLSMDir: lsmDir,
+		config.StateBackendLocalRecovery: "true"}
+	local := filepath.Join(lsmDir, "weir-local-recovery", "demo")
 	out := filepath.Join(dir, "out")
 	newEnv := func(rate float64) (*weir.Env, *job, string, func()) {
 		env := weir.NewEnv(testutil.FaultConfig(t, p, filepath.Join(dir, "state"), "10ms", false, extra))
@@ -49,6 +55,9 @@ func TestIncrementalSizesAndRestore(t *testing.T) {
 	cancel()
 	if err := <-done; !errors.Is(err, context.Canceled) {
 		t.Fatalf("first run: %v", err)
+	}
+	if ents, err := os.ReadDir(local); err != nil || len(ents) != p {
+		t.Errorf("local recovery folder %s after the cancelled run: %d entries (%v), want one per keyed subtask", local, len(ents), err)
 	}
 	smaller := 0
 	for i, c := range stats.History {
@@ -81,6 +90,9 @@ func TestIncrementalSizesAndRestore(t *testing.T) {
 	}
 	if lines, err := file.ReadCommitted(out); err != nil || demo.Diff(demo.Expected(n, k), lines) != "" {
 		t.Fatalf("committed output differs from the demo's (err %v)", err)
+	}
+	if _, err := os.Stat(local); !os.IsNotExist(err) {
+		t.Errorf("local recovery folder %s after the job finished: %v, want it removed", local, err)
 	}
 	st := j2.status
 	if st.RestoredCheckpoint.Load() == 0 || st.LastRestoreDuration.Load() <= 0 || st.LastRestoreTimestamp.Load() < before.UnixMilli() {

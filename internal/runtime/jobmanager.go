@@ -195,6 +195,7 @@ func Execute(ctx context.Context, g *Graph, cfg JobConfig) error {
 		err := jm.runAttempt(ctx, attempt, rp)
 		if err == nil {
 			cfg.Status.setState(StateFinished, cfg.Now())
+			jm.removeLocalRecovery()
 			jm.answerStops(nil)
 			return nil
 		}
