@@ -3,7 +3,6 @@ package weir
 import (
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
 	"time"
 
@@ -94,9 +93,5 @@ func (o *processOp[K, T, U]) NotifyCheckpointAborted(id checkpoint.ID) error {
 // completed checkpoint's files: per job, operator and subtask, under the
 // lsm folder, so that a restarted attempt of the same subtask finds them.
 func localRecoveryDir(oc *runtime.OperatorContext) string {
-	parent := oc.StateBackend.LSM.Dir
-	if parent == "" {
-		parent = os.TempDir()
-	}
-	return filepath.Join(parent, "weir-local-recovery", fileSafe(oc.JobName), keyedFileName(oc.UID, oc.Subtask))
+	return filepath.Join(runtime.LocalRecoveryJobDir(oc.StateBackend, oc.JobName), keyedFileName(oc.UID, oc.Subtask))
 }

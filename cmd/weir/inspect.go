@@ -107,6 +107,10 @@ func printReport(w io.Writer, r *inspect.Report) error {
 	if t := r.Totals; t.ChannelStateFiles > 0 {
 		channelFiles = fmt.Sprintf(" and %s (%s)", plural(int64(t.ChannelStateFiles), "channel-state file"), bytesStr(t.ChannelStateBytes))
 	}
+	if t := r.Totals; t.Stores > 0 {
+		channelFiles += fmt.Sprintf(", %s (%s) and %s (%s) of %s", plural(int64(t.SharedFiles), "shared file"), bytesStr(t.SharedBytes),
+			plural(int64(t.PrivateFiles), "private file"), bytesStr(t.PrivateBytes), plural(int64(t.Stores), "lsm store"))
+	}
 	p.f("  verified: metadata and %d keyed state files (%s)%s, checksums match\n", r.Totals.KeyedFiles, bytesStr(r.Totals.KeyedBytes), channelFiles)
 	type subtaskKey struct {
 		uid     string
@@ -124,6 +128,9 @@ func printReport(w io.Writer, r *inspect.Report) error {
 			if k := s.Keyed; k != nil {
 				printKeyed(p, k)
 			}
+			if inc := s.Incremental; inc != nil {
+				printIncremental(p, inc)
+			}
 			for _, ls := range s.OperatorState {
 				p.f("    %s %q: %s, %s%s\n", listKind(ls.Union), ls.Name, plural(int64(ls.Elements), "element"), bytesStr(ls.Bytes), twoPhaseStr(ls.TwoPhaseCommit))
 			}
@@ -131,13 +138,20 @@ func printReport(w io.Writer, r *inspect.Report) error {
 			if cs != nil {
 				printChannelState(p, cs)
 			}
-			if s.Keyed == nil && len(s.OperatorState) == 0 && cs == nil {
+			if s.Keyed == nil && s.Incremental == nil && len(s.OperatorState) == 0 && cs == nil {
 				p.f("    no state\n")
 			}
 		}
 	}
 	p.f("\nchannel state: %s\n", channelStateStr(r))
-	p.f("shared files: %s\n", sectionStr(len(r.SharedFiles), noSharedFiles))
+	p.f("shared files: %s\n", sharedStr(r))
+	for _, f := range r.SharedFiles {
+		refs := make([]string, len(f.ReferencedBy))
+		for i, ref := range f.ReferencedBy {
+			refs[i] = fmt.Sprintf("%s/%d", ref.Operator, ref.Subtask)
+		}
+		p.f("  %s: %s, crc32c 0x%08x, used by %s\n", f.File, bytesStr(f.Size), f.CRC32C, strings.Join(refs, ", "))
+	}
 	t := r.Totals
 	p.f("\ntotals: %s, %s; %s (%s) with %s; %s\n", plural(int64(t.Operators), "operator"), plural(int64(t.Subtasks), "subtask"),
 		plural(int64(t.KeyedFiles), "keyed state file"), bytesStr(t.KeyedBytes), plural(int64(t.KeyGroups), "key-group block"), plural(t.Timers, "timer"))
@@ -164,6 +178,31 @@ func printKeyed(p *printer, k *inspect.Keyed) {
 		p.f("    keyed %s state %q: %s, %s in %s\n", st.Kind, st.Name, plural(st.Entries, "key"), bytesStr(st.Bytes), plural(int64(st.KeyGroups), "key group"))
 	}
 	p.f("    timers: %d (%s)\n", k.Timers, bytesStr(k.TimerBytes))
+}
+
+// printIncremental prints a subtask's LSM store (incremental checkpoint).
+func printIncremental(p *printer, inc *inspect.Incremental) {
+	p.f("    lsm store %s: key groups [%d,%d); assigned [%d,%d)\n", inc.StoreID, inc.KeyGroups.Start, inc.KeyGroups.End, inc.Assigned.Start, inc.Assigned.End)
+	p.f("    %s, %s uploaded by this checkpoint; %s (%s)\n", bytesStr(inc.FullSize), bytesStr(inc.UploadedSize), plural(int64(inc.SharedFiles), "shared file"), bytesStr(inc.SharedBytes))
+	for _, st := range inc.States {
+		p.f("    keyed %s state %q (id %d)\n", st.Kind, st.Name, st.ID)
+	}
+	for _, f := range inc.Private {
+		p.f("    private file %s (%s): %s, crc32c 0x%08x\n", f.File, f.Local, bytesStr(f.Size), f.CRC32C)
+	}
+	if inc.TimersFile != "" {
+		p.f("    timers file %s: %s, %s\n", inc.TimersFile, bytesStr(inc.TimersSize), plural(inc.Timers, "timer"))
+	}
+}
+
+// sharedStr sums the shared-files section.
+func sharedStr(r *inspect.Report) string {
+	if len(r.SharedFiles) == 0 {
+		return noSharedFiles
+	}
+	t := r.Totals
+	return fmt.Sprintf("%s (%s) in the job's shared area; the stores' full size %s, %s uploaded by this checkpoint",
+		plural(int64(t.SharedFiles), "file"), bytesStr(t.SharedBytes), bytesStr(t.FullBytes), bytesStr(t.UploadedBytes))
 }
 
 // printChannelState prints a subtask's in-flight records, one line per

@@ -92,6 +92,7 @@ func (j *Job) Collect(ch chan<- prometheus.Metric) {
 	completed, failed := s.CompletedCheckpoints.Load(), s.FailedCheckpoints.Load()
 	gauge(j.d.lastDuration, float64(time.Duration(s.LastCheckpointDuration.Load()).Milliseconds()))
 	gauge(j.d.lastSize, float64(s.LastCheckpointSize.Load()))
+	gauge(j.d.lastFullSize, float64(s.LastCheckpointFullSize.Load()))
 	gauge(j.d.lastCompletedID, float64(s.LastCheckpointID.Load()))
 	gauge(j.d.lastBuffered, float64(s.LastCheckpointAlignmentBuffered.Load()))
 	gauge(j.d.lastProcessed, float64(s.LastCheckpointProcessedData.Load()))
@@ -102,6 +103,8 @@ func (j *Job) Collect(ch chan<- prometheus.Metric) {
 	gauge(j.d.total, float64(completed+failed+int64(inProgress)))
 	gauge(j.d.restarts, float64(s.Restarts.Load()))
 	gauge(j.d.restoredID, float64(s.RestoredCheckpoint.Load()))
+	gauge(j.d.restoreTimestamp, float64(s.LastRestoreTimestamp.Load()))
+	gauge(j.d.restoreDuration, float64(time.Duration(s.LastRestoreDuration.Load()).Milliseconds()))
 	gauge(j.d.uptime, uptime(s, now))
 
 	tasks := s.Tasks()

@@ -15,12 +15,13 @@ var taskLabels = []string{"task_id", "task_name", "subtask_index"}
 // descs are the descriptors of one job's metrics; the job's id and name
 // are constant labels.
 type descs struct {
-	lastDuration, lastSize, lastCompletedID              *prometheus.Desc
-	lastBuffered, lastProcessed, lastPersisted           *prometheus.Desc
-	completed, failed, inProgress, total                 *prometheus.Desc
-	restarts, restoredID, uptime                         *prometheus.Desc
-	recordsIn, recordsOut, recordsInRate, recordsOutRate *prometheus.Desc
-	backPressured                                        *prometheus.Desc
+	lastDuration, lastSize, lastFullSize, lastCompletedID *prometheus.Desc
+	lastBuffered, lastProcessed, lastPersisted            *prometheus.Desc
+	completed, failed, inProgress, total                  *prometheus.Desc
+	restarts, restoredID, uptime                          *prometheus.Desc
+	restoreTimestamp, restoreDuration                     *prometheus.Desc
+	recordsIn, recordsOut, recordsInRate, recordsOutRate  *prometheus.Desc
+	backPressured                                         *prometheus.Desc
 }
 
 func newDescs(job prometheus.Labels) descs {
@@ -31,31 +32,34 @@ func newDescs(job prometheus.Labels) descs {
 		return prometheus.NewDesc(taskPrefix+name, help, taskLabels, job)
 	}
 	return descs{
-		lastDuration:    j("lastCheckpointDuration", "Milliseconds from trigger to completion of the last completed checkpoint."),
-		lastSize:        j("lastCheckpointSize", "Bytes of state the last completed checkpoint references."),
-		lastCompletedID: j("lastCompletedCheckpointId", "Id of the last completed checkpoint (0: none yet)."),
-		lastBuffered:    j("lastCheckpointAlignmentBuffered", "Bytes the last completed checkpoint's alignment held back: records queued in blocked channels (aligned) or channel state (unaligned)."),
-		lastProcessed:   j("lastCheckpointProcessedData", "Approximate bytes processed during the last completed checkpoint's alignment."),
-		lastPersisted:   j("lastCheckpointPersistedData", "Bytes of in-flight data the last completed checkpoint persisted as channel state (unaligned only)."),
-		completed:       j("numberOfCompletedCheckpoints", "Checkpoints completed since the job started."),
-		failed:          j("numberOfFailedCheckpoints", "Checkpoints failed or declined since the job started."),
-		inProgress:      j("numberOfInProgressCheckpoints", "Checkpoints triggered and not yet completed or failed."),
-		total:           j("totalNumberOfCheckpoints", "Completed, failed and in-progress checkpoints."),
-		restarts:        j("numRestarts", "Restarts of the job after failures."),
-		restoredID:      j("lastRestoredCheckpointId", "Id of the checkpoint the running attempt restored from (0: none)."),
-		uptime:          j("uptime", "Milliseconds since the job started while it runs; -1 once it ended."),
-		recordsIn:       t("numRecordsIn", "Records the subtask received in its current attempt."),
-		recordsOut:      t("numRecordsOut", "Records the subtask emitted in its current attempt (sources only for now)."),
-		recordsInRate:   t("numRecordsInPerSecond", "Records received per second over the rate window."),
-		recordsOutRate:  t("numRecordsOutPerSecond", "Records emitted per second over the rate window."),
-		backPressured:   t("isBackPressured", "1 if the subtask's output waited for credit since the previous sample, else 0."),
+		lastDuration:     j("lastCheckpointDuration", "Milliseconds from trigger to completion of the last completed checkpoint."),
+		lastSize:         j("lastCheckpointSize", "Bytes the last completed checkpoint persisted itself; for an incremental checkpoint the files it uploaded, without those of earlier checkpoints it references."),
+		lastFullSize:     j("lastCheckpointFullSize", "Bytes of all state the last completed checkpoint references; equals lastCheckpointSize for full snapshots."),
+		lastCompletedID:  j("lastCompletedCheckpointId", "Id of the last completed checkpoint (0: none yet)."),
+		lastBuffered:     j("lastCheckpointAlignmentBuffered", "Bytes the last completed checkpoint's alignment held back: records queued in blocked channels (aligned) or channel state (unaligned)."),
+		lastProcessed:    j("lastCheckpointProcessedData", "Approximate bytes processed during the last completed checkpoint's alignment."),
+		lastPersisted:    j("lastCheckpointPersistedData", "Bytes of in-flight data the last completed checkpoint persisted as channel state (unaligned only)."),
+		completed:        j("numberOfCompletedCheckpoints", "Checkpoints completed since the job started."),
+		failed:           j("numberOfFailedCheckpoints", "Checkpoints failed or declined since the job started."),
+		inProgress:       j("numberOfInProgressCheckpoints", "Checkpoints triggered and not yet completed or failed."),
+		total:            j("totalNumberOfCheckpoints", "Completed, failed and in-progress checkpoints."),
+		restarts:         j("numRestarts", "Restarts of the job after failures."),
+		restoredID:       j("lastRestoredCheckpointId", "Id of the checkpoint the running attempt restored from (0: none)."),
+		restoreTimestamp: j("lastCheckpointRestoreTimestamp", "Unix milliseconds when the last restore from a checkpoint began (0: never restored)."),
+		restoreDuration:  j("lastRestoreDuration", "Milliseconds the last restore took: the slowest subtask's time from its start until its operators had restored their state (0: never restored, or in progress)."),
+		uptime:           j("uptime", "Milliseconds since the job started while it runs; -1 once it ended."),
+		recordsIn:        t("numRecordsIn", "Records the subtask received in its current attempt."),
+		recordsOut:       t("numRecordsOut", "Records the subtask emitted in its current attempt (sources only for now)."),
+		recordsInRate:    t("numRecordsInPerSecond", "Records received per second over the rate window."),
+		recordsOutRate:   t("numRecordsOutPerSecond", "Records emitted per second over the rate window."),
+		backPressured:    t("isBackPressured", "1 if the subtask's output waited for credit since the previous sample, else 0."),
 	}
 }
 
 func (d descs) all() []*prometheus.Desc {
 	return []*prometheus.Desc{
-		d.lastDuration, d.lastSize, d.lastCompletedID, d.lastBuffered, d.lastProcessed, d.lastPersisted, d.completed, d.failed, d.inProgress, d.total,
-		d.restarts, d.restoredID, d.uptime,
+		d.lastDuration, d.lastSize, d.lastFullSize, d.lastCompletedID, d.lastBuffered, d.lastProcessed, d.lastPersisted, d.completed, d.failed, d.inProgress, d.total,
+		d.restarts, d.restoredID, d.restoreTimestamp, d.restoreDuration, d.uptime,
 		d.recordsIn, d.recordsOut, d.recordsInRate, d.recordsOutRate, d.backPressured,
 	}
 }

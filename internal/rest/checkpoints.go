@@ -28,7 +28,13 @@ type CheckpointStatistics struct {
 	LatestAckTimestamp int64 `json:"latest_ack_timestamp"`
 	// EndToEndDuration runs from the trigger to completion or failure, or
 	// to now while in progress.
-	EndToEndDuration        int64  `json:"end_to_end_duration"`
+	EndToEndDuration int64 `json:"end_to_end_duration"`
+	// CheckpointedSize is what this checkpoint persisted itself; StateSize
+	// all the state it references. They differ for incremental
+	// checkpoints, whose files uploaded by earlier checkpoints count in
+	// StateSize only. Both are 0 until the checkpoint's metadata is
+	// written.
+	CheckpointedSize        int64  `json:"checkpointed_size"`
 	StateSize               int64  `json:"state_size"`
 	NumSubtasks             int    `json:"num_subtasks"`
 	NumAcknowledgedSubtasks int    `json:"num_acknowledged_subtasks"`
@@ -60,7 +66,7 @@ func checkpointStats(c runtime.CheckpointStats) CheckpointStatistics {
 	s := CheckpointStatistics{
 		ID: int64(c.ID), Status: c.Status, CheckpointType: checkpointType(c.Unaligned), Kind: c.Kind,
 		TriggerTimestamp: millis(c.TriggerTime), LatestAckTimestamp: -1,
-		EndToEndDuration: c.Duration.Milliseconds(), StateSize: c.StateSize,
+		EndToEndDuration: c.Duration.Milliseconds(), CheckpointedSize: c.CheckpointedSize, StateSize: c.StateSize,
 		NumSubtasks: c.Subtasks, NumAcknowledgedSubtasks: c.Acknowledged,
 		AlignmentBuffered: c.AlignmentBufferedBytes, ProcessedData: c.ProcessedInFlightBytes, PersistedData: c.PersistedInFlightBytes,
 		StartDelay: c.StartDelay.Milliseconds(), AlignmentDuration: c.AlignmentDuration.Milliseconds(),
@@ -90,6 +96,12 @@ type CheckpointCounts struct {
 type RestoredCheckpoint struct {
 	ID          int64 `json:"id"`
 	IsSavepoint bool  `json:"is_savepoint"`
+	// RestoreTimestamp is when the restore began (milliseconds since the
+	// epoch); RestoreDuration how long it took, in milliseconds: the
+	// slowest subtask's time from its start until its operators had
+	// restored their state (0 while still restoring).
+	RestoreTimestamp int64 `json:"restore_timestamp"`
+	RestoreDuration  int64 `json:"restore_duration"`
 }
 
 // LatestCheckpoints are the newest completed and failed checkpoints in
@@ -111,6 +123,7 @@ type MinMaxAvg struct {
 
 // CheckpointSummary summarises the completed checkpoints of the history.
 type CheckpointSummary struct {
+	CheckpointedSize  MinMaxAvg `json:"checkpointed_size"`
 	StateSize         MinMaxAvg `json:"state_size"`
 	EndToEndDuration  MinMaxAvg `json:"end_to_end_duration"`
 	AlignmentBuffered MinMaxAvg `json:"alignment_buffered"`
@@ -130,7 +143,7 @@ func (a *api) checkpoints(w http.ResponseWriter, r *http.Request, j Job) {
 	s := j.Status()
 	hist := s.Checkpoints(a.cfg.Now())
 	out := CheckpointingStatistics{History: make([]CheckpointStatistics, 0, len(hist))}
-	var sizes, durations, buffered, processed, persisted []int64
+	var checkpointed, sizes, durations, buffered, processed, persisted []int64
 	for i := len(hist) - 1; i >= 0; i-- {
 		c := checkpointStats(hist[i])
 		out.History = append(out.History, c)
@@ -138,6 +151,7 @@ func (a *api) checkpoints(w http.ResponseWriter, r *http.Request, j Job) {
 		case runtime.CheckpointInProgress:
 			out.Counts.InProgress++
 		case runtime.CheckpointCompleted:
+			checkpointed = append(checkpointed, c.CheckpointedSize)
 			sizes, durations = append(sizes, c.StateSize), append(durations, c.EndToEndDuration)
 			buffered, processed = append(buffered, c.AlignmentBuffered), append(processed, c.ProcessedData)
 			persisted = append(persisted, c.PersistedData)
@@ -151,23 +165,24 @@ func (a *api) checkpoints(w http.ResponseWriter, r *http.Request, j Job) {
 		}
 	}
 	// The history is short; a completed checkpoint older than all of it
-	// still has its id, duration and size in the job's counters.
+	// still has its id, duration and sizes in the job's counters.
 	if id := s.LastCheckpointID.Load(); out.Latest.Completed == nil && id > 0 {
 		out.Latest.Completed = &CheckpointStatistics{
 			ID: id, Status: runtime.CheckpointCompleted, CheckpointType: "CHECKPOINT", TriggerTimestamp: -1, LatestAckTimestamp: -1,
-			EndToEndDuration: time.Duration(s.LastCheckpointDuration.Load()).Milliseconds(), StateSize: s.LastCheckpointSize.Load(),
+			EndToEndDuration: time.Duration(s.LastCheckpointDuration.Load()).Milliseconds(), CheckpointedSize: s.LastCheckpointSize.Load(), StateSize: s.LastCheckpointFullSize.Load(),
 			AlignmentBuffered: s.LastCheckpointAlignmentBuffered.Load(), ProcessedData: s.LastCheckpointProcessedData.Load(),
 			PersistedData: s.LastCheckpointPersistedData.Load(),
 		}
 	}
 	if id := s.RestoredCheckpoint.Load(); id > 0 {
 		out.Counts.Restored = 1
-		out.Latest.Restored = &RestoredCheckpoint{ID: id}
+		out.Latest.Restored = &RestoredCheckpoint{ID: id, RestoreTimestamp: s.LastRestoreTimestamp.Load(),
+			RestoreDuration: time.Duration(s.LastRestoreDuration.Load()).Milliseconds()}
 	}
 	out.Counts.Completed, out.Counts.Failed = s.CompletedCheckpoints.Load(), s.FailedCheckpoints.Load()
 	out.Counts.Total = out.Counts.Completed + out.Counts.Failed + out.Counts.InProgress
 	out.Summary = CheckpointSummary{
-		StateSize: minMaxAvg(sizes), EndToEndDuration: minMaxAvg(durations),
+		CheckpointedSize: minMaxAvg(checkpointed), StateSize: minMaxAvg(sizes), EndToEndDuration: minMaxAvg(durations),
 		AlignmentBuffered: minMaxAvg(buffered), ProcessedData: minMaxAvg(processed), PersistedData: minMaxAvg(persisted),
 	}
 	writeJSON(w, http.StatusOK, out)

@@ -138,8 +138,14 @@ func TestDemoJob(t *testing.T) {
 	if l := stats.Latest; l.Completed == nil || *l.Completed != stats.History[0] || l.Failed != nil || l.Restored != nil || l.Savepoint != nil {
 		t.Errorf("latest %+v, want the final checkpoint completed and nothing else", l)
 	}
-	if c := stats.History[0]; j.status.LastCheckpointID.Load() != c.ID || j.status.LastCheckpointSize.Load() != c.StateSize {
-		t.Errorf("latest completed %+v, job counters id %d size %d", c, j.status.LastCheckpointID.Load(), j.status.LastCheckpointSize.Load())
+	if c := stats.History[0]; j.status.LastCheckpointID.Load() != c.ID || j.status.LastCheckpointSize.Load() != c.CheckpointedSize || j.status.LastCheckpointFullSize.Load() != c.StateSize {
+		t.Errorf("latest completed %+v, job counters id %d size %d full size %d", c, j.status.LastCheckpointID.Load(), j.status.LastCheckpointSize.Load(), j.status.LastCheckpointFullSize.Load())
+	}
+	// Heap checkpoints are full: each persists all the state it references.
+	for i, c := range stats.History {
+		if c.CheckpointedSize != c.StateSize {
+			t.Errorf("history[%d]: checkpointed_size %d, state_size %d; want equal for a full checkpoint", i, c.CheckpointedSize, c.StateSize)
+		}
 	}
 	sizes := []int64{stats.History[0].StateSize, stats.History[1].StateSize, stats.History[2].StateSize}
 	if s := stats.Summary.StateSize; s.Min != min(sizes[0], sizes[1], sizes[2]) || s.Max != max(sizes[0], sizes[1], sizes[2]) || s.Avg != (sizes[0]+sizes[1]+sizes[2])/3 {

@@ -395,13 +395,12 @@ func (a *attempt) perform(actions []coordinator.Action) {
 			}
 			md := metadataFor(jm.cfg.JobName, jm.jg, act.ID, act.Kind, act.Timestamp, act.States)
 			a.sharedPersisting(md)
-			size := stateSize(act.States)
+			size := sizesOf(act.States)
 			a.persisting++
 			go func() {
 				_, err := jm.store.WriteMetadata(context.Background(), md)
 				if err == nil {
-					st.LastCheckpointSize.Store(size)
-					st.updateCheckpoint(act.ID, func(c *CheckpointStats) { c.StateSize = size })
+					st.checkpointPersisted(act.ID, size)
 				}
 				a.events <- event{kind: evPersisted, id: act.ID, err: err}
 			}()

@@ -84,9 +84,7 @@ func (jm *jobManager) newTask(ctx context.Context, v *Vertex, s, attempt int, rp
 		priorityTriggers: cfg.Unaligned && cfg.AlignedTimeout == 0,
 		maxChannelState:  cfg.MaxChannelStateBytes,
 	}
-	if v.IsSource() {
-		t.metrics.job = cfg.Status
-	}
+	t.metrics.job = cfg.Status // source records (sources only), restore time
 	// Operators and their contexts.
 	for _, n := range v.Chain {
 		kgs := keygroup.RangeFor(n.MaxParallelism, n.Parallelism, s)

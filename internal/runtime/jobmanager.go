@@ -189,12 +189,13 @@ func Execute(ctx context.Context, g *Graph, cfg JobConfig) error {
 	for attempt := 0; ; attempt++ {
 		if rp != nil {
 			jm.nextID = max(jm.nextID, rp.md.ID+1)
-			cfg.Status.RestoredCheckpoint.Store(int64(rp.md.ID))
+			cfg.Status.restoring(rp.md.ID, attempt, cfg.Now())
 			jm.log.Info("restoring", "checkpoint", rp.md.ID, "path", rp.path, "attempt", attempt)
 		}
 		err := jm.runAttempt(ctx, attempt, rp)
 		if err == nil {
 			cfg.Status.setState(StateFinished, cfg.Now())
+			jm.removeLocalRecovery()
 			jm.answerStops(nil)
 			return nil
 		}

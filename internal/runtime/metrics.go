@@ -4,8 +4,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-
-	"github.com/weirstream/weir/internal/checkpoint"
 )
 
 // TaskMetrics are a task's counters. Written by the task goroutine with
@@ -59,8 +57,15 @@ type JobStatus struct {
 	LastCheckpointID     atomic.Int64
 	// LastCheckpointDuration is trigger-to-completion, in nanoseconds.
 	LastCheckpointDuration atomic.Int64
-	// LastCheckpointSize is the bytes of state the checkpoint references.
+	// LastCheckpointSize is the bytes the last completed checkpoint
+	// persisted itself (Flink's lastCheckpointSize): for an incremental
+	// checkpoint the files it uploaded, not those of earlier checkpoints
+	// it references.
 	LastCheckpointSize atomic.Int64
+	// LastCheckpointFullSize is the bytes of all state the last completed
+	// checkpoint references (Flink's lastCheckpointFullSize); equal to
+	// LastCheckpointSize for full snapshots.
+	LastCheckpointFullSize atomic.Int64
 	// The last completed checkpoint's in-flight data (CheckpointStats):
 	// bytes alignment held back, bytes processed during alignment, bytes
 	// of channel state persisted.
@@ -72,7 +77,14 @@ type JobStatus struct {
 	// RestoredChannelStateBytes counts the bytes of channel state (in-flight
 	// records of unaligned checkpoints) restored by all attempts.
 	RestoredChannelStateBytes atomic.Int64
-	lastFailure               atomic.Pointer[string]
+	// LastRestoreTimestamp is when the last restore from a checkpoint
+	// began, in Unix milliseconds (Flink's lastCheckpointRestoreTimestamp;
+	// 0: never). LastRestoreDuration is how long it took, in nanoseconds:
+	// the slowest subtask's time from its start until its operators had
+	// restored their state (status_restore.go).
+	LastRestoreTimestamp atomic.Int64
+	LastRestoreDuration  atomic.Int64
+	lastFailure          atomic.Pointer[string]
 
 	once sync.Once
 	m    *monitor
@@ -87,27 +99,3 @@ func (s *JobStatus) LastFailure() string {
 }
 
 func (s *JobStatus) setFailure(msg string) { s.lastFailure.Store(&msg) }
-
-// stateSize sums the bytes a checkpoint's metadata references.
-func stateSize(states []checkpoint.TaskState) int64 {
-	var n int64
-	for _, ts := range states {
-		for _, os := range ts.Operators {
-			if os.Keyed != nil {
-				n += os.Keyed.File.Size
-			}
-			if os.Channels != nil {
-				n += os.Channels.File.Size
-			}
-			if h := os.Incremental; h != nil {
-				n += h.FullSize
-			}
-			for _, elems := range os.Operator {
-				for _, e := range elems {
-					n += int64(len(e))
-				}
-			}
-		}
-	}
-	return n
-}

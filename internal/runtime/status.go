@@ -39,11 +39,15 @@ type CheckpointStats struct {
 	TriggerTime time.Time     `json:"trigger_timestamp"`
 	// Duration is trigger to completion or failure; up to now while in
 	// progress.
-	Duration      time.Duration `json:"end_to_end_duration"`
-	StateSize     int64         `json:"state_size"`
-	Acknowledged  int           `json:"num_acknowledged_subtasks"`
-	Subtasks      int           `json:"num_subtasks"`
-	FailureReason string        `json:"failure_message,omitempty"`
+	Duration time.Duration `json:"end_to_end_duration"`
+	// CheckpointedSize is what this checkpoint persisted; StateSize all the
+	// state it references (see checkpointSizes). Both are 0 until its
+	// metadata is written.
+	CheckpointedSize int64  `json:"checkpointed_size"`
+	StateSize        int64  `json:"state_size"`
+	Acknowledged     int    `json:"num_acknowledged_subtasks"`
+	Subtasks         int    `json:"num_subtasks"`
+	FailureReason    string `json:"failure_message,omitempty"`
 
 	// In-flight data, summed over the acknowledged subtasks (see
 	// SubtaskCheckpointStats for each figure).
@@ -90,6 +94,9 @@ type monitor struct {
 	vertices []VertexInfo
 	requests chan triggerRequest
 	numTasks int
+	// restoreAttempt is the attempt whose restore LastRestoreDuration
+	// measures (status_restore.go).
+	restoreAttempt int
 }
 
 // requestKind says what an external request asks of the running job.

@@ -107,6 +107,7 @@ var ErrUserPanic = errors.New("panic in user code")
 // goroutines and closes its operators before returning, so a failed-over job
 // leaves nothing running behind.
 func (t *Task) Run(parent context.Context) (err error) {
+	start := t.now()
 	ctx, cancel := context.WithCancel(parent)
 	defer func() {
 		cancel()
@@ -133,6 +134,7 @@ func (t *Task) Run(parent context.Context) (err error) {
 			return fmt.Errorf("open operator %q: %w", t.ocs[i].Name, err)
 		}
 	}
+	t.restored(start)
 	if t.source != nil {
 		err = t.runSource(ctx)
 	} else {

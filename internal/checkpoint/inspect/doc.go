@@ -22,8 +22,12 @@
 // checked against the handle's segments like a restore would replay it;
 // the batches themselves are not decoded, their codec being the job's.
 //
-// The shared-files section (state files referenced by several checkpoints,
-// as incremental checkpoints would have) is empty: weir writes full
-// checkpoints; the type exists so that the report and its JSON keep their
-// shape when that feature arrives.
+// An incremental checkpoint of the lsm backend gives each keyed subtask an
+// LSM store: the report lists its catalogue of states, its private files
+// (in chk-<n>/), its timers and its sizes (full, and uploaded by this
+// checkpoint), and in a section of its own every shared file (in the job's
+// shared/ area) with the operator subtasks whose stores reference it.
+// Every file's size and CRC32C is verified, shared ones included; a
+// missing or damaged shared file fails the inspection, naming it. The
+// SSTs are not opened: entry counts would take Pebble and the store.
 package inspect

@@ -61,7 +61,8 @@ func InspectFS(ctx context.Context, fsys vfs.FS, path string) (*Report, error) {
 		}
 		r.Operators = append(r.Operators, o)
 	}
-	r.Totals = totals(r.Operators, r.ChannelState)
+	r.SharedFiles = sharedFiles(md)
+	r.Totals = totals(r.Operators, r.ChannelState, r.SharedFiles)
 	return r, nil
 }
 
@@ -128,6 +129,13 @@ func operator(ctx context.Context, sfs *storage.FS, op *checkpoint.OperatorState
 			if s.Keyed, err = keyed(h, data, abs, op.MaxParallelism, op.Parallelism, st.Subtask); err != nil {
 				return Operator{}, fmt.Errorf("%s: %w", where, err)
 			}
+		}
+		if h := st.State.Incremental; h != nil {
+			inc, err := incremental(ctx, sfs, h, op.MaxParallelism, op.Parallelism, st.Subtask)
+			if err != nil {
+				return Operator{}, fmt.Errorf("%s: %w", where, err)
+			}
+			s.Incremental = inc
 		}
 		if h := st.State.Channels; h != nil {
 			cs, err := channelState(ctx, sfs, h, op.UID, st.Subtask)

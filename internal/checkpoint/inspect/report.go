@@ -21,8 +21,10 @@ type Report struct {
 	// checkpoint stored, in operator and subtask order. Empty for aligned
 	// checkpoints; never nil, so the JSON shows [] rather than null.
 	ChannelState []ChannelState `json:"channelState"`
-	// SharedFiles is empty: every checkpoint writes full state files of
-	// its own. Never nil.
+	// SharedFiles lists the files of the job's shared area that the
+	// checkpoint's LSM stores reference (incremental checkpoints), by
+	// name, each with the subtasks that reference it. Empty for full
+	// checkpoints and savepoints; never nil.
 	SharedFiles []SharedFile `json:"sharedFiles"`
 	Totals      Totals       `json:"totals"`
 }
@@ -38,8 +40,12 @@ type Operator struct {
 // Subtask is what one operator subtask put into the checkpoint.
 type Subtask struct {
 	Index int `json:"subtask"`
-	// Keyed is nil for an operator without keyed state.
+	// Keyed is nil for an operator without keyed state in the canonical
+	// format.
 	Keyed *Keyed `json:"keyed,omitempty"`
+	// Incremental is the subtask's LSM store when the checkpoint is an
+	// incremental one of the lsm backend; nil otherwise.
+	Incremental *Incremental `json:"incremental,omitempty"`
 	// OperatorState is the non-keyed list state, sorted by name.
 	OperatorState []ListState `json:"operatorState,omitempty"`
 }
@@ -152,13 +158,74 @@ type InputChannel struct {
 	Bytes   int64 `json:"bytes"`
 }
 
-// SharedFile would describe a state file referenced by this and other
-// checkpoints, as incremental checkpoints have. weir writes full
-// checkpoints; the type keeps the report's shape stable.
+// Incremental describes one subtask's LSM store in an incremental
+// checkpoint: its files in the shared area (listed in Report.SharedFiles),
+// its private files in the checkpoint's folder, its state catalogue, and
+// its timers.
+type Incremental struct {
+	StoreID string `json:"storeId"`
+	// KeyGroups is the range of the subtask that wrote the store; Assigned
+	// the range keygroup.RangeFor gives this subtask. They differ only in
+	// a damaged or hand-edited checkpoint.
+	KeyGroups Range `json:"keyGroups"`
+	Assigned  Range `json:"assigned"`
+	// States is the store's catalogue, sorted by name. Entry counts are
+	// not given: they would take opening the store.
+	States []StoreState `json:"states"`
+	// SharedFiles and SharedBytes count the store's files in the shared
+	// area.
+	SharedFiles int   `json:"sharedFiles"`
+	SharedBytes int64 `json:"sharedBytes"`
+	// Private are the store's files that belong to this checkpoint only
+	// (MANIFEST, OPTIONS, …), in handle order.
+	Private []PrivateFile `json:"private"`
+	// TimersFile is the timers' file (canonical keyed format), "" if the
+	// subtask had none; TimersSize is its size, Timers counts them.
+	TimersFile string `json:"timersFile,omitempty"`
+	TimersSize int64  `json:"timersSize"`
+	Timers     int64  `json:"timers"`
+	// FullSize is the bytes of every file the store references;
+	// UploadedSize those this checkpoint uploaded itself.
+	FullSize     int64 `json:"fullSize"`
+	UploadedSize int64 `json:"uploadedSize"`
+}
+
+// StoreState is one entry of an LSM store's state catalogue.
+type StoreState struct {
+	Name string `json:"name"`
+	// Kind is "value", "list", "map" or "reducing".
+	Kind string `json:"kind"`
+	// ID prefixes the state's keys in the store.
+	ID uint16 `json:"id"`
+}
+
+// PrivateFile is a store file kept in the checkpoint's own folder.
+type PrivateFile struct {
+	// Local is the file's name in the store.
+	Local  string `json:"local"`
+	File   string `json:"file"` // relative to the job directory
+	Size   int64  `json:"size"`
+	CRC32C uint32 `json:"crc32c"`
+}
+
+// SharedFile is a file of the job's shared area that the checkpoint
+// references. Other retained checkpoints may reference it too; the
+// JobManager deletes it once none does.
 type SharedFile struct {
-	File         string          `json:"file"`
-	Size         int64           `json:"size"`
-	ReferencedBy []checkpoint.ID `json:"referencedBy"`
+	File   string `json:"file"` // relative to the job directory: shared/<name>
+	Size   int64  `json:"size"`
+	CRC32C uint32 `json:"crc32c"`
+	// Local is the file's name in the store that wrote it.
+	Local string `json:"local"`
+	// ReferencedBy lists the operator subtasks whose stores use it, in
+	// metadata order (after a rescale, one file can be in several).
+	ReferencedBy []SubtaskRef `json:"referencedBy"`
+}
+
+// SubtaskRef names one operator subtask.
+type SubtaskRef struct {
+	Operator string `json:"operator"`
+	Subtask  int    `json:"subtask"`
 }
 
 // Totals sums the report.
@@ -170,6 +237,18 @@ type Totals struct {
 	KeyedFiles int   `json:"keyedFiles"`
 	KeyedBytes int64 `json:"keyedBytes"`
 	KeyGroups  int   `json:"keyGroups"`
+	// Stores counts the subtasks' LSM stores (incremental checkpoints);
+	// SharedFiles and SharedBytes the distinct shared files they reference,
+	// PrivateFiles and PrivateBytes their files in the checkpoint's folder
+	// (timers files included). FullBytes sums the stores' full sizes,
+	// UploadedBytes what this checkpoint uploaded of them.
+	Stores        int   `json:"stores"`
+	SharedFiles   int   `json:"sharedFiles"`
+	SharedBytes   int64 `json:"sharedBytes"`
+	PrivateFiles  int   `json:"privateFiles"`
+	PrivateBytes  int64 `json:"privateBytes"`
+	FullBytes     int64 `json:"fullBytes"`
+	UploadedBytes int64 `json:"uploadedBytes"`
 	// KeyedStates sums each operator's keyed states over its subtasks, in
 	// operator order, then by name.
 	KeyedStates []OperatorKeyedState `json:"keyedStates"`

@@ -3,8 +3,12 @@ package inspect
 import "sort"
 
 // totals sums the operators' reports and the channel state.
-func totals(ops []Operator, chans []ChannelState) Totals {
+func totals(ops []Operator, chans []ChannelState, shared []SharedFile) Totals {
 	t := Totals{Operators: len(ops), KeyedStates: []OperatorKeyedState{}, OperatorStates: []OperatorListState{}}
+	t.SharedFiles = len(shared)
+	for _, f := range shared {
+		t.SharedBytes += f.Size
+	}
 	for _, cs := range chans {
 		t.ChannelStateFiles++
 		t.ChannelStateBytes += cs.Size
@@ -17,6 +21,20 @@ func totals(ops []Operator, chans []ChannelState) Totals {
 		lists := map[string]*OperatorListState{}
 		for _, s := range op.Subtasks {
 			t.Subtasks++
+			if inc := s.Incremental; inc != nil {
+				t.Stores++
+				t.Timers += inc.Timers
+				t.FullBytes += inc.FullSize
+				t.UploadedBytes += inc.UploadedSize
+				for _, p := range inc.Private {
+					t.PrivateFiles++
+					t.PrivateBytes += p.Size
+				}
+				if inc.TimersFile != "" {
+					t.PrivateFiles++
+					t.PrivateBytes += inc.TimersSize
+				}
+			}
 			if k := s.Keyed; k != nil {
 				t.KeyedFiles++
 				t.KeyedBytes += k.Size

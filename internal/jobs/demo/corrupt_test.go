@@ -9,7 +9,6 @@ import (
 	"sort"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/weirstream/weir"
 	"github.com/weirstream/weir/internal/config"
@@ -214,15 +213,5 @@ func corrupt(t *testing.T, path string) {
 	}
 	if err := os.WriteFile(path, b, 0o644); err != nil {
 		t.Fatal(err)
-	}
-}
-
-// waitFor polls cond until it holds; the test's deadline bounds it.
-func waitFor(t *testing.T, cond func() bool) {
-	t.Helper()
-	tick := time.NewTicker(time.Millisecond)
-	defer tick.Stop()
-	for !cond() {
-		<-tick.C
 	}
 }

@@ -99,3 +99,28 @@ func duplicates(lines []string) int {
 	}
 	return d
 }
+
+// waitForTimeout bounds waitFor: far above what any wait here takes on a
+// loaded machine (a few checkpoints at a 10 ms interval), far below the
+// test binary's timeout.
+const waitForTimeout = time.Minute
+
+// waitFor polls cond until it holds, failing the test once waitForTimeout
+// has passed. The callers wait for progress of a job running beside them
+// (checkpoints completed) in an onStart goroutine; a job that ends before
+// it makes that progress would otherwise leave them polling, and execute
+// waiting for them, until the test binary's timeout. t.Fatalf ends the
+// calling goroutine through runtime.Goexit, which runs execute's deferred
+// close, so the test then returns.
+func waitFor(t *testing.T, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(waitForTimeout)
+	tick := time.NewTicker(time.Millisecond)
+	defer tick.Stop()
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("waited %v for a condition that never held; did the job end first?", waitForTimeout)
+		}
+		<-tick.C
+	}
+}

@@ -1,0 +1,56 @@
+package runtime
+
+import (
+	"github.com/weirstream/weir/internal/checkpoint"
+)
+
+// checkpointSizes are a checkpoint's two sizes, as Flink reports them: what
+// this checkpoint persisted (checkpointed_size, lastCheckpointSize) and the
+// whole state it references (state_size, lastCheckpointFullSize). They
+// differ for incremental checkpoints, whose shared files uploaded by
+// earlier checkpoints count in the full size only; for full snapshots they
+// are equal.
+type checkpointSizes struct {
+	Checkpointed int64
+	Full         int64
+}
+
+// sizesOf sums the sizes of the state files and inline state of a
+// checkpoint's acknowledged task states.
+func sizesOf(states []checkpoint.TaskState) checkpointSizes {
+	var s checkpointSizes
+	both := func(n int64) {
+		s.Checkpointed += n
+		s.Full += n
+	}
+	for _, ts := range states {
+		for _, os := range ts.Operators {
+			if os.Keyed != nil {
+				both(os.Keyed.File.Size)
+			}
+			if os.Channels != nil {
+				both(os.Channels.File.Size)
+			}
+			if h := os.Incremental; h != nil {
+				s.Checkpointed += h.UploadedSize
+				s.Full += h.FullSize
+			}
+			for _, elems := range os.Operator {
+				for _, e := range elems {
+					both(int64(len(e)))
+				}
+			}
+		}
+	}
+	return s
+}
+
+// checkpointPersisted records the sizes of checkpoint id once its
+// metadata is written: in its history entry and as the job's latest.
+func (s *JobStatus) checkpointPersisted(id checkpoint.ID, sz checkpointSizes) {
+	s.LastCheckpointSize.Store(sz.Checkpointed)
+	s.LastCheckpointFullSize.Store(sz.Full)
+	s.updateCheckpoint(id, func(c *CheckpointStats) {
+		c.CheckpointedSize, c.StateSize = sz.Checkpointed, sz.Full
+	})
+}
