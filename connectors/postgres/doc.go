@@ -23,7 +23,10 @@
 //     allows prepared transactions, creates the marker table
 //     weir_sink_commits (and the target table, if asked), and rolls back
 //     its own leftover prepared transactions that the restored checkpoint
-//     does not list.
+//     does not list. "Its own" means their gid starts with the job name
+//     and the sink's uid, whatever table they write: two jobs of the same
+//     name with a sink of the same uid must not share a database, or each
+//     rolls back the other's pre-committed transactions at its start.
 //  2. Begin names the transaction "weir:pg:<subtask>:<seq>"; the first
 //     rows open it on the server (BEGIN) and go in with COPY, in batches.
 //  3. At the checkpoint barrier PreCommit copies the rest, inserts the
