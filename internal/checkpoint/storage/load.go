@@ -122,19 +122,69 @@ func (s *FS) readAll(name string) ([]byte, error) {
 // also returns a read-only FS rooted at the checkpoint's job directory, for
 // reading its state files with ReadFile; its writing methods fail.
 func LoadPath(ctx context.Context, path string, opts ...Option) (*checkpoint.Metadata, *FS, error) {
+	s, id, _, err := openPath(path, opts)
+	if err != nil {
+		return nil, nil, err
+	}
+	md, err := s.load(ctx, id)
+	if err != nil {
+		return nil, nil, fmt.Errorf("load %w", err)
+	}
+	return md, s, nil
+}
+
+// ReadMetadata reads the checkpoint at path like LoadPath but does not
+// verify its state files: a TaskManager restoring a checkpoint its
+// JobManager verified reads only _metadata (every state file is
+// CRC-checked when it is read anyway).
+func ReadMetadata(ctx context.Context, path string, opts ...Option) (*checkpoint.Metadata, *FS, error) {
+	s, id, dir, err := openPath(path, opts)
+	if err != nil {
+		return nil, nil, err
+	}
+	md, err := s.Metadata(ctx, id)
+	if err != nil {
+		return nil, nil, fmt.Errorf("read checkpoint %s: %w", dir, err)
+	}
+	return md, s, nil
+}
+
+// Metadata reads and decodes chk-<id>/_metadata of this job without
+// verifying the state files it references (see ReadMetadata).
+func (s *FS) Metadata(ctx context.Context, id checkpoint.ID) (*checkpoint.Metadata, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	b, err := s.readAll(filepath.Join(s.chkDir(id), metadataName))
+	if err != nil {
+		return nil, fmt.Errorf("read %s of checkpoint %d: %w", metadataName, id, err)
+	}
+	md, err := Decode(b)
+	if err != nil {
+		return nil, fmt.Errorf("%s of checkpoint %d: %w", metadataName, id, err)
+	}
+	if md.ID != id {
+		return nil, fmt.Errorf("%s: %w: metadata is of checkpoint %d, not %d; it was copied into the wrong directory", metadataName, ErrCorrupt, md.ID, id)
+	}
+	return md, nil
+}
+
+// openPath resolves a --from path to a read-only FS over its job
+// directory and the completed checkpoint's id and directory.
+func openPath(path string, opts []Option) (*FS, checkpoint.ID, string, error) {
 	abs, err := filepath.Abs(path)
 	if err != nil {
-		return nil, nil, fmt.Errorf("load checkpoint %s: %w", path, err)
+		return nil, 0, "", fmt.Errorf("load checkpoint %s: %w", path, err)
 	}
 	o := buildOptions(opts)
 	fi, err := o.fs.Stat(abs)
 	if err != nil {
-		return nil, nil, fmt.Errorf("load checkpoint %s: %w; pass a chk-<n> directory or its _metadata file", abs, err)
+		return nil, 0, "", fmt.Errorf("load checkpoint %s: %w; pass a chk-<n> directory or its _metadata file", abs, err)
 	}
 	dir := abs
 	if !fi.IsDir() {
 		if filepath.Base(abs) != metadataName {
-			return nil, nil, fmt.Errorf("load checkpoint %s: not a chk-<n> directory or a %s file", abs, metadataName)
+			return nil, 0, "", fmt.Errorf("load checkpoint %s: not a chk-<n> directory or a %s file", abs, metadataName)
 		}
 		dir = filepath.Dir(abs)
 	}
@@ -147,19 +197,15 @@ func LoadPath(ctx context.Context, path string, opts ...Option) (*checkpoint.Met
 		}
 	}
 	if !ok {
-		return nil, nil, fmt.Errorf("load checkpoint %s: directory %s is not named chk-<n>; state file paths are resolved relative to its parent, so keep the checkpoint inside its job directory", abs, strings.TrimSuffix(dir, string(filepath.Separator)))
+		return nil, 0, "", fmt.Errorf("load checkpoint %s: directory %s is not named chk-<n>; state file paths are resolved relative to its parent, so keep the checkpoint inside its job directory", abs, strings.TrimSuffix(dir, string(filepath.Separator)))
 	}
 	s := &FS{fs: o.fs, jobDir: filepath.Dir(dir), bufSize: o.bufSize, readOnly: true}
 	complete, err := s.hasMetadata(id)
 	if err != nil {
-		return nil, nil, fmt.Errorf("load checkpoint %s: %w", dir, err)
+		return nil, 0, "", fmt.Errorf("load checkpoint %s: %w", dir, err)
 	}
 	if !complete {
-		return nil, nil, fmt.Errorf("load checkpoint %s: no %s file, so the checkpoint never completed: %w", dir, metadataName, ErrNoCheckpoint)
+		return nil, 0, "", fmt.Errorf("load checkpoint %s: no %s file, so the checkpoint never completed: %w", dir, metadataName, ErrNoCheckpoint)
 	}
-	md, err := s.load(ctx, id)
-	if err != nil {
-		return nil, nil, fmt.Errorf("load %w", err)
-	}
-	return md, s, nil
+	return s, id, dir, nil
 }

@@ -251,3 +251,32 @@ func TestLoadLatestFallsBackOverCorruptChannelState(t *testing.T) {
 		t.Fatalf("skipped %q, want %q", errStrings(skipped), want)
 	}
 }
+
+// TestReadMetadataDoesNotVerify: a TaskManager reads the _metadata of a
+// checkpoint its JobManager verified, and no state file. A damaged state
+// file, which LoadPath refuses, is therefore not noticed here (the read of
+// the file itself checks it); a missing checkpoint and bad metadata are.
+func TestReadMetadataDoesNotVerify(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, b *backend) {
+		s := b.open(t)
+		want := writeCheckpoint(t, s, 5)
+		flipByteFS(t, b.fs, filepath.Join(s.JobDir(), "chk-5", "1-0-keyed"), 3)
+		dir := filepath.Join(s.JobDir(), "chk-5")
+		if _, _, err := LoadPath(context.Background(), dir, WithFS(b.fs)); !errors.Is(err, ErrCorrupt) {
+			t.Fatalf("LoadPath of a damaged checkpoint = %v, want ErrCorrupt", err)
+		}
+		md, view, err := ReadMetadata(context.Background(), dir, WithFS(b.fs))
+		if err != nil || !reflect.DeepEqual(md, want) || view.JobDir() != s.JobDir() {
+			t.Fatalf("ReadMetadata = %+v, %v", md, err)
+		}
+		if md, err := s.Metadata(context.Background(), 5); err != nil || !reflect.DeepEqual(md, want) {
+			t.Fatalf("Metadata(5) = %+v, %v", md, err)
+		}
+		if _, err := s.Metadata(context.Background(), 6); err == nil {
+			t.Fatal("Metadata of a checkpoint that does not exist succeeded")
+		}
+		if _, _, err := ReadMetadata(context.Background(), filepath.Join(s.JobDir(), "chk-6"), WithFS(b.fs)); err == nil {
+			t.Fatal("ReadMetadata of a checkpoint that does not exist succeeded")
+		}
+	})
+}
