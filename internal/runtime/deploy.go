@@ -4,71 +4,74 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/weirstream/weir/internal/checkpoint"
 	"github.com/weirstream/weir/internal/checkpoint/barrier"
 	"github.com/weirstream/weir/internal/keygroup"
 	"github.com/weirstream/weir/internal/network"
 )
 
-// deployment is the execution graph of one attempt: every subtask's Task,
-// wired with gates and writers.
-type deployment struct {
-	tasks   []*Task
-	all     []checkpoint.TaskID
-	sources []checkpoint.TaskID
-}
-
-// deploy builds the execution graph for one attempt. Channel i of a gate
-// carries, input by input, the producer subtasks in order.
-func (jm *jobManager) deploy(ctx context.Context, attempt int, rp *restorePoint, gw JobGateway) (*deployment, error) {
-	cfg := jm.cfg
-	gates := make([][]*network.Gate, len(jm.jg.Vertices))
-	offsets := make([][]int, len(jm.jg.Vertices))
-	for _, v := range jm.jg.Vertices {
+// build creates the tasks of a deployment on this TaskExecutor: first a
+// gate per consuming task, registered for its producers, then each task
+// with its operators, restored state and writers. It returns the index of
+// the execution it failed for.
+func (te *TaskExecutor) build(j *teJob, d Deployment, execs []*execution) ([]*Task, int, error) {
+	cfg := j.prep.Config
+	jg := j.prep.Graph
+	rp, err := j.restorePoint(j.ctx, d.Restore)
+	if err != nil {
+		return nil, 0, err
+	}
+	var gopts []network.GateOption
+	if cfg.Unaligned && cfg.AlignedTimeout > 0 {
+		// Alternating mode: an announcement overtakes the data ahead of
+		// each barrier, so the alignment timer starts even when the
+		// barrier is stuck behind backlog.
+		gopts = append(gopts, network.WithAnnouncements())
+	}
+	gates := make([]*network.Gate, len(d.Tasks))
+	for i, td := range d.Tasks {
+		if td.Exec.Task.Vertex < 0 || td.Exec.Task.Vertex >= len(jg.Vertices) {
+			return nil, i, fmt.Errorf("deploy %s: job %s has no vertex %d", td.Exec, d.Job, td.Exec.Task.Vertex)
+		}
+		v := jg.Vertices[td.Exec.Task.Vertex]
 		if v.IsSource() {
 			continue
 		}
-		total := 0
-		for _, in := range v.Inputs {
-			offsets[v.ID] = append(offsets[v.ID], total)
-			total += in.From.Parallelism
+		if _, total := gateOffsets(v); total != len(td.Inputs) {
+			return nil, i, fmt.Errorf("deploy %s: %d input channels, vertex %q has %d", td.Exec, len(td.Inputs), v.Name(), total)
 		}
-		var gopts []network.GateOption
-		if cfg.Unaligned && cfg.AlignedTimeout > 0 {
-			// Alternating mode: an announcement overtakes the data ahead of
-			// each barrier, so the alignment timer starts even when the
-			// barrier is stuck behind backlog.
-			gopts = append(gopts, network.WithAnnouncements())
-		}
-		for s := 0; s < v.Parallelism; s++ {
-			gates[v.ID] = append(gates[v.ID], network.NewGate(total, cfg.CreditsPerChannel, gopts...))
-		}
-	}
-	dep := &deployment{}
-	sw := &storeWriters{fs: jm.store}
-	for _, v := range jm.jg.Vertices {
-		for s := 0; s < v.Parallelism; s++ {
-			t, err := jm.newTask(ctx, v, s, attempt, rp, gw, gates, offsets, sw)
-			if err != nil {
-				return nil, err
-			}
-			dep.tasks = append(dep.tasks, t)
-			dep.all = append(dep.all, t.ID)
-			if v.IsSource() {
-				dep.sources = append(dep.sources, t.ID)
+		for _, in := range td.Inputs {
+			if in.TM != te.cfg.ID {
+				return nil, i, remoteInput(td.Exec, in)
 			}
 		}
+		gates[i] = network.NewGate(len(td.Inputs), cfg.CreditsPerChannel, gopts...)
+		j.parts.register(td.Exec, gates[i], td.Inputs)
 	}
-	return dep, nil
+	sw := &storeWriters{fs: j.prep.Store}
+	gw := func(attempt int) JobGateway { return execGateway{jm: te.cfg.JobMaster, job: d.Job, attempt: attempt} }
+	tasks := make([]*Task, 0, len(d.Tasks))
+	for i, td := range d.Tasks {
+		t, err := newTask(j.ctx, j.prep, td, execs[i].mail, rp, gw(td.Exec.Attempt), gates[i], j.parts, sw)
+		if err != nil {
+			return nil, i, err
+		}
+		tasks = append(tasks, t)
+	}
+	return tasks, 0, nil
 }
 
-func (jm *jobManager) newTask(ctx context.Context, v *Vertex, s, attempt int, rp *restorePoint, gw JobGateway, gates [][]*network.Gate, offsets [][]int, sw *storeWriters) (*Task, error) {
-	cfg := jm.cfg
-	id := checkpoint.TaskID{Vertex: v.ID, Subtask: s}
+// newTask builds the task of one execution: operators and their
+// contexts, writers to its consumers' channels, and for a consuming task
+// its gate and barrier handler.
+func newTask(ctx context.Context, prep *PreparedJob, td TaskDeployment, mb *mailbox, rp *restorePoint, gw JobGateway, gate *network.Gate, parts *partitions, sw *storeWriters) (*Task, error) {
+	cfg := prep.Config
+	id := td.Exec.Task
+	v := prep.Graph.Vertices[id.Vertex]
+	s, attempt := id.Subtask, td.Exec.Attempt
 	t := &Task{
 		ID:      id,
 		Name:    v.Name(),
-		mail:    newMailbox(),
+		mail:    mb,
 		gw:      gw,
 		store:   sw,
 		faults:  cfg.Faults,
@@ -103,17 +106,23 @@ func (jm *jobManager) newTask(ctx context.Context, v *Vertex, s, attempt int, rp
 	// Outgoing edges of the chain's last node.
 	last := v.Chain[len(v.Chain)-1]
 	var outs []any
-	type outChannel struct {
-		gate  *network.Gate
-		index int
+	if len(td.Outputs) != len(v.Outputs) {
+		return nil, fmt.Errorf("deploy %s: %d output edges, vertex %q has %d", td.Exec, len(td.Outputs), v.Name(), len(v.Outputs))
 	}
 	var sent []outChannel
-	for _, o := range v.Outputs {
+	for k, o := range v.Outputs {
+		if len(td.Outputs[k]) != o.To.Parallelism {
+			return nil, fmt.Errorf("deploy %s: output to %q has %d consumers, the vertex %d", td.Exec, o.To.Name(), len(td.Outputs[k]), o.To.Parallelism)
+		}
+		offsets, _ := gateOffsets(o.To)
 		channels := make([]*network.Channel, o.To.Parallelism)
-		base := offsets[o.To.ID][o.InputIndex]
 		for j := range channels {
-			channels[j] = gates[o.To.ID][j].Channel(base + s)
-			sent = append(sent, outChannel{gates[o.To.ID][j], base + s})
+			c, err := parts.channel(td.Exec, td.Outputs[k][j], offsets[o.InputIndex]+s)
+			if err != nil {
+				return nil, err
+			}
+			channels[j] = c.gate.Channel(c.index)
+			sent = append(sent, c)
 		}
 		w, err := last.NewWriter(channels, o.Edge, last.NewPool(cfg.BatchSize), s, last.MaxParallelism, &t.metrics.RecordsOut, network.WithOverdraft(cfg.MaxOverdraft, t.debt))
 		if err != nil {
@@ -165,11 +174,8 @@ func (jm *jobManager) newTask(ctx context.Context, v *Vertex, s, attempt int, rp
 		return nil, fmt.Errorf("operator %q: connect input: %w", v.Chain[0].Name, err)
 	}
 	t.input = in
-	t.gate = gates[v.ID][s]
-	n := 0
-	for _, in := range v.Inputs {
-		n += in.From.Parallelism
-	}
+	t.gate = gate
+	n := len(td.Inputs)
 	t.eod = make([]bool, n)
 	t.lastSeq = make([]uint64, n)
 	switch {
@@ -197,7 +203,9 @@ func (jm *jobManager) newTask(ctx context.Context, v *Vertex, s, attempt int, rp
 	if h != nil {
 		t.replay = h
 		t.openState = rp.fs.OpenFile
-		cfg.Status.RestoredChannelStateBytes.Add(h.File.Size)
+		if cfg.Status != nil {
+			cfg.Status.RestoredChannelStateBytes.Add(h.File.Size)
+		}
 	}
 	return t, nil
 }

@@ -11,23 +11,41 @@
 //     deployment, with a type assertion per link.
 //  2. BuildJobGraph chains nodes joined by forward edges of equal parallelism
 //     into Vertices. Each vertex runs as Parallelism subtasks (Tasks).
-//  3. The JobManager (jobmanager.go) restores the newest completed checkpoint,
-//     deploys the tasks, and runs the checkpoint coordinator — a pure state
-//     machine — feeding it acks, declines and ticks and performing the
-//     actions it returns: trigger sources, persist metadata, notify, abort,
-//     fail over.
-//  4. A Task (task*.go) polls its input gate batch by batch, feeds barriers
+//  3. A JobMaster (jobmaster.go) runs the job: it restores the newest
+//     completed checkpoint, deploys the tasks region by region to
+//     TaskExecutors, and runs the checkpoint coordinator — a pure state
+//     machine, one for the job's whole life — feeding it acks, declines and
+//     ticks and performing the actions it returns: trigger sources, persist
+//     metadata, notify, abort. Failures go to the pure failover handler
+//     (internal/failover) over the job's pipelined regions (region.go): a
+//     failed task cancels only its region, which restarts from the newest
+//     completed checkpoint while checkpointing is suspended and the other
+//     regions run on.
+//  4. A TaskExecutor (taskexecutor.go, deploy.go, partitions.go) runs the
+//     tasks of the Deployments it receives: it builds gates, writers and
+//     tasks, connects producers to their consumers' gates, runs one
+//     goroutine per task and reports state changes, acks, declines and end
+//     of data back.
+//  5. A Task (task*.go) polls its input gate batch by batch, feeds barriers
 //     to the barrier handler — also a pure state machine — and performs its
 //     actions: block channels, snapshot the chain (synchronous part on the
 //     task goroutine, serialization and writing on another), forward the
-//     barrier. Control messages from the JobManager enter through the
-//     mailbox and are handled between batches.
-//  5. Bounded inputs end with EndOfData flowing downstream; every operator
-//     flushes; once all tasks reported it, the JobManager takes a final
+//     barrier. Control messages enter through the mailbox and are handled
+//     between batches.
+//  6. Bounded inputs end with EndOfData flowing downstream; every operator
+//     flushes; once all tasks reported it, the JobMaster takes a final
 //     checkpoint, and tasks finish after its notify-complete, so that
 //     two-phase-commit sinks commit their last transaction.
 //
-// The same Task and JobManager code will run across processes once the
-// cluster mode adds remote channels and RPC behind TaskGateway and the
-// network package's Channel.
+// JobMaster and TaskExecutor talk only through two gateways (gateway.go):
+// TaskManagerGateway (deploy, cancel, trigger, notify, stop sources) and
+// JobMasterGateway (job prepared, task state changed, acknowledge, decline,
+// end of data), with plain-data messages (descriptor.go: Deployment,
+// TaskDeployment, ChannelDesc, RestoreRef) and executions named by
+// ExecutionID, so that a report of a cancelled attempt is recognised and
+// dropped. Execute is local mode: one JobMaster and one in-process
+// TaskExecutor joined by the local gateways (gateway_local.go: direct calls
+// one way, the JobMaster's unbounded inbox the other). Cluster mode puts the
+// control-plane stream behind the same interfaces and a TaskExecutor in
+// every TaskManager; one runtime, not two.
 package runtime

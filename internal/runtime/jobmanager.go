@@ -141,9 +141,12 @@ func (e *JobFailedError) Error() string {
 
 func (e *JobFailedError) Unwrap() error { return e.Cause }
 
-// Execute runs the job until it finishes, fails for good, or ctx ends. It is
-// the JobManager of local mode: it restores, deploys the tasks in this
-// process, coordinates checkpoints and restarts the job on failures.
+// Execute runs the job until it finishes, fails for good, or ctx ends: the
+// job's JobMaster and one TaskExecutor in this process, connected by the
+// local gateways (direct calls one way, the JobMaster's inbox the other).
+// The JobMaster restores, deploys the tasks, coordinates checkpoints and
+// restarts a failed region; cluster mode runs the same two pieces in
+// different processes.
 func Execute(ctx context.Context, g *Graph, cfg JobConfig) error {
 	if err := cfg.fill(); err != nil {
 		return err
@@ -163,11 +166,11 @@ func Execute(ctx context.Context, g *Graph, cfg JobConfig) error {
 	if err := store.CleanIncomplete(); err != nil {
 		return fmt.Errorf("clean incomplete checkpoints in %s: %w", store.JobDir(), err)
 	}
-	jm := &jobManager{cfg: cfg, jg: jg, store: store, log: cfg.Logger, nextID: 1}
+	jm := newJobMaster(cfg, jg, store)
 	if err := jm.initShared(ctx); err != nil {
 		return err
 	}
-	initial, err := jm.initialRestorePoint(ctx)
+	initial, next, err := jm.initialRestorePoint(ctx)
 	if err != nil {
 		return err
 	}
@@ -177,132 +180,21 @@ func Execute(ctx context.Context, g *Graph, cfg JobConfig) error {
 	if err := initial.checkChannelState(jg); err != nil {
 		return err
 	}
-	// Checkpoints this run takes have ids from firstOwn on. After a failure
-	// the job restores the newest of those, or else its initial point:
-	// never an older run's checkpoint that happens to be newer than a
-	// --from checkpoint, which would resume a different history.
-	firstOwn := jm.nextID
-	if initial != nil {
-		firstOwn = max(firstOwn, initial.md.ID+1)
-	}
-	rp := initial
-	for attempt := 0; ; attempt++ {
-		if rp != nil {
-			jm.nextID = max(jm.nextID, rp.md.ID+1)
-			cfg.Status.restoring(rp.md.ID, attempt, cfg.Now())
-			jm.log.Info("restoring", "checkpoint", rp.md.ID, "path", rp.path, "attempt", attempt)
-		}
-		err := jm.runAttempt(ctx, attempt, rp)
-		if err == nil {
-			cfg.Status.setState(StateFinished, cfg.Now())
-			jm.removeLocalRecovery()
-			jm.answerStops(nil)
-			return nil
-		}
-		if ctx.Err() != nil {
-			cfg.Status.setState(StateCanceled, cfg.Now())
-			jm.answerStops(ctx.Err())
-			return ctx.Err()
-		}
-		cfg.Status.setFailure(err.Error())
-		if IsUnrecoverable(err) {
-			jm.answerStops(err)
-			cfg.Status.setState(StateFailed, cfg.Now())
-			return &JobFailedError{Cause: err, Restarts: attempt, Reason: "a restart cannot fix this failure"}
-		}
-		dec := cfg.Restart.OnFailure(cfg.Now())
-		if !dec.Restart {
-			jm.answerStops(err)
-			cfg.Status.setState(StateFailed, cfg.Now())
-			return &JobFailedError{Cause: err, Restarts: attempt, Reason: dec.Reason}
-		}
-		cfg.Status.Restarts.Add(1)
-		cfg.Status.setState(StateRestarting, cfg.Now())
-		jm.log.Warn("job failed; restarting", "attempt", attempt+1, "delay", dec.Delay, "cause", err)
-		if err := sleep(ctx, dec.Delay); err != nil {
-			return err
-		}
-		latest, err := jm.latestRestorePoint(ctx)
-		if err != nil {
-			return err
-		}
-		if latest != nil && (initial == nil || latest.md.ID >= firstOwn || latest.md.ID == initial.md.ID && latest.fs == initial.fs) {
-			rp = latest
-		} else {
-			rp = initial
-		}
-	}
-}
-
-func sleep(ctx context.Context, d time.Duration) error {
-	if d <= 0 {
-		return ctx.Err()
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}
-
-type jobManager struct {
-	cfg    JobConfig
-	jg     *JobGraph
-	store  *storage.FS
-	log    *slog.Logger
-	nextID checkpoint.ID
-	// stops are stop requests of the job, answered when it ended.
-	stops []pendingStop
-	// shared reference-counts the files of incremental checkpoints
-	// (shared.go).
-	shared sharedFiles
-}
-
-// answerStops replies to every stop request: with its final checkpoint's
-// result if the job finished, else with failure.
-func (jm *jobManager) answerStops(failure error) {
-	for _, st := range jm.stops {
-		switch {
-		case failure != nil:
-			st.req.reply <- triggerReply{err: fmt.Errorf("the job failed while stopping: %w", failure)}
-		case st.done:
-			st.req.reply <- st.result
-		default:
-			st.req.reply <- triggerReply{err: errors.New("the job ended without a final checkpoint")}
-		}
-	}
-	jm.stops = nil
-}
-
-func (jm *jobManager) initialRestorePoint(ctx context.Context) (*restorePoint, error) {
-	if ids, err := jm.store.Completed(); err == nil && len(ids) > 0 {
-		jm.nextID = ids[len(ids)-1] + 1
-	}
-	if jm.cfg.FromPath != "" {
-		md, fs, err := jm.loadFrom(ctx, jm.cfg.FromPath)
-		if err != nil {
-			return nil, fmt.Errorf("restore from %s: %w", jm.cfg.FromPath, err)
-		}
-		return &restorePoint{md: md, fs: fs, path: jm.cfg.FromPath}, nil
-	}
-	return jm.latestRestorePoint(ctx)
-}
-
-// latestRestorePoint returns the newest retained checkpoint that verifies,
-// reporting every newer one it had to skip; nil if there is none.
-func (jm *jobManager) latestRestorePoint(ctx context.Context) (*restorePoint, error) {
-	md, skipped, err := jm.store.LoadLatest(ctx)
-	for _, s := range skipped {
-		jm.log.Error("skipping unusable checkpoint", "problem", s)
-	}
-	if errors.Is(err, storage.ErrNoCheckpoint) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("restore: %w", err)
-	}
-	return &restorePoint{md: md, fs: jm.store, path: jm.checkpointLocation(md.ID), own: true}, nil
+	jm.start(initial, next)
+	te := NewTaskExecutor(TaskExecutorConfig{
+		ID:        "local",
+		JobMaster: &localJobMaster{job: cfg.JobName, in: jm.in},
+		Resolve: func(spec JobSpec, _ string) (*PreparedJob, error) {
+			if spec.Name != cfg.JobName {
+				return nil, fmt.Errorf("local mode runs job %s only", cfg.JobName)
+			}
+			return &PreparedJob{Graph: jg, Config: cfg, Store: store}, nil
+		},
+		Logger: cfg.Logger,
+	})
+	defer te.Close()
+	jm.tms = []TaskManagerGateway{te}
+	jm.place = func(checkpoint.TaskID) TaskManagerGateway { return te }
+	cfg.Status.setTaskSource(func() []TaskStats { return te.Report(cfg.JobName) })
+	return jm.run(ctx)
 }

@@ -25,7 +25,7 @@ func LocalRecoveryJobDir(b state.BackendConfig, job string) string {
 // job starts from a checkpoint whose files it downloads (or from nothing).
 // After a failure or a cancel the folder stays, so that the job resumed on
 // this machine reuses it.
-func (jm *jobManager) removeLocalRecovery() {
+func (jm *JobMaster) removeLocalRecovery() {
 	b := jm.cfg.StateBackend
 	if !b.LocalRecovery {
 		return

@@ -26,12 +26,12 @@ func TestRemoveLocalRecovery(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	off := &jobManager{cfg: JobConfig{JobName: "demo/1", StateBackend: state.BackendConfig{LSM: b.LSM}}, log: slog.New(slog.DiscardHandler)}
+	off := &JobMaster{cfg: JobConfig{JobName: "demo/1", StateBackend: state.BackendConfig{LSM: b.LSM}}, log: slog.New(slog.DiscardHandler)}
 	off.removeLocalRecovery()
 	if _, err := os.Stat(mine); err != nil {
 		t.Fatalf("local recovery off, yet: %v", err)
 	}
-	jm := &jobManager{cfg: JobConfig{JobName: "demo/1", StateBackend: b}, log: slog.New(slog.DiscardHandler)}
+	jm := &JobMaster{cfg: JobConfig{JobName: "demo/1", StateBackend: b}, log: slog.New(slog.DiscardHandler)}
 	jm.removeLocalRecovery()
 	if _, err := os.Stat(mine); !os.IsNotExist(err) {
 		t.Fatalf("%s after the job finished: %v, want it gone", mine, err)

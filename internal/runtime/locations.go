@@ -26,7 +26,7 @@ type Locations interface {
 }
 
 // display shows a path on checkpoint storage as users know it.
-func (jm *jobManager) display(path string) string {
+func (jm *JobMaster) display(path string) string {
 	if jm.cfg.Locations == nil {
 		return path
 	}
@@ -35,12 +35,12 @@ func (jm *jobManager) display(path string) string {
 
 // checkpointLocation is where checkpoint id of this job is, as users know
 // it.
-func (jm *jobManager) checkpointLocation(id checkpoint.ID) string {
+func (jm *JobMaster) checkpointLocation(id checkpoint.ID) string {
 	return fmt.Sprintf("%s/chk-%d", jm.display(jm.store.JobDir()), id)
 }
 
 // loadFrom loads the checkpoint or savepoint at loc (--from).
-func (jm *jobManager) loadFrom(ctx context.Context, loc string) (*checkpoint.Metadata, *storage.FS, error) {
+func (jm *JobMaster) loadFrom(ctx context.Context, loc string) (*checkpoint.Metadata, *storage.FS, error) {
 	if jm.cfg.Locations == nil {
 		return storage.LoadPath(ctx, loc)
 	}
@@ -53,7 +53,7 @@ func (jm *jobManager) loadFrom(ctx context.Context, loc string) (*checkpoint.Met
 
 // savepoint copies completed checkpoint id into a savepoint folder under
 // target and returns that folder as users know it.
-func (jm *jobManager) savepoint(ctx context.Context, id checkpoint.ID, target string) (string, error) {
+func (jm *JobMaster) savepoint(ctx context.Context, id checkpoint.ID, target string) (string, error) {
 	if jm.cfg.Locations != nil {
 		p, err := jm.cfg.Locations.SavepointPath(target)
 		if err != nil {

@@ -11,14 +11,15 @@ import (
 	"github.com/weirstream/weir/internal/keygroup"
 )
 
-// Incremental checkpoints: the JobManager's side. The hooks below are
-// called from jobmanager.go and attempt.go, one line each:
+// Incremental checkpoints: the JobMaster's side. The hooks below are
+// called from jobmanager.go, jobmaster.go and jobmaster_checkpoints.go,
+// one line each:
 //
 //	Execute, after CleanIncomplete     jm.initShared    rebuild the registry, delete orphans
-//	perform Persist                    a.sharedPersisting(md)
-//	perform NotifyComplete             a.retain(id)     register, retain, delete unreferenced
-//	perform Abort, after Discard       a.sharedAborted(id)
-//	runAttempt teardown                jm.sweepShared() nothing in flight: delete orphans
+//	perform Persist                    jm.sharedPersisting(md)
+//	perform NotifyComplete             jm.retain(id)    register, retain, delete unreferenced
+//	perform Abort, after Discard       jm.sharedAborted(id)
+//	JobMaster teardown                 jm.sweepShared() nothing in flight: delete orphans
 //
 // and, on the task side, task.go's snapshot calls snapshotOperator.
 
@@ -36,7 +37,7 @@ type sharedFiles struct {
 // initShared rebuilds the registry from every completed checkpoint's
 // metadata (a checkpoint whose metadata does not decode holds nothing a
 // restore could use) and deletes the files none of them references.
-func (jm *jobManager) initShared(ctx context.Context) error {
+func (jm *JobMaster) initShared(ctx context.Context) error {
 	jm.shared = sharedFiles{reg: registry.New(), persisting: map[checkpoint.ID]*checkpoint.Metadata{}, dirty: true}
 	ids, err := jm.store.Completed()
 	if err != nil {
@@ -65,7 +66,7 @@ func sharedNames(md *checkpoint.Metadata) []string {
 
 // sweepShared deletes shared files no registered checkpoint references.
 // Only while no checkpoint is in flight (see registry.Orphans).
-func (jm *jobManager) sweepShared() {
+func (jm *JobMaster) sweepShared() {
 	if !jm.shared.dirty {
 		return
 	}
@@ -84,14 +85,13 @@ func (jm *jobManager) sweepShared() {
 	jm.shared.dirty = false
 }
 
-func (a *attempt) sharedPersisting(md *checkpoint.Metadata) {
-	a.jm.shared.persisting[md.ID] = md
+func (jm *JobMaster) sharedPersisting(md *checkpoint.Metadata) {
+	jm.shared.persisting[md.ID] = md
 }
 
 // retain registers completed checkpoint id, applies retention and deletes
 // the shared files only the removed checkpoints referenced.
-func (a *attempt) retain(id checkpoint.ID) {
-	jm := a.jm
+func (jm *JobMaster) retain(id checkpoint.ID) {
 	if md, ok := jm.shared.persisting[id]; ok {
 		delete(jm.shared.persisting, id)
 		jm.shared.reg.Register(id, sharedNames(md))
@@ -107,18 +107,18 @@ func (a *attempt) retain(id checkpoint.ID) {
 	if err := jm.store.RemoveShared(free); err != nil {
 		jm.log.Error("shared checkpoint files: delete", "err", err)
 	}
-	if len(a.coord.Pending()) == 0 {
+	if len(jm.coord.Pending()) == 0 {
 		jm.sweepShared()
 	}
 }
 
 // sharedAborted forgets an aborted checkpoint; its uploads are deleted by
 // the next sweep, once nothing is in flight.
-func (a *attempt) sharedAborted(id checkpoint.ID) {
-	delete(a.jm.shared.persisting, id)
-	a.jm.shared.dirty = true
-	if len(a.coord.Pending()) == 0 {
-		a.jm.sweepShared()
+func (jm *JobMaster) sharedAborted(id checkpoint.ID) {
+	delete(jm.shared.persisting, id)
+	jm.shared.dirty = true
+	if len(jm.coord.Pending()) == 0 {
+		jm.sweepShared()
 	}
 }
 

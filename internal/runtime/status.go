@@ -85,15 +85,18 @@ type VertexInfo struct {
 // monitor is the part of JobStatus behind a lock: history, state, the
 // tasks of the running attempt, and on-demand trigger requests.
 type monitor struct {
-	mu       sync.Mutex
-	state    string
-	started  time.Time
-	ended    time.Time
-	history  []CheckpointStats // oldest first, at most historySize
-	tasks    []*Task
-	vertices []VertexInfo
-	requests chan triggerRequest
-	numTasks int
+	mu      sync.Mutex
+	state   string
+	started time.Time
+	ended   time.Time
+	history []CheckpointStats // oldest first, at most historySize
+	// taskSource reports the running tasks' counters: the local
+	// TaskExecutor's Report, or in cluster mode the TaskManagers'
+	// heartbeats; nil when nothing runs.
+	taskSource func() []TaskStats
+	vertices   []VertexInfo
+	requests   chan triggerRequest
+	numTasks   int
 	// restoreAttempt is the attempt whose restore LastRestoreDuration
 	// measures (status_restore.go).
 	restoreAttempt int
@@ -183,21 +186,16 @@ func (s *JobStatus) Vertices() []VertexInfo {
 	return append([]VertexInfo(nil), m.vertices...)
 }
 
-// Tasks returns the counters of the running attempt's subtasks.
+// Tasks returns the counters of the running subtasks.
 func (s *JobStatus) Tasks() []TaskStats {
 	m := s.mon()
 	m.mu.Lock()
-	tasks := append([]*Task(nil), m.tasks...)
+	src := m.taskSource
 	m.mu.Unlock()
-	out := make([]TaskStats, 0, len(tasks))
-	for _, t := range tasks {
-		out = append(out, TaskStats{
-			Vertex: t.ID.Vertex, Name: t.Name, Subtask: t.ID.Subtask,
-			RecordsIn: t.metrics.RecordsIn.Load(), RecordsOut: t.metrics.RecordsOut.Load(),
-			BackPressured: t.metrics.sampleBackPressure(),
-		})
+	if src == nil {
+		return []TaskStats{}
 	}
-	return out
+	return src()
 }
 
 // TriggerCheckpoint asks the running job for a checkpoint now (as Flink's
@@ -253,15 +251,22 @@ func (s *JobStatus) request(ctx context.Context, req triggerRequest) triggerRepl
 	}
 }
 
-func (s *JobStatus) setAttempt(tasks []*Task, vertices []VertexInfo) {
+// setVertices records the job's vertices and its number of subtasks.
+func (s *JobStatus) setVertices(vertices []VertexInfo, numTasks int) {
 	m := s.mon()
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	m.tasks = tasks
-	m.numTasks = len(tasks)
-	if vertices != nil {
-		m.vertices = vertices
-	}
+	m.vertices = vertices
+	m.numTasks = numTasks
+}
+
+// setTaskSource sets where Tasks reads the running tasks' counters; nil
+// once nothing runs.
+func (s *JobStatus) setTaskSource(src func() []TaskStats) {
+	m := s.mon()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.taskSource = src
 }
 
 func (s *JobStatus) checkpointTriggered(id checkpoint.ID, kind checkpoint.Kind, at time.Time) {

@@ -142,31 +142,11 @@ func ReadMetadata(ctx context.Context, path string, opts ...Option) (*checkpoint
 	if err != nil {
 		return nil, nil, err
 	}
-	md, err := s.Metadata(ctx, id)
+	md, err := s.ReadMetadata(ctx, id)
 	if err != nil {
 		return nil, nil, fmt.Errorf("read checkpoint %s: %w", dir, err)
 	}
 	return md, s, nil
-}
-
-// Metadata reads and decodes chk-<id>/_metadata of this job without
-// verifying the state files it references (see ReadMetadata).
-func (s *FS) Metadata(ctx context.Context, id checkpoint.ID) (*checkpoint.Metadata, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	b, err := s.readAll(filepath.Join(s.chkDir(id), metadataName))
-	if err != nil {
-		return nil, fmt.Errorf("read %s of checkpoint %d: %w", metadataName, id, err)
-	}
-	md, err := Decode(b)
-	if err != nil {
-		return nil, fmt.Errorf("%s of checkpoint %d: %w", metadataName, id, err)
-	}
-	if md.ID != id {
-		return nil, fmt.Errorf("%s: %w: metadata is of checkpoint %d, not %d; it was copied into the wrong directory", metadataName, ErrCorrupt, md.ID, id)
-	}
-	return md, nil
 }
 
 // openPath resolves a --from path to a read-only FS over its job

@@ -269,10 +269,10 @@ func TestReadMetadataDoesNotVerify(t *testing.T) {
 		if err != nil || !reflect.DeepEqual(md, want) || view.JobDir() != s.JobDir() {
 			t.Fatalf("ReadMetadata = %+v, %v", md, err)
 		}
-		if md, err := s.Metadata(context.Background(), 5); err != nil || !reflect.DeepEqual(md, want) {
-			t.Fatalf("Metadata(5) = %+v, %v", md, err)
+		if md, err := s.ReadMetadata(context.Background(), 5); err != nil || !reflect.DeepEqual(md, want) {
+			t.Fatalf("FS.ReadMetadata(5) = %+v, %v", md, err)
 		}
-		if _, err := s.Metadata(context.Background(), 6); err == nil {
+		if _, err := s.ReadMetadata(context.Background(), 6); err == nil {
 			t.Fatal("Metadata of a checkpoint that does not exist succeeded")
 		}
 		if _, _, err := ReadMetadata(context.Background(), filepath.Join(s.JobDir(), "chk-6"), WithFS(b.fs)); err == nil {

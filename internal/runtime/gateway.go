@@ -1,0 +1,115 @@
+package runtime
+
+import (
+	"fmt"
+
+	"github.com/weirstream/weir/internal/checkpoint"
+)
+
+// ExecutionID names one execution attempt of a subtask. A restarted
+// region's tasks get the next attempt; the JobMaster drops every message of
+// an attempt that is not a task's current one, so a late ack or failure of
+// a cancelled execution never reaches the coordinator or the failover
+// handler.
+type ExecutionID struct {
+	Task    checkpoint.TaskID
+	Attempt int
+}
+
+func (e ExecutionID) String() string {
+	return fmt.Sprintf("%d/%d#%d", e.Task.Vertex, e.Task.Subtask, e.Attempt)
+}
+
+// ResourceID names a TaskManager process, e.g. "tm-3f9c1a"; local mode's
+// one TaskExecutor is "local".
+type ResourceID string
+
+// ExecState is the state of an execution, with Flink's names.
+type ExecState uint8
+
+const (
+	ExecDeploying ExecState = iota
+	ExecRunning
+	ExecFinished
+	ExecCanceled
+	ExecFailed
+)
+
+func (s ExecState) String() string {
+	return [...]string{"DEPLOYING", "RUNNING", "FINISHED", "CANCELED", "FAILED"}[s]
+}
+
+// Terminal reports whether an execution in state s has stopped for good.
+func (s ExecState) Terminal() bool { return s >= ExecFinished }
+
+// TaskManagerGateway is how a JobMaster reaches one TaskManager: direct
+// calls to the TaskExecutor in local mode, the control-plane stream in
+// cluster mode. No method blocks for long: each queues its message, and
+// the answers come back through the JobMasterGateway.
+type TaskManagerGateway interface {
+	// ID names the TaskManager.
+	ID() ResourceID
+	// PrepareJob makes the TaskManager ready to run tasks of a job: it
+	// builds (or, locally, finds) the job graph and opens checkpoint
+	// storage, then answers JobPrepared. description is Describe of the
+	// JobMaster's graph, for a TaskManager to prove it built the same one.
+	PrepareJob(spec JobSpec, description string)
+	// ReleaseJob cancels whatever still runs of the job and forgets it.
+	ReleaseJob(job string)
+	// Deploy starts the executions of one region on this TaskManager; each
+	// answers with TaskStateChanged RUNNING and later a terminal state.
+	Deploy(d Deployment)
+	// Cancel stops executions; each answers with a terminal state.
+	Cancel(job string, execs []ExecutionID)
+	// Trigger starts checkpoint b at a source execution.
+	Trigger(job string, exec ExecutionID, b checkpoint.Barrier)
+	// NotifyComplete and NotifyAborted go to every execution of the job
+	// on the TaskManager.
+	NotifyComplete(job string, id checkpoint.ID)
+	NotifyAborted(job string, id checkpoint.ID)
+	// StopSources makes source executions end their input now (stop with
+	// savepoint).
+	StopSources(job string, execs []ExecutionID)
+}
+
+// JobMasterGateway is how a TaskManager's tasks reach the JobMaster of
+// their job: a queue into the JobMaster's loop in local mode, the
+// control-plane stream in cluster mode. No method blocks.
+type JobMasterGateway interface {
+	// JobPrepared answers PrepareJob; err says why the job cannot run
+	// here.
+	JobPrepared(job string, err error)
+	// TaskStateChanged reports RUNNING and then one terminal state:
+	// FINISHED, CANCELED or FAILED with err (which may be marked
+	// Unrecoverable).
+	TaskStateChanged(job string, exec ExecutionID, st ExecState, err error)
+	Acknowledge(job string, exec ExecutionID, id checkpoint.ID, st checkpoint.TaskState)
+	Decline(job string, exec ExecutionID, id checkpoint.ID, reason string)
+	// EndOfData reports that the execution consumed all its input and
+	// flushed its output.
+	EndOfData(job string, exec ExecutionID)
+}
+
+// execGateway is a Task's JobGateway: it adds the job and the attempt to
+// what the task reports.
+type execGateway struct {
+	jm      JobMasterGateway
+	job     string
+	attempt int
+}
+
+func (g execGateway) exec(t checkpoint.TaskID) ExecutionID {
+	return ExecutionID{Task: t, Attempt: g.attempt}
+}
+
+func (g execGateway) Acknowledge(task checkpoint.TaskID, id checkpoint.ID, st checkpoint.TaskState) {
+	g.jm.Acknowledge(g.job, g.exec(task), id, st)
+}
+
+func (g execGateway) Decline(task checkpoint.TaskID, id checkpoint.ID, reason string) {
+	g.jm.Decline(g.job, g.exec(task), id, reason)
+}
+
+func (g execGateway) EndOfData(task checkpoint.TaskID) {
+	g.jm.EndOfData(g.job, g.exec(task))
+}

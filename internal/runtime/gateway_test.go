@@ -1,0 +1,277 @@
+package runtime
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/weirstream/weir/internal/checkpoint"
+	"github.com/weirstream/weir/internal/network"
+)
+
+func tid(v, s int) checkpoint.TaskID { return checkpoint.TaskID{Vertex: v, Subtask: s} }
+
+// TestInboxKeepsOrderWithoutBlocking puts more events than any channel
+// buffer would hold with no reader: put never blocks, one signal is
+// pending, and take returns every event once, in order.
+func TestInboxKeepsOrderWithoutBlocking(t *testing.T) {
+	in := newInbox()
+	const n = 10_000
+	for i := range n {
+		in.put(jmEvent{kind: evAck, id: checkpoint.ID(i)})
+	}
+	select {
+	case <-in.ready:
+	default:
+		t.Fatal("no ready signal after put")
+	}
+	got := in.take(nil)
+	if len(got) != n {
+		t.Fatalf("took %d events, want %d", len(got), n)
+	}
+	for i, e := range got {
+		if e.id != checkpoint.ID(i) {
+			t.Fatalf("event %d has id %d: order lost", i, e.id)
+		}
+	}
+	if again := in.take(nil); len(again) != 0 {
+		t.Fatalf("second take returned %d events, want 0", len(again))
+	}
+}
+
+// TestLocalJobMasterGateway checks that every gateway message becomes the
+// matching event with execution and attempt, and that messages of another
+// job are dropped.
+func TestLocalJobMasterGateway(t *testing.T) {
+	in := newInbox()
+	var g JobMasterGateway = &localJobMaster{job: "j", in: in}
+	x := ExecutionID{Task: tid(1, 2), Attempt: 3}
+	boom := errors.New("boom")
+	g.JobPrepared("j", nil)
+	g.TaskStateChanged("j", x, ExecFailed, boom)
+	g.Acknowledge("j", x, 7, checkpoint.TaskState{Task: x.Task})
+	g.Decline("j", x, 8, "disk full")
+	g.EndOfData("j", x)
+	g.Acknowledge("other", x, 9, checkpoint.TaskState{})
+	got := in.take(nil)
+	want := []jmEvent{
+		{kind: evPrepared},
+		{kind: evState, exec: x, state: ExecFailed, err: boom},
+		{kind: evAck, exec: x, id: 7, taskState: checkpoint.TaskState{Task: x.Task}},
+		{kind: evDecline, exec: x, id: 8, reason: "disk full"},
+		{kind: evEndOfData, exec: x},
+	}
+	if len(got) != len(want) {
+		t.Fatalf("got %d events, want %d: %+v", len(got), len(want), got)
+	}
+	for i := range want {
+		g, w := got[i], want[i]
+		if g.kind != w.kind || g.exec != w.exec || g.state != w.state || g.id != w.id || g.reason != w.reason || g.err != w.err || g.taskState.Task != w.taskState.Task {
+			t.Errorf("event %d = %+v, want %+v", i, g, w)
+		}
+	}
+}
+
+// recorder is a JobMasterGateway that records every call as a line and
+// lets a test wait for a number of them.
+type recorder struct {
+	mu    sync.Mutex
+	lines []string
+	more  chan struct{}
+}
+
+func newRecorder() *recorder { return &recorder{more: make(chan struct{}, 1)} }
+
+func (r *recorder) add(format string, args ...any) {
+	r.mu.Lock()
+	r.lines = append(r.lines, fmt.Sprintf(format, args...))
+	r.mu.Unlock()
+	select {
+	case r.more <- struct{}{}:
+	default:
+	}
+}
+
+// wait returns the recorded lines once there are at least n.
+func (r *recorder) wait(t *testing.T, n int) []string {
+	t.Helper()
+	deadline := time.After(10 * time.Second)
+	for {
+		r.mu.Lock()
+		lines := append([]string(nil), r.lines...)
+		r.mu.Unlock()
+		if len(lines) >= n {
+			return lines
+		}
+		select {
+		case <-r.more:
+		case <-deadline:
+			t.Fatalf("waited for %d reports, have %d: %q", n, len(lines), lines)
+		}
+	}
+}
+
+func (r *recorder) JobPrepared(job string, err error) { r.add("prepared %s %v", job, err) }
+func (r *recorder) TaskStateChanged(job string, x ExecutionID, st ExecState, err error) {
+	r.add("state %s %s %s %v", job, x, st, err)
+}
+func (r *recorder) Acknowledge(job string, x ExecutionID, id checkpoint.ID, _ checkpoint.TaskState) {
+	r.add("ack %s %s %d", job, x, id)
+}
+func (r *recorder) Decline(job string, x ExecutionID, id checkpoint.ID, reason string) {
+	r.add("decline %s %s %d %s", job, x, id, reason)
+}
+func (r *recorder) EndOfData(job string, x ExecutionID) { r.add("eod %s %s", job, x) }
+
+// TestExecGatewayAddsJobAndAttempt: a task reports by TaskID; its gateway
+// names the job and the execution attempt.
+func TestExecGatewayAddsJobAndAttempt(t *testing.T) {
+	r := newRecorder()
+	var g JobGateway = execGateway{jm: r, job: "j", attempt: 4}
+	g.Acknowledge(tid(0, 1), 5, checkpoint.TaskState{})
+	g.Decline(tid(0, 1), 6, "no")
+	g.EndOfData(tid(0, 1))
+	got := strings.Join(r.wait(t, 3), "\n")
+	want := "ack j 0/1#4 5\ndecline j 0/1#4 6 no\neod j 0/1#4"
+	if got != want {
+		t.Fatalf("got\n%s\nwant\n%s", got, want)
+	}
+}
+
+// twoStageGraph is src(2) -hash-> agg(2), built for layout only: its nodes
+// have no factories.
+func twoStageGraph(t *testing.T) *JobGraph {
+	t.Helper()
+	jg, err := BuildJobGraph(graphOf(node("src", 2), node("agg", 2, hash(0))), 8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return jg
+}
+
+// TestDescribeTasksLayout checks the channel layout a JobMaster sends:
+// inputs in gate order (producer subtasks in order), outputs per edge per
+// consumer subtask, each naming the peer's current execution and
+// TaskManager.
+func TestDescribeTasksLayout(t *testing.T) {
+	jg := twoStageGraph(t)
+	attempts := map[checkpoint.TaskID]int{tid(0, 0): 1, tid(0, 1): 0, tid(1, 0): 2, tid(1, 1): 0}
+	exec := func(t checkpoint.TaskID) ExecutionID { return ExecutionID{Task: t, Attempt: attempts[t]} }
+	place := func(t checkpoint.TaskID) (ResourceID, string, int) {
+		return ResourceID(fmt.Sprintf("tm-%d", t.Subtask)), fmt.Sprintf("addr-%d", t.Subtask), t.Subtask
+	}
+	tds := describeTasks(jg, []checkpoint.TaskID{tid(0, 1), tid(1, 0)}, exec, place)
+	render := func(cs []ChannelDesc) string {
+		var s []string
+		for _, c := range cs {
+			s = append(s, fmt.Sprintf("%s@%s(%s)", c.Peer, c.TM, c.DataAddress))
+		}
+		return strings.Join(s, " ")
+	}
+	if len(tds) != 2 {
+		t.Fatalf("%d task deployments, want 2", len(tds))
+	}
+	src, agg := tds[0], tds[1]
+	if src.Exec != exec(tid(0, 1)) || src.Slot != 1 || len(src.Inputs) != 0 || len(src.Outputs) != 1 {
+		t.Fatalf("source deployment %+v", src)
+	}
+	if got, want := render(src.Outputs[0]), "1/0#2@tm-0(addr-0) 1/1#0@tm-1(addr-1)"; got != want {
+		t.Errorf("source outputs %s, want %s", got, want)
+	}
+	if agg.Exec != exec(tid(1, 0)) || agg.Slot != 0 || len(agg.Outputs) != 0 {
+		t.Fatalf("aggregator deployment %+v", agg)
+	}
+	if got, want := render(agg.Inputs), "0/0#1@tm-0(addr-0) 0/1#0@tm-1(addr-1)"; got != want {
+		t.Errorf("aggregator inputs %s, want %s", got, want)
+	}
+}
+
+// TestPartitionsChannel checks how a producer finds its channel: the
+// consumer's registered gate at the producer's index, an error naming the
+// defect for an unknown consumer, a channel that belongs to another
+// producer, and a consumer on another TaskManager.
+func TestPartitionsChannel(t *testing.T) {
+	p := newPartitions("tm-a")
+	prod0 := ExecutionID{Task: tid(0, 0)}
+	prod1 := ExecutionID{Task: tid(0, 1)}
+	cons := ExecutionID{Task: tid(1, 0), Attempt: 1}
+	g := network.NewGate(2, 1)
+	p.register(cons, g, []ChannelDesc{{Peer: prod0, TM: "tm-a"}, {Peer: prod1, TM: "tm-a"}})
+	c, err := p.channel(prod1, ChannelDesc{Peer: cons, TM: "tm-a"}, 1)
+	if err != nil || c.gate != g || c.index != 1 {
+		t.Fatalf("channel = %+v, %v; want the gate's channel 1", c, err)
+	}
+	for _, tc := range []struct {
+		name     string
+		producer ExecutionID
+		consumer ChannelDesc
+		index    int
+		want     string
+	}{
+		{"old attempt", prod0, ChannelDesc{Peer: ExecutionID{Task: tid(1, 0)}, TM: "tm-a"}, 0, "is not deployed on TaskManager tm-a"},
+		{"another producer's channel", prod0, ChannelDesc{Peer: cons, TM: "tm-a"}, 1, "does not come from it"},
+		{"index out of range", prod0, ChannelDesc{Peer: cons, TM: "tm-a"}, 2, "does not come from it"},
+		{"remote consumer", prod0, ChannelDesc{Peer: cons, TM: "tm-b", DataAddress: "10.0.0.2:6124"}, 0, "runs on TaskManager tm-b (10.0.0.2:6124): remote channels are not wired yet"},
+	} {
+		if _, err := p.channel(tc.producer, tc.consumer, tc.index); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: err = %v, want one containing %q", tc.name, err, tc.want)
+		}
+	}
+	p.release(cons)
+	if _, err := p.channel(prod1, ChannelDesc{Peer: cons, TM: "tm-a"}, 1); err == nil {
+		t.Error("a released consumer's channel was still found")
+	}
+}
+
+// TestTaskExecutorRefusals drives a TaskExecutor through its gateway
+// without running a task: a failed prepare, a deploy of a job it never
+// prepared, a deployment whose layout does not match the graph (the
+// execution it fails for reports FAILED, the others CANCELED), and calls
+// for executions it does not know, which are ignored.
+func TestTaskExecutorRefusals(t *testing.T) {
+	r := newRecorder()
+	jg := twoStageGraph(t)
+	te := NewTaskExecutor(TaskExecutorConfig{ID: "tm-a", JobMaster: r, Resolve: func(spec JobSpec, _ string) (*PreparedJob, error) {
+		if spec.Name != "j" {
+			return nil, errors.New("unknown job")
+		}
+		return &PreparedJob{Graph: jg, Config: JobConfig{CreditsPerChannel: 2}}, nil
+	}})
+	defer te.Close()
+	var gw TaskManagerGateway = te
+	if gw.ID() != "tm-a" {
+		t.Fatalf("ID = %s", gw.ID())
+	}
+	gw.PrepareJob(JobSpec{Name: "x"}, "")
+	gw.Deploy(Deployment{Job: "x", Tasks: []TaskDeployment{{Exec: ExecutionID{Task: tid(0, 0)}}}})
+	gw.PrepareJob(JobSpec{Name: "j"}, "")
+	// agg/0 gets one input channel where the graph has two; src/0 comes
+	// first and is never started.
+	gw.Deploy(Deployment{Job: "j", Tasks: []TaskDeployment{
+		{Exec: ExecutionID{Task: tid(0, 0), Attempt: 1}, Outputs: [][]ChannelDesc{{{Peer: ExecutionID{Task: tid(1, 0), Attempt: 1}, TM: "tm-a"}}}},
+		{Exec: ExecutionID{Task: tid(1, 0), Attempt: 1}, Inputs: []ChannelDesc{{Peer: ExecutionID{Task: tid(0, 0), Attempt: 1}, TM: "tm-a"}}},
+	}})
+	lines := r.wait(t, 5)
+	gw.Cancel("j", []ExecutionID{{Task: tid(0, 0), Attempt: 1}})
+	gw.Trigger("j", ExecutionID{Task: tid(0, 0), Attempt: 1}, checkpoint.Barrier{ID: 1})
+	gw.NotifyComplete("j", 1)
+	gw.NotifyAborted("nope", 1)
+	gw.StopSources("j", nil)
+	gw.ReleaseJob("j")
+	want := []string{
+		"prepared x TaskManager tm-a: prepare job x: unknown job",
+		"state x 0/0#0 FAILED TaskManager tm-a has not prepared job x: PrepareJob must come before Deploy",
+		"prepared j <nil>",
+		"state j 0/0#1 CANCELED <nil>",
+		"state j 1/0#1 FAILED deploy 1/0#1: 1 input channels, vertex \"agg\" has 2",
+	}
+	if got := strings.Join(lines, "\n"); got != strings.Join(want, "\n") {
+		t.Fatalf("reports\n%s\nwant\n%s", got, strings.Join(want, "\n"))
+	}
+	if got := te.Report("j"); len(got) != 0 {
+		t.Errorf("Report = %+v, want nothing running", got)
+	}
+}

@@ -1,0 +1,131 @@
+package runtime
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/weirstream/weir/internal/checkpoint"
+	"github.com/weirstream/weir/internal/checkpoint/storage"
+	"github.com/weirstream/weir/internal/restart"
+)
+
+// fakeTM is a TaskManagerGateway that records the JobMaster's calls.
+type fakeTM struct{ calls []string }
+
+func (f *fakeTM) ID() ResourceID                    { return "tm-f" }
+func (f *fakeTM) PrepareJob(spec JobSpec, _ string) { f.add("prepare %s", spec.Name) }
+func (f *fakeTM) ReleaseJob(job string)             { f.add("release %s", job) }
+func (f *fakeTM) Deploy(d Deployment) {
+	var execs []string
+	for _, td := range d.Tasks {
+		execs = append(execs, td.Exec.String())
+	}
+	f.add("deploy %s", strings.Join(execs, " "))
+}
+func (f *fakeTM) Cancel(job string, execs []ExecutionID) { f.add("cancel %v", execs) }
+func (f *fakeTM) Trigger(job string, x ExecutionID, b checkpoint.Barrier) {
+	f.add("trigger %s %d %s", x, b.ID, b.Kind)
+}
+func (f *fakeTM) NotifyComplete(job string, id checkpoint.ID) { f.add("complete %d", id) }
+func (f *fakeTM) NotifyAborted(job string, id checkpoint.ID)  { f.add("aborted %d", id) }
+func (f *fakeTM) StopSources(job string, execs []ExecutionID) { f.add("stop %v", execs) }
+func (f *fakeTM) add(format string, args ...any) {
+	f.calls = append(f.calls, fmt.Sprintf(format, args...))
+}
+
+// take returns the calls since the last take.
+func (f *fakeTM) take() string {
+	s := strings.Join(f.calls, "\n")
+	f.calls = nil
+	return s
+}
+
+// newTestJobMaster returns a JobMaster of src(2) -hash-> agg(2), one
+// region, with a fake TaskManager, no periodic checkpoints and restarts
+// without delay. The test drives it by calling handle and runFailover, as
+// its loop does, on the test goroutine.
+func newTestJobMaster(t *testing.T) (*JobMaster, *fakeTM) {
+	t.Helper()
+	store, err := storage.Open(t.TempDir(), "j")
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Unix(1000, 0)
+	cfg := JobConfig{JobName: "j", CheckpointDir: "unused", NumRetained: 1, Restart: restart.NewFixedDelay(5, 0), Now: func() time.Time { return now }}
+	if err := cfg.fill(); err != nil {
+		t.Fatal(err)
+	}
+	jm := newJobMaster(cfg, twoStageGraph(t), store)
+	jm.start(nil, 1)
+	tm := &fakeTM{}
+	jm.tms = []TaskManagerGateway{tm}
+	jm.place = func(checkpoint.TaskID) TaskManagerGateway { return tm }
+	return jm, tm
+}
+
+// step hands the JobMaster events as its loop would.
+func step(jm *JobMaster, evs ...jmEvent) {
+	for _, ev := range evs {
+		jm.handle(context.Background(), ev)
+	}
+	jm.runFailover(context.Background())
+}
+
+func execState(v, s, attempt int, st ExecState) jmEvent {
+	return jmEvent{kind: evState, exec: ExecutionID{Task: tid(v, s), Attempt: attempt}, state: st}
+}
+
+func eod(v, s, attempt int) jmEvent {
+	return jmEvent{kind: evEndOfData, exec: ExecutionID{Task: tid(v, s), Attempt: attempt}}
+}
+
+func wantCalls(t *testing.T, tm *fakeTM, want ...string) {
+	t.Helper()
+	if got := tm.take(); got != strings.Join(want, "\n") {
+		t.Fatalf("calls\n%s\nwant\n%s", got, strings.Join(want, "\n"))
+	}
+}
+
+// TestJobMasterRegionRestart drives a JobMaster through a task failure:
+// the region's other executions are cancelled, reports of the old attempt
+// are dropped (here: end of data of tasks that are being cancelled, which
+// must not count towards the final checkpoint), the region is redeployed
+// with the next attempt, and the final checkpoint is triggered only once
+// every restarted task reached the end of its input.
+func TestJobMasterRegionRestart(t *testing.T) {
+	jm, tm := newTestJobMaster(t)
+	step(jm, jmEvent{kind: evPrepared})
+	wantCalls(t, tm, "deploy 0/0#0 0/1#0 1/0#0 1/1#0")
+	step(jm, execState(0, 0, 0, ExecRunning), execState(0, 1, 0, ExecRunning), execState(1, 0, 0, ExecRunning), execState(1, 1, 0, ExecRunning))
+	wantCalls(t, tm)
+	if got := jm.cfg.Status.State(); got != StateRunning {
+		t.Fatalf("state %s, want RUNNING", got)
+	}
+	// agg/1 reached the end of its input, then failed.
+	step(jm, eod(1, 1, 0), execState(1, 1, 0, ExecFailed))
+	wantCalls(t, tm, "cancel [0/0#0 0/1#0 1/0#0]")
+	if got := jm.cfg.Status.State(); got != StateRestarting {
+		t.Fatalf("state %s while the only region restarts, want RESTARTING", got)
+	}
+	// The others run to the end before they notice the cancel.
+	step(jm, eod(0, 0, 0), eod(0, 1, 0), eod(1, 0, 0))
+	wantCalls(t, tm)
+	step(jm, execState(0, 0, 0, ExecCanceled), execState(0, 1, 0, ExecCanceled))
+	wantCalls(t, tm)
+	step(jm, execState(1, 0, 0, ExecCanceled))
+	wantCalls(t, tm, "deploy 0/0#1 0/1#1 1/0#1 1/1#1")
+	// Late reports of attempt 0 are dropped.
+	step(jm, execState(1, 0, 0, ExecFailed), eod(1, 0, 0))
+	step(jm, execState(0, 0, 1, ExecRunning), execState(0, 1, 1, ExecRunning), execState(1, 0, 1, ExecRunning), execState(1, 1, 1, ExecRunning))
+	wantCalls(t, tm)
+	if got := jm.cfg.Status.Restarts.Load(); got != 1 {
+		t.Fatalf("%d restarts, want 1", got)
+	}
+	step(jm, eod(0, 0, 1), eod(0, 1, 1), eod(1, 0, 1))
+	wantCalls(t, tm)
+	step(jm, eod(1, 1, 1))
+	wantCalls(t, tm, "trigger 0/0#1 1 final", "trigger 0/1#1 1 final")
+}

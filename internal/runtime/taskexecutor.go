@@ -1,0 +1,355 @@
+package runtime
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"slices"
+	"sync"
+
+	"github.com/weirstream/weir/internal/checkpoint"
+	"github.com/weirstream/weir/internal/checkpoint/storage"
+)
+
+// PreparedJob is what a TaskExecutor needs to run tasks of a job: its
+// graph, its configuration (defaults filled) and its checkpoint storage.
+type PreparedJob struct {
+	Graph  *JobGraph
+	Config JobConfig
+	Store  *storage.FS
+}
+
+// JobResolver prepares a job named by spec on a TaskExecutor: local mode
+// hands over the graph Execute built; cluster mode builds the graph from
+// the spec with the binary's job registry, checks it against the
+// JobMaster's description and opens checkpoint storage.
+type JobResolver func(spec JobSpec, description string) (*PreparedJob, error)
+
+// TaskExecutorConfig configures a TaskExecutor.
+type TaskExecutorConfig struct {
+	// ID names the TaskManager ("local" in local mode).
+	ID ResourceID
+	// DataAddress is where other TaskManagers reach this one's data plane;
+	// empty in local mode.
+	DataAddress string
+	// JobMaster receives every report of the executor's tasks.
+	JobMaster JobMasterGateway
+	// Resolve prepares a job at PrepareJob.
+	Resolve JobResolver
+	// Logger (nil: silent).
+	Logger *slog.Logger
+}
+
+// TaskExecutor runs the tasks a JobMaster deploys on one TaskManager: it
+// builds gates, writers and tasks for the TaskDeployments it receives,
+// runs each task on its own goroutine and reports state changes, acks,
+// declines and end of data through the JobMasterGateway. It implements
+// TaskManagerGateway: in local mode the JobMaster calls it directly. Its
+// methods only queue work and never block on a task.
+type TaskExecutor struct {
+	cfg TaskExecutorConfig
+	log *slog.Logger
+
+	mu     sync.Mutex
+	jobs   map[string]*teJob
+	closed bool
+	// wg counts build and task goroutines: Close waits for all.
+	wg sync.WaitGroup
+}
+
+// teJob is a prepared job on the TaskExecutor.
+type teJob struct {
+	name   string
+	prep   *PreparedJob
+	ctx    context.Context
+	cancel context.CancelFunc
+	parts  *partitions
+	execs  map[ExecutionID]*execution // guarded by TaskExecutor.mu
+
+	rpMu  sync.Mutex
+	rpRef RestoreRef
+	rp    *restorePoint // the restore point of rpRef, read once
+}
+
+// execution is one deployed execution. Its mailbox exists from Deploy on,
+// so a trigger or notification sent while the task is being built is
+// kept for it.
+type execution struct {
+	id     ExecutionID
+	ctx    context.Context
+	cancel context.CancelFunc
+	mail   *mailbox
+	task   *Task // set once built; guarded by TaskExecutor.mu
+}
+
+// NewTaskExecutor returns a TaskExecutor with no jobs.
+func NewTaskExecutor(cfg TaskExecutorConfig) *TaskExecutor {
+	log := cfg.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &TaskExecutor{cfg: cfg, log: log, jobs: map[string]*teJob{}}
+}
+
+// ID names the TaskManager.
+func (te *TaskExecutor) ID() ResourceID { return te.cfg.ID }
+
+// PrepareJob prepares the job through the resolver and answers
+// JobPrepared. Preparing a job that is prepared already only answers.
+func (te *TaskExecutor) PrepareJob(spec JobSpec, description string) {
+	te.mu.Lock()
+	_, have := te.jobs[spec.Name]
+	closed := te.closed
+	te.mu.Unlock()
+	if closed {
+		te.cfg.JobMaster.JobPrepared(spec.Name, fmt.Errorf("TaskManager %s is shutting down", te.cfg.ID))
+		return
+	}
+	if have {
+		te.cfg.JobMaster.JobPrepared(spec.Name, nil)
+		return
+	}
+	prep, err := te.cfg.Resolve(spec, description)
+	if err != nil {
+		te.cfg.JobMaster.JobPrepared(spec.Name, fmt.Errorf("TaskManager %s: prepare job %s: %w", te.cfg.ID, spec.Name, err))
+		return
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	te.mu.Lock()
+	te.jobs[spec.Name] = &teJob{name: spec.Name, prep: prep, ctx: ctx, cancel: cancel, parts: newPartitions(te.cfg.ID), execs: map[ExecutionID]*execution{}}
+	te.mu.Unlock()
+	te.cfg.JobMaster.JobPrepared(spec.Name, nil)
+}
+
+// ReleaseJob cancels the job's executions and forgets the job; the
+// executions still report their end.
+func (te *TaskExecutor) ReleaseJob(job string) {
+	te.mu.Lock()
+	j := te.jobs[job]
+	delete(te.jobs, job)
+	te.mu.Unlock()
+	if j != nil {
+		j.cancel()
+	}
+}
+
+// Close cancels every execution and waits until all ended.
+func (te *TaskExecutor) Close() {
+	te.mu.Lock()
+	te.closed = true
+	for _, j := range te.jobs {
+		j.cancel()
+	}
+	te.jobs = map[string]*teJob{}
+	te.mu.Unlock()
+	te.wg.Wait()
+}
+
+// Deploy builds and starts the deployment's executions on a goroutine of
+// their own (restoring state reads files).
+func (te *TaskExecutor) Deploy(d Deployment) {
+	te.mu.Lock()
+	j := te.jobs[d.Job]
+	if j == nil || te.closed {
+		te.mu.Unlock()
+		err := fmt.Errorf("TaskManager %s has not prepared job %s: PrepareJob must come before Deploy", te.cfg.ID, d.Job)
+		for _, td := range d.Tasks {
+			te.cfg.JobMaster.TaskStateChanged(d.Job, td.Exec, ExecFailed, err)
+		}
+		return
+	}
+	execs := make([]*execution, len(d.Tasks))
+	for i, td := range d.Tasks {
+		ctx, cancel := context.WithCancel(j.ctx)
+		e := &execution{id: td.Exec, ctx: ctx, cancel: cancel, mail: newMailbox()}
+		j.execs[td.Exec] = e
+		execs[i] = e
+	}
+	te.wg.Add(1)
+	te.mu.Unlock()
+	go func() {
+		defer te.wg.Done()
+		te.start(j, d, execs)
+	}()
+}
+
+// start builds the deployment's tasks and runs each on its goroutine. If
+// building fails, the execution it failed for reports FAILED and the
+// others, never started, CANCELED.
+func (te *TaskExecutor) start(j *teJob, d Deployment, execs []*execution) {
+	tasks, failed, err := te.build(j, d, execs)
+	if err != nil {
+		for i, e := range execs {
+			st, cause := ExecCanceled, error(nil)
+			if i == failed {
+				st, cause = ExecFailed, err
+			}
+			te.end(j, e, st, cause)
+		}
+		return
+	}
+	te.mu.Lock()
+	for i, t := range tasks {
+		execs[i].task = t
+	}
+	te.mu.Unlock()
+	for i, t := range tasks {
+		e := execs[i]
+		te.wg.Add(1)
+		go func() {
+			defer te.wg.Done()
+			te.cfg.JobMaster.TaskStateChanged(j.name, e.id, ExecRunning, nil)
+			err := t.Run(e.ctx)
+			switch {
+			case err == nil:
+				te.end(j, e, ExecFinished, nil)
+			case e.ctx.Err() != nil:
+				// Cancelled from outside (Cancel, ReleaseJob, Close):
+				// whatever the task returned on the way out.
+				te.end(j, e, ExecCanceled, nil)
+			default:
+				te.end(j, e, ExecFailed, err)
+			}
+		}()
+	}
+}
+
+// end forgets an execution and reports its terminal state.
+func (te *TaskExecutor) end(j *teJob, e *execution, st ExecState, err error) {
+	e.cancel()
+	j.parts.release(e.id)
+	te.mu.Lock()
+	delete(j.execs, e.id)
+	te.mu.Unlock()
+	if st == ExecFailed {
+		te.log.Warn("task failed", "exec", e.id.String(), "err", err)
+	}
+	te.cfg.JobMaster.TaskStateChanged(j.name, e.id, st, err)
+}
+
+// lookup returns the job's executions among execs (all if execs is nil).
+func (te *TaskExecutor) lookup(job string, execs []ExecutionID) []*execution {
+	te.mu.Lock()
+	defer te.mu.Unlock()
+	j := te.jobs[job]
+	if j == nil {
+		return nil
+	}
+	var out []*execution
+	if execs == nil {
+		for _, e := range j.execs {
+			out = append(out, e)
+		}
+	}
+	for _, id := range execs {
+		if e := j.execs[id]; e != nil {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// Cancel stops executions; each reports CANCELED once its task returned.
+// Executions it does not know (ended already) are skipped.
+func (te *TaskExecutor) Cancel(job string, execs []ExecutionID) {
+	for _, e := range te.lookup(job, execs) {
+		e.cancel()
+	}
+}
+
+// Trigger starts checkpoint b at a source execution.
+func (te *TaskExecutor) Trigger(job string, exec ExecutionID, b checkpoint.Barrier) {
+	for _, e := range te.lookup(job, []ExecutionID{exec}) {
+		e.mail.put(mail{kind: mailTrigger, barrier: b})
+	}
+}
+
+// NotifyComplete tells every execution of the job that checkpoint id
+// completed.
+func (te *TaskExecutor) NotifyComplete(job string, id checkpoint.ID) {
+	for _, e := range te.lookup(job, nil) {
+		e.mail.put(mail{kind: mailNotifyComplete, id: id})
+	}
+}
+
+// NotifyAborted tells every execution of the job that checkpoint id was
+// aborted.
+func (te *TaskExecutor) NotifyAborted(job string, id checkpoint.ID) {
+	for _, e := range te.lookup(job, nil) {
+		e.mail.put(mail{kind: mailNotifyAborted, id: id})
+	}
+}
+
+// StopSources makes source executions end their input.
+func (te *TaskExecutor) StopSources(job string, execs []ExecutionID) {
+	for _, e := range te.lookup(job, execs) {
+		e.mail.put(mail{kind: mailStop})
+	}
+}
+
+// Report returns the counters of the job's running tasks, ordered by
+// task.
+func (te *TaskExecutor) Report(job string) []TaskStats {
+	te.mu.Lock()
+	var tasks []*Task
+	if j := te.jobs[job]; j != nil {
+		for _, e := range j.execs {
+			if e.task != nil {
+				tasks = append(tasks, e.task)
+			}
+		}
+	}
+	te.mu.Unlock()
+	slices.SortFunc(tasks, func(a, b *Task) int { return compareTaskID(a.ID, b.ID) })
+	out := make([]TaskStats, 0, len(tasks))
+	for _, t := range tasks {
+		out = append(out, TaskStats{
+			Vertex: t.ID.Vertex, Name: t.Name, Subtask: t.ID.Subtask,
+			RecordsIn: t.metrics.RecordsIn.Load(), RecordsOut: t.metrics.RecordsOut.Load(),
+			BackPressured: t.metrics.sampleBackPressure(),
+		})
+	}
+	return out
+}
+
+// restorePoint returns the restore point ref names, reading its _metadata
+// once per job and ref; nil for a fresh start.
+func (j *teJob) restorePoint(ctx context.Context, ref *RestoreRef) (*restorePoint, error) {
+	if ref == nil {
+		return nil, nil
+	}
+	j.rpMu.Lock()
+	defer j.rpMu.Unlock()
+	if j.rp != nil && j.rpRef == *ref {
+		return j.rp, nil
+	}
+	cfg := j.prep.Config
+	var (
+		md   *checkpoint.Metadata
+		fs   *storage.FS
+		err  error
+		path = ref.Path
+	)
+	switch {
+	case ref.Path == "":
+		fs = j.prep.Store
+		md, err = fs.ReadMetadata(ctx, ref.ID)
+		path = fmt.Sprintf("%s/chk-%d", j.prep.Store.JobDir(), ref.ID)
+	case cfg.Locations != nil:
+		fsys, p, lerr := cfg.Locations.RestoreSource(ctx, ref.Path)
+		if lerr != nil {
+			return nil, fmt.Errorf("restore from %s: %w", ref.Path, lerr)
+		}
+		md, fs, err = storage.ReadMetadata(ctx, p, storage.WithFS(fsys))
+	default:
+		md, fs, err = storage.ReadMetadata(ctx, ref.Path)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("restore checkpoint %d: %w", ref.ID, err)
+	}
+	if md.ID != ref.ID {
+		return nil, fmt.Errorf("restore checkpoint %d from %s: its metadata is of checkpoint %d", ref.ID, path, md.ID)
+	}
+	j.rpRef, j.rp = *ref, &restorePoint{md: md, fs: fs, path: path}
+	return j.rp, nil
+}
