@@ -72,6 +72,10 @@ type JobMaster struct {
 	execs    map[checkpoint.TaskID]*jmExecution
 	live     int // executions deployed and not terminal
 	finished int // executions FINISHED
+	// finalDone: a final checkpoint completed, so tasks may be finishing.
+	// A finished task cannot ack another checkpoint: from now on a failure
+	// restarts every region, which takes a new final checkpoint together.
+	finalDone bool
 
 	// initial is the restore point of the job's start; firstOwn the
 	// first checkpoint id this run takes (see restorePointForRestart).
@@ -369,11 +373,14 @@ func (jm *JobMaster) taskFailed(t checkpoint.TaskID, err error, now time.Time) {
 	}
 	jm.cfg.Status.setFailure(err.Error())
 	jm.failCause = err
+	delete(jm.eod, t)
 	unrecoverable := IsUnrecoverable(err)
-	if !unrecoverable && jm.finished > 0 {
-		// Some task finished after the final checkpoint: it cannot take
-		// part in the next final checkpoint of a restarted region, so
-		// every region restarts (finished tasks count as stopped).
+	if !unrecoverable && jm.finalDone {
+		// The final checkpoint completed, so tasks are finishing (some
+		// may have, others will before they hear of this failure): a
+		// finished task cannot take part in the final checkpoint of a
+		// restarted region, so every region restarts (finished tasks
+		// count as stopped).
 		jm.log.Warn("task failed after others finished; restarting every region", "task", t, "cause", err)
 		jm.feed(failover.GlobalFailure{Reason: err.Error(), Now: now})
 		return
@@ -411,6 +418,10 @@ func (jm *JobMaster) performFailover(act failover.Action) {
 		jm.log.Info("checkpointing resumed")
 		jm.perform(jm.coord.Step(coordinator.Resume{Now: jm.cfg.Now()}))
 	case failover.Cancel:
+		for _, t := range act.Tasks {
+			// Its region restarts and reads its input again.
+			delete(jm.eod, t)
+		}
 		jm.cancel(act.Tasks)
 	case failover.ArmTimer:
 		jm.timers = append(jm.timers, act.At)
@@ -450,6 +461,17 @@ func (jm *JobMaster) cancel(tasks []checkpoint.TaskID) {
 	for _, tm := range order {
 		tm.Cancel(jm.spec.Name, byTM[tm])
 	}
+}
+
+// anyRegionFailing reports whether a region is being cancelled or waits
+// for its restart.
+func (jm *JobMaster) anyRegionFailing() bool {
+	for r := range jm.regions {
+		if s := jm.handler.State(r); s == failover.Canceling || s == failover.Waiting {
+			return true
+		}
+	}
+	return false
 }
 
 // updateState shows RESTARTING while no region is deployed (the whole
@@ -533,6 +555,11 @@ func (jm *JobMaster) restartDue(ctx context.Context) {
 		delete(jm.eod, t)
 	}
 	jm.deploy(tasks, rp)
+	if !jm.anyRegionFailing() {
+		// Every region restarted since the final checkpoint completed;
+		// the next final checkpoint is taken together again.
+		jm.finalDone = false
+	}
 	if len(jm.stops) > 0 {
 		// A stop was asked for before: the restarted sources stop too.
 		jm.stopSources(tasks)

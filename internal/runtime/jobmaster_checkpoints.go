@@ -191,6 +191,9 @@ func (jm *JobMaster) perform(actions []coordinator.Action) {
 			}()
 		case coordinator.NotifyComplete:
 			jm.completed[act.ID] = true
+			if act.Kind == checkpoint.Final {
+				jm.finalDone = true
+			}
 			jm.log.Info("checkpoint completed", "id", act.ID, "kind", act.Kind)
 			st.CompletedCheckpoints.Add(1)
 			st.LastCheckpointID.Store(int64(act.ID))

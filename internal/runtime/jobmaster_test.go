@@ -49,6 +49,11 @@ func (f *fakeTM) take() string {
 // its loop does, on the test goroutine.
 func newTestJobMaster(t *testing.T) (*JobMaster, *fakeTM) {
 	t.Helper()
+	return newTestJobMasterOf(t, twoStageGraph(t))
+}
+
+func newTestJobMasterOf(t *testing.T, jg *JobGraph) (*JobMaster, *fakeTM) {
+	t.Helper()
 	store, err := storage.Open(t.TempDir(), "j")
 	if err != nil {
 		t.Fatal(err)
@@ -58,7 +63,7 @@ func newTestJobMaster(t *testing.T) (*JobMaster, *fakeTM) {
 	if err := cfg.fill(); err != nil {
 		t.Fatal(err)
 	}
-	jm := newJobMaster(cfg, twoStageGraph(t), store)
+	jm := newJobMaster(cfg, jg, store)
 	jm.start(nil, 1)
 	tm := &fakeTM{}
 	jm.tms = []TaskManagerGateway{tm}
@@ -128,4 +133,50 @@ func TestJobMasterRegionRestart(t *testing.T) {
 	wantCalls(t, tm)
 	step(jm, eod(1, 1, 1))
 	wantCalls(t, tm, "trigger 0/0#1 1 final", "trigger 0/1#1 1 final")
+}
+
+// TestJobMasterFailureAfterFinalCheckpoint: in a job of two regions
+// (src->sink at parallelism 2, forward only), the final checkpoint
+// completed and one task fails committing before the other reported
+// FINISHED. The other region's task will finish and could never
+// acknowledge the restarted region's final checkpoint, so every region
+// restarts, not only the failed one.
+func TestJobMasterFailureAfterFinalCheckpoint(t *testing.T) {
+	jg, err := BuildJobGraph(graphOf(node("src", 2), node("sink", 2, fwd(0))), 8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(Regions(jg)); n != 2 {
+		t.Fatalf("%d regions, want 2", n)
+	}
+	jm, tm := newTestJobMasterOf(t, jg)
+	jm.initShared(context.Background())
+	step(jm, jmEvent{kind: evPrepared})
+	wantCalls(t, tm, "deploy 0/0#0 0/1#0")
+	step(jm, execState(0, 0, 0, ExecRunning), execState(0, 1, 0, ExecRunning), eod(0, 0, 0), eod(0, 1, 0))
+	wantCalls(t, tm, "trigger 0/0#0 1 final", "trigger 0/1#0 1 final")
+	ack := func(s int) jmEvent {
+		return jmEvent{kind: evAck, exec: ExecutionID{Task: tid(0, s)}, id: 1, taskState: checkpoint.TaskState{Task: tid(0, s)}}
+	}
+	step(jm, ack(0), ack(1))
+	// The metadata writer reports through the inbox.
+	<-jm.in.ready
+	step(jm, jm.in.take(nil)...)
+	wantCalls(t, tm, "complete 1")
+	step(jm, execState(0, 0, 0, ExecFailed))
+	// Region 0 has stopped and restarts at once; region 1 once its task
+	// stopped. 0/0#1 reaching the end of its input early must not take the
+	// final checkpoint without 0/1#1.
+	wantCalls(t, tm, "cancel [0/1#0]", "deploy 0/0#1")
+	step(jm, execState(0, 0, 1, ExecRunning), eod(0, 0, 1))
+	wantCalls(t, tm)
+	step(jm, execState(0, 1, 0, ExecFinished))
+	wantCalls(t, tm, "deploy 0/1#1")
+	if jm.finalDone {
+		t.Error("finalDone still set after every region restarted")
+	}
+	step(jm, execState(0, 1, 1, ExecRunning))
+	wantCalls(t, tm)
+	step(jm, eod(0, 1, 1))
+	wantCalls(t, tm, "trigger 0/0#1 2 final", "trigger 0/1#1 2 final")
 }
