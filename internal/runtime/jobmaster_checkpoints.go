@@ -191,9 +191,6 @@ func (jm *JobMaster) perform(actions []coordinator.Action) {
 			}()
 		case coordinator.NotifyComplete:
 			jm.completed[act.ID] = true
-			if act.Kind == checkpoint.Final {
-				jm.finalDone = true
-			}
 			jm.log.Info("checkpoint completed", "id", act.ID, "kind", act.Kind)
 			st.CompletedCheckpoints.Add(1)
 			st.LastCheckpointID.Store(int64(act.ID))
@@ -202,8 +199,22 @@ func (jm *JobMaster) perform(actions []coordinator.Action) {
 				st.LastCheckpointDuration.Store(int64(d))
 				st.checkpointCompleted(act.ID, d)
 			}
-			for _, tm := range jm.tms {
-				tm.NotifyComplete(jm.spec.Name, act.ID)
+			if act.Kind == checkpoint.Final && (jm.anyRegionFailing() || len(jm.restarts) > 0) {
+				// A final checkpoint whose metadata write outlived the
+				// suspension completed while a region restarts. Told, the
+				// other regions' tasks would finish and could never ack
+				// the final checkpoint the restarted region takes again;
+				// so nobody is told, and that next final checkpoint's
+				// notification covers this one (notifications are
+				// cumulative). The restarted region restores this one.
+				jm.log.Info("final checkpoint completed while a region restarts: notification held back", "id", act.ID)
+			} else {
+				if act.Kind == checkpoint.Final {
+					jm.finalDone = true
+				}
+				for _, tm := range jm.tms {
+					tm.NotifyComplete(jm.spec.Name, act.ID)
+				}
 			}
 			jm.checkpointDone(act.ID, act.Kind, nil)
 			jm.retain(act.ID)

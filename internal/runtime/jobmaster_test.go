@@ -180,3 +180,37 @@ func TestJobMasterFailureAfterFinalCheckpoint(t *testing.T) {
 	step(jm, eod(0, 1, 1))
 	wantCalls(t, tm, "trigger 0/0#1 2 final", "trigger 0/1#1 2 final")
 }
+
+// TestJobMasterFinalCompletesWhileRegionRestarts: the final checkpoint's
+// metadata write is in flight when a task of region 0 fails. It completes
+// during the suspension, but the other region is not told (its task would
+// finish and never ack the restarted region's final checkpoint); region 0
+// restarts alone, from that final checkpoint, and the next final
+// checkpoint is notified to both.
+func TestJobMasterFinalCompletesWhileRegionRestarts(t *testing.T) {
+	jg, err := BuildJobGraph(graphOf(node("src", 2), node("sink", 2, fwd(0))), 8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	jm, tm := newTestJobMasterOf(t, jg)
+	jm.initShared(context.Background())
+	step(jm, jmEvent{kind: evPrepared})
+	wantCalls(t, tm, "deploy 0/0#0 0/1#0")
+	step(jm, execState(0, 0, 0, ExecRunning), execState(0, 1, 0, ExecRunning), eod(0, 0, 0), eod(0, 1, 0))
+	wantCalls(t, tm, "trigger 0/0#0 1 final", "trigger 0/1#0 1 final")
+	ack := func(s, attempt int, id checkpoint.ID) jmEvent {
+		return jmEvent{kind: evAck, exec: ExecutionID{Task: tid(0, s), Attempt: attempt}, id: id, taskState: checkpoint.TaskState{Task: tid(0, s)}}
+	}
+	step(jm, ack(0, 0, 1), ack(1, 0, 1)) // persisting now
+	step(jm, execState(0, 0, 0, ExecFailed))
+	wantCalls(t, tm) // region 0 stopped, but the restart waits for the write
+	<-jm.in.ready
+	step(jm, jm.in.take(nil)...)
+	wantCalls(t, tm, "deploy 0/0#1")
+	step(jm, execState(0, 0, 1, ExecRunning), eod(0, 0, 1))
+	wantCalls(t, tm, "trigger 0/0#1 2 final", "trigger 0/1#0 2 final")
+	step(jm, ack(0, 1, 2), ack(1, 0, 2))
+	<-jm.in.ready
+	step(jm, jm.in.take(nil)...)
+	wantCalls(t, tm, "complete 2")
+}
