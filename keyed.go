@@ -3,7 +3,6 @@ package weir
 import (
 	"context"
 	"fmt"
-	"hash/crc32"
 	"io"
 	"time"
 
@@ -323,20 +322,7 @@ func newKeyedBackend[K comparable](kc codec.Codec[K], oc *runtime.OperatorContex
 	return nil, fmt.Errorf("%s %q: want %q or %q", config.StateBackendType, oc.StateBackend.Type, config.BackendHeap, config.BackendLSM)
 }
 
-// keyedFileName names an operator subtask's keyed state file. fileSafe
-// alone is not injective ("k/1" and "k_1" both give "k_1"), so a hash of the
-// uid keeps two operators from writing one file.
+// keyedFileName names an operator subtask's keyed state file.
 func keyedFileName(uid string, subtask int) string {
-	return fmt.Sprintf("%s-%08x-%d.keyed", fileSafe(uid), crc32.ChecksumIEEE([]byte(uid)), subtask)
-}
-
-// fileSafe maps a uid to a file name component.
-func fileSafe(s string) string {
-	b := []byte(s)
-	for i, c := range b {
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_' || c == '.') {
-			b[i] = '_'
-		}
-	}
-	return string(b)
+	return checkpoint.SubtaskFileName(uid, subtask, "keyed")
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"hash/crc32"
 	"io"
 	"sync"
 
@@ -303,17 +302,5 @@ func (r *channelRecorder) result(ctx context.Context) (*checkpoint.ChannelStateH
 // channelStateFileName names a subtask's channel-state file after its head
 // operator, as keyed state files are named.
 func channelStateFileName(headUID string, subtask int) string {
-	return fmt.Sprintf("%s-%08x-%d.channel", sanitizeName(headUID), crc32.ChecksumIEEE([]byte(headUID)), subtask)
-}
-
-// sanitizeName maps a uid to a file name component; the checksum in the
-// name keeps uids that map alike apart.
-func sanitizeName(s string) string {
-	b := []byte(s)
-	for i, c := range b {
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_' || c == '.') {
-			b[i] = '_'
-		}
-	}
-	return string(b)
+	return checkpoint.SubtaskFileName(headUID, subtask, "channel")
 }

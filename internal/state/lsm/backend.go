@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 	"sync/atomic"
 
 	"github.com/cockroachdb/pebble/v2"
@@ -93,7 +92,7 @@ func Open[K comparable](keys codec.Codec[K], kgs keygroup.Range, maxParallelism 
 	if err := os.MkdirAll(parent, 0o755); err != nil {
 		return nil, fmt.Errorf("lsm state backend: create %s: %w; set state.backend.lsm.dir to a writable folder", parent, err)
 	}
-	dir, err := os.MkdirTemp(parent, "weir-lsm-"+fileSafe(opts.Name)+"-")
+	dir, err := os.MkdirTemp(parent, "weir-lsm-"+checkpoint.FileNamePart(opts.Name)+"-")
 	if err != nil {
 		return nil, fmt.Errorf("lsm state backend: make a store folder in %s: %w; set state.backend.lsm.dir to a writable folder", parent, err)
 	}
@@ -314,14 +313,4 @@ func (p pebbleLogger) Fatalf(format string, args ...any) {
 	msg := fmt.Sprintf(format, args...)
 	p.l.Error("lsm state backend: fatal", "error", msg)
 	panic("lsm state backend: " + msg)
-}
-
-// fileSafe maps a name to a file name component.
-func fileSafe(s string) string {
-	return strings.Map(func(r rune) rune {
-		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_' || r == '.' {
-			return r
-		}
-		return '_'
-	}, s)
 }
