@@ -8,12 +8,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync/atomic"
-	"syscall"
 	"testing"
 
-	"github.com/weirstream/weir"
-	"github.com/weirstream/weir/connectors/file"
 	"github.com/weirstream/weir/internal/checkpoint"
 	"github.com/weirstream/weir/internal/checkpoint/storage"
 	"github.com/weirstream/weir/internal/config"
@@ -157,34 +153,10 @@ func TestIncrementalDiskFullDeclinesCheckpoint(t *testing.T) {
 	r.rate = 200_000
 	r.extra = incremental()
 	r.extra[config.CheckpointingTolerableFailures] = "1000"
-	cfg := r.config(t)
-	var failed atomic.Int32
-	fs := vfs.WithErrors(vfs.OS{}, vfs.InjectorFunc(func(op vfs.Op, path string) error {
-		if op == vfs.OpWrite && strings.Contains(path, string(filepath.Separator)+"shared"+string(filepath.Separator)) && failed.Add(1) <= 6 {
-			return syscall.ENOSPC
-		}
-		return nil
-	}))
-	env := weir.NewEnv(cfg)
-	env.SetCheckpointFS(fs)
-	demo.Build(env, demo.Options{Events: r.n, Keys: r.k, Rate: r.rate, Out: r.out})
-	if err := env.Execute(context.Background(), "demo"); err != nil {
-		t.Fatal(err)
-	}
-	st := env.Status()
-	if st.Restarts.Load() != 0 {
-		t.Fatalf("%d restarts; a failed upload must not fail the job", st.Restarts.Load())
-	}
-	if st.FailedCheckpoints.Load() == 0 {
-		t.Fatal("no checkpoint failed although shared uploads hit a full disk")
-	}
-	lines, err := file.ReadCommitted(r.out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if d := demo.Diff(demo.Expected(r.n, r.k), lines); d != "" {
-		t.Fatal(d)
-	}
+	shared := string(filepath.Separator) + "shared" + string(filepath.Separator)
+	runDiskFull(t, r, "shared uploads", func(op vfs.Op, path string) bool {
+		return op == vfs.OpWrite && strings.Contains(path, shared)
+	})
 	jobDir := filepath.Join(r.stateDir, "demo")
 	checkSharedAreaExact(t, jobDir, completedCheckpoints(t, jobDir))
 }
