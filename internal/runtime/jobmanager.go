@@ -151,6 +151,9 @@ func Execute(ctx context.Context, g *Graph, cfg JobConfig) error {
 	if err := cfg.fill(); err != nil {
 		return err
 	}
+	if f := executorFrom(ctx); f != nil {
+		return f(ctx, g, cfg)
+	}
 	jg, err := BuildJobGraph(g, cfg.MaxParallelism)
 	if err != nil {
 		return err

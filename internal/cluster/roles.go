@@ -1,0 +1,92 @@
+package cluster
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net"
+	"time"
+
+	"github.com/weirstream/weir/internal/runtime"
+)
+
+// Resolver builds a job's graph and configuration from its spec with the
+// binary's own job registry (application mode: every role runs the same
+// binary and builds the graph itself). The app layer implements it: it
+// makes a weir.Env from spec.Config, runs the builder named spec.Kind on
+// spec.Args and captures what Env.Execute would run (runtime.WithExecutor).
+// It must be a pure function of the spec.
+type Resolver func(ctx context.Context, spec runtime.JobSpec) (*runtime.Graph, runtime.JobConfig, error)
+
+// JobManagerConfig configures a JobManager process (weir jobmanager).
+type JobManagerConfig struct {
+	// RPCAddress is where TaskManagers and clients reach the JobManager
+	// (--rpc-address, 127.0.0.1:6123).
+	RPCAddress string
+	// RESTAddress serves the REST API and /metrics (--rest-address,
+	// 127.0.0.1:8081); "" turns REST off.
+	RESTAddress string
+	// AllowNonLoopbackREST lets RESTAddress bind beyond loopback.
+	AllowNonLoopbackREST bool
+	// StateDir holds submitted jobs and, unless a job sets
+	// state.checkpoints.dir, their checkpoints (--state-dir). A JobManager
+	// restarted on the same folder recovers its unfinished jobs.
+	StateDir string
+	// Resolve builds jobs from their specs.
+	Resolve Resolver
+	// BuildID is this process's build; TaskManagers of another are refused.
+	BuildID string
+	// HeartbeatInterval, HeartbeatTimeout (heartbeat.interval/timeout) and
+	// SlotRequestTimeout (slot.request.timeout, 5m: how long a job waits
+	// for slots before it fails); zero means the default.
+	HeartbeatInterval  time.Duration
+	HeartbeatTimeout   time.Duration
+	SlotRequestTimeout time.Duration
+	// Logger (nil: silent).
+	Logger *slog.Logger
+	// Ready, if set, is called once the RPC (and REST) listeners are bound.
+	Ready func(rpc, rest net.Addr)
+}
+
+// RunJobManager runs a JobManager until ctx ends: the Dispatcher for
+// TaskManagers and clients, one JobMaster per submitted job, REST and
+// metrics. It fails at once naming the flag when a port is in use or the
+// state folder cannot be written.
+func RunJobManager(ctx context.Context, cfg JobManagerConfig) error {
+	return errors.New("RunJobManager: not wired yet")
+}
+
+// TaskManagerProcessConfig configures a TaskManager process (weir
+// taskmanager).
+type TaskManagerProcessConfig struct {
+	// JobManager is the JobManager's rpc address (--jobmanager).
+	JobManager string
+	// Slots is the number of task slots offered (--slots, at least 1).
+	Slots int
+	// DataAddress is where the data plane listens (--data-address;
+	// "" is 127.0.0.1 on a free port).
+	DataAddress string
+	// MetricsAddress serves Prometheus /metrics (--metrics-address; ""
+	// takes the first free port of 127.0.0.1:9249-9260, "-" turns it off).
+	MetricsAddress string
+	// ResourceID names the process ("" picks tm-<random>).
+	ResourceID string
+	// Resolve builds jobs from their specs.
+	Resolve Resolver
+	// BuildID is this process's build.
+	BuildID string
+	// RegistrationTimeout is taskmanager.registration.timeout (5m).
+	RegistrationTimeout time.Duration
+	// Logger (nil: silent).
+	Logger *slog.Logger
+	// Ready, if set, is called once the data plane (and metrics) listen.
+	Ready func(data, metrics net.Addr)
+}
+
+// RunTaskManagerProcess runs a TaskManager until ctx ends, the JobManager
+// rejects it, or the JobManager stays unreachable for the registration
+// timeout: it registers its slots, runs the tasks it is deployed and
+// exchanges data with other TaskManagers.
+func RunTaskManagerProcess(ctx context.Context, cfg TaskManagerProcessConfig) error {
+	return errors.New("RunTaskManagerProcess: not wired yet")
+}
