@@ -2,7 +2,6 @@ package cluster
 
 import (
 	"context"
-	"errors"
 	"log/slog"
 	"net"
 	"time"
@@ -51,9 +50,11 @@ type JobManagerConfig struct {
 // RunJobManager runs a JobManager until ctx ends: the Dispatcher for
 // TaskManagers and clients, one JobMaster per submitted job, REST and
 // metrics. It fails at once naming the flag when a port is in use or the
-// state folder cannot be written.
+// state folder cannot be written. Jobs that still run when ctx ends are
+// stopped but stay recorded as running: a JobManager started again on the
+// same state folder recovers them from their newest checkpoints.
 func RunJobManager(ctx context.Context, cfg JobManagerConfig) error {
-	return errors.New("RunJobManager: not wired yet")
+	return runJobManager(ctx, cfg)
 }
 
 // TaskManagerProcessConfig configures a TaskManager process (weir
@@ -88,5 +89,5 @@ type TaskManagerProcessConfig struct {
 // timeout: it registers its slots, runs the tasks it is deployed and
 // exchanges data with other TaskManagers.
 func RunTaskManagerProcess(ctx context.Context, cfg TaskManagerProcessConfig) error {
-	return errors.New("RunTaskManagerProcess: not wired yet")
+	return runTaskManagerProcess(ctx, cfg)
 }

@@ -39,4 +39,9 @@ type Config struct {
 	Logger *slog.Logger
 	// Version is reported by GET /overview as weir-version.
 	Version string
+	// TaskManagers lists the cluster's TaskManagers for GET /taskmanagers
+	// and the slot counts of GET /overview; nil in local mode, where the
+	// path answers with the one in-process TaskManager left out (an
+	// empty list).
+	TaskManagers func() []TaskManagerInfo
 }

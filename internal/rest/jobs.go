@@ -15,10 +15,22 @@ type ClusterOverview struct {
 	JobsCancelled int    `json:"jobs-cancelled"`
 	JobsFailed    int    `json:"jobs-failed"`
 	Version       string `json:"weir-version"`
+	// TaskManagers, SlotsTotal and SlotsAvailable count the cluster's
+	// registered TaskManagers and their slots (0 in local mode).
+	TaskManagers   int `json:"taskmanagers"`
+	SlotsTotal     int `json:"slots-total"`
+	SlotsAvailable int `json:"slots-available"`
 }
 
 func (a *api) overview(w http.ResponseWriter, r *http.Request) {
 	o := ClusterOverview{Version: a.cfg.Version}
+	if a.cfg.TaskManagers != nil {
+		for _, tm := range a.cfg.TaskManagers() {
+			o.TaskManagers++
+			o.SlotsTotal += tm.SlotsNumber
+			o.SlotsAvailable += tm.FreeSlots
+		}
+	}
 	for _, j := range a.cfg.Jobs() {
 		switch j.Status().State() {
 		case runtime.StateFinished:

@@ -36,6 +36,7 @@ func NewHandler(cfg Config) http.Handler {
 	m := a.mux
 	m.HandleFunc("GET /overview", a.overview)
 	m.HandleFunc("GET /jobs", a.jobs)
+	m.HandleFunc("GET /taskmanagers", a.taskManagers)
 	m.HandleFunc("GET /jobs/overview", a.jobsOverview)
 	m.HandleFunc("GET /jobs/{jobid}", a.withJob(a.job))
 	m.HandleFunc("GET /jobs/{jobid}/checkpoints", a.withJob(a.checkpoints))

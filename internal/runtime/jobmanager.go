@@ -154,36 +154,11 @@ func Execute(ctx context.Context, g *Graph, cfg JobConfig) error {
 	if f := executorFrom(ctx); f != nil {
 		return f(ctx, g, cfg)
 	}
-	jg, err := BuildJobGraph(g, cfg.MaxParallelism)
+	jm, store, err := newJob(ctx, g, &cfg)
 	if err != nil {
 		return err
 	}
-	var sopts []storage.Option
-	if cfg.StorageFS != nil {
-		sopts = append(sopts, storage.WithFS(cfg.StorageFS))
-	}
-	store, err := storage.Open(cfg.CheckpointDir, cfg.JobName, sopts...)
-	if err != nil {
-		return err
-	}
-	if err := store.CleanIncomplete(); err != nil {
-		return fmt.Errorf("clean incomplete checkpoints in %s: %w", store.JobDir(), err)
-	}
-	jm := newJobMaster(cfg, jg, store)
-	if err := jm.initShared(ctx); err != nil {
-		return err
-	}
-	initial, next, err := jm.initialRestorePoint(ctx)
-	if err != nil {
-		return err
-	}
-	if err := initial.checkOperators(jg, cfg.AllowNonRestoredState); err != nil {
-		return err
-	}
-	if err := initial.checkChannelState(jg); err != nil {
-		return err
-	}
-	jm.start(initial, next)
+	jg := jm.jg
 	te := NewTaskExecutor(TaskExecutorConfig{
 		ID:        "local",
 		JobMaster: &localJobMaster{job: cfg.JobName, in: jm.in},
@@ -200,4 +175,45 @@ func Execute(ctx context.Context, g *Graph, cfg JobConfig) error {
 	jm.place = func(checkpoint.TaskID) TaskManagerGateway { return te }
 	cfg.Status.setTaskSource(func() []TaskStats { return te.Report(cfg.JobName) })
 	return jm.run(ctx)
+}
+
+// newJob builds the job graph, opens checkpoint storage (removing what
+// incomplete checkpoints left), finds the restore point and checks that
+// the graph can use it, and returns the job's JobMaster, started. cfg is
+// filled with defaults.
+func newJob(ctx context.Context, g *Graph, cfg *JobConfig) (*JobMaster, *storage.FS, error) {
+	if err := cfg.fill(); err != nil {
+		return nil, nil, err
+	}
+	jg, err := BuildJobGraph(g, cfg.MaxParallelism)
+	if err != nil {
+		return nil, nil, err
+	}
+	var sopts []storage.Option
+	if cfg.StorageFS != nil {
+		sopts = append(sopts, storage.WithFS(cfg.StorageFS))
+	}
+	store, err := storage.Open(cfg.CheckpointDir, cfg.JobName, sopts...)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := store.CleanIncomplete(); err != nil {
+		return nil, nil, fmt.Errorf("clean incomplete checkpoints in %s: %w", store.JobDir(), err)
+	}
+	jm := newJobMaster(*cfg, jg, store)
+	if err := jm.initShared(ctx); err != nil {
+		return nil, nil, err
+	}
+	initial, next, err := jm.initialRestorePoint(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := initial.checkOperators(jg, cfg.AllowNonRestoredState); err != nil {
+		return nil, nil, err
+	}
+	if err := initial.checkChannelState(jg); err != nil {
+		return nil, nil, err
+	}
+	jm.start(initial, next)
+	return jm, store, nil
 }

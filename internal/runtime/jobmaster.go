@@ -24,6 +24,8 @@ const (
 	evDecline
 	evEndOfData
 	evPersisted
+	evSlots
+	evTaskManagerLost
 )
 
 // jmEvent is a message to the JobMaster loop: a TaskManager's report
@@ -36,6 +38,7 @@ type jmEvent struct {
 	taskState checkpoint.TaskState
 	reason    string
 	err       error
+	tm        ResourceID
 }
 
 // jmExecution is the JobMaster's view of a subtask's current execution.
@@ -62,6 +65,14 @@ type JobMaster struct {
 	place func(checkpoint.TaskID) TaskManagerGateway
 	tms   []TaskManagerGateway
 
+	// Cluster mode (jobmaster_slots.go); slots is nil in local mode.
+	slots       Slots
+	slotTimeout time.Duration
+	// preparedOn are the TaskManagers the job was prepared on.
+	preparedOn map[ResourceID]TaskManagerGateway
+	// waiting is a deployment that waits for slots.
+	waiting *slotWait
+
 	regions  [][]checkpoint.TaskID
 	regionOf map[checkpoint.TaskID]int
 	handler  *failover.Handler
@@ -76,6 +87,9 @@ type JobMaster struct {
 	// A finished task cannot ack another checkpoint: from now on a failure
 	// restarts every region, which takes a new final checkpoint together.
 	finalDone bool
+
+	// desc is Describe(jg), sent to TaskManagers in cluster mode.
+	desc string
 
 	// initial is the restore point of the job's start; firstOwn the
 	// first checkpoint id this run takes (see restorePointForRestart).
@@ -177,6 +191,12 @@ func (jm *JobMaster) run(ctx context.Context) error {
 	for _, tm := range jm.tms {
 		tm.PrepareJob(jm.spec, desc)
 	}
+	if jm.slots != nil {
+		// Cluster mode prepares each TaskManager just before its first
+		// deployment (jobmaster_slots.go).
+		jm.desc = desc
+		jm.prepared(ctx, nil)
+	}
 	requests := st.mon().requests
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
@@ -191,6 +211,7 @@ func (jm *JobMaster) run(ctx context.Context) error {
 			}
 		case <-timer.C:
 			now := jm.cfg.Now()
+			jm.slotTick(now)
 			jm.perform(jm.coord.Step(coordinator.Tick{Now: now}))
 			jm.timers = slices.DeleteFunc(jm.timers, func(at time.Time) bool { return !at.After(now) })
 			jm.feed(failover.Tick{Now: now})
@@ -216,6 +237,9 @@ func (jm *JobMaster) nextDeadline() time.Duration {
 		if at.IsZero() || t.Before(at) {
 			at = t
 		}
+	}
+	if w := jm.waiting; w != nil && (at.IsZero() || w.next.Before(at)) {
+		at = w.next
 	}
 	if at.IsZero() {
 		return time.Hour
@@ -264,6 +288,9 @@ func (jm *JobMaster) teardown() {
 	for _, tm := range jm.tms {
 		tm.ReleaseJob(jm.spec.Name)
 	}
+	for _, tm := range jm.preparedOn {
+		tm.ReleaseJob(jm.spec.Name)
+	}
 	jm.cfg.Status.setTaskSource(nil)
 }
 
@@ -299,6 +326,14 @@ func (jm *JobMaster) handle(ctx context.Context, ev jmEvent) {
 	jm.log.Debug("jobmaster event", "kind", ev.kind, "exec", ev.exec.String(), "state", ev.state, "id", ev.id, "reason", ev.reason, "err", ev.err)
 	if ev.kind == evPrepared {
 		jm.prepared(ctx, ev.err)
+		return
+	}
+	if ev.kind == evSlots {
+		jm.retryWaiting()
+		return
+	}
+	if ev.kind == evTaskManagerLost {
+		jm.taskManagerLost(ev.tm, ev.reason, now)
 		return
 	}
 	if ev.kind == evPersisted {
@@ -511,7 +546,9 @@ func (jm *JobMaster) prepared(ctx context.Context, err error) {
 		jm.log.Info("restoring", "checkpoint", rp.md.ID, "path", rp.path, "attempt", 0)
 	}
 	jm.deploy(jm.all, jm.initial)
-	jm.cfg.Status.setState(StateRunning, jm.cfg.Now())
+	if jm.waiting == nil {
+		jm.cfg.Status.setState(StateRunning, jm.cfg.Now())
+	}
 }
 
 // restartDue restarts the regions the handler asked for once no metadata
@@ -598,6 +635,16 @@ func (jm *JobMaster) discardIncomplete(keep []checkpoint.ID) {
 // deploy starts new executions of tasks (current attempts) from rp, one
 // Deployment per TaskManager.
 func (jm *JobMaster) deploy(tasks []checkpoint.TaskID, rp *restorePoint) {
+	if jm.slots != nil {
+		jm.deployOnSlots(tasks, rp)
+		return
+	}
+	jm.deployTo(tasks, rp, func(checkpoint.TaskID) string { return "" })
+}
+
+// deployTo starts new executions of tasks from rp on the TaskManagers
+// jm.place names; addr gives each task's TaskManager's data address.
+func (jm *JobMaster) deployTo(tasks []checkpoint.TaskID, rp *restorePoint, addr func(checkpoint.TaskID) string) {
 	var ref *RestoreRef
 	if rp != nil {
 		ref = &RestoreRef{ID: rp.md.ID}
@@ -609,7 +656,7 @@ func (jm *JobMaster) deploy(tasks []checkpoint.TaskID, rp *restorePoint) {
 		return ExecutionID{Task: t, Attempt: jm.execs[t].attempt}
 	}
 	place := func(t checkpoint.TaskID) (ResourceID, string, int) {
-		return jm.place(t).ID(), "", t.Subtask
+		return jm.place(t).ID(), addr(t), t.Subtask
 	}
 	byTM := map[TaskManagerGateway]*Deployment{}
 	var order []TaskManagerGateway

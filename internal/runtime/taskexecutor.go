@@ -9,6 +9,7 @@ import (
 
 	"github.com/weirstream/weir/internal/checkpoint"
 	"github.com/weirstream/weir/internal/checkpoint/storage"
+	"github.com/weirstream/weir/internal/network/remote"
 )
 
 // PreparedJob is what a TaskExecutor needs to run tasks of a job: its
@@ -32,6 +33,9 @@ type TaskExecutorConfig struct {
 	// DataAddress is where other TaskManagers reach this one's data plane;
 	// empty in local mode.
 	DataAddress string
+	// Network is the data plane to other TaskManagers; nil when the
+	// executor has no remote peers.
+	Network *remote.ConnManager
 	// JobMaster receives every report of the executor's tasks.
 	JobMaster JobMasterGateway
 	// Resolve prepares a job at PrepareJob.

@@ -1,0 +1,430 @@
+package cluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/weirstream/weir/internal/checkpoint"
+	"github.com/weirstream/weir/internal/cluster/pb"
+	"github.com/weirstream/weir/internal/config"
+	"github.com/weirstream/weir/internal/runtime"
+)
+
+// jobManager is the JobMaster layer of a JobManager process: it builds
+// submitted jobs, runs one runtime.ClusterJob each, routes TaskManager
+// messages and losses to them, serves the client RPCs and keeps job
+// records in the state folder.
+type jobManager struct {
+	cfg   JobManagerConfig
+	log   *slog.Logger
+	store jobStore
+	d     *Dispatcher // set once the Dispatcher runs
+	// ctx ends when the JobManager shuts down: jobs stop, but their
+	// records stay non-terminal so the next JobManager recovers them.
+	ctx context.Context
+	wg  sync.WaitGroup
+
+	// onStart, if set, is called for every job started (metrics).
+	onStart func(*managedJob)
+
+	mu   sync.Mutex
+	jobs map[string]*managedJob
+}
+
+// managedJob is one job of the JobManager.
+type managedJob struct {
+	rec    jobRecord
+	status *runtime.JobStatus
+	conf   *config.Config
+	cj     *runtime.ClusterJob
+	cancel context.CancelFunc
+	done   chan struct{} // closed when the job ended
+	names  map[int]string
+}
+
+var _ JobService = (*jobManager)(nil)
+
+func newJobManager(ctx context.Context, cfg JobManagerConfig) *jobManager {
+	return &jobManager{cfg: cfg, log: cfg.Logger, store: jobStore{dir: cfg.StateDir}, ctx: ctx, jobs: map[string]*managedJob{}}
+}
+
+// job returns the job named name, or nil.
+func (m *jobManager) job(name string) *managedJob {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.jobs[name]
+}
+
+// running returns the jobs that have not ended.
+func (m *jobManager) running() []*managedJob {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var out []*managedJob
+	for _, j := range m.jobs {
+		select {
+		case <-j.done:
+		default:
+			out = append(out, j)
+		}
+	}
+	return out
+}
+
+// onRegistered wakes jobs waiting for slots.
+func (m *jobManager) onRegistered(*TaskManager) {
+	for _, j := range m.running() {
+		if j.cj != nil {
+			j.cj.SlotsChanged()
+		}
+	}
+}
+
+// onMessage routes a TaskManager's report to its job's JobMaster.
+func (m *jobManager) onMessage(tm *TaskManager, msg *pb.TaskManagerMessage) {
+	name := messageJob(msg)
+	j := m.job(name)
+	if j == nil || j.cj == nil {
+		return
+	}
+	deliverToJob(j.cj.Gateway(), msg, func(what string, err error) {
+		m.log.Error(what, "tm", tm.ID, "job", name, "error", err)
+	})
+}
+
+// onLost tells every running job that a TaskManager is gone; the jobs
+// with executions there restart those regions.
+func (m *jobManager) onLost(tm *TaskManager, reason error, _ []JobSlots) {
+	for _, j := range m.running() {
+		if j.cj != nil {
+			j.cj.TaskManagerLost(runtime.ResourceID(tm.ID), errText(reason))
+		}
+	}
+}
+
+func messageJob(m *pb.TaskManagerMessage) string {
+	switch x := m.GetMsg().(type) {
+	case *pb.TaskManagerMessage_JobPrepared:
+		return x.JobPrepared.GetJob()
+	case *pb.TaskManagerMessage_TaskStateChanged:
+		return x.TaskStateChanged.GetJob()
+	case *pb.TaskManagerMessage_Acknowledge:
+		return x.Acknowledge.GetJob()
+	case *pb.TaskManagerMessage_Decline:
+		return x.Decline.GetJob()
+	case *pb.TaskManagerMessage_EndOfData:
+		return x.EndOfData.GetJob()
+	}
+	return ""
+}
+
+// withDefaultStorage sets the job's checkpoint storage to the state
+// folder's checkpoints/ unless the job names one: every role must resolve
+// the same absolute location.
+func (m *jobManager) withDefaultStorage(spec runtime.JobSpec) runtime.JobSpec {
+	if _, ok := spec.Config[config.CheckpointsDir]; ok {
+		return spec
+	}
+	c := make(map[string]string, len(spec.Config)+1)
+	for k, v := range spec.Config {
+		c[k] = v
+	}
+	c[config.CheckpointsDir] = filepath.Join(m.cfg.StateDir, "checkpoints")
+	spec.Config = c
+	return spec
+}
+
+// start builds the job and runs it; resume > 0 recovers a job a previous
+// JobManager ran (see jobRecord.FirstCheckpoint).
+func (m *jobManager) start(rec jobRecord) (*managedJob, error) {
+	spec := rec.Spec
+	g, jc, err := m.cfg.Resolve(m.ctx, spec)
+	if err != nil {
+		return nil, fmt.Errorf("build job %s (%s): %w", spec.Name, spec.Kind, err)
+	}
+	if dir := jc.CheckpointDir; !strings.Contains(dir, "://") && !filepath.IsAbs(dir) {
+		return nil, fmt.Errorf("job %s: state.checkpoints.dir %q is relative: every TaskManager would resolve it in its own working folder; give an absolute path", spec.Name, dir)
+	}
+	conf := config.New()
+	for k, v := range spec.Config {
+		_ = conf.Set(k, v) // validated by Resolve
+	}
+	st := &runtime.JobStatus{}
+	jc.JobName = spec.Name
+	jc.Status = st
+	jc.Logger = m.log.With("job", spec.Name)
+	j := &managedJob{rec: rec, status: st, conf: conf, done: make(chan struct{})}
+	cj, err := runtime.NewClusterJob(m.ctx, g, jc, runtime.ClusterJobConfig{
+		Spec:               spec,
+		Slots:              &jobSlots{d: m.d, job: spec.Name},
+		SlotRequestTimeout: m.cfg.SlotRequestTimeout,
+		Reports:            func() []runtime.TaskStats { return m.reports(spec.Name, j) },
+		ResumeFrom:         checkpoint.ID(rec.FirstCheckpoint),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("job %s: %w", spec.Name, err)
+	}
+	j.cj = cj
+	j.names = cj.VertexNames()
+	if j.rec.FirstCheckpoint == 0 {
+		j.rec.FirstCheckpoint = cj.FirstCheckpoint()
+	}
+	j.rec.Spec = cj.Spec()
+	j.rec.State = runtime.StateRunning
+	if err := m.store.save(j.rec); err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithCancel(m.ctx)
+	j.cancel = cancel
+	m.mu.Lock()
+	m.jobs[spec.Name] = j
+	m.mu.Unlock()
+	if m.onStart != nil {
+		m.onStart(j)
+	}
+	m.wg.Add(1)
+	go func() {
+		defer m.wg.Done()
+		defer cancel()
+		err := cj.Run(ctx)
+		m.finished(j, err)
+	}()
+	m.log.Info("job started", "job", spec.Name, "kind", spec.Kind, "restore_after", rec.FirstCheckpoint)
+	return j, nil
+}
+
+// finished records a job's end. A job stopped because the JobManager shuts
+// down keeps its record as it was: the next JobManager recovers it.
+func (m *jobManager) finished(j *managedJob, err error) {
+	defer close(j.done)
+	if m.ctx.Err() != nil {
+		m.log.Info("job suspended: the JobManager shuts down", "job", j.rec.Spec.Name)
+		return
+	}
+	j.rec.State = j.status.State()
+	if err != nil && !terminalState(j.rec.State) {
+		j.rec.State = runtime.StateFailed
+	}
+	if err != nil && !errors.Is(err, context.Canceled) {
+		j.rec.Failure = err.Error()
+	}
+	j.rec.Ended = time.Now()
+	if serr := m.store.save(j.rec); serr != nil {
+		m.log.Error("record job end", "job", j.rec.Spec.Name, "error", serr)
+	}
+	m.log.Info("job ended", "job", j.rec.Spec.Name, "state", j.rec.State, "error", err)
+}
+
+// recover starts every job a previous JobManager left unfinished.
+func (m *jobManager) recover() {
+	recs, errs := m.store.load()
+	for _, err := range errs {
+		m.log.Error("job record skipped", "error", err)
+	}
+	for _, r := range recs {
+		if terminalState(r.State) {
+			m.mu.Lock()
+			m.jobs[r.Spec.Name] = &managedJob{rec: r, status: &runtime.JobStatus{}, done: closedChan()}
+			m.mu.Unlock()
+			continue
+		}
+		if _, err := m.start(r); err != nil {
+			m.log.Error("recover job", "job", r.Spec.Name, "error", err)
+			r.State, r.Failure, r.Ended = runtime.StateFailed, err.Error(), time.Now()
+			_ = m.store.save(r)
+			m.mu.Lock()
+			m.jobs[r.Spec.Name] = &managedJob{rec: r, status: &runtime.JobStatus{}, done: closedChan()}
+			m.mu.Unlock()
+			continue
+		}
+		m.log.Info("job recovered", "job", r.Spec.Name)
+	}
+}
+
+func closedChan() chan struct{} {
+	c := make(chan struct{})
+	close(c)
+	return c
+}
+
+// state returns the job's state and failure.
+func (j *managedJob) state() (string, string) {
+	select {
+	case <-j.done:
+		return j.rec.State, j.rec.Failure
+	default:
+	}
+	s := j.status.State()
+	if s == "" {
+		s = runtime.StateCreated
+	}
+	return s, j.status.LastFailure()
+}
+
+// reports merges the job's task counters from the TaskManagers' latest
+// heartbeats.
+func (m *jobManager) reports(job string, j *managedJob) []runtime.TaskStats {
+	var out []runtime.TaskStats
+	for _, tm := range m.d.sessionList() {
+		for _, r := range tm.Reports() {
+			if r.GetJob() != job {
+				continue
+			}
+			e := execFromPB(r.GetExec())
+			out = append(out, runtime.TaskStats{
+				Vertex: e.Task.Vertex, Subtask: e.Task.Subtask, Name: j.names[e.Task.Vertex],
+				RecordsIn: r.GetRecordsIn(), RecordsOut: r.GetRecordsOut(), BackPressured: r.GetBackPressured(),
+			})
+		}
+	}
+	slices.SortFunc(out, func(a, b runtime.TaskStats) int {
+		if a.Vertex != b.Vertex {
+			return a.Vertex - b.Vertex
+		}
+		return a.Subtask - b.Subtask
+	})
+	return out
+}
+
+// jobSlots is a job's runtime.Slots over the Dispatcher's pool.
+type jobSlots struct {
+	d   *Dispatcher
+	job string
+}
+
+func (s *jobSlots) Allocate(logical []int) (map[int]runtime.Placement, string) {
+	placed, shortage := s.d.allocate(s.job, logical)
+	if shortage != "" {
+		return nil, shortage
+	}
+	out := make(map[int]runtime.Placement, len(placed))
+	for l, tm := range placed {
+		out[l] = runtime.Placement{TM: tmGateway{tm: tm}, DataAddress: tm.DataAddress}
+	}
+	return out, ""
+}
+
+func (s *jobSlots) Release() { s.d.release(s.job) }
+
+// Client RPCs.
+
+func (m *jobManager) Submit(ctx context.Context, r *pb.SubmitRequest) (*pb.SubmitResponse, error) {
+	spec := specFromPB(r.GetSpec())
+	spec.Fingerprint = [32]byte{}
+	if err := spec.Validate(); err != nil {
+		return nil, status.Error(codes.InvalidArgument, err.Error())
+	}
+	if old := m.job(spec.Name); old != nil {
+		if st, _ := old.state(); !terminalState(st) {
+			return nil, status.Errorf(codes.AlreadyExists, "job %s is %s: cancel it first (weir cancel %s), or submit under another name", spec.Name, st, spec.Name)
+		}
+	}
+	spec = m.withDefaultStorage(spec)
+	j, err := m.start(jobRecord{Spec: spec, State: runtime.StateCreated, Submitted: time.Now()})
+	if err != nil {
+		return nil, status.Error(codes.InvalidArgument, err.Error())
+	}
+	return &pb.SubmitResponse{Job: j.rec.Spec.Name}, nil
+}
+
+// waitPoll is how often Wait looks at a job's state.
+const waitPoll = 100 * time.Millisecond
+
+func (m *jobManager) Wait(r *pb.WaitRequest, s grpc.ServerStreamingServer[pb.JobUpdate]) error {
+	j := m.job(r.GetJob())
+	if j == nil {
+		return status.Errorf(codes.NotFound, "no job %s on this JobManager: weir list shows the jobs", r.GetJob())
+	}
+	t := time.NewTicker(waitPoll)
+	defer t.Stop()
+	last := ""
+	for {
+		st, failure := j.state()
+		terminal := false
+		select {
+		case <-j.done:
+			st, failure = j.rec.State, j.rec.Failure
+			terminal = true
+		default:
+		}
+		if key := st + "\x00" + failure; key != last || terminal {
+			last = key
+			if err := s.Send(&pb.JobUpdate{Job: j.rec.Spec.Name, State: st, Failure: failure, Terminal: terminal}); err != nil {
+				return err
+			}
+		}
+		if terminal {
+			return nil
+		}
+		select {
+		case <-s.Context().Done():
+			return status.FromContextError(s.Context().Err()).Err()
+		case <-m.ctx.Done():
+			return status.Error(codes.Unavailable, "the JobManager is shutting down: the job resumes when it is started again")
+		case <-j.done:
+		case <-t.C:
+		}
+	}
+}
+
+func (m *jobManager) List(context.Context, *pb.ListRequest) (*pb.ListResponse, error) {
+	m.mu.Lock()
+	jobs := make([]*managedJob, 0, len(m.jobs))
+	for _, j := range m.jobs {
+		jobs = append(jobs, j)
+	}
+	m.mu.Unlock()
+	slices.SortFunc(jobs, func(a, b *managedJob) int { return a.rec.Submitted.Compare(b.rec.Submitted) })
+	out := &pb.ListResponse{}
+	for _, j := range jobs {
+		st, failure := j.state()
+		s := &pb.JobSummary{Name: j.rec.Spec.Name, Kind: j.rec.Spec.Kind, State: st, StartUnixMillis: j.rec.Submitted.UnixMilli(), Failure: failure}
+		if !j.rec.Ended.IsZero() {
+			s.EndUnixMillis = j.rec.Ended.UnixMilli()
+		}
+		out.Jobs = append(out.Jobs, s)
+	}
+	return out, nil
+}
+
+func (m *jobManager) Cancel(_ context.Context, r *pb.CancelRequest) (*pb.CancelResponse, error) {
+	j := m.job(r.GetJob())
+	if j == nil {
+		return nil, status.Errorf(codes.NotFound, "no job %s on this JobManager: weir list shows the jobs", r.GetJob())
+	}
+	if j.cancel != nil {
+		j.cancel()
+	}
+	return &pb.CancelResponse{}, nil
+}
+
+func (m *jobManager) Checkpoints(_ context.Context, r *pb.CheckpointsRequest) (*pb.CheckpointsResponse, error) {
+	j := m.job(r.GetJob())
+	if j == nil {
+		return nil, status.Errorf(codes.NotFound, "no job %s on this JobManager: weir list shows the jobs", r.GetJob())
+	}
+	st := j.status
+	out := &pb.CheckpointsResponse{
+		Completed: st.CompletedCheckpoints.Load(),
+		Failed:    st.FailedCheckpoints.Load(),
+		Restored:  st.RestoredCheckpoint.Load(),
+	}
+	for _, c := range st.Checkpoints(time.Now()) {
+		out.History = append(out.History, &pb.CheckpointStats{
+			Id: int64(c.ID), Kind: c.Kind, Status: c.Status, TriggerUnixMillis: c.TriggerTime.UnixMilli(),
+			DurationMillis: c.Duration.Milliseconds(), StateSize: c.StateSize,
+			Acknowledged: int32(c.Acknowledged), Subtasks: int32(c.Subtasks), Failure: c.FailureReason,
+		})
+	}
+	return out, nil
+}

@@ -1,0 +1,108 @@
+package cluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"strconv"
+	"syscall"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+
+	"github.com/weirstream/weir/internal/metrics"
+)
+
+// The TaskManager's Prometheus endpoint: per task of every job it runs,
+// the counters its heartbeats carry, under Flink's names with the weir_
+// prefix, plus the Go and process collectors.
+
+// metricsPorts is the range an unset --metrics-address tries, as Flink's
+// Prometheus reporter does.
+const metricsFirstPort, metricsLastPort = 9249, 9260
+
+type tmMetrics struct {
+	srv *http.Server
+	ln  net.Listener
+}
+
+func startTaskManagerMetrics(addr string, h *executorHandler, log *slog.Logger) (*tmMetrics, error) {
+	if addr == "-" {
+		return &tmMetrics{}, nil
+	}
+	var ln net.Listener
+	var err error
+	if addr == "" {
+		for p := metricsFirstPort; p <= metricsLastPort; p++ {
+			if ln, err = net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(p))); err == nil {
+				break
+			}
+		}
+		if ln == nil {
+			log.Warn("no free port in 127.0.0.1:9249-9260 for /metrics; serving none (set --metrics-address)")
+			return &tmMetrics{}, nil
+		}
+	} else if ln, err = net.Listen("tcp", addr); err != nil {
+		if errors.Is(err, syscall.EADDRINUSE) {
+			return nil, fmt.Errorf("--metrics-address %s is in use: choose another port, or '-' to serve no metrics", addr)
+		}
+		return nil, fmt.Errorf("--metrics-address %s: %w", addr, err)
+	}
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), taskCollector{h: h})
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", metrics.Handler(reg, log))
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	go func() { _ = srv.Serve(ln) }()
+	return &tmMetrics{srv: srv, ln: ln}, nil
+}
+
+func (m *tmMetrics) addr() net.Addr {
+	if m.ln == nil {
+		return nil
+	}
+	return m.ln.Addr()
+}
+
+func (m *tmMetrics) stop() {
+	if m.srv == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	_ = m.srv.Shutdown(ctx)
+}
+
+var (
+	taskLabels   = []string{"job_name", "task_id", "subtask_index"}
+	descRecIn    = prometheus.NewDesc("weir_taskmanager_job_task_numRecordsIn", "Records the task received.", taskLabels, nil)
+	descRecOut   = prometheus.NewDesc("weir_taskmanager_job_task_numRecordsOut", "Records the task emitted.", taskLabels, nil)
+	descBackPres = prometheus.NewDesc("weir_taskmanager_job_task_isBackPressured", "1 if the task waited for output credit since the last sample.", taskLabels, nil)
+)
+
+// taskCollector reads the handler's task reports at each scrape.
+type taskCollector struct{ h *executorHandler }
+
+func (c taskCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- descRecIn
+	ch <- descRecOut
+	ch <- descBackPres
+}
+
+func (c taskCollector) Collect(ch chan<- prometheus.Metric) {
+	for _, r := range c.h.Reports() {
+		e := r.GetExec()
+		l := []string{r.GetJob(), strconv.Itoa(int(e.GetVertex())), strconv.Itoa(int(e.GetSubtask()))}
+		ch <- prometheus.MustNewConstMetric(descRecIn, prometheus.CounterValue, float64(r.GetRecordsIn()), l...)
+		ch <- prometheus.MustNewConstMetric(descRecOut, prometheus.CounterValue, float64(r.GetRecordsOut()), l...)
+		bp := 0.0
+		if r.GetBackPressured() {
+			bp = 1
+		}
+		ch <- prometheus.MustNewConstMetric(descBackPres, prometheus.GaugeValue, bp, l...)
+	}
+}

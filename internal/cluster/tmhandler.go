@@ -1,0 +1,181 @@
+package cluster
+
+import (
+	"context"
+	"log/slog"
+	"sync"
+
+	"github.com/weirstream/weir/internal/checkpoint"
+	"github.com/weirstream/weir/internal/cluster/pb"
+	"github.com/weirstream/weir/internal/runtime"
+)
+
+// executorHandler is a TaskManager's TaskManagerHandler: one
+// runtime.TaskExecutor per JobManager session, whose reports go back on
+// that session. When the session ends the executor is closed (every task
+// cancelled and waited for) before the TaskManager registers again, so no
+// task outlives the JobManager that deployed it.
+type executorHandler struct {
+	newExecutor func(jm runtime.JobMasterGateway) *runtime.TaskExecutor
+	log         *slog.Logger
+
+	mu   sync.Mutex
+	te   *runtime.TaskExecutor
+	jobs map[string]bool // prepared on te, for heartbeat reports
+}
+
+var _ TaskManagerHandler = (*executorHandler)(nil)
+
+func (h *executorHandler) executor() *runtime.TaskExecutor {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.te
+}
+
+func (h *executorHandler) Registered(s *JobManagerSession) {
+	te := h.newExecutor(sessionJobMaster{s: s})
+	h.mu.Lock()
+	h.te, h.jobs = te, map[string]bool{}
+	h.mu.Unlock()
+}
+
+func (h *executorHandler) Disconnected(s *JobManagerSession, reason error) {
+	h.mu.Lock()
+	te := h.te
+	h.te, h.jobs = nil, nil
+	h.mu.Unlock()
+	if te != nil {
+		h.log.Warn("cancelling every task: the JobManager session ended", "reason", reason)
+		te.Close()
+	}
+}
+
+// Close cancels every task of the current session and waits for them.
+func (h *executorHandler) Close() { h.Disconnected(nil, context.Canceled) }
+
+func (h *executorHandler) Reports() []*pb.TaskReport {
+	h.mu.Lock()
+	te := h.te
+	var jobs []string
+	for j := range h.jobs {
+		jobs = append(jobs, j)
+	}
+	h.mu.Unlock()
+	if te == nil {
+		return nil
+	}
+	var out []*pb.TaskReport
+	for _, job := range jobs {
+		for _, st := range te.Report(job) {
+			out = append(out, &pb.TaskReport{
+				Job:           job,
+				Exec:          execToPB(runtime.ExecutionID{Task: checkpoint.TaskID{Vertex: st.Vertex, Subtask: st.Subtask}}),
+				RecordsIn:     st.RecordsIn,
+				RecordsOut:    st.RecordsOut,
+				BackPressured: st.BackPressured,
+			})
+		}
+	}
+	return out
+}
+
+func (h *executorHandler) PrepareJob(_ *JobManagerSession, m *pb.PrepareJob) {
+	te := h.executor()
+	if te == nil {
+		return
+	}
+	spec := specFromPB(m.GetSpec())
+	h.mu.Lock()
+	if h.jobs != nil {
+		h.jobs[spec.Name] = true
+	}
+	h.mu.Unlock()
+	te.PrepareJob(spec, m.GetDescription())
+}
+
+func (h *executorHandler) ReleaseJob(_ *JobManagerSession, m *pb.ReleaseJob) {
+	if te := h.executor(); te != nil {
+		h.mu.Lock()
+		delete(h.jobs, m.GetJob())
+		h.mu.Unlock()
+		te.ReleaseJob(m.GetJob())
+	}
+}
+
+func (h *executorHandler) Deploy(_ *JobManagerSession, m *pb.Deploy) {
+	if te := h.executor(); te != nil {
+		te.Deploy(deployFromPB(m))
+	}
+}
+
+func (h *executorHandler) Cancel(_ *JobManagerSession, m *pb.CancelTasks) {
+	if te := h.executor(); te != nil {
+		te.Cancel(m.GetJob(), execsFromPB(m.GetExecs()))
+	}
+}
+
+func (h *executorHandler) Trigger(_ *JobManagerSession, m *pb.Trigger) {
+	if te := h.executor(); te != nil {
+		te.Trigger(m.GetJob(), execFromPB(m.GetExec()), barrierFromPB(m))
+	}
+}
+
+func (h *executorHandler) NotifyComplete(_ *JobManagerSession, m *pb.NotifyComplete) {
+	if te := h.executor(); te != nil {
+		te.NotifyComplete(m.GetJob(), checkpoint.ID(m.GetCheckpointId()))
+	}
+}
+
+func (h *executorHandler) NotifyAborted(_ *JobManagerSession, m *pb.NotifyAborted) {
+	if te := h.executor(); te != nil {
+		te.NotifyAborted(m.GetJob(), checkpoint.ID(m.GetCheckpointId()))
+	}
+}
+
+func (h *executorHandler) StopSources(_ *JobManagerSession, m *pb.StopSources) {
+	if te := h.executor(); te != nil {
+		te.StopSources(m.GetJob(), execsFromPB(m.GetExecs()))
+	}
+}
+
+// sessionJobMaster is the TaskExecutor's JobMasterGateway over the
+// session: each report is one message on the stream, in order. A report
+// sent after the session ended is dropped; the tasks are being cancelled.
+type sessionJobMaster struct {
+	s *JobManagerSession
+}
+
+func (g sessionJobMaster) send(m *pb.TaskManagerMessage) { _ = g.s.Send(m) }
+
+func (g sessionJobMaster) JobPrepared(job string, err error) {
+	g.send(&pb.TaskManagerMessage{Msg: &pb.TaskManagerMessage_JobPrepared{JobPrepared: &pb.JobPrepared{
+		Job: job, Error: errText(err), Unrecoverable: err != nil,
+	}}})
+}
+
+func (g sessionJobMaster) TaskStateChanged(job string, exec runtime.ExecutionID, st runtime.ExecState, err error) {
+	g.send(&pb.TaskManagerMessage{Msg: &pb.TaskManagerMessage_TaskStateChanged{TaskStateChanged: &pb.TaskStateChanged{
+		Job: job, Exec: execToPB(exec), State: stateToPB(st), Error: errText(err), Unrecoverable: err != nil && runtime.IsUnrecoverable(err),
+	}}})
+}
+
+func (g sessionJobMaster) Acknowledge(job string, exec runtime.ExecutionID, id checkpoint.ID, st checkpoint.TaskState) {
+	b, err := taskStateToPB(st)
+	if err != nil {
+		g.Decline(job, exec, id, "encode task state: "+err.Error())
+		return
+	}
+	g.send(&pb.TaskManagerMessage{Msg: &pb.TaskManagerMessage_Acknowledge{Acknowledge: &pb.Acknowledge{
+		Job: job, Exec: execToPB(exec), CheckpointId: int64(id), TaskState: b,
+	}}})
+}
+
+func (g sessionJobMaster) Decline(job string, exec runtime.ExecutionID, id checkpoint.ID, reason string) {
+	g.send(&pb.TaskManagerMessage{Msg: &pb.TaskManagerMessage_Decline{Decline: &pb.Decline{
+		Job: job, Exec: execToPB(exec), CheckpointId: int64(id), Reason: reason,
+	}}})
+}
+
+func (g sessionJobMaster) EndOfData(job string, exec runtime.ExecutionID) {
+	g.send(&pb.TaskManagerMessage{Msg: &pb.TaskManagerMessage_EndOfData{EndOfData: &pb.EndOfData{Job: job, Exec: execToPB(exec)}}})
+}

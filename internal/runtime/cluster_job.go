@@ -1,0 +1,177 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/weirstream/weir/internal/checkpoint"
+	"github.com/weirstream/weir/internal/checkpoint/storage"
+)
+
+// Placement is where one logical slot of a job runs in cluster mode: a
+// TaskManager and the address of its data plane.
+type Placement struct {
+	TM          TaskManagerGateway
+	DataAddress string
+}
+
+// Slots gives a cluster-mode JobMaster TaskManagers for its logical slots
+// (slot sharing: logical slot i runs subtask i of every vertex). The
+// JobManager implements it over its slot pool.
+type Slots interface {
+	// Allocate places the logical slots, all or none. A logical slot the
+	// job holds already keeps its place. When too few slots are free it
+	// returns shortage, a description such as "job demo needs 4 slots, 2
+	// free on 1 TaskManager", and the JobMaster waits for SlotsChanged.
+	Allocate(logical []int) (placed map[int]Placement, shortage string)
+	// Release frees every slot of the job: it ended.
+	Release()
+}
+
+// ClusterJobConfig is what a job needs beyond its JobConfig to run in a
+// JobManager.
+type ClusterJobConfig struct {
+	// Spec is the job's spec; TaskManagers build the graph from it.
+	Spec JobSpec
+	// Slots places the job's logical slots.
+	Slots Slots
+	// SlotRequestTimeout is how long a region waits for slots before the
+	// job fails (slot.request.timeout, 5m).
+	SlotRequestTimeout time.Duration
+	// Reports returns the job's running tasks' counters, as the
+	// TaskManagers' heartbeats carried them.
+	Reports func() []TaskStats
+	// ResumeFrom, for a job a previous JobManager ran, is the first
+	// checkpoint that run took: if storage holds a completed checkpoint at
+	// least this new, the job restores the newest one instead of its --from
+	// point (which would replay what the sinks committed since).
+	ResumeFrom checkpoint.ID
+}
+
+// ClusterJob is one job in a JobManager: a JobMaster whose tasks run on
+// TaskManagers it reaches through the gateways its Slots hand out.
+type ClusterJob struct {
+	jm *JobMaster
+	gw JobMasterGateway
+}
+
+// DefaultSlotRequestTimeout is slot.request.timeout's default.
+const DefaultSlotRequestTimeout = 5 * time.Minute
+
+// NewClusterJob prepares a job for a JobManager: it builds the job graph,
+// opens checkpoint storage and finds the restore point (--from, else the
+// newest retained checkpoint), refusing one the graph cannot use. Run
+// starts it.
+func NewClusterJob(ctx context.Context, g *Graph, cfg JobConfig, cc ClusterJobConfig) (*ClusterJob, error) {
+	if cc.Slots == nil {
+		return nil, errors.New("cluster job: no slot provider")
+	}
+	if cc.SlotRequestTimeout <= 0 {
+		cc.SlotRequestTimeout = DefaultSlotRequestTimeout
+	}
+	if cc.ResumeFrom > 0 && cfg.FromPath != "" {
+		if newest, err := newestCompleted(cfg); err == nil && newest >= cc.ResumeFrom {
+			cfg.FromPath = ""
+		}
+	}
+	jm, _, err := newJob(ctx, g, &cfg)
+	if err != nil {
+		return nil, err
+	}
+	jm.spec = cc.Spec
+	jm.spec.Name = cfg.JobName
+	jm.spec.Fingerprint = Fingerprint(jm.jg)
+	jm.slots = cc.Slots
+	jm.slotTimeout = cc.SlotRequestTimeout
+	jm.preparedOn = map[ResourceID]TaskManagerGateway{}
+	if cc.Reports != nil {
+		cfg.Status.setTaskSource(cc.Reports)
+	}
+	return &ClusterJob{jm: jm, gw: &localJobMaster{job: cfg.JobName, in: jm.in}}, nil
+}
+
+// newestCompleted returns the newest completed checkpoint in the job's
+// storage (0: none).
+func newestCompleted(cfg JobConfig) (checkpoint.ID, error) {
+	var sopts []storage.Option
+	if cfg.StorageFS != nil {
+		sopts = append(sopts, storage.WithFS(cfg.StorageFS))
+	}
+	store, err := storage.Open(cfg.CheckpointDir, cfg.JobName, sopts...)
+	if err != nil {
+		return 0, err
+	}
+	ids, err := store.Completed()
+	if err != nil || len(ids) == 0 {
+		return 0, err
+	}
+	return ids[len(ids)-1], nil
+}
+
+// VertexNames returns each vertex's name by vertex id.
+func (j *ClusterJob) VertexNames() map[int]string {
+	out := map[int]string{}
+	for _, v := range j.jm.jg.Vertices {
+		out[v.ID] = v.Name()
+	}
+	return out
+}
+
+// Spec returns the job's spec with the fingerprint of the graph built here.
+func (j *ClusterJob) Spec() JobSpec { return j.jm.spec }
+
+// FirstCheckpoint is the first checkpoint id this run takes: a restarted
+// JobManager restores a checkpoint at least this new rather than the
+// job's --from point.
+func (j *ClusterJob) FirstCheckpoint() int64 { return int64(j.jm.firstOwn) }
+
+// Gateway is where the TaskManagers' reports for this job go. It never
+// blocks.
+func (j *ClusterJob) Gateway() JobMasterGateway { return j.gw }
+
+// SlotsChanged tells the job that slots were offered: a region waiting for
+// slots tries again.
+func (j *ClusterJob) SlotsChanged() { j.jm.in.put(jmEvent{kind: evSlots}) }
+
+// TaskManagerLost tells the job that a TaskManager is gone: every
+// execution the job had there failed, and its region restarts on other
+// slots.
+func (j *ClusterJob) TaskManagerLost(tm ResourceID, reason string) {
+	j.jm.in.put(jmEvent{kind: evTaskManagerLost, tm: tm, reason: reason})
+}
+
+// Run runs the job until it finishes, fails for good or ctx ends (a
+// cancel), and releases its slots.
+func (j *ClusterJob) Run(ctx context.Context) error {
+	defer j.jm.slots.Release()
+	return j.jm.run(ctx)
+}
+
+// PrepareJob is the TaskManager's half of application mode: from the graph
+// and configuration this process built for spec, it builds the job graph,
+// checks it against the JobManager's description and opens checkpoint
+// storage, which must be the same folder (or bucket) the JobManager uses.
+func PrepareJob(spec JobSpec, description string, g *Graph, cfg JobConfig) (*PreparedJob, error) {
+	cfg.JobName = spec.Name
+	if err := cfg.fill(); err != nil {
+		return nil, err
+	}
+	jg, err := BuildJobGraph(g, cfg.MaxParallelism)
+	if err != nil {
+		return nil, err
+	}
+	if err := GraphMismatch(spec.Name, description, Describe(jg)); err != nil {
+		return nil, err
+	}
+	var sopts []storage.Option
+	if cfg.StorageFS != nil {
+		sopts = append(sopts, storage.WithFS(cfg.StorageFS))
+	}
+	store, err := storage.Open(cfg.CheckpointDir, cfg.JobName, sopts...)
+	if err != nil {
+		return nil, fmt.Errorf("open checkpoint storage %s: %w (every TaskManager must reach the JobManager's state.checkpoints.dir: mount the same folder or use s3://)", cfg.CheckpointDir, err)
+	}
+	return &PreparedJob{Graph: jg, Config: cfg, Store: store}, nil
+}
