@@ -288,9 +288,6 @@ func (jm *JobMaster) teardown() {
 	for _, tm := range jm.tms {
 		tm.ReleaseJob(jm.spec.Name)
 	}
-	for _, tm := range jm.preparedOn {
-		tm.ReleaseJob(jm.spec.Name)
-	}
 	jm.cfg.Status.setTaskSource(nil)
 }
 

@@ -88,7 +88,9 @@ func (jm *JobMaster) retryWaiting() {
 	for _, l := range logical {
 		tm := placed[l].TM
 		if _, ok := jm.preparedOn[tm.ID()]; !ok {
+			// Checkpoint notifications and the job's release go to jm.tms.
 			jm.preparedOn[tm.ID()] = tm
+			jm.tms = append(jm.tms, tm)
 			tm.PrepareJob(jm.spec, jm.desc)
 		}
 	}
@@ -118,6 +120,7 @@ func (jm *JobMaster) slotTick(now time.Time) {
 // gone with it, and their regions restart on other slots.
 func (jm *JobMaster) taskManagerLost(tm ResourceID, reason string, now time.Time) {
 	delete(jm.preparedOn, tm)
+	jm.tms = slices.DeleteFunc(jm.tms, func(g TaskManagerGateway) bool { return g.ID() == tm })
 	var lost []checkpoint.TaskID
 	for _, t := range jm.all {
 		e := jm.execs[t]
