@@ -2,6 +2,7 @@ package rest_test
 
 import (
 	"errors"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -43,7 +44,8 @@ func TestRoutes(t *testing.T) {
 		body         string
 		allow        string
 	}{
-		{"GET", "/overview", 200, `{"jobs-running":1,"jobs-finished":0,"jobs-cancelled":0,"jobs-failed":0,"weir-version":"v0.test"}`, ""},
+		{"GET", "/overview", 200, `{"jobs-running":1,"jobs-finished":0,"jobs-cancelled":0,"jobs-failed":0,"weir-version":"v0.test","taskmanagers":0,"slots-total":0,"slots-available":0}`, ""},
+		{"GET", "/taskmanagers", 200, `{"taskmanagers":[]}`, ""},
 		{"GET", "/jobs", 200, `{"jobs":[{"id":"j1","status":"CREATED"}]}`, ""},
 		{"GET", "/jobs/overview", 200, `{"jobs":[{"jid":"j1","name":"wordcount","state":"CREATED","start-time":-1,"end-time":-1,"duration":-1,"last-modification":-1}]}`, ""},
 		{"GET", "/jobs/j1", 200, `{"jid":"j1","name":"wordcount","state":"CREATED","start-time":-1,"end-time":-1,"duration":-1,"now":1700000000000,"restarts":0,"vertices":[]}`, ""},
@@ -129,5 +131,30 @@ func TestListen(t *testing.T) {
 	}
 	if _, err := net.Dial("tcp", s.Addr().String()); err == nil {
 		t.Error("the server still accepts connections after Shutdown")
+	}
+}
+
+// TestTaskManagers serves a cluster's TaskManagers and counts their slots
+// in the overview.
+func TestTaskManagers(t *testing.T) {
+	tms := []rest.TaskManagerInfo{
+		{ID: "tm-a", Path: "127.0.0.1:4000", DataPort: "127.0.0.1:5000", Registered: 1_700_000_000_000, SlotsNumber: 2, FreeSlots: 1},
+		{ID: "tm-b", Path: "127.0.0.1:4001", DataPort: "127.0.0.1:5001", MetricsAddr: "127.0.0.1:9249", Registered: 1_700_000_000_001, SlotsNumber: 3, FreeSlots: 0},
+	}
+	srv := httptest.NewServer(rest.NewHandler(rest.Config{Jobs: jobs(), Version: "v0.test", TaskManagers: func() []rest.TaskManagerInfo { return tms }}))
+	defer srv.Close()
+	for path, want := range map[string]string{
+		"/overview":     `{"jobs-running":0,"jobs-finished":0,"jobs-cancelled":0,"jobs-failed":0,"weir-version":"v0.test","taskmanagers":2,"slots-total":5,"slots-available":1}`,
+		"/taskmanagers": `{"taskmanagers":[{"id":"tm-a","path":"127.0.0.1:4000","dataAddress":"127.0.0.1:5000","registered":1700000000000,"slotsNumber":2,"freeSlots":1},{"id":"tm-b","path":"127.0.0.1:4001","dataAddress":"127.0.0.1:5001","metricsAddress":"127.0.0.1:9249","registered":1700000000001,"slotsNumber":3,"freeSlots":0}]}`,
+	} {
+		resp, err := http.Get(srv.URL + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if got := strings.TrimSpace(string(b)); got != want {
+			t.Errorf("GET %s = %s\nwant %s", path, got, want)
+		}
 	}
 }
