@@ -107,7 +107,7 @@ func (m *jobManager) onMessage(tm *TaskManager, msg *pb.TaskManagerMessage) {
 func (m *jobManager) onLost(tm *TaskManager, reason error, _ []JobSlots) {
 	for _, j := range m.running() {
 		if j.cj != nil {
-			j.cj.TaskManagerLost(runtime.ResourceID(tm.ID), errText(reason))
+			j.cj.TaskManagerLost(tmGateway{tm: tm}, errText(reason))
 		}
 	}
 }

@@ -85,7 +85,7 @@ func NewClusterJob(ctx context.Context, g *Graph, cfg JobConfig, cc ClusterJobCo
 	jm.spec.Fingerprint = Fingerprint(jm.jg)
 	jm.slots = cc.Slots
 	jm.slotTimeout = cc.SlotRequestTimeout
-	jm.preparedOn = map[ResourceID]TaskManagerGateway{}
+	jm.preparedOn = map[TaskManagerGateway]bool{}
 	if cc.Reports != nil {
 		cfg.Status.setTaskSource(cc.Reports)
 	}
@@ -135,11 +135,14 @@ func (j *ClusterJob) Gateway() JobMasterGateway { return j.gw }
 // slots tries again.
 func (j *ClusterJob) SlotsChanged() { j.jm.in.put(jmEvent{kind: evSlots}) }
 
-// TaskManagerLost tells the job that a TaskManager is gone: every
-// execution the job had there failed, and its region restarts on other
-// slots.
-func (j *ClusterJob) TaskManagerLost(tm ResourceID, reason string) {
-	j.jm.in.put(jmEvent{kind: evTaskManagerLost, tm: tm, reason: reason})
+// TaskManagerLost tells the job that a TaskManager session is gone: every
+// execution the job deployed through tm (the gateway Slots handed out for
+// that session) failed, and its region restarts on other slots. A gateway
+// names a session, not a process: a TaskManager that registers again gets
+// a new one, and what the job deploys on the new session is not touched
+// by the old session's loss, however late it is reported.
+func (j *ClusterJob) TaskManagerLost(tm TaskManagerGateway, reason string) {
+	j.jm.in.put(jmEvent{kind: evTaskManagerLost, gw: tm, reason: reason})
 }
 
 // Run runs the job until it finishes, fails for good or ctx ends (a

@@ -38,7 +38,7 @@ type jmEvent struct {
 	taskState checkpoint.TaskState
 	reason    string
 	err       error
-	tm        ResourceID
+	gw        TaskManagerGateway
 }
 
 // jmExecution is the JobMaster's view of a subtask's current execution.
@@ -69,7 +69,7 @@ type JobMaster struct {
 	slots       Slots
 	slotTimeout time.Duration
 	// preparedOn are the TaskManagers the job was prepared on.
-	preparedOn map[ResourceID]TaskManagerGateway
+	preparedOn map[TaskManagerGateway]bool
 	// waiting is a deployment that waits for slots.
 	waiting *slotWait
 
@@ -330,7 +330,7 @@ func (jm *JobMaster) handle(ctx context.Context, ev jmEvent) {
 		return
 	}
 	if ev.kind == evTaskManagerLost {
-		jm.taskManagerLost(ev.tm, ev.reason, now)
+		jm.taskManagerLost(ev.gw, ev.reason, now)
 		return
 	}
 	if ev.kind == evPersisted {

@@ -1,7 +1,9 @@
 package runtime
 
 import (
+	"errors"
 	"fmt"
+	"strings"
 	"slices"
 	"time"
 
@@ -87,9 +89,9 @@ func (jm *JobMaster) retryWaiting() {
 	addr := func(t checkpoint.TaskID) string { return placed[t.Subtask].DataAddress }
 	for _, l := range logical {
 		tm := placed[l].TM
-		if _, ok := jm.preparedOn[tm.ID()]; !ok {
+		if !jm.preparedOn[tm] {
 			// Checkpoint notifications and the job's release go to jm.tms.
-			jm.preparedOn[tm.ID()] = tm
+			jm.preparedOn[tm] = true
 			jm.tms = append(jm.tms, tm)
 			tm.PrepareJob(jm.spec, jm.desc)
 		}
@@ -116,15 +118,16 @@ func (jm *JobMaster) slotTick(now time.Time) {
 	jm.retryWaiting()
 }
 
-// taskManagerLost fails every live execution of the job on tm: they are
-// gone with it, and their regions restart on other slots.
-func (jm *JobMaster) taskManagerLost(tm ResourceID, reason string, now time.Time) {
+// taskManagerLost fails every live execution the job deployed through tm
+// (one session of a TaskManager): they are gone with it, and their regions
+// restart on other slots.
+func (jm *JobMaster) taskManagerLost(tm TaskManagerGateway, reason string, now time.Time) {
 	delete(jm.preparedOn, tm)
-	jm.tms = slices.DeleteFunc(jm.tms, func(g TaskManagerGateway) bool { return g.ID() == tm })
+	jm.tms = slices.DeleteFunc(jm.tms, func(g TaskManagerGateway) bool { return g == tm })
 	var lost []checkpoint.TaskID
 	for _, t := range jm.all {
 		e := jm.execs[t]
-		if e.tm == nil || e.tm.ID() != tm || e.state.Terminal() {
+		if e.tm != tm || e.state.Terminal() {
 			continue
 		}
 		e.state = ExecFailed
@@ -135,8 +138,11 @@ func (jm *JobMaster) taskManagerLost(tm ResourceID, reason string, now time.Time
 	if len(lost) == 0 || jm.draining {
 		return
 	}
-	cause := fmt.Errorf("TaskManager %s lost: %s", tm, reason)
-	jm.log.Warn("TaskManager lost; restarting its regions", "tm", tm, "reason", reason, "tasks", len(lost))
+	cause := errors.New(reason)
+	if !strings.Contains(reason, string(tm.ID())) {
+		cause = fmt.Errorf("TaskManager %s lost: %s", tm.ID(), reason)
+	}
+	jm.log.Warn("TaskManager lost; restarting its regions", "tm", tm.ID(), "reason", reason, "tasks", len(lost))
 	jm.cfg.Status.setFailure(cause.Error())
 	jm.failCause = cause
 	if jm.finalDone {
