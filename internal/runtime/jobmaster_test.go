@@ -13,9 +13,17 @@ import (
 )
 
 // fakeTM is a TaskManagerGateway that records the JobMaster's calls.
-type fakeTM struct{ calls []string }
+type fakeTM struct {
+	id    ResourceID // "tm-f" when empty
+	calls []string
+}
 
-func (f *fakeTM) ID() ResourceID                    { return "tm-f" }
+func (f *fakeTM) ID() ResourceID {
+	if f.id == "" {
+		return "tm-f"
+	}
+	return f.id
+}
 func (f *fakeTM) PrepareJob(spec JobSpec, _ string) { f.add("prepare %s", spec.Name) }
 func (f *fakeTM) ReleaseJob(job string)             { f.add("release %s", job) }
 func (f *fakeTM) Deploy(d Deployment) {
