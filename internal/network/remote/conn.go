@@ -222,6 +222,16 @@ func (c *Conn) dispatch(f wire.Frame) error {
 			return nil
 		}
 		oc.fail(fmt.Errorf("remote channel %s: consumer on %s: %w", oc.key, c.peer, ErrCancelled), false)
+	case wire.Prioritize:
+		id, err := wire.DecodePrioritize(f.Payload)
+		if err != nil {
+			return err
+		}
+		if oc := c.output(f.Channel); oc != nil {
+			oc.prioritize(id)
+			return nil
+		}
+		c.unknown.Add(1)
 	case wire.PartitionRequest:
 		m, err := wire.DecodePartitionRequest(f.Payload)
 		if err != nil {

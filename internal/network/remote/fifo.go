@@ -34,3 +34,24 @@ func (q *fifo[E]) pop() E {
 	q.n--
 	return e
 }
+
+// takeFirst removes and returns the oldest element matching match, moving
+// the later ones up; O(n), for the cold path of Prioritize.
+func (q *fifo[E]) takeFirst(match func(*E) bool) (E, bool) {
+	var zero E
+	mask := len(q.buf) - 1
+	for i := range q.n {
+		e := &q.buf[(q.head+i)&mask]
+		if !match(e) {
+			continue
+		}
+		out := *e
+		for j := i; j < q.n-1; j++ {
+			q.buf[(q.head+j)&mask] = q.buf[(q.head+j+1)&mask]
+		}
+		q.buf[(q.head+q.n-1)&mask] = zero
+		q.n--
+		return out, true
+	}
+	return zero, false
+}

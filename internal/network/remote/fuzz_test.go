@@ -28,6 +28,8 @@ func FuzzConnReader(f *testing.F) {
 	f.Add(wire.AppendEvent(nil, 1, 0, wire.EventMsg{Kind: network.EndOfPartition}))
 	f.Add(wire.AppendPartitionRequest(nil, 3, wire.PartitionRequestMsg{Job: "job", Credit: 2, BufferSize: 10}))
 	f.Add(wire.AppendError(nil, 1, "nope"))
+	f.Add(wire.AppendEvent(nil, 1, 0, wire.EventMsg{Kind: network.Announcement, Priority: true, Seq: 2}))
+	f.Add(wire.AppendPrioritize(wire.AppendPrioritize(nil, 3, 5), 1, 5))
 	f.Add(wire.AppendHello(nil, wire.Hello, wire.HelloMsg{From: "a", To: "b"}))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		server, client := net.Pipe()

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sync"
 
+	"github.com/weirstream/weir/internal/checkpoint"
 	"github.com/weirstream/weir/internal/network"
 	"github.com/weirstream/weir/internal/network/credit"
 	"github.com/weirstream/weir/internal/network/wire"
@@ -116,6 +117,20 @@ func (ic *InputChannel) Stats() InStats {
 // not called.
 func (ic *InputChannel) Close() {
 	ic.fail(fmt.Errorf("remote channel %s: %w", ic.desc, ErrClosed), true)
+}
+
+// Prioritize asks the producer to send the barrier of checkpoint id ahead
+// of the data queued before it: the consumer's alignment timed out
+// (network.Gate.Prioritize covers what already arrived). The barrier then
+// arrives as a priority event with its Seq, and the data it overtook still
+// follows on the stream. A channel that ended or failed sends nothing.
+func (ic *InputChannel) Prioritize(id checkpoint.ID) {
+	ic.mu.Lock()
+	defer ic.mu.Unlock()
+	if ic.err != nil || ic.finished || id < 1 {
+		return
+	}
+	ic.conn.queueCtrl(func(b []byte) []byte { return wire.AppendPrioritize(b, ic.id, id) })
 }
 
 // freed is the gate's credit listener: n polled Data buffers free n

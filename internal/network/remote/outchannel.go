@@ -54,10 +54,13 @@ type OutChannel struct {
 	attempt int
 	codec   BatchEncoder
 	pool    *network.SerializedPool
-	limit   int           // queued Data buffers before Send waits
-	wake    chan struct{} // cap 1: room in the queue
-	done    chan struct{} // closed by fail
-	reg     *PartitionRegistry
+	limit   int // queued Data buffers before Send waits
+	// announce: every ordinary periodic barrier is also announced as a
+	// priority event (OutChannelConfig.Announce).
+	announce bool
+	wake     chan struct{} // cap 1: room in the queue
+	done     chan struct{} // closed by fail
+	reg      *PartitionRegistry
 
 	mu       sync.Mutex
 	queue    fifo[outFrame]
@@ -75,6 +78,9 @@ type OutChannel struct {
 	waits    uint64
 	err      error
 	finished bool // EndOfPartition queued
+	// promote is the checkpoint whose barriers go ahead of queued data
+	// (the consumer's Prioritize), 0 for none.
+	promote  checkpoint.ID
 	sentData uint64
 	sentByte uint64
 }
@@ -98,6 +104,12 @@ type OutChannelConfig struct {
 	// SegmentSize is the send buffers' initial size; 0 means
 	// DefaultSegmentSize.
 	SegmentSize int
+	// Announce makes every ordinary periodic barrier also travel as a
+	// priority Announcement ahead of the queued data, so a consumer that
+	// aligns with a timeout (alternating mode) starts its timer even
+	// while the barrier waits here for credit, as a local gate made
+	// network.WithAnnouncements does.
+	Announce bool
 }
 
 // NewOutChannel returns an unbound OutChannel. Register it with a
@@ -110,13 +122,14 @@ func NewOutChannel(cfg OutChannelConfig) (*OutChannel, error) {
 		cfg.SegmentSize = DefaultSegmentSize
 	}
 	return &OutChannel{
-		key:     cfg.Key,
-		attempt: cfg.Attempt,
-		codec:   cfg.Codec,
-		pool:    network.NewSerializedPool(cfg.SegmentSize),
-		limit:   cfg.Credits,
-		wake:    make(chan struct{}, 1),
-		done:    make(chan struct{}),
+		key:      cfg.Key,
+		attempt:  cfg.Attempt,
+		codec:    cfg.Codec,
+		pool:     network.NewSerializedPool(cfg.SegmentSize),
+		limit:    cfg.Credits,
+		announce: cfg.Announce,
+		wake:     make(chan struct{}, 1),
+		done:     make(chan struct{}),
 	}, nil
 }
 
@@ -236,16 +249,43 @@ func (o *OutChannel) sendEvent(b network.Buffer, priority bool) error {
 	if o.finished {
 		return fmt.Errorf("send %s to remote channel %s: channel already ended with end of partition; send nothing after it", b.Kind, o.key)
 	}
-	f := outFrame{ev: wire.EventMsg{Kind: b.Kind, Barrier: b.Barrier, Cancel: b.Cancel}}
-	if priority {
-		f.ev.Priority, f.ev.Seq = true, o.dataSeq
+	// Every event notes its position (the Data sent before it), which
+	// travels only once it is a priority event.
+	f := outFrame{ev: wire.EventMsg{Kind: b.Kind, Barrier: b.Barrier, Cancel: b.Cancel, Seq: o.dataSeq}}
+	switch {
+	case priority || b.Kind == network.Barrier && o.promote != 0 && b.Barrier.ID == o.promote:
+		f.ev.Priority = true
 		o.prio.push(f)
-	} else {
+	default:
 		o.queue.push(f)
 		o.finished = b.Kind == network.EndOfPartition
+		if o.announce && b.Kind == network.Barrier && b.Barrier.Kind == checkpoint.Periodic {
+			o.prio.push(outFrame{ev: wire.EventMsg{Kind: network.Announcement, Barrier: b.Barrier, Priority: true, Seq: o.dataSeq}})
+		}
 	}
 	o.scheduleLocked()
 	return nil
+}
+
+// prioritize takes a Prioritize from the consumer: the queued barrier of
+// checkpoint id moves ahead of the queued data, keeping the Seq of its
+// position, and later barriers of id are sent as priority events too. The
+// consumer records what the barrier overtook, here or on the stream, as
+// with a barrier sent by SendPriority.
+func (o *OutChannel) prioritize(id checkpoint.ID) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.err != nil || id <= o.promote {
+		return
+	}
+	o.promote = id
+	if f, ok := o.queue.takeFirst(func(f *outFrame) bool {
+		return f.data == nil && f.ev.Kind == network.Barrier && f.ev.Barrier.ID == id
+	}); ok {
+		f.ev.Priority = true
+		o.prio.push(f)
+		o.scheduleLocked()
+	}
 }
 
 // BackpressureWaits counts Sends that found the queue full and waited.

@@ -1,6 +1,10 @@
 package wire
 
-import "encoding/binary"
+import (
+	"encoding/binary"
+
+	"github.com/weirstream/weir/internal/checkpoint"
+)
 
 // AppendAddCredit appends an AddCredit frame returning n > 0 credits on
 // channel. It panics on n out of range: a zero grant is never sent.
@@ -44,3 +48,28 @@ func AppendError(dst []byte, channel uint32, msg string) []byte {
 // DecodeError returns an Error payload's message. Any bytes are a message;
 // the receiver logs it quoted.
 func DecodeError(b []byte) string { return string(b) }
+
+// AppendPrioritize appends a Prioritize frame on channel asking the
+// producer to let the barrier of checkpoint id overtake the data queued
+// before it. It panics on an id below 1: checkpoint ids start at 1.
+func AppendPrioritize(dst []byte, channel uint32, id checkpoint.ID) []byte {
+	if id < 1 {
+		panic("wire: Prioritize of a checkpoint id below 1")
+	}
+	dst = AppendHeader(dst, Header{Kind: Prioritize, Channel: channel}, 8)
+	return binary.BigEndian.AppendUint64(dst, uint64(id))
+}
+
+// DecodePrioritize decodes a Prioritize payload: a checkpoint id of at
+// least 1.
+func DecodePrioritize(b []byte) (checkpoint.ID, error) {
+	p := payload{kind: Prioritize, b: b}
+	id := p.checkpointID("checkpoint id")
+	if p.err == nil && id < 1 {
+		p.fail(DefectValue, "checkpoint id 0, want at least 1")
+	}
+	if err := p.end("checkpoint id"); err != nil {
+		return 0, err
+	}
+	return id, nil
+}

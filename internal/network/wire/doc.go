@@ -6,14 +6,15 @@
 //
 //	 0  u32  length of kind..payload, MinLength ≤ length ≤ MaxLength (64 MiB)
 //	 4  u8   kind: Hello, HelloOK, PartitionRequest, Data, Event, AddCredit,
-//	         CancelPartition, Error
+//	         CancelPartition, Error, Prioritize
 //	 5  u8   flags, 0 in version 1
 //	 6  u32  channel id, 0 = the connection itself
 //	10  u64  sequence number of Data and Event frames within the channel
 //	18  …    payload
 //
 // Hello and HelloOK travel on channel 0 only; PartitionRequest, Data, Event,
-// AddCredit and CancelPartition on a channel other than 0; Error on either.
+// AddCredit, CancelPartition and Prioritize on a channel other than 0;
+// Error on either.
 // Only Data and Event carry a sequence number, other kinds carry 0. Numbers
 // inside payloads are canonical uvarints (an overlong encoding is refused)
 // or fixed-width big-endian integers, so an accepted payload re-encodes to

@@ -21,14 +21,19 @@ const (
 	// then the event's Seq (u64).
 	codePriorityBarrier = 5
 	codePriorityCancel  = 6
+	// An announcement (network.Announcement) of a barrier queued behind
+	// data: the barrier's fields, then its Seq. Always a priority event.
+	codeAnnouncement = 7
 )
 
 // EventMsg is the payload of an Event frame, shaped like the event fields
 // of network.Buffer so the connection code converts field by field.
 type EventMsg struct {
-	// Kind is network.Barrier, CancelBarrier, EndOfPartition or EndOfData.
+	// Kind is network.Barrier, CancelBarrier, EndOfPartition, EndOfData
+	// or Announcement.
 	Kind network.Kind
-	// Barrier is set for Barrier. Its timestamp travels as Unix
+	// Barrier is set for Barrier and Announcement (the announced
+	// barrier). Its timestamp travels as Unix
 	// nanoseconds; the zero time travels as 0 and 0 decodes to the zero
 	// time.
 	Barrier checkpoint.Barrier
@@ -36,7 +41,7 @@ type EventMsg struct {
 	Cancel checkpoint.ID
 	// Priority marks a barrier or cancel marker that overtook the data
 	// queued at the sender (network.Channel.SendPriority); only those two
-	// kinds may carry it.
+	// kinds may carry it, and an Announcement always does.
 	Priority bool
 	// Seq travels with priority events only: the number of Data buffers
 	// the producer had sent on the channel before the event in channel
@@ -56,6 +61,14 @@ func AppendEvent(dst []byte, channel uint32, seq uint64, m EventMsg) []byte {
 
 // Append appends m's payload encoding. It panics like AppendEvent.
 func (m EventMsg) Append(dst []byte) []byte {
+	if m.Kind == network.Announcement {
+		if !m.Priority {
+			panic("wire: announcement without priority")
+		}
+		dst = append(dst, codeAnnouncement)
+		dst = appendBarrier(dst, m.Barrier)
+		return binary.BigEndian.AppendUint64(dst, m.Seq)
+	}
 	var prio byte // added to the code of a priority event
 	if m.Priority {
 		if m.Kind != network.Barrier && m.Kind != network.CancelBarrier {
@@ -65,17 +78,8 @@ func (m EventMsg) Append(dst []byte) []byte {
 	}
 	switch m.Kind {
 	case network.Barrier:
-		var nanos int64
-		if !m.Barrier.Timestamp.IsZero() {
-			nanos = m.Barrier.Timestamp.UnixNano()
-		}
-		if m.Barrier.ID < 0 || m.Barrier.Kind > checkpoint.Savepoint {
-			panic("wire: barrier with negative id or unknown checkpoint kind")
-		}
 		dst = append(dst, codeBarrier+prio)
-		dst = binary.BigEndian.AppendUint64(dst, uint64(m.Barrier.ID))
-		dst = binary.BigEndian.AppendUint64(dst, uint64(nanos))
-		dst = append(dst, byte(m.Barrier.Kind))
+		dst = appendBarrier(dst, m.Barrier)
 	case network.CancelBarrier:
 		if m.Cancel < 0 {
 			panic("wire: cancel barrier with negative id")
@@ -95,6 +99,34 @@ func (m EventMsg) Append(dst []byte) []byte {
 	return dst
 }
 
+// appendBarrier appends a barrier's id, Unix-nano timestamp and kind.
+func appendBarrier(dst []byte, b checkpoint.Barrier) []byte {
+	var nanos int64
+	if !b.Timestamp.IsZero() {
+		nanos = b.Timestamp.UnixNano()
+	}
+	if b.ID < 0 || b.Kind > checkpoint.Savepoint {
+		panic("wire: barrier with negative id or unknown checkpoint kind")
+	}
+	dst = binary.BigEndian.AppendUint64(dst, uint64(b.ID))
+	dst = binary.BigEndian.AppendUint64(dst, uint64(nanos))
+	return append(dst, byte(b.Kind))
+}
+
+// barrier reads the fields appendBarrier wrote.
+func (p *payload) barrier() checkpoint.Barrier {
+	var b checkpoint.Barrier
+	b.ID = p.checkpointID("barrier id")
+	if nanos := int64(p.u64("barrier timestamp")); nanos != 0 {
+		b.Timestamp = time.Unix(0, nanos)
+	}
+	b.Kind = checkpoint.Kind(p.u8("checkpoint kind"))
+	if p.err == nil && b.Kind > checkpoint.Savepoint {
+		p.fail(DefectValue, "checkpoint kind %d, want 0 to %d", b.Kind, checkpoint.Savepoint)
+	}
+	return b
+}
+
 // DecodeEvent decodes an Event payload.
 func DecodeEvent(b []byte) (EventMsg, error) {
 	p := payload{kind: Event, b: b}
@@ -108,14 +140,10 @@ func DecodeEvent(b []byte) (EventMsg, error) {
 	case p.err != nil:
 	case code == codeBarrier:
 		m.Kind = network.Barrier
-		m.Barrier.ID = p.checkpointID("barrier id")
-		if nanos := int64(p.u64("barrier timestamp")); nanos != 0 {
-			m.Barrier.Timestamp = time.Unix(0, nanos)
-		}
-		m.Barrier.Kind = checkpoint.Kind(p.u8("checkpoint kind"))
-		if p.err == nil && m.Barrier.Kind > checkpoint.Savepoint {
-			p.fail(DefectValue, "checkpoint kind %d, want 0 to %d", m.Barrier.Kind, checkpoint.Savepoint)
-		}
+		m.Barrier = p.barrier()
+	case code == codeAnnouncement:
+		m.Kind, m.Priority = network.Announcement, true
+		m.Barrier = p.barrier()
 	case code == codeCancelBarrier:
 		m.Kind = network.CancelBarrier
 		m.Cancel = p.checkpointID("cancelled barrier id")
@@ -124,7 +152,7 @@ func DecodeEvent(b []byte) (EventMsg, error) {
 	case code == codeEndOfData:
 		m.Kind = network.EndOfData
 	default:
-		p.fail(DefectValue, "event code %d, want %d to %d", code, codeBarrier, codePriorityCancel)
+		p.fail(DefectValue, "event code %d, want %d to %d", code, codeBarrier, codeAnnouncement)
 	}
 	if m.Priority {
 		m.Seq = p.u64("priority event seq")

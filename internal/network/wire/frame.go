@@ -29,7 +29,13 @@ const (
 	CancelPartition
 	// Error carries a message; on channel 0 it is fatal to the connection.
 	Error
-	maxKind = Error
+	// Prioritize asks the producer, consumer to producer, to send the
+	// barrier of a checkpoint ahead of the data queued before it (the
+	// consumer's alignment timed out): its queued barrier and later ones
+	// of that checkpoint become priority events. Added with the runtime's
+	// remote channels; peers of one build always share it.
+	Prioritize
+	maxKind = Prioritize
 )
 
 // Valid reports whether k is a kind of version 1.
@@ -54,6 +60,8 @@ func (k Kind) String() string {
 		return "cancel-partition"
 	case Error:
 		return "error"
+	case Prioritize:
+		return "prioritize"
 	}
 	return "kind(" + strconv.Itoa(int(k)) + ")"
 }

@@ -15,22 +15,24 @@ import (
 // bytes, and checks the decoded message against its expected description.
 func TestRoundTrip(t *testing.T) {
 	want := map[string]string{
-		"hello":              "{Version:1 From:tm-1 To:tm-2 BuildID:b3f1}",
-		"hello-ok":           "{Version:1 From:tm-2 To:tm-1 BuildID:}",
-		"partition-request":  "{Job:demo Producer:{Vertex:2 Subtask:3} Attempt:1 Edge:0 Consumer:300 Credit:4 BufferSize:32768}",
-		"data":               `backlog=3 records=2 bytes="\x02ab\x01c"`,
-		"data-empty-records": `backlog=0 records=5 bytes=""`,
-		"barrier":            "barrier id=9 ts=1700000000123456789 kind=final",
-		"barrier-zero-time":  "barrier id=1 ts=0 kind=savepoint",
-		"cancel-barrier":     "cancel id=9",
-		"priority-barrier":   "priority seq=1099511627776 barrier id=10 ts=1700000000123456789 kind=periodic",
-		"priority-cancel":    "priority seq=3 cancel id=10",
-		"end-of-data":        "eod",
-		"end-of-partition":   "eop",
-		"add-credit":         "credit=300",
-		"cancel-partition":   "",
-		"error-fatal":        `"frame 12, expected 11: frames lost or reordered"`,
-		"error-channel":      `""`,
+		"hello":                 "{Version:1 From:tm-1 To:tm-2 BuildID:b3f1}",
+		"hello-ok":              "{Version:1 From:tm-2 To:tm-1 BuildID:}",
+		"partition-request":     "{Job:demo Producer:{Vertex:2 Subtask:3} Attempt:1 Edge:0 Consumer:300 Credit:4 BufferSize:32768}",
+		"data":                  `backlog=3 records=2 bytes="\x02ab\x01c"`,
+		"data-empty-records":    `backlog=0 records=5 bytes=""`,
+		"barrier":               "barrier id=9 ts=1700000000123456789 kind=final",
+		"barrier-zero-time":     "barrier id=1 ts=0 kind=savepoint",
+		"cancel-barrier":        "cancel id=9",
+		"priority-barrier":      "priority seq=1099511627776 barrier id=10 ts=1700000000123456789 kind=periodic",
+		"priority-cancel":       "priority seq=3 cancel id=10",
+		"priority-announcement": "priority seq=40 announce id=11 ts=1700000000123456789 kind=periodic",
+		"prioritize":            "checkpoint=12",
+		"end-of-data":           "eod",
+		"end-of-partition":      "eop",
+		"add-credit":            "credit=300",
+		"cancel-partition":      "",
+		"error-fatal":           `"frame 12, expected 11: frames lost or reordered"`,
+		"error-channel":         `""`,
 	}
 	for _, s := range samples() {
 		f, n, err := DecodeFrame(s.frame)
@@ -133,7 +135,9 @@ func TestMalformedHeaders(t *testing.T) {
 		{"length 64 MiB + 1", header(MaxLength+1, Data, 0, 1, 0), DefectLength, "length 67108865"},
 		{"length max u32", header(0xffffffff, Data, 0, 1, 0), DefectLength, "length 4294967295"},
 		{"kind 0", header(14, 0, 0, 1, 0), DefectKind, "malformed frame: unknown kind: kind byte 0"},
-		{"kind 9", header(14, 9, 0, 1, 0), DefectKind, "kind byte 9"},
+		{"kind 10", header(14, 10, 0, 1, 0), DefectKind, "kind byte 10"},
+		{"prioritize on channel 0", header(22, Prioritize, 0, 0, 0), DefectChannel, "channel 0"},
+		{"prioritize with seq", header(22, Prioritize, 0, 1, 3), DefectSeq, "sequence 3"},
 		{"kind 255", header(14, 255, 0, 1, 0), DefectKind, "kind byte 255"},
 		{"flags", header(14, CancelPartition, 1, 1, 0), DefectFlags, "malformed cancel-partition frame: nonzero flags: flags 0x01 on channel 1, want 0 in version 1"},
 		{"hello on a channel", header(14, Hello, 0, 3, 0), DefectChannel, "malformed hello frame: channel not allowed for kind: channel 3, want 0"},
@@ -196,8 +200,17 @@ func TestMalformedPayloads(t *testing.T) {
 		}, DefectValue, "overflows 64 bits"},
 		{"zero records", func() error { _, err := DecodeData([]byte{0, 0, 1}); return err }, DefectValue,
 			"malformed data frame: bad value: record count 0, want 1"},
-		{"unknown event", func() error { _, err := DecodeEvent([]byte{7}); return err }, DefectValue,
-			"malformed event frame: bad value: event code 7, want 1 to 6"},
+		{"unknown event", func() error { _, err := DecodeEvent([]byte{8}); return err }, DefectValue,
+			"malformed event frame: bad value: event code 8, want 1 to 7"},
+		{"announcement without seq", func() error {
+			_, err := DecodeEvent(AppendEvent(nil, 1, 0, EventMsg{Kind: network.Announcement, Priority: true})[HeaderSize : HeaderSize+18])
+			return err
+		}, DefectTruncated, "priority event seq"},
+		{"prioritize checkpoint 0", func() error { _, err := DecodePrioritize(make([]byte, 8)); return err }, DefectValue,
+			"malformed prioritize frame: bad value: checkpoint id 0, want at least 1"},
+		{"prioritize short", func() error { _, err := DecodePrioritize([]byte{0, 1}); return err }, DefectTruncated, "checkpoint id"},
+		{"prioritize with bytes", func() error { _, err := DecodePrioritize([]byte{0, 0, 0, 0, 0, 0, 0, 1, 0}); return err }, DefectTrailing,
+			"malformed prioritize frame: trailing bytes: 1 bytes after the checkpoint id"},
 		{"priority barrier without seq", func() error {
 			_, err := DecodeEvent(AppendEvent(nil, 1, 0, EventMsg{Kind: network.Barrier, Priority: true})[HeaderSize : HeaderSize+18])
 			return err
@@ -260,6 +273,8 @@ func TestAppendPanicsOnProgrammingErrors(t *testing.T) {
 		"hello with kind":    func() { AppendHello(nil, Data, HelloMsg{}) },
 		"event of data":      func() { AppendEvent(nil, 1, 0, EventMsg{}) },
 		"priority eop":       func() { AppendEvent(nil, 1, 0, EventMsg{Kind: network.EndOfPartition, Priority: true}) },
+		"plain announcement": func() { AppendEvent(nil, 1, 0, EventMsg{Kind: network.Announcement}) },
+		"prioritize 0":       func() { AppendPrioritize(nil, 1, 0) },
 		"seq on add-credit":  func() { AppendHeader(nil, Header{Kind: AddCredit, Channel: 1, Seq: 1}, 1) },
 		"payload too large":  func() { AppendHeader(nil, Header{Kind: Data, Channel: 1}, MaxPayload+1) },
 		"negative barrier":   func() { AppendEvent(nil, 1, 0, EventMsg{Kind: network.Barrier, Barrier: checkpoint.Barrier{ID: -1}}) },

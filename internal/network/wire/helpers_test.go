@@ -34,12 +34,15 @@ func samples() []sample {
 		{"priority-barrier", AppendEvent(nil, 7, 16, EventMsg{Kind: network.Barrier, Priority: true, Seq: 1 << 40,
 			Barrier: checkpoint.Barrier{ID: 10, Timestamp: ts}})},
 		{"priority-cancel", AppendEvent(nil, 7, 17, EventMsg{Kind: network.CancelBarrier, Priority: true, Seq: 3, Cancel: 10})},
+		{"priority-announcement", AppendEvent(nil, 7, 18, EventMsg{Kind: network.Announcement, Priority: true, Seq: 40,
+			Barrier: checkpoint.Barrier{ID: 11, Timestamp: ts}})},
 		{"end-of-data", AppendEvent(nil, 7, 14, EventMsg{Kind: network.EndOfData})},
 		{"end-of-partition", AppendEvent(nil, 7, 15, EventMsg{Kind: network.EndOfPartition})},
 		{"add-credit", AppendAddCredit(nil, 7, 300)},
 		{"cancel-partition", AppendCancelPartition(nil, 7)},
 		{"error-fatal", AppendError(nil, 0, "frame 12, expected 11: frames lost or reordered")},
 		{"error-channel", AppendError(nil, 7, "")},
+		{"prioritize", AppendPrioritize(nil, 7, 12)},
 	}
 }
 
@@ -84,6 +87,12 @@ func reencode(f Frame) ([]byte, string, error) {
 			return nil, "", err
 		}
 		return AppendCancelPartition(nil, f.Channel), "", nil
+	case Prioritize:
+		id, err := DecodePrioritize(f.Payload)
+		if err != nil {
+			return nil, "", err
+		}
+		return AppendPrioritize(nil, f.Channel, id), fmt.Sprintf("checkpoint=%d", id), nil
 	case Error:
 		msg := DecodeError(f.Payload)
 		return AppendError(nil, f.Channel, msg), fmt.Sprintf("%q", msg), nil
@@ -96,12 +105,12 @@ func describeEvent(m EventMsg) string {
 		return fmt.Sprintf("priority seq=%d ", m.Seq) + describeEvent(EventMsg{Kind: m.Kind, Barrier: m.Barrier, Cancel: m.Cancel})
 	}
 	switch m.Kind {
-	case network.Barrier:
+	case network.Barrier, network.Announcement:
 		ns := int64(0)
 		if !m.Barrier.Timestamp.IsZero() {
 			ns = m.Barrier.Timestamp.UnixNano()
 		}
-		return fmt.Sprintf("barrier id=%d ts=%d kind=%s", m.Barrier.ID, ns, m.Barrier.Kind)
+		return fmt.Sprintf("%s id=%d ts=%d kind=%s", m.Kind, m.Barrier.ID, ns, m.Barrier.Kind)
 	case network.CancelBarrier:
 		return fmt.Sprintf("cancel id=%d", m.Cancel)
 	}
