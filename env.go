@@ -131,6 +131,7 @@ func (e *Env) jobConfig(jobName string) (runtime.JobConfig, error) {
 		BufferTimeout:         c.Duration(config.BufferTimeout),
 		CreditsPerChannel:     c.Int(config.NetworkCreditsPerChannel),
 		MaxParallelism:        c.Int(config.MaxParallelism),
+		LocalTaskManagers:     c.Int(config.LocalTaskManagers),
 		Restart:               strategy,
 		Faults:                e.faults,
 		StorageFS:             e.fs,

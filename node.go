@@ -31,7 +31,7 @@ func outputFactories[Out any](n *runtime.Node) {
 	n.NewPool = func(batchSize int) any { return network.NewPool[Out](batchSize) }
 	n.NewChannelCodec = newChannelCodec[Out]
 	n.OutType = typeName(reflect.TypeFor[Out]())
-	n.NewWriter = func(chs []*network.Channel, e runtime.Edge, pool any, self, maxParallelism int, recordsOut *atomic.Int64, opts ...network.WriterOption) (runtime.Writer, error) {
+	n.NewWriter = func(chs []network.Sender, e runtime.Edge, pool any, self, maxParallelism int, recordsOut *atomic.Int64, opts ...network.WriterOption) (runtime.Writer, error) {
 		var p network.Partitioner[Out]
 		switch e.Partition {
 		case runtime.Forward:

@@ -20,6 +20,7 @@ func TestDefaults(t *testing.T) {
 		{"execution.checkpointing.tolerable-failed-checkpoints", "0"},
 		{"execution.checkpointing.unaligned.enabled", "false"},
 		{"execution.checkpointing.unaligned.max-channel-state-bytes", "268435456"},
+		{"minicluster.number-of-taskmanagers", "1"},
 		{"parallelism.default", "1"},
 		{"pipeline.batch-size", "1024"},
 		{"pipeline.max-parallelism", "128"},

@@ -6,10 +6,12 @@ import (
 	"fmt"
 	"io"
 	"sync"
+	"sync/atomic"
 
 	"github.com/weirstream/weir/internal/checkpoint"
 	"github.com/weirstream/weir/internal/checkpoint/storage"
 	"github.com/weirstream/weir/internal/faults"
+	"github.com/weirstream/weir/internal/network"
 )
 
 // chunkSize is the size of the pieces the recorder hands to its writer
@@ -53,6 +55,11 @@ type channelRecorder struct {
 	// channel: the barrier jumped the sender's queue, not the bytes on
 	// the stream). c keeps recording what it polls up to that Seq.
 	until []uint64
+	// from[c] is the Seq of the last data of channel c recorded when its
+	// barrier was polled (polled before it, or still queued behind it and
+	// recorded as overtaken): while c waits for until[c], only data above
+	// from[c] is recorded, since the queued part comes through Poll again.
+	from []uint64
 	// finishing is set when the handler declared the channel state
 	// complete while some channel still waits for data below its
 	// barrier; the recorder finishes when the last one arrived.
@@ -80,6 +87,9 @@ type channelRecorder struct {
 	// overflow is set once the channel state passed its bound: nothing
 	// more is recorded, and the checkpoint is being aborted.
 	overflow bool
+	// remoteBytes, if set, counts the bytes recorded from remote
+	// channels' encoded batches (JobStatus.RecordedRemoteChannelStateBytes).
+	remoteBytes *atomic.Int64
 }
 
 type recResult struct {
@@ -96,6 +106,7 @@ func newChannelRecorder(ctx context.Context, id checkpoint.ID, chans []channelIn
 		chans:   chans,
 		on:      make([]bool, len(chans)),
 		until:   make([]uint64, len(chans)),
+		from:    make([]uint64, len(chans)),
 		chunk:   storage.AppendChannelStateHeader(make([]byte, 0, chunkSize)),
 		segs:    make([][]checkpoint.Segment, len(chans)),
 		records: make([]int64, len(chans)),
@@ -153,6 +164,9 @@ func (r *channelRecorder) record(ctx context.Context, ch int, data any) error {
 	n := r.off + int64(len(r.chunk)) - start
 	r.bytes += n
 	r.records[ch] += int64(c.Records(data))
+	if _, remote := data.(*network.Serialized); remote && r.remoteBytes != nil {
+		r.remoteBytes.Add(n)
+	}
 	if segs := r.segs[ch]; len(segs) > 0 && segs[len(segs)-1].Offset+segs[len(segs)-1].Length == start {
 		segs[len(segs)-1].Length += n
 	} else {
@@ -172,12 +186,15 @@ func (r *channelRecorder) stopAll() {
 	r.overflow = true
 	clear(r.on)
 	clear(r.until)
+	clear(r.from)
 }
 
 // awaitUntil keeps channel ch recording polled data up to Seq seq, which
-// a priority barrier overtook but which has not reached the gate yet.
-func (r *channelRecorder) awaitUntil(ch int, seq uint64) {
+// a priority barrier overtook but which has not reached the gate yet; the
+// data up to Seq from is recorded already.
+func (r *channelRecorder) awaitUntil(ch int, from, seq uint64) {
 	r.on[ch] = true
+	r.from[ch] = from
 	r.until[ch] = seq
 }
 
@@ -188,6 +205,7 @@ func (r *channelRecorder) arrived(ch int, seq uint64) bool {
 		return false
 	}
 	r.until[ch] = 0
+	r.from[ch] = 0
 	r.on[ch] = false
 	return true
 }

@@ -28,6 +28,24 @@ func (te *TaskExecutor) build(j *teJob, d Deployment, execs []*execution) ([]*Ta
 		gopts = append(gopts, network.WithAnnouncements())
 	}
 	gates := make([]*network.Gate, len(d.Tasks))
+	links := make([]*taskLinks, len(d.Tasks))
+	for i := range d.Tasks {
+		links[i] = &taskLinks{self: te.cfg.ID, job: d.Job, parts: j.parts, net: te.cfg.Network, credits: cfg.CreditsPerChannel, announce: cfg.Unaligned && cfg.AlignedTimeout > 0}
+		execs[i].links = links[i]
+	}
+	// Every TaskManager the channels name gets its connection now, for
+	// outputs as for inputs: of two TaskManagers the smaller id dials, so
+	// it must learn of the other even when it only produces for it.
+	if peers := d.peers(te.cfg.ID); len(peers) > 0 {
+		if te.cfg.Network == nil {
+			return nil, 0, links[0].noNetwork(d.Tasks[0].Exec, "peer", peers[0])
+		}
+		for _, p := range peers {
+			if _, err := te.cfg.Network.Conn(j.ctx, string(p.TM), p.DataAddress); err != nil {
+				return nil, 0, fmt.Errorf("deploy on %s: %w", te.cfg.ID, err)
+			}
+		}
+	}
 	for i, td := range d.Tasks {
 		if td.Exec.Task.Vertex < 0 || td.Exec.Task.Vertex >= len(jg.Vertices) {
 			return nil, i, fmt.Errorf("deploy %s: job %s has no vertex %d", td.Exec, d.Job, td.Exec.Task.Vertex)
@@ -39,19 +57,17 @@ func (te *TaskExecutor) build(j *teJob, d Deployment, execs []*execution) ([]*Ta
 		if _, total := gateOffsets(v); total != len(td.Inputs) {
 			return nil, i, fmt.Errorf("deploy %s: %d input channels, vertex %q has %d", td.Exec, len(td.Inputs), v.Name(), total)
 		}
-		for _, in := range td.Inputs {
-			if in.TM != te.cfg.ID {
-				return nil, i, remoteInput(td.Exec, in)
-			}
-		}
 		gates[i] = network.NewGate(len(td.Inputs), cfg.CreditsPerChannel, gopts...)
 		j.parts.register(td.Exec, gates[i], td.Inputs)
+		if err := links[i].openInputs(j.ctx, td.Exec, v, td.Inputs, gates[i], execs[i].failAsync); err != nil {
+			return nil, i, err
+		}
 	}
 	sw := &storeWriters{fs: j.prep.Store}
 	gw := func(attempt int) JobGateway { return execGateway{jm: te.cfg.JobMaster, job: d.Job, attempt: attempt} }
 	tasks := make([]*Task, 0, len(d.Tasks))
 	for i, td := range d.Tasks {
-		t, err := newTask(j.ctx, j.prep, td, execs[i].mail, rp, gw(td.Exec.Attempt), gates[i], j.parts, sw)
+		t, err := newTask(j.ctx, j.prep, td, execs[i].mail, rp, gw(td.Exec.Attempt), gates[i], links[i], sw)
 		if err != nil {
 			return nil, i, err
 		}
@@ -63,7 +79,7 @@ func (te *TaskExecutor) build(j *teJob, d Deployment, execs []*execution) ([]*Ta
 // newTask builds the task of one execution: operators and their
 // contexts, writers to its consumers' channels, and for a consuming task
 // its gate and barrier handler.
-func newTask(ctx context.Context, prep *PreparedJob, td TaskDeployment, mb *mailbox, rp *restorePoint, gw JobGateway, gate *network.Gate, parts *partitions, sw *storeWriters) (*Task, error) {
+func newTask(ctx context.Context, prep *PreparedJob, td TaskDeployment, mb *mailbox, rp *restorePoint, gw JobGateway, gate *network.Gate, links *taskLinks, sw *storeWriters) (*Task, error) {
 	cfg := prep.Config
 	id := td.Exec.Task
 	v := prep.Graph.Vertices[id.Vertex]
@@ -109,19 +125,31 @@ func newTask(ctx context.Context, prep *PreparedJob, td TaskDeployment, mb *mail
 	if len(td.Outputs) != len(v.Outputs) {
 		return nil, fmt.Errorf("deploy %s: %d output edges, vertex %q has %d", td.Exec, len(td.Outputs), v.Name(), len(v.Outputs))
 	}
-	var sent []outChannel
+	var sent []network.Sender
 	for k, o := range v.Outputs {
 		if len(td.Outputs[k]) != o.To.Parallelism {
 			return nil, fmt.Errorf("deploy %s: output to %q has %d consumers, the vertex %d", td.Exec, o.To.Name(), len(td.Outputs[k]), o.To.Parallelism)
 		}
 		offsets, _ := gateOffsets(o.To)
-		channels := make([]*network.Channel, o.To.Parallelism)
+		channels := make([]network.Sender, o.To.Parallelism)
+		var codec ChannelCodec // the edge's encoder, made once for its remote channels
+		encoder := func() (ChannelCodec, error) {
+			if codec != nil {
+				return codec, nil
+			}
+			c, err := last.NewChannelCodec(cfg.BatchSize)
+			if err != nil {
+				return nil, Unrecoverable(fmt.Errorf("records of edge %q -> %q (type %s) cannot cross TaskManagers: %w; make the type encodable or register a codec for it", last.Name, o.To.Name(), last.OutType, err))
+			}
+			codec = c
+			return c, nil
+		}
 		for j := range channels {
-			c, err := parts.channel(td.Exec, td.Outputs[k][j], offsets[o.InputIndex]+s)
+			c, err := links.sender(td.Exec, k, j, offsets[o.InputIndex]+s, td.Outputs[k][j], encoder)
 			if err != nil {
 				return nil, err
 			}
-			channels[j] = c.gate.Channel(c.index)
+			channels[j] = c
 			sent = append(sent, c)
 		}
 		w, err := last.NewWriter(channels, o.Edge, last.NewPool(cfg.BatchSize), s, last.MaxParallelism, &t.metrics.RecordsOut, network.WithOverdraft(cfg.MaxOverdraft, t.debt))
@@ -135,7 +163,7 @@ func newTask(ctx context.Context, prep *PreparedJob, td TaskDeployment, mb *mail
 		t.metrics.backpressure = func() uint64 {
 			var waits uint64
 			for _, c := range sent {
-				waits += c.gate.Stats().Channels[c.index].BackpressureWaits
+				waits += c.BackpressureWaits()
 			}
 			return waits
 		}
@@ -189,13 +217,21 @@ func newTask(ctx context.Context, prep *PreparedJob, td TaskDeployment, mb *mail
 	// The channel state of an unaligned checkpoint is replayed whatever
 	// the job's mode now: those in-flight records are part of its state.
 	h := rp.channelsFor(v.Chain[0].UID, s)
-	if cfg.Unaligned || h != nil {
-		chans, err := channelInfos(v, cfg.BatchSize)
+	t.links = links
+	if len(links.ins) > 0 {
+		// Remote channels deliver encoded batches: the task decodes them.
+		chans, err := channelInfos(v, cfg.BatchSize, whyRemote)
 		if err != nil {
 			return nil, err
 		}
 		t.chans = chans
-	} else if chans, err := channelInfos(v, cfg.BatchSize); err == nil {
+	} else if cfg.Unaligned || h != nil {
+		chans, err := channelInfos(v, cfg.BatchSize, whyUnaligned)
+		if err != nil {
+			return nil, err
+		}
+		t.chans = chans
+	} else if chans, err := channelInfos(v, cfg.BatchSize, whyUnaligned); err == nil {
 		// Aligned: the codecs only measure what alignment holds back
 		// (task_stats.go); a record type without one measures nothing.
 		t.chans = chans
@@ -205,25 +241,43 @@ func newTask(ctx context.Context, prep *PreparedJob, td TaskDeployment, mb *mail
 		t.openState = rp.fs.OpenFile
 		if cfg.Status != nil {
 			cfg.Status.RestoredChannelStateBytes.Add(h.File.Size)
+			offsets, _ := gateOffsets(v)
+			for _, c := range h.Channels {
+				if c.Input >= len(offsets) {
+					continue // checkChannelState refused such a checkpoint
+				}
+				if ch := offsets[c.Input] + c.Producer; ch < len(td.Inputs) && td.Inputs[ch].TM != links.self {
+					for _, seg := range c.Segments {
+						cfg.Status.RestoredRemoteChannelStateBytes.Add(seg.Length)
+					}
+				}
+			}
 		}
 	}
 	return t, nil
 }
 
+// Why channelInfos needs the codecs, for its error: the start of the
+// sentence and the fix.
+var (
+	whyUnaligned = [2]string{"unaligned checkpoints store in-flight records of", "disable execution.checkpointing.unaligned.enabled"}
+	whyRemote    = [2]string{"remote channels carry the encoded records of", "run the edge's producers and consumers on one TaskManager"}
+)
+
 // channelInfos describes every gate channel of a subtask of v for channel
-// state: its input, producer and the producer's codec (one per input). A
-// record type without a codec fails the job for good: no restart can
-// change it.
-func channelInfos(v *Vertex, batchSize int) ([]channelInfo, error) {
+// state and remote input: its input, producer and the producer's codec
+// (one per input). A record type without a codec fails the job for good:
+// no restart can change it.
+func channelInfos(v *Vertex, batchSize int, why [2]string) ([]channelInfo, error) {
 	var chans []channelInfo
 	for i, in := range v.Inputs {
 		last := in.From.Chain[len(in.From.Chain)-1]
 		c, err := last.NewChannelCodec(batchSize)
 		if err != nil {
-			return nil, Unrecoverable(fmt.Errorf("unaligned checkpoints store in-flight records of edge %q -> %q (type %s): %w; make the type encodable or disable execution.checkpointing.unaligned.enabled", last.Name, v.Name(), last.OutType, err))
+			return nil, Unrecoverable(fmt.Errorf("%s edge %q -> %q (type %s): %w; make the type encodable or %s", why[0], last.Name, v.Name(), last.OutType, err, why[1]))
 		}
 		for p := 0; p < in.From.Parallelism; p++ {
-			chans = append(chans, channelInfo{input: i, producerUID: last.UID, producerParallelism: in.From.Parallelism, producer: p, codec: c})
+			chans = append(chans, channelInfo{input: i, producerUID: last.UID, producerParallelism: in.From.Parallelism, producer: p, codec: wireCodec{c}})
 		}
 	}
 	return chans, nil

@@ -192,16 +192,19 @@ func TestDescribeTasksLayout(t *testing.T) {
 // TestPartitionsChannel checks how a producer finds its channel: the
 // consumer's registered gate at the producer's index, an error naming the
 // defect for an unknown consumer, a channel that belongs to another
-// producer, and a consumer on another TaskManager.
+// producer, and a consumer on another TaskManager when the executor has no
+// data plane.
 func TestPartitionsChannel(t *testing.T) {
 	p := newPartitions("tm-a")
+	l := &taskLinks{self: "tm-a", job: "j", parts: p, credits: 1}
+	noCodec := func() (ChannelCodec, error) { return nil, errors.New("no codec needed") }
 	prod0 := ExecutionID{Task: tid(0, 0)}
 	prod1 := ExecutionID{Task: tid(0, 1)}
 	cons := ExecutionID{Task: tid(1, 0), Attempt: 1}
 	g := network.NewGate(2, 1)
 	p.register(cons, g, []ChannelDesc{{Peer: prod0, TM: "tm-a"}, {Peer: prod1, TM: "tm-a"}})
-	c, err := p.channel(prod1, ChannelDesc{Peer: cons, TM: "tm-a"}, 1)
-	if err != nil || c.gate != g || c.index != 1 {
+	c, err := l.sender(prod1, 0, 0, 1, ChannelDesc{Peer: cons, TM: "tm-a"}, noCodec)
+	if err != nil || c != network.Sender(g.Channel(1)) {
 		t.Fatalf("channel = %+v, %v; want the gate's channel 1", c, err)
 	}
 	for _, tc := range []struct {
@@ -214,14 +217,18 @@ func TestPartitionsChannel(t *testing.T) {
 		{"old attempt", prod0, ChannelDesc{Peer: ExecutionID{Task: tid(1, 0)}, TM: "tm-a"}, 0, "is not deployed on TaskManager tm-a"},
 		{"another producer's channel", prod0, ChannelDesc{Peer: cons, TM: "tm-a"}, 1, "does not come from it"},
 		{"index out of range", prod0, ChannelDesc{Peer: cons, TM: "tm-a"}, 2, "does not come from it"},
-		{"remote consumer", prod0, ChannelDesc{Peer: cons, TM: "tm-b", DataAddress: "10.0.0.2:6124"}, 0, "runs on TaskManager tm-b (10.0.0.2:6124): remote channels are not wired yet"},
+		{"remote consumer", prod0, ChannelDesc{Peer: cons, TM: "tm-b", DataAddress: "10.0.0.2:6124"}, 0,
+			`its consumer 1/0#1 runs on TaskManager tm-b ("10.0.0.2:6124"), and TaskManager tm-a has no data plane`},
 	} {
-		if _, err := p.channel(tc.producer, tc.consumer, tc.index); err == nil || !strings.Contains(err.Error(), tc.want) {
+		if _, err := l.sender(tc.producer, 0, 0, tc.index, tc.consumer, noCodec); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: err = %v, want one containing %q", tc.name, err, tc.want)
 		}
 	}
+	if len(l.outs) != 0 {
+		t.Errorf("%d remote channels opened without a data plane", len(l.outs))
+	}
 	p.release(cons)
-	if _, err := p.channel(prod1, ChannelDesc{Peer: cons, TM: "tm-a"}, 1); err == nil {
+	if _, err := l.sender(prod1, 0, 0, 1, ChannelDesc{Peer: cons, TM: "tm-a"}, noCodec); err == nil {
 		t.Error("a released consumer's channel was still found")
 	}
 }

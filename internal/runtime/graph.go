@@ -59,9 +59,11 @@ type Node struct {
 	Combine func(outs []any) (any, error)
 	// NewPool creates a batch pool for this node's output type.
 	NewPool func(batchSize int) any
-	// NewWriter creates a typed writer for one outgoing edge; it adds the
-	// records it emits to recordsOut (once per batch).
-	NewWriter func(channels []*network.Channel, e Edge, pool any, self, maxParallelism int, recordsOut *atomic.Int64, opts ...network.WriterOption) (Writer, error)
+	// NewWriter creates a typed writer for one outgoing edge over its
+	// channels, one per consumer subtask (local network.Channels or remote
+	// channels); it adds the records it emits to recordsOut (once per
+	// batch).
+	NewWriter func(channels []network.Sender, e Edge, pool any, self, maxParallelism int, recordsOut *atomic.Int64, opts ...network.WriterOption) (Writer, error)
 	// NewChannelCodec returns the codec that stores this node's output
 	// batches as channel state (unaligned checkpoints); it fails when the
 	// output type cannot be encoded. Nil for nodes without output.

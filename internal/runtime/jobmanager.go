@@ -69,6 +69,12 @@ type JobConfig struct {
 	// StateBackend selects the keyed state backend (state.backend.*);
 	// keyed operators find it in OperatorContext.StateBackend.
 	StateBackend state.BackendConfig
+	// LocalTaskManagers is the number of TaskExecutors local mode runs
+	// (minicluster.number-of-taskmanagers; 0 means 1). Above 1, each has
+	// its own data plane on loopback and subtask i runs on executor
+	// i mod LocalTaskManagers, so every exchange between executors crosses
+	// TCP serialized, as in a cluster.
+	LocalTaskManagers int
 }
 
 func (c *JobConfig) fill() error {
@@ -111,6 +117,9 @@ func (c *JobConfig) fill() error {
 	}
 	if c.MaxParallelism == 0 {
 		c.MaxParallelism = 128
+	}
+	if c.LocalTaskManagers < 0 {
+		return fmt.Errorf("minicluster.number-of-taskmanagers must be at least 1, got %d", c.LocalTaskManagers)
 	}
 	if c.Restart == nil {
 		c.Restart = restart.NewNone()
@@ -159,21 +168,25 @@ func Execute(ctx context.Context, g *Graph, cfg JobConfig) error {
 		return err
 	}
 	jg := jm.jg
-	te := NewTaskExecutor(TaskExecutorConfig{
-		ID:        "local",
-		JobMaster: &localJobMaster{job: cfg.JobName, in: jm.in},
-		Resolve: func(spec JobSpec, _ string) (*PreparedJob, error) {
-			if spec.Name != cfg.JobName {
-				return nil, fmt.Errorf("local mode runs job %s only", cfg.JobName)
-			}
-			return &PreparedJob{Graph: jg, Config: cfg, Store: store}, nil
-		},
-		Logger: cfg.Logger,
-	})
-	defer te.Close()
-	jm.tms = []TaskManagerGateway{te}
-	jm.place = func(checkpoint.TaskID) TaskManagerGateway { return te }
-	cfg.Status.setTaskSource(func() []TaskStats { return te.Report(cfg.JobName) })
+	resolve := func(spec JobSpec, _ string) (*PreparedJob, error) {
+		if spec.Name != cfg.JobName {
+			return nil, fmt.Errorf("local mode runs job %s only", cfg.JobName)
+		}
+		return &PreparedJob{Graph: jg, Config: cfg, Store: store}, nil
+	}
+	tes, stop, err := startLocalExecutors(cfg, &localJobMaster{job: cfg.JobName, in: jm.in}, resolve)
+	if err != nil {
+		return err
+	}
+	defer stop()
+	// Slot sharing: logical slot i runs subtask i of every vertex, and
+	// slot i lives on executor i mod n.
+	jm.tms = make([]TaskManagerGateway, len(tes))
+	for i, te := range tes {
+		jm.tms[i] = te
+	}
+	jm.place = func(t checkpoint.TaskID) TaskManagerGateway { return tes[t.Subtask%len(tes)] }
+	cfg.Status.setTaskSource(func() []TaskStats { return reportAll(tes, cfg.JobName) })
 	return jm.run(ctx)
 }
 

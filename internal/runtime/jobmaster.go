@@ -636,7 +636,7 @@ func (jm *JobMaster) deploy(tasks []checkpoint.TaskID, rp *restorePoint) {
 		jm.deployOnSlots(tasks, rp)
 		return
 	}
-	jm.deployTo(tasks, rp, func(checkpoint.TaskID) string { return "" })
+	jm.deployTo(tasks, rp, func(t checkpoint.TaskID) string { return dataAddressOf(jm.place(t)) })
 }
 
 // deployTo starts new executions of tasks from rp on the TaskManagers

@@ -77,6 +77,17 @@ type JobStatus struct {
 	// RestoredChannelStateBytes counts the bytes of channel state (in-flight
 	// records of unaligned checkpoints) restored by all attempts.
 	RestoredChannelStateBytes atomic.Int64
+	// Remote channels (between TaskManagers: cluster mode, or local mode
+	// with minicluster.number-of-taskmanagers above 1). RemoteBytesSent
+	// counts the encoded record bytes sent to consumers on other
+	// TaskManagers (Flink's numBytesOutRemote), added as each execution's
+	// remote channels close. RecordedRemoteChannelStateBytes counts the
+	// bytes of channel state recorded from remote channels' serialized
+	// batches, RestoredRemoteChannelStateBytes the channel state restored
+	// for channels whose producer runs on another TaskManager.
+	RemoteBytesSent                 atomic.Int64
+	RecordedRemoteChannelStateBytes atomic.Int64
+	RestoredRemoteChannelStateBytes atomic.Int64
 	// LastRestoreTimestamp is when the last restore from a checkpoint
 	// began, in Unix milliseconds (Flink's lastCheckpointRestoreTimestamp;
 	// 0: never). LastRestoreDuration is how long it took, in nanoseconds:

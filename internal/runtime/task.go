@@ -39,6 +39,9 @@ type Task struct {
 	gate   *network.Gate  // nil for sources
 	// writers are the outgoing edges of the chain's last operator.
 	writers []Writer
+	// links are the execution's remote channels (nil in tests that build
+	// tasks by hand): Prioritize reaches remote producers through them.
+	links   *taskLinks
 	handler barrier.Handler
 	mail    *mailbox
 	gw      JobGateway
@@ -263,6 +266,9 @@ func (t *Task) snapshot(ctx context.Context, b checkpoint.Barrier, unaligned boo
 			return fmt.Errorf("checkpoint %d: unaligned snapshot while checkpoint %d still records channel state", b.ID, t.rec.id)
 		}
 		rec = newChannelRecorder(ctx, b.ID, t.chans, t.maxChannelState, t.faults, sw, channelStateFileName(t.ocs[0].UID, t.ID.Subtask), &t.asyncWG)
+		if t.metrics.job != nil {
+			rec.remoteBytes = &t.metrics.job.RecordedRemoteChannelStateBytes
+		}
 		t.rec = rec
 	}
 	t.asyncWG.Add(1)

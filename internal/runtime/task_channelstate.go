@@ -23,6 +23,9 @@ func (t *Task) performRecording(ctx context.Context, a barrier.Action) (ok bool,
 		t.alignAt, t.alignID = a.At, a.ID
 	case barrier.Prioritize:
 		t.gate.Prioritize(a.ID)
+		if t.links != nil {
+			t.links.prioritize(a.ID)
+		}
 	case barrier.StartRecording:
 		if t.rec == nil || t.rec.id != a.ID {
 			return true, fmt.Errorf("checkpoint %d: start recording channel %d without its recorder", a.ID, a.Channel)
@@ -50,7 +53,7 @@ func (t *Task) performRecording(ctx context.Context, a barrier.Action) (ok bool,
 			covered := t.lastSeq[a.Channel] + uint64(len(t.overtaken))
 			clear(t.overtaken)
 			if covered < t.cur.Seq && !t.rec.overflow {
-				t.rec.awaitUntil(a.Channel, t.cur.Seq)
+				t.rec.awaitUntil(a.Channel, covered, t.cur.Seq)
 				return true, nil
 			}
 		}
@@ -77,6 +80,10 @@ func (t *Task) performRecording(ctx context.Context, a barrier.Action) (ok bool,
 // recordData records one polled batch of a recording channel before the
 // chain consumes (and recycles) it.
 func (t *Task) recordData(ctx context.Context, ch int, data any, seq uint64) error {
+	if t.rec.until[ch] != 0 && seq <= t.rec.from[ch] {
+		// Recorded as overtaken when the barrier was polled; polled now.
+		return nil
+	}
 	if err := t.rec.record(ctx, ch, data); err != nil {
 		return t.recordFailed(err)
 	}

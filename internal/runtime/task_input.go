@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/weirstream/weir/internal/checkpoint/barrier"
+	"github.com/weirstream/weir/internal/codec"
 	"github.com/weirstream/weir/internal/faults"
 	"github.com/weirstream/weir/internal/network"
 )
@@ -73,7 +74,16 @@ func (t *Task) handleBuffer(ctx context.Context, ch int, buf network.Buffer) err
 				return err
 			}
 		}
-		n, err := t.input(ctx, buf.Data)
+		data := buf.Data
+		if s, ok := data.(*network.Serialized); ok {
+			// From a remote channel: decoded into a batch of the codec's
+			// pool, which the chain recycles like a local one.
+			var err error
+			if data, err = t.decodeRemote(ch, s); err != nil {
+				return err
+			}
+		}
+		n, err := t.input(ctx, data)
 		if err != nil {
 			return err
 		}
@@ -159,4 +169,31 @@ func (t *Task) perform(ctx context.Context, actions []barrier.Action) error {
 		}
 	}
 	return t.afterActions(ctx)
+}
+
+// decodeRemote decodes a batch that arrived on remote channel ch with the
+// edge's codec and releases its buffer. A batch that does not decode
+// exactly fails the task: the producer runs the same build, so this is
+// corruption.
+func (t *Task) decodeRemote(ch int, s *network.Serialized) (any, error) {
+	defer s.Release()
+	if ch >= len(t.chans) {
+		return nil, fmt.Errorf("channel %d: an encoded batch, but the task has no codec for it", ch)
+	}
+	data, n, err := t.chans[ch].codec.DecodeBatch(s.Bytes)
+	if err != nil {
+		return nil, fmt.Errorf("decode a batch from remote channel %d: %w", ch, err)
+	}
+	if n != len(s.Bytes) || t.chans[ch].codec.Records(data) != s.Records {
+		recycle(data)
+		return nil, fmt.Errorf("decode a batch from remote channel %d: %d of %d bytes hold %d records, the frame says %d: %w", ch, n, len(s.Bytes), t.chans[ch].codec.Records(data), s.Records, codec.ErrCorrupt)
+	}
+	return data, nil
+}
+
+// recycle returns a decoded batch to its pool.
+func recycle(data any) {
+	if r, ok := data.(interface{ Recycle() }); ok {
+		r.Recycle()
+	}
 }

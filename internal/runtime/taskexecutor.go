@@ -30,11 +30,15 @@ type JobResolver func(spec JobSpec, description string) (*PreparedJob, error)
 type TaskExecutorConfig struct {
 	// ID names the TaskManager ("local" in local mode).
 	ID ResourceID
-	// DataAddress is where other TaskManagers reach this one's data plane;
-	// empty in local mode.
+	// DataAddress is where other TaskManagers reach this one's data plane
+	// (Network's listener); empty without one.
 	DataAddress string
-	// Network is the data plane to other TaskManagers; nil when the
-	// executor has no remote peers.
+	// Network is the data plane to other TaskManagers: remote channels go
+	// through its connections, and its PartitionRegistry answers their
+	// consumers' requests. Nil when the executor has no remote peers (local
+	// mode with one TaskManager); a deployment that needs a remote channel
+	// then fails its task, naming the cause. The creator closes it, after
+	// Close.
 	Network *remote.ConnManager
 	// JobMaster receives every report of the executor's tasks.
 	JobMaster JobMasterGateway
@@ -82,8 +86,21 @@ type execution struct {
 	id     ExecutionID
 	ctx    context.Context
 	cancel context.CancelFunc
+	// runCtx is ctx, also cancelled with the cause when a remote channel
+	// fails (failAsync): the task fails even while it waits for credit.
+	runCtx context.Context
+	fail   context.CancelCauseFunc
 	mail   *mailbox
-	task   *Task // set once built; guarded by TaskExecutor.mu
+	task   *Task      // set once built; guarded by TaskExecutor.mu
+	links  *taskLinks // set by build; released by end
+}
+
+// failAsync fails the execution from another goroutine (a remote
+// channel's connection): its task returns the error, from its mailbox
+// loop or from a wait for credit, whichever comes first.
+func (e *execution) failAsync(err error) {
+	e.fail(err)
+	e.mail.put(mail{kind: mailAsyncFailed, err: err})
 }
 
 // NewTaskExecutor returns a TaskExecutor with no jobs.
@@ -97,6 +114,10 @@ func NewTaskExecutor(cfg TaskExecutorConfig) *TaskExecutor {
 
 // ID names the TaskManager.
 func (te *TaskExecutor) ID() ResourceID { return te.cfg.ID }
+
+// DataAddress is where other TaskManagers reach this one's data plane;
+// the JobMaster puts it into the ChannelDescs of its tasks' peers.
+func (te *TaskExecutor) DataAddress() string { return te.cfg.DataAddress }
 
 // PrepareJob prepares the job through the resolver and answers
 // JobPrepared. Preparing a job that is prepared already only answers.
@@ -166,6 +187,7 @@ func (te *TaskExecutor) Deploy(d Deployment) {
 	for i, td := range d.Tasks {
 		ctx, cancel := context.WithCancel(j.ctx)
 		e := &execution{id: td.Exec, ctx: ctx, cancel: cancel, mail: newMailbox()}
+		e.runCtx, e.fail = context.WithCancelCause(ctx)
 		j.execs[td.Exec] = e
 		execs[i] = e
 	}
@@ -203,7 +225,7 @@ func (te *TaskExecutor) start(j *teJob, d Deployment, execs []*execution) {
 		go func() {
 			defer te.wg.Done()
 			te.cfg.JobMaster.TaskStateChanged(j.name, e.id, ExecRunning, nil)
-			err := t.Run(e.ctx)
+			err := t.Run(e.runCtx)
 			switch {
 			case err == nil:
 				te.end(j, e, ExecFinished, nil)
@@ -212,6 +234,11 @@ func (te *TaskExecutor) start(j *teJob, d Deployment, execs []*execution) {
 				// whatever the task returned on the way out.
 				te.end(j, e, ExecCanceled, nil)
 			default:
+				if e.runCtx.Err() != nil {
+					// A remote channel failed while the task waited: the
+					// cause says why, the task's error only that it stopped.
+					err = context.Cause(e.runCtx)
+				}
 				te.end(j, e, ExecFailed, err)
 			}
 		}()
@@ -222,6 +249,9 @@ func (te *TaskExecutor) start(j *teJob, d Deployment, execs []*execution) {
 func (te *TaskExecutor) end(j *teJob, e *execution, st ExecState, err error) {
 	e.cancel()
 	j.parts.release(e.id)
+	if e.links != nil {
+		e.links.release(st == ExecFinished, j.prep.Config.Status)
+	}
 	te.mu.Lock()
 	delete(j.execs, e.id)
 	te.mu.Unlock()
