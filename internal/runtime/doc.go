@@ -21,11 +21,13 @@
 //     failed task cancels only its region, which restarts from the newest
 //     completed checkpoint while checkpointing is suspended and the other
 //     regions run on.
-//  4. A TaskExecutor (taskexecutor.go, deploy.go, partitions.go) runs the
-//     tasks of the Deployments it receives: it builds gates, writers and
-//     tasks, connects producers to their consumers' gates, runs one
-//     goroutine per task and reports state changes, acks, declines and end
-//     of data back.
+//  4. A TaskExecutor (taskexecutor.go, deploy.go, partitions.go, links.go)
+//     runs the tasks of the Deployments it receives: it builds gates,
+//     writers and tasks, connects producers to their consumers' gates (in
+//     process on one TaskManager, through remote.OutChannel and
+//     remote.InputChannel of its data plane between TaskManagers, records
+//     encoded with the edge's ChannelCodec), runs one goroutine per task and
+//     reports state changes, acks, declines and end of data back.
 //  5. A Task (task*.go) polls its input gate batch by batch, feeds barriers
 //     to the barrier handler — also a pure state machine — and performs its
 //     actions: block channels, snapshot the chain (synchronous part on the
@@ -45,7 +47,10 @@
 // ExecutionID, so that a report of a cancelled attempt is recognised and
 // dropped. Execute is local mode: one JobMaster and one in-process
 // TaskExecutor joined by the local gateways (gateway_local.go: direct calls
-// one way, the JobMaster's unbounded inbox the other). Cluster mode puts the
+// one way, the JobMaster's unbounded inbox the other), or with
+// JobConfig.LocalTaskManagers > 1 several TaskExecutors, each with its own
+// data plane on loopback (localcluster.go), so that records between them
+// cross TCP as in a cluster. Cluster mode puts the
 // control-plane stream behind the same interfaces and a TaskExecutor in
 // every TaskManager; one runtime, not two.
 package runtime

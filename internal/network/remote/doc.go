@@ -33,7 +33,17 @@
 // Barriers, cancel markers, end of data and end of partition travel in
 // band, in order with data; a priority barrier jumps the producer's queue
 // (not the bytes on the stream) and carries its Seq, so the consumer knows
-// which data it overtook, including data still arriving.
+// which data it overtook, including data still arriving. For a consumer
+// that aligns with a timeout, an OutChannel made with Announce also sends
+// each periodic barrier's Announcement ahead of the queued data, and the
+// consumer's InputChannel.Prioritize (its alignment timed out) sends a
+// Prioritize frame that moves the queued barrier of that checkpoint ahead
+// of the producer's queue, as network.Gate.Prioritize does locally.
+//
+// The runtime's TaskExecutor (internal/runtime/links.go) creates these
+// channels for every peer on another TaskManager; local mode with several
+// TaskManagers (minicluster.number-of-taskmanagers) runs them over
+// loopback in one process.
 //
 // Failures: a malformed frame or a credit violation closes its connection
 // with an Error frame and a logged error; its channels fail with
