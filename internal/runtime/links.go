@@ -122,6 +122,7 @@ func (l *taskLinks) release(finished bool, st *JobStatus) {
 		s := o.Stats()
 		if st != nil {
 			st.RemoteBytesSent.Add(int64(s.SentBytes))
+			st.RemotePrioritizedBarriers.Add(int64(s.Prioritized))
 		}
 		if finished && s.Bound && o.Send(context.Background(), network.Buffer{Kind: network.EndOfPartition}) == nil {
 			continue // forgets itself once the end is written

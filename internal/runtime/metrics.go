@@ -85,7 +85,11 @@ type JobStatus struct {
 	// bytes of channel state recorded from remote channels' serialized
 	// batches, RestoredRemoteChannelStateBytes the channel state restored
 	// for channels whose producer runs on another TaskManager.
+	// RemotePrioritizedBarriers counts barriers that a consumer's alignment
+	// timeout moved ahead of the data queued at a remote producer (the
+	// Prioritize frame).
 	RemoteBytesSent                 atomic.Int64
+	RemotePrioritizedBarriers       atomic.Int64
 	RecordedRemoteChannelStateBytes atomic.Int64
 	RestoredRemoteChannelStateBytes atomic.Int64
 	// LastRestoreTimestamp is when the last restore from a checkpoint

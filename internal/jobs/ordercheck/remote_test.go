@@ -67,6 +67,13 @@ func TestRemoteChannelsUnderBackpressureAndFaults(t *testing.T) {
 			if m.unaligned && (recorded == 0 || restored == 0) {
 				t.Errorf("unaligned over remote channels recorded %d and restored %d bytes of their channel state, want both > 0", recorded, restored)
 			}
+			// Alternating: alignment timeouts must have made remote
+			// producers send queued barriers ahead of their data.
+			if prio := st.RemotePrioritizedBarriers.Load(); m.timeout == "1ms" && prio == 0 {
+				t.Errorf("no alignment timeout prioritized a barrier queued at a remote producer")
+			} else {
+				t.Logf("%d barriers prioritized at remote producers", prio)
+			}
 		})
 	}
 }

@@ -80,9 +80,10 @@ type OutChannel struct {
 	finished bool // EndOfPartition queued
 	// promote is the checkpoint whose barriers go ahead of queued data
 	// (the consumer's Prioritize), 0 for none.
-	promote  checkpoint.ID
-	sentData uint64
-	sentByte uint64
+	promote     checkpoint.ID
+	prioritized uint64 // barriers moved ahead of queued data by prioritize
+	sentData    uint64
+	sentByte    uint64
 }
 
 // outFrame is a queued Data buffer (data != nil) or event.
@@ -284,6 +285,7 @@ func (o *OutChannel) prioritize(id checkpoint.ID) {
 	}); ok {
 		f.ev.Priority = true
 		o.prio.push(f)
+		o.prioritized++
 		o.scheduleLocked()
 	}
 }
@@ -309,13 +311,16 @@ type OutStats struct {
 	BackpressureWaits uint64
 	// BuffersAllocated is the send pool's size.
 	BuffersAllocated int
+	// Prioritized counts barriers a Prioritize from the consumer moved
+	// ahead of queued data.
+	Prioritized uint64
 }
 
 // Stats returns a snapshot.
 func (o *OutChannel) Stats() OutStats {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	s := OutStats{Queued: o.backlog, Bound: o.ledger != nil, SentData: o.sentData, SentBytes: o.sentByte, BackpressureWaits: o.waits}
+	s := OutStats{Queued: o.backlog, Bound: o.ledger != nil, SentData: o.sentData, SentBytes: o.sentByte, BackpressureWaits: o.waits, Prioritized: o.prioritized}
 	if o.ledger != nil {
 		s.Credit = o.ledger.Credit()
 	}

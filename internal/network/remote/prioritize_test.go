@@ -78,6 +78,9 @@ func TestAnnounceAndPrioritize(t *testing.T) {
 	if pb.Kind != network.Barrier || pb.Barrier.ID != 7 || pb.Seq != batches || !pb.Barrier.Timestamp.Equal(bar.Timestamp) {
 		t.Fatalf("got %s id %d seq %d, want barrier 7 at seq %d", pb.Kind, pb.Barrier.ID, pb.Seq, batches)
 	}
+	if got := o.Stats().Prioritized; got != 1 {
+		t.Fatalf("Prioritized = %d, want 1", got)
+	}
 	// The overtaken data follows, in order, as the consumer polls.
 	var got []int64
 	for len(got) < batches {
