@@ -388,3 +388,28 @@ func TestClusterCancel(t *testing.T) {
 		t.Fatalf("Cancel of an unknown job: %v", err)
 	}
 }
+
+// TestClusterShuffleAcrossTaskManagers runs the demo at parallelism 2 on
+// two TaskManagers of one slot each: the keyed exchange crosses the data
+// plane between them. A TaskManager is lost and returns twice; the output
+// is exact.
+func TestClusterShuffleAcrossTaskManagers(t *testing.T) {
+	c := startTestCluster(t, JobManagerConfig{RESTAddress: "127.0.0.1:0"})
+	c.startTM("tm-a", 1)
+	c.startTM("tm-b", 1)
+	const n, k = 120_000, 19
+	out := c.submitDemo("demo-shuffle", n, k, 60_000, baseConf(2))
+	for _, id := range []string{"tm-a", "tm-b"} {
+		time.Sleep(500 * time.Millisecond)
+		c.killTM(id)
+		c.startTM(id, 1)
+	}
+	u := c.wait("demo-shuffle", time.Minute)
+	if u.GetState() != runtime.StateFinished {
+		t.Fatalf("job ended %s: %s\nlog:\n%s", u.GetState(), u.GetFailure(), c.log.String())
+	}
+	checkDemoOutput(t, out, n, k)
+	if got := strings.Count(c.log.String(), "TaskManager lost; restarting its regions"); got < 2 {
+		t.Fatalf("the job saw %d TaskManager losses, want 2", got)
+	}
+}

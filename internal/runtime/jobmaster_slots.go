@@ -3,8 +3,8 @@ package runtime
 import (
 	"errors"
 	"fmt"
-	"strings"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/weirstream/weir/internal/checkpoint"
