@@ -1,6 +1,8 @@
 package storage
 
 import (
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -89,7 +91,11 @@ func (s *FS) probe() error {
 	if err := s.fs.SyncDir(filepath.Dir(s.jobDir)); err != nil {
 		return err
 	}
-	p := filepath.Join(s.jobDir, probeName)
+	// A name of its own: the JobManager and every TaskManager probe the
+	// same folder at once, and one must not remove another's probe.
+	var r [6]byte
+	rand.Read(r[:])
+	p := filepath.Join(s.jobDir, "."+hex.EncodeToString(r[:])+probeName)
 	f, err := s.fs.Create(p)
 	if err != nil {
 		return err
