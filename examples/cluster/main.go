@@ -70,7 +70,9 @@ func (c *counter) ProcessElement(_ Click, ctx *weir.KeyedContext[string], out *w
 	return nil
 }
 
-func (c *counter) OnTimer(int64, *weir.KeyedContext[string], *weir.Collector[Count]) error { return nil }
+func (c *counter) OnTimer(int64, *weir.KeyedContext[string], *weir.Collector[Count]) error {
+	return nil
+}
 
 // options are keyedcount's flags.
 type options struct {
