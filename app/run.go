@@ -203,10 +203,17 @@ func (p *Program) finished(ctx context.Context, id string, u *pb.JobUpdate, cfg 
 		if cause == "" {
 			cause = "no cause reported"
 		}
-		return fmt.Errorf("job %s %s: %s: %w", id, u.GetState(), cause, ErrJobNotFinished)
+		return jobEndError{fmt.Sprintf("job %s %s: %s", id, u.GetState(), cause)}
 	}
 	if run.Finish != nil {
 		return run.Finish(ctx, cfg)
 	}
 	return nil
 }
+
+// jobEndError is an attached run's error for a job that ended otherwise
+// than FINISHED; it is ErrJobNotFinished.
+type jobEndError struct{ msg string }
+
+func (e jobEndError) Error() string        { return e.msg }
+func (e jobEndError) Is(target error) bool { return target == ErrJobNotFinished }
