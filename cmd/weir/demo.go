@@ -1,32 +1,20 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
 
-	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/weirstream/weir"
+	"github.com/weirstream/weir/app"
 	"github.com/weirstream/weir/internal/config"
 	"github.com/weirstream/weir/internal/jobs/demo"
 )
 
-func newDemoCmd() *cobra.Command {
-	var (
-		jf     jobFlags
-		events int64
-		keys   int64
-		rate   float64
-		out    string
-		verify bool
-		source string
-		sink   string
-	)
-	c := &cobra.Command{
-		Use:   "demo",
-		Short: "Per-account counts and sums of generated payments, exactly once into files",
-		Long: `demo generates events i = 0, 1, … with account = (i*7919) mod K and
+const demoLong = `demo generates events i = 0, 1, … with account = (i*7919) mod K and
 amount = ((i*2654435761) mod 2^32) mod 1000 + 1, keys them by account, keeps
 each account's count and total, and writes the line "i,account,count,total"
 for every event into an exactly-once file sink (committed part files in
@@ -43,98 +31,160 @@ postgres://USER@HOST:PORT/DB?table=NAME writes rows (i, account, count,
 total) through PREPARE TRANSACTION / COMMIT PREPARED (the server needs
 max_prepared_transactions > 0). --source kafka://HOST:PORT/TOPIC reads the
 events from a topic filled by 'weir tools produce-demo-events'; --events
-then only sets what --verify expects.`,
-		Args: cobra.NoArgs,
-		RunE: func(c *cobra.Command, _ []string) error {
-			if events < 0 {
-				return usagef("--events must not be negative, got %d", events)
+then only sets what --verify expects.
+
+With --jobmanager HOST:PORT the job runs on that cluster; --out and
+--state-dir must then be folders every TaskManager reaches at the same
+path (--verify reads --out here after the job FINISHED).`
+
+// demoFlags are the demo's flags: one value per command line or build.
+type demoFlags struct {
+	jf     jobFlags
+	events int64
+	keys   int64
+	rate   float64
+	out    string
+	verify bool
+	source string
+	sink   string
+}
+
+// demoJob is `weir run demo`.
+func demoJob() app.Job {
+	return app.Job{
+		Name:  "demo",
+		Short: "Per-account counts and sums of generated payments, exactly once into files",
+		Long:  demoLong,
+		Define: func(fs *pflag.FlagSet) app.Run {
+			d := &demoFlags{}
+			d.register(fs)
+			return app.Run{
+				Configure: func(ctx context.Context, cfg *weir.Config) error { return d.configure(ctx, fs, cfg) },
+				Build:     d.build,
+				Execute:   d.jf.execute,
+				Finish:    d.finish,
 			}
-			if keys < 1 {
-				return usagef("--keys must be at least 1, got %d", keys)
-			}
-			if rate < 0 {
-				return usagef("--rate must not be negative, got %g", rate)
-			}
-			cfg, err := jf.configure(c)
-			if err != nil {
-				return err
-			}
-			if err := jf.quickRestarts(cfg); err != nil {
-				return err
-			}
-			if out == "" {
-				out = filepath.Join(cfg.String(config.CheckpointsDir), "out")
-			}
-			sinkEP := endpoint{scheme: "file", dir: out}
-			if sink != "" {
-				if sinkEP, err = parseEndpoint("--sink", sink); err != nil {
-					return err
-				}
-			}
-			if sinkEP.scheme == "file" {
-				if err := checkWritableDir("--out", sinkEP.dir); err != nil {
-					return err
-				}
-			}
-			var srcEP endpoint
-			if source != "" {
-				if srcEP, err = parseEndpoint("--source", source); err != nil {
-					return err
-				}
-				if srcEP.scheme != "kafka" {
-					return usagef("--source %q: the demo reads generated events or kafka://HOST:PORT/TOPIC", source)
-				}
-			}
-			if verify && events == 0 {
-				return usagef("--verify needs a bounded run (--events > 0)")
-			}
-			env := weir.NewEnv(cfg)
-			jf.apply(env, events)
-			var evs weir.Stream[demo.Event]
-			if srcEP.scheme == "kafka" {
-				evs = demoKafkaEvents(env, srcEP, keys, events > 0)
-			} else {
-				evs = demo.Events(env, demo.Options{Events: events, Keys: keys, Rate: rate})
-			}
-			cp := checkpointTimes{
-				interval: cfg.Duration(config.CheckpointingInterval),
-				timeout:  cfg.Duration(config.CheckpointingTimeout),
-				// The longest restart delay the strategies allow by default.
-				maxRestartDelay: max(cfg.Duration(config.ExponentialDelayMaxBackoff), cfg.Duration(config.FixedDelayDelay), cfg.Duration(config.FailureRateDelay)),
-			}
-			if sinkEP.scheme == "kafka" {
-				if err := demoEnsureTopic(c.Context(), sinkEP, int32(cfg.Int(config.ParallelismDefault))); err != nil {
-					return err
-				}
-			}
-			if err := demoSink(demo.AggregateEvents(evs), sinkEP, cp); err != nil {
-				return err
-			}
-			if err := jf.execute(env, "demo"); err != nil {
-				return err
-			}
-			lines, err := readCommitted(c.Context(), sinkEP)
-			if err != nil {
-				return err
-			}
-			fmt.Fprintf(os.Stderr, "committed %d lines to %s\n", len(lines), sinkEP)
-			if verify {
-				if d := demo.Diff(demo.Expected(events, keys), lines); d != "" {
-					return fmt.Errorf("verify: committed output differs from a failure-free run: %s", d)
-				}
-				fmt.Fprintln(os.Stderr, "verify: committed output equals the failure-free output exactly")
-			}
-			return nil
 		},
 	}
-	fs := c.Flags()
-	fs.Int64Var(&events, "events", 1_000_000, "events to generate; 0 = unbounded")
-	fs.Int64Var(&keys, "keys", 1000, "number of accounts K")
-	fs.Float64Var(&rate, "rate", 0, "events per second over all subtasks; 0 = as fast as possible")
-	fs.StringVar(&out, "out", "", "folder for the committed part files (default <state-dir>/out)")
-	fs.BoolVar(&verify, "verify", false, "after the run, compare the committed lines with the failure-free output")
-	fs.StringVar(&source, "source", "", "read events from kafka://HOST:PORT/TOPIC instead of generating them")
-	fs.StringVar(&sink, "sink", "", "write to kafka://HOST:PORT/TOPIC or postgres://USER@HOST:PORT/DB?table=NAME instead of files in --out")
-	jf.register(c, "1s")
-	return c
+}
+
+func (d *demoFlags) register(fs *pflag.FlagSet) {
+	fs.Int64Var(&d.events, "events", 1_000_000, "events to generate; 0 = unbounded")
+	fs.Int64Var(&d.keys, "keys", 1000, "number of accounts K")
+	fs.Float64Var(&d.rate, "rate", 0, "events per second over all subtasks; 0 = as fast as possible")
+	fs.StringVar(&d.out, "out", "", "folder for the committed part files (default <state-dir>/out)")
+	fs.BoolVar(&d.verify, "verify", false, "after the run, compare the committed lines with the failure-free output")
+	fs.StringVar(&d.source, "source", "", "read events from kafka://HOST:PORT/TOPIC instead of generating them")
+	fs.StringVar(&d.sink, "sink", "", "write to kafka://HOST:PORT/TOPIC or postgres://USER@HOST:PORT/DB?table=NAME instead of files in --out")
+	d.jf.register(fs, "1s")
+	app.MarkPath(fs, "out")
+	app.MarkClientOnly(fs, "verify")
+}
+
+// endpoints parses --sink (files in --out by default) and --source.
+func (d *demoFlags) endpoints() (sinkEP, srcEP endpoint, err error) {
+	sinkEP = endpoint{scheme: "file", dir: d.out}
+	if d.sink != "" {
+		if sinkEP, err = parseEndpoint("--sink", d.sink); err != nil {
+			return endpoint{}, endpoint{}, err
+		}
+	}
+	if d.source != "" {
+		if srcEP, err = parseEndpoint("--source", d.source); err != nil {
+			return endpoint{}, endpoint{}, err
+		}
+		if srcEP.scheme != "kafka" {
+			return endpoint{}, endpoint{}, usagef("--source %q: the demo reads generated events or kafka://HOST:PORT/TOPIC", d.source)
+		}
+	}
+	return sinkEP, srcEP, nil
+}
+
+// configure checks the flags where the job is launched and completes the
+// configuration; the default --out is set as a flag so that a submitted
+// job carries it.
+func (d *demoFlags) configure(ctx context.Context, fs *pflag.FlagSet, cfg *weir.Config) error {
+	if d.events < 0 {
+		return usagef("--events must not be negative, got %d", d.events)
+	}
+	if d.keys < 1 {
+		return usagef("--keys must be at least 1, got %d", d.keys)
+	}
+	if d.rate < 0 {
+		return usagef("--rate must not be negative, got %g", d.rate)
+	}
+	if err := d.jf.configure(fs, cfg); err != nil {
+		return err
+	}
+	if err := d.jf.quickRestarts(cfg); err != nil {
+		return err
+	}
+	if d.out == "" {
+		if err := fs.Set("out", filepath.Join(cfg.String(config.CheckpointsDir), "out")); err != nil {
+			return err
+		}
+	}
+	sinkEP, _, err := d.endpoints()
+	if err != nil {
+		return err
+	}
+	if sinkEP.scheme == "file" {
+		if err := checkWritableDir("--out", sinkEP.dir); err != nil {
+			return err
+		}
+	}
+	if d.verify && d.events == 0 {
+		return usagef("--verify needs a bounded run (--events > 0)")
+	}
+	if sinkEP.scheme == "kafka" {
+		if err := demoEnsureTopic(ctx, sinkEP, int32(cfg.Int(config.ParallelismDefault))); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// build declares the demo's graph: in a local run, on the client before it
+// submits, and in every role of the cluster.
+func (d *demoFlags) build(env *weir.Env) error {
+	sinkEP, srcEP, err := d.endpoints()
+	if err != nil {
+		return err
+	}
+	cfg := env.Config()
+	d.jf.apply(env, d.events)
+	var evs weir.Stream[demo.Event]
+	if srcEP.scheme == "kafka" {
+		evs = demoKafkaEvents(env, srcEP, d.keys, d.events > 0)
+	} else {
+		evs = demo.Events(env, demo.Options{Events: d.events, Keys: d.keys, Rate: d.rate})
+	}
+	cp := checkpointTimes{
+		interval: cfg.Duration(config.CheckpointingInterval),
+		timeout:  cfg.Duration(config.CheckpointingTimeout),
+		// The longest restart delay the strategies allow by default.
+		maxRestartDelay: max(cfg.Duration(config.ExponentialDelayMaxBackoff), cfg.Duration(config.FixedDelayDelay), cfg.Duration(config.FailureRateDelay)),
+	}
+	return demoSink(demo.AggregateEvents(evs), sinkEP, cp)
+}
+
+// finish reports the committed lines and, with --verify, compares them
+// with the failure-free output.
+func (d *demoFlags) finish(ctx context.Context, _ *weir.Config) error {
+	sinkEP, _, err := d.endpoints()
+	if err != nil {
+		return err
+	}
+	lines, err := readCommitted(ctx, sinkEP)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(os.Stderr, "committed %d lines to %s\n", len(lines), sinkEP)
+	if d.verify {
+		if diff := demo.Diff(demo.Expected(d.events, d.keys), lines); diff != "" {
+			return fmt.Errorf("verify: committed output differs from a failure-free run: %s", diff)
+		}
+		fmt.Fprintln(os.Stderr, "verify: committed output equals the failure-free output exactly")
+	}
+	return nil
 }

@@ -5,13 +5,12 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"os/signal"
-	"syscall"
 	"time"
 
-	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/weirstream/weir"
+	"github.com/weirstream/weir/app"
 	"github.com/weirstream/weir/internal/checkpoint/storage"
 	"github.com/weirstream/weir/internal/config"
 	"github.com/weirstream/weir/internal/faults"
@@ -24,8 +23,6 @@ type jobFlags struct {
 	interval         string
 	stateDir         string
 	stateBackend     string
-	configFile       string
-	defs             []string
 	from             string
 	allowNonRestored bool
 	injectFailures   int
@@ -54,14 +51,16 @@ func (f *jobFlags) faultSummary() string {
 	return s + "\n"
 }
 
-func (f *jobFlags) register(c *cobra.Command, defaultInterval string) {
-	fs := c.Flags()
+// register adds the flags to fs. --config and -D belong to the app
+// package (every run command has them). The flags that stand for
+// configuration keys are client-only: configure folds them into the
+// configuration, which travels with a submitted job; --rest-address works
+// in a local run only.
+func (f *jobFlags) register(fs *pflag.FlagSet, defaultInterval string) {
 	fs.IntVarP(&f.parallelism, "parallelism", "p", 1, "parallel subtasks per operator (parallelism.default)")
 	fs.StringVar(&f.interval, "checkpoint-interval", defaultInterval, "time between checkpoints, e.g. 100ms, 10s; 0 disables periodic checkpoints (execution.checkpointing.interval)")
 	fs.StringVar(&f.stateDir, "state-dir", "./weir-data", "folder for checkpoints (state.checkpoints.dir); a run started again with the same folder resumes")
 	fs.StringVar(&f.stateBackend, "state-backend", "heap", "keyed state backend: heap (in memory) or lsm (Pebble on local disk, state can exceed memory); checkpoints of both are interchangeable (state.backend.type)")
-	fs.StringVar(&f.configFile, "config", "", "YAML file with Flink-style configuration keys")
-	fs.StringArrayVarP(&f.defs, "define", "D", nil, "configuration override key=value (repeatable), e.g. -D execution.checkpointing.timeout=1min")
 	fs.StringVar(&f.from, "from", "", "start from this checkpoint or savepoint (a chk-N folder, its _metadata, or a savepoint folder) instead of the newest retained one")
 	fs.StringVar(&f.from, "from-savepoint", "", "same as --from")
 	fs.BoolVar(&f.allowNonRestored, "allow-non-restored-state", false, "ignore checkpointed state of operators the job no longer has")
@@ -70,70 +69,70 @@ func (f *jobFlags) register(c *cobra.Command, defaultInterval string) {
 	fs.BoolVarP(&f.verbose, "verbose", "v", false, "log checkpoints and restores")
 	fs.BoolVarP(&f.quiet, "quiet", "q", false, "no progress line")
 	f.rest.register(fs)
+	for _, name := range []string{"parallelism", "checkpoint-interval", "state-dir", "state-backend", "quiet"} {
+		app.MarkClientOnly(fs, name)
+	}
+	app.MarkPath(fs, "from")
+	app.MarkPath(fs, "from-savepoint")
+	app.MarkSeed(fs, "fault-seed")
+	why := "in a cluster the JobManager serves the REST API (weir jobmanager --rest-address)"
+	app.MarkLocalOnly(fs, "rest-address", why)
+	app.MarkLocalOnly(fs, "rest-allow-remote", why)
 }
 
-// configure builds the configuration: defaults, then the YAML file, then
-// -D overrides, then explicit flags. Every problem is a usage error (exit
-// code 2) that names the flag, key or path.
-func (f *jobFlags) configure(c *cobra.Command) (*weir.Config, error) {
-	cfg := weir.NewConfig()
-	if f.configFile != "" {
-		if err := cfg.LoadYAML(f.configFile); err != nil {
-			return nil, usagef("--config: %v", err)
-		}
-	}
-	if err := cfg.SetOverrides(f.defs); err != nil {
-		return nil, usagef("-D: %v", err)
-	}
-	fl := c.Flags()
+// configure completes the configuration: cfg holds the defaults, then the
+// YAML file, then -D overrides (the app package loads them); explicit flags
+// go on top. Every problem is a usage error (exit code 2) that names the
+// flag, key or path.
+func (f *jobFlags) configure(fl *pflag.FlagSet, cfg *weir.Config) error {
 	if fl.Changed("parallelism") || !cfg.IsSet(config.ParallelismDefault) {
 		if f.parallelism < 1 {
-			return nil, usagef("--parallelism must be at least 1, got %d", f.parallelism)
+			return usagef("--parallelism must be at least 1, got %d", f.parallelism)
 		}
 		if err := cfg.Set(config.ParallelismDefault, fmt.Sprint(f.parallelism)); err != nil {
-			return nil, usagef("--parallelism: %v", err)
+			return usagef("--parallelism: %v", err)
 		}
 	}
 	if fl.Changed("checkpoint-interval") || !cfg.IsSet(config.CheckpointingInterval) {
 		d, err := config.ParseDuration(f.interval)
 		if err != nil {
-			return nil, usagef("--checkpoint-interval %q: %v", f.interval, err)
+			return usagef("--checkpoint-interval %q: %v", f.interval, err)
 		}
 		if err := cfg.Set(config.CheckpointingInterval, fmt.Sprintf("%dms", d.Milliseconds())); err != nil {
-			return nil, usagef("--checkpoint-interval: %v", err)
+			return usagef("--checkpoint-interval: %v", err)
 		}
 	}
 	if fl.Changed("state-dir") || !cfg.IsSet(config.CheckpointsDir) {
 		if err := cfg.Set(config.CheckpointsDir, f.stateDir); err != nil {
-			return nil, usagef("--state-dir: %v", err)
+			return usagef("--state-dir: %v", err)
 		}
 	}
 	if fl.Changed("state-backend") {
 		if err := cfg.Set(config.StateBackendType, f.stateBackend); err != nil {
-			return nil, usagef("--state-backend: %v", err)
+			return usagef("--state-backend: %v", err)
 		}
 	}
 	if err := checkWritableDir("--state-dir", cfg.String(config.CheckpointsDir)); err != nil {
-		return nil, err
+		return err
 	}
 	if f.injectFailures < 0 {
-		return nil, usagef("--inject-failures must not be negative, got %d", f.injectFailures)
+		return usagef("--inject-failures must not be negative, got %d", f.injectFailures)
 	}
 	if f.from != "" {
 		fsys, p, err := openLocation(context.Background(), cfg, f.from)
 		if err != nil {
-			return nil, usagef("--from %s: %v", f.from, err)
+			return usagef("--from %s: %v", f.from, err)
 		}
 		if _, err := fsys.Stat(p); err != nil {
-			return nil, usagef("--from: %v", err)
+			return usagef("--from: %v", err)
 		}
 		// Verify it before any work starts: a folder that is not a
 		// checkpoint, or a corrupt one, is a usage error naming the path.
 		if _, _, err := storage.LoadPath(context.Background(), p, storage.WithFS(fsys)); err != nil {
-			return nil, usagef("--from %s: %v", f.from, err)
+			return usagef("--from %s: %v", f.from, err)
 		}
 	}
-	return cfg, nil
+	return nil
 }
 
 // quickRestarts makes injected failures restart fast unless the user chose
@@ -185,17 +184,16 @@ func (f *jobFlags) apply(env *weir.Env, span int64) {
 	env.RestoreFrom(f.from, f.allowNonRestored)
 }
 
-// execute runs env's job until it ends or SIGINT/SIGTERM arrives, with
-// the progress line while it runs and the summary after, and the REST API
-// while it runs if --rest-address is set.
-func (f *jobFlags) execute(env *weir.Env, job string) error {
+// execute runs env's job until it ends or ctx does (the app package ends
+// it on SIGINT/SIGTERM), with the progress line while it runs and the
+// summary after, and the REST API while it runs if --rest-address is set:
+// a local run's app.Run.Execute.
+func (f *jobFlags) execute(ctx context.Context, env *weir.Env, job string) error {
 	stopREST, err := f.rest.startREST(env, job, f.logger())
 	if err != nil {
 		return err
 	}
 	defer stopREST()
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
 	p := startProgress(env.Status(), f.quiet)
 	err = env.Execute(ctx, job)
 	p.finish()

@@ -1,17 +1,27 @@
-// Command weir runs weir's built-in jobs and tools.
+// Command weir runs weir's built-in jobs, locally or on a cluster, the
+// cluster's roles, and tools.
 //
 //	weir run demo --events 2000000 --parallelism 2 --checkpoint-interval 100ms --out out/
 //	weir run wordcount --input 'logs/*.txt' --out counts/
+//	weir jobmanager --state-dir /data/weir
+//	weir taskmanager --jobmanager 127.0.0.1:6123 --slots 2
+//	weir run demo --events 2000000 --jobmanager 127.0.0.1:6123
 //	weir bench keyed-sum --records 10000000 --keys 1000 --parallelism 2 --json
+//
+// The job, role and client commands come from the app package (the same
+// tree a user program gets from app.Main); the built-in jobs are in
+// builtins.go.
 //
 // Exit codes: 0 success, 1 the job failed, 2 bad usage or configuration
 // (reported before any work starts).
 package main
 
 import (
-	"errors"
+	"context"
 	"fmt"
 	"os"
+
+	"github.com/weirstream/weir/app"
 )
 
 func main() {
@@ -19,24 +29,15 @@ func main() {
 }
 
 // usageError marks errors in flags, configuration or paths: exit code 2.
-type usageError struct{ err error }
+type usageError = app.UsageError
 
-func (u usageError) Error() string { return u.err.Error() }
-func (u usageError) Unwrap() error { return u.err }
-
-func usagef(format string, a ...any) error { return usageError{fmt.Errorf(format, a...)} }
+func usagef(format string, a ...any) error { return app.Usagef(format, a...) }
 
 func run(args []string) int {
-	root := newRoot()
-	root.SetArgs(args)
-	err := root.Execute()
-	if err == nil {
-		return 0
+	p := program()
+	err := p.Execute(context.Background(), newRoot(p), args)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "weir:", err)
 	}
-	fmt.Fprintln(os.Stderr, "weir:", err)
-	var u usageError
-	if errors.As(err, &u) {
-		return 2
-	}
-	return 1
+	return app.ExitCode(err)
 }

@@ -2,38 +2,42 @@ package main
 
 import (
 	"github.com/spf13/cobra"
+
+	"github.com/weirstream/weir/app"
 )
 
-func newRoot() *cobra.Command {
-	root := &cobra.Command{
-		Use:           "weir",
-		Short:         "weir: fault-tolerant stream processing in Go",
-		SilenceUsage:  true,
-		SilenceErrors: true,
-	}
-	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
-		return usagef("%v (see %s --help)", err, c.CommandPath())
-	})
-	runCmd := &cobra.Command{
-		Use:   "run",
-		Short: "Run a built-in job",
-	}
-	runCmd.AddCommand(newDemoCmd(), newWordcountCmd())
+// program is weir as an app.Program: the built-in jobs; newRoot adds the
+// tools to its tree.
+func program() *app.Program {
+	return &app.Program{Name: "weir", Short: "weir: fault-tolerant stream processing in Go", Jobs: builtins()}
+}
+
+// builtins are the jobs weir runs and builds (run demo, run wordcount).
+func builtins() []app.Job { return []app.Job{demoJob(), wordcountJob()} }
+
+// newRoot is the app tree plus weir's own commands: bench, tools,
+// savepoint, stop, and checkpoints inspect beside checkpoints JOB.
+func newRoot(p *app.Program) *cobra.Command {
+	root := p.Command()
 	benchCmd := &cobra.Command{
 		Use:   "bench",
 		Short: "Run a benchmark with a same-run baseline",
-	}
-	benchCmd.AddCommand(newKeyedSumBench(), newSkewBench(), newBackpressureBench(), newStateBench())
-	root.AddCommand(runCmd, benchCmd, newToolsCmd(), newSavepointCmd(), newStopCmd(), newCheckpointsCmd())
-	for _, c := range []*cobra.Command{runCmd, benchCmd} {
-		c.Args = func(c *cobra.Command, args []string) error {
+		Args: func(c *cobra.Command, args []string) error {
 			if len(args) > 0 {
 				return usagef("unknown %s %q (see %s --help)", c.Name(), args[0], c.CommandPath())
 			}
 			return nil
-		}
-		c.RunE = func(c *cobra.Command, _ []string) error {
+		},
+		RunE: func(c *cobra.Command, _ []string) error {
 			return usagef("%s needs a job name (see %s --help)", c.Name(), c.CommandPath())
+		},
+	}
+	benchCmd.AddCommand(newKeyedSumBench(), newSkewBench(), newBackpressureBench(), newStateBench())
+	root.AddCommand(benchCmd, newToolsCmd(), newSavepointCmd(), newStopCmd())
+	for _, c := range root.Commands() {
+		if c.Name() == "checkpoints" {
+			c.Short = "Show a job's checkpoints (from the JobManager), or inspect one on disk"
+			c.AddCommand(newInspectCmd())
 		}
 	}
 	return root

@@ -241,3 +241,15 @@ func (c *Config) Entries() [][2]string {
 	}
 	return out
 }
+
+// Explicit returns the explicitly set keys with their canonical values:
+// what a client sends with a job (runtime.JobSpec.Config), so that a
+// process with other defaults still builds the same job. The map is a
+// copy.
+func (c *Config) Explicit() map[string]string {
+	out := make(map[string]string, len(c.values))
+	for k, v := range c.values {
+		out[k] = v
+	}
+	return out
+}

@@ -20,6 +20,8 @@ func TestDefaults(t *testing.T) {
 		{"execution.checkpointing.tolerable-failed-checkpoints", "0"},
 		{"execution.checkpointing.unaligned.enabled", "false"},
 		{"execution.checkpointing.unaligned.max-channel-state-bytes", "268435456"},
+		{"heartbeat.interval", "10 s"},
+		{"heartbeat.timeout", "50 s"},
 		{"minicluster.number-of-taskmanagers", "1"},
 		{"parallelism.default", "1"},
 		{"pipeline.batch-size", "1024"},
@@ -43,6 +45,7 @@ func TestDefaults(t *testing.T) {
 		{"s3.region", ""},
 		{"s3.secret-key", ""},
 		{"s3.session-token", ""},
+		{"slot.request.timeout", "5 min"},
 		{"state.backend.incremental", "false"},
 		{"state.backend.local-recovery", "false"},
 		{"state.backend.lsm.block-cache-size", "64 mb"},
@@ -53,6 +56,8 @@ func TestDefaults(t *testing.T) {
 		{"state.checkpoints.num-retained", "3"},
 		{"taskmanager.network.credits-per-channel", "4"},
 		{"taskmanager.network.max-overdraft-buffers-per-channel", "2"},
+		{"taskmanager.numberOfTaskSlots", "1"},
+		{"taskmanager.registration.timeout", "5 min"},
 	}
 	c := New()
 	got := c.Entries()

@@ -1,0 +1,221 @@
+package app
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+
+	"github.com/spf13/cobra"
+
+	"github.com/weirstream/weir"
+	"github.com/weirstream/weir/internal/cluster"
+	"github.com/weirstream/weir/internal/config"
+)
+
+// roleFlags are the flags both roles share.
+type roleFlags struct {
+	config  configFlags
+	verbose bool
+}
+
+func (f *roleFlags) register(c *cobra.Command) {
+	f.config.register(c.Flags())
+	c.Flags().BoolVarP(&f.verbose, "verbose", "v", false, "log at debug level")
+}
+
+// load reads the configuration and its cluster keys.
+func (f *roleFlags) load() (*weir.Config, config.ClusterTiming, error) {
+	cfg, err := f.config.load()
+	if err != nil {
+		return nil, config.ClusterTiming{}, err
+	}
+	t, err := cfg.Cluster()
+	if err != nil {
+		return nil, config.ClusterTiming{}, Usagef("configuration: %v", err)
+	}
+	return cfg, t, nil
+}
+
+func (f *roleFlags) logger(p *Program) *slog.Logger {
+	level := slog.LevelInfo
+	if f.verbose || p.getenv("WEIR_DEBUG") != "" {
+		level = slog.LevelDebug
+	}
+	return slog.New(slog.NewTextHandler(p.stderr(), &slog.HandlerOptions{Level: level}))
+}
+
+// buildID returns the injected build id or the executable's.
+func (p *Program) buildID() (string, error) {
+	if p.BuildID != "" {
+		return p.BuildID, nil
+	}
+	return cluster.ExecutableBuildID()
+}
+
+// signalContext ends on SIGINT or SIGTERM: a role stops cleanly.
+func signalContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	return signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+}
+
+func (p *Program) jobManagerCommand() *cobra.Command {
+	var (
+		rf          roleFlags
+		rpcAddr     string
+		restAddr    string
+		allowRemote bool
+		stateDir    string
+	)
+	c := &cobra.Command{
+		Use:   "jobmanager",
+		Short: "Run the JobManager: accepts TaskManagers and jobs, schedules, checkpoints and recovers them",
+		Long: `jobmanager runs the cluster's JobManager: TaskManagers register with it on
+--rpc-address and clients (run --jobmanager, list, cancel, checkpoints) call
+it there; the REST API and /metrics are on --rest-address. Submitted jobs and,
+unless a job sets state.checkpoints.dir, their checkpoints live in
+--state-dir: a JobManager restarted on the same folder recovers its
+unfinished jobs. Every TaskManager must reach the checkpoint folder (a shared
+mount, or s3://).
+
+Timing keys (-D or --config): heartbeat.interval, heartbeat.timeout,
+slot.request.timeout.`,
+		Args:        cobra.NoArgs,
+		Annotations: envAnnotation,
+		RunE: func(c *cobra.Command, _ []string) error {
+			_, t, err := rf.load()
+			if err != nil {
+				return err
+			}
+			if _, _, err := net.SplitHostPort(rpcAddr); err != nil {
+				return Usagef("--rpc-address %q: want HOST:PORT, e.g. 127.0.0.1:6123", rpcAddr)
+			}
+			if stateDir == "" {
+				return Usagef("--state-dir is empty: give the folder for jobs and checkpoints")
+			}
+			dir, err := filepath.Abs(stateDir)
+			if err != nil {
+				return Usagef("--state-dir %s: %v", stateDir, err)
+			}
+			if err := os.MkdirAll(dir, 0o755); err != nil {
+				return Usagef("--state-dir %s: cannot create the folder: %v", stateDir, err)
+			}
+			id, err := p.buildID()
+			if err != nil {
+				return err
+			}
+			ctx, stop := signalContext(c.Context())
+			defer stop()
+			log := rf.logger(p)
+			return cluster.RunJobManager(ctx, cluster.JobManagerConfig{
+				RPCAddress:           rpcAddr,
+				RESTAddress:          restAddr,
+				AllowNonLoopbackREST: allowRemote,
+				StateDir:             dir,
+				Resolve:              p.Resolve,
+				BuildID:              id,
+				HeartbeatInterval:    t.HeartbeatInterval,
+				HeartbeatTimeout:     t.HeartbeatTimeout,
+				SlotRequestTimeout:   t.SlotRequestTimeout,
+				Logger:               log,
+				Ready: func(rpc, rest net.Addr) {
+					if rest != nil {
+						log.Info("JobManager ready", "rpc", rpc.String(), "rest", rest.String())
+					} else {
+						log.Info("JobManager ready", "rpc", rpc.String())
+					}
+				},
+			})
+		},
+	}
+	fs := c.Flags()
+	fs.StringVar(&rpcAddr, "rpc-address", "127.0.0.1:6123", "HOST:PORT for TaskManagers and clients")
+	fs.StringVar(&restAddr, "rest-address", "127.0.0.1:8081", "HOST:PORT for the REST API and Prometheus /metrics (empty: off)")
+	fs.BoolVar(&allowRemote, "rest-allow-remote", false, "allow a --rest-address other hosts can reach (the API has no authentication)")
+	fs.StringVar(&stateDir, "state-dir", "./weir-cluster", "folder for submitted jobs and, by default, their checkpoints; a JobManager restarted on it recovers unfinished jobs")
+	MarkPath(fs, "state-dir")
+	rf.register(c)
+	return c
+}
+
+func (p *Program) taskManagerCommand() *cobra.Command {
+	var (
+		rf          roleFlags
+		jobmanager  string
+		slots       int
+		dataAddr    string
+		metricsAddr string
+		resourceID  string
+	)
+	c := &cobra.Command{
+		Use:   "taskmanager",
+		Short: "Run a TaskManager: offers task slots to the JobManager and runs the tasks it deploys",
+		Long: `taskmanager registers --slots task slots with the JobManager at --jobmanager,
+runs the tasks deployed to it and exchanges records with other TaskManagers
+on --data-address. When the JobManager is lost it cancels its tasks and
+registers again with backoff for taskmanager.registration.timeout (5m),
+then exits 1.
+
+Slot i runs subtask i of every operator: a job needs as many slots as its
+largest parallelism, over all TaskManagers.`,
+		Args:        cobra.NoArgs,
+		Annotations: envAnnotation,
+		RunE: func(c *cobra.Command, _ []string) error {
+			_, t, err := rf.load()
+			if err != nil {
+				return err
+			}
+			if !c.Flags().Changed("slots") {
+				slots = t.Slots
+			}
+			if slots < 1 {
+				return Usagef("--slots must be at least 1, got %d: a TaskManager without slots runs nothing", slots)
+			}
+			if jobmanager == "" {
+				return Usagef("--jobmanager is empty: give the JobManager's rpc address HOST:PORT (or set %s)", EnvName("jobmanager"))
+			}
+			if _, _, err := net.SplitHostPort(jobmanager); err != nil {
+				return Usagef("--jobmanager %q: want HOST:PORT, e.g. 127.0.0.1:6123", jobmanager)
+			}
+			id, err := p.buildID()
+			if err != nil {
+				return err
+			}
+			ctx, stop := signalContext(c.Context())
+			defer stop()
+			log := rf.logger(p)
+			return cluster.RunTaskManagerProcess(ctx, cluster.TaskManagerProcessConfig{
+				JobManager:          jobmanager,
+				Slots:               slots,
+				DataAddress:         dataAddr,
+				MetricsAddress:      metricsAddr,
+				ResourceID:          resourceID,
+				Resolve:             p.Resolve,
+				BuildID:             id,
+				RegistrationTimeout: t.RegistrationTimeout,
+				Logger:              log,
+				Ready: func(data, metrics net.Addr) {
+					attrs := []any{"slots", slots}
+					if data != nil {
+						attrs = append(attrs, "data", data.String())
+					}
+					if metrics != nil {
+						attrs = append(attrs, "metrics", metrics.String())
+					}
+					log.Info("TaskManager ready", attrs...)
+				},
+			})
+		},
+	}
+	fs := c.Flags()
+	fs.StringVar(&jobmanager, "jobmanager", "127.0.0.1:6123", "the JobManager's rpc address HOST:PORT")
+	fs.IntVar(&slots, "slots", 1, fmt.Sprintf("task slots to offer (default: %s, 1)", config.TaskManagerNumberOfTaskSlots))
+	fs.StringVar(&dataAddr, "data-address", "", "HOST:PORT for the data plane (empty: 127.0.0.1 on a free port)")
+	fs.StringVar(&metricsAddr, "metrics-address", "", `HOST:PORT for Prometheus /metrics (empty: the first free of 127.0.0.1:9249-9260; "-": off)`)
+	fs.StringVar(&resourceID, "resource-id", "", "this TaskManager's name in the cluster (empty: tm-<random>)")
+	rf.register(c)
+	return c
+}
