@@ -102,7 +102,11 @@ func (f *jobFlags) configure(fl *pflag.FlagSet, cfg *weir.Config) error {
 			return usagef("--checkpoint-interval: %v", err)
 		}
 	}
-	if fl.Changed("state-dir") || !cfg.IsSet(config.CheckpointsDir) {
+	// A job submitted to a cluster without a folder of its own keeps its
+	// checkpoints where the JobManager says (its --state-dir/checkpoints),
+	// not in a folder named after the client's working directory.
+	submitted := fl.Lookup("jobmanager") != nil && fl.Lookup("jobmanager").Changed
+	if fl.Changed("state-dir") || !cfg.IsSet(config.CheckpointsDir) && !submitted {
 		if err := cfg.Set(config.CheckpointsDir, f.stateDir); err != nil {
 			return usagef("--state-dir: %v", err)
 		}
@@ -112,8 +116,10 @@ func (f *jobFlags) configure(fl *pflag.FlagSet, cfg *weir.Config) error {
 			return usagef("--state-backend: %v", err)
 		}
 	}
-	if err := checkWritableDir("--state-dir", cfg.String(config.CheckpointsDir)); err != nil {
-		return err
+	if cfg.IsSet(config.CheckpointsDir) || !submitted {
+		if err := checkWritableDir("--state-dir", cfg.String(config.CheckpointsDir)); err != nil {
+			return err
+		}
 	}
 	if f.injectFailures < 0 {
 		return usagef("--inject-failures must not be negative, got %d", f.injectFailures)

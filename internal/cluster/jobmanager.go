@@ -144,9 +144,10 @@ func (m *jobManager) withDefaultStorage(spec runtime.JobSpec) runtime.JobSpec {
 	return spec
 }
 
-// start builds the job and runs it; resume > 0 recovers a job a previous
-// JobManager ran (see jobRecord.FirstCheckpoint).
-func (m *jobManager) start(rec jobRecord) (*managedJob, error) {
+// start builds the job and runs it. A record with FirstCheckpoint > 0
+// recovers a job a previous JobManager ran; fresh is a new submission,
+// which must not silently resume an earlier run's checkpoints.
+func (m *jobManager) start(rec jobRecord, fresh bool) (*managedJob, error) {
 	spec := rec.Spec
 	g, jc, err := m.cfg.Resolve(m.ctx, spec)
 	if err != nil {
@@ -154,6 +155,13 @@ func (m *jobManager) start(rec jobRecord) (*managedJob, error) {
 	}
 	if dir := jc.CheckpointDir; !strings.Contains(dir, "://") && !filepath.IsAbs(dir) {
 		return nil, fmt.Errorf("job %s: state.checkpoints.dir %q is relative: every TaskManager would resolve it in its own working folder; give an absolute path", spec.Name, dir)
+	}
+	if fresh && jc.FromPath == "" {
+		jc.JobName = spec.Name
+		if id, err := runtime.NewestCheckpoint(jc); err == nil && id > 0 {
+			return nil, fmt.Errorf("job %s: %s/%s holds checkpoint %d of an earlier run of a job with this name: resume it with --from %s/%s/chk-%d, remove that folder, or submit under another --job-name",
+				spec.Name, jc.CheckpointDir, spec.Name, id, jc.CheckpointDir, spec.Name, id)
+		}
 	}
 	conf := config.New()
 	for k, v := range spec.Config {
@@ -238,7 +246,7 @@ func (m *jobManager) recover() {
 			m.mu.Unlock()
 			continue
 		}
-		if _, err := m.start(r); err != nil {
+		if _, err := m.start(r, false); err != nil {
 			m.log.Error("recover job", "job", r.Spec.Name, "error", err)
 			r.State, r.Failure, r.Ended = runtime.StateFailed, err.Error(), time.Now()
 			_ = m.store.save(r)
@@ -330,7 +338,7 @@ func (m *jobManager) Submit(ctx context.Context, r *pb.SubmitRequest) (*pb.Submi
 		}
 	}
 	spec = m.withDefaultStorage(spec)
-	j, err := m.start(jobRecord{Spec: spec, State: runtime.StateCreated, Submitted: time.Now()})
+	j, err := m.start(jobRecord{Spec: spec, State: runtime.StateCreated, Submitted: time.Now()}, true)
 	if err != nil {
 		return nil, status.Error(codes.InvalidArgument, err.Error())
 	}

@@ -413,3 +413,20 @@ func TestClusterShuffleAcrossTaskManagers(t *testing.T) {
 		t.Fatalf("the job saw %d TaskManager losses, want 2", got)
 	}
 }
+
+// TestClusterResubmitRefusesOldCheckpoints: a job submitted under the name
+// of a finished one whose checkpoints are still in storage is refused,
+// naming the ways out, instead of silently resuming the old run.
+func TestClusterResubmitRefusesOldCheckpoints(t *testing.T) {
+	c := startTestCluster(t, JobManagerConfig{})
+	c.startTM("tm-a", 1)
+	c.submitDemo("again", 5_000, 3, 0, baseConf(1))
+	if u := c.wait("again", time.Minute); u.GetState() != runtime.StateFinished {
+		t.Fatalf("job ended %s: %s", u.GetState(), u.GetFailure())
+	}
+	spec := &pb.JobSpec{Name: "again", Kind: "demo", Args: []string{"5000", "3", "0", filepath.Join(c.dir, "out-again2")}, Config: baseConf(1)}
+	_, err := c.client().Submit(context.Background(), &pb.SubmitRequest{Spec: spec})
+	if err == nil || !strings.Contains(err.Error(), "of an earlier run of a job with this name: resume it with --from") {
+		t.Fatalf("resubmission: %v", err)
+	}
+}

@@ -72,7 +72,7 @@ func NewClusterJob(ctx context.Context, g *Graph, cfg JobConfig, cc ClusterJobCo
 		cc.SlotRequestTimeout = DefaultSlotRequestTimeout
 	}
 	if cc.ResumeFrom > 0 && cfg.FromPath != "" {
-		if newest, err := newestCompleted(cfg); err == nil && newest >= cc.ResumeFrom {
+		if newest, err := NewestCheckpoint(cfg); err == nil && newest >= cc.ResumeFrom {
 			cfg.FromPath = ""
 		}
 	}
@@ -92,9 +92,9 @@ func NewClusterJob(ctx context.Context, g *Graph, cfg JobConfig, cc ClusterJobCo
 	return &ClusterJob{jm: jm, gw: &localJobMaster{job: cfg.JobName, in: jm.in}}, nil
 }
 
-// newestCompleted returns the newest completed checkpoint in the job's
-// storage (0: none).
-func newestCompleted(cfg JobConfig) (checkpoint.ID, error) {
+// NewestCheckpoint returns the newest completed checkpoint in the job's
+// storage (cfg.CheckpointDir, cfg.JobName); 0 when there is none.
+func NewestCheckpoint(cfg JobConfig) (checkpoint.ID, error) {
 	var sopts []storage.Option
 	if cfg.StorageFS != nil {
 		sopts = append(sopts, storage.WithFS(cfg.StorageFS))

@@ -1,0 +1,282 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/weirstream/weir/internal/jobs/demo"
+)
+
+// The multi-process tests of cluster mode: a JobManager and TaskManagers
+// as separate weir processes on loopback, a job submitted with weir run
+// --jobmanager, processes killed with SIGKILL (or stopped with SIGSTOP) at
+// random moments; the committed output must equal the failure-free output
+// exactly, as a multiset.
+
+// e2eCluster is a JobManager and TaskManagers started from the test binary.
+type e2eCluster struct {
+	t        *testing.T
+	dir      string
+	rpc      string
+	rest     string
+	jmArgs   []string
+	jm       *running
+	tms      map[string]*running
+	tmArgs   map[string][]string
+	lifetime time.Duration
+}
+
+// freeAddr returns a loopback address with a port free right now.
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+func startE2ECluster(t *testing.T, taskManagers, slots int, conf ...string) *e2eCluster {
+	t.Helper()
+	c := &e2eCluster{t: t, dir: t.TempDir(), rpc: freeAddr(t), rest: freeAddr(t), tms: map[string]*running{}, tmArgs: map[string][]string{}, lifetime: 5 * time.Minute}
+	c.jmArgs = []string{"jobmanager", "--rpc-address", c.rpc, "--rest-address", c.rest, "--state-dir", filepath.Join(c.dir, "jm"), "-v"}
+	for _, kv := range conf {
+		c.jmArgs = append(c.jmArgs, "-D", kv)
+	}
+	c.startJM()
+	for i := range taskManagers {
+		id := fmt.Sprintf("tm-%d", i)
+		c.tmArgs[id] = []string{"taskmanager", "--jobmanager", c.rpc, "--slots", strconv.Itoa(slots), "--resource-id", id, "--metrics-address", "-", "-v"}
+		c.startTM(id)
+	}
+	c.waitTaskManagers(taskManagers)
+	return c
+}
+
+func (c *e2eCluster) startJM() {
+	c.jm = startWeir(c.t, c.lifetime, c.jmArgs...)
+	deadline := time.Now().Add(20 * time.Second)
+	for time.Now().Before(deadline) {
+		if resp, err := http.Get("http://" + c.rest + "/overview"); err == nil {
+			resp.Body.Close()
+			return
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	c.t.Fatalf("JobManager did not serve REST; stderr:\n%s", tail(c.jm.stderr(), 3000))
+}
+
+func (c *e2eCluster) startTM(id string) { c.tms[id] = startWeir(c.t, c.lifetime, c.tmArgs[id]...) }
+
+// taskManagers returns GET /taskmanagers.
+func (c *e2eCluster) taskManagers() []struct {
+	ID        string `json:"id"`
+	Slots     int    `json:"slotsNumber"`
+	FreeSlots int    `json:"freeSlots"`
+} {
+	var body struct {
+		TaskManagers []struct {
+			ID        string `json:"id"`
+			Slots     int    `json:"slotsNumber"`
+			FreeSlots int    `json:"freeSlots"`
+		} `json:"taskmanagers"`
+	}
+	resp, err := http.Get("http://" + c.rest + "/taskmanagers")
+	if err != nil {
+		return nil
+	}
+	defer resp.Body.Close()
+	if err := json.NewDecoder(resp.Body).Decode(&body); err != nil {
+		c.t.Fatal(err)
+	}
+	return body.TaskManagers
+}
+
+// waitTaskManagers waits until n TaskManagers are registered.
+func (c *e2eCluster) waitTaskManagers(n int) {
+	c.t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		if len(c.taskManagers()) >= n {
+			return
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	c.t.Fatalf("%d TaskManagers did not register; JobManager stderr:\n%s", n, tail(c.jm.stderr(), 3000))
+}
+
+// logs returns every process's stderr, for a failure message.
+func (c *e2eCluster) logs() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "--- jobmanager\n%s\n", tail(c.jm.stderr(), 4000))
+	for id, r := range c.tms {
+		fmt.Fprintf(&b, "--- %s\n%s\n", id, tail(r.stderr(), 2000))
+	}
+	return b.String()
+}
+
+// demoArgs are the arguments of a demo submitted to the cluster.
+func (c *e2eCluster) demoArgs(events int, rate int, parallelism int, extra ...string) ([]string, string) {
+	out := filepath.Join(c.dir, "out")
+	args := []string{"run", "demo", "--jobmanager", c.rpc, "--events", strconv.Itoa(events), "--rate", strconv.Itoa(rate),
+		"--parallelism", strconv.Itoa(parallelism), "--checkpoint-interval", "200ms", "--out", out,
+		"-D", "restart-strategy.type=fixed-delay", "-D", "restart-strategy.fixed-delay.attempts=1000",
+		"-D", "restart-strategy.fixed-delay.delay=100ms"}
+	return append(args, extra...), out
+}
+
+// TestClusterKillTaskManagers: a JobManager and three TaskManagers (two
+// slots each) run the demo at parallelism 4 while, ten times, a random
+// TaskManager is SIGKILLed at a random moment and started again. The
+// committed output equals the failure-free output exactly.
+func TestClusterKillTaskManagers(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs a cluster of four processes for tens of seconds")
+	}
+	seed := *seedFlag
+	if seed == 0 {
+		seed = time.Now().UnixNano()
+	}
+	t.Logf("kills from seed %d (reproduce with -weir.seed=%d)", seed, seed)
+	rng := rand.New(rand.NewPCG(uint64(seed), 1))
+	const events, kills = 3_000_000, 10
+	c := startE2ECluster(t, 3, 2)
+	args, out := c.demoArgs(events, 150_000, 4)
+	client := startWeir(t, c.lifetime, args...)
+	for k := range kills {
+		delay := 300*time.Millisecond + time.Duration(rng.Int64N(int64(1500*time.Millisecond)))
+		select {
+		case <-client.done:
+			t.Fatalf("the job ended after %d of %d kills; client stderr:\n%s\n%s", k, kills, tail(client.stderr(), 3000), c.logs())
+		case <-time.After(delay):
+		}
+		id := fmt.Sprintf("tm-%d", rng.IntN(3))
+		c.tms[id].kill()
+		t.Logf("kill %d: SIGKILL %s after %s", k+1, id, delay)
+		c.startTM(id)
+	}
+	res := client.wait()
+	if res.code != 0 {
+		t.Fatalf("weir run exited %d; stderr:\n%s\n%s", res.code, tail(res.stderr, 3000), c.logs())
+	}
+	if d := demo.Diff(demo.Expected(events, demoKeys), committed(t, out)); d != "" {
+		t.Fatalf("after %d TaskManager kills: %s", kills, d)
+	}
+	assertNoInProgress(t, out)
+	restarts := strings.Count(c.jm.stderr(), "restoring")
+	t.Logf("%d events exact after %d kills; %d region restores", events, kills, restarts)
+	if restarts < kills/2 {
+		t.Errorf("only %d restores for %d kills: the kills missed the job", restarts, kills)
+	}
+}
+
+// TestClusterKillJobManager SIGKILLs the JobManager while a job runs and
+// starts it again on the same state folder and address: the TaskManagers
+// register again, the client follows the job on, the job resumes from its
+// newest checkpoint, and the committed output is exact.
+func TestClusterKillJobManager(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs a cluster of three processes for seconds")
+	}
+	const events = 1_000_000
+	c := startE2ECluster(t, 2, 2)
+	args, out := c.demoArgs(events, 200_000, 2)
+	client := startWeir(t, c.lifetime, args...)
+	time.Sleep(2 * time.Second)
+	c.jm.kill()
+	t.Log("JobManager SIGKILLed")
+	time.Sleep(300 * time.Millisecond)
+	c.startJM()
+	res := client.wait()
+	if res.code != 0 {
+		t.Fatalf("weir run exited %d; stderr:\n%s\n%s", res.code, tail(res.stderr, 3000), c.logs())
+	}
+	if d := demo.Diff(demo.Expected(events, demoKeys), committed(t, out)); d != "" {
+		t.Fatalf("after a JobManager kill: %s", d)
+	}
+	assertNoInProgress(t, out)
+	if !strings.Contains(c.jm.stderr(), "job recovered") {
+		t.Errorf("the restarted JobManager did not recover the job:\n%s", c.logs())
+	}
+}
+
+// TestClusterStall stops one TaskManager with SIGSTOP for 4 s: it neither
+// reads its channels nor answers heartbeats (the timeout is longer). The
+// producers on the other TaskManagers stop within their credits, so their
+// memory stays flat; checkpoints time out cleanly; after SIGCONT the job
+// continues and its output is exact.
+func TestClusterStall(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs a cluster of four processes for seconds")
+	}
+	const events = 1_500_000
+	c := startE2ECluster(t, 2, 1, "heartbeat.timeout=60s")
+	args, out := c.demoArgs(events, 150_000, 2, "-D", "execution.checkpointing.timeout=1s",
+		"-D", "execution.checkpointing.tolerable-failed-checkpoints=100")
+	client := startWeir(t, c.lifetime, args...)
+	time.Sleep(2 * time.Second)
+	stalled, other := c.tms["tm-0"], c.tms["tm-1"]
+	before := rssOf(t, other.cmd.Process.Pid)
+	if err := stalled.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	peak := before
+	for range 40 {
+		time.Sleep(100 * time.Millisecond)
+		peak = max(peak, rssOf(t, other.cmd.Process.Pid))
+	}
+	if err := stalled.cmd.Process.Signal(syscall.SIGCONT); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("the other TaskManager's RSS: %d MiB before the stall, peak %d MiB during 4 s of it", before>>20, peak>>20)
+	if growth := peak - before; growth > 32<<20 {
+		t.Errorf("the other TaskManager grew %d MiB while its consumer stalled: producers are not bounded by credits", growth>>20)
+	}
+	res := client.wait()
+	if res.code != 0 {
+		t.Fatalf("weir run exited %d; stderr:\n%s\n%s", res.code, tail(res.stderr, 3000), c.logs())
+	}
+	if d := demo.Diff(demo.Expected(events, demoKeys), committed(t, out)); d != "" {
+		t.Fatalf("after a stall: %s", d)
+	}
+	jmLog := c.jm.stderr()
+	if strings.Contains(jmLog, "TaskManager lost") {
+		t.Errorf("the stalled TaskManager was declared lost; the stall was meant to stay under heartbeat.timeout")
+	}
+	// Checkpoints expired during the stall and completed again after it.
+	aborted := strings.LastIndex(jmLog, `msg="checkpoint aborted"`)
+	if aborted < 0 {
+		t.Fatalf("no checkpoint timed out during a 4 s stall with a 1 s checkpoint timeout:\n%s", tail(jmLog, 3000))
+	}
+	if !strings.Contains(jmLog[aborted:], `msg="checkpoint completed"`) {
+		t.Errorf("no checkpoint completed after the stall")
+	}
+}
+
+// rssOf reads a process's resident set size from /proc.
+func rssOf(t *testing.T, pid int) int64 {
+	t.Helper()
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if f := strings.Fields(l); len(f) >= 2 && f[0] == "VmRSS:" {
+			kb, _ := strconv.ParseInt(f[1], 10, 64)
+			return kb << 10
+		}
+	}
+	t.Fatalf("no VmRSS in /proc/%d/status", pid)
+	return 0
+}
