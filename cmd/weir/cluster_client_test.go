@@ -104,6 +104,12 @@ func TestClusterBadInput(t *testing.T) {
 	closed := ln.Addr().String()
 	ln.Close()
 	state := filepath.Join(t.TempDir(), "state")
+	busy, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer busy.Close()
+	inUse := busy.Addr().String()
 	unreachable := "no JobManager at " + closed + ": start one with `weir jobmanager`, or check --jobmanager"
 	for _, tc := range []struct {
 		name string
@@ -127,6 +133,9 @@ func TestClusterBadInput(t *testing.T) {
 		{"run unreachable from the environment", []string{"WEIR_JOBMANAGER=" + closed, "WEIR_CONNECT_TIMEOUT=300ms"}, []string{"run", "demo", "--events", "100", "--state-dir", state}, 1, []string{unreachable}},
 		{"list unreachable", nil, []string{"list", "--jobmanager", closed, "--connect-timeout", "300ms"}, 1, []string{unreachable}},
 		{"cancel unreachable", nil, []string{"cancel", "demo", "--jobmanager", closed, "--connect-timeout", "300ms"}, 1, []string{unreachable}},
+		{"rpc port in use", nil, []string{"jobmanager", "--rpc-address", inUse, "--state-dir", state}, 1, []string{"--rpc-address", inUse, "already in use", "choose another --rpc-address"}},
+		{"rest port in use", nil, []string{"jobmanager", "--rpc-address", "127.0.0.1:0", "--rest-address", inUse, "--state-dir", state}, 1, []string{"--rest-address", inUse, "already in use"}},
+		{"data port in use", nil, []string{"taskmanager", "--data-address", inUse, "--jobmanager", closed}, 1, []string{"--data-address", inUse, "is in use", "choose another port"}},
 		{"checkpoints unreachable", nil, []string{"checkpoints", "demo", "--jobmanager", closed, "--connect-timeout", "300ms"}, 1, []string{unreachable}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

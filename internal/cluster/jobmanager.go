@@ -29,7 +29,9 @@ type jobManager struct {
 	cfg   JobManagerConfig
 	log   *slog.Logger
 	store jobStore
-	d     *Dispatcher // set once the Dispatcher runs
+	// d is set once the Dispatcher runs (REST may be asked before).
+	dmu sync.Mutex
+	d   *Dispatcher
 	// ctx ends when the JobManager shuts down: jobs stop, but their
 	// records stay non-terminal so the next JobManager recovers them.
 	ctx context.Context
@@ -57,6 +59,19 @@ var _ JobService = (*jobManager)(nil)
 
 func newJobManager(ctx context.Context, cfg JobManagerConfig) *jobManager {
 	return &jobManager{cfg: cfg, log: cfg.Logger, store: jobStore{dir: cfg.StateDir}, ctx: ctx, jobs: map[string]*managedJob{}}
+}
+
+func (m *jobManager) setDispatcher(d *Dispatcher) {
+	m.dmu.Lock()
+	defer m.dmu.Unlock()
+	m.d = d
+}
+
+// dispatcher returns the Dispatcher, nil until it runs.
+func (m *jobManager) dispatcher() *Dispatcher {
+	m.dmu.Lock()
+	defer m.dmu.Unlock()
+	return m.d
 }
 
 // job returns the job named name, or nil.
@@ -174,7 +189,7 @@ func (m *jobManager) start(rec jobRecord, fresh bool) (*managedJob, error) {
 	j := &managedJob{rec: rec, status: st, conf: conf, done: make(chan struct{})}
 	cj, err := runtime.NewClusterJob(m.ctx, g, jc, runtime.ClusterJobConfig{
 		Spec:               spec,
-		Slots:              &jobSlots{d: m.d, job: spec.Name},
+		Slots:              &jobSlots{d: m.dispatcher(), job: spec.Name},
 		SlotRequestTimeout: m.cfg.SlotRequestTimeout,
 		Reports:            func() []runtime.TaskStats { return m.reports(spec.Name, j) },
 		ResumeFrom:         checkpoint.ID(rec.FirstCheckpoint),
@@ -283,7 +298,7 @@ func (j *managedJob) state() (string, string) {
 // heartbeats.
 func (m *jobManager) reports(job string, j *managedJob) []runtime.TaskStats {
 	var out []runtime.TaskStats
-	for _, tm := range m.d.sessionList() {
+	for _, tm := range m.dispatcher().sessionList() {
 		for _, r := range tm.Reports() {
 			if r.GetJob() != job {
 				continue

@@ -39,6 +39,13 @@ func runJobManager(ctx context.Context, cfg JobManagerConfig) error {
 	jobsCtx, stopJobs := context.WithCancel(context.Background())
 	defer stopJobs()
 	m := newJobManager(jobsCtx, cfg)
+	// Both ports are bound before anything is served or logged, so a
+	// port in use fails alone, naming its flag.
+	rest, err := startJobManagerREST(cfg, m)
+	if err != nil {
+		ln.Close()
+		return err
+	}
 	d, err := ServeDispatcher(ln, DispatcherConfig{
 		BuildID:                 cfg.BuildID,
 		HeartbeatInterval:       cfg.HeartbeatInterval,
@@ -50,14 +57,10 @@ func runJobManager(ctx context.Context, cfg JobManagerConfig) error {
 		OnTaskManagerLost:       m.onLost,
 	})
 	if err != nil {
+		rest.stop()
 		return err
 	}
-	m.d = d
-	rest, err := startJobManagerREST(cfg, m)
-	if err != nil {
-		d.Stop()
-		return err
-	}
+	m.setDispatcher(d)
 	m.recover()
 	if cfg.Ready != nil {
 		cfg.Ready(d.Addr(), rest.addr())

@@ -59,7 +59,7 @@ func startJobManagerREST(cfg JobManagerConfig, m *jobManager) (*jmREST, error) {
 		},
 		Metrics:      metrics.Handler(r.reg, cfg.Logger),
 		Logger:       cfg.Logger,
-		TaskManagers: func() []rest.TaskManagerInfo { return taskManagerInfos(m.d) },
+		TaskManagers: func() []rest.TaskManagerInfo { return taskManagerInfos(m.dispatcher()) },
 	})
 	r.srv = rest.Serve(ln, h, cfg.Logger)
 	return r, nil
@@ -99,6 +99,9 @@ func (r *jmREST) stop() {
 
 // taskManagerInfos lists the registered TaskManagers with their slots.
 func taskManagerInfos(d *Dispatcher) []rest.TaskManagerInfo {
+	if d == nil {
+		return nil
+	}
 	free := map[string]TaskManagerSlots{}
 	for _, s := range d.TaskManagers() {
 		free[s.TM] = s
