@@ -37,6 +37,11 @@ type jobManager struct {
 	ctx context.Context
 	wg  sync.WaitGroup
 
+	// ready is closed once the Dispatcher runs and unfinished jobs are
+	// recovered: client RPCs wait for it, so a submission never races a
+	// recovered job of its name.
+	ready chan struct{}
+
 	// onStart, if set, is called for every job started (metrics).
 	onStart func(*managedJob)
 
@@ -58,7 +63,7 @@ type managedJob struct {
 var _ JobService = (*jobManager)(nil)
 
 func newJobManager(ctx context.Context, cfg JobManagerConfig) *jobManager {
-	return &jobManager{cfg: cfg, log: cfg.Logger, store: jobStore{dir: cfg.StateDir}, ctx: ctx, jobs: map[string]*managedJob{}}
+	return &jobManager{cfg: cfg, log: cfg.Logger, store: jobStore{dir: cfg.StateDir}, ctx: ctx, jobs: map[string]*managedJob{}, ready: make(chan struct{})}
 }
 
 func (m *jobManager) setDispatcher(d *Dispatcher) {
@@ -72,6 +77,16 @@ func (m *jobManager) dispatcher() *Dispatcher {
 	m.dmu.Lock()
 	defer m.dmu.Unlock()
 	return m.d
+}
+
+// awaitReady waits until the JobManager serves jobs.
+func (m *jobManager) awaitReady(ctx context.Context) error {
+	select {
+	case <-m.ready:
+		return nil
+	case <-ctx.Done():
+		return status.FromContextError(ctx.Err()).Err()
+	}
 }
 
 // job returns the job named name, or nil.
@@ -342,6 +357,9 @@ func (s *jobSlots) Release() { s.d.release(s.job) }
 // Client RPCs.
 
 func (m *jobManager) Submit(ctx context.Context, r *pb.SubmitRequest) (*pb.SubmitResponse, error) {
+	if err := m.awaitReady(ctx); err != nil {
+		return nil, err
+	}
 	spec := specFromPB(r.GetSpec())
 	spec.Fingerprint = [32]byte{}
 	if err := spec.Validate(); err != nil {
@@ -364,6 +382,9 @@ func (m *jobManager) Submit(ctx context.Context, r *pb.SubmitRequest) (*pb.Submi
 const waitPoll = 100 * time.Millisecond
 
 func (m *jobManager) Wait(r *pb.WaitRequest, s grpc.ServerStreamingServer[pb.JobUpdate]) error {
+	if err := m.awaitReady(s.Context()); err != nil {
+		return err
+	}
 	j := m.job(r.GetJob())
 	if j == nil {
 		return status.Errorf(codes.NotFound, "no job %s on this JobManager: weir list shows the jobs", r.GetJob())
@@ -400,7 +421,10 @@ func (m *jobManager) Wait(r *pb.WaitRequest, s grpc.ServerStreamingServer[pb.Job
 	}
 }
 
-func (m *jobManager) List(context.Context, *pb.ListRequest) (*pb.ListResponse, error) {
+func (m *jobManager) List(ctx context.Context, _ *pb.ListRequest) (*pb.ListResponse, error) {
+	if err := m.awaitReady(ctx); err != nil {
+		return nil, err
+	}
 	m.mu.Lock()
 	jobs := make([]*managedJob, 0, len(m.jobs))
 	for _, j := range m.jobs {
@@ -420,7 +444,10 @@ func (m *jobManager) List(context.Context, *pb.ListRequest) (*pb.ListResponse, e
 	return out, nil
 }
 
-func (m *jobManager) Cancel(_ context.Context, r *pb.CancelRequest) (*pb.CancelResponse, error) {
+func (m *jobManager) Cancel(ctx context.Context, r *pb.CancelRequest) (*pb.CancelResponse, error) {
+	if err := m.awaitReady(ctx); err != nil {
+		return nil, err
+	}
 	j := m.job(r.GetJob())
 	if j == nil {
 		return nil, status.Errorf(codes.NotFound, "no job %s on this JobManager: weir list shows the jobs", r.GetJob())
@@ -431,7 +458,10 @@ func (m *jobManager) Cancel(_ context.Context, r *pb.CancelRequest) (*pb.CancelR
 	return &pb.CancelResponse{}, nil
 }
 
-func (m *jobManager) Checkpoints(_ context.Context, r *pb.CheckpointsRequest) (*pb.CheckpointsResponse, error) {
+func (m *jobManager) Checkpoints(ctx context.Context, r *pb.CheckpointsRequest) (*pb.CheckpointsResponse, error) {
+	if err := m.awaitReady(ctx); err != nil {
+		return nil, err
+	}
 	j := m.job(r.GetJob())
 	if j == nil {
 		return nil, status.Errorf(codes.NotFound, "no job %s on this JobManager: weir list shows the jobs", r.GetJob())

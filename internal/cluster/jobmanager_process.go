@@ -62,6 +62,7 @@ func runJobManager(ctx context.Context, cfg JobManagerConfig) error {
 	}
 	m.setDispatcher(d)
 	m.recover()
+	close(m.ready)
 	if cfg.Ready != nil {
 		cfg.Ready(d.Addr(), rest.addr())
 	}
