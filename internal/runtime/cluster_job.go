@@ -80,6 +80,9 @@ func NewClusterJob(ctx context.Context, g *Graph, cfg JobConfig, cc ClusterJobCo
 	if err != nil {
 		return nil, err
 	}
+	if err := checkEdgeCodecs(jm.jg, cfg.BatchSize); err != nil {
+		return nil, err
+	}
 	jm.spec = cc.Spec
 	jm.spec.Name = cfg.JobName
 	jm.spec.Fingerprint = Fingerprint(jm.jg)

@@ -139,7 +139,7 @@ func newTask(ctx context.Context, prep *PreparedJob, td TaskDeployment, mb *mail
 			}
 			c, err := last.NewChannelCodec(cfg.BatchSize)
 			if err != nil {
-				return nil, Unrecoverable(fmt.Errorf("records of edge %q -> %q (type %s) cannot cross TaskManagers: %w; make the type encodable or register a codec for it", last.Name, o.To.Name(), last.OutType, err))
+				return nil, edgeCodecError(last, o.To, err)
 			}
 			codec = c
 			return c, nil
@@ -281,4 +281,25 @@ func channelInfos(v *Vertex, batchSize int, why [2]string) ([]channelInfo, error
 		}
 	}
 	return chans, nil
+}
+
+// edgeCodecError is the unrecoverable error of an edge whose records have
+// no encoding.
+func edgeCodecError(last *Node, to *Vertex, err error) error {
+	return Unrecoverable(fmt.Errorf("records of edge %q -> %q (type %s) cannot cross TaskManagers: %w; make the type encodable or implement encoding.BinaryMarshaler and BinaryUnmarshaler (docs/api.md, \"Records between processes\")", last.Name, to.Name(), last.OutType, err))
+}
+
+// checkEdgeCodecs makes the encoder of every edge between vertices, so a
+// job whose records cannot cross TaskManagers fails at submission, before
+// anything runs, naming the edge.
+func checkEdgeCodecs(jg *JobGraph, batchSize int) error {
+	for _, v := range jg.Vertices {
+		last := v.Chain[len(v.Chain)-1]
+		for _, o := range v.Outputs {
+			if _, err := last.NewChannelCodec(batchSize); err != nil {
+				return edgeCodecError(last, o.To, err)
+			}
+		}
+	}
+	return nil
 }
