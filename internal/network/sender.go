@@ -36,3 +36,20 @@ type Sender interface {
 var ErrNoCredit = errors.New("no credit for data")
 
 var _ Sender = (*Channel)(nil)
+
+// CreditReporter is a Sender that can tell how many credits it holds now:
+// Data buffers it may send before it waits (Flink's creditsAvailable
+// metric). Both *Channel and the remote channel implement it.
+type CreditReporter interface {
+	AvailableCredits() int
+}
+
+var _ CreditReporter = (*Channel)(nil)
+
+// AvailableCredits returns the channel's credits not yet used; 0 while
+// the writer has overdrawn.
+func (c *Channel) AvailableCredits() int {
+	c.gate.mu.Lock()
+	defer c.gate.mu.Unlock()
+	return max(c.credits, 0)
+}

@@ -167,6 +167,15 @@ func newTask(ctx context.Context, prep *PreparedJob, td TaskDeployment, mb *mail
 			}
 			return waits
 		}
+		t.metrics.credits = func() int {
+			n := 0
+			for _, c := range sent {
+				if r, ok := c.(network.CreditReporter); ok {
+					n += r.AvailableCredits()
+				}
+			}
+			return n
+		}
 	}
 	// Chain links, from the tail.
 	for i := len(v.Chain) - 1; i >= 0; i-- {

@@ -20,6 +20,20 @@ type TaskMetrics struct {
 	// (overdraft) to be repaid: backpressure that no send blocked on.
 	debtWaits atomic.Uint64
 	lastWaits atomic.Uint64
+	// LastAlignmentNanos is the alignment time of the task's latest
+	// snapshot: first barrier to last (Flink's checkpointAlignmentTime).
+	LastAlignmentNanos atomic.Int64
+	// credits sums the credits the task's output channels hold now.
+	credits func() int
+}
+
+// creditsAvailable returns the credits of the task's outputs (0 without
+// outputs).
+func (m *TaskMetrics) creditsAvailable() int {
+	if m.credits == nil {
+		return 0
+	}
+	return m.credits()
 }
 
 // sampleBackPressure reports whether the task waited for credit since the

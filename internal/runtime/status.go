@@ -73,6 +73,12 @@ type TaskStats struct {
 	// BackPressured reports whether the task's outputs waited for credit
 	// since the previous look (Flink's isBackPressured, sampled).
 	BackPressured bool `json:"back_pressured"`
+	// AlignmentTime is the alignment of the task's latest snapshot, first
+	// barrier to last (Flink's checkpointAlignmentTime); 0 for sources.
+	AlignmentTime time.Duration `json:"checkpoint_alignment_time"`
+	// CreditsAvailable sums the credits the task's output channels hold:
+	// Data buffers it may send now without waiting.
+	CreditsAvailable int `json:"credits_available"`
 }
 
 // VertexInfo describes a job vertex (an operator chain).

@@ -59,6 +59,7 @@ func (t *Task) snapshotMetrics(b checkpoint.Barrier, unaligned bool) *checkpoint
 		return m
 	}
 	m.AlignmentNanos = int64(now.Sub(t.align.firstAt))
+	t.metrics.LastAlignmentNanos.Store(m.AlignmentNanos)
 	bytes, records := t.sampleBlocked()
 	m.AlignmentBufferedBytes = bytes
 	m.ProcessedBytes = estimateBytes(t.metrics.RecordsIn.Load()-t.align.recordsAt, bytes, records)
@@ -76,6 +77,7 @@ func (t *Task) alignmentDone(rec *channelRecorder) {
 	}
 	t.align.pending = nil
 	m.AlignmentNanos = int64(t.now().Sub(t.align.firstAt))
+	t.metrics.LastAlignmentNanos.Store(m.AlignmentNanos)
 	var records int64
 	for _, n := range rec.records {
 		records += n

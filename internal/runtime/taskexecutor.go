@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/weirstream/weir/internal/checkpoint"
 	"github.com/weirstream/weir/internal/checkpoint/storage"
@@ -340,7 +341,9 @@ func (te *TaskExecutor) Report(job string) []TaskStats {
 		out = append(out, TaskStats{
 			Vertex: t.ID.Vertex, Name: t.Name, Subtask: t.ID.Subtask,
 			RecordsIn: t.metrics.RecordsIn.Load(), RecordsOut: t.metrics.RecordsOut.Load(),
-			BackPressured: t.metrics.sampleBackPressure(),
+			BackPressured:    t.metrics.sampleBackPressure(),
+			AlignmentTime:    time.Duration(t.metrics.LastAlignmentNanos.Load()),
+			CreditsAvailable: t.metrics.creditsAvailable(),
 		})
 	}
 	return out

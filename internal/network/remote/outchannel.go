@@ -328,6 +328,17 @@ func (o *OutChannel) Stats() OutStats {
 	return s
 }
 
+// AvailableCredits returns the credits the consumer granted and no Data
+// frame has used yet (0 before the consumer's request bound the channel).
+func (o *OutChannel) AvailableCredits() int {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.ledger == nil {
+		return 0
+	}
+	return o.ledger.Credit()
+}
+
 // Close ends the channel for a task that is shutting down: queued buffers
 // are dropped, a waiting Send returns ErrClosed, and a consumer that did
 // not get end of partition is told with an Error frame.
