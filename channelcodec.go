@@ -15,6 +15,10 @@ import (
 type batchCodec[T any] struct {
 	c    codec.Codec[T]
 	pool *network.Pool[T]
+	// pc is c's in-place methods, if it has them (struct records): with
+	// them a batch is encoded from and decoded into its slice directly,
+	// where c's by-value methods would move every record to the heap.
+	pc codec.PointerCodec[T]
 	// minSize is 1 when T's encoding takes at least a byte, so the bytes
 	// left bound a decoded record count, and 0 for zero-size records
 	// (struct{}).
@@ -29,16 +33,38 @@ func newChannelCodec[T any](batchSize int) (runtime.ChannelCodec, error) {
 		return nil, err
 	}
 	var zero T
-	return &batchCodec[T]{c: c, pool: network.NewPool[T](batchSize), minSize: min(1, len(c.Append(nil, zero)))}, nil
+	pc, _ := c.(codec.PointerCodec[T])
+	return &batchCodec[T]{c: c, pc: pc, pool: network.NewPool[T](batchSize), minSize: min(1, len(c.Append(nil, zero)))}, nil
 }
 
 func (b *batchCodec[T]) AppendBatch(dst []byte, data any) []byte {
 	recs := data.(*network.Batch[T]).Records
 	dst = binary.AppendUvarint(dst, uint64(len(recs)))
+	if b.pc != nil {
+		for i := range recs {
+			dst = b.pc.AppendFrom(dst, &recs[i])
+		}
+		return dst
+	}
 	for i := range recs {
 		dst = b.c.Append(dst, recs[i])
 	}
 	return dst
+}
+
+// decodeRecord decodes one record from the front of src onto recs.
+func (b *batchCodec[T]) decodeRecord(recs []T, src []byte) ([]T, int, error) {
+	if b.pc != nil {
+		var zero T
+		recs = append(recs, zero)
+		m, err := b.pc.DecodeInto(src, &recs[len(recs)-1])
+		return recs, m, err
+	}
+	v, m, err := b.c.Decode(src)
+	if err != nil {
+		return recs, 0, err
+	}
+	return append(recs, v), m, nil
 }
 
 func (b *batchCodec[T]) DecodeBatch(src []byte) (any, int, error) {
@@ -53,12 +79,13 @@ func (b *batchCodec[T]) DecodeBatch(src []byte) (any, int, error) {
 	}
 	batch := b.pool.Get()
 	for i := uint64(0); i < n; i++ {
-		v, m, err := b.c.Decode(src[off:])
+		var m int
+		var err error
+		batch.Records, m, err = b.decodeRecord(batch.Records, src[off:])
 		if err != nil {
 			batch.Recycle()
 			return nil, 0, fmt.Errorf("channel state batch: record %d of %d: %w", i, n, err)
 		}
-		batch.Records = append(batch.Records, v)
 		off += m
 	}
 	return batch, off, nil

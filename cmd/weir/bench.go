@@ -191,20 +191,3 @@ func runEngineKeyedSum(n, k int64, p int, interval time.Duration) (time.Duration
 	}
 	return el, env.Status().CompletedCheckpoints.Load(), nil
 }
-
-// countSink discards results, counting them once per batch.
-type countSink struct {
-	seen *atomic.Int64
-	sum  int64
-}
-
-func (s *countSink) Open(*weir.Context) error { return nil }
-func (s *countSink) Write(b []demo.Result) error {
-	for i := range b {
-		s.sum += b[i].Count ^ b[i].Total
-	}
-	s.seen.Add(int64(len(b)))
-	return nil
-}
-func (s *countSink) Flush() error { return nil }
-func (s *countSink) Close() error { return nil }

@@ -7,6 +7,10 @@
 //	weir taskmanager --jobmanager 127.0.0.1:6123 --slots 2
 //	weir run demo --events 2000000 --jobmanager 127.0.0.1:6123
 //	weir bench keyed-sum --records 10000000 --keys 1000 --parallelism 2 --json
+//	weir bench shuffle --records 20000000 --json
+//
+// WEIR_CPUPROFILE=FILE makes any weir process write a CPU profile of its
+// life to FILE (cpuprofile.go).
 //
 // The job, role and client commands come from the app package (the same
 // tree a user program gets from app.Main); the built-in jobs are in
@@ -34,8 +38,14 @@ type usageError = app.UsageError
 func usagef(format string, a ...any) error { return app.Usagef(format, a...) }
 
 func run(args []string) int {
+	stopProfile, err := startEnvCPUProfile()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "weir:", err)
+		return 2
+	}
+	defer stopProfile()
 	p := program()
-	err := p.Execute(context.Background(), newRoot(p), args)
+	err = p.Execute(context.Background(), newRoot(p), args)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "weir:", err)
 	}

@@ -12,8 +12,9 @@ func program() *app.Program {
 	return &app.Program{Name: "weir", Short: "weir: fault-tolerant stream processing in Go", Jobs: builtins()}
 }
 
-// builtins are the jobs weir runs and builds (run demo, run wordcount).
-func builtins() []app.Job { return []app.Job{demoJob(), wordcountJob()} }
+// builtins are the jobs weir runs and builds (run demo, run wordcount,
+// run keyed-sum).
+func builtins() []app.Job { return []app.Job{demoJob(), wordcountJob(), keyedSumJob()} }
 
 // newRoot is the app tree plus weir's own commands: bench, tools,
 // savepoint, stop, and checkpoints inspect beside checkpoints JOB.
@@ -32,7 +33,7 @@ func newRoot(p *app.Program) *cobra.Command {
 			return usagef("%s needs a job name (see %s --help)", c.Name(), c.CommandPath())
 		},
 	}
-	benchCmd.AddCommand(newKeyedSumBench(), newSkewBench(), newBackpressureBench(), newStateBench())
+	benchCmd.AddCommand(newKeyedSumBench(), newShuffleBench(), newSkewBench(), newBackpressureBench(), newStateBench())
 	root.AddCommand(benchCmd, newToolsCmd(), newSavepointCmd(), newStopCmd())
 	for _, c := range root.Commands() {
 		if c.Name() == "checkpoints" {

@@ -15,11 +15,15 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
 	"github.com/weirstream/weir/internal/metrics"
+	"github.com/weirstream/weir/internal/network/remote"
 )
 
 // The TaskManager's Prometheus endpoint: per task of every job it runs,
 // the counters its heartbeats carry, under Flink's names with the weir_
-// prefix, plus the Go and process collectors.
+// prefix; the record data its data plane moved to and from other
+// TaskManagers over the process's life (these outlive the tasks, so a
+// scrape after a job ended still has what it sent); plus the Go and
+// process collectors.
 
 // metricsPorts is the range an unset --metrics-address tries, as Flink's
 // Prometheus reporter does.
@@ -30,7 +34,7 @@ type tmMetrics struct {
 	ln  net.Listener
 }
 
-func startTaskManagerMetrics(addr string, h *executorHandler, log *slog.Logger) (*tmMetrics, error) {
+func startTaskManagerMetrics(addr string, h *executorHandler, traffic func() remote.TrafficStats, log *slog.Logger) (*tmMetrics, error) {
 	if addr == "-" {
 		return &tmMetrics{}, nil
 	}
@@ -53,7 +57,7 @@ func startTaskManagerMetrics(addr string, h *executorHandler, log *slog.Logger) 
 		return nil, fmt.Errorf("--metrics-address %s: %w", addr, err)
 	}
 	reg := prometheus.NewRegistry()
-	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), taskCollector{h: h})
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), taskCollector{h: h}, trafficCollector{traffic})
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", metrics.Handler(reg, log))
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
@@ -105,4 +109,29 @@ func (c taskCollector) Collect(ch chan<- prometheus.Metric) {
 		}
 		ch <- prometheus.MustNewConstMetric(descBackPres, prometheus.GaugeValue, bp, l...)
 	}
+}
+
+var (
+	descBytesOut   = prometheus.NewDesc("weir_taskmanager_numBytesOutRemote", "Encoded record bytes sent to other TaskManagers, all jobs, since the process started.", nil, nil)
+	descBytesIn    = prometheus.NewDesc("weir_taskmanager_numBytesInRemote", "Encoded record bytes received from other TaskManagers, all jobs, since the process started.", nil, nil)
+	descRecordsOut = prometheus.NewDesc("weir_taskmanager_numRecordsOutRemote", "Records sent to other TaskManagers, all jobs, since the process started.", nil, nil)
+	descRecordsIn  = prometheus.NewDesc("weir_taskmanager_numRecordsInRemote", "Records received from other TaskManagers, all jobs, since the process started.", nil, nil)
+)
+
+// trafficCollector reads the data plane's counters at each scrape.
+type trafficCollector struct{ stats func() remote.TrafficStats }
+
+func (c trafficCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- descBytesOut
+	ch <- descBytesIn
+	ch <- descRecordsOut
+	ch <- descRecordsIn
+}
+
+func (c trafficCollector) Collect(ch chan<- prometheus.Metric) {
+	s := c.stats()
+	ch <- prometheus.MustNewConstMetric(descBytesOut, prometheus.CounterValue, float64(s.BytesSent))
+	ch <- prometheus.MustNewConstMetric(descBytesIn, prometheus.CounterValue, float64(s.BytesReceived))
+	ch <- prometheus.MustNewConstMetric(descRecordsOut, prometheus.CounterValue, float64(s.RecordsSent))
+	ch <- prometheus.MustNewConstMetric(descRecordsIn, prometheus.CounterValue, float64(s.RecordsReceived))
 }

@@ -68,7 +68,7 @@ func runTaskManagerProcess(ctx context.Context, cfg TaskManagerProcessConfig) er
 		})
 	}
 	defer h.Close()
-	msrv, err := startTaskManagerMetrics(cfg.MetricsAddress, h, log)
+	msrv, err := startTaskManagerMetrics(cfg.MetricsAddress, h, mgr.Traffic, log)
 	if err != nil {
 		return err
 	}

@@ -16,6 +16,21 @@ type Codec[T any] interface {
 	Decode(src []byte) (v T, n int, err error)
 }
 
+// PointerCodec is implemented by codecs that encode from and decode into a
+// value in place. Codec's Append and Decode pass T by value, and a codec
+// that works through a pointer (the reflective plans For builds for
+// structs, arrays, slices and maps) must then move each value to the heap:
+// one allocation per value. Code that encodes or decodes many values, a
+// channel's batch codec, uses these methods where a codec has them.
+type PointerCodec[T any] interface {
+	// AppendFrom appends *v's encoding to dst, as Append(dst, *v) does.
+	AppendFrom(dst []byte, v *T) []byte
+	// DecodeInto decodes one value from the front of src into *v, which
+	// must hold T's zero value, and returns the bytes consumed. After an
+	// error (wrapping ErrCorrupt) *v holds a partial value.
+	DecodeInto(src []byte, v *T) (int, error)
+}
+
 // ErrCorrupt marks input that is not a valid encoding: truncated, out of
 // range, or otherwise malformed. Callers test for it with errors.Is.
 var ErrCorrupt = errors.New("corrupt encoding")

@@ -41,6 +41,16 @@ func (c *planCodec[T]) Decode(src []byte) (v T, n int, err error) {
 	return v, n, nil
 }
 
+// AppendFrom is Append without copying *v to the heap.
+func (c *planCodec[T]) AppendFrom(dst []byte, v *T) []byte {
+	return c.p.enc(dst, unsafe.Pointer(v), 0)
+}
+
+// DecodeInto is Decode into *v, without a heap copy of the value.
+func (c *planCodec[T]) DecodeInto(src []byte, v *T) (int, error) {
+	return c.p.dec(src, unsafe.Pointer(v), 0)
+}
+
 // planner builds plans, remembering the ones under construction so that
 // recursive types (type Node struct{ Next *Node }) terminate.
 type planner struct{ done map[reflect.Type]*plan }

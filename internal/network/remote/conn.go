@@ -41,6 +41,7 @@ type Conn struct {
 	log     *slog.Logger
 	segment int
 	onClose func(*Conn)
+	traffic *Traffic // the ConnManager's, shared by its connections
 
 	wake     chan struct{} // cap 1: the writer has work
 	failing  chan struct{} // closed by fail
@@ -60,8 +61,9 @@ type Conn struct {
 	nextID   uint32
 }
 
-func newConn(nc net.Conn, rd *wire.Reader, local, peer string, reg *PartitionRegistry, cfg *Config, onClose func(*Conn)) *Conn {
+func newConn(nc net.Conn, rd *wire.Reader, local, peer string, reg *PartitionRegistry, cfg *Config, traffic *Traffic, onClose func(*Conn)) *Conn {
 	c := &Conn{
+		traffic:  traffic,
 		nc:       nc,
 		rd:       rd,
 		local:    local,
@@ -186,7 +188,11 @@ func (c *Conn) dispatch(f wire.Frame) error {
 			return err
 		}
 		if ic := c.input(f.Channel); ic != nil {
-			return ic.receiveData(f.Seq, d)
+			if err := ic.receiveData(f.Seq, d); err != nil {
+				return err
+			}
+			c.traffic.received(len(d.Bytes), d.Records)
+			return nil
 		}
 		c.unknown.Add(1)
 	case wire.Event:
@@ -378,7 +384,7 @@ func (c *Conn) writeLoop() {
 				break
 			}
 			var more bool
-			more, err = oc.writeNext(bw)
+			more, err = oc.writeNext(bw, c.traffic)
 			if more {
 				requeue = append(requeue, oc)
 			}

@@ -20,6 +20,9 @@ type ConnManager struct {
 	ln  net.Listener
 	reg *PartitionRegistry
 	wg  sync.WaitGroup // the accept loop and handshakes
+	// traffic counts the record data of every connection, past and
+	// present.
+	traffic Traffic
 
 	mu      sync.Mutex
 	conns   map[string]*Conn
@@ -56,6 +59,10 @@ func (m *ConnManager) Addr() net.Addr { return m.ln.Addr() }
 
 // Registry is the partition registry requests are answered from.
 func (m *ConnManager) Registry() *PartitionRegistry { return m.reg }
+
+// Traffic returns the record data every connection of the manager carried
+// so far, both ways.
+func (m *ConnManager) Traffic() TrafficStats { return m.traffic.Stats() }
 
 // Conn returns the connection to peer, reachable at addr: the existing one,
 // one this side dials (smaller ResourceID), or the one the peer dials,
@@ -129,7 +136,7 @@ func (m *ConnManager) dial(ctx context.Context, peer, addr string) (*Conn, error
 				_ = nc.Close()
 				return nil, herr
 			}
-			return newConn(nc, rd, m.cfg.ResourceID, peer, m.reg, &m.cfg, m.remove), nil
+			return newConn(nc, rd, m.cfg.ResourceID, peer, m.reg, &m.cfg, &m.traffic, m.remove), nil
 		}
 		select {
 		case <-ctx.Done():
@@ -166,7 +173,7 @@ func (m *ConnManager) accept(nc net.Conn) {
 	if peer > m.cfg.ResourceID {
 		m.cfg.Logger.Warn("network: accepted a connection from a peer with a larger id, which should wait to be dialed", "peer", peer)
 	}
-	c := newConn(nc, rd, m.cfg.ResourceID, peer, m.reg, &m.cfg, m.remove)
+	c := newConn(nc, rd, m.cfg.ResourceID, peer, m.reg, &m.cfg, &m.traffic, m.remove)
 	m.mu.Lock()
 	if m.closed {
 		m.mu.Unlock()

@@ -108,8 +108,10 @@ func TestRemoteShuffleIsExact(t *testing.T) {
 	}
 	expect := make([][]mark, producers)
 	errs := make(chan error, producers)
+	var allOuts []*OutChannel
 	for p := range producers {
 		outs := []*OutChannel{outChannel(t, a, p, 0, credits), outChannel(t, a, p, 1, credits)}
+		allOuts = append(allOuts, outs...)
 		go func() {
 			w := network.NewWriter(outs, network.Custom(route), network.NewPool[int64](16), p, network.WithOverdraft(2, network.NewDebt()))
 			var sent [consumers]int
@@ -204,5 +206,32 @@ func TestRemoteShuffleIsExact(t *testing.T) {
 		if k != 1 {
 			t.Fatalf("record %d arrived %d times", v, k)
 		}
+	}
+	checkTraffic(t, a, b, allOuts, producers*n)
+}
+
+// checkTraffic checks the managers' Traffic after every record of a
+// one-way shuffle from a to b arrived: a sent exactly the records and the
+// bytes its OutChannels counted, b received exactly those, and nothing
+// went the other way.
+func checkTraffic(t *testing.T, a, b *tm, outs []*OutChannel, records int) {
+	t.Helper()
+	var bytes, buffers uint64
+	for _, o := range outs {
+		s := o.Stats()
+		bytes += s.SentBytes
+		buffers += s.SentData
+	}
+	sent, recv := a.mgr.Traffic(), b.mgr.Traffic()
+	want := TrafficStats{BuffersSent: buffers, BytesSent: bytes, RecordsSent: uint64(records)}
+	if sent != want {
+		t.Errorf("sender's traffic %+v, want %+v", sent, want)
+	}
+	want = TrafficStats{BuffersReceived: buffers, BytesReceived: bytes, RecordsReceived: uint64(records)}
+	if recv != want {
+		t.Errorf("receiver's traffic %+v, want %+v", recv, want)
+	}
+	if bytes == 0 {
+		t.Error("no bytes sent")
 	}
 }

@@ -39,7 +39,7 @@ func FuzzConnReader(f *testing.F) {
 		}
 		reg := NewPartitionRegistry(10 * time.Millisecond)
 		defer reg.Close()
-		c := newConn(server, wire.NewReader(server, 0), "tm-b", "tm-a", reg, &cfg, nil)
+		c := newConn(server, wire.NewReader(server, 0), "tm-b", "tm-a", reg, &cfg, new(Traffic), nil)
 		g := network.NewGate(1, 2)
 		ic, err := c.OpenInput(InputConfig{Key: key(0, 0), Gate: g, Channel: 0})
 		if err != nil {

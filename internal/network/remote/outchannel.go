@@ -408,9 +408,9 @@ func (o *OutChannel) addCredit(n int) error {
 }
 
 // writeNext writes the channel's next frame into bw, called by the
-// connection's writer for a scheduled channel. more reports whether the
-// channel stays scheduled.
-func (o *OutChannel) writeNext(bw *bufio.Writer) (more bool, err error) {
+// connection's writer for a scheduled channel; a Data frame is counted in
+// traffic. more reports whether the channel stays scheduled.
+func (o *OutChannel) writeNext(bw *bufio.Writer, traffic *Traffic) (more bool, err error) {
 	o.mu.Lock()
 	if !o.sendableLocked() {
 		o.sched = false
@@ -451,6 +451,9 @@ func (o *OutChannel) writeNext(bw *bufio.Writer) (more bool, err error) {
 		_, err = bw.Write(wire.AppendDataHeader(bw.AvailableBuffer(), id, seq, backlog, f.data.Records, len(f.data.Bytes)))
 		if err == nil {
 			_, err = bw.Write(f.data.Bytes)
+		}
+		if err == nil {
+			traffic.sent(len(f.data.Bytes), f.data.Records)
 		}
 		f.data.Release()
 	} else {
