@@ -322,6 +322,7 @@ func (m *jobManager) reports(job string, j *managedJob) []runtime.TaskStats {
 			out = append(out, runtime.TaskStats{
 				Vertex: e.Task.Vertex, Subtask: e.Task.Subtask, Name: j.names[e.Task.Vertex],
 				RecordsIn: r.GetRecordsIn(), RecordsOut: r.GetRecordsOut(), BackPressured: r.GetBackPressured(),
+				AlignmentTime: time.Duration(r.GetAlignmentTimeNanos()), CreditsAvailable: int(r.GetCreditsAvailable()),
 			})
 		}
 	}

@@ -86,6 +86,8 @@ var (
 	descRecIn    = prometheus.NewDesc("weir_taskmanager_job_task_numRecordsIn", "Records the task received.", taskLabels, nil)
 	descRecOut   = prometheus.NewDesc("weir_taskmanager_job_task_numRecordsOut", "Records the task emitted.", taskLabels, nil)
 	descBackPres = prometheus.NewDesc("weir_taskmanager_job_task_isBackPressured", "1 if the task waited for output credit since the last sample.", taskLabels, nil)
+	descAlign    = prometheus.NewDesc("weir_taskmanager_job_task_checkpointAlignmentTime", "Nanoseconds the task's latest checkpoint alignment took, first barrier to last.", taskLabels, nil)
+	descCredits  = prometheus.NewDesc("weir_taskmanager_job_task_creditsAvailable", "Credits the task's output channels hold now.", taskLabels, nil)
 )
 
 // taskCollector reads the handler's task reports at each scrape.
@@ -95,6 +97,8 @@ func (c taskCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- descRecIn
 	ch <- descRecOut
 	ch <- descBackPres
+	ch <- descAlign
+	ch <- descCredits
 }
 
 func (c taskCollector) Collect(ch chan<- prometheus.Metric) {
@@ -108,6 +112,8 @@ func (c taskCollector) Collect(ch chan<- prometheus.Metric) {
 			bp = 1
 		}
 		ch <- prometheus.MustNewConstMetric(descBackPres, prometheus.GaugeValue, bp, l...)
+		ch <- prometheus.MustNewConstMetric(descAlign, prometheus.GaugeValue, float64(r.GetAlignmentTimeNanos()), l...)
+		ch <- prometheus.MustNewConstMetric(descCredits, prometheus.GaugeValue, float64(r.GetCreditsAvailable()), l...)
 	}
 }
 

@@ -68,11 +68,13 @@ func (h *executorHandler) Reports() []*pb.TaskReport {
 	for _, job := range jobs {
 		for _, st := range te.Report(job) {
 			out = append(out, &pb.TaskReport{
-				Job:           job,
-				Exec:          execToPB(runtime.ExecutionID{Task: checkpoint.TaskID{Vertex: st.Vertex, Subtask: st.Subtask}}),
-				RecordsIn:     st.RecordsIn,
-				RecordsOut:    st.RecordsOut,
-				BackPressured: st.BackPressured,
+				Job:                job,
+				Exec:               execToPB(runtime.ExecutionID{Task: checkpoint.TaskID{Vertex: st.Vertex, Subtask: st.Subtask}}),
+				RecordsIn:          st.RecordsIn,
+				RecordsOut:         st.RecordsOut,
+				BackPressured:      st.BackPressured,
+				AlignmentTimeNanos: st.AlignmentTime.Nanoseconds(),
+				CreditsAvailable:   int64(st.CreditsAvailable),
 			})
 		}
 	}

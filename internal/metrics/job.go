@@ -134,6 +134,8 @@ func (j *Job) Collect(ch chan<- prometheus.Metric) {
 			bp = 1
 		}
 		gauge(j.d.backPressured, bp, labels...)
+		gauge(j.d.alignmentTime, float64(t.AlignmentTime.Nanoseconds()), labels...)
+		gauge(j.d.creditsAvailable, float64(t.CreditsAvailable), labels...)
 	}
 	// Forget the meters of tasks that are gone (the job ended, or a
 	// rescaled restore has fewer subtasks).

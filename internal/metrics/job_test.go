@@ -205,9 +205,9 @@ func TestJobMetrics(t *testing.T) {
 				}
 			}
 		}
-		// 2 vertices x 2 subtasks x (in, out, back pressure), plus the two
-		// rates from the second scrape on.
-		if want := 2 * p * (3 + 2*i); tasks != want {
+		// 2 vertices x 2 subtasks x (in, out, back pressure, alignment
+		// time, credits), plus the two rates from the second scrape on.
+		if want := 2 * p * (5 + 2*i); tasks != want {
 			t.Errorf("scrape %d: %d task series, want %d:\n%s", i+1, tasks, want, strings.Join(names(got), "\n"))
 		}
 		for metric, want := range map[string]map[string]taskSum{

@@ -21,7 +21,7 @@ type descs struct {
 	restarts, restoredID, uptime                          *prometheus.Desc
 	restoreTimestamp, restoreDuration                     *prometheus.Desc
 	recordsIn, recordsOut, recordsInRate, recordsOutRate  *prometheus.Desc
-	backPressured                                         *prometheus.Desc
+	backPressured, alignmentTime, creditsAvailable        *prometheus.Desc
 }
 
 func newDescs(job prometheus.Labels) descs {
@@ -53,6 +53,8 @@ func newDescs(job prometheus.Labels) descs {
 		recordsInRate:    t("numRecordsInPerSecond", "Records received per second over the rate window."),
 		recordsOutRate:   t("numRecordsOutPerSecond", "Records emitted per second over the rate window."),
 		backPressured:    t("isBackPressured", "1 if the subtask's output waited for credit since the previous sample, else 0."),
+		alignmentTime:    t("checkpointAlignmentTime", "Nanoseconds the subtask's latest checkpoint alignment took, first barrier to last (0 for sources)."),
+		creditsAvailable: t("creditsAvailable", "Credits the subtask's output channels hold now: buffers it may send without waiting (0: backpressured or no outputs)."),
 	}
 }
 
@@ -60,6 +62,6 @@ func (d descs) all() []*prometheus.Desc {
 	return []*prometheus.Desc{
 		d.lastDuration, d.lastSize, d.lastFullSize, d.lastCompletedID, d.lastBuffered, d.lastProcessed, d.lastPersisted, d.completed, d.failed, d.inProgress, d.total,
 		d.restarts, d.restoredID, d.restoreTimestamp, d.restoreDuration, d.uptime,
-		d.recordsIn, d.recordsOut, d.recordsInRate, d.recordsOutRate, d.backPressured,
+		d.recordsIn, d.recordsOut, d.recordsInRate, d.recordsOutRate, d.backPressured, d.alignmentTime, d.creditsAvailable,
 	}
 }
