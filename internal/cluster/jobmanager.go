@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"google.golang.org/grpc"
@@ -47,6 +48,9 @@ type jobManager struct {
 
 	mu   sync.Mutex
 	jobs map[string]*managedJob
+	// submitting are the names of submissions being built: a second
+	// submission of such a name is refused (see reserve).
+	submitting map[string]bool
 }
 
 // managedJob is one job of the JobManager.
@@ -56,14 +60,17 @@ type managedJob struct {
 	conf   *config.Config
 	cj     *runtime.ClusterJob
 	cancel context.CancelFunc
-	done   chan struct{} // closed when the job ended
-	names  map[int]string
+	// canceled: a client cancelled the job, so its end is recorded even
+	// when the JobManager shuts down meanwhile.
+	canceled atomic.Bool
+	done     chan struct{} // closed when the job ended; rec is final then
+	names    map[int]string
 }
 
 var _ JobService = (*jobManager)(nil)
 
 func newJobManager(ctx context.Context, cfg JobManagerConfig) *jobManager {
-	return &jobManager{cfg: cfg, log: cfg.Logger, store: jobStore{dir: cfg.StateDir}, ctx: ctx, jobs: map[string]*managedJob{}, ready: make(chan struct{})}
+	return &jobManager{cfg: cfg, log: cfg.Logger, store: jobStore{dir: cfg.StateDir}, ctx: ctx, jobs: map[string]*managedJob{}, submitting: map[string]bool{}, ready: make(chan struct{})}
 }
 
 func (m *jobManager) setDispatcher(d *Dispatcher) {
@@ -243,9 +250,14 @@ func (m *jobManager) start(rec jobRecord, fresh bool) (*managedJob, error) {
 
 // finished records a job's end. A job stopped because the JobManager shuts
 // down keeps its record as it was: the next JobManager recovers it.
+//
+// Only a job the shutdown stopped is left unrecorded: one a client
+// cancelled (whose end may race the shutdown) is recorded CANCELED, and
+// one that finished or failed on its own is recorded as such, or the next
+// JobManager would run it again.
 func (m *jobManager) finished(j *managedJob, err error) {
 	defer close(j.done)
-	if m.ctx.Err() != nil {
+	if m.ctx.Err() != nil && errors.Is(err, context.Canceled) && !j.canceled.Load() {
 		m.log.Info("job suspended: the JobManager shuts down", "job", j.rec.Spec.Name)
 		return
 	}
@@ -309,6 +321,17 @@ func (j *managedJob) state() (string, string) {
 	return s, j.status.LastFailure()
 }
 
+// ended returns when the job ended, zero while it runs. The job's
+// goroutine writes the record's end before done closes: it is read after.
+func (j *managedJob) ended() time.Time {
+	select {
+	case <-j.done:
+		return j.rec.Ended
+	default:
+		return time.Time{}
+	}
+}
+
 // reports merges the job's task counters from the TaskManagers' latest
 // heartbeats.
 func (m *jobManager) reports(job string, j *managedJob) []runtime.TaskStats {
@@ -366,17 +389,64 @@ func (m *jobManager) Submit(ctx context.Context, r *pb.SubmitRequest) (*pb.Submi
 	if err := spec.Validate(); err != nil {
 		return nil, status.Error(codes.InvalidArgument, err.Error())
 	}
-	if old := m.job(spec.Name); old != nil {
-		if st, _ := old.state(); !terminalState(st) {
-			return nil, status.Errorf(codes.AlreadyExists, "job %s is %s: cancel it first (weir cancel %s), or submit under another name", spec.Name, st, spec.Name)
-		}
+	unreserve, err := m.reserve(ctx, spec.Name)
+	if err != nil {
+		return nil, err
 	}
+	defer unreserve()
 	spec = m.withDefaultStorage(spec)
 	j, err := m.start(jobRecord{Spec: spec, State: runtime.StateCreated, Submitted: time.Now()}, true)
 	if err != nil {
 		return nil, status.Error(codes.InvalidArgument, err.Error())
 	}
 	return &pb.SubmitResponse{Job: j.rec.Spec.Name}, nil
+}
+
+// reserve claims name for a submission until unreserve: a job of that
+// name must not run, end or be submitted meanwhile. Two JobMasters of one
+// name would share its checkpoint folder and its slots, each would see
+// only part of its TaskManagers' reports (they are routed by name) and
+// never end, and both would write its sinks. A job whose state is
+// terminal but whose run has not returned still releases its slots and
+// writes its record, which would free the new job's slots and overwrite
+// its record: reserve waits for that (moments) within ctx.
+func (m *jobManager) reserve(ctx context.Context, name string) (unreserve func(), err error) {
+	for {
+		m.mu.Lock()
+		if m.submitting[name] {
+			m.mu.Unlock()
+			return nil, status.Errorf(codes.AlreadyExists, "job %s is being submitted by another client: wait for it (weir list), or submit under another name", name)
+		}
+		old := m.jobs[name]
+		ending := false
+		if old != nil {
+			select {
+			case <-old.done:
+			default:
+				st, _ := old.state()
+				if !terminalState(st) {
+					m.mu.Unlock()
+					return nil, status.Errorf(codes.AlreadyExists, "job %s is %s: cancel it first (weir cancel %s), or submit under another name", name, st, name)
+				}
+				ending = true
+			}
+		}
+		if !ending {
+			m.submitting[name] = true
+			m.mu.Unlock()
+			return func() {
+				m.mu.Lock()
+				delete(m.submitting, name)
+				m.mu.Unlock()
+			}, nil
+		}
+		m.mu.Unlock()
+		select {
+		case <-old.done:
+		case <-ctx.Done():
+			return nil, status.FromContextError(ctx.Err()).Err()
+		}
+	}
 }
 
 // waitPoll is how often Wait looks at a job's state.
@@ -437,8 +507,8 @@ func (m *jobManager) List(ctx context.Context, _ *pb.ListRequest) (*pb.ListRespo
 	for _, j := range jobs {
 		st, failure := j.state()
 		s := &pb.JobSummary{Name: j.rec.Spec.Name, Kind: j.rec.Spec.Kind, State: st, StartUnixMillis: j.rec.Submitted.UnixMilli(), Failure: failure}
-		if !j.rec.Ended.IsZero() {
-			s.EndUnixMillis = j.rec.Ended.UnixMilli()
+		if end := j.ended(); !end.IsZero() {
+			s.EndUnixMillis = end.UnixMilli()
 		}
 		out.Jobs = append(out.Jobs, s)
 	}
@@ -454,6 +524,7 @@ func (m *jobManager) Cancel(ctx context.Context, r *pb.CancelRequest) (*pb.Cance
 		return nil, status.Errorf(codes.NotFound, "no job %s on this JobManager: weir list shows the jobs", r.GetJob())
 	}
 	if j.cancel != nil {
+		j.canceled.Store(true)
 		j.cancel()
 	}
 	return &pb.CancelResponse{}, nil

@@ -95,7 +95,9 @@ func (c *testCluster) startJM(cfg JobManagerConfig) {
 	if cfg.RPCAddress == "" {
 		cfg.RPCAddress = "127.0.0.1:0"
 	}
-	cfg.Resolve = demoResolver
+	if cfg.Resolve == nil {
+		cfg.Resolve = demoResolver
+	}
 	cfg.BuildID = testBuild
 	cfg.Logger = c.logger().With("role", "jobmanager")
 	if cfg.HeartbeatInterval == 0 {
