@@ -119,9 +119,13 @@ func (m *jobManager) running() []*managedJob {
 }
 
 // onRegistered wakes jobs waiting for slots.
-func (m *jobManager) onRegistered(*TaskManager) {
+func (m *jobManager) onRegistered(*TaskManager) { m.slotsFreed("") }
+
+// slotsFreed wakes the running jobs but except, which may wait for slots
+// that were just offered or released.
+func (m *jobManager) slotsFreed(except string) {
 	for _, j := range m.running() {
-		if j.cj != nil {
+		if j.cj != nil && j.rec.Spec.Name != except {
 			j.cj.SlotsChanged()
 		}
 	}
@@ -211,7 +215,7 @@ func (m *jobManager) start(rec jobRecord, fresh bool) (*managedJob, error) {
 	j := &managedJob{rec: rec, status: st, conf: conf, done: make(chan struct{})}
 	cj, err := runtime.NewClusterJob(m.ctx, g, jc, runtime.ClusterJobConfig{
 		Spec:               spec,
-		Slots:              &jobSlots{d: m.dispatcher(), job: spec.Name},
+		Slots:              &jobSlots{d: m.dispatcher(), job: spec.Name, released: m.slotsFreed},
 		SlotRequestTimeout: m.cfg.SlotRequestTimeout,
 		Reports:            func() []runtime.TaskStats { return m.reports(spec.Name, j) },
 		ResumeFrom:         checkpoint.ID(rec.FirstCheckpoint),
@@ -362,6 +366,8 @@ func (m *jobManager) reports(job string, j *managedJob) []runtime.TaskStats {
 type jobSlots struct {
 	d   *Dispatcher
 	job string
+	// released wakes the other jobs once this one's slots are free.
+	released func(job string)
 }
 
 func (s *jobSlots) Allocate(logical []int) (map[int]runtime.Placement, string) {
@@ -376,7 +382,14 @@ func (s *jobSlots) Allocate(logical []int) (map[int]runtime.Placement, string) {
 	return out, ""
 }
 
-func (s *jobSlots) Release() { s.d.release(s.job) }
+// Release frees the job's slots and wakes the jobs that may wait for
+// them (a waiting job otherwise tries again only every 10 s).
+func (s *jobSlots) Release() {
+	s.d.release(s.job)
+	if s.released != nil {
+		s.released(s.job)
+	}
+}
 
 // Client RPCs.
 

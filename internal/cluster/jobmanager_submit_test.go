@@ -211,3 +211,25 @@ func TestListWhileJobEnds(t *testing.T) {
 		}
 	}
 }
+
+// TestClusterSlotsOfEndedJobWakeWaitingJob: a job waiting for slots
+// another job holds starts when that job ends, not at its next periodic
+// retry (10 s later) or, with a shorter slot.request.timeout, never.
+func TestClusterSlotsOfEndedJobWakeWaitingJob(t *testing.T) {
+	c := startTestCluster(t, JobManagerConfig{SlotRequestTimeout: time.Minute})
+	c.startTM("tm-a", 1)
+	c.submitDemo("first", 30_000, 3, 30_000, baseConf(1))
+	time.Sleep(200 * time.Millisecond)
+	out := c.submitDemo("second", 2_000, 3, 0, baseConf(1))
+	if u := c.wait("first", time.Minute); u.GetState() != runtime.StateFinished {
+		t.Fatalf("first ended %s: %s", u.GetState(), u.GetFailure())
+	}
+	ended := time.Now()
+	if u := c.wait("second", time.Minute); u.GetState() != runtime.StateFinished {
+		t.Fatalf("second ended %s: %s", u.GetState(), u.GetFailure())
+	}
+	if d := time.Since(ended); d > 5*time.Second {
+		t.Fatalf("the waiting job ended %s after the slot holder: it was not woken by the release", d.Round(time.Millisecond))
+	}
+	checkDemoOutput(t, out, 2_000, 3)
+}

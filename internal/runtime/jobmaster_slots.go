@@ -103,19 +103,21 @@ func (jm *JobMaster) retryWaiting() {
 	jm.updateState()
 }
 
-// slotTick logs a waiting deployment's shortage again, or fails the job
-// once it waited slot.request.timeout: a restart cannot create slots.
+// slotTick tries a waiting deployment again (logging its shortage anew),
+// and fails the job if it still lacks slots after slot.request.timeout: a
+// restart cannot create slots. It tries before it fails: slots another
+// job released come without a SlotsChanged.
 func (jm *JobMaster) slotTick(now time.Time) {
 	w := jm.waiting
 	if w == nil || now.Before(w.next) {
 		return
 	}
-	if !now.Before(w.since.Add(jm.slotTimeout)) && w.shortage != "" {
-		jm.fatal = Unrecoverable(fmt.Errorf("%s after waiting %s (slot.request.timeout): start TaskManagers or give them more --slots", w.shortage, jm.slotTimeout))
-		jm.waiting = nil
+	jm.retryWaiting()
+	if jm.waiting != w || w.shortage == "" || now.Before(w.since.Add(jm.slotTimeout)) {
 		return
 	}
-	jm.retryWaiting()
+	jm.fatal = Unrecoverable(fmt.Errorf("%s after waiting %s (slot.request.timeout): start TaskManagers or give them more --slots", w.shortage, jm.slotTimeout))
+	jm.waiting = nil
 }
 
 // taskManagerLost fails every live execution the job deployed through tm

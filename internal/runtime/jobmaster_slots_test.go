@@ -128,3 +128,21 @@ func TestJobMasterSlotTimeout(t *testing.T) {
 		t.Fatalf("fatal = %v\nwant %s", jm.fatal, want)
 	}
 }
+
+// TestJobMasterSlotsFreedBeforeTimeout: slots that became free without a
+// SlotsChanged (another job released them) are taken when the wait
+// times out, instead of failing a job that could run.
+func TestJobMasterSlotsFreedBeforeTimeout(t *testing.T) {
+	a := &fakeTM{id: "tm-a"}
+	slots := &fakeSlots{tms: []*fakeTM{a}, held: map[int]*fakeTM{}}
+	jm, now := newClusterTestJobMaster(t, slots)
+	jm.prepared(nil, nil)
+	wantCalls(t, a)
+	slots.free = 2
+	*now = now.Add(time.Minute)
+	jm.slotTick(*now)
+	if jm.fatal != nil {
+		t.Fatalf("failed with free slots: %v", jm.fatal)
+	}
+	wantCalls(t, a, "prepare j", "deploy 0/0#0 0/1#0 1/0#0 1/1#0")
+}
