@@ -284,7 +284,7 @@ func (c *Client) callError(op, job string, err error) error {
 		return fmt.Errorf("%s: the JobManager at %s has no job %q (%s): `%s list --jobmanager %s` shows its jobs: %w",
 			op, c.cfg.Address, job, msg, c.cfg.Command, c.cfg.Address, ErrUnknownJob)
 	case codes.AlreadyExists:
-		return fmt.Errorf("%s: %s: choose another --job-name, or cancel the running job first (`%s cancel %s`)", op, msg, c.cfg.Command, job)
+		return fmt.Errorf("%s: the JobManager at %s already has it (%s): choose another --job-name, or cancel that job first (`%s cancel %s --jobmanager %s`)", op, c.cfg.Address, msg, c.cfg.Command, job, c.cfg.Address)
 	case codes.Unimplemented:
 		return fmt.Errorf("%s: the JobManager at %s does not serve this call (%s): run the same weir build in every role", op, c.cfg.Address, msg)
 	}

@@ -163,8 +163,9 @@ func TestClientCalls(t *testing.T) {
 	if !reflect.DeepEqual(jobs.submitted, []runtime.JobSpec{spec}) {
 		t.Fatalf("JobManager got %+v, want %+v", jobs.submitted, spec)
 	}
-	if _, err := c.Submit(ctx, spec); err == nil || !strings.Contains(err.Error(), "--job-name") {
-		t.Errorf("second Submit of demo = %v, want an error naming --job-name", err)
+	want := "submit job demo: the JobManager at " + d.Addr().String() + " already has it (job demo exists): choose another --job-name, or cancel that job first (`weir cancel demo --jobmanager " + d.Addr().String() + "`)"
+	if _, err := c.Submit(ctx, spec); err == nil || err.Error() != want {
+		t.Errorf("second Submit of demo = %v\nwant %s", err, want)
 	}
 	if _, err := c.Submit(ctx, runtime.JobSpec{Name: "a/b", Kind: "demo"}); err == nil || !strings.Contains(err.Error(), "path separator") {
 		t.Errorf("Submit of a bad name = %v, want refused before the call", err)

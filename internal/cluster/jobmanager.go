@@ -428,7 +428,7 @@ func (m *jobManager) reserve(ctx context.Context, name string) (unreserve func()
 		m.mu.Lock()
 		if m.submitting[name] {
 			m.mu.Unlock()
-			return nil, status.Errorf(codes.AlreadyExists, "job %s is being submitted by another client: wait for it (weir list), or submit under another name", name)
+			return nil, status.Errorf(codes.AlreadyExists, "job %s is being submitted by another client", name)
 		}
 		old := m.jobs[name]
 		ending := false
@@ -439,7 +439,7 @@ func (m *jobManager) reserve(ctx context.Context, name string) (unreserve func()
 				st, _ := old.state()
 				if !terminalState(st) {
 					m.mu.Unlock()
-					return nil, status.Errorf(codes.AlreadyExists, "job %s is %s: cancel it first (weir cancel %s), or submit under another name", name, st, name)
+					return nil, status.Errorf(codes.AlreadyExists, "job %s is %s", name, st)
 				}
 				ending = true
 			}

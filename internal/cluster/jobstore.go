@@ -88,14 +88,22 @@ func (s jobStore) load() ([]jobRecord, []error) {
 			continue
 		}
 		p := s.path(e.Name())
+		// The job is not recovered: its checkpoints stay where they are,
+		// and a submission of its name must resume them explicitly.
+		const resubmit = "to forget the job; to run it on, submit it again with --from its newest chk-N folder"
 		b, err := os.ReadFile(p)
+		if errors.Is(err, fs.ErrNotExist) {
+			// A crash between creating the folder and the first rename.
+			errs = append(errs, fmt.Errorf("job folder %s has no job.json (a submission cut short?): remove the folder %s", filepath.Dir(p), resubmit))
+			continue
+		}
 		if err != nil {
-			errs = append(errs, fmt.Errorf("job %s: %w", e.Name(), err))
+			errs = append(errs, fmt.Errorf("job %s: read %s: %w", e.Name(), p, err))
 			continue
 		}
 		var r jobRecord
 		if err := json.Unmarshal(b, &r); err != nil {
-			errs = append(errs, fmt.Errorf("job record %s is corrupt (%v): remove the folder %s to forget the job", p, err, filepath.Dir(p)))
+			errs = append(errs, fmt.Errorf("job record %s is corrupt (%v): remove the folder %s %s", p, err, filepath.Dir(p), resubmit))
 			continue
 		}
 		if err := r.Spec.Validate(); err != nil {
