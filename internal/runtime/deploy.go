@@ -13,10 +13,10 @@ import (
 // gate per consuming task, registered for its producers, then each task
 // with its operators, restored state and writers. It returns the index of
 // the execution it failed for.
-func (te *TaskExecutor) build(j *teJob, d Deployment, execs []*execution) ([]*Task, int, error) {
+func (te *TaskExecutor) build(ctx context.Context, j *teJob, d Deployment, execs []*execution) ([]*Task, int, error) {
 	cfg := j.prep.Config
 	jg := j.prep.Graph
-	rp, err := j.restorePoint(j.ctx, d.Restore)
+	rp, err := j.restorePoint(ctx, d.Restore)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -41,7 +41,7 @@ func (te *TaskExecutor) build(j *teJob, d Deployment, execs []*execution) ([]*Ta
 			return nil, 0, links[0].noNetwork(d.Tasks[0].Exec, "peer", peers[0])
 		}
 		for _, p := range peers {
-			if _, err := te.cfg.Network.Conn(j.ctx, string(p.TM), p.DataAddress); err != nil {
+			if _, err := te.cfg.Network.Conn(ctx, string(p.TM), p.DataAddress); err != nil {
 				return nil, 0, fmt.Errorf("deploy on %s: %w", te.cfg.ID, err)
 			}
 		}
@@ -59,7 +59,7 @@ func (te *TaskExecutor) build(j *teJob, d Deployment, execs []*execution) ([]*Ta
 		}
 		gates[i] = network.NewGate(len(td.Inputs), cfg.CreditsPerChannel, gopts...)
 		j.parts.register(td.Exec, gates[i], td.Inputs)
-		if err := links[i].openInputs(j.ctx, td.Exec, v, td.Inputs, gates[i], execs[i].failAsync); err != nil {
+		if err := links[i].openInputs(ctx, td.Exec, v, td.Inputs, gates[i], execs[i].failAsync); err != nil {
 			return nil, i, err
 		}
 	}
@@ -67,7 +67,7 @@ func (te *TaskExecutor) build(j *teJob, d Deployment, execs []*execution) ([]*Ta
 	gw := func(attempt int) JobGateway { return execGateway{jm: te.cfg.JobMaster, job: d.Job, attempt: attempt} }
 	tasks := make([]*Task, 0, len(d.Tasks))
 	for i, td := range d.Tasks {
-		t, err := newTask(j.ctx, j.prep, td, execs[i].mail, rp, gw(td.Exec.Attempt), gates[i], links[i], sw)
+		t, err := newTask(ctx, j.prep, td, execs[i].mail, rp, gw(td.Exec.Attempt), gates[i], links[i], sw)
 		if err != nil {
 			return nil, i, err
 		}

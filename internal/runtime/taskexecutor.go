@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/weirstream/weir/internal/checkpoint"
@@ -202,13 +203,16 @@ func (te *TaskExecutor) Deploy(d Deployment) {
 
 // start builds the deployment's tasks and runs each on its goroutine. If
 // building fails, the execution it failed for reports FAILED and the
-// others, never started, CANCELED.
+// others, never started, CANCELED; a cancelled execution reports
+// CANCELED whatever stopped its build.
 func (te *TaskExecutor) start(j *teJob, d Deployment, execs []*execution) {
-	tasks, failed, err := te.build(j, d, execs)
+	ctx, stop := buildContext(j.ctx, execs)
+	tasks, failed, err := te.build(ctx, j, d, execs)
+	stop()
 	if err != nil {
 		for i, e := range execs {
 			st, cause := ExecCanceled, error(nil)
-			if i == failed {
+			if i == failed && e.ctx.Err() == nil {
 				st, cause = ExecFailed, err
 			}
 			te.end(j, e, st, cause)
@@ -243,6 +247,32 @@ func (te *TaskExecutor) start(j *teJob, d Deployment, execs []*execution) {
 				te.end(j, e, ExecFailed, err)
 			}
 		}()
+	}
+}
+
+// buildContext returns the context a deployment is built under: parent,
+// also cancelled once every execution of the deployment is. A build waits
+// for connections (up to the connect timeout, for a peer that may be
+// gone) and reads restored state; when the JobMaster cancels the
+// executions, its region is restarting and waits for their reports. stop
+// releases the context's resources.
+func buildContext(parent context.Context, execs []*execution) (ctx context.Context, stop func()) {
+	ctx, cancel := context.WithCancel(parent)
+	var left atomic.Int32
+	left.Store(int32(len(execs)))
+	stops := make([]func() bool, len(execs))
+	for i, e := range execs {
+		stops[i] = context.AfterFunc(e.ctx, func() {
+			if left.Add(-1) == 0 {
+				cancel()
+			}
+		})
+	}
+	return ctx, func() {
+		for _, s := range stops {
+			s()
+		}
+		cancel()
 	}
 }
 
