@@ -326,13 +326,16 @@ func (j *managedJob) state() (string, string) {
 }
 
 // ended returns when the job ended, zero while it runs. The job's
-// goroutine writes the record's end before done closes: it is read after.
+// goroutine writes the record's end before done closes: it is read after;
+// before, a job whose state is terminal already (state reports it) has
+// its status's end time.
 func (j *managedJob) ended() time.Time {
 	select {
 	case <-j.done:
 		return j.rec.Ended
 	default:
-		return time.Time{}
+		_, end := j.status.Times()
+		return end
 	}
 }
 
