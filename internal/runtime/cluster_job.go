@@ -71,11 +71,7 @@ func NewClusterJob(ctx context.Context, g *Graph, cfg JobConfig, cc ClusterJobCo
 	if cc.SlotRequestTimeout <= 0 {
 		cc.SlotRequestTimeout = DefaultSlotRequestTimeout
 	}
-	if cc.ResumeFrom > 0 && cfg.FromPath != "" {
-		if newest, err := NewestCheckpoint(cfg); err == nil && newest >= cc.ResumeFrom {
-			cfg.FromPath = ""
-		}
-	}
+	cfg.resumeFrom = cc.ResumeFrom
 	jm, _, err := newJob(ctx, g, &cfg)
 	if err != nil {
 		return nil, err

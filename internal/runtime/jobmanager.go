@@ -75,6 +75,11 @@ type JobConfig struct {
 	// i mod LocalTaskManagers, so every exchange between executors crosses
 	// TCP serialized, as in a cluster.
 	LocalTaskManagers int
+
+	// resumeFrom, set by NewClusterJob for a job a previous JobManager
+	// ran, is the first checkpoint id that run took (see
+	// initialRestorePoint).
+	resumeFrom checkpoint.ID
 }
 
 func (c *JobConfig) fill() error {

@@ -717,10 +717,27 @@ func (jm *JobMaster) answerStops(failure error) {
 // initialRestorePoint returns where the job starts: the --from checkpoint,
 // else the newest retained one; nil for a fresh start. It also returns the
 // id after the newest completed checkpoint in storage.
+//
+// A job recovered from a previous JobManager's run (cfg.resumeFrom > 0)
+// restores the newest checkpoint of that run that verifies instead of its
+// --from point, which would replay what the sinks committed since. Only
+// a checkpoint at least resumeFrom is that run's: an older one in the
+// job's folder (an earlier run under its name, kept because --from was
+// given) is another history, so when none of the run's own verifies,
+// --from it is.
 func (jm *JobMaster) initialRestorePoint(ctx context.Context) (*restorePoint, checkpoint.ID, error) {
 	next := checkpoint.ID(1)
 	if ids, err := jm.store.Completed(); err == nil && len(ids) > 0 {
 		next = ids[len(ids)-1] + 1
+	}
+	if jm.cfg.FromPath != "" && jm.cfg.resumeFrom > 0 && next > jm.cfg.resumeFrom {
+		rp, err := jm.latestRestorePoint(ctx)
+		if err != nil {
+			return nil, 0, err
+		}
+		if rp != nil && rp.md.ID >= jm.cfg.resumeFrom {
+			return rp, next, nil
+		}
 	}
 	if jm.cfg.FromPath != "" {
 		md, fs, err := jm.loadFrom(ctx, jm.cfg.FromPath)
