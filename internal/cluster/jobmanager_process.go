@@ -18,6 +18,7 @@ func runJobManager(ctx context.Context, cfg JobManagerConfig) error {
 	if cfg.Resolve == nil {
 		return errors.New("jobmanager: no job resolver: build the process with app.Main")
 	}
+	cfg.Resolve = guardResolve(cfg.Resolve)
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}

@@ -233,3 +233,53 @@ func TestClusterSlotsOfEndedJobWakeWaitingJob(t *testing.T) {
 	}
 	checkDemoOutput(t, out, 2_000, 3)
 }
+
+// TestPanickingBuilder: a job builder that panics fails its submission,
+// naming the builder and the fix, and the JobManager serves on; a
+// recorded job whose builder panics is recorded FAILED at the next start
+// instead of keeping the JobManager from starting.
+func TestPanickingBuilder(t *testing.T) {
+	resolve := func(ctx context.Context, spec runtime.JobSpec) (*runtime.Graph, runtime.JobConfig, error) {
+		if spec.Name == "bad" {
+			var m map[string]int
+			m["x"] = 1 // a builder bug: assignment to a nil map
+		}
+		return demoResolver(ctx, spec)
+	}
+	c := startTestCluster(t, JobManagerConfig{Resolve: resolve})
+	_, err := c.client().Submit(context.Background(), &pb.SubmitRequest{Spec: demoSpec(c.dir, "bad")})
+	if err == nil || !strings.Contains(err.Error(), "the demo builder panicked on job bad's arguments") || !strings.Contains(err.Error(), "fix the builder") {
+		t.Fatalf("submission of a panicking builder: %v", err)
+	}
+	c.startTM("tm-a", 1)
+	c.submitDemo("good", 1_000, 3, 0, baseConf(1))
+	if u := c.wait("good", time.Minute); u.GetState() != runtime.StateFinished {
+		t.Fatalf("job after the panic ended %s: %s", u.GetState(), u.GetFailure())
+	}
+
+	// A record of a job whose builder panics (it did not when submitted).
+	if err := (jobStore{dir: c.dir}).save(jobRecord{Spec: runtime.JobSpec{Name: "bad", Kind: "demo", Args: demoSpec(c.dir, "bad").Args}, State: runtime.StateRunning}); err != nil {
+		t.Fatal(err)
+	}
+	c.stopJM()
+	if err := <-c.jmDone; err != nil {
+		t.Fatal(err)
+	}
+	c.startJM(JobManagerConfig{Resolve: resolve, StateDir: c.dir})
+	l, err := c.client().List(context.Background(), &pb.ListRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, j := range l.GetJobs() {
+		if j.GetName() == "bad" {
+			found = true
+			if j.GetState() != runtime.StateFailed || !strings.Contains(j.GetFailure(), "panicked") {
+				t.Fatalf("recovered job bad: %s %s", j.GetState(), j.GetFailure())
+			}
+		}
+	}
+	if !found {
+		t.Fatalf("job bad is not listed after the restart: %v", l.GetJobs())
+	}
+}

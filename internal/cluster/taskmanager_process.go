@@ -18,6 +18,7 @@ func runTaskManagerProcess(ctx context.Context, cfg TaskManagerProcessConfig) er
 	if cfg.Resolve == nil {
 		return errors.New("taskmanager: no job resolver: build the process with app.Main")
 	}
+	cfg.Resolve = guardResolve(cfg.Resolve)
 	if cfg.Slots < 1 {
 		return fmt.Errorf("taskmanager: --slots %d: a TaskManager needs at least one slot", cfg.Slots)
 	}

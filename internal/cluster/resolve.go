@@ -1,0 +1,27 @@
+package cluster
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/weirstream/weir/internal/runtime"
+)
+
+// guardResolve returns r with a panicking job builder turned into an
+// error. Builders are user code and run inside the JobManager (at
+// Submit, and again for every unfinished job at each start) and inside
+// each TaskManager (at PrepareJob): unguarded, one job's panic would end
+// the process and every other job in it, and a recorded job whose
+// builder panics would keep the JobManager from ever starting again.
+func guardResolve(r Resolver) Resolver {
+	return func(ctx context.Context, spec runtime.JobSpec) (g *runtime.Graph, jc runtime.JobConfig, err error) {
+		defer func() {
+			if p := recover(); p != nil {
+				// No stack: the message goes into job records and
+				// listings; the builder panics alike in a local run.
+				err = fmt.Errorf("the %s builder panicked on job %s's arguments %q: %v; fix the builder (it must return an error for arguments it cannot use)", spec.Kind, spec.Name, spec.Args, p)
+			}
+		}()
+		return r(ctx, spec)
+	}
+}
