@@ -196,6 +196,7 @@ largest parallelism, over all TaskManagers.`,
 				Resolve:             p.Resolve,
 				BuildID:             id,
 				RegistrationTimeout: t.RegistrationTimeout,
+				CancellationTimeout: t.CancellationTimeout,
 				Logger:              log,
 				Ready: func(data, metrics net.Addr) {
 					attrs := []any{"slots", slots}

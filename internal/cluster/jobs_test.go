@@ -65,6 +65,11 @@ type testCluster struct {
 	stopJM  context.CancelFunc
 	jmDone  chan error
 
+	// resolve builds jobs in every role (demoResolver when nil).
+	resolve Resolver
+	// tmCancellationTimeout is the TaskManagers' task.cancellation.timeout.
+	tmCancellationTimeout time.Duration
+
 	mu  sync.Mutex
 	tms map[string]*testTM
 }
@@ -76,7 +81,7 @@ type testTM struct {
 
 func startTestCluster(t *testing.T, jmCfg JobManagerConfig) *testCluster {
 	t.Helper()
-	c := &testCluster{t: t, dir: t.TempDir(), tms: map[string]*testTM{}, log: &testutil.SyncBuffer{}}
+	c := &testCluster{t: t, dir: t.TempDir(), tms: map[string]*testTM{}, log: &testutil.SyncBuffer{}, resolve: jmCfg.Resolve}
 	if jmCfg.StateDir == "" {
 		jmCfg.StateDir = c.dir
 	}
@@ -127,8 +132,8 @@ func (c *testCluster) startTM(id string, slots int) {
 	go func() {
 		tm.done <- RunTaskManagerProcess(ctx, TaskManagerProcessConfig{
 			JobManager: c.jmAddr, Slots: slots, ResourceID: id, MetricsAddress: "-",
-			Resolve: demoResolver, BuildID: testBuild, Logger: c.logger().With("role", id),
-			RegistrationTimeout: 20 * time.Second,
+			Resolve: c.resolver(), BuildID: testBuild, Logger: c.logger().With("role", id),
+			RegistrationTimeout: 20 * time.Second, CancellationTimeout: c.tmCancellationTimeout,
 			Ready:               func(net.Addr, net.Addr) { close(ready) },
 		})
 	}()
@@ -140,6 +145,13 @@ func (c *testCluster) startTM(id string, slots int) {
 	c.mu.Lock()
 	c.tms[id] = tm
 	c.mu.Unlock()
+}
+
+func (c *testCluster) resolver() Resolver {
+	if c.resolve != nil {
+		return c.resolve
+	}
+	return demoResolver
 }
 
 // killTM stops a TaskManager the way a crash looks to the JobManager: its

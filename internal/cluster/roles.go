@@ -78,6 +78,10 @@ type TaskManagerProcessConfig struct {
 	BuildID string
 	// RegistrationTimeout is taskmanager.registration.timeout (5m).
 	RegistrationTimeout time.Duration
+	// CancellationTimeout is task.cancellation.timeout (3m): a task still
+	// running this long after its cancellation makes the TaskManager exit
+	// with an error naming it.
+	CancellationTimeout time.Duration
 	// Logger (nil: silent).
 	Logger *slog.Logger
 	// Ready, if set, is called once the data plane (and metrics) listen.

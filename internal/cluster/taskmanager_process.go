@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"sync"
 	"syscall"
 
 	"github.com/weirstream/weir/internal/network/remote"
@@ -57,15 +58,31 @@ func runTaskManagerProcess(ctx context.Context, cfg TaskManagerProcessConfig) er
 		jc.Logger = log.With("job", spec.Name)
 		return runtime.PrepareJob(spec, description, g, jc)
 	}
-	h := &executorHandler{log: log}
+	// A task stuck after its cancellation ends the process with the
+	// error: its slots must not be offered again while it runs.
+	stuck := make(chan struct{})
+	var stuckErr error
+	var stuckOnce sync.Once
+	ctx, stop := context.WithCancel(ctx)
+	defer stop()
+	onStuck := func(err error) {
+		stuckOnce.Do(func() {
+			stuckErr = err
+			close(stuck)
+			stop()
+		})
+	}
+	h := &executorHandler{log: log, stuck: stuck}
 	h.newExecutor = func(jm runtime.JobMasterGateway) *runtime.TaskExecutor {
 		return runtime.NewTaskExecutor(runtime.TaskExecutorConfig{
-			ID:          runtime.ResourceID(cfg.ResourceID),
-			DataAddress: dataAddr,
-			JobMaster:   jm,
-			Resolve:     resolve,
-			Network:     mgr,
-			Logger:      log,
+			ID:                  runtime.ResourceID(cfg.ResourceID),
+			DataAddress:         dataAddr,
+			CancellationTimeout: cfg.CancellationTimeout,
+			OnStuck:             onStuck,
+			JobMaster:           jm,
+			Resolve:             resolve,
+			Network:             mgr,
+			Logger:              log,
 		})
 	}
 	defer h.Close()
@@ -78,7 +95,7 @@ func runTaskManagerProcess(ctx context.Context, cfg TaskManagerProcessConfig) er
 		cfg.Ready(ln.Addr(), msrv.addr())
 	}
 	log.Info("TaskManager running", "jobmanager", cfg.JobManager, "slots", cfg.Slots, "data", dataAddr, "metrics", msrv.addr())
-	return RunTaskManager(ctx, TaskManagerConfig{
+	err = RunTaskManager(ctx, TaskManagerConfig{
 		JobManager:          cfg.JobManager,
 		ResourceID:          cfg.ResourceID,
 		Slots:               cfg.Slots,
@@ -89,6 +106,12 @@ func runTaskManagerProcess(ctx context.Context, cfg TaskManagerProcessConfig) er
 		Handler:             h,
 		Logger:              log,
 	})
+	select {
+	case <-stuck:
+		return stuckErr
+	default:
+		return err
+	}
 }
 
 func addrString(a net.Addr) string {

@@ -18,6 +18,10 @@ import (
 type executorHandler struct {
 	newExecutor func(jm runtime.JobMasterGateway) *runtime.TaskExecutor
 	log         *slog.Logger
+	// stuck is closed when a task did not stop within
+	// task.cancellation.timeout (nil: never): closing the executor then
+	// stops waiting for it, and the process exits with the error.
+	stuck <-chan struct{}
 
 	mu   sync.Mutex
 	te   *runtime.TaskExecutor
@@ -44,9 +48,17 @@ func (h *executorHandler) Disconnected(s *JobManagerSession, reason error) {
 	te := h.te
 	h.te, h.jobs = nil, nil
 	h.mu.Unlock()
-	if te != nil {
-		h.log.Warn("cancelling every task: the JobManager session ended", "reason", reason)
-		te.Close()
+	if te == nil {
+		return
+	}
+	h.log.Warn("cancelling every task: the JobManager session ended", "reason", reason)
+	closed := make(chan struct{})
+	go func() { te.Close(); close(closed) }()
+	select {
+	case <-closed:
+	case <-h.stuck:
+		// A task ignores its cancellation: the process exits (goroutines
+		// cannot be killed), and never registers again with it running.
 	}
 }
 

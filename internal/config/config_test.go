@@ -54,6 +54,7 @@ func TestDefaults(t *testing.T) {
 		{"state.backend.type", "heap"},
 		{"state.checkpoints.dir", ""},
 		{"state.checkpoints.num-retained", "3"},
+		{"task.cancellation.timeout", "3 min"},
 		{"taskmanager.network.credits-per-channel", "4"},
 		{"taskmanager.network.max-overdraft-buffers-per-channel", "2"},
 		{"taskmanager.numberOfTaskSlots", "1"},

@@ -15,6 +15,7 @@ const (
 	TaskManagerRegistrationTimeout = "taskmanager.registration.timeout"
 	SlotRequestTimeout             = "slot.request.timeout"
 	TaskManagerNumberOfTaskSlots   = "taskmanager.numberOfTaskSlots"
+	TaskCancellationTimeout        = "task.cancellation.timeout"
 )
 
 func clusterOptions() []Option {
@@ -27,6 +28,8 @@ func clusterOptions() []Option {
 			Description: "How long a TaskManager keeps trying to register with an unreachable JobManager (backoff 100 ms to 5 s) before it exits with an error."},
 		{Key: SlotRequestTimeout, Default: "5 min", Kind: KindDuration, Validate: durationPositive,
 			Description: "How long a job waits for enough free slots before it fails (a restart cannot create slots)."},
+		{Key: TaskCancellationTimeout, Default: "3 min", Kind: KindDuration, Validate: durationPositive,
+			Description: "How long a cancelled task may take to stop before its TaskManager gives up on it and exits with an error naming the task (a task that ignores cancellation would otherwise hold its slots and keep the TaskManager from registering again). The JobManager redeploys what ran there."},
 		{Key: TaskManagerNumberOfTaskSlots, Default: "1", Kind: KindInt, Validate: intAtLeast(1),
 			Description: "Task slots a TaskManager offers (its --slots flag wins). Slot i runs subtask i of every operator, so a job needs as many slots as its largest parallelism."},
 	}
@@ -38,6 +41,7 @@ type ClusterTiming struct {
 	HeartbeatTimeout    time.Duration
 	RegistrationTimeout time.Duration
 	SlotRequestTimeout  time.Duration
+	CancellationTimeout time.Duration
 	Slots               int
 }
 
@@ -50,6 +54,7 @@ func (c *Config) Cluster() (ClusterTiming, error) {
 		HeartbeatTimeout:    c.Duration(HeartbeatTimeout),
 		RegistrationTimeout: c.Duration(TaskManagerRegistrationTimeout),
 		SlotRequestTimeout:  c.Duration(SlotRequestTimeout),
+		CancellationTimeout: c.Duration(TaskCancellationTimeout),
 		Slots:               c.Int(TaskManagerNumberOfTaskSlots),
 	}
 	if t.HeartbeatTimeout <= t.HeartbeatInterval {

@@ -17,6 +17,7 @@ func TestClusterDefaults(t *testing.T) {
 		HeartbeatTimeout:    50 * time.Second,
 		RegistrationTimeout: 5 * time.Minute,
 		SlotRequestTimeout:  5 * time.Minute,
+		CancellationTimeout: 3 * time.Minute,
 		Slots:               1,
 	}
 	if got != want {

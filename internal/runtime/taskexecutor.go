@@ -44,6 +44,14 @@ type TaskExecutorConfig struct {
 	Network *remote.ConnManager
 	// JobMaster receives every report of the executor's tasks.
 	JobMaster JobMasterGateway
+	// CancellationTimeout is how long a cancelled execution may take to
+	// end (task.cancellation.timeout; 0: DefaultCancellationTimeout).
+	CancellationTimeout time.Duration
+	// OnStuck is called once when an execution did not end within
+	// CancellationTimeout of its cancellation: goroutines cannot be
+	// killed, so a TaskManager exits (its JobManager redeploys the work
+	// elsewhere). Nil only logs.
+	OnStuck func(error)
 	// Resolve prepares a job at PrepareJob.
 	Resolve JobResolver
 	// Logger (nil: silent).
@@ -63,6 +71,8 @@ type TaskExecutor struct {
 	mu     sync.Mutex
 	jobs   map[string]*teJob
 	closed bool
+	// stuckOnce reports the first stuck execution only.
+	stuckOnce sync.Once
 	// wg counts build and task goroutines: Close waits for all.
 	wg sync.WaitGroup
 }
@@ -93,8 +103,43 @@ type execution struct {
 	runCtx context.Context
 	fail   context.CancelCauseFunc
 	mail   *mailbox
-	task   *Task      // set once built; guarded by TaskExecutor.mu
-	links  *taskLinks // set by build; released by end
+	task   *Task         // set once built; guarded by TaskExecutor.mu
+	links  *taskLinks    // set by build; released by end
+	done   chan struct{} // closed by end
+}
+
+// DefaultCancellationTimeout is task.cancellation.timeout's default.
+const DefaultCancellationTimeout = 3 * time.Minute
+
+// watch waits for the execution to be cancelled and then, for at most the
+// cancellation timeout, for it to end; an execution that does not is
+// reported stuck (OnStuck). It returns once the execution ended.
+func (te *TaskExecutor) watch(job string, e *execution) {
+	defer te.wg.Done()
+	select {
+	case <-e.done:
+		return
+	case <-e.ctx.Done():
+	}
+	timeout := te.cfg.CancellationTimeout
+	if timeout <= 0 {
+		timeout = DefaultCancellationTimeout
+	}
+	t := time.NewTimer(timeout)
+	defer t.Stop()
+	select {
+	case <-e.done:
+		return
+	case <-t.C:
+	}
+	err := fmt.Errorf("TaskManager %s: task %s of job %s did not stop within %s of its cancellation (task.cancellation.timeout): an operator ignores cancellation, e.g. a blocking call without a context or deadline; fix the operator, or raise the timeout if it only stops slowly", te.cfg.ID, e.id, job, timeout)
+	te.log.Error("task stuck after cancellation", "exec", e.id.String(), "job", job, "timeout", timeout)
+	te.stuckOnce.Do(func() {
+		if te.cfg.OnStuck != nil {
+			te.cfg.OnStuck(err)
+		}
+	})
+	<-e.done
 }
 
 // failAsync fails the execution from another goroutine (a remote
@@ -188,10 +233,12 @@ func (te *TaskExecutor) Deploy(d Deployment) {
 	execs := make([]*execution, len(d.Tasks))
 	for i, td := range d.Tasks {
 		ctx, cancel := context.WithCancel(j.ctx)
-		e := &execution{id: td.Exec, ctx: ctx, cancel: cancel, mail: newMailbox()}
+		e := &execution{id: td.Exec, ctx: ctx, cancel: cancel, mail: newMailbox(), done: make(chan struct{})}
 		e.runCtx, e.fail = context.WithCancelCause(ctx)
 		j.execs[td.Exec] = e
 		execs[i] = e
+		te.wg.Add(1)
+		go te.watch(d.Job, e)
 	}
 	te.wg.Add(1)
 	te.mu.Unlock()
@@ -290,6 +337,7 @@ func (te *TaskExecutor) end(j *teJob, e *execution, st ExecState, err error) {
 		te.log.Warn("task failed", "exec", e.id.String(), "err", err)
 	}
 	te.cfg.JobMaster.TaskStateChanged(j.name, e.id, st, err)
+	close(e.done)
 }
 
 // lookup returns the job's executions among execs (all if execs is nil).
