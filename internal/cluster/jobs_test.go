@@ -134,7 +134,7 @@ func (c *testCluster) startTM(id string, slots int) {
 			JobManager: c.jmAddr, Slots: slots, ResourceID: id, MetricsAddress: "-",
 			Resolve: c.resolver(), BuildID: testBuild, Logger: c.logger().With("role", id),
 			RegistrationTimeout: 20 * time.Second, CancellationTimeout: c.tmCancellationTimeout,
-			Ready:               func(net.Addr, net.Addr) { close(ready) },
+			Ready: func(net.Addr, net.Addr) { close(ready) },
 		})
 	}()
 	select {
