@@ -185,6 +185,10 @@ func (m *jobManager) withDefaultStorage(spec runtime.JobSpec) runtime.JobSpec {
 	return spec
 }
 
+// attemptsPerRun spaces the attempt numbers of a job's runs: 2^20
+// restarts per run, 2^11 runs within the wire's int32.
+const attemptsPerRun = 1 << 20
+
 // start builds the job and runs it. A record with FirstCheckpoint > 0
 // recovers a job a previous JobManager ran; fresh is a new submission,
 // which must not silently resume an earlier run's checkpoints.
@@ -213,7 +217,14 @@ func (m *jobManager) start(rec jobRecord, fresh bool) (*managedJob, error) {
 	jc.Status = st
 	jc.Logger = m.log.With("job", spec.Name)
 	j := &managedJob{rec: rec, status: st, conf: conf, done: make(chan struct{})}
+	// Each run of the job (the submission, each recovery by a restarted
+	// JobManager) numbers its attempts from a base of its own, so a task
+	// left over from an earlier run, on a TaskManager that has not noticed
+	// yet, is an older attempt: its partition requests are refused as
+	// superseded, and none of its reports is taken for the new run's.
+	j.rec.Runs++
 	cj, err := runtime.NewClusterJob(m.ctx, g, jc, runtime.ClusterJobConfig{
+		FirstAttempt:       (j.rec.Runs - 1) * attemptsPerRun,
 		Spec:               spec,
 		Slots:              &jobSlots{d: m.dispatcher(), job: spec.Name, released: m.slotsFreed},
 		SlotRequestTimeout: m.cfg.SlotRequestTimeout,

@@ -444,3 +444,36 @@ func TestClusterResubmitRefusesOldCheckpoints(t *testing.T) {
 		t.Fatalf("resubmission: %v", err)
 	}
 }
+
+// TestClusterRecoveredRunNumbersAttemptsApart: a job recovered by a
+// restarted JobManager deploys attempts of a new range, so a task left
+// over from the first run is an older attempt everywhere.
+func TestClusterRecoveredRunNumbersAttemptsApart(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	c := startTestCluster(t, JobManagerConfig{RPCAddress: addr})
+	c.startTM("tm-a", 1)
+	const n, k = 60_000, 7
+	out := c.submitDemo("demo-runs", n, k, 40_000, baseConf(1))
+	time.Sleep(500 * time.Millisecond)
+	c.stopJM()
+	if err := <-c.jmDone; err != nil {
+		t.Fatal(err)
+	}
+	c.startJM(JobManagerConfig{RPCAddress: addr, StateDir: c.dir})
+	if u := c.wait("demo-runs", time.Minute); u.GetState() != runtime.StateFinished {
+		t.Fatalf("job ended %s: %s", u.GetState(), u.GetFailure())
+	}
+	checkDemoOutput(t, out, n, k)
+	log := c.log.String()
+	if !strings.Contains(log, "exec=0/0#0 ") {
+		t.Fatalf("the first run did not deploy attempt 0:\n%s", log)
+	}
+	if !strings.Contains(log, fmt.Sprintf("exec=0/0#%d ", attemptsPerRun)) {
+		t.Fatalf("the recovered run did not deploy attempt %d:\n%s", attemptsPerRun, log)
+	}
+}

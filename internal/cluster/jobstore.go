@@ -25,9 +25,12 @@ type jobRecord struct {
 	// FirstCheckpoint is the first checkpoint id the job's first run
 	// took: a recovered job restores a checkpoint at least this new
 	// instead of the --from point it was submitted with.
-	FirstCheckpoint int64     `json:"first_checkpoint,omitempty"`
-	Submitted       time.Time `json:"submitted"`
-	Ended           time.Time `json:"ended,omitzero"`
+	FirstCheckpoint int64 `json:"first_checkpoint,omitempty"`
+	// Runs counts the job's starts: the submission and each recovery. A
+	// run's execution attempts start at (Runs-1) × 2^20.
+	Runs      int       `json:"runs,omitempty"`
+	Submitted time.Time `json:"submitted"`
+	Ended     time.Time `json:"ended,omitzero"`
 }
 
 func terminalState(s string) bool {

@@ -43,6 +43,10 @@ type ClusterJobConfig struct {
 	// Reports returns the job's running tasks' counters, as the
 	// TaskManagers' heartbeats carried them.
 	Reports func() []TaskStats
+	// FirstAttempt is the attempt number of the run's first executions:
+	// runs of one job number their attempts apart, so a leftover task of
+	// an earlier run is never taken for one of this run.
+	FirstAttempt int
 	// ResumeFrom, for a job a previous JobManager ran, is the first
 	// checkpoint that run took: if storage holds a completed checkpoint at
 	// least this new, the job restores the newest one instead of its --from
@@ -78,6 +82,9 @@ func NewClusterJob(ctx context.Context, g *Graph, cfg JobConfig, cc ClusterJobCo
 	}
 	if err := checkEdgeCodecs(jm.jg, cfg.BatchSize); err != nil {
 		return nil, err
+	}
+	for _, e := range jm.execs {
+		e.attempt = cc.FirstAttempt
 	}
 	jm.spec = cc.Spec
 	jm.spec.Name = cfg.JobName

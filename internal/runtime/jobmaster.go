@@ -539,8 +539,9 @@ func (jm *JobMaster) prepared(ctx context.Context, err error) {
 	jm.deployed = true
 	jm.cfg.Faults.Release()
 	if rp := jm.initial; rp != nil {
-		jm.cfg.Status.restoring(rp.md.ID, 0, jm.cfg.Now())
-		jm.log.Info("restoring", "checkpoint", rp.md.ID, "path", rp.path, "attempt", 0)
+		first := jm.execs[jm.all[0]].attempt // 0, or a cluster run's base
+		jm.cfg.Status.restoring(rp.md.ID, first, jm.cfg.Now())
+		jm.log.Info("restoring", "checkpoint", rp.md.ID, "path", rp.path, "attempt", first)
 	}
 	jm.deploy(jm.all, jm.initial)
 	if jm.waiting == nil {
