@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -475,5 +476,30 @@ func TestClusterRecoveredRunNumbersAttemptsApart(t *testing.T) {
 	}
 	if !strings.Contains(log, fmt.Sprintf("exec=0/0#%d ", attemptsPerRun)) {
 		t.Fatalf("the recovered run did not deploy attempt %d:\n%s", attemptsPerRun, log)
+	}
+}
+
+// TestClusterSlowBuilderKeepsHeartbeats: a TaskManager whose job builder
+// takes longer than heartbeat.timeout still answers heartbeats (the
+// builder does not run on the session's reader), so it is not declared
+// lost, and the job runs.
+func TestClusterSlowBuilderKeepsHeartbeats(t *testing.T) {
+	var calls atomic.Int32
+	slow := func(ctx context.Context, spec runtime.JobSpec) (*runtime.Graph, runtime.JobConfig, error) {
+		if calls.Add(1) > 1 { // the JobManager's build is the first
+			time.Sleep(3 * time.Second) // heartbeat.timeout is 2s here
+		}
+		return demoResolver(ctx, spec)
+	}
+	c := startTestCluster(t, JobManagerConfig{Resolve: slow})
+	c.startTM("tm-a", 1)
+	const n, k = 5_000, 3
+	out := c.submitDemo("demo-slow", n, k, 0, baseConf(1))
+	if u := c.wait("demo-slow", time.Minute); u.GetState() != runtime.StateFinished {
+		t.Fatalf("job ended %s: %s\nlog:\n%s", u.GetState(), u.GetFailure(), c.log.String())
+	}
+	checkDemoOutput(t, out, n, k)
+	if log := c.log.String(); strings.Contains(log, "TaskManager lost") {
+		t.Fatalf("the TaskManager was declared lost while its builder ran:\n%s", log)
 	}
 }

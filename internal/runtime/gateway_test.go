@@ -3,6 +3,7 @@ package runtime
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -252,6 +253,7 @@ func TestTaskExecutorRefusals(t *testing.T) {
 	if gw.ID() != "tm-a" {
 		t.Fatalf("ID = %s", gw.ID())
 	}
+	gw.Deploy(Deployment{Job: "y", Tasks: []TaskDeployment{{Exec: ExecutionID{Task: tid(0, 0)}}}})
 	gw.PrepareJob(JobSpec{Name: "x"}, "")
 	gw.Deploy(Deployment{Job: "x", Tasks: []TaskDeployment{{Exec: ExecutionID{Task: tid(0, 0)}}}})
 	gw.PrepareJob(JobSpec{Name: "j"}, "")
@@ -261,7 +263,10 @@ func TestTaskExecutorRefusals(t *testing.T) {
 		{Exec: ExecutionID{Task: tid(0, 0), Attempt: 1}, Outputs: [][]ChannelDesc{{{Peer: ExecutionID{Task: tid(1, 0), Attempt: 1}, TM: "tm-a"}}}},
 		{Exec: ExecutionID{Task: tid(1, 0), Attempt: 1}, Inputs: []ChannelDesc{{Peer: ExecutionID{Task: tid(0, 0), Attempt: 1}, TM: "tm-a"}}},
 	}})
-	lines := r.wait(t, 5)
+	// Preparations run on goroutines of their own: reports of different
+	// jobs interleave in any order.
+	lines := r.wait(t, 6)
+	slices.Sort(lines)
 	gw.Cancel("j", []ExecutionID{{Task: tid(0, 0), Attempt: 1}})
 	gw.Trigger("j", ExecutionID{Task: tid(0, 0), Attempt: 1}, checkpoint.Barrier{ID: 1})
 	gw.NotifyComplete("j", 1)
@@ -269,11 +274,12 @@ func TestTaskExecutorRefusals(t *testing.T) {
 	gw.StopSources("j", nil)
 	gw.ReleaseJob("j")
 	want := []string{
-		"prepared x TaskManager tm-a: prepare job x: unknown job",
-		"state x 0/0#0 FAILED TaskManager tm-a has not prepared job x: PrepareJob must come before Deploy",
 		"prepared j <nil>",
+		"prepared x TaskManager tm-a: prepare job x: unknown job",
 		"state j 0/0#1 CANCELED <nil>",
 		"state j 1/0#1 FAILED deploy 1/0#1: 1 input channels, vertex \"agg\" has 2",
+		"state x 0/0#0 FAILED TaskManager tm-a: prepare job x: unknown job",
+		"state y 0/0#0 FAILED TaskManager tm-a has not prepared job y: PrepareJob must come before Deploy",
 	}
 	if got := strings.Join(lines, "\n"); got != strings.Join(want, "\n") {
 		t.Fatalf("reports\n%s\nwant\n%s", got, strings.Join(want, "\n"))

@@ -79,8 +79,13 @@ type TaskExecutor struct {
 
 // teJob is a prepared job on the TaskExecutor.
 type teJob struct {
-	name   string
-	prep   *PreparedJob
+	name string
+	// ready is closed once the job is prepared: prep is set, or prepErr
+	// says why not. Deployments wait for it on their own goroutine, so the
+	// session's reader never runs a job's builder.
+	ready   chan struct{}
+	prep    *PreparedJob
+	prepErr error
 	ctx    context.Context
 	cancel context.CancelFunc
 	parts  *partitions
@@ -170,27 +175,38 @@ func (te *TaskExecutor) DataAddress() string { return te.cfg.DataAddress }
 // JobPrepared. Preparing a job that is prepared already only answers.
 func (te *TaskExecutor) PrepareJob(spec JobSpec, description string) {
 	te.mu.Lock()
-	_, have := te.jobs[spec.Name]
-	closed := te.closed
-	te.mu.Unlock()
-	if closed {
+	if te.closed {
+		te.mu.Unlock()
 		te.cfg.JobMaster.JobPrepared(spec.Name, fmt.Errorf("TaskManager %s is shutting down", te.cfg.ID))
 		return
 	}
-	if have {
-		te.cfg.JobMaster.JobPrepared(spec.Name, nil)
-		return
-	}
-	prep, err := te.cfg.Resolve(spec, description)
-	if err != nil {
-		te.cfg.JobMaster.JobPrepared(spec.Name, fmt.Errorf("TaskManager %s: prepare job %s: %w", te.cfg.ID, spec.Name, err))
+	if j := te.jobs[spec.Name]; j != nil {
+		te.mu.Unlock()
+		select {
+		case <-j.ready:
+			te.cfg.JobMaster.JobPrepared(spec.Name, j.prepErr)
+		default: // being prepared: that preparation answers
+		}
 		return
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	te.mu.Lock()
-	te.jobs[spec.Name] = &teJob{name: spec.Name, prep: prep, ctx: ctx, cancel: cancel, parts: newPartitions(te.cfg.ID), execs: map[ExecutionID]*execution{}}
+	j := &teJob{name: spec.Name, ready: make(chan struct{}), ctx: ctx, cancel: cancel, parts: newPartitions(te.cfg.ID), execs: map[ExecutionID]*execution{}}
+	te.jobs[spec.Name] = j
+	te.wg.Add(1)
 	te.mu.Unlock()
-	te.cfg.JobMaster.JobPrepared(spec.Name, nil)
+	// The job's builder runs here, not on the caller's goroutine: in
+	// cluster mode that is the session's reader, which must go on
+	// answering heartbeats however long a builder takes.
+	go func() {
+		defer te.wg.Done()
+		prep, err := te.cfg.Resolve(spec, description)
+		if err != nil {
+			err = fmt.Errorf("TaskManager %s: prepare job %s: %w", te.cfg.ID, spec.Name, err)
+		}
+		j.prep, j.prepErr = prep, err
+		close(j.ready)
+		te.cfg.JobMaster.JobPrepared(spec.Name, err)
+	}()
 }
 
 // ReleaseJob cancels the job's executions and forgets the job; the
@@ -254,7 +270,19 @@ func (te *TaskExecutor) Deploy(d Deployment) {
 // CANCELED whatever stopped its build.
 func (te *TaskExecutor) start(j *teJob, d Deployment, execs []*execution) {
 	ctx, stop := buildContext(j.ctx, execs)
-	tasks, failed, err := te.build(ctx, j, d, execs)
+	var (
+		tasks  []*Task
+		failed int
+		err    error
+	)
+	select {
+	case <-j.ready:
+		if err = j.prepErr; err == nil {
+			tasks, failed, err = te.build(ctx, j, d, execs)
+		}
+	case <-ctx.Done():
+		err = ctx.Err()
+	}
 	stop()
 	if err != nil {
 		for i, e := range execs {
