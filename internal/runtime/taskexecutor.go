@@ -86,10 +86,10 @@ type teJob struct {
 	ready   chan struct{}
 	prep    *PreparedJob
 	prepErr error
-	ctx    context.Context
-	cancel context.CancelFunc
-	parts  *partitions
-	execs  map[ExecutionID]*execution // guarded by TaskExecutor.mu
+	ctx     context.Context
+	cancel  context.CancelFunc
+	parts   *partitions
+	execs   map[ExecutionID]*execution // guarded by TaskExecutor.mu
 
 	rpMu  sync.Mutex
 	rpRef RestoreRef
