@@ -338,3 +338,55 @@ func rssOf(t *testing.T, pid int) int64 {
 	t.Fatalf("no VmRSS in /proc/%d/status", pid)
 	return 0
 }
+
+// TestClusterStallBeyondHeartbeatTimeout stops a TaskManager with SIGSTOP
+// for longer than heartbeat.timeout: the JobManager declares it lost and
+// redeploys its tasks on the free slot of another TaskManager while the
+// stopped one still holds its old tasks. After SIGCONT those tasks are
+// zombies for a moment, until their TaskManager notices that its session
+// ended, cancels them and registers again; the committed output must stay
+// exact.
+func TestClusterStallBeyondHeartbeatTimeout(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs a cluster of four processes for seconds")
+	}
+	const events = 1_000_000
+	c := startE2ECluster(t, 3, 1, "heartbeat.interval=200ms", "heartbeat.timeout=1s")
+	args, out := c.demoArgs(events, 150_000, 2)
+	client := startWeir(t, c.lifetime, args...)
+	time.Sleep(1500 * time.Millisecond)
+	var stalled string
+	for _, tm := range c.taskManagers() {
+		if tm.FreeSlots == 0 {
+			stalled = tm.ID
+			break
+		}
+	}
+	if stalled == "" {
+		t.Fatalf("no TaskManager runs tasks: %+v", c.taskManagers())
+	}
+	p := c.tms[stalled].cmd.Process
+	if err := p.Signal(syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(3 * time.Second)
+	if err := p.Signal(syscall.SIGCONT); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%s stopped for 3 s with heartbeat.timeout 1s", stalled)
+	res := client.wait()
+	if res.code != 0 {
+		t.Fatalf("weir run exited %d; stderr:\n%s\n%s", res.code, tail(res.stderr, 3000), c.logs())
+	}
+	if d := demo.Diff(demo.Expected(events, demoKeys), committed(t, out)); d != "" {
+		t.Fatalf("after a stall beyond the heartbeat timeout: %s\n%s", d, c.logs())
+	}
+	assertNoInProgress(t, out)
+	jmLog := c.jm.stderr()
+	if !strings.Contains(jmLog, "no heartbeat for 1s") {
+		t.Errorf("the stalled TaskManager was not declared lost by heartbeat timeout:\n%s", tail(jmLog, 3000))
+	}
+	if !strings.Contains(c.tms[stalled].stderr(), "JobManager lost") {
+		t.Errorf("the stalled TaskManager did not notice that its session ended:\n%s", tail(c.tms[stalled].stderr(), 3000))
+	}
+}
