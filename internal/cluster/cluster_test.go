@@ -596,3 +596,45 @@ func TestRegisterAgainReplacesSession(t *testing.T) {
 		}
 	}
 }
+
+// TestSecondProcessUnderOneIDWaits: a registration under an id whose
+// session is alive with another data address (a copied --resource-id, or
+// a restart before the old session's loss was noticed) does not replace
+// the session: it is refused (AlreadyExists, which the TaskManager logs
+// and retries), naming both addresses and the fix.
+func TestSecondProcessUnderOneIDWaits(t *testing.T) {
+	r := newRecorder()
+	d := startDispatcher(t, "127.0.0.1:0", r, DispatcherConfig{})
+	rawRegister(t, d.Addr().String(), &pb.Register{ProtocolVersion: ProtocolVersion, BuildId: testBuild, ResourceId: "tm-a", Slots: 2, DataAddress: "10.0.0.1:7000"})
+	first := r.next(t, "registered").tm
+
+	conn, err := grpc.NewClient("passthrough:///"+d.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	stream, err := pb.NewJobManagerClient(conn).Connect(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg := &pb.Register{ProtocolVersion: ProtocolVersion, BuildId: testBuild, ResourceId: "tm-a", Slots: 2, DataAddress: "10.0.0.2:7000"}
+	if err := stream.Send(&pb.TaskManagerMessage{Msg: &pb.TaskManagerMessage_Register{Register: reg}}); err != nil {
+		t.Fatal(err)
+	}
+	for {
+		m, err := stream.Recv()
+		if err == nil {
+			if m.GetRegistered() != nil {
+				t.Fatal("the second process under tm-a was registered")
+			}
+			continue
+		}
+		if status.Code(err) != codes.AlreadyExists || !strings.Contains(err.Error(), "TaskManager id tm-a is registered already") || !strings.Contains(err.Error(), "give every TaskManager its own --resource-id") {
+			t.Fatalf("second registration: %v", err)
+		}
+		break
+	}
+	if d.TaskManager("tm-a") != first {
+		t.Fatalf("the first session was replaced")
+	}
+}

@@ -283,6 +283,16 @@ func (d *Dispatcher) admit(ctx context.Context, tm *TaskManager) error {
 			return status.Error(codes.Unavailable, ErrDispatcherStopped.Error())
 		}
 		old := d.sessions[tm.ID]
+		if old != nil && old.DataAddress != tm.DataAddress {
+			// Another process under the same id (a copied --resource-id),
+			// or this TaskManager restarted before its old session's loss
+			// was noticed: replacing a live session would restart the jobs
+			// that run there at every registration, back and forth. The
+			// newcomer retries until the old session ends.
+			d.mu.Unlock()
+			return status.Errorf(codes.AlreadyExists, "TaskManager id %s is registered already, from %s with data address %s (this one: %s): give every TaskManager its own --resource-id; a restarted one is admitted once its old session ends (at most heartbeat.timeout %s)",
+				tm.ID, old.Addr, old.DataAddress, tm.DataAddress, d.cfg.HeartbeatTimeout)
+		}
 		if old == nil {
 			if err := d.pool.Offer(tm.ID, tm.Slots); err != nil {
 				d.mu.Unlock()

@@ -10,8 +10,10 @@ import (
 	"time"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/keepalive"
+	"google.golang.org/grpc/status"
 
 	"github.com/weirstream/weir/internal/cluster/pb"
 	"github.com/weirstream/weir/internal/heartbeat"
@@ -248,7 +250,12 @@ func register(ctx context.Context, cfg TaskManagerConfig, log *slog.Logger) (*Jo
 		if left <= 0 {
 			return nil, nil, nil, &unreachableError{addr: cfg.JobManager, timeout: cfg.RegistrationTimeout, last: err}
 		}
-		log.Debug("registration failed, retrying", "in", backoff, "error", err)
+		if status.Code(err) == codes.AlreadyExists {
+			// The JobManager holds another live session under this id.
+			log.Warn("registration refused for now, retrying", "in", backoff, "error", err)
+		} else {
+			log.Debug("registration failed, retrying", "in", backoff, "error", err)
+		}
 		t := time.NewTimer(min(backoff, left))
 		select {
 		case <-ctx.Done():
