@@ -65,6 +65,11 @@ type managedJob struct {
 	canceled atomic.Bool
 	done     chan struct{} // closed when the job ended; rec is final then
 	names    map[int]string
+	// unrecovered holds, for a job this JobManager could not recover, its
+	// record as on disk (still unfinished): a later JobManager tries again
+	// unless a client cancels the job. rec shows it FAILED meanwhile.
+	unrecovered *jobRecord
+	mu          sync.Mutex // guards rec of an unrecovered job against Cancel
 }
 
 var _ JobService = (*jobManager)(nil)
@@ -304,11 +309,14 @@ func (m *jobManager) recover() {
 			continue
 		}
 		if _, err := m.start(r, false); err != nil {
+			// The record stays unfinished on disk: the cause may pass (a
+			// storage outage), and the next JobManager tries again.
 			m.log.Error("recover job", "job", r.Spec.Name, "error", err)
-			r.State, r.Failure, r.Ended = runtime.StateFailed, err.Error(), time.Now()
-			_ = m.store.save(r)
+			disk := r
+			r.State, r.Ended = runtime.StateFailed, time.Now()
+			r.Failure = fmt.Sprintf("recovery failed: %v; its record is kept: start the JobManager again to retry, or cancel the job to give it up", err)
 			m.mu.Lock()
-			m.jobs[r.Spec.Name] = &managedJob{rec: r, status: &runtime.JobStatus{}, done: closedChan()}
+			m.jobs[r.Spec.Name] = &managedJob{rec: r, status: &runtime.JobStatus{}, done: closedChan(), unrecovered: &disk}
 			m.mu.Unlock()
 			continue
 		}
@@ -326,6 +334,8 @@ func closedChan() chan struct{} {
 func (j *managedJob) state() (string, string) {
 	select {
 	case <-j.done:
+		j.mu.Lock()
+		defer j.mu.Unlock()
 		return j.rec.State, j.rec.Failure
 	default:
 	}
@@ -343,6 +353,8 @@ func (j *managedJob) state() (string, string) {
 func (j *managedJob) ended() time.Time {
 	select {
 	case <-j.done:
+		j.mu.Lock()
+		defer j.mu.Unlock()
 		return j.rec.Ended
 	default:
 		_, end := j.status.Times()
@@ -495,7 +507,7 @@ func (m *jobManager) Wait(r *pb.WaitRequest, s grpc.ServerStreamingServer[pb.Job
 		terminal := false
 		select {
 		case <-j.done:
-			st, failure = j.rec.State, j.rec.Failure
+			st, failure = j.state()
 			terminal = true
 		default:
 		}
@@ -553,6 +565,18 @@ func (m *jobManager) Cancel(ctx context.Context, r *pb.CancelRequest) (*pb.Cance
 	if j.cancel != nil {
 		j.canceled.Store(true)
 		j.cancel()
+	}
+	if j.unrecovered != nil {
+		// Give the job up for good: its record ends CANCELED.
+		j.mu.Lock()
+		defer j.mu.Unlock()
+		rec := *j.unrecovered
+		rec.State, rec.Ended = runtime.StateCanceled, time.Now()
+		if err := m.store.save(rec); err != nil {
+			return nil, status.Errorf(codes.Internal, "cancel job %s: %v", r.GetJob(), err)
+		}
+		j.rec.State, j.rec.Failure = runtime.StateCanceled, ""
+		j.unrecovered = nil
 	}
 	return &pb.CancelResponse{}, nil
 }

@@ -3,6 +3,7 @@ package cluster
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net"
@@ -502,4 +503,87 @@ func TestClusterSlowBuilderKeepsHeartbeats(t *testing.T) {
 	if log := c.log.String(); strings.Contains(log, "TaskManager lost") {
 		t.Fatalf("the TaskManager was declared lost while its builder ran:\n%s", log)
 	}
+}
+
+// TestClusterUnrecoveredJobIsKept: a job a restarted JobManager cannot
+// rebuild shows FAILED with the cause, but its record stays unfinished on
+// disk, so the next JobManager tries again (and recovers it once the cause
+// is gone); a client's cancel gives it up for good.
+func TestClusterUnrecoveredJobIsKept(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	var broken atomic.Bool
+	resolve := func(ctx context.Context, spec runtime.JobSpec) (*runtime.Graph, runtime.JobConfig, error) {
+		if broken.Load() {
+			return nil, runtime.JobConfig{}, errors.New("storage unreachable")
+		}
+		return demoResolver(ctx, spec)
+	}
+	c := startTestCluster(t, JobManagerConfig{RPCAddress: addr, Resolve: resolve})
+	c.startTM("tm-a", 1)
+	c.submitDemo("kept", 0, 3, 1000, baseConf(1)) // unbounded
+	time.Sleep(300 * time.Millisecond)
+	restart := func() {
+		c.stopJM()
+		if err := <-c.jmDone; err != nil {
+			t.Fatal(err)
+		}
+		c.startJM(JobManagerConfig{RPCAddress: addr, StateDir: c.dir, Resolve: resolve})
+	}
+	broken.Store(true)
+	restart()
+	l, err := c.client().List(context.Background(), &pb.ListRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(l.GetJobs()) != 1 || l.GetJobs()[0].GetState() != runtime.StateFailed || !strings.Contains(l.GetJobs()[0].GetFailure(), "recovery failed: ") || !strings.Contains(l.GetJobs()[0].GetFailure(), "storage unreachable") {
+		t.Fatalf("List = %v, want kept FAILED with the cause", l.GetJobs())
+	}
+	broken.Store(false)
+	restart()
+	if u := c.waitState("kept", runtime.StateRunning, 30*time.Second); u != runtime.StateRunning {
+		t.Fatalf("the job was not recovered once the cause was gone: %s\n%s", u, c.log.String())
+	}
+	broken.Store(true)
+	restart()
+	if _, err := c.client().Cancel(context.Background(), &pb.CancelRequest{Job: "kept"}); err != nil {
+		t.Fatal(err)
+	}
+	broken.Store(false)
+	restart()
+	l, err = c.client().List(context.Background(), &pb.ListRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(l.GetJobs()) != 1 || l.GetJobs()[0].GetState() != runtime.StateCanceled {
+		t.Fatalf("after cancel and a restart, List = %v, want kept CANCELED", l.GetJobs())
+	}
+}
+
+// waitState polls List until the job shows state or timeout passes, and
+// returns the last state seen.
+func (c *testCluster) waitState(job, state string, timeout time.Duration) string {
+	c.t.Helper()
+	deadline := time.Now().Add(timeout)
+	last := ""
+	for time.Now().Before(deadline) {
+		l, err := c.client().List(context.Background(), &pb.ListRequest{})
+		if err != nil {
+			c.t.Fatal(err)
+		}
+		for _, j := range l.GetJobs() {
+			if j.GetName() == job {
+				last = j.GetState()
+			}
+		}
+		if last == state {
+			return last
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	return last
 }
