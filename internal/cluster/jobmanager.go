@@ -229,7 +229,14 @@ func (m *jobManager) start(rec jobRecord, fresh bool) (*managedJob, error) {
 	// superseded, and none of its reports is taken for the new run's.
 	j.rec.Runs++
 	cj, err := runtime.NewClusterJob(m.ctx, g, jc, runtime.ClusterJobConfig{
-		FirstAttempt:       (j.rec.Runs - 1) * attemptsPerRun,
+		FirstAttempt:        (j.rec.Runs - 1) * attemptsPerRun,
+		ReservedCheckpoints: checkpoint.ID(rec.ReservedCheckpoints),
+		ReserveCheckpoints: func(upTo checkpoint.ID) error {
+			// On the job's own goroutine, like its end: the record is
+			// not written concurrently.
+			j.rec.ReservedCheckpoints = int64(upTo)
+			return m.store.save(j.rec)
+		},
 		Spec:               spec,
 		Slots:              &jobSlots{d: m.dispatcher(), job: spec.Name, released: m.slotsFreed},
 		SlotRequestTimeout: m.cfg.SlotRequestTimeout,

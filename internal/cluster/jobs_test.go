@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -466,6 +467,12 @@ func TestClusterRecoveredRunNumbersAttemptsApart(t *testing.T) {
 	if err := <-c.jmDone; err != nil {
 		t.Fatal(err)
 	}
+	recs, errs := jobStore{dir: c.dir}.load()
+	if len(errs) > 0 || len(recs) != 1 || recs[0].ReservedCheckpoints < 100 {
+		t.Fatalf("records %+v (%v): want the first run's checkpoint ids reserved", recs, errs)
+	}
+	reserved := recs[0].ReservedCheckpoints
+	mark := len(c.log.String())
 	c.startJM(JobManagerConfig{RPCAddress: addr, StateDir: c.dir})
 	if u := c.wait("demo-runs", time.Minute); u.GetState() != runtime.StateFinished {
 		t.Fatalf("job ended %s: %s", u.GetState(), u.GetFailure())
@@ -477,6 +484,14 @@ func TestClusterRecoveredRunNumbersAttemptsApart(t *testing.T) {
 	}
 	if !strings.Contains(log, fmt.Sprintf("exec=0/0#%d ", attemptsPerRun)) {
 		t.Fatalf("the recovered run did not deploy attempt %d:\n%s", attemptsPerRun, log)
+	}
+	// The recovered run's checkpoints take ids from the reserved bound on.
+	m := regexp.MustCompile(`msg="checkpoint triggered" role=jobmanager job=demo-runs id=(\d+)`).FindStringSubmatch(log[mark:])
+	if m == nil {
+		t.Fatalf("the recovered run triggered no checkpoint:\n%s", log)
+	}
+	if id, _ := strconv.ParseInt(m[1], 10, 64); id < reserved {
+		t.Fatalf("the recovered run's first checkpoint is %d, below the first run's reservation %d", id, reserved)
 	}
 }
 

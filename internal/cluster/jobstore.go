@@ -28,9 +28,12 @@ type jobRecord struct {
 	FirstCheckpoint int64 `json:"first_checkpoint,omitempty"`
 	// Runs counts the job's starts: the submission and each recovery. A
 	// run's execution attempts start at (Runs-1) × 2^20.
-	Runs      int       `json:"runs,omitempty"`
-	Submitted time.Time `json:"submitted"`
-	Ended     time.Time `json:"ended,omitzero"`
+	Runs int `json:"runs,omitempty"`
+	// ReservedCheckpoints is the bound below which the job's checkpoint ids
+	// may have been used; a recovered run's ids start there.
+	ReservedCheckpoints int64     `json:"reserved_checkpoints,omitempty"`
+	Submitted           time.Time `json:"submitted"`
+	Ended               time.Time `json:"ended,omitzero"`
 }
 
 func terminalState(s string) bool {

@@ -43,6 +43,15 @@ type ClusterJobConfig struct {
 	// Reports returns the job's running tasks' counters, as the
 	// TaskManagers' heartbeats carried them.
 	Reports func() []TaskStats
+	// ReservedCheckpoints is the bound a previous run of the job reserved
+	// its checkpoint ids below (0: none): this run's ids start there, so
+	// no id of a checkpoint that run triggered and never completed is used
+	// again.
+	ReservedCheckpoints checkpoint.ID
+	// ReserveCheckpoints persists a new bound before an id at or above the
+	// current one is triggered (nil: no reservation). It is called on the
+	// JobMaster's goroutine, at checkpoint rate / reservationStep.
+	ReserveCheckpoints func(upTo checkpoint.ID) error
 	// FirstAttempt is the attempt number of the run's first executions:
 	// runs of one job number their attempts apart, so a leftover task of
 	// an earlier run is never taken for one of this run.
@@ -76,6 +85,7 @@ func NewClusterJob(ctx context.Context, g *Graph, cfg JobConfig, cc ClusterJobCo
 		cc.SlotRequestTimeout = DefaultSlotRequestTimeout
 	}
 	cfg.resumeFrom = cc.ResumeFrom
+	cfg.reservedIDs = cc.ReservedCheckpoints
 	jm, _, err := newJob(ctx, g, &cfg)
 	if err != nil {
 		return nil, err
@@ -86,6 +96,7 @@ func NewClusterJob(ctx context.Context, g *Graph, cfg JobConfig, cc ClusterJobCo
 	for _, e := range jm.execs {
 		e.attempt = cc.FirstAttempt
 	}
+	jm.reserveIDs, jm.reserved = cc.ReserveCheckpoints, cc.ReservedCheckpoints
 	jm.spec = cc.Spec
 	jm.spec.Name = cfg.JobName
 	jm.spec.Fingerprint = Fingerprint(jm.jg)

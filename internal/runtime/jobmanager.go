@@ -80,6 +80,9 @@ type JobConfig struct {
 	// ran, is the first checkpoint id that run took (see
 	// initialRestorePoint).
 	resumeFrom checkpoint.ID
+	// reservedIDs, set by NewClusterJob, is the bound below which a
+	// previous run may have used checkpoint ids: this run starts there.
+	reservedIDs checkpoint.ID
 }
 
 func (c *JobConfig) fill() error {
@@ -232,6 +235,6 @@ func newJob(ctx context.Context, g *Graph, cfg *JobConfig) (*JobMaster, *storage
 	if err := initial.checkChannelState(jg); err != nil {
 		return nil, nil, err
 	}
-	jm.start(initial, next)
+	jm.start(initial, max(next, cfg.reservedIDs))
 	return jm, store, nil
 }

@@ -72,6 +72,10 @@ type JobMaster struct {
 	preparedOn map[TaskManagerGateway]bool
 	// waiting is a deployment that waits for slots.
 	waiting *slotWait
+	// reserveIDs persists a bound on the checkpoint ids this run uses
+	// (cluster mode); reserved is the bound persisted last.
+	reserveIDs func(upTo checkpoint.ID) error
+	reserved   checkpoint.ID
 
 	regions  [][]checkpoint.TaskID
 	regionOf map[checkpoint.TaskID]int

@@ -161,6 +161,7 @@ func (jm *JobMaster) perform(actions []coordinator.Action) {
 	for _, act := range actions {
 		switch act := act.(type) {
 		case coordinator.Trigger:
+			jm.reserve(act.ID)
 			jm.log.Info("checkpoint triggered", "id", act.ID, "kind", act.Kind)
 			jm.triggered[act.ID] = act.Timestamp
 			st.checkpointTriggered(act.ID, act.Kind, act.Timestamp)
@@ -251,4 +252,25 @@ func (jm *JobMaster) perform(actions []coordinator.Action) {
 			jm.log.Info("checkpoint request rejected", "reason", act.Reason)
 		}
 	}
+}
+
+// reservationStep is how many checkpoint ids one reservation covers.
+const reservationStep = 100
+
+// reserve makes sure the persisted bound on checkpoint ids is above id
+// before checkpoint id is triggered, so that a JobManager restarted after
+// a crash never triggers an id this run used (design: checkpoint-ids).
+// A failed write is logged and the checkpoint goes ahead: the bound only
+// matters after a crash, and then the checkpoint's folder is cleaned as
+// incomplete.
+func (jm *JobMaster) reserve(id checkpoint.ID) {
+	if jm.reserveIDs == nil || id < jm.reserved {
+		return
+	}
+	upTo := id + reservationStep
+	if err := jm.reserveIDs(upTo); err != nil {
+		jm.log.Error("reserve checkpoint ids", "up_to", upTo, "error", err)
+		return
+	}
+	jm.reserved = upTo
 }
