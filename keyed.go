@@ -198,7 +198,7 @@ func (o *processOp[K, T, U]) Open(ctx context.Context, oc *runtime.OperatorConte
 		if err := o.restoreIncremental(ctx, oc); err != nil {
 			return err
 		}
-		if err := o.backend.Restore(oc.Restored.Keyed); err != nil {
+		if err := o.backend.Restore(ctx, oc.Restored.Keyed); err != nil {
 			return fmt.Errorf("restore keyed state from checkpoint %d: %w", oc.Restored.Checkpoint, err)
 		}
 	}

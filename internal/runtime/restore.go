@@ -3,6 +3,7 @@ package runtime
 import (
 	"context"
 	"fmt"
+	"io"
 	"sort"
 	"strings"
 	"time"
@@ -160,11 +161,7 @@ func (rp *restorePoint) forOperator(ctx context.Context, uid string, subtask, pa
 		if len(mine) == 0 {
 			continue
 		}
-		data, err := rp.fs.ReadFile(ctx, h.File)
-		if err != nil {
-			return nil, fmt.Errorf("restore operator %q subtask %d from checkpoint %d: %w", uid, subtask, rp.md.ID, err)
-		}
-		rs.Keyed = append(rs.Keyed, state.RestoreSource{Data: data, KeyGroups: mine})
+		rs.Keyed = append(rs.Keyed, rp.keyedSource(h.File, mine))
 	}
 	rs.Operator = map[string][][]byte{}
 	names := map[string]bool{}
@@ -200,6 +197,18 @@ func (rp *restorePoint) forOperator(ctx context.Context, uid string, subtask, pa
 		}
 	}
 	return rs, nil
+}
+
+// keyedSource is a keyed state file of the checkpoint as the backend
+// streams it: opened when the operator restores (not here, at deployment),
+// read once, its size and CRC32C checked as it is read
+// (storage.FS.OpenFile), so that no restore holds a whole file in memory.
+func (rp *restorePoint) keyedSource(f checkpoint.StateFile, mine []checkpoint.KeyGroupOffset) state.RestoreSource {
+	fs := rp.fs
+	return state.RestoreSource{
+		Name: f.Path, Size: f.Size, KeyGroups: mine,
+		Open: func(ctx context.Context) (io.ReadCloser, error) { return fs.OpenFile(ctx, f) },
+	}
 }
 
 // metadataFor groups acknowledged task states by operator uid.

@@ -99,27 +99,6 @@ func sectionLabel(name string) string {
 	return fmt.Sprintf("state %q", name)
 }
 
-// ForEachBlock calls fn with every block of sources that belongs to a key
-// group of kgs, after checking that the block lies inside its file.
-func ForEachBlock(sources []RestoreSource, kgs keygroup.Range, fn func(kg int, blk []byte) error) error {
-	for si, src := range sources {
-		for _, kgo := range src.KeyGroups {
-			if !kgs.Contains(kgo.KeyGroup) {
-				continue
-			}
-			end := kgo.Offset + kgo.Length
-			if kgo.Offset < 0 || kgo.Length < 0 || end < kgo.Offset || end > int64(len(src.Data)) {
-				return fmt.Errorf("restore keyed state: source %d key group %d: block [%d, +%d) outside the %d-byte file: %w",
-					si, kgo.KeyGroup, kgo.Offset, kgo.Length, len(src.Data), codec.ErrCorrupt)
-			}
-			if err := fn(kgo.KeyGroup, src.Data[kgo.Offset:end]); err != nil {
-				return fmt.Errorf("restore keyed state: source %d: %w", si, err)
-			}
-		}
-	}
-	return nil
-}
-
 // ParseBlock checks key group kg's block and calls fn with each section.
 // Errors from fn are returned wrapped with the state's name and key group.
 func ParseBlock(kg int, blk []byte, fn func(name string, k Kind, payload []byte) error) error {

@@ -25,7 +25,7 @@ func tryRestore(t testing.TB, src RestoreSource, pre bool) error {
 	if pre {
 		f.register(t)
 	}
-	if err := f.b.Restore([]RestoreSource{src}); err != nil {
+	if err := f.b.Restore(t.Context(), []RestoreSource{src}); err != nil {
 		return err
 	}
 	if !pre {
@@ -130,7 +130,7 @@ func TestRestoreSkipsForeignKeyGroups(t *testing.T) {
 	// A block outside the range is not even read: garbage there is fine.
 	f := newFixture(t, keygroup.RangeFor(testMaxP, 2, 1))
 	src := RestoreSource{Data: []byte{0xde, 0xad}, KeyGroups: []checkpoint.KeyGroupOffset{{KeyGroup: 0, Length: 2}}}
-	if err := f.b.Restore([]RestoreSource{src}); err != nil {
+	if err := f.b.Restore(t.Context(), []RestoreSource{src}); err != nil {
 		t.Fatalf("foreign key group was read: %v", err)
 	}
 }

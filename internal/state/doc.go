@@ -29,7 +29,7 @@
 //	}()
 //
 //	// after a failure, in a subtask that may own other key groups:
-//	b.Restore([]state.RestoreSource{{Data: fileBytes, KeyGroups: offsets}})
+//	b.Restore(ctx, []state.RestoreSource{{Name: path, Size: size, Open: openFile, KeyGroups: offsets}})
 //	count, err = state.RegisterValue(b, "count", int64Codec) // decodes the restored bytes
 //
 // # Copy-on-write

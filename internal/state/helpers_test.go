@@ -176,7 +176,7 @@ func writeSnapshot(t testing.TB, s KeyedSnapshot) RestoreSource {
 func restored(t testing.TB, kgs keygroup.Range, srcs ...RestoreSource) *fixture {
 	t.Helper()
 	f := newFixture(t, kgs)
-	if err := f.b.Restore(srcs); err != nil {
+	if err := f.b.Restore(t.Context(), srcs); err != nil {
 		t.Fatal(err)
 	}
 	f.register(t)

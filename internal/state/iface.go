@@ -1,6 +1,7 @@
 package state
 
 import (
+	"context"
 	"iter"
 
 	"github.com/weirstream/weir/internal/keygroup"
@@ -30,8 +31,9 @@ type Backend[K comparable] interface {
 	Timers() *Timers[K]
 	// Restore loads the blocks of the backend's own key groups from
 	// checkpoint files in the canonical format (see the package doc),
-	// before the operator registers its states.
-	Restore(sources []RestoreSource) error
+	// before the operator registers its states. Streamed sources are read
+	// once each, a block at a time (ForEachBlock); ctx stops the reading.
+	Restore(ctx context.Context, sources []RestoreSource) error
 	// UnrestoredStates names, sorted, the restored states that were never
 	// registered.
 	UnrestoredStates() []string

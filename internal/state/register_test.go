@@ -53,7 +53,7 @@ func TestRestoredKindMismatch(t *testing.T) {
 	src := snapshotBytes(t, f.b)
 
 	g := newFixture(t, fullRange)
-	if err := g.b.Restore([]RestoreSource{src}); err != nil {
+	if err := g.b.Restore(t.Context(), []RestoreSource{src}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := RegisterList(g.b, "val", g.codes.i64); !errors.Is(err, ErrStateMismatch) {
@@ -65,7 +65,7 @@ func TestRestoredKindMismatch(t *testing.T) {
 	if _, err := RegisterList(h.b, "val", h.codes.i64); err != nil {
 		t.Fatal(err)
 	}
-	if err := h.b.Restore([]RestoreSource{src}); !errors.Is(err, ErrStateMismatch) || !strings.Contains(err.Error(), `"val"`) {
+	if err := h.b.Restore(t.Context(), []RestoreSource{src}); !errors.Is(err, ErrStateMismatch) || !strings.Contains(err.Error(), `"val"`) {
 		t.Fatalf("Restore into a mismatched registration: err = %v", err)
 	}
 }
@@ -78,7 +78,7 @@ func TestRegisterBeforeRestore(t *testing.T) {
 	src := snapshotBytes(t, f.b)
 	g := newFixture(t, fullRange)
 	g.register(t)
-	if err := g.b.Restore([]RestoreSource{src}); err != nil {
+	if err := g.b.Restore(t.Context(), []RestoreSource{src}); err != nil {
 		t.Fatal(err)
 	}
 	checkModel(t, "registered before restore", g.dump(60), m)
@@ -93,7 +93,7 @@ func TestUnregisteredStateIsReportedAndCarriedOver(t *testing.T) {
 
 	// Restore, register only "val": the rest stays pending and is named.
 	g := newFixture(t, fullRange)
-	if err := g.b.Restore([]RestoreSource{src}); err != nil {
+	if err := g.b.Restore(t.Context(), []RestoreSource{src}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := RegisterValue(g.b, "val", g.codes.i64); err != nil {

@@ -2,30 +2,25 @@ package state
 
 import (
 	"bytes"
+	"context"
 	"encoding/binary"
 	"fmt"
 
-	"github.com/weirstream/weir/internal/checkpoint"
 	"github.com/weirstream/weir/internal/codec"
 )
-
-// RestoreSource is one keyed state file of a checkpoint: its bytes and the
-// index of its key-group blocks, as returned by KeyedSnapshot.WriteBlocks.
-type RestoreSource struct {
-	Data      []byte
-	KeyGroups []checkpoint.KeyGroupOffset
-}
 
 // Restore loads the blocks of the backend's own key groups from sources,
 // skipping the others, so a rescaled subtask can take its groups from
 // several old subtasks' files. It runs before the operator registers its
 // states: blocks of unregistered states are kept (copied) and decoded at
-// registration. Bad bytes give an error wrapping codec.ErrCorrupt that
+// registration. Files are read as streams, one block in memory at a
+// time (see ForEachBlock); the payloads of unregistered states are copied,
+// so the memory a restore needs is about the restored state. Bad bytes give an error wrapping codec.ErrCorrupt that
 // names the state and key group; a state whose kind differs from its
 // registration gives one wrapping ErrStateMismatch. After an error the
 // backend holds part of the checkpoint and must be discarded.
-func (b *KeyedBackend[K]) Restore(sources []RestoreSource) error {
-	err := ForEachBlock(sources, b.kgs, func(kg int, blk []byte) error {
+func (b *KeyedBackend[K]) Restore(ctx context.Context, sources []RestoreSource) error {
+	err := ForEachBlock(ctx, sources, b.kgs, func(kg int, blk []byte) error {
 		i := kg - b.kgs.Start
 		return ParseBlock(kg, blk, func(name string, k Kind, payload []byte) error {
 			return b.restoreSection(name, k, i, payload)

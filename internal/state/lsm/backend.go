@@ -64,11 +64,10 @@ type registration struct {
 	typed any
 }
 
-// pendingState is the canonical payload, per key group, of a restored
-// state that is not registered yet; the bytes alias the restore sources.
+// pendingState is a restored state that is not registered yet; its
+// canonical payloads are staged in the store (stage.go).
 type pendingState struct {
-	kind   state.Kind
-	groups map[int][]byte
+	kind state.Kind
 }
 
 var (
@@ -249,8 +248,8 @@ func (b *Backend[K]) RegisterRaw(spec state.StateSpec) (any, error) {
 	if err := b.db.Set(meta, binary.BigEndian.AppendUint16([]byte{byte(spec.Kind)}, r.sid), pebble.NoSync); err != nil {
 		return nil, fmt.Errorf("register state %q: %w", spec.Name, err)
 	}
-	if p, ok := b.pending[spec.Name]; ok {
-		if err := b.ingest(r, p); err != nil {
+	if _, ok := b.pending[spec.Name]; ok {
+		if err := b.ingest(r); err != nil {
 			return nil, err
 		}
 		delete(b.pending, spec.Name)

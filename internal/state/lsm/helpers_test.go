@@ -149,7 +149,7 @@ func writeSnapshot(t testing.TB, s state.KeyedSnapshot) state.RestoreSource {
 func restore(t testing.TB, mk func(testing.TB, keygroup.Range, ...func(*Options)) *fixture, kgs keygroup.Range, srcs ...state.RestoreSource) *fixture {
 	t.Helper()
 	f := mk(t, kgs)
-	if err := f.b.Restore(srcs); err != nil {
+	if err := f.b.Restore(t.Context(), srcs); err != nil {
 		t.Fatal(err)
 	}
 	f.register(t)

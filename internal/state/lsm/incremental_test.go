@@ -192,7 +192,7 @@ func TestIncrementalRescale(t *testing.T) {
 				// Nothing outside the range survives: a canonical snapshot
 				// of the restored store equals the heap's of its range.
 				h := newHeap(t, kgs)
-				if err := h.b.Restore([]state.RestoreSource{snapshotBytes(t, ref.b)}); err != nil {
+				if err := h.b.Restore(t.Context(), []state.RestoreSource{snapshotBytes(t, ref.b)}); err != nil {
 					t.Fatal(err)
 				}
 				h.register(t)

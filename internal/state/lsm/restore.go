@@ -1,8 +1,8 @@
 package lsm
 
 import (
+	"context"
 	"fmt"
-	"slices"
 
 	"github.com/cockroachdb/pebble/v2"
 
@@ -15,16 +15,18 @@ const loadBatchSize = 8 << 20
 
 // Restore loads the blocks of the backend's own key groups from canonical
 // checkpoint files, written by either backend and by any number of old
-// subtasks. Timers are restored at once. Entries of the canonical format
-// carry no lengths, so splitting a state's payload needs its codecs: the
-// payloads of states not registered yet are kept (referencing the sources'
-// bytes, which the caller must not change) and loaded into the store when
-// the state is registered. After an error the backend holds part of the
-// checkpoint and must be closed.
-func (b *Backend[K]) Restore(sources []state.RestoreSource) error {
+// subtasks. Files are streamed a block at a time (state.ForEachBlock) and
+// written into the store through batches of loadBatchSize, so a restore
+// holds neither a file nor the state in Go memory. Timers are restored at
+// once. Entries of the canonical format carry no lengths, so splitting a
+// state's payload needs its codecs: the payloads of states not registered
+// yet are staged in the store (stage.go) and decoded when the state is
+// registered. After an error the backend holds part of the checkpoint and
+// must be closed.
+func (b *Backend[K]) Restore(ctx context.Context, sources []state.RestoreSource) error {
 	l := b.newLoader()
 	defer l.close()
-	err := state.ForEachBlock(sources, b.kgs, func(kg int, blk []byte) error {
+	err := state.ForEachBlock(ctx, sources, b.kgs, func(kg int, blk []byte) error {
 		return state.ParseBlock(kg, blk, func(name string, k state.Kind, payload []byte) error {
 			if k == state.KindTimers {
 				return b.timers.RestoreGroup(kg, payload)
@@ -37,14 +39,13 @@ func (b *Backend[K]) Restore(sources []state.RestoreSource) error {
 			}
 			p, ok := b.pending[name]
 			if !ok {
-				p = &pendingState{kind: k, groups: map[int][]byte{}}
+				p = &pendingState{kind: k}
 				b.pending[name] = p
 			}
 			if p.kind != k {
 				return fmt.Errorf("checkpoint holds it both as %s and as %s: %w", p.kind, k, codec.ErrCorrupt)
 			}
-			p.groups[kg] = payload
-			return nil
+			return l.stage(name, kg, payload)
 		})
 	})
 	if err == nil {
@@ -52,23 +53,6 @@ func (b *Backend[K]) Restore(sources []state.RestoreSource) error {
 	}
 	b.timers.Rebuild()
 	return err
-}
-
-// ingest loads a pending state's payloads at its registration.
-func (b *Backend[K]) ingest(r *registration, p *pendingState) error {
-	l := b.newLoader()
-	defer l.close()
-	kgs := make([]int, 0, len(p.groups))
-	for kg := range p.groups {
-		kgs = append(kgs, kg)
-	}
-	slices.Sort(kgs)
-	for _, kg := range kgs {
-		if err := l.group(r, kg, p.groups[kg]); err != nil {
-			return fmt.Errorf("restore state %q key group %d: %w", r.spec.Name, kg, err)
-		}
-	}
-	return l.flush()
 }
 
 // loader writes canonical payloads into the store through batches.

@@ -122,13 +122,13 @@ func (b *Backend[K]) RestoreIncremental(ctx context.Context, srcs []IncrementalS
 		if t == nil {
 			continue
 		}
-		data, err := readAll(ctx, s.Files, t.File)
-		if err != nil {
-			return st, fmt.Errorf("lsm state backend: restore timers: %w", err)
-		}
-		timers = append(timers, state.RestoreSource{Data: data, KeyGroups: t.KeyGroups})
+		files, f := s.Files, t.File
+		timers = append(timers, state.RestoreSource{
+			Name: f.Path, Size: f.Size, KeyGroups: t.KeyGroups,
+			Open: func(ctx context.Context) (io.ReadCloser, error) { return files.OpenFile(ctx, f) },
+		})
 	}
-	if err := b.Restore(timers); err != nil {
+	if err := b.Restore(ctx, timers); err != nil {
 		return st, err
 	}
 	b.catalogue = cat
@@ -189,15 +189,6 @@ func download(ctx context.Context, src FileSource, f checkpoint.StateFile, dst s
 		return fmt.Errorf("lsm state backend: restore %s: %w", f.Path, err)
 	}
 	return nil
-}
-
-func readAll(ctx context.Context, src FileSource, f checkpoint.StateFile) ([]byte, error) {
-	r, err := src.OpenFile(ctx, f)
-	if err != nil {
-		return nil, err
-	}
-	defer r.Close()
-	return io.ReadAll(r)
 }
 
 // readCatalogue reads the state catalogue of the store.

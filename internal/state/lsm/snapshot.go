@@ -38,7 +38,7 @@ func (b *Backend[K]) Snapshot() state.KeyedSnapshot {
 		s.sections = append(s.sections, &storeSection[K]{s: s, name: name, kind: r.spec.Kind, sid: r.sid})
 	}
 	for name, p := range b.pending {
-		s.sections = append(s.sections, &pendingSection{name: name, kind: p.kind, groups: p.groups})
+		s.sections = append(s.sections, &pendingSection{snap: s.snap, name: name, kind: p.kind})
 	}
 	var timers state.Section
 	timers, s.releaseTimers = b.timers.SnapshotSection()
@@ -177,18 +177,14 @@ func appendList(dst, key, frames []byte) ([]byte, error) {
 // pendingSection carries the restored payloads of a state that was never
 // registered into the next snapshots, as the heap backend does.
 type pendingSection struct {
-	name   string
-	kind   state.Kind
-	groups map[int][]byte
+	snap *pebble.Snapshot // the staged payloads as of the snapshot
+	name string
+	kind state.Kind
 }
 
 func (sec *pendingSection) SectionName() string     { return sec.name }
 func (sec *pendingSection) SectionKind() state.Kind { return sec.kind }
 
 func (sec *pendingSection) AppendGroup(dst []byte, kg int) ([]byte, bool, error) {
-	p, ok := sec.groups[kg]
-	if !ok {
-		return dst, false, nil
-	}
-	return append(dst, p...), true, nil
+	return stagedGroup(sec.snap, sec.name, kg, dst)
 }

@@ -177,12 +177,12 @@ func TestRestoreBeforeAndAfterRegistration(t *testing.T) {
 	// Registered before the restore: loaded at once.
 	early := newLSM(t, fullRange)
 	early.register(t)
-	if err := early.b.Restore([]state.RestoreSource{snap}); err != nil {
+	if err := early.b.Restore(t.Context(), []state.RestoreSource{snap}); err != nil {
 		t.Fatal(err)
 	}
 	// Never registered: carried into the next snapshot unchanged.
 	lazy := newLSM(t, fullRange)
-	if err := lazy.b.Restore([]state.RestoreSource{snap}); err != nil {
+	if err := lazy.b.Restore(t.Context(), []state.RestoreSource{snap}); err != nil {
 		t.Fatal(err)
 	}
 	// Only states with entries are in the checkpoint.
@@ -209,7 +209,7 @@ func TestRestoreKindMismatch(t *testing.T) {
 	src.val.Update(1)
 	snap := snapshotBytes(t, src.b)
 	f := newLSM(t, fullRange)
-	if err := f.b.Restore([]state.RestoreSource{snap}); err != nil {
+	if err := f.b.Restore(t.Context(), []state.RestoreSource{snap}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := state.RegisterList(f.b, "val", mustCodec[int64](t)); !errors.Is(err, state.ErrStateMismatch) {
@@ -219,7 +219,7 @@ func TestRestoreKindMismatch(t *testing.T) {
 	if _, err := state.RegisterList(g.b, "val", mustCodec[int64](t)); err != nil {
 		t.Fatal(err)
 	}
-	if err := g.b.Restore([]state.RestoreSource{snap}); !errors.Is(err, state.ErrStateMismatch) {
+	if err := g.b.Restore(t.Context(), []state.RestoreSource{snap}); !errors.Is(err, state.ErrStateMismatch) {
 		t.Fatalf("restore of a value state into a registered list: %v", err)
 	}
 }
@@ -241,7 +241,7 @@ func TestCorruptRestoreNeverPanics(t *testing.T) {
 		data := slices.Clone(snap.Data)
 		data[i] ^= 0x5a
 		f := newLSM(t, fullRange)
-		err := f.b.Restore([]state.RestoreSource{{Data: data, KeyGroups: snap.KeyGroups}})
+		err := f.b.Restore(t.Context(), []state.RestoreSource{{Data: data, KeyGroups: snap.KeyGroups}})
 		if err == nil {
 			err = registerErr(t, f)
 		}
