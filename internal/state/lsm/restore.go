@@ -10,13 +10,18 @@ import (
 	"github.com/weirstream/weir/internal/state"
 )
 
-// loadBatchSize is how many bytes a restore batches before it commits them.
+// loadBatchSize bounds how many bytes a restore batches before it commits
+// them. The bound in use is an eighth of the memtable (loader.limit):
+// Pebble turns a batch of half a memtable or more into a memtable of its
+// own, held in Go memory until flushed, and each such commit rotates the
+// memtable — a restore in 8 MiB batches into 16 MiB memtables did that for
+// every batch and needed 140 MiB of RSS more than the budget.
 const loadBatchSize = 8 << 20
 
 // Restore loads the blocks of the backend's own key groups from canonical
 // checkpoint files, written by either backend and by any number of old
 // subtasks. Files are streamed a block at a time (state.ForEachBlock) and
-// written into the store through batches of loadBatchSize, so a restore
+// written into the store through small batches (loader.limit), so a restore
 // holds neither a file nor the state in Go memory. Timers are restored at
 // once. Entries of the canonical format carry no lengths, so splitting a
 // state's payload needs its codecs: the payloads of states not registered
@@ -61,10 +66,11 @@ type loader[K comparable] struct {
 	batch  *pebble.Batch
 	key    []byte
 	frames []byte
+	limit  int // batch bytes that make set commit
 }
 
 func (b *Backend[K]) newLoader() *loader[K] {
-	return &loader[K]{b: b, batch: b.db.NewBatch()}
+	return &loader[K]{b: b, batch: b.db.NewBatch(), limit: int(min(loadBatchSize, max(b.opts.MemtableSize/8, 64<<10)))}
 }
 
 func (l *loader[K]) close() { l.batch.Close() }
@@ -84,7 +90,7 @@ func (l *loader[K]) set(key, v []byte) error {
 	if err := l.batch.Set(key, v, nil); err != nil {
 		return err
 	}
-	if l.batch.Len() >= loadBatchSize {
+	if l.batch.Len() >= l.limit {
 		return l.flush()
 	}
 	return nil
