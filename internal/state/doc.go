@@ -66,8 +66,9 @@
 // list keeps its order; so equal state gives equal bytes in every backend.
 // That order is the LSM store's key order, so the LSM backend copies
 // entries as it scans; the heap backend sorts each key group's entries on
-// the writer goroutine. Restore reads the
-// blocks of its own key groups from any number of files, so a rescaled
+// the writer goroutine. Restore streams the
+// blocks of its own key groups from any number of files (ForEachBlock: one
+// block in memory at a time, each file checksummed to its end), so a rescaled
 // subtask can gather its groups from several old subtasks. Bytes of a state
 // that is not registered yet are kept and decoded at registration; if the
 // state is never registered they are carried into later snapshots and named

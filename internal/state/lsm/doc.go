@@ -41,7 +41,8 @@
 // interchangeable, and rescaling redistributes key-group blocks as for the
 // heap backend. Restoring decodes keys and values only to find their
 // lengths (the canonical format does not carry them) and writes the store
-// through batches.
+// through batches as it streams the files; a state not registered yet has
+// its payloads staged in the store and decoded at registration (stage.go).
 //
 // # Timers
 //
