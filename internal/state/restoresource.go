@@ -150,11 +150,17 @@ func forEachStreamed(ctx context.Context, src RestoreSource, kgs keygroup.Range,
 	}
 	// The rest of the file passes through the checksum; the source's
 	// reader reports a short, long or damaged file here at the latest.
-	if _, err := r.WriteTo(io.Discard); err != nil {
+	// Not r.WriteTo: it reads the source directly and drops an error the
+	// buffer already holds (a reader may return its verdict together with
+	// the file's last bytes, then io.EOF).
+	if _, err := io.Copy(io.Discard, onlyReader{r}); err != nil {
 		return buf, err
 	}
 	return buf, nil
 }
+
+// onlyReader hides a reader's WriteTo, so io.Copy reads through Read.
+type onlyReader struct{ io.Reader }
 
 // truncated describes a read of block kgo that failed: a reader that
 // checks the file reports its own error, a bare end of file is a file
