@@ -53,13 +53,22 @@ const restoreReadBuffer = 256 << 10
 // buffer for its blocks, so the memory a restore needs beyond what fn
 // keeps is the largest block plus the read buffer.
 func ForEachBlock(ctx context.Context, sources []RestoreSource, kgs keygroup.Range, fn func(kg int, blk []byte) error) error {
+	// ctx is checked before every block as well: in-memory sources and
+	// readers that ignore ctx would otherwise run a cancelled restore to
+	// its end.
+	each := func(kg int, blk []byte) error {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		return fn(kg, blk)
+	}
 	var buf []byte
 	for si, src := range sources {
 		var err error
 		if src.Open == nil {
-			err = forEachInMemory(src, kgs, fn)
+			err = forEachInMemory(src, kgs, each)
 		} else {
-			buf, err = forEachStreamed(ctx, src, kgs, buf, fn)
+			buf, err = forEachStreamed(ctx, src, kgs, buf, each)
 		}
 		if err != nil {
 			return fmt.Errorf("restore keyed state: source %d (%s): %w", si, sourceName(src), err)

@@ -41,3 +41,36 @@ func TestStreamedSourceVerdictWithLastBytes(t *testing.T) {
 		t.Errorf("restore: %v; want the reader's verdict, returned with the file's last bytes", err)
 	}
 }
+
+// TestRestoreStopsWhenCancelled: a cancelled restore stops before its
+// first block, for a source held in memory and for a streamed source whose
+// reader does not look at ctx, and closes what it opened.
+func TestRestoreStopsWhenCancelled(t *testing.T) {
+	src := sampleSnapshot(t)
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	closed := false
+	streamed := BytesSource("s.keyed", src.Data, src.KeyGroups)
+	streamed.Open = func(context.Context) (io.ReadCloser, error) {
+		return closeFunc{Reader: bytesReader(src.Data), close: func() { closed = true }}, nil
+	}
+	for _, s := range []RestoreSource{src, streamed} {
+		n := 0
+		err := ForEachBlock(ctx, []RestoreSource{s}, fullRange, func(int, []byte) error { n++; return nil })
+		if !errors.Is(err, context.Canceled) || n != 0 {
+			t.Errorf("%s: cancelled restore: %v after %d blocks; want context.Canceled before the first", sourceName(s), err, n)
+		}
+	}
+	if !closed {
+		t.Error("the streamed source was not closed")
+	}
+}
+
+type closeFunc struct {
+	io.Reader
+	close func()
+}
+
+func (c closeFunc) Close() error { c.close(); return nil }
+
+func bytesReader(b []byte) io.Reader { return &verdictOnce{data: b, err: io.EOF} }
