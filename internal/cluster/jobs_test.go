@@ -333,21 +333,13 @@ func TestClusterTaskManagerLoss(t *testing.T) {
 // register again, the job is recovered from its newest checkpoint, and
 // the committed output is exactly the failure-free one.
 func TestClusterJobManagerRestart(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
+	addr := freeAddr(t)
 	c := startTestCluster(t, JobManagerConfig{RPCAddress: addr})
 	c.startTM("tm-a", 1)
 	const n, k = 80_000, 11
 	out := c.submitDemo("demo-jmrestart", n, k, 40_000, baseConf(1))
 	time.Sleep(700 * time.Millisecond)
-	c.stopJM()
-	if err := <-c.jmDone; err != nil {
-		t.Fatalf("JobManager: %v", err)
-	}
+	c.stopJobManager()
 	c.startJM(JobManagerConfig{RPCAddress: addr, StateDir: c.dir})
 	u := c.wait("demo-jmrestart", time.Minute)
 	if u.GetState() != runtime.StateFinished {
@@ -452,21 +444,13 @@ func TestClusterResubmitRefusesOldCheckpoints(t *testing.T) {
 // restarted JobManager deploys attempts of a new range, so a task left
 // over from the first run is an older attempt everywhere.
 func TestClusterRecoveredRunNumbersAttemptsApart(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
+	addr := freeAddr(t)
 	c := startTestCluster(t, JobManagerConfig{RPCAddress: addr})
 	c.startTM("tm-a", 1)
 	const n, k = 60_000, 7
 	out := c.submitDemo("demo-runs", n, k, 40_000, baseConf(1))
 	time.Sleep(500 * time.Millisecond)
-	c.stopJM()
-	if err := <-c.jmDone; err != nil {
-		t.Fatal(err)
-	}
+	c.stopJobManager()
 	recs, errs := jobStore{dir: c.dir}.load()
 	if len(errs) > 0 || len(recs) != 1 || recs[0].ReservedCheckpoints < 100 {
 		t.Fatalf("records %+v (%v): want the first run's checkpoint ids reserved", recs, errs)
@@ -525,12 +509,7 @@ func TestClusterSlowBuilderKeepsHeartbeats(t *testing.T) {
 // disk, so the next JobManager tries again (and recovers it once the cause
 // is gone); a client's cancel gives it up for good.
 func TestClusterUnrecoveredJobIsKept(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
+	addr := freeAddr(t)
 	var broken atomic.Bool
 	resolve := func(ctx context.Context, spec runtime.JobSpec) (*runtime.Graph, runtime.JobConfig, error) {
 		if broken.Load() {
@@ -543,10 +522,7 @@ func TestClusterUnrecoveredJobIsKept(t *testing.T) {
 	c.submitDemo("kept", 0, 3, 1000, baseConf(1)) // unbounded
 	time.Sleep(300 * time.Millisecond)
 	restart := func() {
-		c.stopJM()
-		if err := <-c.jmDone; err != nil {
-			t.Fatal(err)
-		}
+		c.stopJobManager()
 		c.startJM(JobManagerConfig{RPCAddress: addr, StateDir: c.dir, Resolve: resolve})
 	}
 	broken.Store(true)
@@ -601,4 +577,26 @@ func (c *testCluster) waitState(job, state string, timeout time.Duration) string
 		time.Sleep(50 * time.Millisecond)
 	}
 	return last
+}
+
+// freeAddr returns a loopback address whose port is free now, for a
+// JobManager that must come back on the same address.
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+// stopJobManager stops the JobManager the way a graceful shutdown does and
+// waits for it.
+func (c *testCluster) stopJobManager() {
+	c.t.Helper()
+	c.stopJM()
+	if err := <-c.jmDone; err != nil {
+		c.t.Fatalf("JobManager: %v", err)
+	}
 }
