@@ -53,7 +53,7 @@ func newSavepointCmd() *cobra.Command {
 	var addr, target string
 	c := &cobra.Command{
 		Use:   "savepoint JOB",
-		Short: "Take a savepoint of a running job (its --rest-address must be on)",
+		Short: "Take a savepoint of a running job through a REST API: a JobManager's, or a local run's --rest-address",
 		Long: `savepoint asks the running job for a checkpoint and copies it into a new
 folder under --target: self-contained and relocatable, never deleted by
 retention. Resume from it with 'weir run … --from PATH' at any parallelism.`,
