@@ -390,3 +390,38 @@ func TestClusterStallBeyondHeartbeatTimeout(t *testing.T) {
 		t.Errorf("the stalled TaskManager did not notice that its session ended:\n%s", tail(c.tms[stalled].stderr(), 3000))
 	}
 }
+
+// TestClusterStopWithSavepointAndRescale stops a job on the cluster with a
+// savepoint (its 2PC sinks commit) and resumes the savepoint under a new
+// name at another parallelism into the same output folder: the two runs
+// together commit exactly the failure-free output.
+func TestClusterStopWithSavepointAndRescale(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs a cluster of two processes for seconds")
+	}
+	const events = 1_000_000
+	c := startE2ECluster(t, 1, 3)
+	args, out := c.demoArgs(events, 100_000, 2, "--detached")
+	if r := runWeir(t, time.Minute, args...); r.code != 0 {
+		t.Fatalf("submit: exit %d\n%s", r.code, r.stderr)
+	}
+	time.Sleep(1500 * time.Millisecond)
+	r := runWeir(t, time.Minute, "stop", "demo", "--rest-address", c.rest, "--savepoint", filepath.Join(c.dir, "saves"))
+	if r.code != 0 {
+		t.Fatalf("stop: exit %d\n%s\n%s", r.code, r.stderr, c.logs())
+	}
+	savepoint := strings.TrimSpace(r.stdout)
+	first := len(committed(t, out))
+	if first == 0 || first >= events {
+		t.Fatalf("the stopped run committed %d of %d lines: stop earlier or later", first, events)
+	}
+	resume, _ := c.demoArgs(events, 0, 3, "--from", savepoint, "--job-name", "demo-resumed")
+	if r := runWeir(t, time.Minute, resume...); r.code != 0 {
+		t.Fatalf("resume: exit %d\n%s\n%s", r.code, r.stderr, c.logs())
+	}
+	if d := demo.Diff(demo.Expected(events, demoKeys), committed(t, out)); d != "" {
+		t.Fatalf("stop with savepoint at p=2 (%d lines), resume at p=3: %s", first, d)
+	}
+	assertNoInProgress(t, out)
+	t.Logf("stopped at p=2 after %d lines with %s, resumed at p=3 to %d", first, savepoint, events)
+}
