@@ -1,103 +1,86 @@
 package app
 
 import (
+	"context"
 	"fmt"
 	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
+
+	"github.com/weirstream/weir/internal/cluster"
 )
 
 const jobManagerUsage = "the JobManager's rpc address HOST:PORT"
 
-func (p *Program) listCommand() *cobra.Command {
+// clientCommand is a command that talks to the JobManager: it dials
+// (--jobmanager, --connect-timeout), runs do with the client and closes it.
+func (p *Program) clientCommand(use, short string, args cobra.PositionalArgs, do func(ctx context.Context, cl *cluster.Client, args []string) error) *cobra.Command {
 	var cf clientFlags
 	c := &cobra.Command{
-		Use:         "list",
-		Short:       "List the JobManager's jobs",
-		Args:        cobra.NoArgs,
+		Use:         use,
+		Short:       short,
+		Args:        args,
 		Annotations: envAnnotation,
-		RunE: func(c *cobra.Command, _ []string) error {
+		RunE: func(c *cobra.Command, args []string) error {
 			cl, err := cf.dial(c.Context(), p)
 			if err != nil {
 				return err
 			}
 			defer cl.Close()
-			jobs, err := cl.List(c.Context())
-			if err != nil {
-				return err
-			}
-			w := tabwriter.NewWriter(p.stdout(), 0, 4, 2, ' ', 0)
-			fmt.Fprintln(w, "JOB\tKIND\tSTATE\tSTARTED\tENDED\tFAILURE")
-			for _, j := range jobs {
-				fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\n", j.GetName(), j.GetKind(), j.GetState(),
-					unixMillis(j.GetStartUnixMillis()), unixMillis(j.GetEndUnixMillis()), j.GetFailure())
-			}
-			return w.Flush()
+			return do(c.Context(), cl, args)
 		},
 	}
 	cf.register(c.Flags(), "127.0.0.1:6123", jobManagerUsage)
 	return c
+}
+
+func (p *Program) listCommand() *cobra.Command {
+	return p.clientCommand("list", "List the JobManager's jobs", cobra.NoArgs, func(ctx context.Context, cl *cluster.Client, _ []string) error {
+		jobs, err := cl.List(ctx)
+		if err != nil {
+			return err
+		}
+		w := tabwriter.NewWriter(p.stdout(), 0, 4, 2, ' ', 0)
+		fmt.Fprintln(w, "JOB\tKIND\tSTATE\tSTARTED\tENDED\tFAILURE")
+		for _, j := range jobs {
+			fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\n", j.GetName(), j.GetKind(), j.GetState(),
+				unixMillis(j.GetStartUnixMillis()), unixMillis(j.GetEndUnixMillis()), j.GetFailure())
+		}
+		return w.Flush()
+	})
 }
 
 func (p *Program) cancelCommand() *cobra.Command {
-	var cf clientFlags
-	c := &cobra.Command{
-		Use:         "cancel JOB",
-		Short:       "Cancel a job on the JobManager",
-		Args:        exactlyOneJob,
-		Annotations: envAnnotation,
-		RunE: func(c *cobra.Command, args []string) error {
-			cl, err := cf.dial(c.Context(), p)
-			if err != nil {
-				return err
-			}
-			defer cl.Close()
-			if err := cl.Cancel(c.Context(), args[0]); err != nil {
-				return err
-			}
-			fmt.Fprintf(p.stderr(), "job %s: cancel requested\n", args[0])
-			return nil
-		},
-	}
-	cf.register(c.Flags(), "127.0.0.1:6123", jobManagerUsage)
-	return c
+	return p.clientCommand("cancel JOB", "Cancel a job on the JobManager", exactlyOneJob, func(ctx context.Context, cl *cluster.Client, args []string) error {
+		if err := cl.Cancel(ctx, args[0]); err != nil {
+			return err
+		}
+		fmt.Fprintf(p.stderr(), "job %s: cancel requested\n", args[0])
+		return nil
+	})
 }
 
 func (p *Program) checkpointsCommand() *cobra.Command {
-	var cf clientFlags
-	c := &cobra.Command{
-		Use:         "checkpoints JOB",
-		Short:       "Show a job's checkpoint counts and recent checkpoints (from the JobManager)",
-		Args:        exactlyOneJob,
-		Annotations: envAnnotation,
-		RunE: func(c *cobra.Command, args []string) error {
-			cl, err := cf.dial(c.Context(), p)
-			if err != nil {
-				return err
-			}
-			defer cl.Close()
-			r, err := cl.Checkpoints(c.Context(), args[0])
-			if err != nil {
-				return err
-			}
-			out := p.stdout()
-			fmt.Fprintf(out, "job %s: %d completed, %d failed, %d restored\n", args[0], r.GetCompleted(), r.GetFailed(), r.GetRestored())
-			if len(r.GetHistory()) == 0 {
-				return nil
-			}
-			w := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(w, "ID\tKIND\tSTATUS\tTRIGGERED\tDURATION\tSIZE\tACKS\tFAILURE")
-			for _, h := range r.GetHistory() {
-				fmt.Fprintf(w, "%d\t%s\t%s\t%s\t%s\t%d\t%d/%d\t%s\n", h.GetId(), h.GetKind(), h.GetStatus(),
-					unixMillis(h.GetTriggerUnixMillis()), time.Duration(h.GetDurationMillis())*time.Millisecond,
-					h.GetStateSize(), h.GetAcknowledged(), h.GetSubtasks(), h.GetFailure())
-			}
-			return w.Flush()
-		},
-	}
-	cf.register(c.Flags(), "127.0.0.1:6123", jobManagerUsage)
-	return c
+	return p.clientCommand("checkpoints JOB", "Show a job's checkpoint counts and recent checkpoints (from the JobManager)", exactlyOneJob, func(ctx context.Context, cl *cluster.Client, args []string) error {
+		r, err := cl.Checkpoints(ctx, args[0])
+		if err != nil {
+			return err
+		}
+		out := p.stdout()
+		fmt.Fprintf(out, "job %s: %d completed, %d failed, %d restored\n", args[0], r.GetCompleted(), r.GetFailed(), r.GetRestored())
+		if len(r.GetHistory()) == 0 {
+			return nil
+		}
+		w := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(w, "ID\tKIND\tSTATUS\tTRIGGERED\tDURATION\tSIZE\tACKS\tFAILURE")
+		for _, h := range r.GetHistory() {
+			fmt.Fprintf(w, "%d\t%s\t%s\t%s\t%s\t%d\t%d/%d\t%s\n", h.GetId(), h.GetKind(), h.GetStatus(),
+				unixMillis(h.GetTriggerUnixMillis()), time.Duration(h.GetDurationMillis())*time.Millisecond,
+				h.GetStateSize(), h.GetAcknowledged(), h.GetSubtasks(), h.GetFailure())
+		}
+		return w.Flush()
+	})
 }
 
 func exactlyOneJob(c *cobra.Command, args []string) error {
