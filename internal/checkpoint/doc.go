@@ -13,4 +13,10 @@
 //
 // The runtime drives these packages; they never start goroutines, read
 // clocks or touch sockets themselves (storage is the one that does IO).
+//
+// Owns: the types every checkpointing package shares (ID, TaskID,
+// TaskState, Metadata, Kind) and the file names of state in storage. Must
+// not touch: IO, goroutines, clocks, or any package above it; it is
+// imported by nearly every layer, so it stays plain data (checked by
+// internal/archtest).
 package checkpoint

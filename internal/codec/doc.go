@@ -22,4 +22,9 @@
 // ErrCorrupt, never a panic, and a length read from the input is checked
 // against the bytes that remain before anything is allocated for it. Decoded
 // values never alias the input slice.
+//
+// Owns: the byte encoding of state, transaction handles and channel
+// records. Must not touch: files, the runtime or state backends; a change
+// of an encoding is a change of the checkpoint format and needs a version
+// (checked by internal/archtest).
 package codec

@@ -22,4 +22,9 @@
 //
 // Unknown keys are rejected (a typo must not silently fall back to a
 // default); the error suggests the closest known key.
+//
+// Owns: the registry of configuration keys, their defaults and validation.
+// Must not touch: anything that uses the values; engines read them through
+// typed getters and their own Config structs (checked by
+// internal/archtest).
 package config

@@ -43,4 +43,8 @@
 // The JobMaster drops events of superseded attempts before they reach the
 // handler: a TaskFailed of a region being restored is taken as a failure
 // of its new attempt.
+//
+// Owns: what fails together and when it restarts. Must not touch:
+// executions, TaskManagers, storage or the clock; the JobMaster performs
+// its actions (checked by internal/archtest).
 package failover

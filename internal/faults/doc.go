@@ -27,4 +27,7 @@
 //
 // A nil *Injector is valid and never fires, so production code calls Hit
 // unconditionally; with nothing armed a Hit costs one atomic load.
+//
+// Owns: the named fault points and the plan of when they fire. Must not
+// touch: the code it fails; callers decide where to Hit.
 package faults

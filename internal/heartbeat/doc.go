@@ -17,4 +17,7 @@
 //	m.Seen("tm-1", t0.Add(10*time.Second))
 //	at, ok := m.NextDeadline()   // t0+60s: arm the timer
 //	lost := m.Expired(t0.Add(60 * time.Second)) // ["tm-1"], now forgotten
+//
+// Owns: the timing of heartbeats. Must not touch: sockets, goroutines or
+// the clock (checked by internal/archtest).
 package heartbeat

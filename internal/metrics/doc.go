@@ -21,4 +21,8 @@
 // registry can hold the collectors of several jobs; task metrics add
 // task_id (the job vertex), task_name and subtask_index, Flink's label
 // names.
+//
+// Owns: metric names, labels and rates. Must not touch: the job; it only
+// reads runtime.JobStatus snapshots and never blocks the JobMaster or a
+// task.
 package metrics

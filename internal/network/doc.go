@@ -91,4 +91,9 @@
 // Locking: one mutex per Gate guards the state of the gate and of all its
 // channels. It is taken once per batch or event, never per record, and never
 // held while waiting.
+//
+// Owns: the in-process data plane: batches, pools, partitioners, gates,
+// channels, credits and debt. Must not touch: tasks, operators, state or
+// checkpoint storage; it carries barriers without knowing what they mean
+// (checked by internal/archtest).
 package network

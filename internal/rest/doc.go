@@ -23,4 +23,8 @@
 // Errors are JSON too: {"errors": ["..."]} with 404 for an unknown job,
 // vertex, checkpoint or path and 405 (with Allow) for a wrong method.
 // docs/rest.md lists every endpoint with an example response.
+//
+// Owns: paths, JSON shapes and errors of the REST API. Must not touch: the
+// runtime's state directly; it reads typed snapshots and asks for
+// checkpoints and savepoints through JobStatus, the one write path.
 package rest

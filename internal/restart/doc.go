@@ -22,4 +22,7 @@
 // OnFailure is called once per job failure (not once per failed task of the
 // same failover); a strategy that has refused a restart keeps refusing, since
 // the job is then terminally failed.
+//
+// Owns: the restart strategies and their configuration. Must not touch: the
+// failover handler's regions or any clock (checked by internal/archtest).
 package restart

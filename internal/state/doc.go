@@ -73,4 +73,8 @@
 // that is not registered yet are kept and decoded at registration; if the
 // state is never registered they are carried into later snapshots and named
 // by UnrestoredStates.
+//
+// Owns: keyed and operator state, timers, key-group snapshots and their
+// canonical format. Must not touch: tasks, the runtime or checkpoint
+// storage beyond the writer it is handed (checked by internal/archtest).
 package state

@@ -39,4 +39,9 @@
 // EncodeState and DecodeState turn a State into bytes for the checkpoint's
 // operator state and back; decoding rejects corrupt input with ErrCorrupt
 // and never panics.
+//
+// Owns: which transaction is open, pending or to be committed or aborted,
+// and its encoding in the checkpoint. Must not touch: the sink's external
+// system (the operator in package weir calls the sink) or the clock
+// (checked by internal/archtest).
 package twophase

@@ -19,4 +19,8 @@
 // The interface is deliberately minimal: what storage needs, nothing more.
 // SyncDir exists because a rename or a new file is durable only after its
 // directory is synced.
+//
+// Owns: the filesystem interface and its fault-injecting wrappers. Must not
+// touch: what is stored; layouts belong to internal/checkpoint/storage and
+// the state backends (checked by internal/archtest).
 package vfs

@@ -65,4 +65,9 @@
 //
 // The returned action slice is owned by the handler and reused by the next
 // call to Step; the task loop must finish with it (or copy it) first.
+//
+// Owns: the task-side rules of alignment, unaligned recording and
+// at-least-once counting. Must not touch: gates, channels, goroutines,
+// clocks or storage; the task loop (internal/runtime) performs its actions
+// (checked by internal/archtest).
 package barrier

@@ -56,4 +56,9 @@
 //     stamped with the time of the next timed event (NextDeadline asks for
 //     one at once), so the min pause and the restarted interval are never
 //     shorter than configured.
+//
+// Owns: when checkpoints trigger, complete, abort and count as failed. Must
+// not touch: storage, the TaskManagers, goroutines or the clock; the
+// JobMaster performs its actions and feeds back their results (checked by
+// internal/archtest).
 package coordinator

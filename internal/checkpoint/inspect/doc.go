@@ -30,4 +30,9 @@
 // Every file's size and CRC32C is verified, shared ones included; a
 // missing or damaged shared file fails the inspection, naming it. The
 // SSTs are not opened: entry counts would take Pebble and the store.
+//
+// Owns: the report of `weir checkpoints inspect`. Must not touch:
+// checkpoints themselves (it only reads them); it may read runtime's
+// state-file formats, which is why it is the one package under
+// internal/checkpoint allowed above the runtime.
 package inspect

@@ -16,4 +16,8 @@
 // listing of the shared area, sparing those whose checkpoint is still in
 // flight (their upload checkpoint is part of their name,
 // checkpoint.SharedName).
+//
+// Owns: which shared file is still referenced. Must not touch: storage
+// itself; the JobMaster deletes what Release and Orphans return (checked by
+// internal/archtest).
 package registry

@@ -48,4 +48,10 @@
 //
 // All IO goes through a vfs.FS, so tests inject disk-full, failed syncs and
 // failed renames with vfs.WithErrors.
+//
+// Owns: the on-disk layout of checkpoints and savepoints, metadata
+// encoding, durability and the choice of the newest usable checkpoint. Must
+// not touch: the runtime, tasks or the coordinator; it is called by them
+// and knows nothing of jobs beyond their folder (checked by
+// internal/archtest).
 package storage

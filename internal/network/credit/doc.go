@@ -37,4 +37,7 @@
 // the credits held by the sender, in flight as Data, held by the receiver,
 // freed but unannounced and in flight as AddCredit always sum to the
 // channel's credits.
+//
+// Owns: the arithmetic of credits. Must not touch: connections, goroutines
+// or clocks (checked by internal/archtest).
 package credit

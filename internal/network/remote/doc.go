@@ -51,4 +51,9 @@
 // consumer's Close cancels its partition (the producer's Send fails with
 // ErrCancelled). A sequence gap fails only that channel. Nothing panics on
 // bad input.
+//
+// Owns: TCP connections between TaskManagers, remote channels and the
+// partition registry. Must not touch: tasks or the JobMaster; the
+// TaskExecutor wires it (internal/runtime/links.go) (checked by
+// internal/archtest).
 package remote

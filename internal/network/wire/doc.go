@@ -52,4 +52,8 @@
 //
 // The design and the credit protocol that uses these frames are in
 // docs/design/cluster.md, section 3.
+//
+// Owns: the frame format of the data plane and its version. Must not touch:
+// connections (internal/network/remote reads and writes the frames)
+// (checked by internal/archtest).
 package wire

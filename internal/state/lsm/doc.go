@@ -66,4 +66,9 @@
 // durable. The store's directory is made under Options.Dir and removed by
 // Close; a process killed before Close leaves it behind (weir-lsm-* in that
 // folder), to be cleaned up by hand or by the TaskManager at start.
+//
+// Owns: the Pebble store of one subtask, its key layout, incremental
+// snapshots and restores. Must not touch: checkpoint storage's layout
+// beyond the files it is handed, or the runtime (checked by
+// internal/archtest).
 package lsm

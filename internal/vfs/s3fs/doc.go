@@ -59,4 +59,7 @@
 // variables. Probe checks, before a job starts, that the endpoint answers,
 // the credentials are accepted and the bucket exists, so that none of
 // those surfaces mid-run.
+//
+// Owns: the S3 filesystem and its configuration keys. Must not touch: what
+// is stored in it (checked by internal/archtest).
 package s3fs

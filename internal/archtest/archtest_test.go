@@ -1,0 +1,243 @@
+package archtest
+
+import (
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+const module = "github.com/weirstream/weir"
+
+// pureCores are the packages that must stay pure state machines.
+var pureCores = []string{
+	"internal/checkpoint",
+	"internal/checkpoint/barrier",
+	"internal/checkpoint/coordinator",
+	"internal/checkpoint/registry",
+	"internal/failover",
+	"internal/twophase",
+	"internal/network/credit",
+	"internal/heartbeat",
+	"internal/restart",
+}
+
+// pureStd are the standard packages a pure core may import: values,
+// formatting and arithmetic, nothing that does IO, blocks or locks.
+var pureStd = []string{
+	"bytes", "cmp", "encoding", "encoding/binary", "errors", "fmt",
+	"hash/crc32", "iter", "maps", "math", "math/bits", "math/rand/v2",
+	"slices", "sort", "strconv", "strings", "time", "unicode/utf8",
+}
+
+// pureModule are the module packages a pure core may import besides the
+// other cores: configuration parsing and key-group arithmetic.
+var pureModule = []string{"internal/config", "internal/keygroup"}
+
+// clockCalls read the wall clock or wait on it; a pure core takes time as
+// an input instead.
+var clockCalls = []string{"Now", "Since", "Until", "Sleep", "After", "AfterFunc", "NewTimer", "NewTicker", "Tick"}
+
+// lowerLayers must not import upperLayers.
+var (
+	lowerLayers = []string{
+		"internal/checkpoint", "internal/codec", "internal/config", "internal/failover",
+		"internal/faults", "internal/heartbeat", "internal/keygroup", "internal/network",
+		"internal/restart", "internal/state", "internal/twophase", "internal/vfs",
+	}
+	// lowerExempt are tools that live under a lower layer's folder but sit
+	// on top of the runtime.
+	lowerExempt = []string{"internal/checkpoint/inspect"}
+	upperLayers = []string{"internal/runtime", "internal/cluster", "internal/rest", "internal/metrics", "internal/bench", "internal/jobs", "app", "connectors", "."}
+)
+
+// apiUsers may import the public package weir; no other internal package may.
+var apiUsers = []string{"internal/jobs", "internal/bench", "internal/testutil", "app", "connectors", "examples", "cmd", "."}
+
+// pkgFiles is a package's non-test files, parsed.
+type pkgFiles struct {
+	rel   string // path relative to the module root, "." for the root
+	files map[string]*ast.File
+}
+
+func TestLayers(t *testing.T) {
+	root, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pkgs, err := load(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(pkgs) < 20 {
+		t.Fatalf("found only %d packages under %s: the walk is broken", len(pkgs), root)
+	}
+	for _, v := range check(pkgs) {
+		t.Error(v)
+	}
+}
+
+// TestRulesCatchViolations feeds check made-up packages that break each
+// rule once, so that a rule that stopped matching fails here.
+func TestRulesCatchViolations(t *testing.T) {
+	src := map[string]string{
+		"internal/failover":   "package failover\nimport (\"os\"; \"time\")\nfunc f() { go g(); _ = time.Now(); _ = os.Args }\nfunc g() {}\n",
+		"internal/state":      "package state\nimport _ \"github.com/weirstream/weir/internal/runtime\"\n",
+		"internal/runtime":    "package runtime\nimport _ \"github.com/weirstream/weir\"\n",
+		"internal/twophase":   "package twophase\nimport \"time\"\nvar d = time.Second\n", // allowed
+		"internal/jobs/demo":  "package demo\nimport _ \"github.com/weirstream/weir\"\n",  // allowed
+		"internal/checkpoint": "package checkpoint\nimport _ \"github.com/weirstream/weir/internal/vfs\"\n",
+	}
+	var pkgs []pkgFiles
+	fset := token.NewFileSet()
+	for rel, s := range src {
+		f, err := parser.ParseFile(fset, rel+"/x.go", s, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pkgs = append(pkgs, pkgFiles{rel: rel, files: map[string]*ast.File{rel + "/x.go": f}})
+	}
+	got := check(pkgs)
+	want := []string{
+		"internal/failover/x.go: imports os",
+		"internal/failover/x.go: starts a goroutine",
+		"internal/failover/x.go: calls time.Now",
+		"internal/state/x.go: imports internal/runtime",
+		"internal/runtime/x.go: imports the public package weir",
+		"internal/checkpoint/x.go: imports internal/vfs",
+	}
+	for _, w := range want {
+		if !slices.ContainsFunc(got, func(v string) bool { return strings.HasPrefix(v, w) }) {
+			t.Errorf("no violation %q reported; got:\n%s", w, strings.Join(got, "\n"))
+		}
+	}
+	if len(got) != len(want) {
+		t.Errorf("got %d violations, want %d:\n%s", len(got), len(want), strings.Join(got, "\n"))
+	}
+}
+
+// load parses the non-test Go files of every package in the module,
+// skipping testdata, hidden folders and generated protobuf code.
+func load(root string) ([]pkgFiles, error) {
+	byDir := map[string]*pkgFiles{}
+	fset := token.NewFileSet()
+	err := filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		name := d.Name()
+		if d.IsDir() {
+			if path != root && (strings.HasPrefix(name, ".") || name == "testdata" || name == "node_modules") {
+				return filepath.SkipDir
+			}
+			if path != root {
+				if _, err := os.Stat(filepath.Join(path, "go.mod")); err == nil {
+					return filepath.SkipDir // another module
+				}
+			}
+			return nil
+		}
+		if !strings.HasSuffix(name, ".go") || strings.HasSuffix(name, "_test.go") {
+			return nil
+		}
+		f, err := parser.ParseFile(fset, path, nil, parser.SkipObjectResolution)
+		if err != nil {
+			return err
+		}
+		dir, err := filepath.Rel(root, filepath.Dir(path))
+		if err != nil {
+			return err
+		}
+		dir = filepath.ToSlash(dir)
+		p := byDir[dir]
+		if p == nil {
+			p = &pkgFiles{rel: dir, files: map[string]*ast.File{}}
+			byDir[dir] = p
+		}
+		rel, _ := filepath.Rel(root, path)
+		p.files[filepath.ToSlash(rel)] = f
+		return nil
+	})
+	var out []pkgFiles
+	for _, p := range byDir {
+		out = append(out, *p)
+	}
+	return out, err
+}
+
+// under reports whether rel is the package prefix or one below it.
+func under(rel, prefix string) bool {
+	if prefix == "." {
+		return rel == "."
+	}
+	return rel == prefix || strings.HasPrefix(rel, prefix+"/")
+}
+
+func underAny(rel string, prefixes []string) bool {
+	return slices.ContainsFunc(prefixes, func(p string) bool { return under(rel, p) })
+}
+
+// check returns one line per violation, sorted.
+func check(pkgs []pkgFiles) []string {
+	var out []string
+	for _, p := range pkgs {
+		pure := slices.Contains(pureCores, p.rel)
+		lower := underAny(p.rel, lowerLayers) && !underAny(p.rel, lowerExempt)
+		for name, f := range p.files {
+			for _, imp := range f.Imports {
+				path, _ := strconv.Unquote(imp.Path.Value)
+				inModule := path == module || strings.HasPrefix(path, module+"/")
+				rel := "."
+				if strings.HasPrefix(path, module+"/") {
+					rel = strings.TrimPrefix(path, module+"/")
+				}
+				switch {
+				case pure && !inModule && !slices.Contains(pureStd, path):
+					out = append(out, name+": imports "+path+" (a pure core imports no IO, sync or OS package)")
+				case pure && inModule && !slices.Contains(pureCores, rel) && !slices.Contains(pureModule, rel):
+					out = append(out, name+": imports "+rel+" (a pure core imports only other cores, config and keygroup)")
+				case lower && inModule && rel != "." && underAny(rel, upperLayers):
+					out = append(out, name+": imports "+rel+" (a lower layer must not reach up to the engine, API or connectors)")
+				case inModule && rel == "." && !underAny(p.rel, apiUsers):
+					out = append(out, name+": imports the public package weir (the engine must not depend on its own API)")
+				}
+			}
+			if pure {
+				out = append(out, impureCalls(name, f)...)
+			}
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// impureCalls finds go statements and clock reads in a pure core's file.
+func impureCalls(name string, f *ast.File) []string {
+	timeName := ""
+	for _, imp := range f.Imports {
+		if imp.Path.Value == `"time"` {
+			timeName = "time"
+			if imp.Name != nil {
+				timeName = imp.Name.Name
+			}
+		}
+	}
+	var out []string
+	ast.Inspect(f, func(n ast.Node) bool {
+		switch n := n.(type) {
+		case *ast.GoStmt:
+			out = append(out, name+": starts a goroutine (a pure core owns none)")
+		case *ast.SelectorExpr:
+			if id, ok := n.X.(*ast.Ident); ok && timeName != "" && id.Name == timeName && slices.Contains(clockCalls, n.Sel.Name) {
+				out = append(out, name+": calls time."+n.Sel.Name+" (a pure core takes time as an event)")
+			}
+		}
+		return true
+	})
+	return out
+}

@@ -1,0 +1,24 @@
+// Package archtest holds the tests that keep weir's layers apart; it has no
+// code of its own.
+//
+// The rules it checks, each the reason a doc.go elsewhere says what its
+// package must not touch:
+//
+//   - The protocol cores are pure state machines (DESIGN.md, principle 1):
+//     internal/checkpoint and its barrier, coordinator and registry,
+//     internal/failover, internal/twophase, internal/network/credit,
+//     internal/heartbeat and internal/restart import only a small set of
+//     standard packages and each other, start no goroutine and read no
+//     clock (time arrives as an event). Tests can then replay any
+//     interleaving deterministically.
+//   - Lower layers do not reach up: state, codec, network, checkpoint,
+//     config, vfs and the cores never import the runtime, the cluster,
+//     REST, metrics, the public API, app or connectors, so each can be
+//     tested and reused without the engine around it.
+//   - Only the packages that are jobs, tools or user-facing (internal/jobs,
+//     internal/bench, internal/testutil, app, connectors, examples, cmd)
+//     import the public package weir: the engine does not depend on its
+//     own API.
+//
+// A violation names the file, the import or call, and the rule.
+package archtest
