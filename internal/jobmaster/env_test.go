@@ -46,6 +46,12 @@ type env struct {
 	acked     map[checkpoint.ID]map[checkpoint.TaskID]bool
 	nextReq   RequestID
 	violation []string
+	// For the random test: triggered checkpoints, the checkpoints each
+	// execution acked, end of data sent, final checkpoints told.
+	triggered     []checkpoint.ID
+	ackedBy       map[ExecutionID][]checkpoint.ID
+	eodSent       map[ExecutionID]bool
+	finalNotified map[checkpoint.ID]bool
 }
 
 func newEnv(cfg Config, regions [][]checkpoint.TaskID, tms int, cluster bool, slots []int) *env {
@@ -54,6 +60,7 @@ func newEnv(cfg Config, regions [][]checkpoint.TaskID, tms int, cluster bool, sl
 		slots: map[TM]int{}, held: map[int]TM{},
 		running: map[ExecutionID]ExecState{}, where: map[ExecutionID]TM{}, cancelAsked: map[ExecutionID]bool{},
 		durable: map[checkpoint.ID]bool{}, acked: map[checkpoint.ID]map[checkpoint.TaskID]bool{},
+		ackedBy: map[ExecutionID][]checkpoint.ID{}, eodSent: map[ExecutionID]bool{}, finalNotified: map[checkpoint.ID]bool{},
 	}
 	if cluster {
 		for i, n := range slots {
@@ -154,6 +161,15 @@ func (e *env) step(ev Event) string {
 func (e *env) perform(a Action) {
 	switch a := a.(type) {
 	case Deploy:
+		if rp := a.Restore; rp != nil && rp.Own && !e.durable[rp.ID] && (e.cfg.Initial == nil || rp.ID != e.cfg.Initial.ID) {
+			e.violate("deploy restores checkpoint %d, which is not durable", rp.ID)
+		}
+		if e.cfg.Initial == nil {
+			// A region restarts from the newest completed checkpoint.
+			if want := e.latest(); want.String() != a.Restore.String() {
+				e.violate("deploy restores %s, the newest completed checkpoint is %s", a.Restore, want)
+			}
+		}
 		for _, g := range a.Groups {
 			if !e.tms[g.TM] {
 				e.violate("deploy on lost TaskManager %d", g.TM)
@@ -187,9 +203,21 @@ func (e *env) perform(a Action) {
 		}
 		e.pending = append(e.pending, a)
 	case NotifyComplete:
+		// Nothing is committed beyond the newest completed checkpoint:
+		// a notification names a durable checkpoint every task acked.
 		if !e.durable[a.ID] {
 			e.violate("checkpoint %d notified complete before its metadata is durable", a.ID)
 		}
+		for _, t := range e.cfg.Tasks {
+			if !e.acked[a.ID][t] {
+				e.violate("checkpoint %d completed without an ack of %d/%d", a.ID, t.Vertex, t.Subtask)
+			}
+		}
+		if a.Kind == checkpoint.Final && !a.Held {
+			e.finalNotified[a.ID] = true
+		}
+	case TriggerCheckpoint:
+		e.triggered = append(e.triggered, a.ID)
 	case LoadLatest, CopySavepoint, ReserveIDs:
 		e.pending = append(e.pending, a)
 	case JobEnded:
@@ -223,6 +251,7 @@ func (e *env) ack(x ExecutionID, id checkpoint.ID) string {
 			e.acked[id] = map[checkpoint.TaskID]bool{}
 		}
 		e.acked[id][x.Task] = true
+		e.ackedBy[x] = append(e.ackedBy[x], id)
 	}
 	return e.step(Ack{Exec: x, ID: id, State: checkpoint.TaskState{Task: x.Task}})
 }

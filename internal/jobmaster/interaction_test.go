@@ -3,6 +3,7 @@ package jobmaster
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"slices"
 	"strconv"
@@ -335,3 +336,6 @@ func durArg(t *testing.T, d *datadriven.TestData, key string, def time.Duration)
 	}
 	return dur
 }
+
+// seedFlag reruns TestRandomInterleavings with one seed, logging every move.
+var seedFlag = flag.Uint64("seed", 0, "run TestRandomInterleavings with this seed only, verbosely")
