@@ -78,10 +78,28 @@
 //     Held): the other regions' tasks would finish and never ack the final
 //     checkpoint the restarted region takes again; the next final
 //     checkpoint's notification covers it (final_restart.txt).
-//   - A restart waits for in-flight metadata writes (failure_mid_checkpoint.txt).
+//   - A restart waits for in-flight metadata writes
+//     (failure_mid_checkpoint.txt). With the driver's in-order worker a
+//     LoadLatest queued behind the write would see it anyway; the Machine
+//     does not rely on that, and the held notification above needs to know.
 //   - A savepoint whose checkpoint is subsumed is taken again by the next
-//     checkpoint; a stop is the job's, not the attempt's: sources of a
-//     region redeployed after it stop again (stop_failure.txt).
+//     checkpoint (savepoint_subsumed.txt); a savepoint in flight when its
+//     region fails is answered with the abort (savepoint_failure.txt).
+//   - A stop is the job's, not the attempt's: sources of a region
+//     redeployed after it stop again, also when the redeployment waited
+//     for slots (stop_failure.txt, stop_slots.txt).
+//   - A report of a superseded attempt is dropped; a TaskManager that
+//     never answers a cancel holds its region until its loss is reported
+//     (lost_notification.txt); a lost TaskManager's regions restart on
+//     free slots or wait for them until slot.request.timeout (tm_lost.txt).
+//   - A JobManager restarted after a crash numbers attempts apart, takes
+//     ids from the reserved bound and restores only its own run's
+//     checkpoints, else the --from point (jm_restart.txt).
+//
+// TestRandomInterleavings drives random jobs through seeded random
+// interleavings and checks the invariants on every action: one live
+// attempt per subtask, completed checkpoints acked by every task and
+// durable before they are told, restores from the newest completed one.
 //
 // # Placement
 //
