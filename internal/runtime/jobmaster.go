@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/weirstream/weir/internal/checkpoint"
@@ -47,8 +48,12 @@ type JobMaster struct {
 	initial  *restorePoint
 	firstOwn checkpoint.ID
 
-	worker      *storeWorker
-	requests    map[jobmaster.RequestID]triggerRequest
+	worker   *storeWorker
+	requests map[jobmaster.RequestID]triggerRequest
+	// probes guards loopEnded against a stop request whose target probe
+	// finished after the loop (see request).
+	probes      sync.Mutex
+	loopEnded   bool
 	nextReq     jobmaster.RequestID
 	triggeredAt map[checkpoint.ID]time.Time
 	lastState   jobmaster.JobState
@@ -163,6 +168,14 @@ func (jm *JobMaster) run(ctx context.Context) error {
 			jm.step(jobmaster.Cancel{Err: ctx.Err()})
 		}
 	}
+	jm.probes.Lock()
+	jm.loopEnded = true
+	jm.probes.Unlock()
+	for _, ev := range jm.in.take(nil) {
+		if ev.req != nil {
+			ev.req.reply <- triggerReply{err: ErrNotRunning}
+		}
+	}
 	return jm.result
 }
 
@@ -199,6 +212,12 @@ func (jm *JobMaster) request(req triggerRequest) {
 		go func() {
 			if err := checkWritable(req.target); err != nil {
 				req.reply <- triggerReply{err: fmt.Errorf("savepoint target %s: %w", req.target, err)}
+				return
+			}
+			jm.probes.Lock()
+			defer jm.probes.Unlock()
+			if jm.loopEnded {
+				req.reply <- triggerReply{err: ErrNotRunning}
 				return
 			}
 			jm.in.put(jmEvent{req: &req})
