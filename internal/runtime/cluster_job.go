@@ -8,6 +8,7 @@ import (
 
 	"github.com/weirstream/weir/internal/checkpoint"
 	"github.com/weirstream/weir/internal/checkpoint/storage"
+	"github.com/weirstream/weir/internal/jobmaster"
 )
 
 // Placement is where one logical slot of a job runs in cluster mode: a
@@ -66,8 +67,9 @@ type ClusterJobConfig struct {
 // ClusterJob is one job in a JobManager: a JobMaster whose tasks run on
 // TaskManagers it reaches through the gateways its Slots hand out.
 type ClusterJob struct {
-	jm *JobMaster
-	gw JobMasterGateway
+	jm    *JobMaster
+	gw    JobMasterGateway
+	slots Slots
 }
 
 // DefaultSlotRequestTimeout is slot.request.timeout's default.
@@ -93,20 +95,17 @@ func NewClusterJob(ctx context.Context, g *Graph, cfg JobConfig, cc ClusterJobCo
 	if err := checkEdgeCodecs(jm.jg, cfg.BatchSize); err != nil {
 		return nil, err
 	}
-	for _, e := range jm.execs {
-		e.attempt = cc.FirstAttempt
-	}
+	jm.firstAttempt = cc.FirstAttempt
 	jm.reserveIDs, jm.reserved = cc.ReserveCheckpoints, cc.ReservedCheckpoints
 	jm.spec = cc.Spec
 	jm.spec.Name = cfg.JobName
 	jm.spec.Fingerprint = Fingerprint(jm.jg)
-	jm.slots = cc.Slots
+	jm.place = &slotPlacement{slots: cc.Slots}
 	jm.slotTimeout = cc.SlotRequestTimeout
-	jm.preparedOn = map[TaskManagerGateway]bool{}
 	if cc.Reports != nil {
 		cfg.Status.setTaskSource(cc.Reports)
 	}
-	return &ClusterJob{jm: jm, gw: &localJobMaster{job: cfg.JobName, in: jm.in}}, nil
+	return &ClusterJob{jm: jm, gw: &localJobMaster{job: cfg.JobName, in: jm.in}, slots: cc.Slots}, nil
 }
 
 // NewestCheckpoint returns the newest completed checkpoint in the job's
@@ -150,7 +149,7 @@ func (j *ClusterJob) Gateway() JobMasterGateway { return j.gw }
 
 // SlotsChanged tells the job that slots were offered: a region waiting for
 // slots tries again.
-func (j *ClusterJob) SlotsChanged() { j.jm.in.put(jmEvent{kind: evSlots}) }
+func (j *ClusterJob) SlotsChanged() { j.jm.in.put(jmEvent{ev: jobmaster.SlotsOffered{}}) }
 
 // TaskManagerLost tells the job that a TaskManager session is gone: every
 // execution the job deployed through tm (the gateway Slots handed out for
@@ -159,13 +158,13 @@ func (j *ClusterJob) SlotsChanged() { j.jm.in.put(jmEvent{kind: evSlots}) }
 // a new one, and what the job deploys on the new session is not touched
 // by the old session's loss, however late it is reported.
 func (j *ClusterJob) TaskManagerLost(tm TaskManagerGateway, reason string) {
-	j.jm.in.put(jmEvent{kind: evTaskManagerLost, gw: tm, reason: reason})
+	j.jm.in.put(jmEvent{lost: tm, reason: reason})
 }
 
 // Run runs the job until it finishes, fails for good or ctx ends (a
 // cancel), and releases its slots.
 func (j *ClusterJob) Run(ctx context.Context) error {
-	defer j.jm.slots.Release()
+	defer j.slots.Release()
 	return j.jm.run(ctx)
 }
 

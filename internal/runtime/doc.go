@@ -11,16 +11,17 @@
 //     deployment, with a type assertion per link.
 //  2. BuildJobGraph chains nodes joined by forward edges of equal parallelism
 //     into Vertices. Each vertex runs as Parallelism subtasks (Tasks).
-//  3. A JobMaster (jobmaster.go) runs the job: it restores the newest
-//     completed checkpoint, deploys the tasks region by region to
-//     TaskExecutors, and runs the checkpoint coordinator — a pure state
-//     machine, one for the job's whole life — feeding it acks, declines and
-//     ticks and performing the actions it returns: trigger sources, persist
-//     metadata, notify, abort. Failures go to the pure failover handler
+//  3. A JobMaster (jobmaster*.go) runs the job. Its rules are a pure state
+//     machine, internal/jobmaster's Machine, which composes the checkpoint
+//     coordinator (one for the job's whole life) and the failover handler
 //     (internal/failover) over the job's pipelined regions (region.go): a
 //     failed task cancels only its region, which restarts from the newest
 //     completed checkpoint while checkpointing is suspended and the other
-//     regions run on.
+//     regions run on. The JobMaster is its driver: one goroutine feeds it
+//     reports, ticks and requests and performs its actions through the
+//     gateways; storage actions (metadata writes, LoadLatest, savepoint
+//     copies, retention and shared-file GC) run on a worker whose results
+//     come back as events, so the loop never waits for storage.
 //  4. A TaskExecutor (taskexecutor.go, deploy.go, partitions.go, links.go)
 //     runs the tasks of the Deployments it receives: it builds gates,
 //     writers and tasks, connects producers to their consumers' gates (in
@@ -47,7 +48,8 @@
 // ExecutionID, so that a report of a cancelled attempt is recognised and
 // dropped. Execute is local mode: one JobMaster and one in-process
 // TaskExecutor joined by the local gateways (gateway_local.go: direct calls
-// one way, the JobMaster's unbounded inbox the other), or with
+// one way, the JobMaster's inbox the other: the same unbounded queue
+// type as a task's mailbox), or with
 // JobConfig.LocalTaskManagers > 1 several TaskExecutors, each with its own
 // data plane on loopback (localcluster.go), so that records between them
 // cross TCP as in a cluster. Cluster mode puts the

@@ -1,46 +1,29 @@
 package runtime
 
 import (
-	"fmt"
-
 	"github.com/weirstream/weir/internal/checkpoint"
+	"github.com/weirstream/weir/internal/jobmaster"
 )
 
-// ExecutionID names one execution attempt of a subtask. A restarted
-// region's tasks get the next attempt; the JobMaster drops every message of
-// an attempt that is not a task's current one, so a late ack or failure of
-// a cancelled execution never reaches the coordinator or the failover
-// handler.
-type ExecutionID struct {
-	Task    checkpoint.TaskID
-	Attempt int
-}
-
-func (e ExecutionID) String() string {
-	return fmt.Sprintf("%d/%d#%d", e.Task.Vertex, e.Task.Subtask, e.Attempt)
-}
+// ExecutionID names one execution attempt of a subtask (see
+// jobmaster.ExecutionID, where the type lives: the Machine's rules need it).
+type ExecutionID = jobmaster.ExecutionID
 
 // ResourceID names a TaskManager process, e.g. "tm-3f9c1a"; local mode's
 // one TaskExecutor is "local".
 type ResourceID string
 
 // ExecState is the state of an execution, with Flink's names.
-type ExecState uint8
+type ExecState = jobmaster.ExecState
 
+// The states of an execution; the last three are terminal.
 const (
-	ExecDeploying ExecState = iota
-	ExecRunning
-	ExecFinished
-	ExecCanceled
-	ExecFailed
+	ExecDeploying = jobmaster.ExecDeploying
+	ExecRunning   = jobmaster.ExecRunning
+	ExecFinished  = jobmaster.ExecFinished
+	ExecCanceled  = jobmaster.ExecCanceled
+	ExecFailed    = jobmaster.ExecFailed
 )
-
-func (s ExecState) String() string {
-	return [...]string{"DEPLOYING", "RUNNING", "FINISHED", "CANCELED", "FAILED"}[s]
-}
-
-// Terminal reports whether an execution in state s has stopped for good.
-func (s ExecState) Terminal() bool { return s >= ExecFinished }
 
 // TaskManagerGateway is how a JobMaster reaches one TaskManager: direct
 // calls to the TaskExecutor in local mode, the control-plane stream in

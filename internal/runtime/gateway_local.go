@@ -1,9 +1,8 @@
 package runtime
 
 import (
-	"sync"
-
 	"github.com/weirstream/weir/internal/checkpoint"
+	"github.com/weirstream/weir/internal/jobmaster"
 )
 
 // Local mode's gateways. The TaskManagerGateway is the TaskExecutor itself
@@ -14,41 +13,23 @@ import (
 
 var _ TaskManagerGateway = (*TaskExecutor)(nil)
 
-// inbox is the JobMaster's unbounded queue of events: from tasks through
-// the JobMasterGateway, and from its own metadata writers. Sending never
-// blocks, so no task, snapshot goroutine or TaskExecutor call can stall
-// behind a busy JobMaster, and the JobMaster can call the TaskExecutor
-// (which may report at once) from its loop without a deadlock. It stays
-// small: events come at checkpoint and failure rate.
-type inbox struct {
-	mu    sync.Mutex
-	queue []jmEvent
-	// ready holds a signal while the queue may be non-empty; the
-	// JobMaster takes everything after each signal.
-	ready chan struct{}
+// jmEvent is a message to the JobMaster loop: an event for its Machine,
+// or one the loop must translate first (a lost TaskManager's gateway, a
+// request whose target was checked).
+type jmEvent struct {
+	ev     jobmaster.Event
+	lost   TaskManagerGateway
+	reason string
+	req    *triggerRequest
 }
 
-func newInbox() *inbox { return &inbox{ready: make(chan struct{}, 1)} }
+// inbox is the JobMaster's queue of events: from tasks through the
+// JobMasterGateway, and from its storage worker. The JobMaster can call
+// the TaskExecutor (which may report at once) from its loop without a
+// deadlock, because putting never blocks.
+type inbox = queue[jmEvent]
 
-func (b *inbox) put(e jmEvent) {
-	b.mu.Lock()
-	b.queue = append(b.queue, e)
-	b.mu.Unlock()
-	select {
-	case b.ready <- struct{}{}:
-	default:
-	}
-}
-
-// take moves every queued event into dst, in the order they were put.
-func (b *inbox) take(dst []jmEvent) []jmEvent {
-	b.mu.Lock()
-	dst = append(dst, b.queue...)
-	clear(b.queue)
-	b.queue = b.queue[:0]
-	b.mu.Unlock()
-	return dst
-}
+func newInbox() *inbox { return newQueue[jmEvent]() }
 
 // localJobMaster is the JobMasterGateway of local mode: messages for its
 // job go into the JobMaster's inbox; messages for another job (there is
@@ -58,28 +39,28 @@ type localJobMaster struct {
 	in  *inbox
 }
 
-func (g *localJobMaster) put(job string, e jmEvent) {
+func (g *localJobMaster) put(job string, e jobmaster.Event) {
 	if job == g.job {
-		g.in.put(e)
+		g.in.put(jmEvent{ev: e})
 	}
 }
 
 func (g *localJobMaster) JobPrepared(job string, err error) {
-	g.put(job, jmEvent{kind: evPrepared, err: err})
+	g.put(job, jobmaster.Prepared{Err: err})
 }
 
 func (g *localJobMaster) TaskStateChanged(job string, exec ExecutionID, st ExecState, err error) {
-	g.put(job, jmEvent{kind: evState, exec: exec, state: st, err: err})
+	g.put(job, jobmaster.StateChanged{Exec: exec, State: st, Err: err})
 }
 
 func (g *localJobMaster) Acknowledge(job string, exec ExecutionID, id checkpoint.ID, st checkpoint.TaskState) {
-	g.put(job, jmEvent{kind: evAck, exec: exec, id: id, taskState: st})
+	g.put(job, jobmaster.Ack{Exec: exec, ID: id, State: st})
 }
 
 func (g *localJobMaster) Decline(job string, exec ExecutionID, id checkpoint.ID, reason string) {
-	g.put(job, jmEvent{kind: evDecline, exec: exec, id: id, reason: reason})
+	g.put(job, jobmaster.Decline{Exec: exec, ID: id, Reason: reason})
 }
 
 func (g *localJobMaster) EndOfData(job string, exec ExecutionID) {
-	g.put(job, jmEvent{kind: evEndOfData, exec: exec})
+	g.put(job, jobmaster.EndOfData{Exec: exec})
 }

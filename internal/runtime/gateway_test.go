@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/weirstream/weir/internal/checkpoint"
+	"github.com/weirstream/weir/internal/jobmaster"
 	"github.com/weirstream/weir/internal/network"
 )
 
@@ -22,7 +23,7 @@ func TestInboxKeepsOrderWithoutBlocking(t *testing.T) {
 	in := newInbox()
 	const n = 10_000
 	for i := range n {
-		in.put(jmEvent{kind: evAck, id: checkpoint.ID(i)})
+		in.put(jmEvent{ev: jobmaster.Ack{ID: checkpoint.ID(i)}})
 	}
 	select {
 	case <-in.ready:
@@ -34,8 +35,8 @@ func TestInboxKeepsOrderWithoutBlocking(t *testing.T) {
 		t.Fatalf("took %d events, want %d", len(got), n)
 	}
 	for i, e := range got {
-		if e.id != checkpoint.ID(i) {
-			t.Fatalf("event %d has id %d: order lost", i, e.id)
+		if id := e.ev.(jobmaster.Ack).ID; id != checkpoint.ID(i) {
+			t.Fatalf("event %d has id %d: order lost", i, id)
 		}
 	}
 	if again := in.take(nil); len(again) != 0 {
@@ -58,20 +59,19 @@ func TestLocalJobMasterGateway(t *testing.T) {
 	g.EndOfData("j", x)
 	g.Acknowledge("other", x, 9, checkpoint.TaskState{})
 	got := in.take(nil)
-	want := []jmEvent{
-		{kind: evPrepared},
-		{kind: evState, exec: x, state: ExecFailed, err: boom},
-		{kind: evAck, exec: x, id: 7, taskState: checkpoint.TaskState{Task: x.Task}},
-		{kind: evDecline, exec: x, id: 8, reason: "disk full"},
-		{kind: evEndOfData, exec: x},
+	want := []jobmaster.Event{
+		jobmaster.Prepared{},
+		jobmaster.StateChanged{Exec: x, State: ExecFailed, Err: boom},
+		jobmaster.Ack{Exec: x, ID: 7, State: checkpoint.TaskState{Task: x.Task}},
+		jobmaster.Decline{Exec: x, ID: 8, Reason: "disk full"},
+		jobmaster.EndOfData{Exec: x},
 	}
 	if len(got) != len(want) {
 		t.Fatalf("got %d events, want %d: %+v", len(got), len(want), got)
 	}
 	for i := range want {
-		g, w := got[i], want[i]
-		if g.kind != w.kind || g.exec != w.exec || g.state != w.state || g.id != w.id || g.reason != w.reason || g.err != w.err || g.taskState.Task != w.taskState.Task {
-			t.Errorf("event %d = %+v, want %+v", i, g, w)
+		if g, w := fmt.Sprintf("%#v", got[i].ev), fmt.Sprintf("%#v", want[i]); g != w {
+			t.Errorf("event %d = %s, want %s", i, g, w)
 		}
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/weirstream/weir/internal/checkpoint/coordinator"
 	"github.com/weirstream/weir/internal/checkpoint/storage"
 	"github.com/weirstream/weir/internal/faults"
+	"github.com/weirstream/weir/internal/jobmaster"
 	"github.com/weirstream/weir/internal/restart"
 	"github.com/weirstream/weir/internal/state"
 	"github.com/weirstream/weir/internal/vfs"
@@ -145,18 +146,9 @@ func (c *JobConfig) fill() error {
 }
 
 // JobFailedError is returned when a job fails for good: its restart
-// strategy declined another attempt.
-type JobFailedError struct {
-	Cause    error
-	Restarts int
-	Reason   string
-}
-
-func (e *JobFailedError) Error() string {
-	return fmt.Sprintf("job failed after %d restarts (%s); root cause: %v", e.Restarts, e.Reason, e.Cause)
-}
-
-func (e *JobFailedError) Unwrap() error { return e.Cause }
+// strategy declined another attempt. The Machine (internal/jobmaster)
+// builds it.
+type JobFailedError = jobmaster.JobFailedError
 
 // Execute runs the job until it finishes, fails for good, or ctx ends: the
 // job's JobMaster and one TaskExecutor in this process, connected by the
@@ -189,11 +181,11 @@ func Execute(ctx context.Context, g *Graph, cfg JobConfig) error {
 	defer stop()
 	// Slot sharing: logical slot i runs subtask i of every vertex, and
 	// slot i lives on executor i mod n.
-	jm.tms = make([]TaskManagerGateway, len(tes))
+	gws := make([]TaskManagerGateway, len(tes))
 	for i, te := range tes {
-		jm.tms[i] = te
+		gws[i] = te
 	}
-	jm.place = func(t checkpoint.TaskID) TaskManagerGateway { return tes[t.Subtask%len(tes)] }
+	jm.place = newLocalPlacement(gws)
 	cfg.Status.setTaskSource(func() []TaskStats { return reportAll(tes, cfg.JobName) })
 	return jm.run(ctx)
 }

@@ -6,6 +6,10 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/weirstream/weir/internal/checkpoint/storage"
+	"github.com/weirstream/weir/internal/jobmaster"
+	"github.com/weirstream/weir/internal/restart"
 )
 
 // fakeSlots places logical slots round-robin over its TaskManagers while
@@ -51,13 +55,21 @@ func (s *fakeSlots) lose(tm *fakeTM) {
 
 func newClusterTestJobMaster(t *testing.T, slots *fakeSlots) (*JobMaster, *time.Time) {
 	t.Helper()
-	jm, _ := newTestJobMaster(t)
+	jg := twoStageGraph(t)
+	store, err := storage.Open(t.TempDir(), "j")
+	if err != nil {
+		t.Fatal(err)
+	}
 	now := time.Unix(1000, 0)
-	jm.cfg.Now = func() time.Time { return now }
-	jm.tms, jm.place = nil, nil
-	jm.slots, jm.slotTimeout = slots, time.Minute
-	jm.preparedOn = map[TaskManagerGateway]bool{}
-	jm.desc = "desc"
+	cfg := JobConfig{JobName: "j", CheckpointDir: "unused", NumRetained: 1, Restart: restart.NewFixedDelay(5, 0), Now: func() time.Time { return now }}
+	if err := cfg.fill(); err != nil {
+		t.Fatal(err)
+	}
+	jm := newJobMaster(cfg, jg, store)
+	jm.start(nil, 1)
+	jm.place = &slotPlacement{slots: slots}
+	jm.slotTimeout = time.Minute
+	startTestJobMaster(t, jm) // deploys: no TaskManager to prepare first
 	return jm, &now
 }
 
@@ -69,14 +81,13 @@ func TestJobMasterWaitsForSlots(t *testing.T) {
 	a, b := &fakeTM{id: "tm-a"}, &fakeTM{id: "tm-b"}
 	slots := &fakeSlots{tms: []*fakeTM{a, b}, held: map[int]*fakeTM{}}
 	jm, now := newClusterTestJobMaster(t, slots)
-	jm.prepared(nil, nil)
 	wantCalls(t, a)
 	wantCalls(t, b)
-	if jm.waiting == nil || !strings.Contains(jm.cfg.Status.LastFailure(), "job j needs 2 slots, 0 free: waiting up to 1m0s (slot.request.timeout)") {
+	if !strings.Contains(jm.cfg.Status.LastFailure(), "job j needs 2 slots, 0 free: waiting up to 1m0s (slot.request.timeout)") {
 		t.Fatalf("not waiting, or no message: %q", jm.cfg.Status.LastFailure())
 	}
 	slots.free = 2
-	step(jm, jmEvent{kind: evSlots})
+	step(jm, jobmaster.SlotsOffered{})
 	wantCalls(t, a, "prepare j", "deploy 0/0#0 1/0#0")
 	wantCalls(t, b, "prepare j", "deploy 0/1#0 1/1#0")
 	step(jm, execState(0, 0, 0, ExecRunning), execState(0, 1, 0, ExecRunning), execState(1, 0, 0, ExecRunning), execState(1, 1, 0, ExecRunning))
@@ -86,18 +97,19 @@ func TestJobMasterWaitsForSlots(t *testing.T) {
 	// after the loss, here on tm-a).
 	slots.lose(b)
 	slots.free = 1
-	step(jm, jmEvent{kind: evTaskManagerLost, gw: b, reason: "stream closed"})
+	jm.receive(jmEvent{lost: b, reason: "stream closed"})
 	wantCalls(t, a, "cancel [0/0#0 1/0#0]")
 	wantCalls(t, b)
 	if got := jm.cfg.Status.LastFailure(); got != "TaskManager tm-b lost: stream closed" {
 		t.Fatalf("failure %q", got)
 	}
 	// A late loss report of the same session changes nothing.
-	step(jm, jmEvent{kind: evTaskManagerLost, gw: b, reason: "again"})
+	jm.receive(jmEvent{lost: b, reason: "again"})
 	wantCalls(t, a)
 	step(jm, execState(0, 0, 0, ExecCanceled), execState(1, 0, 0, ExecCanceled))
 	*now = now.Add(time.Second)
-	step(jm) // the restart is due with no delay
+	step(jm, jobmaster.Tick{}) // the restart is due with no delay
+	settle(jm)
 	wantCalls(t, a, "deploy 0/0#1 0/1#1 1/0#1 1/1#1")
 	// Reports from the lost session's executions are dropped.
 	step(jm, execState(0, 1, 0, ExecFailed))
@@ -112,20 +124,19 @@ func TestJobMasterWaitsForSlots(t *testing.T) {
 func TestJobMasterSlotTimeout(t *testing.T) {
 	slots := &fakeSlots{tms: []*fakeTM{{id: "tm-a"}}, held: map[int]*fakeTM{}}
 	jm, now := newClusterTestJobMaster(t, slots)
-	jm.prepared(nil, nil)
 	*now = now.Add(30 * time.Second)
-	jm.slotTick(*now)
-	if jm.fatal != nil {
-		t.Fatalf("failed after 30s of a 1m timeout: %v", jm.fatal)
+	step(jm, jobmaster.Tick{})
+	if jm.m.Ended() {
+		t.Fatalf("failed after 30s of a 1m timeout: %v", jm.result)
 	}
 	*now = now.Add(30 * time.Second)
-	jm.slotTick(*now)
-	if jm.fatal == nil || !IsUnrecoverable(jm.fatal) {
-		t.Fatalf("fatal = %v, want an unrecoverable failure", jm.fatal)
+	step(jm, jobmaster.Tick{})
+	if !jm.m.Ended() || !IsUnrecoverable(jm.result) {
+		t.Fatalf("result = %v, want an unrecoverable failure", jm.result)
 	}
 	want := "job j needs 2 slots, 0 free after waiting 1m0s (slot.request.timeout): start TaskManagers or give them more --slots"
-	if !strings.Contains(jm.fatal.Error(), want) {
-		t.Fatalf("fatal = %v\nwant %s", jm.fatal, want)
+	if !strings.Contains(jm.result.Error(), want) {
+		t.Fatalf("result = %v\nwant %s", jm.result, want)
 	}
 }
 
@@ -136,13 +147,12 @@ func TestJobMasterSlotsFreedBeforeTimeout(t *testing.T) {
 	a := &fakeTM{id: "tm-a"}
 	slots := &fakeSlots{tms: []*fakeTM{a}, held: map[int]*fakeTM{}}
 	jm, now := newClusterTestJobMaster(t, slots)
-	jm.prepared(nil, nil)
 	wantCalls(t, a)
 	slots.free = 2
 	*now = now.Add(time.Minute)
-	jm.slotTick(*now)
-	if jm.fatal != nil {
-		t.Fatalf("failed with free slots: %v", jm.fatal)
+	step(jm, jobmaster.Tick{})
+	if jm.m.Ended() {
+		t.Fatalf("failed with free slots: %v", jm.result)
 	}
 	wantCalls(t, a, "prepare j", "deploy 0/0#0 0/1#0 1/0#0 1/1#0")
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/weirstream/weir/internal/checkpoint"
 	"github.com/weirstream/weir/internal/checkpoint/storage"
+	"github.com/weirstream/weir/internal/jobmaster"
 	"github.com/weirstream/weir/internal/restart"
 )
 
@@ -74,25 +75,51 @@ func newTestJobMasterOf(t *testing.T, jg *JobGraph) (*JobMaster, *fakeTM) {
 	jm := newJobMaster(cfg, jg, store)
 	jm.start(nil, 1)
 	tm := &fakeTM{}
-	jm.tms = []TaskManagerGateway{tm}
-	jm.place = func(checkpoint.TaskID) TaskManagerGateway { return tm }
+	jm.place = newLocalPlacement([]TaskManagerGateway{tm})
+	startTestJobMaster(t, jm)
+	wantCalls(t, tm, "prepare j")
 	return jm, tm
 }
 
+// startTestJobMaster does what run does before its loop: the test then
+// drives the JobMaster with step and settle on its own goroutine.
+func startTestJobMaster(t *testing.T, jm *JobMaster) {
+	t.Helper()
+	jm.desc = "desc"
+	jm.m = jm.newMachine()
+	jm.worker = startStoreWorker()
+	t.Cleanup(jm.worker.stop)
+	step(jm, jobmaster.Start{})
+}
+
 // step hands the JobMaster events as its loop would.
-func step(jm *JobMaster, evs ...jmEvent) {
+func step(jm *JobMaster, evs ...jobmaster.Event) {
 	for _, ev := range evs {
-		jm.handle(context.Background(), ev)
+		jm.receive(jmEvent{ev: ev})
 	}
-	jm.runFailover(context.Background())
 }
 
-func execState(v, s, attempt int, st ExecState) jmEvent {
-	return jmEvent{kind: evState, exec: ExecutionID{Task: tid(v, s), Attempt: attempt}, state: st}
+// settle lets storage complete: it waits for the worker and hands the
+// JobMaster the results, until nothing is left.
+func settle(jm *JobMaster) {
+	for {
+		jm.worker.drain()
+		evs := jm.in.take(nil)
+		if len(evs) == 0 {
+			return
+		}
+		for _, ev := range evs {
+			jm.receive(ev)
+		}
+	}
 }
 
-func eod(v, s, attempt int) jmEvent {
-	return jmEvent{kind: evEndOfData, exec: ExecutionID{Task: tid(v, s), Attempt: attempt}}
+func execState(v, s, attempt int, st ExecState) jobmaster.Event {
+	return jobmaster.StateChanged{Exec: ExecutionID{Task: tid(v, s), Attempt: attempt}, State: st}
+}
+
+func eod(v, s, attempt int) jobmaster.Event {
+	return jobmaster.EndOfData{Exec: ExecutionID{Task: tid(v, s), Attempt: attempt}}
 }
 
 func wantCalls(t *testing.T, tm *fakeTM, want ...string) {
@@ -110,7 +137,7 @@ func wantCalls(t *testing.T, tm *fakeTM, want ...string) {
 // every restarted task reached the end of its input.
 func TestJobMasterRegionRestart(t *testing.T) {
 	jm, tm := newTestJobMaster(t)
-	step(jm, jmEvent{kind: evPrepared})
+	step(jm, jobmaster.Prepared{})
 	wantCalls(t, tm, "deploy 0/0#0 0/1#0 1/0#0 1/1#0")
 	step(jm, execState(0, 0, 0, ExecRunning), execState(0, 1, 0, ExecRunning), execState(1, 0, 0, ExecRunning), execState(1, 1, 0, ExecRunning))
 	wantCalls(t, tm)
@@ -129,6 +156,7 @@ func TestJobMasterRegionRestart(t *testing.T) {
 	step(jm, execState(0, 0, 0, ExecCanceled), execState(0, 1, 0, ExecCanceled))
 	wantCalls(t, tm)
 	step(jm, execState(1, 0, 0, ExecCanceled))
+	settle(jm) // the restart's LoadLatest
 	wantCalls(t, tm, "deploy 0/0#1 0/1#1 1/0#1 1/1#1")
 	// Late reports of attempt 0 are dropped.
 	step(jm, execState(1, 0, 0, ExecFailed), eod(1, 0, 0))
@@ -158,20 +186,22 @@ func TestJobMasterFailureAfterFinalCheckpoint(t *testing.T) {
 		t.Fatalf("%d regions, want 2", n)
 	}
 	jm, tm := newTestJobMasterOf(t, jg)
-	jm.initShared(context.Background())
-	step(jm, jmEvent{kind: evPrepared})
+	if err := jm.initShared(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	step(jm, jobmaster.Prepared{})
 	wantCalls(t, tm, "deploy 0/0#0 0/1#0")
 	step(jm, execState(0, 0, 0, ExecRunning), execState(0, 1, 0, ExecRunning), eod(0, 0, 0), eod(0, 1, 0))
 	wantCalls(t, tm, "trigger 0/0#0 1 final", "trigger 0/1#0 1 final")
-	ack := func(s int) jmEvent {
-		return jmEvent{kind: evAck, exec: ExecutionID{Task: tid(0, s)}, id: 1, taskState: checkpoint.TaskState{Task: tid(0, s)}}
+	ack := func(s int) jobmaster.Event {
+		return jobmaster.Ack{Exec: ExecutionID{Task: tid(0, s)}, ID: 1, State: checkpoint.TaskState{Task: tid(0, s)}}
 	}
 	step(jm, ack(0), ack(1))
-	// The metadata writer reports through the inbox.
-	<-jm.in.ready
-	step(jm, jm.in.take(nil)...)
+	// The storage worker reports through the inbox.
+	settle(jm)
 	wantCalls(t, tm, "complete 1")
 	step(jm, execState(0, 0, 0, ExecFailed))
+	settle(jm)
 	// Region 0 has stopped and restarts at once; region 1 once its task
 	// stopped. 0/0#1 reaching the end of its input early must not take the
 	// final checkpoint without 0/1#1.
@@ -179,10 +209,8 @@ func TestJobMasterFailureAfterFinalCheckpoint(t *testing.T) {
 	step(jm, execState(0, 0, 1, ExecRunning), eod(0, 0, 1))
 	wantCalls(t, tm)
 	step(jm, execState(0, 1, 0, ExecFinished))
+	settle(jm)
 	wantCalls(t, tm, "deploy 0/1#1")
-	if jm.finalDone {
-		t.Error("finalDone still set after every region restarted")
-	}
 	step(jm, execState(0, 1, 1, ExecRunning))
 	wantCalls(t, tm)
 	step(jm, eod(0, 1, 1))
@@ -201,24 +229,24 @@ func TestJobMasterFinalCompletesWhileRegionRestarts(t *testing.T) {
 		t.Fatal(err)
 	}
 	jm, tm := newTestJobMasterOf(t, jg)
-	jm.initShared(context.Background())
-	step(jm, jmEvent{kind: evPrepared})
+	if err := jm.initShared(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	step(jm, jobmaster.Prepared{})
 	wantCalls(t, tm, "deploy 0/0#0 0/1#0")
 	step(jm, execState(0, 0, 0, ExecRunning), execState(0, 1, 0, ExecRunning), eod(0, 0, 0), eod(0, 1, 0))
 	wantCalls(t, tm, "trigger 0/0#0 1 final", "trigger 0/1#0 1 final")
-	ack := func(s, attempt int, id checkpoint.ID) jmEvent {
-		return jmEvent{kind: evAck, exec: ExecutionID{Task: tid(0, s), Attempt: attempt}, id: id, taskState: checkpoint.TaskState{Task: tid(0, s)}}
+	ack := func(s, attempt int, id checkpoint.ID) jobmaster.Event {
+		return jobmaster.Ack{Exec: ExecutionID{Task: tid(0, s), Attempt: attempt}, ID: id, State: checkpoint.TaskState{Task: tid(0, s)}}
 	}
 	step(jm, ack(0, 0, 1), ack(1, 0, 1)) // persisting now
 	step(jm, execState(0, 0, 0, ExecFailed))
 	wantCalls(t, tm) // region 0 stopped, but the restart waits for the write
-	<-jm.in.ready
-	step(jm, jm.in.take(nil)...)
+	settle(jm)       // the write completes, then the restart's LoadLatest
 	wantCalls(t, tm, "deploy 0/0#1")
 	step(jm, execState(0, 0, 1, ExecRunning), eod(0, 0, 1))
 	wantCalls(t, tm, "trigger 0/0#1 2 final", "trigger 0/1#0 2 final")
 	step(jm, ack(0, 1, 2), ack(1, 0, 2))
-	<-jm.in.ready
-	step(jm, jm.in.take(nil)...)
+	settle(jm)
 	wantCalls(t, tm, "complete 2")
 }

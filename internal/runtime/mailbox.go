@@ -28,45 +28,53 @@ type mail struct {
 	err     error
 }
 
-// mailbox is an unbounded queue of control messages. It never blocks the
-// sender: the JobManager must not stall because one task is backpressured.
-// It stays small because control messages come at checkpoint rate.
-type mailbox struct {
+// queue is the unbounded queue of control messages both loops read: a
+// task's mailbox (mail, handled between batches) and the JobMaster's inbox
+// (reports from tasks and storage results). Sending never blocks: the
+// JobMaster must not stall because one task is backpressured, and no task
+// or storage worker may stall behind a busy JobMaster. It stays small
+// because control messages come at checkpoint and failure rate.
+type queue[T any] struct {
 	mu    sync.Mutex
-	queue []mail
-	// size mirrors len(queue) so the task loop can check for mail once per
+	items []T
+	// size mirrors len(items) so the task loop can check for mail once per
 	// batch with one atomic load, without taking the lock.
 	size atomic.Int32
-	// ready wakes a task waiting idle. It may hold a stale signal; the task
+	// ready holds a signal while the queue may be non-empty. It may hold a
+	// stale one; a reader takes everything after each signal, and the task
 	// loop checks size, not ready, to decide whether there is mail.
 	ready chan struct{}
 }
 
-func newMailbox() *mailbox {
-	return &mailbox{ready: make(chan struct{}, 1)}
-}
+func newQueue[T any]() *queue[T] { return &queue[T]{ready: make(chan struct{}, 1)} }
 
-func (m *mailbox) put(x mail) {
-	m.mu.Lock()
-	m.queue = append(m.queue, x)
-	m.size.Store(int32(len(m.queue)))
-	m.mu.Unlock()
+// mailbox is a task's queue of control messages.
+type mailbox = queue[mail]
+
+func newMailbox() *mailbox { return newQueue[mail]() }
+
+func (q *queue[T]) put(x T) {
+	q.mu.Lock()
+	q.items = append(q.items, x)
+	q.size.Store(int32(len(q.items)))
+	q.mu.Unlock()
 	select {
-	case m.ready <- struct{}{}:
+	case q.ready <- struct{}{}:
 	default:
 	}
 }
 
-// take moves all queued messages into dst and returns it.
-func (m *mailbox) take(dst []mail) []mail {
-	m.mu.Lock()
-	dst = append(dst, m.queue...)
-	clear(m.queue)
-	m.queue = m.queue[:0]
-	m.size.Store(0)
-	m.mu.Unlock()
+// take moves every queued item into dst, in the order they were put, and
+// returns it.
+func (q *queue[T]) take(dst []T) []T {
+	q.mu.Lock()
+	dst = append(dst, q.items...)
+	clear(q.items)
+	q.items = q.items[:0]
+	q.size.Store(0)
+	q.mu.Unlock()
 	return dst
 }
 
-// pending reports whether mail is queued.
-func (m *mailbox) pending() bool { return m.size.Load() > 0 }
+// pending reports whether anything is queued.
+func (q *queue[T]) pending() bool { return q.size.Load() > 0 }

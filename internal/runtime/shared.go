@@ -12,14 +12,17 @@ import (
 )
 
 // Incremental checkpoints: the JobMaster's side. The hooks below are
-// called from jobmanager.go, jobmaster.go and jobmaster_checkpoints.go,
-// one line each:
+// called from jobmanager.go and, on the storage worker, from the storage
+// actions of jobmaster_perform.go, one line each:
 //
 //	Execute, after CleanIncomplete     jm.initShared    rebuild the registry, delete orphans
-//	perform Persist                    jm.sharedPersisting(md)
-//	perform NotifyComplete             jm.retain(id)    register, retain, delete unreferenced
-//	perform Abort, after Discard       jm.sharedAborted(id)
-//	JobMaster teardown                 jm.sweepShared() nothing in flight: delete orphans
+//	PersistMetadata                    jm.sharedPersisting(md)
+//	Retain                             jm.retain(id, sweep) register, retain, delete unreferenced
+//	Discard of an aborted checkpoint   jm.sharedAborted(id, sweep)
+//	SweepShared (the job's end)        jm.sweepShared() nothing in flight: delete orphans
+//
+// The Machine decides sweep: only while no checkpoint is pending. Before
+// the loop runs initShared owns sharedFiles; afterwards only the worker.
 //
 // and, on the task side, task.go's snapshot calls snapshotOperator.
 
@@ -91,7 +94,7 @@ func (jm *JobMaster) sharedPersisting(md *checkpoint.Metadata) {
 
 // retain registers completed checkpoint id, applies retention and deletes
 // the shared files only the removed checkpoints referenced.
-func (jm *JobMaster) retain(id checkpoint.ID) {
+func (jm *JobMaster) retain(id checkpoint.ID, sweep bool) {
 	if md, ok := jm.shared.persisting[id]; ok {
 		delete(jm.shared.persisting, id)
 		jm.shared.reg.Register(id, sharedNames(md))
@@ -107,28 +110,19 @@ func (jm *JobMaster) retain(id checkpoint.ID) {
 	if err := jm.store.RemoveShared(free); err != nil {
 		jm.log.Error("shared checkpoint files: delete", "err", err)
 	}
-	if len(jm.coord.Pending()) == 0 {
+	if sweep {
 		jm.sweepShared()
 	}
 }
 
 // sharedAborted forgets an aborted checkpoint; its uploads are deleted by
 // the next sweep, once nothing is in flight.
-func (jm *JobMaster) sharedAborted(id checkpoint.ID) {
+func (jm *JobMaster) sharedAborted(id checkpoint.ID, sweep bool) {
 	delete(jm.shared.persisting, id)
 	jm.shared.dirty = true
-	if len(jm.coord.Pending()) == 0 {
+	if sweep {
 		jm.sweepShared()
 	}
-}
-
-// checkpointKindOf is the checkpoint kind a trigger request asks for: a
-// savepoint's state must be canonical, so its tasks take full snapshots.
-func checkpointKindOf(req triggerRequest) checkpoint.Kind {
-	if req.kind == reqSavepoint {
-		return checkpoint.Savepoint
-	}
-	return checkpoint.Periodic
 }
 
 // FileSource reads a checkpoint's state files, checking each against its

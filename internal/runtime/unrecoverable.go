@@ -1,26 +1,13 @@
 package runtime
 
-import "errors"
+import "github.com/weirstream/weir/internal/jobmaster"
 
-// unrecoverable marks a failure that no restart can cure, such as a
-// restore that would duplicate output a sink already committed. The job
-// fails at once instead of spending its restart attempts on it.
-type unrecoverable struct{ err error }
-
-func (u *unrecoverable) Error() string { return u.err.Error() }
-func (u *unrecoverable) Unwrap() error { return u.err }
-
-// Unrecoverable wraps err so that the job fails without restarting.
-func Unrecoverable(err error) error {
-	if err == nil {
-		return nil
-	}
-	return &unrecoverable{err}
-}
+// Unrecoverable wraps err so that the job fails without restarting: a
+// failure that no restart can cure, such as a restore that would duplicate
+// output a sink already committed. The marker lives in internal/jobmaster,
+// whose Machine reads it.
+func Unrecoverable(err error) error { return jobmaster.Unrecoverable(err) }
 
 // IsUnrecoverable reports whether err, or an error it wraps, was marked
 // with Unrecoverable.
-func IsUnrecoverable(err error) bool {
-	var u *unrecoverable
-	return errors.As(err, &u)
-}
+func IsUnrecoverable(err error) bool { return jobmaster.IsUnrecoverable(err) }

@@ -1,0 +1,152 @@
+package jobmaster
+
+import (
+	"time"
+
+	"github.com/weirstream/weir/internal/checkpoint"
+)
+
+// Action is an output of Machine.Step for the driver to perform in the
+// order returned: one of the types below. Storage actions (PersistMetadata,
+// LoadLatest, CopySavepoint, Retain, Discard, SweepShared, ReserveIDs) are
+// performed off the driver's loop, in the order given, by one worker that
+// feeds each result back as an event; the Machine relies on that order (a
+// savepoint is copied before a Retain may remove its checkpoint).
+type Action interface{ isAction() }
+
+// PrepareJob makes a TaskManager ready to run the job's tasks.
+type PrepareJob struct{ TM TM }
+
+// Deploy starts new executions, one Deployment per group. Slots places
+// every logical slot of the deployment (the channels between its tasks
+// need their peers' addresses); Restore is nil for a fresh start. Attempt
+// is the attempt restore timing follows.
+type Deploy struct {
+	Groups  []Group
+	Slots   map[int]Slot
+	Restore *RestorePoint
+	Attempt int
+}
+
+// CancelExecs stops executions; each answers with a terminal state.
+type CancelExecs struct{ Groups []Group }
+
+// TriggerCheckpoint sends checkpoint ID's barrier to the source
+// executions in Groups (none while the job drains: the status still
+// records the trigger).
+type TriggerCheckpoint struct {
+	ID        checkpoint.ID
+	Timestamp time.Time
+	Kind      checkpoint.Kind
+	Groups    []Group
+}
+
+// StopSources makes source executions end their input now.
+type StopSources struct{ Groups []Group }
+
+// NotifyComplete reports a completed checkpoint. TMs are told unless Held:
+// a final checkpoint that completed while a region restarts is not told
+// (see doc.go); the next final checkpoint's notification covers it.
+type NotifyComplete struct {
+	ID   checkpoint.ID
+	Kind checkpoint.Kind
+	TMs  []TM
+	Held bool
+}
+
+// NotifyAborted tells TMs that checkpoint ID was abandoned.
+type NotifyAborted struct {
+	ID       checkpoint.ID
+	Kind     checkpoint.Kind
+	Reason   string
+	Subsumed bool
+	TMs      []TM
+}
+
+// PersistMetadata writes checkpoint ID's metadata and feeds StoreDone.
+type PersistMetadata struct {
+	ID        checkpoint.ID
+	Kind      checkpoint.Kind
+	Timestamp time.Time
+	States    []checkpoint.TaskState
+}
+
+// LoadLatest finds the newest retained checkpoint that verifies and
+// feeds LatestLoaded.
+type LoadLatest struct{}
+
+// CopySavepoint copies completed checkpoint ID under Target and feeds
+// SavepointCopied.
+type CopySavepoint struct {
+	Req    RequestID
+	ID     checkpoint.ID
+	Target string
+}
+
+// Retain registers completed checkpoint ID's shared files, applies
+// retention and deletes the shared files only removed checkpoints used;
+// with Sweep (nothing in flight) it also deletes unreferenced ones.
+type Retain struct {
+	ID    checkpoint.ID
+	Sweep bool
+}
+
+// Discard removes the folders of checkpoints that will never complete.
+// Aborted marks one the coordinator aborted: its shared uploads are
+// forgotten, deleted by the next sweep (now, with Sweep).
+type Discard struct {
+	IDs     []checkpoint.ID
+	Aborted bool
+	Sweep   bool
+}
+
+// SweepShared deletes shared files no checkpoint references; nothing is
+// in flight.
+type SweepShared struct{}
+
+// ReserveIDs persists a bound below which this run's checkpoint ids stay
+// and feeds IDsReserved; barriers of ids at or above the old bound wait
+// for it (design: checkpoint-ids).
+type ReserveIDs struct{ UpTo checkpoint.ID }
+
+// Answer replies to request Req.
+type Answer struct {
+	Req  RequestID
+	ID   checkpoint.ID
+	Path string
+	Err  error
+}
+
+// Failure records the job's newest failure for its status.
+type Failure struct{ Cause string }
+
+// ReleaseJob tells TMs to forget the job: it ended.
+type ReleaseJob struct{ TMs []TM }
+
+// JobEnded is the last action but the stop requests' answers: the job's
+// outcome, State JobFinished, JobFailed or JobCanceled, and for the last
+// two the error the run returns (a *JobFailedError when the restart
+// strategy gave up).
+type JobEnded struct {
+	State JobState
+	Err   error
+}
+
+func (PrepareJob) isAction()        {}
+func (Deploy) isAction()            {}
+func (CancelExecs) isAction()       {}
+func (TriggerCheckpoint) isAction() {}
+func (StopSources) isAction()       {}
+func (NotifyComplete) isAction()    {}
+func (NotifyAborted) isAction()     {}
+func (PersistMetadata) isAction()   {}
+func (LoadLatest) isAction()        {}
+func (CopySavepoint) isAction()     {}
+func (Retain) isAction()            {}
+func (Discard) isAction()           {}
+func (SweepShared) isAction()       {}
+func (ReserveIDs) isAction()        {}
+func (Answer) isAction()            {}
+func (Failure) isAction()           {}
+func (ReleaseJob) isAction()        {}
+func (JobEnded) isAction()          {}

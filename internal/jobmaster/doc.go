@@ -1,0 +1,129 @@
+// Package jobmaster holds the rules of one running job as a pure state
+// machine: which executions run where and in which state, the checkpoint
+// coordinator and the failover handler it composes, the final checkpoint,
+// stop and savepoint requests, slot waiting and the choice of restore
+// point. It does no IO and starts no goroutine; internal/runtime's
+// JobMaster is its driver (a loop, the TaskManager gateways, a storage
+// worker), in the manner of etcd raft's Step and of the coordinator and
+// failover handler it composes.
+//
+// # Events in, actions out
+//
+// The driver feeds Step one Event at a time, with the time (time is an
+// input: the Machine reads no clock), and performs the Actions returned,
+// in order:
+//
+//	m := jobmaster.New(cfg, now)
+//	m.Step(now, jobmaster.Start{})           // PrepareJob{tm} per executor
+//	m.Step(now, jobmaster.Prepared{})        // Deploy{groups by TM, slots, restore}
+//	m.Step(now, jobmaster.StateChanged{...}) // RUNNING, then terminal
+//	m.Step(now, jobmaster.Tick{})            // at NextDeadline: TriggerCheckpoint{id, groups}
+//	m.Step(now, jobmaster.Ack{...})          // the last: PersistMetadata{id, states}
+//	m.Step(now, jobmaster.StoreDone{ID: 5})  // NotifyComplete{5, tms}, Retain{5}
+//
+// Events: Start, Prepared, StateChanged, Ack, Decline, EndOfData (from
+// TaskManagers); StoreDone, LatestLoaded, SavepointCopied, IDsReserved
+// (results of storage actions); SlotsOffered, TaskManagerLost (from the
+// JobManager); Tick; Request (checkpoint, savepoint, stop); Cancel.
+//
+// Actions: PrepareJob, Deploy, CancelExecs, TriggerCheckpoint,
+// StopSources, NotifyComplete, NotifyAborted (gateway calls, each fan-out
+// grouped by TaskManager once, in groups); PersistMetadata, LoadLatest,
+// CopySavepoint, Retain, Discard, SweepShared, ReserveIDs (storage);
+// Answer, Failure, ReleaseJob, JobEnded.
+//
+// Reports of an execution that is not its task's current attempt are
+// dropped before any rule sees them: they come from a cancelled attempt.
+//
+// # Storage is an action, never a call
+//
+// Everything that touches checkpoint storage is an action whose result
+// comes back as an event: a metadata write (StoreDone), the newest
+// restorable checkpoint (LatestLoaded), a savepoint copy
+// (SavepointCopied), the checkpoint-id reservation (IDsReserved). The
+// driver performs them on one worker, in order, so acks, declines and
+// failures are handled while S3 is slow. The Machine relies on that
+// order in one place: the CopySavepoint of a completed checkpoint comes
+// before the Retain that may remove it. It tracks what is in flight so
+// that no rule depends on timing:
+//
+//   - a restart asks for LoadLatest only once no metadata write is in
+//     flight (a write that completes must be the checkpoint restored), and
+//     deploys when LatestLoaded arrives; regions that became due
+//     meanwhile restart with it (no checkpoint can complete meanwhile:
+//     checkpointing stays suspended until every restarted task runs);
+//   - a barrier of a checkpoint id at or above the reserved bound waits
+//     for IDsReserved, so a JobManager restarted after a crash never
+//     reuses an id; a failed reservation is logged and lets it go;
+//   - the job ends (JobEnded) once every execution stopped and no metadata
+//     write or savepoint copy is in flight; a stop is answered after it,
+//     with its copy's result.
+//
+// # The rules between the coordinator and the failover handler
+//
+// These lived only in the old JobMaster's glue; the scripts in testdata
+// show each:
+//
+//   - End of data is ignored while its task's region is failing: counted,
+//     it would complete the end-of-data set while checkpointing is
+//     suspended, and the resume would take the final checkpoint before the
+//     restarted tasks read anything (final_restart.txt).
+//   - Once a final checkpoint completed and was told, tasks are finishing
+//     and a finished task cannot ack another checkpoint, so any later
+//     failure (or a lost TaskManager) is a global failover: every region
+//     restarts and takes a new final checkpoint together
+//     (final_failure.txt).
+//   - A final checkpoint that completes while a region restarts (its
+//     metadata write outlived the suspension) is not told (NotifyComplete
+//     Held): the other regions' tasks would finish and never ack the final
+//     checkpoint the restarted region takes again; the next final
+//     checkpoint's notification covers it (final_restart.txt).
+//   - A restart waits for in-flight metadata writes
+//     (failure_mid_checkpoint.txt). With the driver's in-order worker a
+//     LoadLatest queued behind the write would see it anyway; the Machine
+//     does not rely on that, and the held notification above needs to know.
+//   - A savepoint whose checkpoint is subsumed is taken again by the next
+//     checkpoint (savepoint_subsumed.txt); a savepoint in flight when its
+//     region fails is answered with the abort (savepoint_failure.txt).
+//   - A stop is the job's, not the attempt's: sources of a region
+//     redeployed after it stop again, also when the redeployment waited
+//     for slots (stop_failure.txt, stop_slots.txt).
+//   - A report of a superseded attempt is dropped; a TaskManager that
+//     never answers a cancel holds its region until its loss is reported
+//     (lost_notification.txt); a lost TaskManager's regions restart on
+//     free slots or wait for them until slot.request.timeout (tm_lost.txt).
+//   - A JobManager restarted after a crash numbers attempts apart, takes
+//     ids from the reserved bound and restores only its own run's
+//     checkpoints, else the --from point (jm_restart.txt).
+//
+// TestRandomInterleavings drives random jobs through seeded random
+// interleavings and checks the invariants on every action: one live
+// attempt per subtask, completed checkpoints acked by every task and
+// durable before they are told, restores from the newest completed one.
+//
+// # Placement
+//
+// Placement is the one interface over local and cluster placement: local
+// mode places logical slot i on executor i mod n and never runs short;
+// cluster mode asks the JobManager's slot pool. Place is called from Step:
+// it is an in-memory decision of the slot pool, not IO, and making it an
+// action would only add a round trip to every deployment. A shortage makes
+// the deployment wait (SlotsOffered or the next retry), suspends
+// checkpointing, and fails the job after SlotTimeout. Both modes take the
+// same path; a TaskManager is prepared before its first deployment
+// unless it was prepared at Start (local mode, Config.TaskManagers).
+// TaskManagers are small numbers (TM) the driver maps to gateways; a
+// session that registers again is a new TM.
+//
+// # Deviations from the suggested shape
+//
+// Step takes the time as an argument instead of every event carrying one,
+// and Tick only wakes the Machine: most events need the time (a failure
+// starts a restart delay, an end of data may trigger), and one argument
+// cannot be forgotten. Status (checkpoint statistics, job state) is not an
+// action: the driver derives it from the actions it performs and from
+// State and Restarts, which keeps scripts about rules. The job's initial
+// restore point is chosen before the loop runs (a job that cannot restore
+// is refused at submission); the Machine gets it as Config.Initial and
+// chooses the restore point of every restart.
+package jobmaster

@@ -1,0 +1,422 @@
+package jobmaster
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/weirstream/weir/internal/checkpoint"
+	"github.com/weirstream/weir/internal/checkpoint/coordinator"
+	"github.com/weirstream/weir/internal/restart"
+)
+
+// t0 is the origin of test time.
+var t0 = time.Unix(1000, 0)
+
+// env plays everything around a Machine: fake TaskManagers that run the
+// executions they were told to, a fake slot pool (cluster placement) or
+// executor list (local placement), and checkpoint storage whose actions
+// stay pending until the script completes them. It checks invariants on
+// every action (see check).
+type env struct {
+	m       *Machine
+	cfg     Config
+	now     time.Time
+	regions [][]checkpoint.TaskID
+	// tms: TaskManager -> alive; slots: free slots per TaskManager
+	// (cluster placement only); held: logical slot -> TM.
+	tms     map[TM]bool
+	cluster bool
+	slots   map[TM]int
+	held    map[int]TM
+	// running are the executions alive on a TaskManager (deployed, not
+	// reported terminal), with their state as the TaskManager knows it.
+	running map[ExecutionID]ExecState
+	where   map[ExecutionID]TM
+	// cancelAsked are executions asked to cancel, not yet reported.
+	cancelAsked map[ExecutionID]bool
+	// storage pending, in order.
+	pending []Action
+	// durable are checkpoints whose metadata is written; acked the tasks
+	// that acked each checkpoint (current attempts, as sent).
+	durable   map[checkpoint.ID]bool
+	acked     map[checkpoint.ID]map[checkpoint.TaskID]bool
+	nextReq   RequestID
+	violation []string
+	// For the random test: triggered checkpoints, the checkpoints each
+	// execution acked, end of data sent, final checkpoints told.
+	triggered     []checkpoint.ID
+	ackedBy       map[ExecutionID][]checkpoint.ID
+	eodSent       map[ExecutionID]bool
+	finalNotified map[checkpoint.ID]bool
+}
+
+func newEnv(cfg Config, regions [][]checkpoint.TaskID, tms int, cluster bool, slots []int) *env {
+	e := &env{
+		cfg: cfg, now: t0, regions: regions, tms: map[TM]bool{}, cluster: cluster,
+		slots: map[TM]int{}, held: map[int]TM{},
+		running: map[ExecutionID]ExecState{}, where: map[ExecutionID]TM{}, cancelAsked: map[ExecutionID]bool{},
+		durable: map[checkpoint.ID]bool{}, acked: map[checkpoint.ID]map[checkpoint.TaskID]bool{},
+		ackedBy: map[ExecutionID][]checkpoint.ID{}, eodSent: map[ExecutionID]bool{}, finalNotified: map[checkpoint.ID]bool{},
+	}
+	if cluster {
+		for i, n := range slots {
+			e.tms[TM(i)] = true
+			e.slots[TM(i)] = n
+		}
+	} else {
+		for i := range tms {
+			e.tms[TM(i)] = true
+			e.cfg.TaskManagers = append(e.cfg.TaskManagers, TM(i))
+		}
+	}
+	e.cfg.Regions = regions
+	e.cfg.Tasks = slices.Concat(regions...)
+	slices.SortFunc(e.cfg.Tasks, compareTaskID)
+	if e.cfg.Sources == nil {
+		for _, t := range e.cfg.Tasks {
+			if t.Vertex == 0 {
+				e.cfg.Sources = append(e.cfg.Sources, t)
+			}
+		}
+	}
+	e.cfg.Placement = e
+	e.m = New(e.cfg, e.now)
+	return e
+}
+
+// defaultConfig is a job without periodic checkpoints that restarts five
+// times without delay.
+func defaultConfig() Config {
+	cc := coordinator.DefaultConfig()
+	cc.Interval = 0
+	return Config{Name: "j", Checkpoint: cc, Restart: restart.NewFixedDelay(5, 0), SlotTimeout: time.Minute}
+}
+
+// Place implements Placement: local placement puts logical slot i on
+// TaskManager i mod n; cluster placement takes free slots, lowest
+// TaskManager first, keeping a held slot's place.
+func (e *env) Place(logical []int) (map[int]Slot, string) {
+	out := map[int]Slot{}
+	if !e.cluster {
+		n := len(e.cfg.TaskManagers)
+		for _, l := range logical {
+			out[l] = Slot{TM: TM(l % n), Address: fmt.Sprintf("addr-%d", l%n)}
+		}
+		return out, ""
+	}
+	free := 0
+	for tm, n := range e.slots {
+		if e.tms[tm] {
+			free += n
+		}
+	}
+	need := 0
+	for _, l := range logical {
+		if _, ok := e.held[l]; !ok {
+			need++
+		}
+	}
+	if need > free {
+		return nil, fmt.Sprintf("job j needs %d slots, %d free", need, free)
+	}
+	for _, l := range logical {
+		tm, ok := e.held[l]
+		if !ok {
+			for c := TM(0); ; c++ {
+				if e.tms[c] && e.slots[c] > 0 {
+					tm = c
+					break
+				}
+			}
+			e.slots[tm]--
+			e.held[l] = tm
+		}
+		out[l] = Slot{TM: tm, Address: fmt.Sprintf("addr-%d", tm)}
+	}
+	return out, ""
+}
+
+// step feeds ev and performs the actions on the fake cluster; it returns
+// them formatted, one per line.
+func (e *env) step(ev Event) string {
+	acts := e.m.Step(e.now, ev)
+	var b strings.Builder
+	for _, a := range acts {
+		e.perform(a)
+		b.WriteString(format(a, e.now))
+		b.WriteByte('\n')
+	}
+	if b.Len() == 0 {
+		return "(no actions)\n"
+	}
+	return b.String()
+}
+
+// perform plays an action on the fake TaskManagers and storage, and
+// checks the invariants.
+func (e *env) perform(a Action) {
+	switch a := a.(type) {
+	case Deploy:
+		if rp := a.Restore; rp != nil && rp.Own && !e.durable[rp.ID] && (e.cfg.Initial == nil || rp.ID != e.cfg.Initial.ID) {
+			e.violate("deploy restores checkpoint %d, which is not durable", rp.ID)
+		}
+		if e.cfg.Initial == nil {
+			// A region restarts from the newest completed checkpoint.
+			if want := e.latest(); want.String() != a.Restore.String() {
+				e.violate("deploy restores %s, the newest completed checkpoint is %s", a.Restore, want)
+			}
+		}
+		for _, g := range a.Groups {
+			if !e.tms[g.TM] {
+				e.violate("deploy on lost TaskManager %d", g.TM)
+			}
+			for _, x := range g.Execs {
+				for y := range e.running {
+					if y.Task == x.Task && e.tms[e.where[y]] {
+						e.violate("deploy %s while %s still runs on TaskManager %d", x, y, e.where[y])
+					}
+				}
+				e.running[x] = ExecDeploying
+				e.where[x] = g.TM
+			}
+		}
+	case CancelExecs:
+		for _, g := range a.Groups {
+			for _, x := range g.Execs {
+				if _, ok := e.running[x]; ok {
+					e.cancelAsked[x] = true
+				}
+			}
+		}
+	case PersistMetadata:
+		if len(a.States) != len(e.cfg.Tasks) {
+			e.violate("checkpoint %d persisted with %d of %d states", a.ID, len(a.States), len(e.cfg.Tasks))
+		}
+		for _, t := range e.cfg.Tasks {
+			if !e.acked[a.ID][t] {
+				e.violate("checkpoint %d persisted without an ack of %d/%d", a.ID, t.Vertex, t.Subtask)
+			}
+		}
+		e.pending = append(e.pending, a)
+	case NotifyComplete:
+		// Nothing is committed beyond the newest completed checkpoint:
+		// a notification names a durable checkpoint every task acked.
+		if !e.durable[a.ID] {
+			e.violate("checkpoint %d notified complete before its metadata is durable", a.ID)
+		}
+		for _, t := range e.cfg.Tasks {
+			if !e.acked[a.ID][t] {
+				e.violate("checkpoint %d completed without an ack of %d/%d", a.ID, t.Vertex, t.Subtask)
+			}
+		}
+		if a.Kind == checkpoint.Final && !a.Held {
+			e.finalNotified[a.ID] = true
+		}
+	case TriggerCheckpoint:
+		e.triggered = append(e.triggered, a.ID)
+	case LoadLatest, CopySavepoint, ReserveIDs:
+		e.pending = append(e.pending, a)
+	case JobEnded:
+		for x := range e.running {
+			if e.tms[e.where[x]] {
+				e.violate("job ended while %s runs", x)
+			}
+		}
+	}
+}
+
+func (e *env) violate(format string, args ...any) {
+	e.violation = append(e.violation, fmt.Sprintf(format, args...))
+}
+
+// report sends an execution's state change as its TaskManager would.
+func (e *env) report(x ExecutionID, st ExecState, err error) string {
+	if st.Terminal() {
+		delete(e.running, x)
+		delete(e.cancelAsked, x)
+	} else {
+		e.running[x] = st
+	}
+	return e.step(StateChanged{Exec: x, State: st, Err: err})
+}
+
+// ack sends an ack of checkpoint id from x.
+func (e *env) ack(x ExecutionID, id checkpoint.ID) string {
+	if e.m.Current(x) {
+		if e.acked[id] == nil {
+			e.acked[id] = map[checkpoint.TaskID]bool{}
+		}
+		e.acked[id][x.Task] = true
+		e.ackedBy[x] = append(e.ackedBy[x], id)
+	}
+	return e.step(Ack{Exec: x, ID: id, State: checkpoint.TaskState{Task: x.Task}})
+}
+
+// complete performs the first pending storage action (of kind, if not
+// nil), feeding its result; err fails it.
+func (e *env) complete(match func(Action) bool, err error, latest *RestorePoint) (string, bool) {
+	for i, a := range e.pending {
+		if match != nil && !match(a) {
+			continue
+		}
+		e.pending = slices.Delete(e.pending, i, i+1)
+		switch a := a.(type) {
+		case PersistMetadata:
+			if err == nil {
+				e.durable[a.ID] = true
+			}
+			return e.step(StoreDone{ID: a.ID, Err: err}), true
+		case LoadLatest:
+			if latest == nil {
+				latest = e.latest()
+			}
+			return e.step(LatestLoaded{Restore: latest, Err: err}), true
+		case CopySavepoint:
+			path := ""
+			if err == nil {
+				path = fmt.Sprintf("%s/savepoint-%d", a.Target, a.ID)
+			}
+			return e.step(SavepointCopied{Req: a.Req, ID: a.ID, Path: path, Err: err}), true
+		case ReserveIDs:
+			return e.step(IDsReserved{UpTo: a.UpTo, Err: err}), true
+		}
+	}
+	return "", false
+}
+
+// latest is the newest durable checkpoint, as LoadLatest finds it.
+func (e *env) latest() *RestorePoint {
+	var ids []checkpoint.ID
+	for id := range e.durable {
+		ids = append(ids, id)
+	}
+	if len(ids) == 0 {
+		return nil
+	}
+	return &RestorePoint{ID: slices.Max(ids), Own: true}
+}
+
+// live returns the executions alive on live TaskManagers, sorted.
+func (e *env) live(state func(ExecState) bool) []ExecutionID {
+	var out []ExecutionID
+	for x, st := range e.running {
+		if e.tms[e.where[x]] && (state == nil || state(st)) {
+			out = append(out, x)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if c := compareTaskID(out[i].Task, out[j].Task); c != 0 {
+			return c < 0
+		}
+		return out[i].Attempt < out[j].Attempt
+	})
+	return out
+}
+
+// loseTM kills TaskManager tm with its executions and slots.
+func (e *env) loseTM(tm TM) string {
+	e.tms[tm] = false
+	for l, h := range e.held {
+		if h == tm {
+			delete(e.held, l)
+		}
+	}
+	for x := range e.running {
+		if e.where[x] == tm {
+			delete(e.running, x)
+			delete(e.cancelAsked, x)
+		}
+	}
+	return e.step(TaskManagerLost{TM: tm, Cause: fmt.Sprintf("TaskManager %d lost: no heartbeat", tm)})
+}
+
+// format prints an action on one line.
+func format(a Action, now time.Time) string {
+	switch a := a.(type) {
+	case PrepareJob:
+		return fmt.Sprintf("prepare tm=%d", a.TM)
+	case Deploy:
+		return fmt.Sprintf("deploy restore=%s attempt=%d: %s", a.Restore, a.Attempt, formatGroups(a.Groups))
+	case CancelExecs:
+		return "cancel " + formatGroups(a.Groups)
+	case StopSources:
+		return "stop-sources " + formatGroups(a.Groups)
+	case TriggerCheckpoint:
+		return fmt.Sprintf("trigger cp=%d kind=%s: %s", a.ID, a.Kind, formatGroups(a.Groups))
+	case NotifyComplete:
+		if a.Held {
+			return fmt.Sprintf("complete cp=%d kind=%s HELD BACK", a.ID, a.Kind)
+		}
+		return fmt.Sprintf("complete cp=%d kind=%s tms=%v", a.ID, a.Kind, a.TMs)
+	case NotifyAborted:
+		s := fmt.Sprintf("aborted cp=%d tms=%v: %s", a.ID, a.TMs, a.Reason)
+		if a.Subsumed {
+			s += " (subsumed)"
+		}
+		return s
+	case PersistMetadata:
+		return fmt.Sprintf("persist cp=%d kind=%s", a.ID, a.Kind)
+	case LoadLatest:
+		return "load-latest"
+	case CopySavepoint:
+		return fmt.Sprintf("copy-savepoint req=%d cp=%d target=%s", a.Req, a.ID, a.Target)
+	case Retain:
+		if a.Sweep {
+			return fmt.Sprintf("retain cp=%d sweep", a.ID)
+		}
+		return fmt.Sprintf("retain cp=%d", a.ID)
+	case Discard:
+		s := fmt.Sprintf("discard cp=%v", a.IDs)
+		if a.Aborted {
+			s += " aborted"
+		}
+		if a.Sweep {
+			s += " sweep"
+		}
+		return s
+	case SweepShared:
+		return "sweep-shared"
+	case ReserveIDs:
+		return fmt.Sprintf("reserve-ids up-to=%d", a.UpTo)
+	case Answer:
+		s := fmt.Sprintf("answer req=%d cp=%d", a.Req, a.ID)
+		if a.Path != "" {
+			s += " path=" + a.Path
+		}
+		if a.Err != nil {
+			s += " err=" + a.Err.Error()
+		}
+		return s
+	case Failure:
+		return "failure: " + a.Cause
+	case ReleaseJob:
+		return fmt.Sprintf("release tms=%v", a.TMs)
+	case JobEnded:
+		if a.Err != nil {
+			return fmt.Sprintf("job-ended %s: %v", a.State, a.Err)
+		}
+		return fmt.Sprintf("job-ended %s", a.State)
+	}
+	return fmt.Sprintf("%T", a)
+}
+
+func formatGroups(gs []Group) string {
+	if len(gs) == 0 {
+		return "(none)"
+	}
+	var parts []string
+	for _, g := range gs {
+		var xs []string
+		for _, x := range g.Execs {
+			xs = append(xs, x.String())
+		}
+		parts = append(parts, fmt.Sprintf("tm%d[%s]", g.TM, strings.Join(xs, " ")))
+	}
+	return strings.Join(parts, " ")
+}
+
+var errBoom = errors.New("boom")

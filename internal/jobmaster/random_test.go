@@ -1,0 +1,243 @@
+package jobmaster
+
+import (
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/weirstream/weir/internal/checkpoint"
+	"github.com/weirstream/weir/internal/restart"
+)
+
+// TestRandomInterleavings drives Machines of random jobs with random
+// interleavings of task reports, failures, TaskManager losses, storage
+// completions (in order, some failing), requests and ticks, and checks on
+// every action (env.perform) that:
+//
+//   - no two attempts of one subtask run at once (a redeployment comes
+//     only after the old attempt is terminal or its TaskManager is gone);
+//   - a checkpoint is persisted and completed only with an ack of every
+//     task, from its current attempt;
+//   - nothing is committed beyond the newest completed checkpoint: a
+//     completion is notified only once its metadata is durable, and a
+//     restore names a durable checkpoint;
+//   - the job ends with nothing running.
+//
+// A failure names its seed; rerun one with -seed.
+func TestRandomInterleavings(t *testing.T) {
+	seeds, steps := 400, 400
+	if testing.Short() {
+		seeds = 50
+	}
+	if *seedFlag != 0 {
+		runRandom(t, *seedFlag, steps, true)
+		return
+	}
+	var total stats
+	for seed := uint64(1); seed <= uint64(seeds); seed++ {
+		total.add(runRandom(t, seed, steps, false))
+		if t.Failed() {
+			return
+		}
+	}
+	t.Logf("%d seeds: %+v", seeds, total)
+	// The interleavings must reach the interesting states, or the
+	// invariants prove little.
+	if total.completed < seeds || total.restarts < seeds || total.finished == 0 || total.lost == 0 {
+		t.Fatalf("random runs too tame: %+v", total)
+	}
+}
+
+// stats sums what the random runs reached.
+type stats struct {
+	steps, completed, restarts, lost, finished, failed int
+}
+
+func (s *stats) add(o stats) {
+	s.steps += o.steps
+	s.completed += o.completed
+	s.restarts += o.restarts
+	s.lost += o.lost
+	s.finished += o.finished
+	s.failed += o.failed
+}
+
+func runRandom(t *testing.T, seed uint64, steps int, verbose bool) stats {
+	r := rand.New(rand.NewPCG(seed, 0))
+	// 1-3 regions of a source and a sink subtask each, or one region of
+	// all-to-all pairs.
+	var regions [][]checkpoint.TaskID
+	p := 1 + r.IntN(3)
+	if r.IntN(3) == 0 {
+		var one []checkpoint.TaskID
+		for i := range p {
+			one = append(one, checkpoint.TaskID{Vertex: 0, Subtask: i}, checkpoint.TaskID{Vertex: 1, Subtask: i})
+		}
+		regions = [][]checkpoint.TaskID{one}
+	} else {
+		for i := range p {
+			regions = append(regions, []checkpoint.TaskID{{Vertex: 0, Subtask: i}, {Vertex: 1, Subtask: i}})
+		}
+	}
+	cfg := defaultConfig()
+	cfg.Checkpoint.Interval = time.Second
+	cfg.Checkpoint.MaxConcurrent = 1 + r.IntN(2)
+	cfg.Checkpoint.TolerableFailures = r.IntN(3)
+	cfg.Restart = restart.NewFixedDelay(1000, time.Duration(r.IntN(2))*time.Second)
+	cfg.Reserve = r.IntN(2) == 0
+	var e *env
+	if r.IntN(2) == 0 {
+		e = newEnv(cfg, regions, 1+r.IntN(2), false, nil)
+	} else {
+		slots := []int{p, p, p}
+		e = newEnv(cfg, regions, 0, true, slots)
+	}
+	log := func(cmd string, out string) {
+		if verbose {
+			t.Logf("%s\n%s", cmd, out)
+		}
+	}
+	log("deploy", e.step(Start{}))
+	if len(e.cfg.TaskManagers) > 0 {
+		log("prepared", e.step(Prepared{}))
+	}
+	var st stats
+	for i := 0; i < steps && !e.m.Ended(); i++ {
+		cmd, out := randomMove(r, e)
+		log(cmd, out)
+		st.steps++
+		if len(e.violation) > 0 {
+			t.Fatalf("seed %d step %d (%s): invariant violated: %v (rerun with -seed=%d)", seed, i, cmd, e.violation, seed)
+		}
+		if strings.HasPrefix(cmd, "tm-lost") {
+			st.lost++
+		}
+	}
+	st.completed = len(e.durable)
+	st.restarts = e.m.Restarts()
+	switch e.m.State() {
+	case JobFinished:
+		st.finished++
+	case JobFailed:
+		st.failed++
+	}
+	return st
+}
+
+// randomMove makes one move that the fake cluster may make now.
+func randomMove(r *rand.Rand, e *env) (string, string) {
+	live := e.live(nil)
+	pick := func(xs []ExecutionID) ExecutionID { return xs[r.IntN(len(xs))] }
+	for {
+		switch r.IntN(16) {
+		case 0, 1:
+			if xs := e.live(func(s ExecState) bool { return s == ExecDeploying }); len(xs) > 0 {
+				x := pick(xs)
+				return "running " + x.String(), e.report(x, ExecRunning, nil)
+			}
+		case 2, 3, 4:
+			if len(live) > 0 && len(e.triggered) > 0 {
+				x := pick(live)
+				id := e.triggered[len(e.triggered)-1-r.IntN(min(2, len(e.triggered)))]
+				return fmt.Sprintf("ack %s cp=%d", x, id), e.ack(x, id)
+			}
+		case 5:
+			if len(live) > 0 && len(e.triggered) > 0 && r.IntN(4) == 0 {
+				x := pick(live)
+				id := e.triggered[len(e.triggered)-1]
+				return fmt.Sprintf("decline %s cp=%d", x, id), e.step(Decline{Exec: x, ID: id, Reason: "random"})
+			}
+		case 6:
+			if len(live) > 0 {
+				x := pick(live)
+				e.eodSent[x] = true
+				return "eod " + x.String(), e.step(EndOfData{Exec: x})
+			}
+		case 7:
+			if len(live) > 0 && r.IntN(3) == 0 {
+				x := pick(live)
+				var err error = errBoom
+				if r.IntN(20) == 0 {
+					err = Unrecoverable(err)
+				}
+				return "fail " + x.String(), e.report(x, ExecFailed, err)
+			}
+		case 8, 9:
+			var asked []ExecutionID
+			for _, x := range live {
+				if e.cancelAsked[x] {
+					asked = append(asked, x)
+				}
+			}
+			if len(asked) > 0 {
+				x := pick(asked)
+				return "cancelled " + x.String(), e.report(x, ExecCanceled, nil)
+			}
+		case 10:
+			// A task finishes once it acked a final checkpoint that was
+			// told, and reached the end of its input.
+			var done []ExecutionID
+			for _, x := range live {
+				if e.eodSent[x] && slices.ContainsFunc(e.ackedBy[x], func(id checkpoint.ID) bool { return e.finalNotified[id] }) {
+					done = append(done, x)
+				}
+			}
+			if len(done) > 0 {
+				x := pick(done)
+				return "finish " + x.String(), e.report(x, ExecFinished, nil)
+			}
+		case 11, 12:
+			if len(e.pending) > 0 {
+				var err error
+				if _, ok := e.pending[0].(PersistMetadata); ok && r.IntN(8) == 0 {
+					err = errors.New("disk full")
+				}
+				out, _ := e.complete(nil, err, nil)
+				return fmt.Sprintf("storage (err=%v)", err), out
+			}
+		case 13:
+			d := time.Duration(100+r.IntN(2000)) * time.Millisecond
+			e.now = e.now.Add(d)
+			return "tick " + d.String(), e.step(Tick{})
+		case 14:
+			if r.IntN(4) == 0 {
+				e.nextReq++
+				k := RequestKind(r.IntN(3))
+				if k == RequestStop && r.IntN(3) != 0 {
+					k = RequestSavepoint
+				}
+				return "request " + k.String(), e.step(Request{Req: e.nextReq, Kind: k, Target: "/sp"})
+			}
+		case 15:
+			if e.cluster && r.IntN(6) == 0 {
+				var alive []TM
+				for tm, ok := range e.tms {
+					if ok {
+						alive = append(alive, tm)
+					}
+				}
+				if len(alive) > 1 {
+					slices.Sort(alive)
+					tm := alive[r.IntN(len(alive))]
+					out := e.loseTM(tm)
+					ntm := TM(len(e.tms))
+					e.tms[ntm] = true
+					e.slots[ntm] = 3
+					return fmt.Sprintf("tm-lost %d (tm %d joins)", tm, ntm), out + e.step(SlotsOffered{})
+				}
+			}
+			if len(live) > 0 && r.IntN(4) == 0 {
+				// A late report of a superseded attempt.
+				x := pick(live)
+				if x.Attempt > e.cfg.FirstAttempt {
+					x.Attempt--
+					return "stale fail " + x.String(), e.step(StateChanged{Exec: x, State: ExecFailed, Err: errBoom})
+				}
+			}
+		}
+	}
+}

@@ -1,0 +1,188 @@
+package runtime
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/weirstream/weir/internal/checkpoint"
+	"github.com/weirstream/weir/internal/jobmaster"
+)
+
+// perform carries out one of the Machine's actions: gateway calls and
+// status updates on the loop, storage on the worker.
+func (jm *JobMaster) perform(act jobmaster.Action) {
+	st := jm.cfg.Status
+	job := jm.spec.Name
+	switch act := act.(type) {
+	case jobmaster.PrepareJob:
+		jm.place.gateway(act.TM).PrepareJob(jm.spec, jm.desc)
+	case jobmaster.Deploy:
+		jm.deploy(act)
+	case jobmaster.CancelExecs:
+		for _, g := range act.Groups {
+			jm.place.gateway(g.TM).Cancel(job, g.Execs)
+		}
+	case jobmaster.StopSources:
+		for _, g := range act.Groups {
+			jm.place.gateway(g.TM).StopSources(job, g.Execs)
+		}
+	case jobmaster.TriggerCheckpoint:
+		jm.triggeredAt[act.ID] = act.Timestamp
+		st.checkpointTriggered(act.ID, act.Kind, act.Timestamp)
+		b := checkpoint.Barrier{ID: act.ID, Timestamp: act.Timestamp, Kind: act.Kind}
+		for _, g := range act.Groups {
+			gw := jm.place.gateway(g.TM)
+			for _, x := range g.Execs {
+				gw.Trigger(job, x, b)
+			}
+		}
+	case jobmaster.NotifyComplete:
+		st.CompletedCheckpoints.Add(1)
+		st.LastCheckpointID.Store(int64(act.ID))
+		if t0, ok := jm.triggeredAt[act.ID]; ok {
+			d := jm.cfg.Now().Sub(t0)
+			st.LastCheckpointDuration.Store(int64(d))
+			st.checkpointCompleted(act.ID, d)
+		}
+		if !act.Held {
+			for _, tm := range act.TMs {
+				jm.place.gateway(tm).NotifyComplete(job, act.ID)
+			}
+		}
+	case jobmaster.NotifyAborted:
+		if !act.Subsumed {
+			st.FailedCheckpoints.Add(1)
+		}
+		if t0, ok := jm.triggeredAt[act.ID]; ok {
+			d := jm.cfg.Now().Sub(t0)
+			st.updateCheckpoint(act.ID, func(c *CheckpointStats) { c.Status, c.Duration, c.FailureReason = CheckpointFailed, d, act.Reason })
+		}
+		for _, tm := range act.TMs {
+			jm.place.gateway(tm).NotifyAborted(job, act.ID)
+		}
+	case jobmaster.Answer:
+		req, ok := jm.requests[act.Req]
+		if !ok {
+			return
+		}
+		delete(jm.requests, act.Req)
+		req.reply <- triggerReply{id: act.ID, path: act.Path, err: act.Err}
+	case jobmaster.Failure:
+		st.setFailure(act.Cause)
+	case jobmaster.ReleaseJob:
+		for _, tm := range act.TMs {
+			jm.place.gateway(tm).ReleaseJob(job)
+		}
+		st.setTaskSource(nil)
+	case jobmaster.JobEnded:
+		jm.ended(act)
+	default:
+		jm.performStorage(act)
+	}
+}
+
+// deploy sends one Deployment per TaskManager group.
+func (jm *JobMaster) deploy(act jobmaster.Deploy) {
+	jm.cfg.Faults.Release()
+	var ref *RestoreRef
+	if rp := act.Restore; rp != nil {
+		ref = &RestoreRef{ID: rp.ID}
+		if !rp.Own {
+			ref.Path = rp.Path
+		}
+		jm.cfg.Status.restoring(rp.ID, act.Attempt, jm.cfg.Now())
+	}
+	exec := func(t checkpoint.TaskID) ExecutionID {
+		x, _ := jm.m.Exec(t)
+		return x
+	}
+	place := func(t checkpoint.TaskID) (ResourceID, string, int) {
+		s := act.Slots[t.Subtask]
+		return jm.place.gateway(s.TM).ID(), s.Address, t.Subtask
+	}
+	for _, g := range act.Groups {
+		tasks := make([]checkpoint.TaskID, len(g.Execs))
+		for i, x := range g.Execs {
+			tasks[i] = x.Task
+		}
+		jm.place.gateway(g.TM).Deploy(Deployment{Job: jm.spec.Name, Restore: ref, Tasks: describeTasks(jm.jg, tasks, exec, place)})
+	}
+}
+
+// ended waits for the storage worker to finish what the Machine asked
+// (discards, the last sweep), then sets the job's final state and what
+// run returns. The stop requests' answers follow, so "stopped" is true.
+func (jm *JobMaster) ended(act jobmaster.JobEnded) {
+	jm.worker.drain()
+	st := jm.cfg.Status
+	now := jm.cfg.Now()
+	jm.result = act.Err
+	switch act.State {
+	case jobmaster.JobCanceled:
+		st.setState(StateCanceled, now)
+	case jobmaster.JobFailed:
+		st.setState(StateFailed, now)
+	default:
+		st.setState(StateFinished, now)
+		jm.removeLocalRecovery()
+	}
+}
+
+// performStorage hands a storage action to the worker; its result comes
+// back through the inbox.
+func (jm *JobMaster) performStorage(act jobmaster.Action) {
+	st := jm.cfg.Status
+	switch act := act.(type) {
+	case jobmaster.PersistMetadata:
+		md := metadataFor(jm.cfg.JobName, jm.jg, act.ID, act.Kind, act.Timestamp, act.States)
+		size := sizesOf(act.States)
+		jm.worker.do(func() {
+			jm.sharedPersisting(md)
+			_, err := jm.store.WriteMetadata(context.Background(), md)
+			if err == nil {
+				st.checkpointPersisted(act.ID, size)
+			}
+			jm.in.put(jmEvent{ev: jobmaster.StoreDone{ID: act.ID, Err: err}})
+		})
+	case jobmaster.LoadLatest:
+		jm.worker.do(func() {
+			rp, err := jm.latestRestorePoint(context.Background())
+			var out *jobmaster.RestorePoint
+			if rp != nil {
+				out = &jobmaster.RestorePoint{ID: rp.md.ID, Own: true, Path: rp.path}
+			}
+			jm.in.put(jmEvent{ev: jobmaster.LatestLoaded{Restore: out, Err: err}})
+		})
+	case jobmaster.CopySavepoint:
+		final := jm.requests[act.Req].kind == reqStop
+		jm.worker.do(func() {
+			path, err := jm.savepoint(context.Background(), act.ID, act.Target)
+			if err != nil && final {
+				err = fmt.Errorf("%w (the final checkpoint %s is retained)", err, jm.checkpointLocation(act.ID))
+			}
+			jm.in.put(jmEvent{ev: jobmaster.SavepointCopied{Req: act.Req, ID: act.ID, Path: path, Err: err}})
+		})
+	case jobmaster.Retain:
+		jm.worker.do(func() { jm.retain(act.ID, act.Sweep) })
+	case jobmaster.Discard:
+		jm.worker.do(func() {
+			for _, id := range act.IDs {
+				if err := jm.store.Discard(id); err != nil {
+					jm.log.Error("discard checkpoint", "id", id, "err", err)
+				}
+				if act.Aborted {
+					jm.sharedAborted(id, act.Sweep)
+				}
+			}
+		})
+	case jobmaster.SweepShared:
+		jm.worker.do(jm.sweepShared)
+	case jobmaster.ReserveIDs:
+		jm.worker.do(func() {
+			err := jm.reserveIDs(act.UpTo)
+			jm.in.put(jmEvent{ev: jobmaster.IDsReserved{UpTo: act.UpTo, Err: err}})
+		})
+	default:
+		panic(fmt.Sprintf("jobmaster driver: unknown action %T", act))
+	}
+}
