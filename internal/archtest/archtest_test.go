@@ -25,13 +25,16 @@ var pureCores = []string{
 	"internal/network/credit",
 	"internal/heartbeat",
 	"internal/restart",
+	"internal/jobmaster",
 }
 
 // pureStd are the standard packages a pure core may import: values,
-// formatting and arithmetic, nothing that does IO, blocks or locks.
+// formatting and arithmetic, nothing that does IO, blocks or locks. The one
+// exception is log/slog for an injected logger (nil is silent), as raft's
+// Config.Logger: logging is not state.
 var pureStd = []string{
 	"bytes", "cmp", "encoding", "encoding/binary", "errors", "fmt",
-	"hash/crc32", "iter", "maps", "math", "math/bits", "math/rand/v2",
+	"hash/crc32", "iter", "log/slog", "maps", "math", "math/bits", "math/rand/v2",
 	"slices", "sort", "strconv", "strings", "time", "unicode/utf8",
 }
 
@@ -47,7 +50,7 @@ var clockCalls = []string{"Now", "Since", "Until", "Sleep", "After", "AfterFunc"
 var (
 	lowerLayers = []string{
 		"internal/checkpoint", "internal/codec", "internal/config", "internal/failover",
-		"internal/faults", "internal/heartbeat", "internal/keygroup", "internal/network",
+		"internal/faults", "internal/jobmaster", "internal/heartbeat", "internal/keygroup", "internal/network",
 		"internal/restart", "internal/state", "internal/twophase", "internal/vfs",
 	}
 	// lowerExempt are tools that live under a lower layer's folder but sit
