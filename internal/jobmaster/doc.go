@@ -125,7 +125,8 @@
 // State and Restarts, which keeps scripts about rules. The job's initial
 // restore point is chosen before the loop runs (a job that cannot restore
 // is refused at submission); the Machine gets it as Config.Initial and
-// chooses the restore point of every restart.//
+// chooses the restore point of every restart.
+//
 // # Owns and must not touch
 //
 // Owns: the rules of a running job. Must not touch: gateways, storage,
