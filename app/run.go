@@ -6,8 +6,10 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"os/signal"
+	"sync/atomic"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -47,6 +49,29 @@ type launchFlags struct {
 	detached bool
 	jobName  string
 	config   configFlags
+	rest     restFlags
+	quiet    bool
+}
+
+// register adds app's flags of a run command to fs.
+func (lf *launchFlags) register(fs *pflag.FlagSet, jobName string) {
+	lf.client.register(fs, "", "submit the job to the JobManager at HOST:PORT and follow it, instead of running it in this process")
+	fs.BoolVar(&lf.detached, "detached", false, "with --jobmanager: print the job id once submitted and return, instead of following the job")
+	fs.StringVar(&lf.jobName, "job-name", jobName, "the job's name: its checkpoint folder and, in a cluster, its id (unique per cluster)")
+	lf.config.register(fs)
+	lf.rest.register(fs)
+	fs.BoolVarP(&lf.quiet, "quiet", "q", false, "no progress line in a local run")
+}
+
+// refuseLocalOnly fails if a flag of a local run is given with
+// --jobmanager.
+func (lf *launchFlags) refuseLocalOnly(fs *pflag.FlagSet) error {
+	for _, n := range []string{"rest-address", "rest-allow-remote"} {
+		if fs.Changed(n) {
+			return Usagef("--%s works in a local run only, not with --jobmanager: %s", n, restLocalOnly)
+		}
+	}
+	return nil
 }
 
 // jobCommand is `run NAME`.
@@ -63,10 +88,7 @@ func (p *Program) jobCommand(j Job) *cobra.Command {
 	run := j.Define(fs)
 	var jobFlags []string
 	fs.VisitAll(func(f *pflag.Flag) { jobFlags = append(jobFlags, f.Name) })
-	lf.client.register(fs, "", "submit the job to the JobManager at HOST:PORT and follow it, instead of running it in this process")
-	fs.BoolVar(&lf.detached, "detached", false, "with --jobmanager: print the job id once submitted and return, instead of following the job")
-	fs.StringVar(&lf.jobName, "job-name", j.Name, "the job's name: its checkpoint folder and, in a cluster, its id (unique per cluster)")
-	lf.config.register(fs)
+	lf.register(fs, j.Name)
 	c.RunE = func(c *cobra.Command, _ []string) error {
 		if lf.detached && lf.client.jobmanager == "" {
 			return Usagef("--detached needs --jobmanager: a local run always waits for its job")
@@ -82,6 +104,9 @@ func (p *Program) jobCommand(j Job) *cobra.Command {
 			if err := refuseLocalOnly(fs, jobFlags); err != nil {
 				return err
 			}
+			if err := lf.refuseLocalOnly(fs); err != nil {
+				return err
+			}
 		}
 		ctx := c.Context()
 		if run.Configure != nil {
@@ -90,7 +115,7 @@ func (p *Program) jobCommand(j Job) *cobra.Command {
 			}
 		}
 		if lf.client.jobmanager == "" {
-			return p.runLocal(ctx, lf.jobName, cfg, run)
+			return p.runLocal(ctx, &lf, cfg, run)
 		}
 		args, err := normalizeArgs(fs, jobFlags, chooseSeed)
 		if err != nil {
@@ -128,25 +153,56 @@ func chooseSeed() int64 {
 }
 
 // runLocal builds and executes the job in this process until it ends or
-// SIGINT/SIGTERM arrives.
-func (p *Program) runLocal(ctx context.Context, name string, cfg *weir.Config, run Run) error {
+// SIGINT/SIGTERM arrives, with the REST API (--rest-address) and the
+// progress line (unless --quiet) while it runs and the summary after.
+func (p *Program) runLocal(ctx context.Context, lf *launchFlags, cfg *weir.Config, run Run) error {
+	name := lf.jobName
 	env := weir.NewEnv(cfg)
 	if err := run.Build(env); err != nil {
 		return err
 	}
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	ctx, cancelJob := context.WithCancel(ctx)
+	defer cancelJob()
+	var canceled atomic.Bool
+	cancel := func() { canceled.Store(true); cancelJob() }
+	stopREST, err := lf.rest.startREST(env, name, cancel, p.localLogger(), p.stderr())
+	if err != nil {
+		return err
+	}
+	defer stopREST()
 	exec := run.Execute
 	if exec == nil {
 		exec = func(ctx context.Context, env *weir.Env, name string) error { return env.Execute(ctx, name) }
 	}
-	if err := exec(ctx, env, name); err != nil {
+	prog := startProgress(p.stderr(), jobStatus(env), lf.quiet)
+	err = exec(ctx, env, name)
+	prog.finish()
+	fmt.Fprintln(p.stderr(), prog.summary())
+	if run.Summary != nil {
+		fmt.Fprint(p.stderr(), run.Summary())
+	}
+	if err != nil && canceled.Load() {
+		return jobEndError{fmt.Sprintf("job %s CANCELED: canceled through the REST API", name)}
+	}
+	if err != nil {
 		return err
 	}
 	if run.Finish != nil {
 		return run.Finish(ctx, cfg)
 	}
 	return nil
+}
+
+// localLogger is the REST API's logger in a local run: warnings, or
+// everything with WEIR_DEBUG set.
+func (p *Program) localLogger() *slog.Logger {
+	level := slog.LevelWarn
+	if p.getenv("WEIR_DEBUG") != "" {
+		level = slog.LevelDebug
+	}
+	return slog.New(slog.NewTextHandler(p.stderr(), &slog.HandlerOptions{Level: level}))
 }
 
 // submit builds the job once here (a job that does not build fails before

@@ -59,7 +59,7 @@ func keyedSumJob() app.Job {
 			return app.Run{
 				Configure: func(_ context.Context, cfg *weir.Config) error { return k.configure(fs, cfg) },
 				Build:     k.build,
-				Execute:   k.jf.execute,
+				Summary:   k.jf.faultSummary,
 				Finish:    k.finish,
 			}
 		},

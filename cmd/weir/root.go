@@ -17,11 +17,11 @@ func program() *app.Program {
 // run keyed-sum).
 func builtins() []app.Job { return []app.Job{demoJob(), wordcountJob(), keyedSumJob()} }
 
-// newRoot is the app tree plus weir's own commands: bench, tools,
-// savepoint, stop, and checkpoints inspect beside checkpoints JOB.
+// newRoot is the app tree plus weir's own commands: bench, tools, and
+// checkpoints inspect beside checkpoints JOB.
 func newRoot(p *app.Program) *cobra.Command {
 	root := p.Command()
-	root.AddCommand(bench.Command(), newToolsCmd(), newSavepointCmd(), newStopCmd())
+	root.AddCommand(bench.Command(), newToolsCmd())
 	for _, c := range root.Commands() {
 		if c.Name() == "checkpoints" {
 			c.Short = "Show a job's checkpoints (from the JobManager), or inspect one on disk"

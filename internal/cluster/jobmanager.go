@@ -43,6 +43,9 @@ type jobManager struct {
 
 	// onStart, if set, is called for every job started (metrics).
 	onStart func(*managedJob)
+	// restAddr is the REST API's address, "" without one; set before
+	// ready is closed (restaddress.go).
+	restAddr string
 
 	mu   sync.Mutex
 	jobs map[string]*managedJob
