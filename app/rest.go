@@ -26,9 +26,6 @@ type restFlags struct {
 	allowRemote bool
 }
 
-// restLocalOnly is why run --jobmanager refuses the REST flags.
-const restLocalOnly = "in a cluster the JobManager serves the REST API (jobmanager --rest-address)"
-
 func (f *restFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&f.address, "rest-address", "", "serve the REST API and Prometheus /metrics on HOST:PORT while the job runs, e.g. 127.0.0.1:8081 (empty: off; the cluster's JobManager will default to 127.0.0.1:8081)")
 	fs.BoolVar(&f.allowRemote, "rest-allow-remote", false, "allow a --rest-address other hosts can reach (the API has no authentication and can trigger checkpoints)")

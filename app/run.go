@@ -65,10 +65,10 @@ func (lf *launchFlags) register(fs *pflag.FlagSet, jobName string) {
 
 // refuseLocalOnly fails if a flag of a local run is given with
 // --jobmanager.
-func (lf *launchFlags) refuseLocalOnly(fs *pflag.FlagSet) error {
+func (lf *launchFlags) refuseLocalOnly(fs *pflag.FlagSet, prog string) error {
 	for _, n := range []string{"rest-address", "rest-allow-remote"} {
 		if fs.Changed(n) {
-			return Usagef("--%s works in a local run only, not with --jobmanager: %s", n, restLocalOnly)
+			return Usagef("--%s works in a local run only, not with --jobmanager: in a cluster the JobManager serves the REST API (%s jobmanager --rest-address)", n, prog)
 		}
 	}
 	return nil
@@ -104,7 +104,7 @@ func (p *Program) jobCommand(j Job) *cobra.Command {
 			if err := refuseLocalOnly(fs, jobFlags); err != nil {
 				return err
 			}
-			if err := lf.refuseLocalOnly(fs); err != nil {
+			if err := lf.refuseLocalOnly(fs, p.name()); err != nil {
 				return err
 			}
 		}
@@ -177,7 +177,7 @@ func (p *Program) runLocal(ctx context.Context, lf *launchFlags, cfg *weir.Confi
 		exec = func(ctx context.Context, env *weir.Env, name string) error { return env.Execute(ctx, name) }
 	}
 	prog := startProgress(p.stderr(), jobStatus(env), lf.quiet)
-	err = exec(ctx, env, name)
+	err = exec(runtime.WithExecutor(ctx, p.executeLocal), env, name)
 	prog.finish()
 	fmt.Fprintln(p.stderr(), prog.summary())
 	if run.Summary != nil {
@@ -191,6 +191,28 @@ func (p *Program) runLocal(ctx context.Context, lf *launchFlags, cfg *weir.Confi
 	}
 	if run.Finish != nil {
 		return run.Finish(ctx, cfg)
+	}
+	return nil
+}
+
+// executeLocal runs the job in this process as env.Execute would, saying
+// first where it starts, and discards its checkpoints once it FINISHED:
+// a job that finished is not resumed (docs/guarantees.md), and the next
+// run with this name starts from scratch, as on a cluster.
+func (p *Program) executeLocal(ctx context.Context, g *runtime.Graph, jc runtime.JobConfig) error {
+	line, err := runtime.StartLine(jc)
+	if err != nil {
+		return fmt.Errorf("job %s: look for checkpoints to resume: %w", jc.JobName, err)
+	}
+	fmt.Fprintln(p.stderr(), line)
+	// A nil executor: the runtime runs the job here.
+	if err := runtime.Execute(runtime.WithExecutor(ctx, nil), g, jc); err != nil {
+		return err
+	}
+	if err := runtime.DiscardCheckpoints(jc); err != nil {
+		// The output is committed; what is left only makes the next run
+		// resume the final checkpoint, which commits nothing new.
+		fmt.Fprintf(p.stderr(), "%s: warning: job %s finished, but %v; remove that folder before running the job again\n", p.name(), jc.JobName, err)
 	}
 	return nil
 }
