@@ -27,7 +27,7 @@ type restFlags struct {
 }
 
 func (f *restFlags) register(fs *pflag.FlagSet) {
-	fs.StringVar(&f.address, "rest-address", "", "serve the REST API and Prometheus /metrics on HOST:PORT while the job runs, e.g. 127.0.0.1:8081 (empty: off; the cluster's JobManager will default to 127.0.0.1:8081)")
+	fs.StringVar(&f.address, "rest-address", "", "serve the REST API and Prometheus /metrics on HOST:PORT while the job runs, e.g. 127.0.0.1:8081 (empty: off; on a cluster the JobManager serves it: jobmanager --rest-address)")
 	fs.BoolVar(&f.allowRemote, "rest-allow-remote", false, "allow a --rest-address other hosts can reach (the API has no authentication and can trigger checkpoints)")
 }
 
