@@ -176,8 +176,20 @@ func (p *Program) runLocal(ctx context.Context, lf *launchFlags, cfg *weir.Confi
 	if exec == nil {
 		exec = func(ctx context.Context, env *weir.Env, name string) error { return env.Execute(ctx, name) }
 	}
+	// finished is the configuration of the job once it FINISHED: its
+	// checkpoints are discarded last, after the report, so a run killed
+	// while it reports resumes the final checkpoint (committing nothing
+	// new) and reports again.
+	var finished *runtime.JobConfig
+	local := func(ctx context.Context, g *runtime.Graph, jc runtime.JobConfig) error {
+		if err := p.executeLocal(ctx, g, jc); err != nil {
+			return err
+		}
+		finished = &jc
+		return nil
+	}
 	prog := startProgress(p.stderr(), jobStatus(env), lf.quiet)
-	err = exec(runtime.WithExecutor(ctx, p.executeLocal), env, name)
+	err = exec(runtime.WithExecutor(ctx, local), env, name)
 	prog.finish()
 	fmt.Fprintln(p.stderr(), prog.summary())
 	if run.Summary != nil {
@@ -186,19 +198,18 @@ func (p *Program) runLocal(ctx context.Context, lf *launchFlags, cfg *weir.Confi
 	if err != nil && canceled.Load() {
 		return jobEndError{fmt.Sprintf("job %s CANCELED: canceled through the REST API", name)}
 	}
-	if err != nil {
-		return err
+	if err == nil && run.Finish != nil {
+		err = run.Finish(ctx, cfg)
 	}
-	if run.Finish != nil {
-		return run.Finish(ctx, cfg)
+	if finished != nil {
+		p.discardFinished(*finished)
 	}
-	return nil
+	return err
 }
 
 // executeLocal runs the job in this process as env.Execute would, saying
-// first where it starts, and discards its checkpoints once it FINISHED:
-// a job that finished is not resumed (docs/guarantees.md), and the next
-// run with this name starts from scratch, as on a cluster.
+// first where it starts: from scratch, from --from, or resuming the
+// checkpoint an unfinished earlier run left.
 func (p *Program) executeLocal(ctx context.Context, g *runtime.Graph, jc runtime.JobConfig) error {
 	line, err := runtime.StartLine(jc)
 	if err != nil {
@@ -206,15 +217,18 @@ func (p *Program) executeLocal(ctx context.Context, g *runtime.Graph, jc runtime
 	}
 	fmt.Fprintln(p.stderr(), line)
 	// A nil executor: the runtime runs the job here.
-	if err := runtime.Execute(runtime.WithExecutor(ctx, nil), g, jc); err != nil {
-		return err
-	}
+	return runtime.Execute(runtime.WithExecutor(ctx, nil), g, jc)
+}
+
+// discardFinished removes the checkpoints of a job that FINISHED: a job
+// that finished is not resumed (docs/guarantees.md), and the next run
+// with its name starts from scratch, as on a cluster.
+func (p *Program) discardFinished(jc runtime.JobConfig) {
 	if err := runtime.DiscardCheckpoints(jc); err != nil {
 		// The output is committed; what is left only makes the next run
 		// resume the final checkpoint, which commits nothing new.
 		fmt.Fprintf(p.stderr(), "%s: warning: job %s finished, but %v; remove that folder before running the job again\n", p.name(), jc.JobName, err)
 	}
-	return nil
 }
 
 // localLogger is the REST API's logger in a local run: warnings, or
