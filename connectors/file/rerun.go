@@ -30,7 +30,11 @@ func refuseEarlierOutput(dir, uid string) error {
 	if n == 0 {
 		return nil
 	}
-	return fmt.Errorf("file sink %s: %s already holds committed output of an earlier run (%d part files of this sink) and this run starts from scratch, not from a checkpoint of that run: it would commit that output a second time; remove the folder, choose another one, or start from a checkpoint or savepoint of the earlier run", uid, dir, n)
+	files := "part files"
+	if n == 1 {
+		files = "part file"
+	}
+	return fmt.Errorf("file sink %s: %s already holds committed output of an earlier run (%d %s of this sink) and this run starts from scratch, not from a checkpoint of that run: it would commit that output a second time; remove the folder, choose another one, or start from a checkpoint or savepoint of the earlier run", uid, dir, n, files)
 }
 
 // isSubtaskSeq reports whether s is "<subtask>-<seq>", both decimal.
