@@ -36,3 +36,34 @@ func (f *clientFlags) dial(ctx context.Context, p *Program) (*cluster.Client, er
 	}
 	return cluster.Dial(ctx, cluster.ClientConfig{Address: f.jobmanager, DialTimeout: f.timeout, Command: p.name()})
 }
+
+// addressFlags are the addressing of the client commands (list, cancel,
+// checkpoints, savepoint, stop): a cluster's JobManager by its rpc
+// address, or a local run by its REST API.
+type addressFlags struct {
+	client clientFlags
+	rest   string
+}
+
+func (f *addressFlags) register(fs *pflag.FlagSet) {
+	f.client.register(fs, "127.0.0.1:6123", "the JobManager's rpc address HOST:PORT, for a job on a cluster")
+	fs.StringVar(&f.rest, "rest-address", "", "the REST address HOST:PORT of a local run (run --rest-address), or of a JobManager, instead of --jobmanager")
+}
+
+// open connects to what the flags address.
+func (f *addressFlags) open(ctx context.Context, fs *pflag.FlagSet, p *Program) (jobClient, error) {
+	if f.rest == "" {
+		cl, err := f.client.dial(ctx, p)
+		if err != nil {
+			return nil, err
+		}
+		return clusterClient{cl}, nil
+	}
+	if fs.Changed("jobmanager") {
+		return nil, Usagef("give --jobmanager (a cluster) or --rest-address (a local run), not both")
+	}
+	if _, _, err := net.SplitHostPort(f.rest); err != nil {
+		return nil, Usagef("--rest-address %q: want HOST:PORT, e.g. 127.0.0.1:8081", f.rest)
+	}
+	return newRESTClient(f.rest), nil
+}

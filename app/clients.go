@@ -7,36 +7,34 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-
-	"github.com/weirstream/weir/internal/cluster"
 )
 
-const jobManagerUsage = "the JobManager's rpc address HOST:PORT"
-
-// clientCommand is a command that talks to the JobManager: it dials
-// (--jobmanager, --connect-timeout), runs do with the client and closes it.
-func (p *Program) clientCommand(use, short string, args cobra.PositionalArgs, do func(ctx context.Context, cl *cluster.Client, args []string) error) *cobra.Command {
-	var cf clientFlags
+// clientCommand is a command that talks to a job's manager: it connects
+// to the JobManager (--jobmanager, --connect-timeout) or a local run's
+// REST API (--rest-address), runs do with the client and closes it.
+func (p *Program) clientCommand(use, short string, args cobra.PositionalArgs, do func(ctx context.Context, cl jobClient, args []string) error) *cobra.Command {
+	var af addressFlags
 	c := &cobra.Command{
 		Use:         use,
 		Short:       short,
+		Long:        short + "." + addressingLong,
 		Args:        args,
 		Annotations: envAnnotation,
-		RunE: func(c *cobra.Command, args []string) error {
-			cl, err := cf.dial(c.Context(), p)
-			if err != nil {
-				return err
-			}
-			defer cl.Close()
-			return do(c.Context(), cl, args)
-		},
 	}
-	cf.register(c.Flags(), "127.0.0.1:6123", jobManagerUsage)
+	c.RunE = func(c *cobra.Command, args []string) error {
+		cl, err := af.open(c.Context(), c.Flags(), p)
+		if err != nil {
+			return err
+		}
+		defer cl.Close()
+		return do(c.Context(), cl, args)
+	}
+	af.register(c.Flags())
 	return c
 }
 
 func (p *Program) listCommand() *cobra.Command {
-	return p.clientCommand("list", "List the JobManager's jobs", cobra.NoArgs, func(ctx context.Context, cl *cluster.Client, _ []string) error {
+	return p.clientCommand("list", "List the jobs of a JobManager or a local run", cobra.NoArgs, func(ctx context.Context, cl jobClient, _ []string) error {
 		jobs, err := cl.List(ctx)
 		if err != nil {
 			return err
@@ -52,7 +50,7 @@ func (p *Program) listCommand() *cobra.Command {
 }
 
 func (p *Program) cancelCommand() *cobra.Command {
-	return p.clientCommand("cancel JOB", "Cancel a job on the JobManager", exactlyOneJob, func(ctx context.Context, cl *cluster.Client, args []string) error {
+	return p.clientCommand("cancel JOB", "Cancel a job", exactlyOneJob, func(ctx context.Context, cl jobClient, args []string) error {
 		if err := cl.Cancel(ctx, args[0]); err != nil {
 			return err
 		}
@@ -62,7 +60,7 @@ func (p *Program) cancelCommand() *cobra.Command {
 }
 
 func (p *Program) checkpointsCommand() *cobra.Command {
-	return p.clientCommand("checkpoints JOB", "Show a job's checkpoint counts and recent checkpoints (from the JobManager)", exactlyOneJob, func(ctx context.Context, cl *cluster.Client, args []string) error {
+	return p.clientCommand("checkpoints JOB", "Show a job's checkpoint counts and recent checkpoints", exactlyOneJob, func(ctx context.Context, cl jobClient, args []string) error {
 		r, err := cl.Checkpoints(ctx, args[0])
 		if err != nil {
 			return err

@@ -30,14 +30,19 @@
 //	prog run keyedcount [job flags] [--jobmanager HOST:PORT [--detached]]
 //	prog jobmanager --rpc-address 127.0.0.1:6123 --rest-address 127.0.0.1:8081 --state-dir DIR
 //	prog taskmanager --jobmanager HOST:PORT --slots N [--data-address A] [--metrics-address A]
-//	prog list | cancel JOB | checkpoints JOB   [--jobmanager HOST:PORT]
+//	prog list | cancel JOB | checkpoints JOB   [--jobmanager HOST:PORT | --rest-address HOST:PORT]
+//	prog savepoint JOB --target DIR | stop JOB [--savepoint DIR]   [same addressing]
 //
-// Without --jobmanager, run builds and executes the job in process. With
-// it, run normalises the arguments (relative paths made absolute, seeds
-// chosen, client-only flags dropped), builds the job once locally to catch
-// mistakes before submitting, submits the spec, follows the job and exits
-// 0 when it FINISHED, 1 otherwise (--detached prints the job id and
-// returns). The JobManager and TaskManagers build the graph with
+// Without --jobmanager, run builds and executes the job in process, with
+// the REST API and /metrics on --rest-address, a progress line (unless
+// --quiet) and a summary; it says first whether the job starts from
+// scratch or resumes a checkpoint, and discards the job's checkpoints once
+// it FINISHED, so running it again starts from scratch (docs/guarantees.md).
+// With --jobmanager, run normalises the arguments (relative paths made
+// absolute, seeds chosen, client-only flags dropped), builds the job once
+// locally to catch mistakes before submitting, submits the spec, follows
+// the job and exits 0 when it FINISHED, 1 otherwise (--detached prints the
+// job id and returns). The JobManager and TaskManagers build the graph with
 // Program.Resolve.
 //
 // Every flag of these commands also reads WEIR_<FLAG> (WEIR_JOBMANAGER,

@@ -20,8 +20,8 @@ type Job struct {
 	// to their values. app calls it once per command line and once per
 	// build, since a JobManager may build several jobs at once: keep the
 	// values in the closure, never in globals. The flag names config,
-	// define (-D), jobmanager, detached, job-name and connect-timeout
-	// belong to app.
+	// define (-D), jobmanager, detached, job-name, connect-timeout,
+	// rest-address, rest-allow-remote and quiet (-q) belong to app.
 	Define func(fs *pflag.FlagSet) Run
 }
 
@@ -40,9 +40,14 @@ type Run struct {
 	// hands it to the cluster. It runs in every role and must be a pure
 	// function of the flags and the configuration.
 	Build func(env *weir.Env) error
-	// Execute, if set, replaces env.Execute in a local run, to add a
-	// progress line, a REST API or a summary around it.
+	// Execute, if set, replaces env.Execute in a local run, to add work
+	// around it. app serves the REST API (--rest-address) and prints the
+	// progress line while it runs and the run's summary after it.
 	Execute func(ctx context.Context, env *weir.Env, jobName string) error
+	// Summary, if set, returns lines (each ending in a newline) that a
+	// local run prints after app's own summary, whether the job succeeded
+	// or not: e.g. which injected failures fired.
+	Summary func() string
 	// Finish, if set, runs where the job was launched once it FINISHED
 	// (a local run, or an attached client): to report or verify its
 	// committed output. cfg is the configuration the job ran with.

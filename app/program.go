@@ -70,7 +70,8 @@ func (p *Program) Execute(ctx context.Context, root *cobra.Command, args []strin
 }
 
 // Command returns the program's command tree: run, jobmanager,
-// taskmanager, list, cancel and checkpoints. A program adds its own
+// taskmanager and the client commands list, cancel, checkpoints,
+// savepoint and stop. A program adds its own
 // commands to it (cmd/weir adds bench and tools).
 func (p *Program) Command() *cobra.Command {
 	root := &cobra.Command{
@@ -92,7 +93,7 @@ func (p *Program) Command() *cobra.Command {
 		return Usagef("%v (see %s --help)", err, c.CommandPath())
 	})
 	root.AddCommand(p.runCommand(), p.jobManagerCommand(), p.taskManagerCommand(),
-		p.listCommand(), p.cancelCommand(), p.checkpointsCommand())
+		p.listCommand(), p.cancelCommand(), p.checkpointsCommand(), p.savepointCommand(), p.stopCommand())
 	return root
 }
 

@@ -6,8 +6,10 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"os/signal"
+	"sync/atomic"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -47,6 +49,29 @@ type launchFlags struct {
 	detached bool
 	jobName  string
 	config   configFlags
+	rest     restFlags
+	quiet    bool
+}
+
+// register adds app's flags of a run command to fs.
+func (lf *launchFlags) register(fs *pflag.FlagSet, jobName string) {
+	lf.client.register(fs, "", "submit the job to the JobManager at HOST:PORT and follow it, instead of running it in this process")
+	fs.BoolVar(&lf.detached, "detached", false, "with --jobmanager: print the job id once submitted and return, instead of following the job")
+	fs.StringVar(&lf.jobName, "job-name", jobName, "the job's name: its checkpoint folder and, in a cluster, its id (unique per cluster)")
+	lf.config.register(fs)
+	lf.rest.register(fs)
+	fs.BoolVarP(&lf.quiet, "quiet", "q", false, "no progress line in a local run")
+}
+
+// refuseLocalOnly fails if a flag of a local run is given with
+// --jobmanager.
+func (lf *launchFlags) refuseLocalOnly(fs *pflag.FlagSet, prog string) error {
+	for _, n := range []string{"rest-address", "rest-allow-remote"} {
+		if fs.Changed(n) {
+			return Usagef("--%s works in a local run only, not with --jobmanager: in a cluster the JobManager serves the REST API (%s jobmanager --rest-address)", n, prog)
+		}
+	}
+	return nil
 }
 
 // jobCommand is `run NAME`.
@@ -63,10 +88,7 @@ func (p *Program) jobCommand(j Job) *cobra.Command {
 	run := j.Define(fs)
 	var jobFlags []string
 	fs.VisitAll(func(f *pflag.Flag) { jobFlags = append(jobFlags, f.Name) })
-	lf.client.register(fs, "", "submit the job to the JobManager at HOST:PORT and follow it, instead of running it in this process")
-	fs.BoolVar(&lf.detached, "detached", false, "with --jobmanager: print the job id once submitted and return, instead of following the job")
-	fs.StringVar(&lf.jobName, "job-name", j.Name, "the job's name: its checkpoint folder and, in a cluster, its id (unique per cluster)")
-	lf.config.register(fs)
+	lf.register(fs, j.Name)
 	c.RunE = func(c *cobra.Command, _ []string) error {
 		if lf.detached && lf.client.jobmanager == "" {
 			return Usagef("--detached needs --jobmanager: a local run always waits for its job")
@@ -82,6 +104,9 @@ func (p *Program) jobCommand(j Job) *cobra.Command {
 			if err := refuseLocalOnly(fs, jobFlags); err != nil {
 				return err
 			}
+			if err := lf.refuseLocalOnly(fs, p.name()); err != nil {
+				return err
+			}
 		}
 		ctx := c.Context()
 		if run.Configure != nil {
@@ -90,7 +115,7 @@ func (p *Program) jobCommand(j Job) *cobra.Command {
 			}
 		}
 		if lf.client.jobmanager == "" {
-			return p.runLocal(ctx, lf.jobName, cfg, run)
+			return p.runLocal(ctx, &lf, cfg, run)
 		}
 		args, err := normalizeArgs(fs, jobFlags, chooseSeed)
 		if err != nil {
@@ -128,25 +153,92 @@ func chooseSeed() int64 {
 }
 
 // runLocal builds and executes the job in this process until it ends or
-// SIGINT/SIGTERM arrives.
-func (p *Program) runLocal(ctx context.Context, name string, cfg *weir.Config, run Run) error {
+// SIGINT/SIGTERM arrives, with the REST API (--rest-address) and the
+// progress line (unless --quiet) while it runs and the summary after.
+func (p *Program) runLocal(ctx context.Context, lf *launchFlags, cfg *weir.Config, run Run) error {
+	name := lf.jobName
 	env := weir.NewEnv(cfg)
 	if err := run.Build(env); err != nil {
 		return err
 	}
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	ctx, cancelJob := context.WithCancel(ctx)
+	defer cancelJob()
+	var canceled atomic.Bool
+	cancel := func() { canceled.Store(true); cancelJob() }
+	stopREST, err := lf.rest.startREST(env, name, cancel, p.localLogger(), p.stderr())
+	if err != nil {
+		return err
+	}
+	defer stopREST()
 	exec := run.Execute
 	if exec == nil {
 		exec = func(ctx context.Context, env *weir.Env, name string) error { return env.Execute(ctx, name) }
 	}
-	if err := exec(ctx, env, name); err != nil {
-		return err
+	// finished is the configuration of the job once it FINISHED: its
+	// checkpoints are discarded last, after the report, so a run killed
+	// while it reports resumes the final checkpoint (committing nothing
+	// new) and reports again.
+	var finished *runtime.JobConfig
+	local := func(ctx context.Context, g *runtime.Graph, jc runtime.JobConfig) error {
+		if err := p.executeLocal(ctx, g, jc); err != nil {
+			return err
+		}
+		finished = &jc
+		return nil
 	}
-	if run.Finish != nil {
-		return run.Finish(ctx, cfg)
+	prog := startProgress(p.stderr(), jobStatus(env), lf.quiet)
+	err = exec(runtime.WithExecutor(ctx, local), env, name)
+	prog.finish()
+	fmt.Fprintln(p.stderr(), prog.summary())
+	if run.Summary != nil {
+		fmt.Fprint(p.stderr(), run.Summary())
 	}
-	return nil
+	if err != nil && canceled.Load() {
+		return jobEndError{fmt.Sprintf("job %s CANCELED: canceled through the REST API", name)}
+	}
+	if err == nil && run.Finish != nil {
+		err = run.Finish(ctx, cfg)
+	}
+	if finished != nil {
+		p.discardFinished(*finished)
+	}
+	return err
+}
+
+// executeLocal runs the job in this process as env.Execute would, saying
+// first where it starts: from scratch, from --from, or resuming the
+// checkpoint an unfinished earlier run left.
+func (p *Program) executeLocal(ctx context.Context, g *runtime.Graph, jc runtime.JobConfig) error {
+	line, err := runtime.StartLine(jc)
+	if err != nil {
+		return fmt.Errorf("job %s: look for checkpoints to resume: %w", jc.JobName, err)
+	}
+	fmt.Fprintln(p.stderr(), line)
+	// A nil executor: the runtime runs the job here.
+	return runtime.Execute(runtime.WithExecutor(ctx, nil), g, jc)
+}
+
+// discardFinished removes the checkpoints of a job that FINISHED: a job
+// that finished is not resumed (docs/guarantees.md), and the next run
+// with its name starts from scratch, as on a cluster.
+func (p *Program) discardFinished(jc runtime.JobConfig) {
+	if err := runtime.DiscardCheckpoints(jc); err != nil {
+		// The output is committed; what is left only makes the next run
+		// resume the final checkpoint, which commits nothing new.
+		fmt.Fprintf(p.stderr(), "%s: warning: job %s finished, but %v; remove that folder before running the job again\n", p.name(), jc.JobName, err)
+	}
+}
+
+// localLogger is the REST API's logger in a local run: warnings, or
+// everything with WEIR_DEBUG set.
+func (p *Program) localLogger() *slog.Logger {
+	level := slog.LevelWarn
+	if p.getenv("WEIR_DEBUG") != "" {
+		level = slog.LevelDebug
+	}
+	return slog.New(slog.NewTextHandler(p.stderr(), &slog.HandlerOptions{Level: level}))
 }
 
 // submit builds the job once here (a job that does not build fails before

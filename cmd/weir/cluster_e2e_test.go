@@ -391,10 +391,12 @@ func TestClusterStallBeyondHeartbeatTimeout(t *testing.T) {
 	}
 }
 
-// TestClusterStopWithSavepointAndRescale stops a job on the cluster with a
-// savepoint (its 2PC sinks commit) and resumes the savepoint under a new
-// name at another parallelism into the same output folder: the two runs
-// together commit exactly the failure-free output.
+// TestClusterStopWithSavepointAndRescale takes a savepoint of a job on the
+// cluster and stops it with another (its 2PC sinks commit), addressing the
+// JobManager by its rpc address as every client command does, and resumes
+// the stop savepoint under a new name at another parallelism into the same
+// output folder: the two runs together commit exactly the failure-free
+// output.
 func TestClusterStopWithSavepointAndRescale(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs a cluster of two processes for seconds")
@@ -405,8 +407,14 @@ func TestClusterStopWithSavepointAndRescale(t *testing.T) {
 	if r := runWeir(t, time.Minute, args...); r.code != 0 {
 		t.Fatalf("submit: exit %d\n%s", r.code, r.stderr)
 	}
-	time.Sleep(1500 * time.Millisecond)
-	r := runWeir(t, time.Minute, "stop", "demo", "--rest-address", c.rest, "--savepoint", filepath.Join(c.dir, "saves"))
+	time.Sleep(1000 * time.Millisecond)
+	saves := filepath.Join(c.dir, "saves")
+	r := runWeir(t, time.Minute, "savepoint", "demo", "--jobmanager", c.rpc, "--target", saves)
+	if r.code != 0 || !strings.HasPrefix(strings.TrimSpace(r.stdout), filepath.Join(saves, "savepoint-demo-")) {
+		t.Fatalf("savepoint --jobmanager: exit %d, printed %q\n%s\n%s", r.code, r.stdout, r.stderr, c.logs())
+	}
+	time.Sleep(500 * time.Millisecond)
+	r = runWeir(t, time.Minute, "stop", "demo", "--jobmanager", c.rpc, "--savepoint", saves)
 	if r.code != 0 {
 		t.Fatalf("stop: exit %d\n%s\n%s", r.code, r.stderr, c.logs())
 	}

@@ -61,7 +61,7 @@ func demoJob() app.Job {
 			return app.Run{
 				Configure: func(ctx context.Context, cfg *weir.Config) error { return d.configure(ctx, fs, cfg) },
 				Build:     d.build,
-				Execute:   d.jf.execute,
+				Summary:   d.jf.faultSummary,
 				Finish:    d.finish,
 			}
 		},

@@ -67,12 +67,8 @@ func TestFromNewestAfterKill(t *testing.T) {
 // damaged file, and commits nothing.
 func TestFromCorrupt(t *testing.T) {
 	dir := t.TempDir()
-	res := runWeir(t, time.Minute, demoArgs(dir, 100_000, "400000")...)
-	wantExit(t, res, 0)
-	ids := completedCheckpoints(t, filepath.Join(dir, "state", "demo"))
-	if len(ids) == 0 {
-		t.Fatal("no completed checkpoint")
-	}
+	// Killed, not run to its end: a finished job leaves no checkpoint.
+	ids := killMidRun(t, demoArgs(dir, 1_000_000, "200000"), filepath.Join(dir, "state", "demo"), 2)
 	chk := chkPath(dir, ids[len(ids)-1])
 	damaged := corruptCheckpoint(t, chk)
 	for i, from := range []string{chk, filepath.Join(chk, "_metadata")} {
@@ -119,9 +115,10 @@ var restoringRE = regexp.MustCompile(`msg=restoring checkpoint=(\d+) `)
 // TestFromOlderCheckpoint forks a job from an older retained checkpoint, the
 // exactly-once way: together with a copy of its output taken at that
 // checkpoint. Run A is killed right after checkpoint M completed, its
-// output folder is copied, and A is run to completion (checkpoints up to
-// K > M, all retained). Run B then starts from chk-M into the copy, with
-// one failure injected before B completes a checkpoint of its own.
+// output folder is copied, and A is resumed and killed again after
+// checkpoint M+2 (checkpoints up to K > M, all retained). Run B then starts
+// from chk-M into the copy, with one failure injected before B completes a
+// checkpoint of its own.
 //
 // B must commit exactly the failure-free output into the copy, and its
 // restart must restore chk-M again: the newer checkpoints in the job folder
@@ -139,9 +136,7 @@ func TestFromOlderCheckpoint(t *testing.T) {
 	m := ids[len(ids)-1]
 	fork := filepath.Join(dir, "fork-out")
 	copyDir(t, filepath.Join(dir, "out"), fork)
-	res := runWeir(t, time.Minute, runA...)
-	wantExit(t, res, 0)
-	if ids := completedCheckpoints(t, jobDir); ids[len(ids)-1] <= m {
+	if ids := killMidRun(t, runA, jobDir, m+2); ids[len(ids)-1] <= m {
 		t.Fatalf("run A left checkpoints %v, want some newer than %d", ids, m)
 	}
 
@@ -150,7 +145,7 @@ func TestFromOlderCheckpoint(t *testing.T) {
 	// its own is the final one, so the failure comes before it completes.
 	runB := demoArgs(dir, events, "0", append(keep, "--out", fork, "--from", chkPath(dir, m),
 		"--checkpoint-interval", "0", "--inject-failures", "1", "--fault-seed", "4", "-v")...)
-	res = runWeir(t, time.Minute, runB...)
+	res := runWeir(t, time.Minute, runB...)
 	restores := restoringRE.FindAllStringSubmatch(res.stderr, -1)
 	if len(restores) != 2 {
 		t.Errorf("%d restores logged, want 2 (the start and the restart after the injected failure)", len(restores))

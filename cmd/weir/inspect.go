@@ -21,25 +21,6 @@ const (
 	noSharedFiles  = "none (full checkpoints; no incremental state)"
 )
 
-// newCheckpointsCmd is `weir checkpoints`, the parent of checkpoint tools.
-func newCheckpointsCmd() *cobra.Command {
-	c := &cobra.Command{
-		Use:   "checkpoints",
-		Short: "Examine checkpoints on disk",
-		Args: func(c *cobra.Command, args []string) error {
-			if len(args) > 0 {
-				return usagef("unknown checkpoints command %q (see %s --help)", args[0], c.CommandPath())
-			}
-			return nil
-		},
-		RunE: func(c *cobra.Command, _ []string) error {
-			return usagef("checkpoints needs a command (see %s --help)", c.CommandPath())
-		},
-	}
-	c.AddCommand(newInspectCmd())
-	return c
-}
-
 func newInspectCmd() *cobra.Command {
 	var asJSON bool
 	var defs []string
@@ -251,13 +232,6 @@ func listKind(union bool) string {
 		return "union list state"
 	}
 	return "list state"
-}
-
-func sectionStr(n int, none string) string {
-	if n == 0 {
-		return none
-	}
-	return plural(int64(n), "entry")
 }
 
 func twoPhaseStr(tp *inspect.TwoPhaseCommit) string {

@@ -19,37 +19,34 @@ import (
 // so every one of them gets events.
 const inspectKeys = 300
 
-// finishedDemo runs the demo to its end with --keys inspectKeys and
-// returns its state dir and the folder of its newest (final) checkpoint.
-func finishedDemo(t *testing.T) (dir, chk string, id int) {
+// killedDemo runs an unbounded demo with --keys inspectKeys, SIGKILLs it
+// once three checkpoints completed and returns its state dir and the
+// folder of its newest checkpoint. (A run that finished leaves none: its
+// checkpoints are discarded.)
+func killedDemo(t *testing.T) (dir, chk string, id int) {
 	t.Helper()
 	dir = t.TempDir()
-	r := runWeir(t, time.Minute, "run", "demo", "--events", "20000", "--keys", strconv.Itoa(inspectKeys),
+	ids := killMidRun(t, []string{"run", "demo", "--events", "0", "--rate", "20000", "--keys", strconv.Itoa(inspectKeys),
 		"--parallelism", "2", "--checkpoint-interval", "50ms", "--state-dir", filepath.Join(dir, "state"),
-		"--out", filepath.Join(dir, "out"), "-q")
-	wantExit(t, r, 0)
-	ids := completedCheckpoints(t, filepath.Join(dir, "state", "demo"))
-	if len(ids) == 0 {
-		t.Fatal("the finished demo left no completed checkpoint")
-	}
+		"--out", filepath.Join(dir, "out"), "-q"}, filepath.Join(dir, "state", "demo"), 3)
 	id = ids[len(ids)-1]
 	return dir, chkPath(dir, id), id
 }
 
-// TestInspectDemo inspects the final checkpoint of a finished demo run:
+// TestInspectDemo inspects the newest checkpoint of a killed demo run:
 // the three operators, key-group ranges that partition [0,128), exactly
 // one "totals" entry per account, the sink's pending transaction; and the
 // text form states what the JSON form holds.
 func TestInspectDemo(t *testing.T) {
-	_, chk, id := finishedDemo(t)
+	_, chk, id := killedDemo(t)
 	res := runWeir(t, 30*time.Second, "checkpoints", "inspect", "--json", filepath.Join(chk, "_metadata"))
 	wantExit(t, res, 0)
 	var r inspect.Report
 	if err := json.Unmarshal([]byte(res.stdout), &r); err != nil {
 		t.Fatalf("--json output does not parse: %v\n%s", err, res.stdout)
 	}
-	if r.Path != chk || r.Job != "demo" || r.ID != checkpoint.ID(id) || r.Kind != "final" {
-		t.Errorf("header: path %q job %q id %d kind %q, want %q demo %d final", r.Path, r.Job, r.ID, r.Kind, chk, id)
+	if r.Path != chk || r.Job != "demo" || r.ID != checkpoint.ID(id) || r.Kind != "periodic" {
+		t.Errorf("header: path %q job %q id %d kind %q, want %q demo %d periodic", r.Path, r.Job, r.ID, r.Kind, chk, id)
 	}
 	var uids []string
 	for _, op := range r.Operators {
@@ -97,7 +94,7 @@ func TestInspectDemo(t *testing.T) {
 		want := []inspect.ListState{{Name: "two-phase-commit", Elements: 1, Bytes: s.OperatorState[0].Bytes,
 			TwoPhaseCommit: &inspect.TwoPhaseCommit{Pending: []checkpoint.ID{checkpoint.ID(id)}, Open: 1}}}
 		if !reflect.DeepEqual(s.OperatorState, want) || s.Keyed != nil {
-			t.Errorf("files subtask %d: %+v, want the final checkpoint's transaction pending: %+v", s.Index, s.OperatorState, want)
+			t.Errorf("files subtask %d: %+v, want the checkpoint's transaction pending: %+v", s.Index, s.OperatorState, want)
 		}
 	}
 	for _, s := range r.Operators[0].Subtasks {
@@ -110,7 +107,7 @@ func TestInspectDemo(t *testing.T) {
 	wantExit(t, txt, 0)
 	k0, k1, totals := r.Operators[1].Subtasks[0].Keyed, r.Operators[1].Subtasks[1].Keyed, tot.KeyedStates[0]
 	for _, l := range []string{
-		fmt.Sprintf("checkpoint %d of job \"demo\": final, taken %s", id, r.Timestamp.UTC().Format(time.RFC3339Nano)),
+		fmt.Sprintf("checkpoint %d of job \"demo\": periodic, taken %s", id, r.Timestamp.UTC().Format(time.RFC3339Nano)),
 		`operator "aggregate": parallelism 2, max parallelism 128`,
 		fmt.Sprintf("    key groups [%d,%d) in %d blocks; assigned [0,64)", k0.Covered.Start, k0.Covered.End, k0.Blocks),
 		fmt.Sprintf("    keyed file %s: %d bytes, crc32c 0x%08x", k1.File, k1.Size, k1.CRC32C),
@@ -128,7 +125,7 @@ func TestInspectDemo(t *testing.T) {
 // TestInspectErrors: a flipped byte in a keyed state file exits 1 naming
 // the file; paths that are no checkpoint exit 2 naming the path.
 func TestInspectErrors(t *testing.T) {
-	dir, chk, _ := finishedDemo(t)
+	dir, chk, _ := killedDemo(t)
 	damaged := corruptCheckpoint(t, chk)
 	if !strings.HasSuffix(damaged, ".keyed") {
 		t.Fatalf("corrupted %s, want a keyed state file", damaged)

@@ -28,9 +28,7 @@ type jobFlags struct {
 	injectFailures   int
 	faultSeed        int64
 	verbose          bool
-	quiet            bool
 	inj              *faults.Injector
-	rest             restFlags
 }
 
 // faultSummary reports the injected failures, if any were planned.
@@ -51,11 +49,10 @@ func (f *jobFlags) faultSummary() string {
 	return s + "\n"
 }
 
-// register adds the flags to fs. --config and -D belong to the app
-// package (every run command has them). The flags that stand for
-// configuration keys are client-only: configure folds them into the
-// configuration, which travels with a submitted job; --rest-address works
-// in a local run only.
+// register adds the flags to fs. --config, -D, --rest-address and
+// --quiet belong to the app package (every run command has them). The
+// flags that stand for configuration keys are client-only: configure
+// folds them into the configuration, which travels with a submitted job.
 func (f *jobFlags) register(fs *pflag.FlagSet, defaultInterval string) {
 	fs.IntVarP(&f.parallelism, "parallelism", "p", 1, "parallel subtasks per operator (parallelism.default)")
 	fs.StringVar(&f.interval, "checkpoint-interval", defaultInterval, "time between checkpoints, e.g. 100ms, 10s; 0 disables periodic checkpoints (execution.checkpointing.interval)")
@@ -67,17 +64,12 @@ func (f *jobFlags) register(fs *pflag.FlagSet, defaultInterval string) {
 	fs.IntVar(&f.injectFailures, "inject-failures", 0, "make this many task failures happen at random moments and fault points (testing)")
 	fs.Int64Var(&f.faultSeed, "fault-seed", 0, "seed for --inject-failures (0: from the clock)")
 	fs.BoolVarP(&f.verbose, "verbose", "v", false, "log checkpoints and restores")
-	fs.BoolVarP(&f.quiet, "quiet", "q", false, "no progress line")
-	f.rest.register(fs)
-	for _, name := range []string{"parallelism", "checkpoint-interval", "state-dir", "state-backend", "quiet"} {
+	for _, name := range []string{"parallelism", "checkpoint-interval", "state-dir", "state-backend"} {
 		app.MarkClientOnly(fs, name)
 	}
 	app.MarkPath(fs, "from")
 	app.MarkPath(fs, "from-savepoint")
 	app.MarkSeed(fs, "fault-seed")
-	why := "in a cluster the JobManager serves the REST API (weir jobmanager --rest-address)"
-	app.MarkLocalOnly(fs, "rest-address", why)
-	app.MarkLocalOnly(fs, "rest-allow-remote", why)
 }
 
 // configure completes the configuration: cfg holds the defaults, then the
@@ -188,23 +180,6 @@ func (f *jobFlags) apply(env *weir.Env, span int64) {
 		fmt.Fprintf(os.Stderr, "injecting %d failures (--fault-seed %d)\n", f.injectFailures, seed)
 	}
 	env.RestoreFrom(f.from, f.allowNonRestored)
-}
-
-// execute runs env's job until it ends or ctx does (the app package ends
-// it on SIGINT/SIGTERM), with the progress line while it runs and the
-// summary after, and the REST API while it runs if --rest-address is set:
-// a local run's app.Run.Execute.
-func (f *jobFlags) execute(ctx context.Context, env *weir.Env, job string) error {
-	stopREST, err := f.rest.startREST(env, job, f.logger())
-	if err != nil {
-		return err
-	}
-	defer stopREST()
-	p := startProgress(env.Status(), f.quiet)
-	err = env.Execute(ctx, job)
-	p.finish()
-	fmt.Fprint(os.Stderr, p.summary()+"\n"+f.faultSummary())
-	return err
 }
 
 // checkWritableDir creates dir if needed and proves it writable.

@@ -4,9 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"path/filepath"
-	"strconv"
-	"strings"
 	"sync/atomic"
 
 	"github.com/spf13/pflag"
@@ -14,7 +11,7 @@ import (
 	"github.com/weirstream/weir"
 	"github.com/weirstream/weir/app"
 	"github.com/weirstream/weir/internal/config"
-	"github.com/weirstream/weir/internal/jobs/demo"
+	"github.com/weirstream/weir/internal/jobs/keyedsum"
 )
 
 const keyedSumLong = `keyed-sum is the demo's computation without its file sink: it generates
@@ -62,7 +59,7 @@ func keyedSumJob() app.Job {
 			return app.Run{
 				Configure: func(_ context.Context, cfg *weir.Config) error { return k.configure(fs, cfg) },
 				Build:     k.build,
-				Execute:   k.jf.execute,
+				Summary:   k.jf.faultSummary,
 				Finish:    k.finish,
 			}
 		},
@@ -91,21 +88,15 @@ func (k *keyedSumFlags) configure(fs *pflag.FlagSet, cfg *weir.Config) error {
 	if err := checkWritableDir("--count-dir", k.countDir); err != nil {
 		return err
 	}
-	// Counts of an earlier run (perhaps at a higher parallelism) would
-	// add to this one's.
-	old, _ := filepath.Glob(filepath.Join(k.countDir, "count-*"))
-	for _, f := range old {
-		if err := os.Remove(f); err != nil {
-			return usagef("--count-dir: remove an earlier run's count: %v", err)
-		}
+	if err := keyedsum.RemoveCounts(k.countDir); err != nil {
+		return usagef("--count-dir: %v", err)
 	}
 	return nil
 }
 
 func (k *keyedSumFlags) build(env *weir.Env) error {
 	k.jf.apply(env, k.records)
-	results := demo.Aggregate(env, demo.Options{Events: k.records, Keys: k.keys})
-	weir.SinkTo(results, func() weir.Sink[demo.Result] { return &countSink{seen: &k.seen, dir: k.countDir} }).Name("count").UID("count")
+	keyedsum.Build(env, keyedsum.Options{Records: k.records, Keys: k.keys, Seen: &k.seen, CountDir: k.countDir})
 	return nil
 }
 
@@ -114,7 +105,7 @@ func (k *keyedSumFlags) finish(_ context.Context, cfg *weir.Config) error {
 	got, where := k.seen.Load(), "in this process"
 	if k.countDir != "" {
 		var err error
-		if got, err = readCounts(k.countDir); err != nil {
+		if got, err = keyedsum.ReadCounts(k.countDir); err != nil {
 			return err
 		}
 		where = "in " + k.countDir
@@ -125,67 +116,5 @@ func (k *keyedSumFlags) finish(_ context.Context, cfg *weir.Config) error {
 		return fmt.Errorf("keyed-sum: the sinks counted %d results (%s) for %d records", got, where, k.records)
 	}
 	fmt.Fprintf(os.Stderr, "keyed-sum: the sinks counted %d results for %d records\n", got, k.records)
-	return nil
-}
-
-// readCounts adds up the count files the sink subtasks wrote into dir.
-func readCounts(dir string) (int64, error) {
-	files, err := filepath.Glob(filepath.Join(dir, "count-*"))
-	if err != nil {
-		return 0, err
-	}
-	if len(files) == 0 {
-		return 0, fmt.Errorf("keyed-sum: no sink wrote its count into --count-dir %s: do the TaskManagers reach that folder at the same path?", dir)
-	}
-	var sum int64
-	for _, f := range files {
-		b, err := os.ReadFile(f)
-		if err != nil {
-			return 0, fmt.Errorf("keyed-sum: read a sink's count: %w", err)
-		}
-		n, err := strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64)
-		if err != nil {
-			return 0, fmt.Errorf("keyed-sum: sink count %s: %w", f, err)
-		}
-		sum += n
-	}
-	return sum, nil
-}
-
-// countSink discards results, counting them once per batch into seen and,
-// with a dir, writing its own count into dir/count-<subtask> when it
-// closes.
-type countSink struct {
-	seen    *atomic.Int64
-	dir     string
-	subtask int
-	n       int64
-	sum     int64 // keeps the results' fields live
-}
-
-func (s *countSink) Open(ctx *weir.Context) error {
-	s.subtask = ctx.Subtask()
-	return nil
-}
-
-func (s *countSink) Write(b []demo.Result) error {
-	for i := range b {
-		s.sum += b[i].Count ^ b[i].Total
-	}
-	s.n += int64(len(b))
-	s.seen.Add(int64(len(b)))
-	return nil
-}
-
-func (s *countSink) Flush() error { return nil }
-
-func (s *countSink) Close() error {
-	if s.dir == "" {
-		return nil
-	}
-	f := filepath.Join(s.dir, fmt.Sprintf("count-%d", s.subtask))
-	if err := os.WriteFile(f, []byte(strconv.FormatInt(s.n, 10)+"\n"), 0o644); err != nil {
-		return fmt.Errorf("keyed-sum: write the sink's count: %w", err)
-	}
 	return nil
 }

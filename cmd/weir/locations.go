@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -11,17 +10,6 @@ import (
 	"github.com/weirstream/weir/internal/vfs"
 	"github.com/weirstream/weir/internal/vfs/s3fs"
 )
-
-// absLocation makes a local path absolute and checks an s3:// URL, for
-// locations sent to a running job (savepoint targets), which resolves
-// them in its own working directory otherwise.
-func absLocation(loc string) (string, error) {
-	if s3fs.IsURL(loc) {
-		_, err := s3fs.PathOf(loc)
-		return loc, err
-	}
-	return filepath.Abs(strings.TrimPrefix(loc, "file://"))
-}
 
 // openLocation returns the filesystem and path of a checkpoint location
 // given on the command line: an s3:// URL is reached with the s3.* keys of

@@ -13,8 +13,8 @@
 // life to FILE (cpuprofile.go).
 //
 // The job, role and client commands come from the app package (the same
-// tree a user program gets from app.Main); the built-in jobs are in
-// builtins.go.
+// tree a user program gets from app.Main); the built-in jobs are listed in
+// root.go, the benchmarks are internal/bench.
 //
 // Exit codes: 0 success, 1 the job failed, 2 bad usage or configuration
 // (reported before any work starts).

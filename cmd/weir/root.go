@@ -4,6 +4,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/weirstream/weir/app"
+	"github.com/weirstream/weir/internal/bench"
 )
 
 // program is weir as an app.Program: the built-in jobs; newRoot adds the
@@ -16,25 +17,11 @@ func program() *app.Program {
 // run keyed-sum).
 func builtins() []app.Job { return []app.Job{demoJob(), wordcountJob(), keyedSumJob()} }
 
-// newRoot is the app tree plus weir's own commands: bench, tools,
-// savepoint, stop, and checkpoints inspect beside checkpoints JOB.
+// newRoot is the app tree plus weir's own commands: bench, tools, and
+// checkpoints inspect beside checkpoints JOB.
 func newRoot(p *app.Program) *cobra.Command {
 	root := p.Command()
-	benchCmd := &cobra.Command{
-		Use:   "bench",
-		Short: "Run a benchmark with a same-run baseline",
-		Args: func(c *cobra.Command, args []string) error {
-			if len(args) > 0 {
-				return usagef("unknown %s %q (see %s --help)", c.Name(), args[0], c.CommandPath())
-			}
-			return nil
-		},
-		RunE: func(c *cobra.Command, _ []string) error {
-			return usagef("%s needs a job name (see %s --help)", c.Name(), c.CommandPath())
-		},
-	}
-	benchCmd.AddCommand(newKeyedSumBench(), newShuffleBench(), newSkewBench(), newBackpressureBench(), newStateBench())
-	root.AddCommand(benchCmd, newToolsCmd(), newSavepointCmd(), newStopCmd())
+	root.AddCommand(bench.Command(), newToolsCmd())
 	for _, c := range root.Commands() {
 		if c.Name() == "checkpoints" {
 			c.Short = "Show a job's checkpoints (from the JobManager), or inspect one on disk"

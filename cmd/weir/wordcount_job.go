@@ -46,7 +46,7 @@ func wordcountJob() app.Job {
 			return app.Run{
 				Configure: func(_ context.Context, cfg *weir.Config) error { return w.configure(fs, cfg) },
 				Build:     w.build,
-				Execute:   w.jf.execute,
+				Summary:   w.jf.faultSummary,
 				Finish:    w.finish,
 			}
 		},

@@ -14,6 +14,11 @@ import (
 // transaction: written hidden, pre-committed (synced) at a checkpoint
 // barrier, and made visible by an atomic rename once the checkpoint
 // completes. format is called per record and should not allocate.
+//
+// A job that starts from scratch (restores no checkpoint) refuses to
+// start into a dir that holds committed output of this sink from an
+// earlier run, which it would otherwise commit a second time: remove it,
+// choose another dir, or resume that run from a checkpoint or savepoint.
 func ExactlyOnce[T any](dir string, format func(v T, dst []byte) []byte) func() weir.TwoPhaseCommitSink[T, Txn] {
 	return func() weir.TwoPhaseCommitSink[T, Txn] { return &txSink[T]{dir: dir, format: format} }
 }
@@ -31,6 +36,11 @@ func (t *txSink[T]) Open(ctx *weir.Context, restored []Txn) error {
 	s, err := NewSink(t.dir, ctx.UID(), ctx.Subtask())
 	if err != nil {
 		return err
+	}
+	if !ctx.Restored() {
+		if err := refuseEarlierOutput(t.dir, ctx.UID()); err != nil {
+			return weir.Unrecoverable(err) // no restart would change the folder
+		}
 	}
 	t.s = s
 	return s.Open(restored)

@@ -43,6 +43,9 @@ type jobManager struct {
 
 	// onStart, if set, is called for every job started (metrics).
 	onStart func(*managedJob)
+	// restAddr is the REST API's address, "" without one; set before
+	// ready is closed (restaddress.go).
+	restAddr string
 
 	mu   sync.Mutex
 	jobs map[string]*managedJob
@@ -68,6 +71,9 @@ type managedJob struct {
 	// unless a client cancels the job. rec shows it FAILED meanwhile.
 	unrecovered *jobRecord
 	mu          sync.Mutex // guards rec of an unrecovered job against Cancel
+	// jc is the configuration the job runs with: where its checkpoints
+	// are, discarded once it FINISHED (finishedjob.go).
+	jc runtime.JobConfig
 }
 
 var _ JobService = (*jobManager)(nil)
@@ -211,6 +217,9 @@ func (m *jobManager) start(rec jobRecord, fresh bool) (*managedJob, error) {
 				spec.Name, jc.CheckpointDir, spec.Name, id, jc.CheckpointDir, spec.Name, id)
 		}
 	}
+	if fresh {
+		m.logStart(spec.Name, jc)
+	}
 	conf := config.New()
 	for k, v := range spec.Config {
 		_ = conf.Set(k, v) // validated by Resolve
@@ -219,7 +228,7 @@ func (m *jobManager) start(rec jobRecord, fresh bool) (*managedJob, error) {
 	jc.JobName = spec.Name
 	jc.Status = st
 	jc.Logger = m.log.With("job", spec.Name)
-	j := &managedJob{rec: rec, status: st, conf: conf, done: make(chan struct{})}
+	j := &managedJob{rec: rec, status: st, conf: conf, done: make(chan struct{}), jc: jc}
 	// Each run of the job (the submission, each recovery by a restarted
 	// JobManager) numbers its attempts from a base of its own, so a task
 	// left over from an earlier run, on a TaskManager that has not noticed
@@ -294,10 +303,14 @@ func (m *jobManager) finished(j *managedJob, err error) {
 		j.rec.Failure = err.Error()
 	}
 	j.rec.Ended = time.Now()
-	if serr := m.store.save(j.rec); serr != nil {
+	serr := m.store.save(j.rec)
+	if serr != nil {
 		m.log.Error("record job end", "job", j.rec.Spec.Name, "error", serr)
 	}
 	m.log.Info("job ended", "job", j.rec.Spec.Name, "state", j.rec.State, "error", err)
+	if serr == nil {
+		m.discardFinished(j)
+	}
 }
 
 // recover starts every job a previous JobManager left unfinished.

@@ -62,6 +62,7 @@ func startJobManagerREST(cfg JobManagerConfig, m *jobManager) (*jmREST, error) {
 		TaskManagers: func() []rest.TaskManagerInfo { return taskManagerInfos(m.dispatcher()) },
 	})
 	r.srv = rest.Serve(ln, h, cfg.Logger)
+	m.restAddr = r.srv.Addr().String()
 	return r, nil
 }
 

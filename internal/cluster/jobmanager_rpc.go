@@ -132,6 +132,7 @@ func (m *jobManager) List(ctx context.Context, _ *pb.ListRequest) (*pb.ListRespo
 	if err := m.awaitReady(ctx); err != nil {
 		return nil, err
 	}
+	m.announceREST(ctx)
 	m.mu.Lock()
 	jobs := make([]*managedJob, 0, len(m.jobs))
 	for _, j := range m.jobs {

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -423,20 +424,53 @@ func TestClusterShuffleAcrossTaskManagers(t *testing.T) {
 	}
 }
 
-// TestClusterResubmitRefusesOldCheckpoints: a job submitted under the name
-// of a finished one whose checkpoints are still in storage is refused,
-// naming the ways out, instead of silently resuming the old run.
-func TestClusterResubmitRefusesOldCheckpoints(t *testing.T) {
+// TestClusterResubmit: a job submitted under the name of a finished one
+// starts from scratch, since the finished run's checkpoints were discarded;
+// under the name of a cancelled one whose checkpoints are still in storage
+// it is refused, naming the ways out, instead of silently resuming the old
+// run.
+func TestClusterResubmit(t *testing.T) {
 	c := startTestCluster(t, JobManagerConfig{})
 	c.startTM("tm-a", 1)
 	c.submitDemo("again", 5_000, 3, 0, baseConf(1))
 	if u := c.wait("again", time.Minute); u.GetState() != runtime.StateFinished {
 		t.Fatalf("job ended %s: %s", u.GetState(), u.GetFailure())
 	}
+	if _, err := os.Stat(filepath.Join(c.dir, "checkpoints", "again")); !os.IsNotExist(err) {
+		t.Fatalf("the finished job's checkpoints are still there (%v)", err)
+	}
 	spec := &pb.JobSpec{Name: "again", Kind: "demo", Args: []string{"5000", "3", "0", filepath.Join(c.dir, "out-again2")}, Config: baseConf(1)}
+	if _, err := c.client().Submit(context.Background(), &pb.SubmitRequest{Spec: spec}); err != nil {
+		t.Fatalf("resubmission of a finished job: %v", err)
+	}
+	if u := c.wait("again", time.Minute); u.GetState() != runtime.StateFinished {
+		t.Fatalf("the resubmitted job ended %s: %s", u.GetState(), u.GetFailure())
+	}
+	checkDemoOutput(t, filepath.Join(c.dir, "out-again2"), 5_000, 3)
+	if !strings.Contains(c.log.String(), "job again: starting from scratch") {
+		t.Errorf("the JobManager did not say where the job starts:\n%s", c.log.String())
+	}
+
+	c.submitDemo("stopped", 1_000_000, 3, 20_000, baseConf(1))
+	deadline := time.Now().Add(time.Minute)
+	for {
+		r, err := c.client().Checkpoints(context.Background(), &pb.CheckpointsRequest{Job: "stopped"})
+		if err == nil && r.GetCompleted() > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no checkpoint completed within a minute (%v)", err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if _, err := c.client().Cancel(context.Background(), &pb.CancelRequest{Job: "stopped"}); err != nil {
+		t.Fatal(err)
+	}
+	c.wait("stopped", time.Minute)
+	spec = &pb.JobSpec{Name: "stopped", Kind: "demo", Args: []string{"5000", "3", "0", filepath.Join(c.dir, "out-stopped2")}, Config: baseConf(1)}
 	_, err := c.client().Submit(context.Background(), &pb.SubmitRequest{Spec: spec})
 	if err == nil || !strings.Contains(err.Error(), "of an earlier run of a job with this name: resume it with --from") {
-		t.Fatalf("resubmission: %v", err)
+		t.Fatalf("resubmission of a cancelled job: %v", err)
 	}
 }
 

@@ -48,6 +48,7 @@ func NewHandler(cfg Config) http.Handler {
 	m.HandleFunc("GET /jobs/{jobid}/vertices/{vertexid}/backpressure", a.withJob(a.backpressure))
 	m.HandleFunc("POST /jobs/{jobid}/savepoints", a.withJob(a.savepoint))
 	m.HandleFunc("POST /jobs/{jobid}/stop", a.withJob(a.stop))
+	m.HandleFunc("PATCH /jobs/{jobid}", a.withJob(a.cancel))
 	if cfg.Metrics != nil {
 		m.Handle("GET /metrics", cfg.Metrics)
 	}

@@ -1,4 +1,4 @@
-package main
+package bench
 
 // Load for the checkpoint-mode benches: a rate-limited source that ends
 // after a duration, a pacer that holds a stage to a rate by sleeping, and

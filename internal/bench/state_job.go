@@ -1,4 +1,4 @@
-package main
+package bench
 
 import (
 	"fmt"
@@ -12,7 +12,7 @@ import (
 // The state benchmark's job: a source that emits the phases of a
 // churnSchedule when the driver releases them → key by key → a keyed
 // function that writes each key's ValueState[[]byte]. The driver (one
-// measured run per process, bench_state_run.go) releases a phase, waits
+// measured run per process, state_run.go) releases a phase, waits
 // until the function processed it, takes a checkpoint and waits for its
 // completion; so every checkpoint covers whole phases and nothing else.
 

@@ -1,4 +1,4 @@
-package main
+package bench
 
 // The cluster half of bench shuffle: a JobManager and two TaskManagers
 // started from this binary on free loopback ports, keyed-sum submitted to

@@ -1,4 +1,4 @@
-package main
+package bench
 
 // The checkpoint-mode benches (bench skew, bench backpressure) run each
 // mode in a child process: the bench re-executes its own binary with the

@@ -1,4 +1,4 @@
-package main
+package app
 
 import (
 	"fmt"
@@ -21,10 +21,14 @@ type progress struct {
 	tty   bool
 }
 
-func startProgress(st *runtime.JobStatus, quiet bool) *progress {
-	p := &progress{out: os.Stderr, st: st, start: time.Now(), stop: make(chan struct{}), done: make(chan struct{})}
-	if fi, err := os.Stderr.Stat(); err == nil && fi.Mode()&os.ModeCharDevice != 0 {
-		p.tty = true
+// startProgress starts the line on out if out is a terminal and quiet is
+// false.
+func startProgress(out io.Writer, st *runtime.JobStatus, quiet bool) *progress {
+	p := &progress{out: out, st: st, start: time.Now(), stop: make(chan struct{}), done: make(chan struct{})}
+	if f, ok := out.(*os.File); ok {
+		if fi, err := f.Stat(); err == nil && fi.Mode()&os.ModeCharDevice != 0 {
+			p.tty = true
+		}
 	}
 	if quiet || !p.tty {
 		close(p.done)
@@ -57,7 +61,7 @@ func (p *progress) loop() {
 func (p *progress) checkpointLine() string {
 	s := fmt.Sprintf("checkpoints %d", p.st.CompletedCheckpoints.Load())
 	if id := p.st.LastCheckpointID.Load(); id > 0 {
-		s += fmt.Sprintf(" (last #%d, %s, %s)", id, time.Duration(p.st.LastCheckpointDuration.Load()).Round(time.Millisecond), bytes(p.st.LastCheckpointSize.Load()))
+		s += fmt.Sprintf(" (last #%d, %s, %s)", id, time.Duration(p.st.LastCheckpointDuration.Load()).Round(time.Millisecond), byteSize(p.st.LastCheckpointSize.Load()))
 	}
 	if f := p.st.FailedCheckpoints.Load(); f > 0 {
 		s += fmt.Sprintf("  failed %d", f)
@@ -100,7 +104,7 @@ func human(v float64) string {
 	return fmt.Sprintf("%.0f", v)
 }
 
-func bytes(n int64) string {
+func byteSize(n int64) string {
 	switch {
 	case n >= 1<<20:
 		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))

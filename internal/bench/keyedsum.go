@@ -1,4 +1,4 @@
-package main
+package bench
 
 import (
 	"context"
@@ -15,6 +15,7 @@ import (
 	"github.com/weirstream/weir"
 	"github.com/weirstream/weir/internal/config"
 	"github.com/weirstream/weir/internal/jobs/demo"
+	"github.com/weirstream/weir/internal/jobs/keyedsum"
 )
 
 // benchResult is what `weir bench keyed-sum --json` prints.
@@ -178,9 +179,8 @@ func runEngineKeyedSum(n, k int64, p int, interval time.Duration) (time.Duration
 		}
 	}
 	env := weir.NewEnv(cfg)
-	results := demo.Aggregate(env, demo.Options{Events: n, Keys: k})
 	var seen atomic.Int64
-	weir.SinkTo(results, func() weir.Sink[demo.Result] { return &countSink{seen: &seen} }).Name("discard").UID("discard")
+	keyedsum.Build(env, keyedsum.Options{Records: n, Keys: k, Seen: &seen, SinkName: "discard"})
 	t0 := time.Now()
 	if err := env.Execute(context.Background(), "keyed-sum"); err != nil {
 		return 0, 0, err

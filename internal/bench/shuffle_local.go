@@ -1,13 +1,15 @@
-package main
+package bench
 
 import (
 	"context"
 	"fmt"
 	"os"
 	goruntime "runtime"
+	"sync/atomic"
 
 	"github.com/weirstream/weir"
 	"github.com/weirstream/weir/internal/config"
+	"github.com/weirstream/weir/internal/jobs/keyedsum"
 )
 
 // runLocalKeyedSum runs keyed-sum at parallelism 2 in this process, in
@@ -34,18 +36,16 @@ func runLocalKeyedSum(ctx context.Context, records, keys int64, tms int) (shuffl
 		}
 	}
 	// The job weir run keyed-sum builds, with the same counting sink.
-	job := &keyedSumFlags{records: records, keys: keys}
+	var seen atomic.Int64
 	env := weir.NewEnv(cfg)
-	if err := job.build(env); err != nil {
-		return shuffleRun{}, err
-	}
+	keyedsum.Build(env, keyedsum.Options{Records: records, Keys: keys, Seen: &seen})
 	// Start from a collected heap, as the TaskManager processes do after
 	// the previous round's idle time.
 	goruntime.GC()
 	if err := env.Execute(ctx, "keyed-sum"); err != nil {
 		return shuffleRun{}, fmt.Errorf("bench shuffle: keyed-sum with %d in-process TaskManagers: %w", tms, err)
 	}
-	if got := job.seen.Load(); got != records {
+	if got := seen.Load(); got != records {
 		return shuffleRun{}, fmt.Errorf("bench shuffle: keyed-sum with %d in-process TaskManagers: the sinks counted %d results for %d records", tms, got, records)
 	}
 	st := env.Status()

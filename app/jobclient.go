@@ -1,0 +1,52 @@
+package app
+
+import (
+	"context"
+
+	"github.com/weirstream/weir/internal/cluster"
+	"github.com/weirstream/weir/internal/cluster/pb"
+)
+
+// jobClient is what the client commands ask of a job's manager: a
+// cluster's JobManager (clusterClient) or the REST API of a local run or
+// of a JobManager (restClient). The answers use the RPC service's types.
+type jobClient interface {
+	List(ctx context.Context) ([]*pb.JobSummary, error)
+	Cancel(ctx context.Context, job string) error
+	Checkpoints(ctx context.Context, job string) (*pb.CheckpointsResponse, error)
+	// Savepoint writes a savepoint of job under target and returns its
+	// folder.
+	Savepoint(ctx context.Context, job, target string) (string, error)
+	// Stop stops job gracefully, with a final savepoint under target
+	// unless target is empty, and returns the savepoint's folder.
+	Stop(ctx context.Context, job, target string) (string, error)
+	Close() error
+}
+
+// clusterClient is a JobManager through its RPC service. Savepoints have
+// no RPC: they go to the REST API whose address the JobManager announces.
+type clusterClient struct{ *cluster.Client }
+
+func (c clusterClient) Savepoint(ctx context.Context, job, target string) (string, error) {
+	r, err := c.rest(ctx)
+	if err != nil {
+		return "", err
+	}
+	return r.Savepoint(ctx, job, target)
+}
+
+func (c clusterClient) Stop(ctx context.Context, job, target string) (string, error) {
+	r, err := c.rest(ctx)
+	if err != nil {
+		return "", err
+	}
+	return r.Stop(ctx, job, target)
+}
+
+func (c clusterClient) rest(ctx context.Context) (restClient, error) {
+	addr, err := c.RESTAddress(ctx)
+	if err != nil {
+		return restClient{}, err
+	}
+	return newRESTClient(addr), nil
+}

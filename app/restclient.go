@@ -1,0 +1,135 @@
+package app
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"time"
+
+	"github.com/weirstream/weir/internal/cluster/pb"
+	"github.com/weirstream/weir/internal/rest"
+)
+
+// restClient talks to a REST API: a local run's (run --rest-address) or a
+// JobManager's.
+type restClient struct {
+	addr string
+	http *http.Client
+}
+
+func newRESTClient(addr string) restClient {
+	// Savepoints of large state take minutes; the API answers when done.
+	return restClient{addr: addr, http: &http.Client{Timeout: 15 * time.Minute}}
+}
+
+func (c restClient) Close() error { return nil }
+
+func jobPath(job string) string { return "/jobs/" + url.PathEscape(job) }
+
+// do sends body (if not nil) as JSON and decodes the JSON answer into out;
+// an error body ({"errors": [...]}) becomes the error.
+func (c restClient) do(ctx context.Context, method, path string, body, out any) error {
+	var rd io.Reader
+	if body != nil {
+		b, err := json.Marshal(body)
+		if err != nil {
+			return err
+		}
+		rd = bytes.NewReader(b)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, "http://"+c.addr+path, rd)
+	if err != nil {
+		return err
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return fmt.Errorf("%w; is a job running with --rest-address %s?", err, c.addr)
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return fmt.Errorf("read the answer of %s %s: %w", method, path, err)
+	}
+	if resp.StatusCode >= 300 {
+		var e rest.ErrorResponse
+		if json.Unmarshal(data, &e) == nil && len(e.Errors) > 0 {
+			return fmt.Errorf("%s", e.Errors[0])
+		}
+		return fmt.Errorf("%s: %s", resp.Status, data)
+	}
+	if out == nil {
+		return nil
+	}
+	return json.Unmarshal(data, out)
+}
+
+func (c restClient) List(ctx context.Context) ([]*pb.JobSummary, error) {
+	var o rest.JobsOverview
+	if err := c.do(ctx, http.MethodGet, "/jobs/overview", nil, &o); err != nil {
+		return nil, fmt.Errorf("list jobs: %w", err)
+	}
+	out := make([]*pb.JobSummary, 0, len(o.Jobs))
+	for _, j := range o.Jobs {
+		// The REST API does not name a job's kind.
+		out = append(out, &pb.JobSummary{Name: j.Name, Kind: "-", State: j.State,
+			StartUnixMillis: max(j.StartTime, 0), EndUnixMillis: max(j.EndTime, 0)})
+	}
+	return out, nil
+}
+
+func (c restClient) Cancel(ctx context.Context, job string) error {
+	if err := c.do(ctx, http.MethodPatch, jobPath(job)+"?mode=cancel", nil, nil); err != nil {
+		return fmt.Errorf("cancel job %s: %w", job, err)
+	}
+	return nil
+}
+
+func (c restClient) Checkpoints(ctx context.Context, job string) (*pb.CheckpointsResponse, error) {
+	var s rest.CheckpointingStatistics
+	if err := c.do(ctx, http.MethodGet, jobPath(job)+"/checkpoints", nil, &s); err != nil {
+		return nil, fmt.Errorf("checkpoints of job %s: %w", job, err)
+	}
+	out := &pb.CheckpointsResponse{Completed: s.Counts.Completed, Failed: s.Counts.Failed}
+	if r := s.Latest.Restored; r != nil {
+		out.Restored = r.ID
+	}
+	// The REST API lists newest first; the RPC service oldest first.
+	for i := len(s.History) - 1; i >= 0; i-- {
+		h := s.History[i]
+		out.History = append(out.History, &pb.CheckpointStats{
+			Id: h.ID, Kind: h.Kind, Status: h.Status, TriggerUnixMillis: h.TriggerTimestamp,
+			DurationMillis: h.EndToEndDuration, StateSize: h.StateSize,
+			Acknowledged: int32(h.NumAcknowledgedSubtasks), Subtasks: int32(h.NumSubtasks), Failure: h.FailureMessage,
+		})
+	}
+	return out, nil
+}
+
+func (c restClient) Savepoint(ctx context.Context, job, target string) (string, error) {
+	var st rest.SavepointStatus
+	if err := c.do(ctx, http.MethodPost, jobPath(job)+"/savepoints", rest.SavepointRequest{TargetDirectory: target}, &st); err != nil {
+		return "", fmt.Errorf("savepoint of job %s: %w", job, err)
+	}
+	if st.Status.ID != "COMPLETED" {
+		return "", fmt.Errorf("savepoint of job %s failed: %s", job, st.Operation.FailureCause)
+	}
+	return st.Operation.Location, nil
+}
+
+func (c restClient) Stop(ctx context.Context, job, target string) (string, error) {
+	var st rest.SavepointStatus
+	if err := c.do(ctx, http.MethodPost, jobPath(job)+"/stop", rest.StopRequest{TargetDirectory: target}, &st); err != nil {
+		return "", fmt.Errorf("stop job %s: %w", job, err)
+	}
+	if st.Status.ID != "COMPLETED" {
+		return "", fmt.Errorf("stop job %s failed: %s", job, st.Operation.FailureCause)
+	}
+	return st.Operation.Location, nil
+}

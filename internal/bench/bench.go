@@ -1,0 +1,65 @@
+// Package bench is `weir bench`: benchmarks of the engine, each against a
+// baseline measured in the same run (a hand-written loop, the engine
+// without checkpoints, or the same job in another deployment).
+//
+// Some benches run parts of themselves in child processes of the same
+// binary (hidden --child-mode, --child and --work-dir flags): a mode's
+// peak memory is then its own, and a cluster's processes are real ones.
+// So Command must be mounted as `bench` on the root of the weir binary,
+// whose run, jobmanager and taskmanager commands the children use.
+package bench
+
+import (
+	"fmt"
+	"os"
+
+	"github.com/spf13/cobra"
+
+	"github.com/weirstream/weir/app"
+)
+
+// Command is `weir bench` with one subcommand per benchmark.
+func Command() *cobra.Command {
+	c := &cobra.Command{
+		Use:   "bench",
+		Short: "Run a benchmark with a same-run baseline",
+		Args: func(c *cobra.Command, args []string) error {
+			if len(args) > 0 {
+				return usagef("unknown %s %q (see %s --help)", c.Name(), args[0], c.CommandPath())
+			}
+			return nil
+		},
+		RunE: func(c *cobra.Command, _ []string) error {
+			return usagef("%s needs a job name (see %s --help)", c.Name(), c.CommandPath())
+		},
+	}
+	c.AddCommand(newKeyedSumBench(), newShuffleBench(), newSkewBench(), newBackpressureBench(), newStateBench())
+	return c
+}
+
+// usagef is a usage error: exit code 2.
+func usagef(format string, a ...any) error { return app.Usagef(format, a...) }
+
+// checkWritableDir creates dir if needed and proves it writable.
+func checkWritableDir(flag, dir string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return usagef("%s %s: cannot create the folder: %v", flag, dir, err)
+	}
+	probe, err := os.CreateTemp(dir, ".weir-probe-*")
+	if err != nil {
+		return usagef("%s %s is not writable: %v; choose another folder or fix its permissions", flag, dir, err)
+	}
+	probe.Close()
+	return os.Remove(probe.Name())
+}
+
+// bytes renders a size for the benches' tables.
+func bytes(n int64) string {
+	switch {
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+	case n >= 1<<10:
+		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%d B", n)
+}

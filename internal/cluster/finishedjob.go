@@ -1,0 +1,33 @@
+package cluster
+
+import (
+	"github.com/weirstream/weir/internal/runtime"
+)
+
+// discardFinished removes the checkpoints of a job that FINISHED, once its
+// end is recorded: a resubmission under its name then starts from scratch,
+// as a local run started again does, instead of being refused for the
+// finished run's final checkpoint. (Recording first: a crash in between
+// leaves checkpoints a resubmission is refused for, never a record that
+// makes the next JobManager run the job again without them.)
+func (m *jobManager) discardFinished(j *managedJob) {
+	if j.rec.State != runtime.StateFinished {
+		return
+	}
+	jc := j.jc
+	jc.JobName = j.rec.Spec.Name
+	if err := runtime.DiscardCheckpoints(jc); err != nil {
+		m.log.Warn("discard the finished job's checkpoints; remove them before submitting the job again", "job", jc.JobName, "error", err)
+	}
+}
+
+// logStart says where a submitted job starts, as a local run does.
+func (m *jobManager) logStart(name string, jc runtime.JobConfig) {
+	jc.JobName = name
+	line, err := runtime.StartLine(jc)
+	if err != nil {
+		m.log.Warn("look for checkpoints to resume", "job", name, "error", err)
+		return
+	}
+	m.log.Info(line, "job", name)
+}
