@@ -146,9 +146,15 @@ func (m *Machine) taskManagerLost(tm TM, cause string) {
 	m.emit(Failure{Cause: cause})
 	m.failCause = errors.New(cause)
 	if m.finalDone {
-		// The lost tasks are gone: the global failure's cancel counts
-		// them as stopped.
+		// The lost tasks are gone. The global failure's cancel counts
+		// those of the regions it hits as stopped; a region failing
+		// already (the global failure that restarts every region after
+		// a final checkpoint) is not hit and would wait forever for a
+		// cancel no TaskManager will answer, so each counts as stopped.
 		m.feed(failover.GlobalFailure{Reason: cause, Now: m.now})
+		for _, t := range lost {
+			m.feed(failover.TaskTerminal{Task: t})
+		}
 		return
 	}
 	m.feed(failover.TaskManagerLost{Tasks: lost, Reason: cause, Now: m.now})
