@@ -39,6 +39,7 @@ func (m *Machine) performFailover(act failover.Action) {
 			// Its region restarts and reads its input again.
 			delete(m.eod, t)
 		}
+		m.unwait(act.Tasks)
 		m.cancel(act.Tasks)
 	case failover.ArmTimer:
 		m.timers = append(m.timers, act.At)

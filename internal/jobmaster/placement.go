@@ -106,6 +106,23 @@ func (m *Machine) deployTo(tasks []checkpoint.TaskID, rp *RestorePoint, placed m
 	}
 }
 
+// unwait drops tasks from a deployment waiting for slots: their region
+// failed again (a global failure hits a region restarting, deployed or
+// not) and restarts once more after its new delay. Deployed when slots
+// come, they would run beside the attempt that restart deploys.
+func (m *Machine) unwait(tasks []checkpoint.TaskID) {
+	w := m.waiting
+	if w == nil {
+		return
+	}
+	w.tasks = slices.DeleteFunc(w.tasks, func(t checkpoint.TaskID) bool { return slices.Contains(tasks, t) })
+	if len(w.tasks) == 0 {
+		// Checkpointing stays suspended: the failover handler resumes it
+		// once every region runs again.
+		m.waiting = nil
+	}
+}
+
 // slotTick tries a waiting deployment again (reporting its shortage
 // anew), and fails the job if it still lacks slots after SlotTimeout: a
 // restart cannot create slots. It tries before it fails: slots another
