@@ -99,7 +99,9 @@
 // TestRandomInterleavings drives random jobs through seeded random
 // interleavings and checks the invariants on every action: one live
 // attempt per subtask, completed checkpoints acked by every task and
-// durable before they are told, restores from the newest completed one.
+// durable before they are told, restores from the newest completed one,
+// barriers only below a durable id reservation; and, once nothing fails
+// any more, that the job ends (no region waits forever).
 //
 // # Placement
 //

@@ -52,6 +52,16 @@ type env struct {
 	ackedBy       map[ExecutionID][]checkpoint.ID
 	eodSent       map[ExecutionID]bool
 	finalNotified map[checkpoint.ID]bool
+	// deployedDuring are checkpoints whose metadata write was in flight
+	// when a deployment chose its restore point: none may complete.
+	deployedDuring map[checkpoint.ID]bool
+	// deployedAt is how many checkpoints were triggered when an
+	// execution was deployed: it can ack only those triggered after.
+	deployedAt map[ExecutionID]int
+	// reserved is the checkpoint-id bound durable so far (Config.Reserve);
+	// after a failed reservation barriers may go ahead (reserveFailed).
+	reserved      checkpoint.ID
+	reserveFailed bool
 }
 
 func newEnv(cfg Config, regions [][]checkpoint.TaskID, tms int, cluster bool, slots []int) *env {
@@ -61,6 +71,7 @@ func newEnv(cfg Config, regions [][]checkpoint.TaskID, tms int, cluster bool, sl
 		running: map[ExecutionID]ExecState{}, where: map[ExecutionID]TM{}, cancelAsked: map[ExecutionID]bool{},
 		durable: map[checkpoint.ID]bool{}, acked: map[checkpoint.ID]map[checkpoint.TaskID]bool{},
 		ackedBy: map[ExecutionID][]checkpoint.ID{}, eodSent: map[ExecutionID]bool{}, finalNotified: map[checkpoint.ID]bool{},
+		deployedDuring: map[checkpoint.ID]bool{}, deployedAt: map[ExecutionID]int{},
 	}
 	if cluster {
 		for i, n := range slots {
@@ -84,6 +95,7 @@ func newEnv(cfg Config, regions [][]checkpoint.TaskID, tms int, cluster bool, sl
 		}
 	}
 	e.cfg.Placement = e
+	e.reserved = e.cfg.Reserved
 	e.m = New(e.cfg, e.now)
 	return e
 }
@@ -170,6 +182,13 @@ func (e *env) perform(a Action) {
 				e.violate("deploy restores %s, the newest completed checkpoint is %s", a.Restore, want)
 			}
 		}
+		for _, p := range e.pending {
+			// A write in flight may still complete a newer checkpoint,
+			// which the deployment would then not restore.
+			if pm, ok := p.(PersistMetadata); ok {
+				e.deployedDuring[pm.ID] = true
+			}
+		}
 		for _, g := range a.Groups {
 			if !e.tms[g.TM] {
 				e.violate("deploy on lost TaskManager %d", g.TM)
@@ -182,6 +201,7 @@ func (e *env) perform(a Action) {
 				}
 				e.running[x] = ExecDeploying
 				e.where[x] = g.TM
+				e.deployedAt[x] = len(e.triggered)
 			}
 		}
 	case CancelExecs:
@@ -217,6 +237,11 @@ func (e *env) perform(a Action) {
 			e.finalNotified[a.ID] = true
 		}
 	case TriggerCheckpoint:
+		// A JobManager restarted after a crash must never reuse an id: a
+		// barrier goes out only below a durable reservation.
+		if e.cfg.Reserve && len(a.Groups) > 0 && a.ID >= e.reserved && !e.reserveFailed {
+			e.violate("barrier of checkpoint %d sent with ids reserved only below %d", a.ID, e.reserved)
+		}
 		e.triggered = append(e.triggered, a.ID)
 	case LoadLatest, CopySavepoint, ReserveIDs:
 		e.pending = append(e.pending, a)
@@ -246,7 +271,9 @@ func (e *env) report(x ExecutionID, st ExecState, err error) string {
 
 // ack sends an ack of checkpoint id from x.
 func (e *env) ack(x ExecutionID, id checkpoint.ID) string {
-	if e.m.Current(x) {
+	// Only an ack of a barrier this execution could have seen (triggered
+	// after its deployment) counts; the Machine must ignore any other.
+	if e.m.Current(x) && slices.Contains(e.triggered[e.deployedAt[x]:], id) {
 		if e.acked[id] == nil {
 			e.acked[id] = map[checkpoint.TaskID]bool{}
 		}
@@ -268,6 +295,9 @@ func (e *env) complete(match func(Action) bool, err error, latest *RestorePoint)
 		case PersistMetadata:
 			if err == nil {
 				e.durable[a.ID] = true
+				if e.deployedDuring[a.ID] {
+					e.violate("checkpoint %d completed after a deployment that restores an older one chose its restore point", a.ID)
+				}
 			}
 			return e.step(StoreDone{ID: a.ID, Err: err}), true
 		case LoadLatest:
@@ -282,6 +312,11 @@ func (e *env) complete(match func(Action) bool, err error, latest *RestorePoint)
 			}
 			return e.step(SavepointCopied{Req: a.Req, ID: a.ID, Path: path, Err: err}), true
 		case ReserveIDs:
+			if err == nil {
+				e.reserved, e.reserveFailed = max(e.reserved, a.UpTo), false
+			} else {
+				e.reserveFailed = true
+			}
 			return e.step(IDsReserved{UpTo: a.UpTo, Err: err}), true
 		}
 	}
