@@ -62,6 +62,11 @@ type env struct {
 	// after a failed reservation barriers may go ahead (reserveFailed).
 	reserved      checkpoint.ID
 	reserveFailed bool
+	// manualSweep keeps sweeps (Retain or Discard with Sweep) pending in
+	// storage like other storage actions; else each is done (Swept) right
+	// after the step that asked for it. autoSweeps counts those due.
+	manualSweep bool
+	autoSweeps  int
 }
 
 func newEnv(cfg Config, regions [][]checkpoint.TaskID, tms int, cluster bool, slots []int) *env {
@@ -162,6 +167,12 @@ func (e *env) step(ev Event) string {
 		b.WriteString(format(a, e.now))
 		b.WriteByte('\n')
 	}
+	for e.autoSweeps > 0 {
+		e.autoSweeps--
+		if out := e.step(Swept{}); out != "(no actions)\n" {
+			b.WriteString(out)
+		}
+	}
 	if b.Len() == 0 {
 		return "(no actions)\n"
 	}
@@ -236,7 +247,22 @@ func (e *env) perform(a Action) {
 		if a.Kind == checkpoint.Final && !a.Held {
 			e.finalNotified[a.ID] = true
 		}
+	case Retain, Discard:
+		if sweeps(a) {
+			if e.manualSweep {
+				e.pending = append(e.pending, a)
+			} else {
+				e.autoSweeps++
+			}
+		}
 	case TriggerCheckpoint:
+		// A sweep deletes shared files no completed checkpoint references:
+		// a barrier sent before it ran would have its uploads deleted.
+		for _, p := range e.pending {
+			if len(a.Groups) > 0 && sweeps(p) {
+				e.violate("barrier of checkpoint %d sent while a shared-file sweep is in flight", a.ID)
+			}
+		}
 		// A JobManager restarted after a crash must never reuse an id: a
 		// barrier goes out only below a durable reservation.
 		if e.cfg.Reserve && len(a.Groups) > 0 && a.ID >= e.reserved && !e.reserveFailed {
@@ -311,6 +337,8 @@ func (e *env) complete(match func(Action) bool, err error, latest *RestorePoint)
 				path = fmt.Sprintf("%s/savepoint-%d", a.Target, a.ID)
 			}
 			return e.step(SavepointCopied{Req: a.Req, ID: a.ID, Path: path, Err: err}), true
+		case Retain, Discard:
+			return e.step(Swept{}), true
 		case ReserveIDs:
 			if err == nil {
 				e.reserved, e.reserveFailed = max(e.reserved, a.UpTo), false
@@ -321,6 +349,17 @@ func (e *env) complete(match func(Action) bool, err error, latest *RestorePoint)
 		}
 	}
 	return "", false
+}
+
+// sweeps reports whether a is a Retain or Discard with Sweep.
+func sweeps(a Action) bool {
+	switch a := a.(type) {
+	case Retain:
+		return a.Sweep
+	case Discard:
+		return a.Sweep
+	}
+	return false
 }
 
 // latest is the newest durable checkpoint, as LoadLatest finds it.

@@ -27,6 +27,7 @@ import (
 //     restore names a durable checkpoint;
 //   - no checkpoint completes whose metadata write was in flight when a
 //     deployment chose its (older) restore point;
+//   - no barrier goes out while a shared-file sweep is in flight;
 //   - with checkpoint-id reservation, no barrier goes out at or above the
 //     durable bound (unless a reservation failed, which lets it go);
 //   - the job ends with nothing running;
@@ -102,6 +103,9 @@ func runRandom(t *testing.T, seed uint64, steps int, verbose bool) stats {
 		slots := []int{p, p, p}
 		e = newEnv(cfg, regions, 0, true, slots)
 	}
+	// Half the runs keep sweeps pending in storage, in order with the
+	// other storage actions, as the driver's worker performs them.
+	e.manualSweep = r.IntN(2) == 0
 	log := func(cmd string, out string) {
 		if verbose {
 			t.Logf("%s\n%s", cmd, out)
