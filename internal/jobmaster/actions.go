@@ -85,7 +85,8 @@ type CopySavepoint struct {
 
 // Retain registers completed checkpoint ID's shared files, applies
 // retention and deletes the shared files only removed checkpoints used;
-// with Sweep (nothing in flight) it also deletes unreferenced ones.
+// with Sweep (nothing in flight) it also deletes unreferenced ones and
+// feeds Swept: no barrier goes out until then.
 type Retain struct {
 	ID    checkpoint.ID
 	Sweep bool
@@ -93,7 +94,8 @@ type Retain struct {
 
 // Discard removes the folders of checkpoints that will never complete.
 // Aborted marks one the coordinator aborted: its shared uploads are
-// forgotten, deleted by the next sweep (now, with Sweep).
+// forgotten, deleted by the next sweep (now, with Sweep, which feeds
+// Swept as Retain's does).
 type Discard struct {
 	IDs     []checkpoint.ID
 	Aborted bool

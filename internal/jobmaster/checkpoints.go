@@ -24,18 +24,8 @@ func (m *Machine) perform(actions []coordinator.Action) {
 				m.emit(TriggerCheckpoint{ID: act.ID, Timestamp: act.Timestamp, Kind: act.Kind})
 				continue
 			}
-			if m.cfg.Reserve && act.ID >= m.reserved {
-				// A JobManager restarted after a crash must never trigger
-				// an id this run used: the barrier waits until the bound
-				// above it is durable.
-				m.held = append(m.held, act)
-				if !m.reserving {
-					m.reserving = true
-					m.emit(ReserveIDs{UpTo: act.ID + reservationStep})
-				}
-				continue
-			}
-			m.sendTrigger(act)
+			m.held = append(m.held, act)
+			m.releaseHeld()
 		case coordinator.Persist:
 			if m.draining {
 				// Not started: the Reset that follows aborts it.
@@ -61,7 +51,7 @@ func (m *Machine) perform(actions []coordinator.Action) {
 			}
 			m.emit(NotifyComplete{ID: act.ID, Kind: act.Kind, TMs: slices.Clone(m.tms), Held: held})
 			m.checkpointDone(act.ID, act.Kind, nil)
-			m.emit(Retain{ID: act.ID, Sweep: len(m.coord.Pending()) == 0})
+			m.emit(Retain{ID: act.ID, Sweep: m.sweep()})
 		case coordinator.Abort:
 			m.log.Info("checkpoint aborted", "id", act.ID, "reason", act.Reason)
 			m.emit(NotifyAborted{ID: act.ID, Kind: act.Kind, Reason: act.Reason, Subsumed: act.Subsumed, TMs: slices.Clone(m.tms)})
@@ -70,7 +60,7 @@ func (m *Machine) perform(actions []coordinator.Action) {
 				cause = fmt.Errorf("checkpoint %d: %w", act.ID, errSubsumed)
 			}
 			m.checkpointDone(act.ID, act.Kind, cause)
-			m.emit(Discard{IDs: []checkpoint.ID{act.ID}, Aborted: true, Sweep: len(m.coord.Pending()) == 0})
+			m.emit(Discard{IDs: []checkpoint.ID{act.ID}, Aborted: true, Sweep: m.sweep()})
 		case coordinator.Failover:
 			if m.draining {
 				continue
@@ -90,25 +80,57 @@ func (m *Machine) sendTrigger(t coordinator.Trigger) {
 	m.emit(TriggerCheckpoint{ID: t.ID, Timestamp: t.Timestamp, Kind: t.Kind, Groups: m.groups(m.cfg.Sources, live)})
 }
 
+// sweep reports whether a Retain or Discard may sweep unreferenced
+// shared files: only while no checkpoint is pending, and then barriers
+// wait for its Swept (the sweep runs later, on the storage worker, and
+// would delete the uploads of a checkpoint triggered meanwhile).
+func (m *Machine) sweep() bool {
+	if len(m.coord.Pending()) > 0 {
+		return false
+	}
+	m.sweeping++
+	return true
+}
+
+// releaseHeld sends the held barriers of checkpoints still pending, in
+// order, once no sweep is in flight; a barrier at or above the reserved
+// id bound waits for a reservation first: a JobManager restarted after a
+// crash must never trigger an id this run used.
+func (m *Machine) releaseHeld() {
+	if m.reserving || m.sweeping > 0 {
+		return
+	}
+	held := m.held
+	m.held = nil
+	pending := m.coord.Pending()
+	for i, t := range held {
+		if !slices.Contains(pending, t.ID) || m.draining {
+			continue
+		}
+		if m.cfg.Reserve && t.ID >= m.reserved && !m.waive {
+			m.held = held[i:]
+			m.reserving = true
+			m.emit(ReserveIDs{UpTo: t.ID + reservationStep})
+			return
+		}
+		m.sendTrigger(t)
+	}
+	m.waive = false
+}
+
 // idsReserved releases the barriers that waited for a reservation. A
-// failed write is logged and the checkpoints go ahead: the bound only
+// failed write is logged and those checkpoints go ahead: the bound only
 // matters after a crash, and then their folders are cleaned as incomplete;
 // the next trigger tries again.
 func (m *Machine) idsReserved(ev IDsReserved) {
 	m.reserving = false
 	if ev.Err != nil {
 		m.log.Error("reserve checkpoint ids", "up_to", ev.UpTo, "error", ev.Err)
+		m.waive = true
 	} else {
 		m.reserved = max(m.reserved, ev.UpTo)
 	}
-	held := m.held
-	m.held = nil
-	pending := m.coord.Pending()
-	for _, t := range held {
-		if slices.Contains(pending, t.ID) && !m.draining {
-			m.sendTrigger(t)
-		}
-	}
+	m.releaseHeld()
 }
 
 // serve handles an outside request. A checkpoint request is answered at

@@ -22,8 +22,8 @@
 //	m.Step(now, jobmaster.StoreDone{ID: 5})  // NotifyComplete{5, tms}, Retain{5}
 //
 // Events: Start, Prepared, StateChanged, Ack, Decline, EndOfData (from
-// TaskManagers); StoreDone, LatestLoaded, SavepointCopied, IDsReserved
-// (results of storage actions); SlotsOffered, TaskManagerLost (from the
+// TaskManagers); StoreDone, LatestLoaded, SavepointCopied, IDsReserved,
+// Swept (results of storage actions); SlotsOffered, TaskManagerLost (from the
 // JobManager); Tick; Request (checkpoint, savepoint, stop); Cancel.
 //
 // Actions: PrepareJob, Deploy, CancelExecs, TriggerCheckpoint,
@@ -55,9 +55,13 @@
 //   - a barrier of a checkpoint id at or above the reserved bound waits
 //     for IDsReserved, so a JobManager restarted after a crash never
 //     reuses an id; a failed reservation is logged and lets it go;
+//   - a barrier waits while a sweep of unreferenced shared files is in
+//     flight (a Retain or Discard with Sweep, until Swept): the sweep was
+//     decided while nothing was pending, and it would delete the uploads
+//     of a checkpoint triggered before it ran (sweep_trigger.txt);
 //   - the job ends (JobEnded) once every execution stopped and no metadata
-//     write or savepoint copy is in flight; a stop is answered after it,
-//     with its copy's result.
+//     write or savepoint copy is in flight (end_persisting.txt); a stop
+//     is answered after it, with its copy's result.
 //
 // # The rules between the coordinator and the failover handler
 //
@@ -67,12 +71,19 @@
 //   - End of data is ignored while its task's region is failing: counted,
 //     it would complete the end-of-data set while checkpointing is
 //     suspended, and the resume would take the final checkpoint before the
-//     restarted tasks read anything (final_restart.txt).
+//     restarted tasks read anything (eod_failing.txt, final_restart.txt).
 //   - Once a final checkpoint completed and was told, tasks are finishing
 //     and a finished task cannot ack another checkpoint, so any later
 //     failure (or a lost TaskManager) is a global failover: every region
 //     restarts and takes a new final checkpoint together
-//     (final_failure.txt).
+//     (final_failure.txt); once every region restarted, failures are
+//     regional again (final_failure_again.txt). A TaskManager lost then
+//     counts its tasks as stopped also in regions failing already
+//     (final_tm_lost.txt).
+//   - A region that a second failure hits while it restarts (its restore
+//     point loading, or its deployment waiting for slots) is not deployed
+//     by that restart: it restarts again after its new delay
+//     (final_reload.txt, final_slots_refail.txt).
 //   - A final checkpoint that completes while a region restarts (its
 //     metadata write outlived the suspension) is not told (NotifyComplete
 //     Held): the other regions' tasks would finish and never ack the final
@@ -99,7 +110,9 @@
 // TestRandomInterleavings drives random jobs through seeded random
 // interleavings and checks the invariants on every action: one live
 // attempt per subtask, completed checkpoints acked by every task and
-// durable before they are told, restores from the newest completed one.
+// durable before they are told, restores from the newest completed one,
+// barriers only below a durable id reservation; and, once nothing fails
+// any more, that the job ends (no region waits forever).
 //
 // # Placement
 //

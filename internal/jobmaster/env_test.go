@@ -52,6 +52,21 @@ type env struct {
 	ackedBy       map[ExecutionID][]checkpoint.ID
 	eodSent       map[ExecutionID]bool
 	finalNotified map[checkpoint.ID]bool
+	// deployedDuring are checkpoints whose metadata write was in flight
+	// when a deployment chose its restore point: none may complete.
+	deployedDuring map[checkpoint.ID]bool
+	// deployedAt is how many checkpoints were triggered when an
+	// execution was deployed: it can ack only those triggered after.
+	deployedAt map[ExecutionID]int
+	// reserved is the checkpoint-id bound durable so far (Config.Reserve);
+	// after a failed reservation barriers may go ahead (reserveFailed).
+	reserved      checkpoint.ID
+	reserveFailed bool
+	// manualSweep keeps sweeps (Retain or Discard with Sweep) pending in
+	// storage like other storage actions; else each is done (Swept) right
+	// after the step that asked for it. autoSweeps counts those due.
+	manualSweep bool
+	autoSweeps  int
 }
 
 func newEnv(cfg Config, regions [][]checkpoint.TaskID, tms int, cluster bool, slots []int) *env {
@@ -61,6 +76,7 @@ func newEnv(cfg Config, regions [][]checkpoint.TaskID, tms int, cluster bool, sl
 		running: map[ExecutionID]ExecState{}, where: map[ExecutionID]TM{}, cancelAsked: map[ExecutionID]bool{},
 		durable: map[checkpoint.ID]bool{}, acked: map[checkpoint.ID]map[checkpoint.TaskID]bool{},
 		ackedBy: map[ExecutionID][]checkpoint.ID{}, eodSent: map[ExecutionID]bool{}, finalNotified: map[checkpoint.ID]bool{},
+		deployedDuring: map[checkpoint.ID]bool{}, deployedAt: map[ExecutionID]int{},
 	}
 	if cluster {
 		for i, n := range slots {
@@ -84,6 +100,7 @@ func newEnv(cfg Config, regions [][]checkpoint.TaskID, tms int, cluster bool, sl
 		}
 	}
 	e.cfg.Placement = e
+	e.reserved = e.cfg.Reserved
 	e.m = New(e.cfg, e.now)
 	return e
 }
@@ -150,6 +167,12 @@ func (e *env) step(ev Event) string {
 		b.WriteString(format(a, e.now))
 		b.WriteByte('\n')
 	}
+	for e.autoSweeps > 0 {
+		e.autoSweeps--
+		if out := e.step(Swept{}); out != "(no actions)\n" {
+			b.WriteString(out)
+		}
+	}
 	if b.Len() == 0 {
 		return "(no actions)\n"
 	}
@@ -170,6 +193,13 @@ func (e *env) perform(a Action) {
 				e.violate("deploy restores %s, the newest completed checkpoint is %s", a.Restore, want)
 			}
 		}
+		for _, p := range e.pending {
+			// A write in flight may still complete a newer checkpoint,
+			// which the deployment would then not restore.
+			if pm, ok := p.(PersistMetadata); ok {
+				e.deployedDuring[pm.ID] = true
+			}
+		}
 		for _, g := range a.Groups {
 			if !e.tms[g.TM] {
 				e.violate("deploy on lost TaskManager %d", g.TM)
@@ -182,6 +212,7 @@ func (e *env) perform(a Action) {
 				}
 				e.running[x] = ExecDeploying
 				e.where[x] = g.TM
+				e.deployedAt[x] = len(e.triggered)
 			}
 		}
 	case CancelExecs:
@@ -216,7 +247,27 @@ func (e *env) perform(a Action) {
 		if a.Kind == checkpoint.Final && !a.Held {
 			e.finalNotified[a.ID] = true
 		}
+	case Retain, Discard:
+		if sweeps(a) {
+			if e.manualSweep {
+				e.pending = append(e.pending, a)
+			} else {
+				e.autoSweeps++
+			}
+		}
 	case TriggerCheckpoint:
+		// A sweep deletes shared files no completed checkpoint references:
+		// a barrier sent before it ran would have its uploads deleted.
+		for _, p := range e.pending {
+			if len(a.Groups) > 0 && sweeps(p) {
+				e.violate("barrier of checkpoint %d sent while a shared-file sweep is in flight", a.ID)
+			}
+		}
+		// A JobManager restarted after a crash must never reuse an id: a
+		// barrier goes out only below a durable reservation.
+		if e.cfg.Reserve && len(a.Groups) > 0 && a.ID >= e.reserved && !e.reserveFailed {
+			e.violate("barrier of checkpoint %d sent with ids reserved only below %d", a.ID, e.reserved)
+		}
 		e.triggered = append(e.triggered, a.ID)
 	case LoadLatest, CopySavepoint, ReserveIDs:
 		e.pending = append(e.pending, a)
@@ -246,7 +297,9 @@ func (e *env) report(x ExecutionID, st ExecState, err error) string {
 
 // ack sends an ack of checkpoint id from x.
 func (e *env) ack(x ExecutionID, id checkpoint.ID) string {
-	if e.m.Current(x) {
+	// Only an ack of a barrier this execution could have seen (triggered
+	// after its deployment) counts; the Machine must ignore any other.
+	if e.m.Current(x) && slices.Contains(e.triggered[e.deployedAt[x]:], id) {
 		if e.acked[id] == nil {
 			e.acked[id] = map[checkpoint.TaskID]bool{}
 		}
@@ -268,6 +321,9 @@ func (e *env) complete(match func(Action) bool, err error, latest *RestorePoint)
 		case PersistMetadata:
 			if err == nil {
 				e.durable[a.ID] = true
+				if e.deployedDuring[a.ID] {
+					e.violate("checkpoint %d completed after a deployment that restores an older one chose its restore point", a.ID)
+				}
 			}
 			return e.step(StoreDone{ID: a.ID, Err: err}), true
 		case LoadLatest:
@@ -281,11 +337,29 @@ func (e *env) complete(match func(Action) bool, err error, latest *RestorePoint)
 				path = fmt.Sprintf("%s/savepoint-%d", a.Target, a.ID)
 			}
 			return e.step(SavepointCopied{Req: a.Req, ID: a.ID, Path: path, Err: err}), true
+		case Retain, Discard:
+			return e.step(Swept{}), true
 		case ReserveIDs:
+			if err == nil {
+				e.reserved, e.reserveFailed = max(e.reserved, a.UpTo), false
+			} else {
+				e.reserveFailed = true
+			}
 			return e.step(IDsReserved{UpTo: a.UpTo, Err: err}), true
 		}
 	}
 	return "", false
+}
+
+// sweeps reports whether a is a Retain or Discard with Sweep.
+func sweeps(a Action) bool {
+	switch a := a.(type) {
+	case Retain:
+		return a.Sweep
+	case Discard:
+		return a.Sweep
+	}
+	return false
 }
 
 // latest is the newest durable checkpoint, as LoadLatest finds it.

@@ -74,6 +74,12 @@ type IDsReserved struct {
 	Err  error
 }
 
+// Swept is the result of a Retain or Discard with Sweep: the sweep of
+// unreferenced shared files ran. Barriers wait for it: a checkpoint
+// triggered meanwhile uploads shared files no checkpoint references yet,
+// which the sweep would delete.
+type Swept struct{}
+
 // SlotsOffered says slots were offered: a deployment waiting for slots
 // tries again.
 type SlotsOffered struct{}
@@ -110,6 +116,7 @@ func (StoreDone) isEvent()       {}
 func (LatestLoaded) isEvent()    {}
 func (SavepointCopied) isEvent() {}
 func (IDsReserved) isEvent()     {}
+func (Swept) isEvent()           {}
 func (SlotsOffered) isEvent()    {}
 func (TaskManagerLost) isEvent() {}
 func (Tick) isEvent()            {}

@@ -39,6 +39,7 @@ func (m *Machine) performFailover(act failover.Action) {
 			// Its region restarts and reads its input again.
 			delete(m.eod, t)
 		}
+		m.unwait(act.Tasks)
 		m.cancel(act.Tasks)
 	case failover.ArmTimer:
 		m.timers = append(m.timers, act.At)
@@ -139,8 +140,15 @@ func (m *Machine) latestLoaded(ev LatestLoaded) {
 		return
 	}
 	rp := m.restorePointFor(ev.Restore)
-	regions := m.restarts
+	// A region failed again while the load ran (a global failure hits a
+	// region restarting, deployed or not) is no longer due: the handler
+	// waits for its new delay and restarts it once more then. Deployed
+	// now, it would run beside the attempt that restart deploys.
+	regions := slices.DeleteFunc(m.restarts, func(r int) bool { return m.handler.State(r) != failover.Restoring })
 	m.restarts = nil
+	if len(regions) == 0 {
+		return
+	}
 	// Checkpointing is suspended: nothing is pending but what persists,
 	// so every checkpoint triggered and not completed was aborted; remove
 	// what it left.

@@ -22,6 +22,7 @@ import (
 //
 //	new [tms=N | slots=N,N,...] [interval=D] [attempts=N] [delay=D] [maxconc=N]
 //	    [initial=ID [initial-path=P]] [first-own=ID] [reserve=ID] [first-attempt=N]
+//	    [sweeps=manual] (shared-file sweeps stay pending; else each is done at once)
 //	    one region per input line: tasks as V/I; vertex 0 is the source
 //	deploy                        Start, and Prepared from a TaskManager (local)
 //	running [t=V/I,...]           RUNNING from deployed executions (default: all)
@@ -37,6 +38,7 @@ import (
 //	loaded [cp=ID|none] [err=S]   the pending LoadLatest completes (default: newest durable)
 //	copied [req=N] [err=S]        the first pending savepoint copy completes
 //	reserved [err=S]              the pending id reservation completes
+//	swept                         the first pending sweep completes (sweeps=manual)
 //	storage                       every pending storage action completes, in order
 //	tick D                        advance the clock by D and Tick
 //	request kind=checkpoint|savepoint|stop [target=P]
@@ -107,9 +109,13 @@ func newScriptEnv(t *testing.T, d *datadriven.TestData) *env {
 			}
 			slots = append(slots, n)
 		}
-		return newEnv(cfg, regions, 0, true, slots)
+		e := newEnv(cfg, regions, 0, true, slots)
+		e.manualSweep = d.HasArg("sweeps")
+		return e
 	}
-	return newEnv(cfg, regions, intArg(t, d, "tms", 1), false, nil)
+	e := newEnv(cfg, regions, intArg(t, d, "tms", 1), false, nil)
+	e.manualSweep = d.HasArg("sweeps")
+	return e
 }
 
 func runCommand(t *testing.T, e *env, d *datadriven.TestData) string {
@@ -174,7 +180,7 @@ func runCommand(t *testing.T, e *env, d *datadriven.TestData) string {
 		e.tms[tm] = true
 		e.slots[tm] = intArg(t, d, "slots", 1)
 		return e.step(SlotsOffered{})
-	case "store-done", "loaded", "copied", "reserved":
+	case "store-done", "loaded", "copied", "reserved", "swept":
 		return e.completeCmd(t, d)
 	case "storage":
 		var b strings.Builder
@@ -236,6 +242,8 @@ func (e *env) completeCmd(t *testing.T, d *datadriven.TestData) string {
 		match = func(a Action) bool { c, ok := a.(CopySavepoint); return ok && (req == 0 || c.Req == req) }
 	case "reserved":
 		match = func(a Action) bool { _, ok := a.(ReserveIDs); return ok }
+	case "swept":
+		match = sweeps
 	}
 	if latest != nil && latest.ID == 0 {
 		// loaded cp=none: the storage holds no restorable checkpoint.

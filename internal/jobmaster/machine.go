@@ -116,7 +116,12 @@ type Machine struct {
 
 	reserved  checkpoint.ID
 	reserving bool
-	held      []coordinator.Trigger // barriers waiting for a reservation
+	// waive lets the held barriers go without a reservation (it failed).
+	waive bool
+	// sweeping counts shared-file sweeps in flight (Retain or Discard
+	// with Sweep, until Swept).
+	sweeping int
+	held     []coordinator.Trigger // barriers waiting for a reservation or a sweep
 
 	savepoints map[checkpoint.ID][]Request
 	queued     []Request // waiting for a free checkpoint slot
@@ -253,6 +258,9 @@ func (m *Machine) handle(ev Event) {
 		m.savepointCopied(ev)
 	case IDsReserved:
 		m.idsReserved(ev)
+	case Swept:
+		m.sweeping--
+		m.releaseHeld()
 	case Tick:
 		if m.draining {
 			return // nothing starts while the job ends

@@ -106,6 +106,23 @@ func (m *Machine) deployTo(tasks []checkpoint.TaskID, rp *RestorePoint, placed m
 	}
 }
 
+// unwait drops tasks from a deployment waiting for slots: their region
+// failed again (a global failure hits a region restarting, deployed or
+// not) and restarts once more after its new delay. Deployed when slots
+// come, they would run beside the attempt that restart deploys.
+func (m *Machine) unwait(tasks []checkpoint.TaskID) {
+	w := m.waiting
+	if w == nil {
+		return
+	}
+	w.tasks = slices.DeleteFunc(w.tasks, func(t checkpoint.TaskID) bool { return slices.Contains(tasks, t) })
+	if len(w.tasks) == 0 {
+		// Checkpointing stays suspended: the failover handler resumes it
+		// once every region runs again.
+		m.waiting = nil
+	}
+}
+
 // slotTick tries a waiting deployment again (reporting its shortage
 // anew), and fails the job if it still lacks slots after SlotTimeout: a
 // restart cannot create slots. It tries before it fails: slots another
@@ -146,9 +163,15 @@ func (m *Machine) taskManagerLost(tm TM, cause string) {
 	m.emit(Failure{Cause: cause})
 	m.failCause = errors.New(cause)
 	if m.finalDone {
-		// The lost tasks are gone: the global failure's cancel counts
-		// them as stopped.
+		// The lost tasks are gone. The global failure's cancel counts
+		// those of the regions it hits as stopped; a region failing
+		// already (the global failure that restarts every region after
+		// a final checkpoint) is not hit and would wait forever for a
+		// cancel no TaskManager will answer, so each counts as stopped.
 		m.feed(failover.GlobalFailure{Reason: cause, Now: m.now})
+		for _, t := range lost {
+			m.feed(failover.TaskTerminal{Task: t})
+		}
 		return
 	}
 	m.feed(failover.TaskManagerLost{Tasks: lost, Reason: cause, Now: m.now})

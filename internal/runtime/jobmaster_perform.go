@@ -163,7 +163,10 @@ func (jm *JobMaster) performStorage(act jobmaster.Action) {
 			jm.in.put(jmEvent{ev: jobmaster.SavepointCopied{Req: act.Req, ID: act.ID, Path: path, Err: err}})
 		})
 	case jobmaster.Retain:
-		jm.worker.do(func() { jm.retain(act.ID, act.Sweep) })
+		jm.worker.do(func() {
+			jm.retain(act.ID, act.Sweep)
+			jm.swept(act.Sweep)
+		})
 	case jobmaster.Discard:
 		jm.worker.do(func() {
 			for _, id := range act.IDs {
@@ -174,6 +177,7 @@ func (jm *JobMaster) performStorage(act jobmaster.Action) {
 					jm.sharedAborted(id, act.Sweep)
 				}
 			}
+			jm.swept(act.Sweep)
 		})
 	case jobmaster.SweepShared:
 		jm.worker.do(jm.sweepShared)
@@ -184,5 +188,13 @@ func (jm *JobMaster) performStorage(act jobmaster.Action) {
 		})
 	default:
 		panic(fmt.Sprintf("jobmaster driver: unknown action %T", act))
+	}
+}
+
+// swept tells the Machine that a sweep it asked for ran: barriers held
+// back while it could delete their uploads go out.
+func (jm *JobMaster) swept(sweep bool) {
+	if sweep {
+		jm.in.put(jmEvent{ev: jobmaster.Swept{}})
 	}
 }
