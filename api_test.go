@@ -10,6 +10,7 @@ import (
 	"github.com/weirstream/weir"
 	"github.com/weirstream/weir/connectors/datagen"
 	"github.com/weirstream/weir/connectors/print"
+	"github.com/weirstream/weir/internal/hooks"
 )
 
 // TestExecuteRejects: problems found while building the job or in its
@@ -58,12 +59,12 @@ func TestExecuteCancelledContext(t *testing.T) {
 	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan error, 1)
 	go func() { done <- env.Execute(ctx, "test") }()
-	waitUntil(t, done, func() bool { return env.Status().CompletedCheckpoints.Load() >= 2 }, log)
+	waitUntil(t, done, func() bool { return hooks.Plan(env).Status.CompletedCheckpoints.Load() >= 2 }, log)
 	cancel()
 	if err := <-done; !errors.Is(err, context.Canceled) {
 		t.Fatalf("Execute = %v, want context.Canceled", err)
 	}
-	if env.Status().SourceRecords.Load() == 0 {
+	if hooks.Plan(env).Status.SourceRecords.Load() == 0 {
 		t.Error("the source emitted nothing")
 	}
 }

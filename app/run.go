@@ -15,6 +15,7 @@ import (
 
 	"github.com/weirstream/weir"
 	"github.com/weirstream/weir/internal/cluster/pb"
+	"github.com/weirstream/weir/internal/hooks"
 	"github.com/weirstream/weir/internal/runtime"
 )
 
@@ -96,7 +97,7 @@ func (p *Program) jobCommand(j Job) *cobra.Command {
 		if err != nil {
 			return err
 		}
-		conf, err := normalizeConfig(cfg)
+		conf, err := normalizeConfig(hooks.Config(cfg))
 		if err != nil {
 			return err
 		}
@@ -130,7 +131,7 @@ func chooseSeed() int64 {
 // runLocal builds and executes the job in this process until it ends or
 // SIGINT/SIGTERM arrives.
 func (p *Program) runLocal(ctx context.Context, name string, cfg *weir.Config, run Run) error {
-	env := weir.NewEnv(cfg)
+	env := weir.NewEnv(weir.WithConfig(cfg))
 	if err := run.Build(env); err != nil {
 		return err
 	}
@@ -156,7 +157,7 @@ func (p *Program) submit(ctx context.Context, lf *launchFlags, spec runtime.JobS
 	if err := spec.Validate(); err != nil {
 		return UsageError{err}
 	}
-	if _, _, err := p.Resolve(ctx, spec); err != nil {
+	if _, _, err := p.resolve(ctx, spec); err != nil {
 		return fmt.Errorf("%w (checked before submitting)", err)
 	}
 	c, err := lf.client.dial(ctx, p)

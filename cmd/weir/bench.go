@@ -14,6 +14,7 @@ import (
 
 	"github.com/weirstream/weir"
 	"github.com/weirstream/weir/internal/config"
+	"github.com/weirstream/weir/internal/hooks"
 	"github.com/weirstream/weir/internal/jobs/demo"
 )
 
@@ -177,7 +178,7 @@ func runEngineKeyedSum(n, k int64, p int, interval time.Duration) (time.Duration
 			return 0, 0, err
 		}
 	}
-	env := weir.NewEnv(cfg)
+	env := weir.NewEnv(weir.WithConfig(cfg))
 	results := demo.Aggregate(env, demo.Options{Events: n, Keys: k})
 	var seen atomic.Int64
 	weir.SinkTo(results, func() weir.Sink[demo.Result] { return &countSink{seen: &seen} }).Name("discard").UID("discard")
@@ -189,5 +190,5 @@ func runEngineKeyedSum(n, k int64, p int, interval time.Duration) (time.Duration
 	if got := seen.Load(); got != n {
 		return 0, 0, fmt.Errorf("engine emitted %d results for %d events", got, n)
 	}
-	return el, env.Status().CompletedCheckpoints.Load(), nil
+	return el, hooks.Plan(env).Status.CompletedCheckpoints.Load(), nil
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/weirstream/weir"
 	"github.com/weirstream/weir/internal/config"
+	"github.com/weirstream/weir/internal/hooks"
 )
 
 // runLocalKeyedSum runs keyed-sum at parallelism 2 in this process, in
@@ -35,7 +36,7 @@ func runLocalKeyedSum(ctx context.Context, records, keys int64, tms int) (shuffl
 	}
 	// The job weir run keyed-sum builds, with the same counting sink.
 	job := &keyedSumFlags{records: records, keys: keys}
-	env := weir.NewEnv(cfg)
+	env := weir.NewEnv(weir.WithConfig(cfg))
 	if err := job.build(env); err != nil {
 		return shuffleRun{}, err
 	}
@@ -48,7 +49,7 @@ func runLocalKeyedSum(ctx context.Context, records, keys int64, tms int) (shuffl
 	if got := job.seen.Load(); got != records {
 		return shuffleRun{}, fmt.Errorf("bench shuffle: keyed-sum with %d in-process TaskManagers: the sinks counted %d results for %d records", tms, got, records)
 	}
-	st := env.Status()
+	st := hooks.Plan(env).Status
 	start, end := st.Times()
 	return shuffleRun{Seconds: end.Sub(start).Seconds(), RemoteBytes: st.RemoteBytesSent.Load()}, nil
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/weirstream/weir"
 	"github.com/weirstream/weir/app"
 	"github.com/weirstream/weir/internal/config"
+	"github.com/weirstream/weir/internal/hooks"
 	"github.com/weirstream/weir/internal/jobs/demo"
 )
 
@@ -121,7 +122,7 @@ func (k *keyedSumFlags) finish(_ context.Context, cfg *weir.Config) error {
 	} else if got == 0 {
 		return nil // a submitted job without --count-dir: nothing to check
 	}
-	if got != k.records && cfg.Duration(config.CheckpointingInterval) == 0 {
+	if got != k.records && hooks.Config(cfg).Duration(config.CheckpointingInterval) == 0 {
 		return fmt.Errorf("keyed-sum: the sinks counted %d results (%s) for %d records", got, where, k.records)
 	}
 	fmt.Fprintf(os.Stderr, "keyed-sum: the sinks counted %d results for %d records\n", got, k.records)
@@ -163,12 +164,12 @@ type countSink struct {
 	sum     int64 // keeps the results' fields live
 }
 
-func (s *countSink) Open(ctx *weir.Context) error {
-	s.subtask = ctx.Subtask()
+func (s *countSink) Open(ctx context.Context, rc *weir.RuntimeContext) error {
+	s.subtask = rc.Subtask()
 	return nil
 }
 
-func (s *countSink) Write(b []demo.Result) error {
+func (s *countSink) Write(_ context.Context, b []demo.Result) error {
 	for i := range b {
 		s.sum += b[i].Count ^ b[i].Total
 	}
@@ -177,9 +178,9 @@ func (s *countSink) Write(b []demo.Result) error {
 	return nil
 }
 
-func (s *countSink) Flush() error { return nil }
+func (s *countSink) Flush(context.Context) error { return nil }
 
-func (s *countSink) Close() error {
+func (s *countSink) Close(context.Context) error {
 	if s.dir == "" {
 		return nil
 	}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/weirstream/weir"
 	"github.com/weirstream/weir/internal/config"
+	"github.com/weirstream/weir/internal/hooks"
 	"github.com/weirstream/weir/internal/metrics"
 	"github.com/weirstream/weir/internal/rest"
 	"github.com/weirstream/weir/internal/runtime"
@@ -40,8 +41,8 @@ type envJob struct {
 
 func (j envJob) ID() string                 { return j.name }
 func (j envJob) Name() string               { return j.name }
-func (j envJob) Status() *runtime.JobStatus { return j.env.Status() }
-func (j envJob) Config() *config.Config     { return j.env.Config() }
+func (j envJob) Status() *runtime.JobStatus { return hooks.Plan(j.env).Status }
+func (j envJob) Config() *config.Config     { return hooks.Config(j.env.Config()) }
 
 // startREST serves the REST API and /metrics for env's job if
 // --rest-address is set, and returns the function that stops it. An
@@ -60,7 +61,7 @@ func (f *restFlags) startREST(env *weir.Env, job string, logger *slog.Logger) (s
 	}
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	m, err := metrics.NewJob(reg, job, job, env.Status(), metrics.Options{})
+	m, err := metrics.NewJob(reg, job, job, hooks.Plan(env).Status, metrics.Options{})
 	if err != nil {
 		ln.Close()
 		return nil, err
