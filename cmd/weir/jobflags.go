@@ -175,7 +175,7 @@ func (f *jobFlags) logger() *slog.Logger {
 
 // apply wires logging, fault injection and restore flags into env.
 func (f *jobFlags) apply(env *weir.Env, span int64) {
-	hooks.Plan(env).Logger = (f.logger())
+	hooks.Plan(env).Logger = f.logger()
 	if f.injectFailures > 0 {
 		seed := f.faultSeed
 		if seed == 0 {
@@ -185,7 +185,7 @@ func (f *jobFlags) apply(env *weir.Env, span int64) {
 			span = 10_000_000
 		}
 		f.inj = faults.New(faults.Plan{Failures: f.injectFailures, Seed: seed, Span: span, OnePerAttempt: true})
-		hooks.Plan(env).Faults = (f.inj)
+		hooks.Plan(env).Faults = f.inj
 		fmt.Fprintf(os.Stderr, "injecting %d failures (--fault-seed %d)\n", f.injectFailures, seed)
 	}
 	hooks.Plan(env).FromPath, hooks.Plan(env).AllowNonRestoredState = f.from, f.allowNonRestored

@@ -47,11 +47,11 @@ func FaultConfig(t testing.TB, parallelism int, stateDir, interval string, resta
 // injects its failures; it returns both (the injector is nil without one).
 func Observe(env *weir.Env, plan *faults.Plan) (*SyncBuffer, *faults.Injector) {
 	log := &SyncBuffer{}
-	hooks.Plan(env).Logger = (slog.New(slog.NewTextHandler(log, &slog.HandlerOptions{Level: slog.LevelInfo})))
+	hooks.Plan(env).Logger = slog.New(slog.NewTextHandler(log, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	var inj *faults.Injector
 	if plan != nil {
 		inj = faults.New(*plan)
-		hooks.Plan(env).Faults = (inj)
+		hooks.Plan(env).Faults = inj
 	}
 	return log, inj
 }

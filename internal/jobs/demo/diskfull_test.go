@@ -42,7 +42,7 @@ func runDiskFull(t *testing.T, r *run, what string, full func(op vfs.Op, path st
 		return nil
 	}))
 	env := weir.NewEnv(weir.WithConfig(cfg))
-	hooks.Plan(env).CheckpointFS = (fs)
+	hooks.Plan(env).CheckpointFS = fs
 	demo.Build(env, demo.Options{Events: r.n, Keys: r.k, Rate: r.rate, Out: r.out})
 	if err := env.Execute(context.Background(), "demo"); err != nil {
 		t.Fatal(err)

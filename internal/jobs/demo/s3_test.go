@@ -114,7 +114,7 @@ func TestS3WriteErrorDeclinesCheckpointAndJobContinues(t *testing.T) {
 		return nil
 	}))
 	env := weir.NewEnv(weir.WithConfig(r.config(t)))
-	hooks.Plan(env).CheckpointFS = (fsys)
+	hooks.Plan(env).CheckpointFS = fsys
 	demo.Build(env, demo.Options{Events: r.n, Keys: r.k, Rate: r.rate, Out: r.out})
 	if err := env.Execute(context.Background(), "demo"); err != nil {
 		t.Fatal(err)

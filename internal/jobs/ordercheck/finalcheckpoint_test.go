@@ -45,7 +45,7 @@ func TestFinalCheckpointFailureIsTolerated(t *testing.T) {
 			}
 			return nil
 		})
-		hooks.Plan(env).CheckpointFS = (vfs.WithErrors(vfs.OS{}, inj))
+		hooks.Plan(env).CheckpointFS = vfs.WithErrors(vfs.OS{}, inj)
 	}
 	res := r.executeWith(t, map[string]string{config.CheckpointingTolerableFailures: "1000"})
 	st := hooks.Plan(res.env).Status

@@ -96,10 +96,10 @@ func (r *run) executeWith(t *testing.T, extra map[string]string) result {
 	t.Helper()
 	env := weir.NewEnv(weir.WithConfig(r.config(t, extra)))
 	res := result{env: env, log: &syncBuffer{}}
-	hooks.Plan(env).Logger = (slog.New(slog.NewTextHandler(res.log, &slog.HandlerOptions{Level: slog.LevelInfo})))
+	hooks.Plan(env).Logger = slog.New(slog.NewTextHandler(res.log, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	if r.plan != nil {
 		res.inj = faults.New(*r.plan)
-		hooks.Plan(env).Faults = (res.inj)
+		hooks.Plan(env).Faults = res.inj
 	}
 	if r.setup != nil {
 		r.setup(env)
