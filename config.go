@@ -99,52 +99,53 @@ func (c *Config) Entries() [][2]string { return c.c.Entries() }
 
 // The configuration keys most jobs set. Every key weir knows is
 // documented in docs/configuration.md; Config.Set takes any of them.
+// (config_keys_test.go keeps these equal to the engine's own names.)
 const (
 	// ParallelismDefault is the number of subtasks of operators that do
 	// not set their own (Stream.Parallelism); an integer, default 1.
-	ParallelismDefault = config.ParallelismDefault
+	ParallelismDefault = "parallelism.default"
 	// MaxParallelism is the number of key groups, the upper bound of any
 	// keyed operator's parallelism after a rescale; default 128.
-	MaxParallelism = config.MaxParallelism
+	MaxParallelism = "pipeline.max-parallelism"
 	// CheckpointingInterval is the time between checkpoints, such as
 	// "10 s"; 0 turns periodic checkpoints off.
-	CheckpointingInterval = config.CheckpointingInterval
+	CheckpointingInterval = "execution.checkpointing.interval"
 	// CheckpointingMode is EXACTLY_ONCE (aligned barriers) or
 	// AT_LEAST_ONCE.
-	CheckpointingMode = config.CheckpointingMode
+	CheckpointingMode = "execution.checkpointing.mode"
 	// CheckpointingTimeout fails a checkpoint that has not completed in
 	// this time.
-	CheckpointingTimeout = config.CheckpointingTimeout
+	CheckpointingTimeout = "execution.checkpointing.timeout"
 	// CheckpointingUnaligned enables unaligned checkpoints: barriers
 	// overtake buffered records, which are stored with the checkpoint.
-	CheckpointingUnaligned = config.CheckpointingUnaligned
+	CheckpointingUnaligned = "execution.checkpointing.unaligned.enabled"
 	// CheckpointsDir is where checkpoints are stored: a local folder, a
 	// file:// path or an s3://bucket/prefix URL.
-	CheckpointsDir = config.CheckpointsDir
+	CheckpointsDir = "state.checkpoints.dir"
 	// CheckpointsNumRetained is how many completed checkpoints are kept.
-	CheckpointsNumRetained = config.CheckpointsNumRetained
+	CheckpointsNumRetained = "state.checkpoints.num-retained"
 	// StateBackendType is the keyed state backend: "heap" or "lsm".
-	StateBackendType = config.StateBackendType
+	StateBackendType = "state.backend.type"
 	// StateBackendIncremental makes the lsm backend's checkpoints
 	// incremental.
-	StateBackendIncremental = config.StateBackendIncremental
+	StateBackendIncremental = "state.backend.incremental"
 	// RestartStrategyType is none, fixed-delay, exponential-delay or
 	// failure-rate.
-	RestartStrategyType = config.RestartStrategyType
+	RestartStrategyType = "restart-strategy.type"
 	// BatchSize is the number of records per batch between operators.
-	BatchSize = config.BatchSize
+	BatchSize = "pipeline.batch-size"
 )
 
 // Values of CheckpointingMode, StateBackendType and RestartStrategyType.
 const (
-	ExactlyOnce = config.ModeExactlyOnce
-	AtLeastOnce = config.ModeAtLeastOnce
+	ExactlyOnce = "EXACTLY_ONCE"
+	AtLeastOnce = "AT_LEAST_ONCE"
 
-	HeapStateBackend = config.BackendHeap
-	LSMStateBackend  = config.BackendLSM
+	HeapStateBackend = "heap"
+	LSMStateBackend  = "lsm"
 
-	RestartNone             = config.RestartNone
-	RestartFixedDelay       = config.RestartFixed
-	RestartExponentialDelay = config.RestartExpDelay
-	RestartFailureRate      = config.RestartFailRate
+	RestartNone             = "none"
+	RestartFixedDelay       = "fixed-delay"
+	RestartExponentialDelay = "exponential-delay"
+	RestartFailureRate      = "failure-rate"
 )

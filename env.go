@@ -36,7 +36,9 @@ func init() {
 }
 
 // Option configures an Env in NewEnv.
-type Option func(*envOptions)
+type Option struct {
+	apply func(*envOptions)
+}
 
 type envOptions struct {
 	cfg              *Config
@@ -49,19 +51,19 @@ type envOptions struct {
 // WithConfig makes the Env use cfg (default: NewConfig()). The Env keeps
 // cfg, and the options that set configuration keys (WithParallelism, …)
 // set them on it, wherever they stand among the options.
-func WithConfig(cfg *Config) Option { return func(o *envOptions) { o.cfg = cfg } }
+func WithConfig(cfg *Config) Option { return Option{func(o *envOptions) { o.cfg = cfg }} }
 
 // WithLogger sets the structured logger of the job (default: silent).
-func WithLogger(l *slog.Logger) Option { return func(o *envOptions) { o.logger = l } }
+func WithLogger(l *slog.Logger) Option { return Option{func(o *envOptions) { o.logger = l }} }
 
 // RestoreFrom makes the job start from the given checkpoint or savepoint
 // (a chk-N or savepoint folder, its _metadata file, or an s3:// URL of
 // one) instead of the newest retained checkpoint of a job of its name.
-func RestoreFrom(path string) Option { return func(o *envOptions) { o.from = path } }
+func RestoreFrom(path string) Option { return Option{func(o *envOptions) { o.from = path }} }
 
 // AllowNonRestoredState makes a restore skip checkpointed state of
 // operators the job no longer has instead of failing.
-func AllowNonRestoredState() Option { return func(o *envOptions) { o.allowNonRestored = true } }
+func AllowNonRestoredState() Option { return Option{func(o *envOptions) { o.allowNonRestored = true }} }
 
 // WithParallelism sets ParallelismDefault, the parallelism of operators
 // that do not set their own.
@@ -78,7 +80,7 @@ func WithCheckpointInterval(d time.Duration) Option {
 func WithCheckpointDir(dir string) Option { return setKey(CheckpointsDir, dir) }
 
 func setKey(key, value string) Option {
-	return func(o *envOptions) { o.sets = append(o.sets, [2]string{key, value}) }
+	return Option{func(o *envOptions) { o.sets = append(o.sets, [2]string{key, value}) }}
 }
 
 // NewEnv returns an environment configured by opts. A configuration value
@@ -86,7 +88,9 @@ func setKey(key, value string) Option {
 func NewEnv(opts ...Option) *Env {
 	var o envOptions
 	for _, opt := range opts {
-		opt(&o)
+		if opt.apply != nil {
+			opt.apply(&o)
+		}
 	}
 	if o.cfg == nil {
 		o.cfg = NewConfig()

@@ -62,6 +62,8 @@ type TimerFunction[K comparable, U any] interface {
 // task ends, on success and on failure. ctx is cancelled only when the
 // task was cancelled.
 type Closer interface {
+	// Close releases what Open acquired; it runs on the task goroutine
+	// after the task's last snapshot.
 	Close(ctx context.Context) error
 }
 
