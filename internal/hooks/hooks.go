@@ -5,9 +5,10 @@
 // checkpoint filesystem, the rich job status behind REST and metrics, the
 // plan a cluster role builds without running it) are reached here.
 //
-// Package weir fills the accessors in its init; hooks cannot import weir
-// (weir imports it), so they take the public values as any and panic on
-// anything else, which is a programming error in the module.
+// Packages weir and app fill the accessors in their init; hooks cannot
+// import them (they import it), so the accessors take the public values as
+// any and panic on anything else, which is a programming error in the
+// module.
 package hooks
 
 import (
