@@ -56,14 +56,18 @@ func TestExecuteCancelledContext(t *testing.T) {
 	var buf bytes.Buffer
 	weir.SinkTo(src, print.New[int64](&buf))
 	ctx, cancel := context.WithCancel(t.Context())
+	job, err := env.Start(ctx, "test")
+	if err != nil {
+		t.Fatal(err)
+	}
 	done := make(chan error, 1)
-	go func() { done <- env.Execute(ctx, "test") }()
-	waitUntil(t, done, func() bool { return env.Status().CompletedCheckpoints.Load() >= 2 }, log)
+	go func() { done <- job.Wait() }()
+	waitUntil(t, done, func() bool { return job.Stats().CompletedCheckpoints >= 2 }, log)
 	cancel()
 	if err := <-done; !errors.Is(err, context.Canceled) {
 		t.Fatalf("Execute = %v, want context.Canceled", err)
 	}
-	if env.Status().SourceRecords.Load() == 0 {
+	if job.Stats().SourceRecords == 0 {
 		t.Error("the source emitted nothing")
 	}
 }

@@ -8,47 +8,49 @@ import (
 	"github.com/weirstream/weir/internal/state"
 )
 
-// Context tells a source or sink function where it runs and gives it
-// operator (non-keyed) state.
-type Context struct {
+// RuntimeContext tells a source, sink or function where it runs and gives
+// it operator (non-keyed) state. It is not a context.Context: the calls
+// that can block get one of those as their first argument, cancelled when
+// the task is cancelled.
+type RuntimeContext struct {
 	oc  *runtime.OperatorContext
 	ops *state.OperatorBackend
 }
 
 // Subtask is the index of this parallel instance, from 0.
-func (c *Context) Subtask() int { return c.oc.Subtask }
+func (rc *RuntimeContext) Subtask() int { return rc.oc.Subtask }
 
 // Parallelism is the number of parallel instances of the operator.
-func (c *Context) Parallelism() int { return c.oc.Parallelism }
+func (rc *RuntimeContext) Parallelism() int { return rc.oc.Parallelism }
 
 // Attempt counts restarts of the job in this process, from 0.
-func (c *Context) Attempt() int { return c.oc.Attempt }
+func (rc *RuntimeContext) Attempt() int { return rc.oc.Attempt }
 
-// JobName is the name the job was executed with.
-func (c *Context) JobName() string { return c.oc.JobName }
+// JobName is the name the job was started with.
+func (rc *RuntimeContext) JobName() string { return rc.oc.JobName }
 
 // UID is the operator's stable id.
-func (c *Context) UID() string { return c.oc.UID }
+func (rc *RuntimeContext) UID() string { return rc.oc.UID }
 
 // Restored reports whether the operator starts from a checkpoint.
-func (c *Context) Restored() bool { return c.oc.Restored != nil }
+func (rc *RuntimeContext) Restored() bool { return rc.oc.Restored != nil }
 
 // Logger is the operator's logger.
-func (c *Context) Logger() *slog.Logger { return c.oc.Logger }
+func (rc *RuntimeContext) Logger() *slog.Logger { return rc.oc.Logger }
 
-// OperatorList is a checkpointed list of T held per subtask (operator
-// state); on a change of parallelism its elements are redistributed
-// round-robin. Sources keep their offsets in one.
-type OperatorList[T any] = state.OperatorList[T]
-
-// GetOperatorListState registers (or returns) the operator list state name.
-// Call it in Open: restored elements are there right away.
-func GetOperatorListState[T any](c *Context, name string) (*OperatorList[T], error) {
+// GetOperatorListState registers (or returns) the operator list state
+// name, whose elements are redistributed round-robin when the parallelism
+// changes. Call it in Open: restored elements are there right away.
+func GetOperatorListState[T any](rc *RuntimeContext, name string) (*OperatorList[T], error) {
 	cd, err := codec.For[T]()
 	if err != nil {
 		return nil, err
 	}
-	return state.RegisterOperatorList(c.ops, name, cd)
+	l, err := state.RegisterOperatorList(rc.ops, name, cd)
+	if err != nil {
+		return nil, err
+	}
+	return &OperatorList[T]{l: l}, nil
 }
 
 // GetUnionListState registers (or returns) operator list state name that
@@ -56,14 +58,14 @@ func GetOperatorListState[T any](c *Context, name string) (*OperatorList[T], err
 // of all subtasks of the checkpoint, whatever the parallelism, and keeps
 // what it needs (Flink's union list state). Sources whose split assignment
 // depends on the parallelism (Kafka partitions) use it.
-func GetUnionListState[T any](c *Context, name string) (*OperatorList[T], error) {
-	return GetOperatorListState[T](c, runtime.UnionStatePrefix+name)
+func GetUnionListState[T any](rc *RuntimeContext, name string) (*OperatorList[T], error) {
+	return GetOperatorListState[T](rc, runtime.UnionStatePrefix+name)
 }
 
-func newContext(oc *runtime.OperatorContext) *Context {
+func newRuntimeContext(oc *runtime.OperatorContext) *RuntimeContext {
 	ops := state.NewOperatorBackend()
 	if oc.Restored != nil && oc.Restored.Operator != nil {
 		ops.Restore(oc.Restored.Operator)
 	}
-	return &Context{oc: oc, ops: ops}
+	return &RuntimeContext{oc: oc, ops: ops}
 }

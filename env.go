@@ -2,150 +2,151 @@ package weir
 
 import (
 	"context"
-	"fmt"
 	"log/slog"
-	"math/rand/v2"
-	"path/filepath"
-	"strings"
+	"strconv"
+	"time"
 
-	"github.com/weirstream/weir/internal/checkpoint/coordinator"
 	"github.com/weirstream/weir/internal/config"
-	"github.com/weirstream/weir/internal/faults"
-	"github.com/weirstream/weir/internal/restart"
+	"github.com/weirstream/weir/internal/hooks"
+	"github.com/weirstream/weir/internal/plan"
 	"github.com/weirstream/weir/internal/runtime"
-	"github.com/weirstream/weir/internal/state"
-	"github.com/weirstream/weir/internal/vfs"
 )
 
-// Env is where a job is assembled and executed.
+// Env is where a job is assembled and started. Sources, transformations
+// and sinks added to it (FromSource, Map, SinkTo, …) form the job's graph;
+// Start runs it. An Env runs one job at a time.
 type Env struct {
+	p   *plan.Plan
+	cfg *Config
+}
+
+func init() {
+	hooks.Register(
+		func(v any) *plan.Plan {
+			switch v := v.(type) {
+			case *Env:
+				return v.p
+			case *Job:
+				return v.env.p
+			}
+			panic("hooks.Plan: not a *weir.Env or *weir.Job")
+		},
+		func(v any) *config.Config { return v.(*Config).c },
+	)
+}
+
+// Option configures an Env in NewEnv.
+type Option struct {
+	apply func(*envOptions)
+}
+
+type envOptions struct {
 	cfg              *Config
-	graph            runtime.Graph
 	logger           *slog.Logger
-	faults           *faults.Injector
-	status           *runtime.JobStatus
 	from             string
-	fs               vfs.FS
 	allowNonRestored bool
-	err              error // first error met while building the graph
+	sets             [][2]string // typed options' keys, applied on top of cfg
 }
 
-// NewEnv returns an environment using cfg (nil: defaults).
-func NewEnv(cfg *Config) *Env {
-	if cfg == nil {
-		cfg = NewConfig()
+// WithConfig makes the Env use cfg (default: NewConfig()). The Env keeps
+// cfg, and the options that set configuration keys (WithParallelism, …)
+// set them on it, wherever they stand among the options.
+func WithConfig(cfg *Config) Option { return Option{func(o *envOptions) { o.cfg = cfg }} }
+
+// WithLogger sets the structured logger of the job (default: silent).
+func WithLogger(l *slog.Logger) Option { return Option{func(o *envOptions) { o.logger = l }} }
+
+// RestoreFrom makes the job start from the given checkpoint or savepoint
+// (a chk-N or savepoint folder, its _metadata file, or an s3:// URL of
+// one) instead of the newest retained checkpoint of a job of its name.
+func RestoreFrom(path string) Option { return Option{func(o *envOptions) { o.from = path }} }
+
+// AllowNonRestoredState makes a restore skip checkpointed state of
+// operators the job no longer has instead of failing.
+func AllowNonRestoredState() Option { return Option{func(o *envOptions) { o.allowNonRestored = true }} }
+
+// WithParallelism sets ParallelismDefault, the parallelism of operators
+// that do not set their own.
+func WithParallelism(n int) Option { return setKey(ParallelismDefault, strconv.Itoa(n)) }
+
+// WithCheckpointInterval sets CheckpointingInterval; 0 turns periodic
+// checkpoints off.
+func WithCheckpointInterval(d time.Duration) Option {
+	return setKey(CheckpointingInterval, config.FormatDuration(d))
+}
+
+// WithCheckpointDir sets CheckpointsDir, where checkpoints are stored (a
+// local folder, file:// path or s3://bucket/prefix URL).
+func WithCheckpointDir(dir string) Option { return setKey(CheckpointsDir, dir) }
+
+func setKey(key, value string) Option {
+	return Option{func(o *envOptions) { o.sets = append(o.sets, [2]string{key, value}) }}
+}
+
+// NewEnv returns an environment configured by opts. A configuration value
+// set by an option that does not validate makes Start fail, naming it.
+func NewEnv(opts ...Option) *Env {
+	var o envOptions
+	for _, opt := range opts {
+		if opt.apply != nil {
+			opt.apply(&o)
+		}
 	}
-	return &Env{cfg: cfg, logger: slog.New(slog.DiscardHandler), status: &runtime.JobStatus{}}
+	if o.cfg == nil {
+		o.cfg = NewConfig()
+	}
+	e := &Env{p: plan.New(o.cfg.c), cfg: o.cfg}
+	e.p.FromPath, e.p.AllowNonRestoredState = o.from, o.allowNonRestored
+	if o.logger != nil {
+		e.p.Logger = o.logger
+	}
+	for _, kv := range o.sets {
+		if err := o.cfg.Set(kv[0], kv[1]); err != nil {
+			e.p.Fail(err)
+		}
+	}
+	return e
 }
 
-// Config returns the environment's configuration.
+// Config returns the environment's configuration, for job builders that
+// read keys.
 func (e *Env) Config() *Config { return e.cfg }
 
-// SetLogger sets the structured logger (default: silent).
-func (e *Env) SetLogger(l *slog.Logger) { e.logger = l }
+func (e *Env) fail(err error) { e.p.Fail(err) }
 
-// SetFaultInjector makes tasks fail at named fault points; for tests and
-// the demo's --inject-failures.
-func (e *Env) SetFaultInjector(i *faults.Injector) { e.faults = i }
-
-// SetCheckpointFS replaces the filesystem under checkpoint storage; tests
-// use it to inject disk-full errors and torn writes.
-func (e *Env) SetCheckpointFS(fs vfs.FS) { e.fs = fs }
-
-// RestoreFrom makes the job start from the given checkpoint (a chk-N
-// folder or its _metadata file) instead of the newest retained one; an
-// empty path keeps the newest retained one. allowNonRestoredState skips
-// checkpointed state of operators the job no longer has instead of failing.
-func (e *Env) RestoreFrom(path string, allowNonRestoredState bool) {
-	e.from = path
-	e.allowNonRestored = allowNonRestoredState
+// Start checks the job and starts it under name; it runs until it ends
+// (bounded sources), fails for good, is stopped or cancelled through the
+// returned Job, or ctx is cancelled. Problems of the graph or the
+// configuration are returned here, before anything runs. A job started
+// with the name and CheckpointsDir of an earlier one resumes from that
+// job's newest retained checkpoint.
+func (e *Env) Start(ctx context.Context, name string) (*Job, error) {
+	g, jc, err := e.p.Resolve(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	j := &Job{env: e, name: name, status: e.p.Status, cancel: cancel, done: make(chan struct{})}
+	go func() {
+		defer close(j.done)
+		defer cancel()
+		exec := e.p.Executor
+		if exec == nil {
+			exec = func(ctx context.Context, g *runtime.Graph, jc runtime.JobConfig) error {
+				return plan.RunLocal(ctx, g, jc, e.p.Logger)
+			}
+		}
+		j.err = publicError(exec(ctx, g, jc))
+	}()
+	return j, nil
 }
 
-// Status returns live counters of the running job (records, checkpoints,
-// restarts), for progress reports and metrics.
-func (e *Env) Status() *runtime.JobStatus { return e.status }
-
-func (e *Env) fail(err error) {
-	if e.err == nil {
-		e.err = err
-	}
-}
-
-// Execute runs the job until it ends (bounded sources), fails for good, or
-// ctx is cancelled. A job started again with the same name and
-// state.checkpoints.dir resumes from its newest retained checkpoint.
-func (e *Env) Execute(ctx context.Context, jobName string) error {
-	if e.err != nil {
-		return e.err
-	}
-	if len(e.graph.Nodes) == 0 {
-		return fmt.Errorf("job %q has no operators", jobName)
-	}
-	jc, err := e.jobConfig(jobName)
+// Execute starts the job and waits for its end: Start followed by
+// Job.Wait.
+func (e *Env) Execute(ctx context.Context, name string) error {
+	j, err := e.Start(ctx, name)
 	if err != nil {
 		return err
 	}
-	if err := e.resolveStorage(ctx, &jc); err != nil {
-		return err
-	}
-	return runtime.Execute(ctx, &e.graph, jc)
-}
-
-func (e *Env) jobConfig(jobName string) (runtime.JobConfig, error) {
-	c := e.cfg
-	if strings.ContainsAny(jobName, `/\`) || jobName == "" || jobName == "." || jobName == ".." {
-		return runtime.JobConfig{}, fmt.Errorf("job name %q must be a non-empty name without path separators", jobName)
-	}
-	strategy, err := restart.FromConfig(c, rand.New(rand.NewPCG(1, 2)))
-	if err != nil {
-		return runtime.JobConfig{}, err
-	}
-	dir := c.String(config.CheckpointsDir)
-	if dir == "" {
-		dir = filepath.Join("weir-data", "checkpoints")
-	}
-	dir, err = checkpointDirScheme(dir)
-	if err != nil {
-		return runtime.JobConfig{}, err
-	}
-	cc := coordinator.Config{
-		Interval:          c.Duration(config.CheckpointingInterval),
-		Timeout:           c.Duration(config.CheckpointingTimeout),
-		MinPause:          c.Duration(config.CheckpointingMinPause),
-		MaxConcurrent:     c.Int(config.CheckpointingMaxConcurrent),
-		TolerableFailures: c.Int(config.CheckpointingTolerableFailures),
-	}
-	return runtime.JobConfig{
-		JobName:               jobName,
-		CheckpointDir:         dir,
-		FromPath:              e.from,
-		AllowNonRestoredState: e.allowNonRestored,
-		Checkpoint:            cc,
-		AtLeastOnce:           c.String(config.CheckpointingMode) == config.ModeAtLeastOnce,
-		Unaligned:             c.Bool(config.CheckpointingUnaligned),
-		AlignedTimeout:        c.Duration(config.CheckpointingAlignedTimeout),
-		MaxOverdraft:          c.Int(config.NetworkMaxOverdraft),
-		MaxChannelStateBytes:  int64(c.Int(config.CheckpointingMaxChannelStateBytes)),
-		NumRetained:           c.Int(config.CheckpointsNumRetained),
-		BatchSize:             c.Int(config.BatchSize),
-		BufferTimeout:         c.Duration(config.BufferTimeout),
-		CreditsPerChannel:     c.Int(config.NetworkCreditsPerChannel),
-		MaxParallelism:        c.Int(config.MaxParallelism),
-		LocalTaskManagers:     c.Int(config.LocalTaskManagers),
-		Restart:               strategy,
-		Faults:                e.faults,
-		StorageFS:             e.fs,
-		Logger:                e.logger,
-		Status:                e.status,
-		StateBackend: state.BackendConfig{
-			Type:          c.String(config.StateBackendType),
-			Incremental:   c.Bool(config.StateBackendIncremental),
-			LocalRecovery: c.Bool(config.StateBackendLocalRecovery),
-			LSM: state.LSMConfig{
-				Dir:            c.String(config.StateBackendLSMDir),
-				BlockCacheSize: c.MemorySize(config.StateBackendLSMBlockCacheSize),
-				MemtableSize:   c.MemorySize(config.StateBackendLSMMemtableSize),
-			},
-		},
-	}, nil
+	return j.Wait()
 }

@@ -3,6 +3,7 @@ package weir_test
 import (
 	"context"
 	"fmt"
+	"github.com/weirstream/weir/internal/hooks"
 	"github.com/weirstream/weir/internal/testutil"
 	"log/slog"
 	"path/filepath"
@@ -44,16 +45,15 @@ func testConfig(t *testing.T, p int, interval string, extra ...string) *weir.Con
 
 // newEnv returns an Env whose log goes to the returned buffer.
 func newEnv(cfg *weir.Config) (*weir.Env, *syncBuffer) {
-	env := weir.NewEnv(cfg)
 	log := &syncBuffer{}
-	env.SetLogger(slog.New(slog.NewTextHandler(log, &slog.HandlerOptions{Level: slog.LevelInfo})))
+	env := weir.NewEnv(weir.WithConfig(cfg), weir.WithLogger(slog.New(slog.NewTextHandler(log, &slog.HandlerOptions{Level: slog.LevelInfo}))))
 	return env, log
 }
 
 // injector returns a one-failure-per-attempt plan's injector set on env.
 func injector(env *weir.Env, failures int, seed, span int64, points ...faults.Point) *faults.Injector {
 	inj := faults.New(faults.Plan{Failures: failures, Seed: seed, Span: span, Points: points, OnePerAttempt: true})
-	env.SetFaultInjector(inj)
+	hooks.Plan(env).Faults = inj
 	return inj
 }
 

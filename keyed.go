@@ -35,68 +35,80 @@ func KeyBy[T any, K comparable](s Stream[T], key func(T) K) Keyed[K, T] {
 	return Keyed[K, T]{s: s, key: key, hash: h}
 }
 
-// ValueState, ListState, MapState and ReducingState are keyed state
-// handles, scoped to the key of the record being processed.
-type (
-	ValueState[V any]             = state.ValueState[V]
-	ListState[V any]              = state.ListState[V]
-	MapState[K comparable, V any] = state.MapState[K, V]
-	ReducingState[V any]          = state.ReducingState[V]
-)
-
 // KeyedProcessFunction processes a keyed stream record by record with keyed
-// state and processing-time timers, as Flink's KeyedProcessFunction.
+// state and processing-time timers, as Flink's KeyedProcessFunction. A
+// function that registers timers implements TimerFunction too; one that
+// holds resources implements Closer.
 type KeyedProcessFunction[K comparable, T, U any] interface {
 	// Open registers state (GetValueState, …) and runs once per subtask
-	// and attempt, after the state was restored.
-	Open(ctx *KeyedContext[K]) error
-	ProcessElement(v T, ctx *KeyedContext[K], out *Collector[U]) error
-	// OnTimer runs when a processing-time timer of ctx.CurrentKey() fires.
-	OnTimer(timestamp int64, ctx *KeyedContext[K], out *Collector[U]) error
+	// and attempt, after the state was restored. ctx is cancelled when the
+	// task is.
+	Open(ctx context.Context, kc *KeyedContext[K]) error
+	// ProcessElement handles one record of key kc.CurrentKey(), emitting
+	// into out. It runs on the hot path: it should not block.
+	ProcessElement(v T, kc *KeyedContext[K], out *Collector[U]) error
+}
+
+// TimerFunction is implemented by a KeyedProcessFunction that registers
+// processing-time timers (KeyedContext.RegisterProcessingTimeTimer). A
+// timer of a function without it fails the task.
+type TimerFunction[K comparable, U any] interface {
+	// OnTimer runs when a processing-time timer of kc.CurrentKey() fires,
+	// with the state of that key.
+	OnTimer(timestamp int64, kc *KeyedContext[K], out *Collector[U]) error
+}
+
+// Closer is implemented by functions that release resources when their
+// task ends, on success and on failure. ctx is cancelled only when the
+// task was cancelled.
+type Closer interface {
+	// Close releases what Open acquired; it runs on the task goroutine
+	// after the task's last snapshot.
+	Close(ctx context.Context) error
 }
 
 // KeyedContext gives a KeyedProcessFunction its current key, timers and
 // state registration.
 type KeyedContext[K comparable] struct {
-	Context
+	RuntimeContext
 	backend state.Backend[K]
 	timers  *state.Timers[K]
 }
 
 // CurrentKey is the key of the record (or timer) being processed.
-func (c *KeyedContext[K]) CurrentKey() K { return c.backend.CurrentKey() }
+func (kc *KeyedContext[K]) CurrentKey() K { return kc.backend.CurrentKey() }
 
 // CurrentProcessingTime is the wall clock in unix milliseconds.
-func (c *KeyedContext[K]) CurrentProcessingTime() int64 { return c.oc.Now().UnixMilli() }
+func (kc *KeyedContext[K]) CurrentProcessingTime() int64 { return kc.oc.Now().UnixMilli() }
 
 // RegisterProcessingTimeTimer sets a timer for the current key at ts (unix
 // milliseconds). Timers are checkpointed with the keyed state.
-func (c *KeyedContext[K]) RegisterProcessingTimeTimer(ts int64) { c.timers.Register(ts) }
+func (kc *KeyedContext[K]) RegisterProcessingTimeTimer(ts int64) { kc.timers.Register(ts) }
 
 // DeleteProcessingTimeTimer removes the current key's timer at ts.
-func (c *KeyedContext[K]) DeleteProcessingTimeTimer(ts int64) { c.timers.Delete(ts) }
+func (kc *KeyedContext[K]) DeleteProcessingTimeTimer(ts int64) { kc.timers.Delete(ts) }
 
 // GetValueState registers (or returns) the value state name.
-func GetValueState[V any, K comparable](ctx *KeyedContext[K], name string) (ValueState[V], error) {
+func GetValueState[V any, K comparable](kc *KeyedContext[K], name string) (ValueState[V], error) {
 	c, err := codec.For[V]()
 	if err != nil {
 		return nil, fmt.Errorf("value state %q: %w", name, err)
 	}
-	return state.RegisterValue(ctx.backend, name, c)
+	return state.RegisterValue(kc.backend, name, c)
 }
 
 // GetListState registers (or returns) the list state name.
-func GetListState[V any, K comparable](ctx *KeyedContext[K], name string) (ListState[V], error) {
+func GetListState[V any, K comparable](kc *KeyedContext[K], name string) (ListState[V], error) {
 	c, err := codec.For[V]()
 	if err != nil {
 		return nil, fmt.Errorf("list state %q: %w", name, err)
 	}
-	return state.RegisterList(ctx.backend, name, c)
+	return state.RegisterList(kc.backend, name, c)
 }
 
 // GetMapState registers (or returns) the map state name.
-func GetMapState[UK comparable, UV any, K comparable](ctx *KeyedContext[K], name string) (MapState[UK, UV], error) {
-	kc, err := codec.For[UK]()
+func GetMapState[UK comparable, UV any, K comparable](kc *KeyedContext[K], name string) (MapState[UK, UV], error) {
+	kcd, err := codec.For[UK]()
 	if err != nil {
 		return nil, fmt.Errorf("map state %q keys: %w", name, err)
 	}
@@ -104,16 +116,16 @@ func GetMapState[UK comparable, UV any, K comparable](ctx *KeyedContext[K], name
 	if err != nil {
 		return nil, fmt.Errorf("map state %q values: %w", name, err)
 	}
-	return state.RegisterMap(ctx.backend, name, kc, vc)
+	return state.RegisterMap(kc.backend, name, kcd, vc)
 }
 
 // GetReducingState registers (or returns) the reducing state name.
-func GetReducingState[V any, K comparable](ctx *KeyedContext[K], name string, reduce func(a, b V) V) (ReducingState[V], error) {
+func GetReducingState[V any, K comparable](kc *KeyedContext[K], name string, reduce func(a, b V) V) (ReducingState[V], error) {
 	c, err := codec.For[V]()
 	if err != nil {
 		return nil, fmt.Errorf("reducing state %q: %w", name, err)
 	}
-	return state.RegisterReducing(ctx.backend, name, reduce, c)
+	return state.RegisterReducing(kc.backend, name, reduce, c)
 }
 
 // Process applies a KeyedProcessFunction to a keyed stream. newFn is called
@@ -145,8 +157,8 @@ type reduceFunc[K comparable, T any] struct {
 	acc ValueState[T]
 }
 
-func (r *reduceFunc[K, T]) Open(ctx *KeyedContext[K]) (err error) {
-	r.acc, err = GetValueState[T](ctx, "reduce")
+func (r *reduceFunc[K, T]) Open(_ context.Context, kc *KeyedContext[K]) (err error) {
+	r.acc, err = GetValueState[T](kc, "reduce")
 	return err
 }
 
@@ -159,14 +171,14 @@ func (r *reduceFunc[K, T]) ProcessElement(v T, _ *KeyedContext[K], out *Collecto
 	return nil
 }
 
-func (r *reduceFunc[K, T]) OnTimer(int64, *KeyedContext[K], *Collector[T]) error { return nil }
-
 type processOp[K comparable, T, U any] struct {
 	baseOp
 	emitter[U]
 	key     func(T) K
 	hash    func(K) uint32
 	fn      KeyedProcessFunction[K, T, U]
+	onTimer TimerFunction[K, U] // fn, if it has timers
+	opened  bool                // fn.Open was called: Close closes fn
 	kctx    KeyedContext[K]
 	col     Collector[U]
 	backend state.Backend[K]
@@ -202,8 +214,10 @@ func (o *processOp[K, T, U]) Open(ctx context.Context, oc *runtime.OperatorConte
 			return fmt.Errorf("restore keyed state from checkpoint %d: %w", oc.Restored.Checkpoint, err)
 		}
 	}
-	o.kctx = KeyedContext[K]{Context: *newContext(oc), backend: o.backend, timers: o.backend.Timers()}
-	if err := o.fn.Open(&o.kctx); err != nil {
+	o.kctx = KeyedContext[K]{RuntimeContext: *newRuntimeContext(oc), backend: o.backend, timers: o.backend.Timers()}
+	o.onTimer, _ = o.fn.(TimerFunction[K, U])
+	o.opened = true
+	if err := o.fn.Open(ctx, &o.kctx); err != nil {
 		return err
 	}
 	if names := o.backend.UnrestoredStates(); len(names) > 0 {
@@ -240,6 +254,9 @@ func (o *processOp[K, T, U]) Push(ctx context.Context, batch []T) error {
 func (o *processOp[K, T, U]) NextTimer() (int64, bool) { return o.kctx.timers.Next() }
 
 func (o *processOp[K, T, U]) FireTimers(ctx context.Context, now int64) error {
+	if o.onTimer == nil {
+		return fmt.Errorf("function %T registered a processing-time timer but has no OnTimer method (weir.TimerFunction)", o.fn)
+	}
 	o.col.reset()
 	var ferr error
 	o.kctx.timers.PopDue(now, func(k K, kg int, ts int64) {
@@ -247,7 +264,7 @@ func (o *processOp[K, T, U]) FireTimers(ctx context.Context, now int64) error {
 			return
 		}
 		o.backend.SetCurrentKey(k, kg)
-		ferr = o.fn.OnTimer(ts, &o.kctx, &o.col)
+		ferr = o.onTimer.OnTimer(ts, &o.kctx, &o.col)
 	})
 	if ferr != nil {
 		return ferr
@@ -258,14 +275,14 @@ func (o *processOp[K, T, U]) FireTimers(ctx context.Context, now int64) error {
 	return o.emit(ctx, o.col.buf)
 }
 
-func (o *processOp[K, T, U]) SnapshotState(id checkpoint.ID, ts time.Time) (runtime.AsyncSnapshot, error) {
-	return o.SnapshotStateKind(id, ts, checkpoint.Periodic)
+func (o *processOp[K, T, U]) SnapshotState(ctx context.Context, id checkpoint.ID, ts time.Time) (runtime.AsyncSnapshot, error) {
+	return o.SnapshotStateKind(ctx, id, ts, checkpoint.Periodic)
 }
 
 // SnapshotStateKind snapshots incrementally when the job asks for it and
 // the checkpoint is periodic; savepoints and final checkpoints (which a
 // stop with a savepoint copies) are canonical.
-func (o *processOp[K, T, U]) SnapshotStateKind(id checkpoint.ID, _ time.Time, kind checkpoint.Kind) (runtime.AsyncSnapshot, error) {
+func (o *processOp[K, T, U]) SnapshotStateKind(_ context.Context, id checkpoint.ID, _ time.Time, kind checkpoint.Kind) (runtime.AsyncSnapshot, error) {
 	if err := o.backend.Err(); err != nil {
 		return nil, err
 	}
@@ -295,13 +312,20 @@ func (o *processOp[K, T, U]) SnapshotStateKind(id checkpoint.ID, _ time.Time, ki
 	}, nil
 }
 
-// Close closes the keyed state backend (the LSM backend removes its
-// store). The runtime calls it after the task's snapshots were written.
-func (o *processOp[K, T, U]) Close() error {
+// Close closes the function (if it is a Closer) and the keyed state
+// backend (the LSM backend removes its store). The runtime calls it after
+// the task's snapshots were written.
+func (o *processOp[K, T, U]) Close(ctx context.Context) error {
 	if o.backend == nil {
 		return nil
 	}
-	err := o.backend.Close()
+	var err error
+	if c, ok := o.fn.(Closer); ok && o.opened {
+		err = c.Close(ctx)
+	}
+	if berr := o.backend.Close(); err == nil {
+		err = berr
+	}
 	o.backend, o.heap = nil, nil
 	return err
 }

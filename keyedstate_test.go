@@ -14,6 +14,7 @@ import (
 	"github.com/weirstream/weir/connectors/datagen"
 	"github.com/weirstream/weir/connectors/file"
 	"github.com/weirstream/weir/internal/faults"
+	"github.com/weirstream/weir/internal/hooks"
 )
 
 // event is one input record of the state test.
@@ -42,29 +43,29 @@ type allStates struct {
 	sum     weir.ReducingState[int64]
 }
 
-func (a *allStates) Open(ctx *weir.KeyedContext[int64]) (err error) {
-	if a.count, err = weir.GetValueState[int64](ctx, "count"); err != nil {
+func (a *allStates) Open(ctx context.Context, kc *weir.KeyedContext[int64]) (err error) {
+	if a.count, err = weir.GetValueState[int64](kc, "count"); err != nil {
 		return err
 	}
-	if a.recent, err = weir.GetListState[int64](ctx, "recent"); err != nil {
+	if a.recent, err = weir.GetListState[int64](kc, "recent"); err != nil {
 		return err
 	}
-	if a.buckets, err = weir.GetMapState[int64, int64](ctx, "buckets"); err != nil {
+	if a.buckets, err = weir.GetMapState[int64, int64](kc, "buckets"); err != nil {
 		return err
 	}
-	a.sum, err = weir.GetReducingState(ctx, "sum", func(x, y int64) int64 { return x + y })
+	a.sum, err = weir.GetReducingState(kc, "sum", func(x, y int64) int64 { return x + y })
 	return err
 }
 
-func (a *allStates) ProcessElement(e event, ctx *weir.KeyedContext[int64], out *weir.Collector[string]) error {
+func (a *allStates) ProcessElement(e event, kc *weir.KeyedContext[int64], out *weir.Collector[string]) error {
 	c, _ := a.count.Value()
 	c++
 	a.count.Update(c)
 	if c == 1 {
-		ctx.RegisterProcessingTimeTimer(ctx.CurrentProcessingTime() + a.delay)
+		kc.RegisterProcessingTimeTimer(kc.CurrentProcessingTime() + a.delay)
 	}
 	if e.I == a.last {
-		ctx.RegisterProcessingTimeTimer(ctx.CurrentProcessingTime() + time.Hour.Milliseconds())
+		kc.RegisterProcessingTimeTimer(kc.CurrentProcessingTime() + time.Hour.Milliseconds())
 	}
 	recent := append(a.recent.Get(), e.I)
 	if len(recent) > 3 {
@@ -79,12 +80,12 @@ func (a *allStates) ProcessElement(e event, ctx *weir.KeyedContext[int64], out *
 	return nil
 }
 
-func (a *allStates) OnTimer(ts int64, ctx *weir.KeyedContext[int64], out *weir.Collector[string]) error {
-	if now := ctx.CurrentProcessingTime(); ts > now {
+func (a *allStates) OnTimer(ts int64, kc *weir.KeyedContext[int64], out *weir.Collector[string]) error {
+	if now := kc.CurrentProcessingTime(); ts > now {
 		return fmt.Errorf("timer %d fired early, at %d", ts, now)
 	}
 	a.fired.Add(1)
-	out.Collect(fmt.Sprintf("timer,%d", ctx.CurrentKey()))
+	out.Collect(fmt.Sprintf("timer,%d", kc.CurrentKey()))
 	return nil
 }
 
@@ -169,7 +170,7 @@ func TestKeyedStateKindsAndTimers(t *testing.T) {
 					t.Errorf("%d of %d failures fired", inj.Fired(), failures)
 				}
 				sameMultiset(t, want, committed(t, out))
-				t.Logf("exact in %v with %d restarts, %d checkpoints", time.Since(start), env.Status().Restarts.Load(), env.Status().CompletedCheckpoints.Load())
+				t.Logf("exact in %v with %d restarts, %d checkpoints", time.Since(start), hooks.Plan(env).Status.Restarts.Load(), hooks.Plan(env).Status.CompletedCheckpoints.Load())
 			})
 		}
 	}
@@ -203,7 +204,7 @@ func TestTimersSurviveRestore(t *testing.T) {
 	start := time.Now()
 	done := make(chan error, 1)
 	go func() { done <- env1.Execute(ctx, "test") }()
-	waitUntil(t, done, func() bool { return env1.Status().CompletedCheckpoints.Load() >= 2 }, log1)
+	waitUntil(t, done, func() bool { return hooks.Plan(env1).Status.CompletedCheckpoints.Load() >= 2 }, log1)
 	cancel()
 	if err := <-done; !errors.Is(err, context.Canceled) {
 		t.Fatalf("first run: Execute = %v, want context.Canceled", err)

@@ -20,13 +20,13 @@ func (b *baseOp) Open(_ context.Context, oc *runtime.OperatorContext) error {
 	return nil
 }
 
-func (*baseOp) SnapshotState(checkpoint.ID, time.Time) (runtime.AsyncSnapshot, error) {
+func (*baseOp) SnapshotState(context.Context, checkpoint.ID, time.Time) (runtime.AsyncSnapshot, error) {
 	return nil, nil
 }
 func (*baseOp) NotifyCheckpointComplete(context.Context, checkpoint.ID) error { return nil }
 func (*baseOp) NotifyCheckpointAborted(checkpoint.ID) error                   { return nil }
 func (*baseOp) EndInput(context.Context) error                                { return nil }
-func (*baseOp) Close() error                                                  { return nil }
+func (*baseOp) Close(context.Context) error                                   { return nil }
 
 // emitter holds an operator's typed output. Push implementations must not
 // keep the batch they are given after returning: producers reuse it.

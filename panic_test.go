@@ -1,6 +1,7 @@
 package weir_test
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strings"
@@ -9,7 +10,7 @@ import (
 
 	"github.com/weirstream/weir"
 	"github.com/weirstream/weir/connectors/datagen"
-	"github.com/weirstream/weir/internal/runtime"
+	"github.com/weirstream/weir/internal/hooks"
 )
 
 // sumPerKey is the pipeline of the panic tests: values i in [0, n) keyed by
@@ -60,11 +61,11 @@ func TestPanicInUserFunction(t *testing.T) {
 			if !panicked.Load() {
 				t.Fatal("the function never panicked")
 			}
-			if r := env.Status().Restarts.Load(); r != 1 {
+			if r := hooks.Plan(env).Status.Restarts.Load(); r != 1 {
 				t.Errorf("restarts = %d, want 1", r)
 			}
-			cause := env.Status().LastFailure()
-			for _, want := range []string{runtime.ErrUserPanic.Error(), fmt.Sprintf("boom at %d", n/2), "goroutine ", "panic_test.go"} {
+			cause := hooks.Plan(env).Status.LastFailure()
+			for _, want := range []string{weir.ErrUserPanic.Error(), fmt.Sprintf("boom at %d", n/2), "goroutine ", "panic_test.go"} {
 				if !strings.Contains(cause, want) {
 					t.Errorf("failure cause does not contain %q:\n%s", want, cause)
 				}
@@ -89,9 +90,12 @@ func TestPanicWithoutRestartFailsJob(t *testing.T) {
 		return fmt.Sprint(i)
 	}))
 	err := env.Execute(t.Context(), "test")
-	var jf *runtime.JobFailedError
-	if !errors.As(err, &jf) || !errors.Is(err, runtime.ErrUserPanic) || !strings.Contains(err.Error(), "no restart for me") {
+	var jf *weir.JobFailedError
+	if !errors.As(err, &jf) || !errors.Is(err, weir.ErrUserPanic) || !strings.Contains(err.Error(), "no restart for me") {
 		t.Fatalf("Execute = %v, want a JobFailedError wrapping ErrUserPanic with the panic value\nlog:\n%s", err, log)
+	}
+	if jf.Restarts != 0 || jf.Reason == "" || !errors.Is(jf.Cause, weir.ErrUserPanic) {
+		t.Errorf("JobFailedError{Restarts: %d, Reason: %q, Cause: %v}, want no restarts, a reason and the panic as cause", jf.Restarts, jf.Reason, jf.Cause)
 	}
 }
 
@@ -101,8 +105,8 @@ type runningSum struct {
 	sum    weir.ValueState[int64]
 }
 
-func (r *runningSum) Open(ctx *weir.KeyedContext[int64]) (err error) {
-	r.sum, err = weir.GetValueState[int64](ctx, "sum")
+func (r *runningSum) Open(ctx context.Context, kc *weir.KeyedContext[int64]) (err error) {
+	r.sum, err = weir.GetValueState[int64](kc, "sum")
 	return err
 }
 
@@ -112,9 +116,5 @@ func (r *runningSum) ProcessElement(p pair, _ *weir.KeyedContext[int64], out *we
 	s += p.I
 	r.sum.Update(s)
 	out.Collect(pair{I: p.I, Sum: s})
-	return nil
-}
-
-func (r *runningSum) OnTimer(int64, *weir.KeyedContext[int64], *weir.Collector[pair]) error {
 	return nil
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/weirstream/weir/connectors/datagen"
 	"github.com/weirstream/weir/connectors/file"
 	"github.com/weirstream/weir/internal/config"
+	"github.com/weirstream/weir/internal/hooks"
 )
 
 // counting is a keyed running count that emits "<tag>,<key>,<count>" per
@@ -23,14 +24,14 @@ type counting struct {
 	count  weir.ValueState[int64]
 }
 
-func (c *counting) Open(ctx *weir.KeyedContext[int64]) error {
-	c.opened(ctx.Attempt())
+func (c *counting) Open(ctx context.Context, kc *weir.KeyedContext[int64]) error {
+	c.opened(kc.Attempt())
 	var err error
-	c.count, err = weir.GetValueState[int64](ctx, "count")
+	c.count, err = weir.GetValueState[int64](kc, "count")
 	return err
 }
 
-func (c *counting) ProcessElement(v int64, ctx *weir.KeyedContext[int64], out *weir.Collector[string]) error {
+func (c *counting) ProcessElement(v int64, kc *weir.KeyedContext[int64], out *weir.Collector[string]) error {
 	if c.fail != nil {
 		if err := c.fail(v); err != nil {
 			return err
@@ -39,11 +40,7 @@ func (c *counting) ProcessElement(v int64, ctx *weir.KeyedContext[int64], out *w
 	n, _ := c.count.Value()
 	n++
 	c.count.Update(n)
-	out.Collect(fmt.Sprintf("%s,%d,%d", c.tag, ctx.CurrentKey(), n))
-	return nil
-}
-
-func (c *counting) OnTimer(int64, *weir.KeyedContext[int64], *weir.Collector[string]) error {
+	out.Collect(fmt.Sprintf("%s,%d,%d", c.tag, kc.CurrentKey(), n))
 	return nil
 }
 
@@ -135,7 +132,7 @@ func TestRegionFailover(t *testing.T) {
 	if !failed.Load() {
 		t.Fatal("the failure in pipeline A never fired")
 	}
-	if got := env.Status().Restarts.Load(); got != 1 {
+	if got := hooks.Plan(env).Status.Restarts.Load(); got != 1 {
 		t.Errorf("%d restarts, want 1", got)
 	}
 	if got, m := openA.opens.Load(), openA.maxAttempt.Load(); got != 2*p || m != 1 {
@@ -191,7 +188,7 @@ func TestOneRegionRestartsWhole(t *testing.T) {
 	if !failed.Load() {
 		t.Fatal("the failure never fired")
 	}
-	if got := env.Status().Restarts.Load(); got != 1 {
+	if got := hooks.Plan(env).Status.Restarts.Load(); got != 1 {
 		t.Errorf("%d restarts, want 1", got)
 	}
 	if got := first.opens.Load(); got != 2*p {
@@ -209,8 +206,8 @@ type passThrough struct {
 	fail   func() error
 }
 
-func (p *passThrough) Open(ctx *weir.KeyedContext[int64]) error {
-	p.opened(ctx.Attempt())
+func (p *passThrough) Open(ctx context.Context, kc *weir.KeyedContext[int64]) error {
+	p.opened(kc.Attempt())
 	return nil
 }
 
@@ -219,10 +216,6 @@ func (p *passThrough) ProcessElement(s string, _ *weir.KeyedContext[int64], out 
 		return err
 	}
 	out.Collect(s)
-	return nil
-}
-
-func (p *passThrough) OnTimer(int64, *weir.KeyedContext[int64], *weir.Collector[string]) error {
 	return nil
 }
 

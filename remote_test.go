@@ -11,6 +11,7 @@ import (
 	"github.com/weirstream/weir"
 	"github.com/weirstream/weir/connectors/datagen"
 	"github.com/weirstream/weir/internal/config"
+	"github.com/weirstream/weir/internal/hooks"
 )
 
 // TestCancelUnderBackpressureOverRemoteChannels cancels a job whose
@@ -42,7 +43,7 @@ func TestCancelUnderBackpressureOverRemoteChannels(t *testing.T) {
 	defer cancel()
 	done := make(chan error, 1)
 	go func() { done <- env.Execute(ctx, "cancel") }()
-	st := env.Status()
+	st := hooks.Plan(env).Status
 	waitUntil(t, done, func() bool {
 		pressed := 0
 		for _, ts := range st.Tasks() {
@@ -69,7 +70,7 @@ func TestCancelUnderBackpressureOverRemoteChannels(t *testing.T) {
 // discard is a sink that drops its records.
 type discard struct{}
 
-func (discard) Open(*weir.Context) error { return nil }
-func (discard) Write([]int64) error      { return nil }
-func (discard) Flush() error             { return nil }
-func (discard) Close() error             { return nil }
+func (discard) Open(context.Context, *weir.RuntimeContext) error { return nil }
+func (discard) Write(context.Context, []int64) error             { return nil }
+func (discard) Flush(context.Context) error                      { return nil }
+func (discard) Close(context.Context) error                      { return nil }

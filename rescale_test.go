@@ -11,6 +11,7 @@ import (
 
 	"github.com/weirstream/weir"
 	"github.com/weirstream/weir/internal/faults"
+	"github.com/weirstream/weir/internal/hooks"
 )
 
 // split is one independently resumable range [Next, End) of the index
@@ -30,18 +31,18 @@ type splitSource struct {
 	splits       []split
 }
 
-func (s *splitSource) Open(ctx *weir.Context) error {
-	st, err := weir.GetOperatorListState[split](ctx, "splits")
+func (s *splitSource) Open(ctx context.Context, rc *weir.RuntimeContext) error {
+	st, err := weir.GetOperatorListState[split](rc, "splits")
 	if err != nil {
 		return err
 	}
 	s.state = st
-	if ctx.Restored() {
+	if rc.Restored() {
 		s.splits = append([]split(nil), st.Get()...)
 		return nil
 	}
 	size := s.n / s.numSplits
-	for id := int64(ctx.Subtask()); id < s.numSplits; id += int64(ctx.Parallelism()) {
+	for id := int64(rc.Subtask()); id < s.numSplits; id += int64(rc.Parallelism()) {
 		end := (id + 1) * size
 		if id == s.numSplits-1 {
 			end = s.n
@@ -51,7 +52,7 @@ func (s *splitSource) Open(ctx *weir.Context) error {
 	return nil
 }
 
-func (s *splitSource) Read(dst []int64, max int) ([]int64, error) {
+func (s *splitSource) Read(ctx context.Context, dst []int64, max int) ([]int64, error) {
 	max = min(max, 32)
 	for i := range s.splits {
 		sp := &s.splits[i]
@@ -77,7 +78,7 @@ func (s *splitSource) SnapshotState(int64) error {
 	return nil
 }
 
-func (s *splitSource) Close() error { return nil }
+func (s *splitSource) Close(context.Context) error { return nil }
 
 // TestRescaleOperatorStateAndSink stops a run after a few checkpoints
 // and resumes it at another parallelism: the source's splits (operator
@@ -127,7 +128,7 @@ func TestRescaleOperatorStateAndSink(t *testing.T) {
 				defer cancel()
 				done := make(chan error, 1)
 				go func() { done <- env1.Execute(ctx, "test") }()
-				waitUntil(t, done, func() bool { return env1.Status().CompletedCheckpoints.Load() >= 3 }, log1)
+				waitUntil(t, done, func() bool { return hooks.Plan(env1).Status.CompletedCheckpoints.Load() >= 3 }, log1)
 				cancel()
 				if err := <-done; !errors.Is(err, context.Canceled) {
 					t.Fatalf("first run: %v", err)

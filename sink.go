@@ -14,14 +14,19 @@ import (
 )
 
 // Sink writes records out with at-least-once delivery: after a restore,
-// records since the last checkpoint are written again.
+// records since the last checkpoint are written again. All calls come
+// from the task's goroutine; ctx is cancelled when the task is cancelled
+// (a failover, a cancelled job), so a call waiting on IO should give up.
 type Sink[T any] interface {
-	Open(ctx *Context) error
+	// Open prepares the instance rc.Subtask() of rc.Parallelism().
+	Open(ctx context.Context, rc *RuntimeContext) error
 	// Write takes one batch; the slice is reused after Write returns.
-	Write(batch []T) error
+	Write(ctx context.Context, batch []T) error
 	// Flush makes everything written durable; it runs at every checkpoint.
-	Flush() error
-	Close() error
+	Flush(ctx context.Context) error
+	// Close releases resources. ctx is cancelled only when the task was
+	// cancelled; Close runs after a failure too.
+	Close(ctx context.Context) error
 }
 
 // SinkTo adds an at-least-once sink; newSink is called once per subtask.
@@ -34,29 +39,29 @@ func SinkTo[T any](s Stream[T], newSink func() Sink[T]) Stream[T] {
 type sinkOp[T any] struct {
 	baseOp
 	sink Sink[T]
-	ctx  *Context
+	rc   *RuntimeContext
 }
 
-func (o *sinkOp[T]) Open(_ context.Context, oc *runtime.OperatorContext) error {
+func (o *sinkOp[T]) Open(ctx context.Context, oc *runtime.OperatorContext) error {
 	o.oc = oc
-	o.ctx = newContext(oc)
-	return o.sink.Open(o.ctx)
+	o.rc = newRuntimeContext(oc)
+	return o.sink.Open(ctx, o.rc)
 }
 
-func (o *sinkOp[T]) Push(_ context.Context, batch []T) error { return o.sink.Write(batch) }
+func (o *sinkOp[T]) Push(ctx context.Context, batch []T) error { return o.sink.Write(ctx, batch) }
 
-func (o *sinkOp[T]) SnapshotState(checkpoint.ID, time.Time) (runtime.AsyncSnapshot, error) {
-	if err := o.sink.Flush(); err != nil {
+func (o *sinkOp[T]) SnapshotState(ctx context.Context, _ checkpoint.ID, _ time.Time) (runtime.AsyncSnapshot, error) {
+	if err := o.sink.Flush(ctx); err != nil {
 		return nil, fmt.Errorf("sink flush: %w", err)
 	}
-	return operatorStateSnapshot(o.ctx)
+	return operatorStateSnapshot(o.rc)
 }
 
-func (o *sinkOp[T]) Close() error {
-	if o.ctx == nil {
+func (o *sinkOp[T]) Close(ctx context.Context) error {
+	if o.rc == nil {
 		return nil
 	}
-	return o.sink.Close()
+	return o.sink.Close(ctx)
 }
 
 // TwoPhaseCommitSink is a transactional sink driven by the checkpoints, as
@@ -65,27 +70,32 @@ func (o *sinkOp[T]) Close() error {
 // checkpoint; once the checkpoint completes it is committed. A restore
 // commits the transactions its checkpoint holds and aborts the newer one.
 // TXN is a small serializable handle (see internal/codec for the types it
-// can be; a struct of strings and integers is fine).
+// can be; a struct of strings and integers is fine). All calls come from
+// the task's goroutine; ctx is cancelled when the task is cancelled.
 type TwoPhaseCommitSink[T, TXN any] interface {
 	// Open prepares the sink instance. restored lists every transaction the
 	// restored checkpoint knows (to be committed or aborted right after);
 	// anything else this instance left behind is garbage to clean up.
-	Open(ctx *Context, restored []TXN) error
-	Begin() (TXN, error)
+	Open(ctx context.Context, rc *RuntimeContext, restored []TXN) error
+	// Begin opens a new transaction: at Open and after every PreCommit.
+	Begin(ctx context.Context) (TXN, error)
 	// Write adds a batch to the transaction; the slice is reused after.
-	Write(txn TXN, batch []T) error
+	Write(ctx context.Context, txn TXN, batch []T) error
 	// PreCommit makes the transaction durable and ready to commit. The
 	// handle is encoded into the checkpoint after PreCommit returns, so a
 	// pointer handle may record what PreCommit learned (e.g. that the
 	// transaction is empty).
-	PreCommit(txn TXN) error
+	PreCommit(ctx context.Context, txn TXN) error
 	// Commit makes the transaction visible. It must be idempotent:
 	// committing an already committed transaction succeeds.
-	Commit(txn TXN) error
+	Commit(ctx context.Context, txn TXN) error
 	// Abort discards the transaction; idempotent. Aborting a transaction
 	// that was committed returns an error wrapping ErrAlreadyCommitted.
-	Abort(txn TXN) error
-	Close() error
+	// The open transaction is aborted just before Close, with Close's ctx.
+	Abort(ctx context.Context, txn TXN) error
+	// Close releases resources. ctx is cancelled only when the task was
+	// cancelled; Close runs after a failure too.
+	Close(ctx context.Context) error
 }
 
 // SinkToTransactional adds an exactly-once two-phase-commit sink; newSink
@@ -115,7 +125,7 @@ var ErrTransactionLost = errors.New("pre-committed transaction lost")
 type twoPhaseOp[T, TXN any] struct {
 	baseOp
 	sink    TwoPhaseCommitSink[T, TXN]
-	ctx     *Context
+	rc      *RuntimeContext
 	tracker *twophase.Tracker[TXN]
 	codec   txnCodec[TXN]
 	opened  bool
@@ -133,14 +143,14 @@ func (t txnCodec[TXN]) Decode(b []byte) (TXN, error) {
 	return v, err
 }
 
-func (o *twoPhaseOp[T, TXN]) Open(_ context.Context, oc *runtime.OperatorContext) error {
+func (o *twoPhaseOp[T, TXN]) Open(ctx context.Context, oc *runtime.OperatorContext) error {
 	o.oc = oc
 	c, err := codec.For[TXN]()
 	if err != nil {
 		return fmt.Errorf("transaction handle: %w", err)
 	}
 	o.codec = txnCodec[TXN]{c}
-	o.ctx = newContext(oc)
+	o.rc = newRuntimeContext(oc)
 	o.tracker = twophase.NewTracker[TXN]()
 	var commit, abort []TXN
 	if oc.Restored != nil {
@@ -154,7 +164,7 @@ func (o *twoPhaseOp[T, TXN]) Open(_ context.Context, oc *runtime.OperatorContext
 			abort = append(abort, a...)
 		}
 	}
-	if err := o.sink.Open(o.ctx, append(append([]TXN(nil), commit...), abort...)); err != nil {
+	if err := o.sink.Open(ctx, o.rc, append(append([]TXN(nil), commit...), abort...)); err != nil {
 		return err
 	}
 	o.opened = true
@@ -162,7 +172,7 @@ func (o *twoPhaseOp[T, TXN]) Open(_ context.Context, oc *runtime.OperatorContext
 	// are committed now even if the notification was lost; the open
 	// transaction it recorded holds records after the barrier: replayed.
 	for _, txn := range commit {
-		if err := o.sink.Commit(txn); err != nil {
+		if err := o.sink.Commit(ctx, txn); err != nil {
 			err = fmt.Errorf("commit restored transaction %v of checkpoint %d: %w", txn, oc.Restored.Checkpoint, err)
 			if errors.Is(err, ErrTransactionLost) {
 				return runtime.Unrecoverable(err)
@@ -171,7 +181,7 @@ func (o *twoPhaseOp[T, TXN]) Open(_ context.Context, oc *runtime.OperatorContext
 		}
 	}
 	for _, txn := range abort {
-		if err := o.sink.Abort(txn); err != nil {
+		if err := o.sink.Abort(ctx, txn); err != nil {
 			if errors.Is(err, ErrAlreadyCommitted) {
 				// The transaction opened after this checkpoint's barrier was
 				// committed by a newer checkpoint, which must have been
@@ -182,11 +192,11 @@ func (o *twoPhaseOp[T, TXN]) Open(_ context.Context, oc *runtime.OperatorContext
 			return fmt.Errorf("abort restored transaction %v: %w", txn, err)
 		}
 	}
-	return o.begin()
+	return o.begin(ctx)
 }
 
-func (o *twoPhaseOp[T, TXN]) begin() error {
-	txn, err := o.sink.Begin()
+func (o *twoPhaseOp[T, TXN]) begin(ctx context.Context) error {
+	txn, err := o.sink.Begin(ctx)
 	if err != nil {
 		return fmt.Errorf("begin transaction: %w", err)
 	}
@@ -194,20 +204,20 @@ func (o *twoPhaseOp[T, TXN]) begin() error {
 	return nil
 }
 
-func (o *twoPhaseOp[T, TXN]) Push(_ context.Context, batch []T) error {
+func (o *twoPhaseOp[T, TXN]) Push(ctx context.Context, batch []T) error {
 	txn, _ := o.tracker.Current()
-	return o.sink.Write(txn, batch)
+	return o.sink.Write(ctx, txn, batch)
 }
 
-func (o *twoPhaseOp[T, TXN]) SnapshotState(id checkpoint.ID, _ time.Time) (runtime.AsyncSnapshot, error) {
+func (o *twoPhaseOp[T, TXN]) SnapshotState(ctx context.Context, id checkpoint.ID, _ time.Time) (runtime.AsyncSnapshot, error) {
 	txn, err := o.tracker.PreCommit(id)
 	if err != nil {
 		return nil, err
 	}
-	if err := o.sink.PreCommit(txn); err != nil {
+	if err := o.sink.PreCommit(ctx, txn); err != nil {
 		return nil, fmt.Errorf("pre-commit for checkpoint %d: %w", id, err)
 	}
-	if err := o.begin(); err != nil {
+	if err := o.begin(ctx); err != nil {
 		return nil, err
 	}
 	b, err := twophase.EncodeState(o.tracker.State(), o.codec)
@@ -226,14 +236,14 @@ func (o *twoPhaseOp[T, TXN]) SnapshotState(id checkpoint.ID, _ time.Time) (runti
 	}, nil
 }
 
-func (o *twoPhaseOp[T, TXN]) NotifyCheckpointComplete(_ context.Context, id checkpoint.ID) error {
+func (o *twoPhaseOp[T, TXN]) NotifyCheckpointComplete(ctx context.Context, id checkpoint.ID) error {
 	for _, p := range o.tracker.Complete(id) {
 		// A crash here leaves the transaction pre-committed in a completed
 		// checkpoint: the restore commits it (roll forward).
 		if err := o.oc.Faults.Hit(faults.Commit); err != nil {
 			return err
 		}
-		if err := o.sink.Commit(p.Txn); err != nil {
+		if err := o.sink.Commit(ctx, p.Txn); err != nil {
 			return fmt.Errorf("commit transaction of checkpoint %d: %w", p.ID, err)
 		}
 	}
@@ -243,15 +253,15 @@ func (o *twoPhaseOp[T, TXN]) NotifyCheckpointComplete(_ context.Context, id chec
 // Close aborts the open transaction, whose records no checkpoint covers.
 // Pre-committed ones stay: a completed checkpoint may hold them, and the
 // next restore decides.
-func (o *twoPhaseOp[T, TXN]) Close() error {
+func (o *twoPhaseOp[T, TXN]) Close(ctx context.Context) error {
 	if !o.opened {
 		return nil
 	}
 	var err error
 	if txn, ok := o.tracker.Current(); ok {
-		err = o.sink.Abort(txn)
+		err = o.sink.Abort(ctx, txn)
 	}
-	if cerr := o.sink.Close(); err == nil {
+	if cerr := o.sink.Close(ctx); err == nil {
 		err = cerr
 	}
 	return err

@@ -12,6 +12,7 @@ import (
 	"github.com/weirstream/weir/connectors/datagen"
 	"github.com/weirstream/weir/connectors/print"
 	"github.com/weirstream/weir/internal/faults"
+	"github.com/weirstream/weir/internal/hooks"
 )
 
 func ints(offset int64) func(int64) int64 { return func(i int64) int64 { return offset + i } }
@@ -161,5 +162,5 @@ func TestOperatorsExactlyOnceUnderFaults(t *testing.T) {
 		}
 	}
 	sameMultiset(t, want, committed(t, out))
-	t.Logf("exact with %d restarts and %d checkpoints", env.Status().Restarts.Load(), env.Status().CompletedCheckpoints.Load())
+	t.Logf("exact with %d restarts and %d checkpoints", hooks.Plan(env).Status.Restarts.Load(), hooks.Plan(env).Status.CompletedCheckpoints.Load())
 }

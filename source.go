@@ -13,21 +13,25 @@ import (
 
 // Source produces records. Each parallel instance reads its own share of
 // the input and keeps its position in operator state, so that after a
-// restore it replays exactly the records after the checkpoint.
+// restore it replays exactly the records after the checkpoint. All calls
+// come from the task's goroutine; ctx is cancelled when the task is
+// cancelled (a failover, a cancelled job), so a call that waits on IO
+// should give up when it is.
 type Source[T any] interface {
-	// Open prepares the instance ctx.Subtask() of ctx.Parallelism();
+	// Open prepares the instance rc.Subtask() of rc.Parallelism();
 	// register the position state here (GetOperatorListState).
-	Open(ctx *Context) error
+	Open(ctx context.Context, rc *RuntimeContext) error
 	// Read appends up to max records to dst and returns it. At the end of
 	// a bounded input it returns io.EOF (records appended in the same call
 	// are still emitted). It may block briefly (rate limits, polling) but
 	// should return within milliseconds so checkpoints are not delayed.
-	Read(dst []T, max int) ([]T, error)
+	Read(ctx context.Context, dst []T, max int) ([]T, error)
 	// SnapshotState stores the current position into the registered state.
-	// It runs between two Reads, on the task goroutine.
+	// It runs between two Reads and must not block.
 	SnapshotState(checkpointID int64) error
-	// Close releases resources.
-	Close() error
+	// Close releases resources. ctx is cancelled only when the task was
+	// cancelled; Close runs after a failure too.
+	Close(ctx context.Context) error
 }
 
 // FromSource adds a source to the job. newSource is called once per
@@ -41,19 +45,19 @@ type sourceOp[T any] struct {
 	baseOp
 	emitter[T]
 	src Source[T]
-	ctx *Context
+	rc  *RuntimeContext
 	buf []T
 }
 
 func (o *sourceOp[T]) Open(ctx context.Context, oc *runtime.OperatorContext) error {
 	o.oc = oc
-	o.ctx = newContext(oc)
+	o.rc = newRuntimeContext(oc)
 	o.buf = make([]T, 0, oc.BatchSize)
-	return o.src.Open(o.ctx)
+	return o.src.Open(ctx, o.rc)
 }
 
 func (o *sourceOp[T]) Emit(ctx context.Context) (int, error) {
-	buf, err := o.src.Read(o.buf[:0], o.oc.BatchSize)
+	buf, err := o.src.Read(ctx, o.buf[:0], o.oc.BatchSize)
 	if err != nil && !errors.Is(err, io.EOF) {
 		return 0, err
 	}
@@ -64,11 +68,11 @@ func (o *sourceOp[T]) Emit(ctx context.Context) (int, error) {
 	return len(buf), err
 }
 
-func (o *sourceOp[T]) SnapshotState(id checkpoint.ID, _ time.Time) (runtime.AsyncSnapshot, error) {
+func (o *sourceOp[T]) SnapshotState(_ context.Context, id checkpoint.ID, _ time.Time) (runtime.AsyncSnapshot, error) {
 	if err := o.src.SnapshotState(int64(id)); err != nil {
 		return nil, fmt.Errorf("source snapshot: %w", err)
 	}
-	return operatorStateSnapshot(o.ctx)
+	return operatorStateSnapshot(o.rc)
 }
 
 // CheckpointListener is implemented by sources and sinks that want to
@@ -76,31 +80,33 @@ func (o *sourceOp[T]) SnapshotState(id checkpoint.ID, _ time.Time) (runtime.Asyn
 // system for monitoring). Notifications may be lost; a later id covers the
 // earlier ones.
 type CheckpointListener interface {
-	NotifyCheckpointComplete(checkpointID int64) error
+	// NotifyCheckpointComplete is called on the task goroutine between
+	// two records; ctx is cancelled when the task is.
+	NotifyCheckpointComplete(ctx context.Context, checkpointID int64) error
 }
 
-func (o *sourceOp[T]) NotifyCheckpointComplete(_ context.Context, id checkpoint.ID) error {
+func (o *sourceOp[T]) NotifyCheckpointComplete(ctx context.Context, id checkpoint.ID) error {
 	if l, ok := o.src.(CheckpointListener); ok {
-		return l.NotifyCheckpointComplete(int64(id))
+		return l.NotifyCheckpointComplete(ctx, int64(id))
 	}
 	return nil
 }
 
-func (o *sourceOp[T]) Close() error {
-	if o.ctx == nil {
+func (o *sourceOp[T]) Close(ctx context.Context) error {
+	if o.rc == nil {
 		return nil // never opened
 	}
-	return o.src.Close()
+	return o.src.Close(ctx)
 }
 
 // operatorStateSnapshot captures a function's operator state synchronously
 // (it is small by contract) and returns it from the asynchronous part.
-func operatorStateSnapshot(c *Context) (runtime.AsyncSnapshot, error) {
-	m, err := c.ops.Snapshot()
+func operatorStateSnapshot(rc *RuntimeContext) (runtime.AsyncSnapshot, error) {
+	m, err := rc.ops.Snapshot()
 	if err != nil {
 		return nil, err
 	}
 	return func(context.Context, runtime.StateWriter) (checkpoint.OperatorSubtaskState, error) {
-		return checkpoint.OperatorSubtaskState{UID: c.oc.UID, Operator: m}, nil
+		return checkpoint.OperatorSubtaskState{UID: rc.oc.UID, Operator: m}, nil
 	}, nil
 }

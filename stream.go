@@ -41,9 +41,9 @@ func (s Stream[T]) Env() *Env { return s.env }
 
 // newNode adds an operator node producing Out records.
 func newNode[Out any](env *Env, kind string, inputs []runtime.Edge, mk func(subtask int) runtime.Operator) *runtime.Node {
-	n := env.graph.Add(&runtime.Node{
+	n := env.p.Graph.Add(&runtime.Node{
 		Name:        kind,
-		Parallelism: env.cfg.Int(config.ParallelismDefault),
+		Parallelism: env.p.Config.Int(config.ParallelismDefault),
 		Inputs:      inputs,
 		NewOperator: mk,
 	})

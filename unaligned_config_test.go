@@ -10,6 +10,7 @@ import (
 	"github.com/weirstream/weir/connectors/datagen"
 	"github.com/weirstream/weir/connectors/print"
 	"github.com/weirstream/weir/internal/config"
+	"github.com/weirstream/weir/internal/hooks"
 )
 
 // TestUnalignedConfigRefused: settings that cannot work together are
@@ -53,7 +54,7 @@ func TestUnalignedUnencodableRecords(t *testing.T) {
 			t.Errorf("Execute = %v\nwant an error containing %q", err, want)
 		}
 	}
-	if n := env.Status().Restarts.Load(); n != 0 {
+	if n := hooks.Plan(env).Status.Restarts.Load(); n != 0 {
 		t.Errorf("%d restarts: a record type cannot change by restarting", n)
 	}
 }

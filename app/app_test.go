@@ -122,7 +122,7 @@ func TestResolve(t *testing.T) {
 	dir := t.TempDir()
 	spec := runtime.JobSpec{Name: "c1", Kind: "count", Args: []string{"--events=10", "--out=" + filepath.Join(dir, "out")},
 		Config: map[string]string{"state.checkpoints.dir": dir, "parallelism.default": "3"}}
-	g, jc, err := p.Resolve(context.Background(), spec)
+	g, jc, err := p.resolve(context.Background(), spec)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -143,7 +143,7 @@ func TestResolve(t *testing.T) {
 		"bad key":      {runtime.JobSpec{Name: "x", Kind: "count", Config: map[string]string{"no.such.key": "1"}}, []string{"job x", "no.such.key"}},
 		"positional":   {runtime.JobSpec{Name: "x", Kind: "count", Args: []string{"extra"}}, []string{"unexpected arguments"}},
 	} {
-		_, _, err := p.Resolve(context.Background(), tc.spec)
+		_, _, err := p.resolve(context.Background(), tc.spec)
 		if err == nil {
 			t.Errorf("%s: Resolve succeeded", name)
 			continue
@@ -182,11 +182,11 @@ func TestRunLocal(t *testing.T) {
 }
 
 // TestRunOnJobManager submits through the client to a stand-in
-// JobManager that builds the job with Program.Resolve: FINISHED exits 0
+// JobManager that builds the job with Program.resolve: FINISHED exits 0
 // with the output committed, FAILED exits 1 naming the cause.
 func TestRunOnJobManager(t *testing.T) {
 	p, _, stderr := testProgram(nil)
-	jm := fakejm.Start(t, p.Resolve)
+	jm := fakejm.Start(t, p.resolve)
 	dir := t.TempDir()
 	out := filepath.Join(dir, "out")
 	args := []string{"run", "count", "--events", "700", "--out", out, "-D", "state.checkpoints.dir=" + dir, "--jobmanager", jm.Addr}

@@ -4,6 +4,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/weirstream/weir"
+	"github.com/weirstream/weir/internal/hooks"
 )
 
 // configFlags are --config and -D, on run and on the roles.
@@ -27,7 +28,7 @@ func (f *configFlags) load() (*weir.Config, error) {
 			return nil, Usagef("--config: %v", err)
 		}
 	}
-	if err := cfg.SetOverrides(f.defs); err != nil {
+	if err := hooks.Config(cfg).SetOverrides(f.defs); err != nil {
 		return nil, Usagef("-D: %v", err)
 	}
 	return cfg, nil

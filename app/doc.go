@@ -42,8 +42,8 @@
 // absolute, seeds chosen, client-only flags dropped), builds the job once
 // locally to catch mistakes before submitting, submits the spec, follows
 // the job and exits 0 when it FINISHED, 1 otherwise (--detached prints the
-// job id and returns). The JobManager and TaskManagers build the graph with
-// Program.Resolve.
+// job id and returns). The JobManager and TaskManagers build the graph the
+// same way, from the submitted spec.
 //
 // Every flag of these commands also reads WEIR_<FLAG> (WEIR_JOBMANAGER,
 // WEIR_SLOTS, WEIR_STATE_DIR, …) when not given, and WEIR_ROLE=jobmanager

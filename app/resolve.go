@@ -10,16 +10,21 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/weirstream/weir"
+	"github.com/weirstream/weir/internal/hooks"
 	"github.com/weirstream/weir/internal/runtime"
 )
 
-// Resolve builds a job's graph and configuration from its spec, as every
+func init() {
+	hooks.RegisterProgram(func(p any) hooks.ResolveFunc { return p.(*Program).resolve })
+}
+
+// resolve builds a job's graph and configuration from its spec, as every
 // role of the cluster does (a cluster.Resolver): it finds the job named
 // spec.Kind, parses spec.Args into a fresh instance of its flags, makes a
-// weir.Config from spec.Config, runs Build and captures what env.Execute
-// would run. Run.Configure and Run.Finish do not run here. It is safe for
-// concurrent use.
-func (p *Program) Resolve(ctx context.Context, spec runtime.JobSpec) (*runtime.Graph, runtime.JobConfig, error) {
+// weir.Config from spec.Config, runs Build and resolves the Env's plan
+// without running it. Run.Configure and Run.Finish do not run here. It is
+// safe for concurrent use.
+func (p *Program) resolve(ctx context.Context, spec runtime.JobSpec) (*runtime.Graph, runtime.JobConfig, error) {
 	job, ok := p.job(spec.Kind)
 	if !ok {
 		return nil, runtime.JobConfig{}, fmt.Errorf("job %s: kind %q is not a job of this program (it has %s): run the same binary in every role",
@@ -45,32 +50,22 @@ func (p *Program) Resolve(ctx context.Context, spec runtime.JobSpec) (*runtime.G
 			return nil, runtime.JobConfig{}, fmt.Errorf("job %s: configuration: %w", spec.Name, err)
 		}
 	}
-	return capture(ctx, spec.Name, cfg, run)
+	return build(ctx, spec.Name, cfg, run)
 }
 
-// capture runs run.Build on a new Env and returns the graph and
-// configuration that env.Execute hands to the runtime.
-func capture(ctx context.Context, name string, cfg *weir.Config, run Run) (*runtime.Graph, runtime.JobConfig, error) {
-	env := weir.NewEnv(cfg)
+// build runs run.Build on a new Env and returns the graph and the filled
+// configuration its plan resolves to: what Env.Start would run.
+func build(ctx context.Context, name string, cfg *weir.Config, run Run) (*runtime.Graph, runtime.JobConfig, error) {
+	env := weir.NewEnv(weir.WithConfig(cfg))
 	if run.Build == nil {
 		return nil, runtime.JobConfig{}, fmt.Errorf("job %s: the job has no Build function", name)
 	}
 	if err := run.Build(env); err != nil {
 		return nil, runtime.JobConfig{}, fmt.Errorf("job %s: build: %w", name, err)
 	}
-	var (
-		graph *runtime.Graph
-		jc    runtime.JobConfig
-	)
-	ctx = runtime.WithExecutor(ctx, func(_ context.Context, g *runtime.Graph, c runtime.JobConfig) error {
-		graph, jc = g, c
-		return nil
-	})
-	if err := env.Execute(ctx, name); err != nil {
+	g, jc, err := hooks.Plan(env).Resolve(ctx, name)
+	if err != nil {
 		return nil, runtime.JobConfig{}, fmt.Errorf("job %s: %w", name, err)
 	}
-	if graph == nil {
-		return nil, runtime.JobConfig{}, fmt.Errorf("job %s: env.Execute returned without handing over the graph", name)
-	}
-	return graph, jc, nil
+	return g, jc, nil
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/weirstream/weir"
 	"github.com/weirstream/weir/internal/config"
+	"github.com/weirstream/weir/internal/hooks"
 	"github.com/weirstream/weir/internal/metrics"
 	"github.com/weirstream/weir/internal/rest"
 	"github.com/weirstream/weir/internal/runtime"
@@ -42,7 +43,7 @@ type envJob struct {
 func (j envJob) ID() string                 { return j.name }
 func (j envJob) Name() string               { return j.name }
 func (j envJob) Status() *runtime.JobStatus { return jobStatus(j.env) }
-func (j envJob) Config() *config.Config     { return j.env.Config() }
+func (j envJob) Config() *config.Config     { return hooks.Config(j.env.Config()) }
 
 // Cancel makes the local run cancel its job (rest.Canceler).
 func (j envJob) Cancel() { j.cancel() }

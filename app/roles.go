@@ -15,6 +15,7 @@ import (
 	"github.com/weirstream/weir"
 	"github.com/weirstream/weir/internal/cluster"
 	"github.com/weirstream/weir/internal/config"
+	"github.com/weirstream/weir/internal/hooks"
 )
 
 // roleFlags are the flags both roles share.
@@ -34,7 +35,7 @@ func (f *roleFlags) load() (*weir.Config, config.ClusterTiming, error) {
 	if err != nil {
 		return nil, config.ClusterTiming{}, err
 	}
-	t, err := cfg.Cluster()
+	t, err := hooks.Config(cfg).Cluster()
 	if err != nil {
 		return nil, config.ClusterTiming{}, Usagef("configuration: %v", err)
 	}
@@ -115,7 +116,7 @@ slot.request.timeout.`,
 				RESTAddress:          restAddr,
 				AllowNonLoopbackREST: allowRemote,
 				StateDir:             dir,
-				Resolve:              p.Resolve,
+				Resolve:              p.resolve,
 				BuildID:              id,
 				HeartbeatInterval:    t.HeartbeatInterval,
 				HeartbeatTimeout:     t.HeartbeatTimeout,
@@ -193,7 +194,7 @@ largest parallelism, over all TaskManagers.`,
 				DataAddress:         dataAddr,
 				MetricsAddress:      metricsAddr,
 				ResourceID:          resourceID,
-				Resolve:             p.Resolve,
+				Resolve:             p.resolve,
 				BuildID:             id,
 				RegistrationTimeout: t.RegistrationTimeout,
 				CancellationTimeout: t.CancellationTimeout,

@@ -17,6 +17,7 @@ import (
 
 	"github.com/weirstream/weir"
 	"github.com/weirstream/weir/internal/cluster/pb"
+	"github.com/weirstream/weir/internal/hooks"
 	"github.com/weirstream/weir/internal/runtime"
 )
 
@@ -121,7 +122,7 @@ func (p *Program) jobCommand(j Job) *cobra.Command {
 		if err != nil {
 			return err
 		}
-		conf, err := normalizeConfig(cfg)
+		conf, err := normalizeConfig(hooks.Config(cfg))
 		if err != nil {
 			return err
 		}
@@ -157,7 +158,7 @@ func chooseSeed() int64 {
 // progress line (unless --quiet) while it runs and the summary after.
 func (p *Program) runLocal(ctx context.Context, lf *launchFlags, cfg *weir.Config, run Run) error {
 	name := lf.jobName
-	env := weir.NewEnv(cfg)
+	env := weir.NewEnv(weir.WithConfig(cfg))
 	if err := run.Build(env); err != nil {
 		return err
 	}
@@ -189,7 +190,8 @@ func (p *Program) runLocal(ctx context.Context, lf *launchFlags, cfg *weir.Confi
 		return nil
 	}
 	prog := startProgress(p.stderr(), jobStatus(env), lf.quiet)
-	err = exec(runtime.WithExecutor(ctx, local), env, name)
+	hooks.Plan(env).Executor = local
+	err = exec(ctx, env, name)
 	prog.finish()
 	fmt.Fprintln(p.stderr(), prog.summary())
 	if run.Summary != nil {
@@ -216,8 +218,7 @@ func (p *Program) executeLocal(ctx context.Context, g *runtime.Graph, jc runtime
 		return fmt.Errorf("job %s: look for checkpoints to resume: %w", jc.JobName, err)
 	}
 	fmt.Fprintln(p.stderr(), line)
-	// A nil executor: the runtime runs the job here.
-	return runtime.Execute(runtime.WithExecutor(ctx, nil), g, jc)
+	return runtime.Execute(ctx, g, jc)
 }
 
 // discardFinished removes the checkpoints of a job that FINISHED: a job
@@ -248,7 +249,7 @@ func (p *Program) submit(ctx context.Context, lf *launchFlags, spec runtime.JobS
 	if err := spec.Validate(); err != nil {
 		return UsageError{err}
 	}
-	if _, _, err := p.Resolve(ctx, spec); err != nil {
+	if _, _, err := p.resolve(ctx, spec); err != nil {
 		return fmt.Errorf("%w (checked before submitting)", err)
 	}
 	c, err := lf.client.dial(ctx, p)

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/weirstream/weir/internal/hooks"
 	"github.com/weirstream/weir/internal/jobs/demo"
 	"github.com/weirstream/weir/internal/testutil/fakejm"
 )
@@ -22,7 +23,7 @@ import (
 // shared folder.
 func TestRunOnJobManager(t *testing.T) {
 	p := program()
-	jm := fakejm.Start(t, p.Resolve)
+	jm := fakejm.Start(t, hooks.Resolver(p))
 	dir := t.TempDir()
 	state, out := filepath.Join(dir, "state"), filepath.Join(dir, "out")
 	const events = 20_000
@@ -66,7 +67,7 @@ func TestRunOnJobManager(t *testing.T) {
 // TestRunDetachedThenCancel: --detached prints the job id and returns;
 // list shows the job; cancel ends it.
 func TestRunDetachedThenCancel(t *testing.T) {
-	jm := fakejm.Start(t, program().Resolve)
+	jm := fakejm.Start(t, hooks.Resolver(program()))
 	dir := t.TempDir()
 	res := runWeir(t, time.Minute, "run", "demo", "--events", "0", "--rate", "1000", "--state-dir", filepath.Join(dir, "state"),
 		"--job-name", "forever", "--jobmanager", jm.Addr, "--detached")

@@ -11,6 +11,7 @@ import (
 	"github.com/weirstream/weir"
 	"github.com/weirstream/weir/app"
 	"github.com/weirstream/weir/internal/config"
+	"github.com/weirstream/weir/internal/hooks"
 	"github.com/weirstream/weir/internal/jobs/demo"
 )
 
@@ -120,7 +121,7 @@ func (d *demoFlags) configure(ctx context.Context, fs *pflag.FlagSet, cfg *weir.
 		return err
 	}
 	if d.out == "" {
-		if err := fs.Set("out", filepath.Join(cfg.String(config.CheckpointsDir), "out")); err != nil {
+		if err := fs.Set("out", filepath.Join(hooks.Config(cfg).String(config.CheckpointsDir), "out")); err != nil {
 			return err
 		}
 	}
@@ -137,7 +138,7 @@ func (d *demoFlags) configure(ctx context.Context, fs *pflag.FlagSet, cfg *weir.
 		return usagef("--verify needs a bounded run (--events > 0)")
 	}
 	if sinkEP.scheme == "kafka" {
-		if err := demoEnsureTopic(ctx, sinkEP, int32(cfg.Int(config.ParallelismDefault))); err != nil {
+		if err := demoEnsureTopic(ctx, sinkEP, int32(hooks.Config(cfg).Int(config.ParallelismDefault))); err != nil {
 			return err
 		}
 	}
@@ -160,10 +161,10 @@ func (d *demoFlags) build(env *weir.Env) error {
 		evs = demo.Events(env, demo.Options{Events: d.events, Keys: d.keys, Rate: d.rate})
 	}
 	cp := checkpointTimes{
-		interval: cfg.Duration(config.CheckpointingInterval),
-		timeout:  cfg.Duration(config.CheckpointingTimeout),
+		interval: hooks.Config(cfg).Duration(config.CheckpointingInterval),
+		timeout:  hooks.Config(cfg).Duration(config.CheckpointingTimeout),
 		// The longest restart delay the strategies allow by default.
-		maxRestartDelay: max(cfg.Duration(config.ExponentialDelayMaxBackoff), cfg.Duration(config.FixedDelayDelay), cfg.Duration(config.FailureRateDelay)),
+		maxRestartDelay: max(hooks.Config(cfg).Duration(config.ExponentialDelayMaxBackoff), hooks.Config(cfg).Duration(config.FixedDelayDelay), hooks.Config(cfg).Duration(config.FailureRateDelay)),
 	}
 	return demoSink(demo.AggregateEvents(evs), sinkEP, cp)
 }

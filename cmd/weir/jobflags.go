@@ -14,6 +14,7 @@ import (
 	"github.com/weirstream/weir/internal/checkpoint/storage"
 	"github.com/weirstream/weir/internal/config"
 	"github.com/weirstream/weir/internal/faults"
+	"github.com/weirstream/weir/internal/hooks"
 	"github.com/weirstream/weir/internal/vfs/s3fs"
 )
 
@@ -109,7 +110,7 @@ func (f *jobFlags) configure(fl *pflag.FlagSet, cfg *weir.Config) error {
 		}
 	}
 	if cfg.IsSet(config.CheckpointsDir) || !submitted {
-		if err := checkWritableDir("--state-dir", cfg.String(config.CheckpointsDir)); err != nil {
+		if err := checkWritableDir("--state-dir", hooks.Config(cfg).String(config.CheckpointsDir)); err != nil {
 			return err
 		}
 	}
@@ -117,7 +118,7 @@ func (f *jobFlags) configure(fl *pflag.FlagSet, cfg *weir.Config) error {
 		return usagef("--inject-failures must not be negative, got %d", f.injectFailures)
 	}
 	if f.from != "" {
-		fsys, p, err := openLocation(context.Background(), cfg, f.from)
+		fsys, p, err := openLocation(context.Background(), hooks.Config(cfg), f.from)
 		if err != nil {
 			return usagef("--from %s: %v", f.from, err)
 		}
@@ -166,7 +167,7 @@ func (f *jobFlags) logger() *slog.Logger {
 
 // apply wires logging, fault injection and restore flags into env.
 func (f *jobFlags) apply(env *weir.Env, span int64) {
-	env.SetLogger(f.logger())
+	hooks.Plan(env).Logger = f.logger()
 	if f.injectFailures > 0 {
 		seed := f.faultSeed
 		if seed == 0 {
@@ -176,10 +177,10 @@ func (f *jobFlags) apply(env *weir.Env, span int64) {
 			span = 10_000_000
 		}
 		f.inj = faults.New(faults.Plan{Failures: f.injectFailures, Seed: seed, Span: span, OnePerAttempt: true})
-		env.SetFaultInjector(f.inj)
+		hooks.Plan(env).Faults = f.inj
 		fmt.Fprintf(os.Stderr, "injecting %d failures (--fault-seed %d)\n", f.injectFailures, seed)
 	}
-	env.RestoreFrom(f.from, f.allowNonRestored)
+	hooks.Plan(env).FromPath, hooks.Plan(env).AllowNonRestoredState = f.from, f.allowNonRestored
 }
 
 // checkWritableDir creates dir if needed and proves it writable.

@@ -11,6 +11,7 @@ import (
 	"github.com/weirstream/weir"
 	"github.com/weirstream/weir/app"
 	"github.com/weirstream/weir/internal/config"
+	"github.com/weirstream/weir/internal/hooks"
 	"github.com/weirstream/weir/internal/jobs/keyedsum"
 )
 
@@ -112,7 +113,7 @@ func (k *keyedSumFlags) finish(_ context.Context, cfg *weir.Config) error {
 	} else if got == 0 {
 		return nil // a submitted job without --count-dir: nothing to check
 	}
-	if got != k.records && cfg.Duration(config.CheckpointingInterval) == 0 {
+	if got != k.records && hooks.Config(cfg).Duration(config.CheckpointingInterval) == 0 {
 		return fmt.Errorf("keyed-sum: the sinks counted %d results (%s) for %d records", got, where, k.records)
 	}
 	fmt.Fprintf(os.Stderr, "keyed-sum: the sinks counted %d results for %d records\n", got, k.records)

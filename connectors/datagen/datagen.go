@@ -11,6 +11,7 @@
 package datagen
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"slices"
@@ -107,11 +108,11 @@ func (s *Source[T]) owner(i int64, p int) int {
 
 // Open restores this subtask's position, or derives it from the positions
 // of a checkpoint taken at another parallelism.
-func (s *Source[T]) Open(ctx *weir.Context) error {
+func (s *Source[T]) Open(ctx context.Context, rc *weir.RuntimeContext) error {
 	if s.opts.count < 0 || s.opts.rate < 0 || s.opts.period < 0 {
 		return fmt.Errorf("datagen: count %d, rate %g and owner period %d must not be negative", s.opts.count, s.opts.rate, s.opts.period)
 	}
-	s.subtask, s.parallelism = ctx.Subtask(), ctx.Parallelism()
+	s.subtask, s.parallelism = rc.Subtask(), rc.Parallelism()
 	s.residues = nil
 	if s.opts.owner != nil && s.opts.period > 0 {
 		s.residues = []int64{}
@@ -124,7 +125,7 @@ func (s *Source[T]) Open(ctx *weir.Context) error {
 			}
 		}
 	}
-	pos, err := weir.GetUnionListState[Position](ctx, positionState)
+	pos, err := weir.GetUnionListState[Position](rc, positionState)
 	if err != nil {
 		return err
 	}
@@ -135,13 +136,13 @@ func (s *Source[T]) Open(ctx *weir.Context) error {
 	}
 	restored := pos.Get()
 	if len(restored) == 0 {
-		if ctx.Restored() {
-			return weir.Unrecoverable(fmt.Errorf("datagen source %q: the checkpoint has this operator but no position for it", ctx.UID()))
+		if rc.Restored() {
+			return weir.Unrecoverable(fmt.Errorf("datagen source %q: the checkpoint has this operator but no position for it", rc.UID()))
 		}
 		return s.start()
 	}
 	if err := checkPositions(restored); err != nil {
-		return weir.Unrecoverable(fmt.Errorf("datagen source %q: %w", ctx.UID(), err))
+		return weir.Unrecoverable(fmt.Errorf("datagen source %q: %w", rc.UID(), err))
 	}
 	if restored[0].Parallelism == int64(s.parallelism) {
 		for _, p := range restored {
@@ -151,13 +152,13 @@ func (s *Source[T]) Open(ctx *weir.Context) error {
 				return s.start()
 			}
 		}
-		return weir.Unrecoverable(fmt.Errorf("datagen source %q: no position for subtask %d in the checkpoint", ctx.UID(), s.subtask))
+		return weir.Unrecoverable(fmt.Errorf("datagen source %q: no position for subtask %d in the checkpoint", rc.UID(), s.subtask))
 	}
 	// Rescaled: scan from the lowest old position; skip what old owners
 	// emitted.
 	for _, p := range restored {
 		if len(p.Floor) > 0 {
-			return weir.Unrecoverable(fmt.Errorf("datagen source %q: the checkpoint was taken while an earlier change of parallelism was still being caught up with; restore it at parallelism %d, or a later checkpoint", ctx.UID(), p.Parallelism))
+			return weir.Unrecoverable(fmt.Errorf("datagen source %q: the checkpoint was taken while an earlier change of parallelism was still being caught up with; restore it at parallelism %d, or a later checkpoint", rc.UID(), p.Parallelism))
 		}
 	}
 	s.next = restored[0].Next
@@ -222,7 +223,7 @@ func (s *Source[T]) emittedBefore(i int64) bool {
 }
 
 // Read appends up to max records.
-func (s *Source[T]) Read(dst []T, max int) ([]T, error) {
+func (s *Source[T]) Read(ctx context.Context, dst []T, max int) ([]T, error) {
 	dst, err := s.read(dst, max)
 	if s.floor != nil && s.next >= s.floorMax {
 		// Past every old position, whether or not this subtask emitted
@@ -329,4 +330,4 @@ func (s *Source[T]) SnapshotState(int64) error {
 }
 
 // Close does nothing.
-func (s *Source[T]) Close() error { return nil }
+func (s *Source[T]) Close(context.Context) error { return nil }

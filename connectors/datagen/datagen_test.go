@@ -19,15 +19,15 @@ type collect struct {
 	out *[]int64
 }
 
-func (c collect) Open(*weir.Context) error { return nil }
-func (c collect) Write(b []int64) error {
+func (c collect) Open(context.Context, *weir.RuntimeContext) error { return nil }
+func (c collect) Write(_ context.Context, b []int64) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	*c.out = append(*c.out, b...)
 	return nil
 }
-func (c collect) Flush() error { return nil }
-func (c collect) Close() error { return nil }
+func (c collect) Flush(context.Context) error { return nil }
+func (c collect) Close(context.Context) error { return nil }
 
 // Every index in [0, n) is emitted exactly once, whatever the ownership
 // scheme and the parallelism.
@@ -50,7 +50,7 @@ func TestEveryIndexOnce(t *testing.T) {
 						t.Fatal(err)
 					}
 				}
-				env := weir.NewEnv(cfg)
+				env := weir.NewEnv(weir.WithConfig(cfg))
 				var mu sync.Mutex
 				var got []int64
 				src := weir.FromSource(env, datagen.New(func(i int64) int64 { return i }, append([]datagen.Option{datagen.Count(n)}, c.opts...)...)).UID("src")
@@ -85,7 +85,7 @@ func TestOwnerOutOfRange(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		env := weir.NewEnv(cfg)
+		env := weir.NewEnv(weir.WithConfig(cfg))
 		var mu sync.Mutex
 		var got []int64
 		src := weir.FromSource(env, datagen.New(func(i int64) int64 { return i }, append([]datagen.Option{datagen.Count(100)}, opts...)...)).UID("src")

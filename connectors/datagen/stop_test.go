@@ -12,6 +12,7 @@ import (
 	"github.com/weirstream/weir"
 	"github.com/weirstream/weir/connectors/datagen"
 	"github.com/weirstream/weir/internal/config"
+	"github.com/weirstream/weir/internal/hooks"
 	"github.com/weirstream/weir/internal/runtime"
 )
 
@@ -27,7 +28,7 @@ func testEnv(t *testing.T, p int, extra map[string]string) *weir.Env {
 			t.Fatal(err)
 		}
 	}
-	return weir.NewEnv(cfg)
+	return weir.NewEnv(weir.WithConfig(cfg))
 }
 
 // runUntilStopped runs an unbounded, rate-limited datagen at parallelism p
@@ -37,7 +38,7 @@ func runUntilStopped(t *testing.T, p int, from string) string {
 	t.Helper()
 	env := testEnv(t, p, nil)
 	if from != "" {
-		env.RestoreFrom(from, false)
+		hooks.Plan(env).FromPath = from
 	}
 	// At parallelism 3, subtask 2 owns no index at all.
 	owner := func(i int64, p int) int { return int((i % 2) % int64(p)) }
@@ -50,7 +51,7 @@ func runUntilStopped(t *testing.T, p int, from string) string {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		st := env.Status()
+		st := hooks.Plan(env).Status
 		for st.CompletedCheckpoints.Load() < 4 && st.State() != runtime.StateFailed {
 			time.Sleep(5 * time.Millisecond)
 		}
@@ -77,18 +78,18 @@ func TestRescaleTwiceThroughSavepoints(t *testing.T) {
 // failOnce is a 2PC sink whose Commit fails once when armed.
 type failOnce struct{ armed *atomic.Bool }
 
-func (f failOnce) Open(*weir.Context, []int64) error { return nil }
-func (f failOnce) Begin() (int64, error)             { return 0, nil }
-func (f failOnce) Write(int64, []int64) error        { return nil }
-func (f failOnce) PreCommit(int64) error             { return nil }
-func (f failOnce) Commit(int64) error {
+func (f failOnce) Open(context.Context, *weir.RuntimeContext, []int64) error { return nil }
+func (f failOnce) Begin(ctx context.Context) (int64, error)                  { return 0, nil }
+func (f failOnce) Write(context.Context, int64, []int64) error               { return nil }
+func (f failOnce) PreCommit(context.Context, int64) error                    { return nil }
+func (f failOnce) Commit(context.Context, int64) error {
 	if f.armed.CompareAndSwap(true, false) {
 		return fmt.Errorf("commit failed (injected once)")
 	}
 	return nil
 }
-func (f failOnce) Abort(int64) error { return nil }
-func (f failOnce) Close() error      { return nil }
+func (f failOnce) Abort(context.Context, int64) error { return nil }
+func (f failOnce) Close(context.Context) error        { return nil }
 
 // A stop is answered only once the job has ended: when committing the
 // final checkpoint fails, the restarted job stops again, and the caller
@@ -101,7 +102,7 @@ func TestStopAnsweredWhenJobEnded(t *testing.T) {
 	weir.SinkToTransactional(weir.Rebalance(src), func() weir.TwoPhaseCommitSink[int64, int64] { return failOnce{&armed} }).UID("sink")
 	res := make(chan error, 1)
 	go func() { res <- env.Execute(context.Background(), "gen") }()
-	st := env.Status()
+	st := hooks.Plan(env).Status
 	for st.State() != runtime.StateRunning {
 		time.Sleep(5 * time.Millisecond)
 	}

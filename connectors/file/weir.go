@@ -1,6 +1,7 @@
 package file
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -32,13 +33,13 @@ type txSink[T any] struct {
 	lines  [][]byte
 }
 
-func (t *txSink[T]) Open(ctx *weir.Context, restored []Txn) error {
-	s, err := NewSink(t.dir, ctx.UID(), ctx.Subtask())
+func (t *txSink[T]) Open(ctx context.Context, rc *weir.RuntimeContext, restored []Txn) error {
+	s, err := NewSink(t.dir, rc.UID(), rc.Subtask())
 	if err != nil {
 		return err
 	}
-	if !ctx.Restored() {
-		if err := refuseEarlierOutput(t.dir, ctx.UID()); err != nil {
+	if !rc.Restored() {
+		if err := refuseEarlierOutput(t.dir, rc.UID()); err != nil {
 			return weir.Unrecoverable(err) // no restart would change the folder
 		}
 	}
@@ -46,12 +47,12 @@ func (t *txSink[T]) Open(ctx *weir.Context, restored []Txn) error {
 	return s.Open(restored)
 }
 
-func (t *txSink[T]) Begin() (Txn, error) { return t.s.Begin() }
+func (t *txSink[T]) Begin(ctx context.Context) (Txn, error) { return t.s.Begin() }
 
 // Write formats the batch into one reused buffer, then hands the lines to
 // the transaction. Line slices are cut only after the buffer stopped
 // growing, so none points into a stale backing array.
-func (t *txSink[T]) Write(txn Txn, batch []T) error {
+func (t *txSink[T]) Write(_ context.Context, txn Txn, batch []T) error {
 	t.buf, t.ends, t.lines = t.buf[:0], t.ends[:0], t.lines[:0]
 	for _, v := range batch {
 		t.buf = t.format(v, t.buf)
@@ -65,15 +66,15 @@ func (t *txSink[T]) Write(txn Txn, batch []T) error {
 	return t.s.Write(txn, t.lines)
 }
 
-func (t *txSink[T]) PreCommit(txn Txn) error { return t.s.PreCommit(txn) }
-func (t *txSink[T]) Commit(txn Txn) error {
+func (t *txSink[T]) PreCommit(ctx context.Context, txn Txn) error { return t.s.PreCommit(txn) }
+func (t *txSink[T]) Commit(ctx context.Context, txn Txn) error {
 	err := t.s.Commit(txn)
 	if errors.Is(err, ErrTxnLost) {
 		return fmt.Errorf("%w: %w", err, weir.ErrTransactionLost)
 	}
 	return err
 }
-func (t *txSink[T]) Abort(txn Txn) error {
+func (t *txSink[T]) Abort(ctx context.Context, txn Txn) error {
 	err := t.s.Abort(txn)
 	if errors.Is(err, ErrAlreadyCommitted) {
 		return fmt.Errorf("%w: %w", err, weir.ErrAlreadyCommitted)
@@ -81,7 +82,7 @@ func (t *txSink[T]) Abort(txn Txn) error {
 	return err
 }
 
-func (t *txSink[T]) Close() error {
+func (t *txSink[T]) Close(context.Context) error {
 	if t.s == nil {
 		return nil
 	}
@@ -120,32 +121,32 @@ type lineSource struct {
 	lines   [][]byte
 }
 
-func (l *lineSource) Open(ctx *weir.Context) error {
+func (l *lineSource) Open(ctx context.Context, rc *weir.RuntimeContext) error {
 	all, err := ExpandGlob(l.pattern)
 	if err != nil {
 		return err
 	}
 	var mine []string
-	for i := ctx.Subtask(); i < len(all); i += ctx.Parallelism() {
+	for i := rc.Subtask(); i < len(all); i += rc.Parallelism() {
 		mine = append(mine, all[i])
 	}
-	st, err := weir.GetOperatorListState[sourcePosition](ctx, "file-position")
+	st, err := weir.GetOperatorListState[sourcePosition](rc, "file-position")
 	if err != nil {
 		return err
 	}
 	l.state = st
-	l.par = ctx.Parallelism()
+	l.par = rc.Parallelism()
 	restored := st.Get()
 	l.files = mine
 	switch {
 	case len(restored) == 1 && restored[0].Parallelism == int64(l.par):
 		pos, err := l.resolve(restored[0])
 		if err != nil {
-			return weir.Unrecoverable(fmt.Errorf("file source %q subtask %d: %w", ctx.UID(), ctx.Subtask(), err))
+			return weir.Unrecoverable(fmt.Errorf("file source %q subtask %d: %w", rc.UID(), rc.Subtask(), err))
 		}
 		l.pos = pos
-	case len(restored) > 0 || ctx.Restored():
-		return weir.Unrecoverable(fmt.Errorf("file source %q: the checkpoint holds %d position(s) for subtask %d taken at another parallelism than %d: the file source cannot change its parallelism on restore; run it with the parallelism of the checkpoint", ctx.UID(), len(restored), ctx.Subtask(), l.par))
+	case len(restored) > 0 || rc.Restored():
+		return weir.Unrecoverable(fmt.Errorf("file source %q: the checkpoint holds %d position(s) for subtask %d taken at another parallelism than %d: the file source cannot change its parallelism on restore; run it with the parallelism of the checkpoint", rc.UID(), len(restored), rc.Subtask(), l.par))
 	}
 	l.r, err = NewLineReader(mine, l.pos)
 	return err
@@ -164,7 +165,7 @@ func (l *lineSource) resolve(sp sourcePosition) (Position, error) {
 	return Position{}, fmt.Errorf("the checkpoint was reading %s at byte %d, which %q no longer matches for this subtask (files were removed or renamed since): restore with the same input files", sp.Path, sp.Offset, l.pattern)
 }
 
-func (l *lineSource) Read(dst []string, max int) ([]string, error) {
+func (l *lineSource) Read(ctx context.Context, dst []string, max int) ([]string, error) {
 	lines, pos, err := l.r.Next(max, l.lines[:0])
 	l.lines = lines
 	for _, b := range lines {
@@ -188,7 +189,7 @@ func (l *lineSource) SnapshotState(int64) error {
 	return nil
 }
 
-func (l *lineSource) Close() error {
+func (l *lineSource) Close(context.Context) error {
 	if l.r == nil {
 		return nil
 	}

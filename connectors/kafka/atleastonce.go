@@ -46,8 +46,8 @@ type plainSink[T any] struct {
 	err error // first produce failure
 }
 
-func (s *plainSink[T]) Open(ctx *weir.Context) error {
-	s.uid = ctx.UID()
+func (s *plainSink[T]) Open(_ context.Context, rc *weir.RuntimeContext) error {
+	s.uid = rc.UID()
 	cl, err := kgo.NewClient(append(slices.Clone(s.o.clientOps), kgo.SeedBrokers(s.brokers...), kgo.DefaultProduceTopic(s.topic))...)
 	if err != nil {
 		return fmt.Errorf("kafka sink %q: producer: %w", s.uid, err)
@@ -76,11 +76,10 @@ func (s *plainSink[T]) failure() error {
 	return nil
 }
 
-func (s *plainSink[T]) Write(batch []T) error {
+func (s *plainSink[T]) Write(ctx context.Context, batch []T) error {
 	if err := s.failure(); err != nil {
 		return err
 	}
-	ctx := context.Background()
 	for _, v := range batch {
 		r := &kgo.Record{}
 		s.serialize(v, r)
@@ -90,9 +89,11 @@ func (s *plainSink[T]) Write(batch []T) error {
 	return nil
 }
 
-func (s *plainSink[T]) Flush() error {
+func (s *plainSink[T]) Flush(ctx context.Context) error {
 	if s.flush {
-		ctx, cancel := context.WithTimeout(context.Background(), requestTimeout)
+		// A broker that stops acknowledging fails the checkpoint after
+		// requestTimeout instead of holding the task (and its barrier).
+		ctx, cancel := context.WithTimeout(ctx, requestTimeout)
 		defer cancel()
 		if err := s.cl.Flush(ctx); err != nil {
 			return fmt.Errorf("kafka sink %q: flush: %w", s.uid, err)
@@ -102,12 +103,13 @@ func (s *plainSink[T]) Flush() error {
 }
 
 // Close waits for records in flight (a clean end of a bounded job writes
-// everything), then closes the client.
-func (s *plainSink[T]) Close() error {
+// everything), then closes the client. A cancelled task's ctx ends the
+// wait at once: its records are replayed anyway.
+func (s *plainSink[T]) Close(ctx context.Context) error {
 	if s.cl == nil {
 		return nil
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), requestTimeout)
+	ctx, cancel := context.WithTimeout(ctx, requestTimeout)
 	defer cancel()
 	err := s.cl.Flush(ctx)
 	s.cl.Close()

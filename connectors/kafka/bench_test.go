@@ -53,7 +53,7 @@ func BenchmarkKeyedSum(b *testing.B) {
 						b.Fatal(err)
 					}
 				}
-				env := weir.NewEnv(cfg)
+				env := weir.NewEnv(weir.WithConfig(cfg))
 				src := weir.FromSource(env, Source(br.addrs, in, parse, Bounded())).UID("in")
 				sums := weir.Reduce(weir.KeyBy(src, func(s sum) int64 { return s.Key }), func(a, v sum) sum {
 					return sum{Key: a.Key, Total: a.Total + v.Total}

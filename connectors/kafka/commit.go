@@ -63,8 +63,12 @@ type committer struct {
 	cancel context.CancelFunc
 }
 
-func newCommitter(cl *kgo.Client, group, topic string, topicID [16]byte, log *slog.Logger) *committer {
-	ctx, cancel := context.WithCancel(context.Background())
+// ctx is the source's Open context. The committer keeps its values but
+// not its cancellation: the task cancels it as it ends, before Close, and
+// close still sends the newest offsets; each commit is bounded by
+// commitTimeout and close cancels the rest.
+func newCommitter(ctx context.Context, cl *kgo.Client, group, topic string, topicID [16]byte, log *slog.Logger) *committer {
+	ctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	c := &committer{cl: cl, group: group, topic: topic, topicID: topicID, log: log,
 		wake: make(chan struct{}, 1), stopc: make(chan struct{}), done: make(chan struct{}), ctx: ctx, cancel: cancel}
 	go c.run()

@@ -30,8 +30,9 @@ type discoverer struct {
 
 // newDiscoverer returns a discoverer whose first discovery is due one
 // interval after now; run performs one, from the partition count known.
-func newDiscoverer(every time.Duration, now time.Time, run func(ctx context.Context, known int32) discovered) *discoverer {
-	ctx, cancel := context.WithCancel(context.Background())
+// ctx is the source task's: discoveries end with the task at the latest.
+func newDiscoverer(ctx context.Context, every time.Duration, now time.Time, run func(ctx context.Context, known int32) discovered) *discoverer {
+	ctx, cancel := context.WithCancel(ctx)
 	return &discoverer{every: every, run: run, next: now.Add(every), out: make(chan discovered, 1), ctx: ctx, cancel: cancel}
 }
 

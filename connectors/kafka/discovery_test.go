@@ -120,10 +120,10 @@ func (c *tally) exactlyOnce(t *testing.T, want []string) {
 
 type discard[T any] struct{}
 
-func (discard[T]) Open(*weir.Context) error { return nil }
-func (discard[T]) Write([]T) error          { return nil }
-func (discard[T]) Flush() error             { return nil }
-func (discard[T]) Close() error             { return nil }
+func (discard[T]) Open(context.Context, *weir.RuntimeContext) error { return nil }
+func (discard[T]) Write(context.Context, []T) error                 { return nil }
+func (discard[T]) Flush(context.Context) error                      { return nil }
+func (discard[T]) Close(context.Context) error                      { return nil }
 
 // TestSourceDiscoversPartitions runs an unbounded job at parallelism 2 on
 // a 2-partition topic, adds 2 partitions and writes to them, and only then

@@ -75,12 +75,12 @@ type eoSink[T any] struct {
 	live         map[*Txn]*liveTxn
 }
 
-func (s *eoSink[T]) Open(ctx *weir.Context, restored []*Txn) error {
-	return s.open(ctx.UID(), ctx.Subtask(), ctx.Parallelism(), ctx.Logger(), restored)
+func (s *eoSink[T]) Open(ctx context.Context, rc *weir.RuntimeContext, restored []*Txn) error {
+	return s.open(ctx, rc.UID(), rc.Subtask(), rc.Parallelism(), rc.Logger(), restored)
 }
 
-// open is Open without the engine's context, for tests.
-func (s *eoSink[T]) open(uid string, subtask, parallelism int, log *slog.Logger, restored []*Txn) error {
+// open is Open without the engine's RuntimeContext, for tests.
+func (s *eoSink[T]) open(ctx context.Context, uid string, subtask, parallelism int, log *slog.Logger, restored []*Txn) error {
 	s.uid, s.subtask, s.par, s.log = uid, subtask, parallelism, log
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
@@ -131,7 +131,7 @@ func (s *eoSink[T]) open(uid string, subtask, parallelism int, log *slog.Logger,
 		if held[id] {
 			continue
 		}
-		if err := fence(context.Background(), admin, id, s.o.txnTimeout); err != nil {
+		if err := fence(ctx, admin, id, s.o.txnTimeout); err != nil {
 			// The operator does not Close a sink whose Open failed.
 			admin.Close()
 			s.admin = nil
@@ -141,7 +141,7 @@ func (s *eoSink[T]) open(uid string, subtask, parallelism int, log *slog.Logger,
 	return nil
 }
 
-func (s *eoSink[T]) Begin() (*Txn, error) {
+func (s *eoSink[T]) Begin(ctx context.Context) (*Txn, error) {
 	k, err := s.pool.acquire()
 	if err != nil {
 		return nil, fmt.Errorf("kafka sink %q subtask %d: %w", s.uid, s.subtask, err)
@@ -161,7 +161,7 @@ func (s *eoSink[T]) Begin() (*Txn, error) {
 	// earlier producer of this id can write into the new transaction, and
 	// the handle knows its producer before anything is written (an abort
 	// from a later attempt needs it).
-	pid, epoch, err := cl.ProducerID(context.Background())
+	pid, epoch, err := cl.ProducerID(ctx)
 	if err == nil {
 		err = cl.BeginTransaction()
 	}
@@ -175,7 +175,7 @@ func (s *eoSink[T]) Begin() (*Txn, error) {
 	return txn, nil
 }
 
-func (s *eoSink[T]) Write(txn *Txn, batch []T) error {
+func (s *eoSink[T]) Write(ctx context.Context, txn *Txn, batch []T) error {
 	lt := s.live[txn]
 	if lt == nil {
 		return fmt.Errorf("kafka sink %q: write to %v, which is not open", s.uid, txn)
@@ -183,7 +183,6 @@ func (s *eoSink[T]) Write(txn *Txn, batch []T) error {
 	if err := lt.failure(); err != nil {
 		return s.produceError(txn, err)
 	}
-	ctx := context.Background()
 	for _, v := range batch {
 		r := &kgo.Record{Topic: s.topic}
 		s.serialize(v, r)
@@ -204,14 +203,16 @@ func (s *eoSink[T]) produceError(txn *Txn, err error) error {
 // PreCommit flushes the transaction; it stays open on the broker until
 // Commit. The producing client is closed: the commit goes by producer id
 // and epoch, from this instance or a later one.
-func (s *eoSink[T]) PreCommit(txn *Txn) error {
+func (s *eoSink[T]) PreCommit(ctx context.Context, txn *Txn) error {
 	lt := s.live[txn]
 	if lt == nil {
 		return fmt.Errorf("kafka sink %q: pre-commit %v, which is not open", s.uid, txn)
 	}
 	delete(s.live, txn)
 	defer lt.cl.Close()
-	fctx, cancel := context.WithTimeout(context.Background(), requestTimeout)
+	// A broker that stops acknowledging fails the checkpoint after
+	// requestTimeout instead of holding the task (and its barrier).
+	fctx, cancel := context.WithTimeout(ctx, requestTimeout)
 	defer cancel()
 	if err := lt.cl.Flush(fctx); err != nil {
 		return fmt.Errorf("kafka sink %q: flush %v: %w", s.uid, txn, err)
@@ -223,7 +224,7 @@ func (s *eoSink[T]) PreCommit(txn *Txn) error {
 		// The client re-initializes its producer after some errors; a
 		// transaction whose records went out under two epochs cannot be
 		// committed by one EndTxn.
-		pid, epoch, err := lt.cl.ProducerID(context.Background())
+		pid, epoch, err := lt.cl.ProducerID(ctx)
 		if err != nil {
 			return fmt.Errorf("kafka sink %q: pre-commit %v: %w", s.uid, txn, err)
 		}
@@ -239,12 +240,12 @@ func (s *eoSink[T]) PreCommit(txn *Txn) error {
 // Commit ends a pre-committed transaction with a commit. Committing a
 // committed transaction succeeds: the broker answers a repeated commit by
 // the same producer epoch with success.
-func (s *eoSink[T]) Commit(txn *Txn) error {
+func (s *eoSink[T]) Commit(ctx context.Context, txn *Txn) error {
 	if txn.Empty {
 		s.settleRestored(txn)
 		return nil
 	}
-	_, err := endTxn(context.Background(), s.admin, txn.TransactionalID, txn.ProducerID, txn.Epoch, true)
+	_, err := endTxn(ctx, s.admin, txn.TransactionalID, txn.ProducerID, txn.Epoch, true)
 	switch {
 	case err == nil:
 	case isStale(err):
@@ -263,10 +264,15 @@ func (s *eoSink[T]) Commit(txn *Txn) error {
 // Abort ends a transaction with an abort. Aborting an aborted or never
 // begun transaction succeeds; aborting a committed one fails with
 // weir.ErrAlreadyCommitted when the broker still remembers the commit.
-func (s *eoSink[T]) Abort(txn *Txn) error {
+func (s *eoSink[T]) Abort(ctx context.Context, txn *Txn) error {
+	// The operator aborts the open transaction at Close, which also runs
+	// after the task was cancelled: the abort still goes out, so that the
+	// broker does not hold the transaction (and block read-committed
+	// consumers) until its timeout. Each request is bounded by
+	// requestTimeout (endTxn, fence), so a dead broker cannot hold Close.
+	ctx = context.WithoutCancel(ctx)
 	if lt := s.live[txn]; lt != nil {
 		delete(s.live, txn)
-		ctx := context.Background()
 		aerr := lt.cl.AbortBufferedRecords(ctx)
 		lt.cl.Close()
 		if lt.produced > 0 {
@@ -281,7 +287,6 @@ func (s *eoSink[T]) Abort(txn *Txn) error {
 		s.settleRestored(txn)
 		return nil
 	}
-	ctx := context.Background()
 	version, err := endTxn(ctx, s.admin, txn.TransactionalID, txn.ProducerID, txn.Epoch, false)
 	switch {
 	case err == nil:
@@ -323,7 +328,7 @@ func (s *eoSink[T]) settleRestored(txn *Txn) {
 
 // Close closes the producing clients. Open transactions are left to the
 // operator (which aborts the current one first) and to the next Open.
-func (s *eoSink[T]) Close() error {
+func (s *eoSink[T]) Close(context.Context) error {
 	for txn, lt := range s.live {
 		lt.cl.Close()
 		delete(s.live, txn)

@@ -7,6 +7,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/weirstream/weir"
 	"github.com/weirstream/weir/internal/faults"
+	"github.com/weirstream/weir/internal/hooks"
 	"github.com/weirstream/weir/internal/jobs/demo"
 )
 
@@ -82,7 +83,7 @@ func TestExactlyOnceDemo(t *testing.T) {
 			restored := strings.Count(res.log.String(), "msg=restoring")
 			fromCheckpoint += restored
 			t.Logf("%d records exact, %d restarts (%d from a checkpoint), %d checkpoints, %v; fired %v",
-				len(got), res.restarts, restored, res.env.Status().CompletedCheckpoints.Load(), res.elapsed, res.inj.Log())
+				len(got), res.restarts, restored, hooks.Plan(res.env).Status.CompletedCheckpoints.Load(), res.elapsed, res.inj.Log())
 		})
 	}
 }

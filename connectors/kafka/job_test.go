@@ -2,6 +2,7 @@ package kafka
 
 import (
 	"context"
+	"github.com/weirstream/weir/internal/hooks"
 	"github.com/weirstream/weir/internal/testutil"
 	"path/filepath"
 	"testing"
@@ -38,7 +39,7 @@ type outcome struct {
 // run builds the pipeline with build on a fresh Env and executes it.
 func (j *job) run(t *testing.T, build func(env *weir.Env)) outcome {
 	t.Helper()
-	env := weir.NewEnv(testutil.FaultConfig(t, j.parallelism, j.stateDir, j.interval, j.restartNone, nil))
+	env := weir.NewEnv(weir.WithConfig(testutil.FaultConfig(t, j.parallelism, j.stateDir, j.interval, j.restartNone, nil)))
 	o := outcome{env: env}
 	o.log, o.inj = testutil.Observe(env, j.plan)
 	build(env)
@@ -49,7 +50,7 @@ func (j *job) run(t *testing.T, build func(env *weir.Env)) outcome {
 	}
 	o.err = env.Execute(ctx, "kafka-test")
 	o.elapsed = time.Since(start)
-	o.restarts = env.Status().Restarts.Load()
+	o.restarts = hooks.Plan(env).Status.Restarts.Load()
 	return o
 }
 

@@ -1,6 +1,7 @@
 package kafka
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -12,6 +13,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/weirstream/weir"
 	"github.com/weirstream/weir/connectors/file"
+	"github.com/weirstream/weir/internal/hooks"
 )
 
 // legacySource writes partition offsets as the source did before they
@@ -26,21 +28,21 @@ type legacySource struct {
 
 var errLegacyDone = errors.New("legacy checkpoint taken")
 
-func (s *legacySource) Open(ctx *weir.Context) error {
-	st, err := weir.GetOperatorListState[partitionOffset](ctx, offsetsState)
-	s.state, s.els = st, s.elems[ctx.Subtask()]
+func (s *legacySource) Open(ctx context.Context, rc *weir.RuntimeContext) error {
+	st, err := weir.GetOperatorListState[partitionOffset](rc, offsetsState)
+	s.state, s.els = st, s.elems[rc.Subtask()]
 	return err
 }
 
-func (s *legacySource) Read(dst []string, _ int) ([]string, error) {
-	if s.env.Status().CompletedCheckpoints.Load() >= 1 {
+func (s *legacySource) Read(ctx context.Context, dst []string, _ int) ([]string, error) {
+	if hooks.Plan(s.env).Status.CompletedCheckpoints.Load() >= 1 {
 		return dst, errLegacyDone
 	}
 	return dst, nil
 }
 
-func (s *legacySource) SnapshotState(int64) error { s.state.Update(s.els); return nil }
-func (s *legacySource) Close() error              { return nil }
+func (s *legacySource) SnapshotState(int64) error   { s.state.Update(s.els); return nil }
+func (s *legacySource) Close(context.Context) error { return nil }
 
 // TestSourceRestoresLegacyCheckpoint restores, at parallelism 3, a
 // checkpoint of parallelism 2 in the older round-robin format: each
@@ -76,7 +78,7 @@ func TestSourceRestoresLegacyCheckpoint(t *testing.T) {
 			de := func(r *kgo.Record) (string, error) {
 				// The first run stops after some records, once a
 				// checkpoint completed.
-				if n.Add(1) > 20 && p == 3 && env.Status().CompletedCheckpoints.Load() >= 1 {
+				if n.Add(1) > 20 && p == 3 && hooks.Plan(env).Status.CompletedCheckpoints.Load() >= 1 {
 					return "", errStop
 				}
 				return string(r.Value), nil

@@ -33,8 +33,8 @@ func serializeString(v string, r *kgo.Record) { r.Value = []byte(v) }
 func (u *sinkUnit) open(s, p int, restored ...*Txn) (*eoSink[string], error) {
 	f := ExactlyOnce[string](u.b.addrs, u.topic, serializeString, TransactionalIDPrefix(u.prefix), PoolSize(4))
 	sink := f().(*eoSink[string])
-	u.t.Cleanup(func() { sink.Close() })
-	return sink, sink.open("sink", s, p, nil, restored)
+	u.t.Cleanup(func() { sink.Close(context.Background()) })
+	return sink, sink.open(context.Background(), "sink", s, p, nil, restored)
 }
 
 func (u *sinkUnit) mustOpen(s, p int, restored ...*Txn) *eoSink[string] {
@@ -49,11 +49,11 @@ func (u *sinkUnit) mustOpen(s, p int, restored ...*Txn) *eoSink[string] {
 // txnWith begins a transaction and writes vs into it.
 func (u *sinkUnit) txnWith(sink *eoSink[string], vs ...string) *Txn {
 	u.t.Helper()
-	txn, err := sink.Begin()
+	txn, err := sink.Begin(context.Background())
 	if err != nil {
 		u.t.Fatalf("begin: %v", err)
 	}
-	if err := sink.Write(txn, vs); err != nil {
+	if err := sink.Write(context.Background(), txn, vs); err != nil {
 		u.t.Fatalf("write: %v", err)
 	}
 	return txn
@@ -104,32 +104,32 @@ func TestSinkRestoreSameCheckpointTwice(t *testing.T) {
 	u := newSinkUnit(t)
 	a := u.mustOpen(0, 1)
 	t1 := u.txnWith(a, "a", "b")
-	if err := a.PreCommit(t1); err != nil {
+	if err := a.PreCommit(context.Background(), t1); err != nil {
 		t.Fatal(err)
 	}
 	t2 := u.flushed(a, u.txnWith(a, "lost-1"))
 	ckpt := []*Txn{checkpointed(t1), checkpointed(t2)}
-	a.Close() // crash: nothing aborted, the client just goes away
+	a.Close(context.Background()) // crash: nothing aborted, the client just goes away
 
 	for attempt := range 2 {
 		s := u.mustOpen(0, 1, ckpt...)
-		if err := s.Commit(ckpt[0]); err != nil {
+		if err := s.Commit(context.Background(), ckpt[0]); err != nil {
 			t.Fatalf("attempt %d: commit restored %v: %v", attempt, ckpt[0], err)
 		}
-		if err := s.Abort(ckpt[1]); err != nil {
+		if err := s.Abort(context.Background(), ckpt[1]); err != nil {
 			t.Fatalf("attempt %d: abort restored %v: %v", attempt, ckpt[1], err)
 		}
 		u.flushed(s, u.txnWith(s, fmt.Sprintf("lost-%d", attempt+2)))
-		s.Close() // crash before the checkpoint of t3 completes
+		s.Close(context.Background()) // crash before the checkpoint of t3 completes
 	}
 	// The third restore: the last t3 went to T2's id (free once T2 was
 	// aborted), which open leaves alone because the checkpoint names it;
 	// the abort of T2 finds the epoch moved on and fences the id.
 	s := u.mustOpen(0, 1, ckpt...)
-	if err := s.Commit(ckpt[0]); err != nil {
+	if err := s.Commit(context.Background(), ckpt[0]); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Abort(ckpt[1]); err != nil {
+	if err := s.Abort(context.Background(), ckpt[1]); err != nil {
 		t.Fatal(err)
 	}
 	u.wantCommitted("a", "b")
@@ -143,18 +143,18 @@ func TestSinkAbortCommittedIsErrAlreadyCommitted(t *testing.T) {
 	u := newSinkUnit(t)
 	a := u.mustOpen(0, 1)
 	t1 := u.txnWith(a, "x")
-	if err := a.PreCommit(t1); err != nil {
+	if err := a.PreCommit(context.Background(), t1); err != nil {
 		t.Fatal(err)
 	}
-	if err := a.Commit(t1); err != nil {
+	if err := a.Commit(context.Background(), t1); err != nil {
 		t.Fatal(err)
 	}
-	if err := a.Commit(t1); err != nil {
+	if err := a.Commit(context.Background(), t1); err != nil {
 		t.Fatalf("second commit: %v", err)
 	}
-	a.Close()
+	a.Close(context.Background())
 	b := u.mustOpen(0, 1, checkpointed(t1))
-	if err := b.Abort(checkpointed(t1)); !errors.Is(err, weir.ErrAlreadyCommitted) {
+	if err := b.Abort(context.Background(), checkpointed(t1)); !errors.Is(err, weir.ErrAlreadyCommitted) {
 		t.Fatalf("abort of a committed transaction = %v, want ErrAlreadyCommitted", err)
 	}
 	u.wantCommitted("x")
@@ -167,27 +167,27 @@ func TestSinkEmptyTransaction(t *testing.T) {
 	u := newSinkUnit(t)
 	a := u.mustOpen(0, 1)
 	t1 := u.txnWith(a)
-	if err := a.PreCommit(t1); err != nil {
+	if err := a.PreCommit(context.Background(), t1); err != nil {
 		t.Fatal(err)
 	}
 	if !t1.Empty {
 		t.Fatal("transaction without records not marked Empty")
 	}
 	t2 := u.txnWith(a, "y")
-	if err := a.PreCommit(t2); err != nil {
+	if err := a.PreCommit(context.Background(), t2); err != nil {
 		t.Fatal(err)
 	}
 	if t2.Empty {
 		t.Fatal("transaction with a record marked Empty")
 	}
-	a.Close()
+	a.Close(context.Background())
 	b := u.mustOpen(0, 1, checkpointed(t1), checkpointed(t2))
 	for _, txn := range []*Txn{checkpointed(t1), checkpointed(t2)} {
-		if err := b.Commit(txn); err != nil {
+		if err := b.Commit(context.Background(), txn); err != nil {
 			t.Fatalf("commit %v: %v", txn, err)
 		}
 	}
-	if err := b.Abort(checkpointed(t1)); err != nil {
+	if err := b.Abort(context.Background(), checkpointed(t1)); err != nil {
 		t.Fatalf("abort empty: %v", err)
 	}
 	u.wantCommitted("y")
@@ -202,14 +202,14 @@ func TestSinkFencesZombie(t *testing.T) {
 	zombie := u.mustOpen(0, 1)
 	zt := u.txnWith(zombie, "zombie-1")
 	next := u.mustOpen(0, 1) // the next attempt, restoring nothing
-	err := zombie.Write(zt, []string{"zombie-2"})
+	err := zombie.Write(context.Background(), zt, []string{"zombie-2"})
 	if err == nil {
-		err = zombie.PreCommit(zt)
+		err = zombie.PreCommit(context.Background(), zt)
 	}
 	if err == nil {
 		t.Fatal("zombie pre-committed after being fenced")
 	}
-	if err := zombie.Commit(zt); err == nil || !strings.Contains(err.Error(), "possible data loss") {
+	if err := zombie.Commit(context.Background(), zt); err == nil || !strings.Contains(err.Error(), "possible data loss") {
 		t.Fatalf("zombie commit = %v, want a possible-data-loss error", err)
 	}
 	// kfake registers the zombie's partition in a transaction at the
@@ -220,10 +220,10 @@ func TestSinkFencesZombie(t *testing.T) {
 	if nt.Slot != 0 {
 		t.Fatalf("next attempt began on slot %d, want 0", nt.Slot)
 	}
-	if err := next.PreCommit(nt); err != nil {
+	if err := next.PreCommit(context.Background(), nt); err != nil {
 		t.Fatal(err)
 	}
-	if err := next.Commit(nt); err != nil {
+	if err := next.Commit(context.Background(), nt); err != nil {
 		t.Fatal(err)
 	}
 	u.wantCommitted("next")
@@ -238,20 +238,20 @@ func TestSinkScaleInAbortsVanishedSubtasks(t *testing.T) {
 	s0 := u.mustOpen(0, 2)
 	s1 := u.mustOpen(1, 2)
 	t0 := u.txnWith(s0, "kept")
-	if err := s0.PreCommit(t0); err != nil {
+	if err := s0.PreCommit(context.Background(), t0); err != nil {
 		t.Fatal(err)
 	}
 	t1 := u.txnWith(s1, "orphan")
-	if err := s1.PreCommit(t1); err != nil {
+	if err := s1.PreCommit(context.Background(), t1); err != nil {
 		t.Fatal(err)
 	}
 	u.flushed(s1, u.txnWith(s1, "orphan-open")) // begun after the checkpoint: in no checkpoint
-	s0.Close()
-	s1.Close()
+	s0.Close(context.Background())
+	s1.Close(context.Background())
 	// The checkpoint completed with t0 and t1 pending; restore at p=1.
 	r := u.mustOpen(0, 1, checkpointed(t0), checkpointed(t1))
 	for _, txn := range []*Txn{checkpointed(t0), checkpointed(t1)} {
-		if err := r.Commit(txn); err != nil {
+		if err := r.Commit(context.Background(), txn); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -267,10 +267,10 @@ func TestSinkPoolExhaustion(t *testing.T) {
 	var err error
 	for i := 0; i < 5 && err == nil; i++ {
 		var txn *Txn
-		txn, err = a.Begin()
+		txn, err = a.Begin(context.Background())
 		if err == nil {
-			if err = a.Write(txn, []string{"p"}); err == nil {
-				err = a.PreCommit(txn)
+			if err = a.Write(context.Background(), txn, []string{"p"}); err == nil {
+				err = a.PreCommit(context.Background(), txn)
 			}
 		}
 	}
@@ -283,12 +283,12 @@ func TestSinkPoolExhaustion(t *testing.T) {
 // a checkpoint's life is refused at open.
 func TestSinkValidatesTransactionTimeout(t *testing.T) {
 	f := ExactlyOnce[string]([]string{"127.0.0.1:1"}, "t", serializeString)
-	err := f().(*eoSink[string]).open("sink", 0, 1, nil, nil)
+	err := f().(*eoSink[string]).open(context.Background(), "sink", 0, 1, nil, nil)
 	if err == nil || strings.Contains(err.Error(), "does not exceed") {
 		t.Fatalf("defaults = %v, want only the dial to fail", err)
 	}
 	f = ExactlyOnce[string]([]string{"127.0.0.1:1"}, "t", serializeString, TransactionTimeout(60_000_000_000))
-	err = f().(*eoSink[string]).open("sink", 0, 1, nil, nil)
+	err = f().(*eoSink[string]).open(context.Background(), "sink", 0, 1, nil, nil)
 	if err == nil || !strings.Contains(err.Error(), "does not exceed") {
 		t.Fatalf("1 min timeout with a 10 min checkpoint timeout = %v, want refusal", err)
 	}

@@ -75,13 +75,13 @@ type source[T any] struct {
 	snaps       snapshotLog // checkpoint id → offsets, for commits
 }
 
-func (s *source[T]) Open(ctx *weir.Context) (err error) {
-	s.uid, s.subtask, s.parallelism, s.log = ctx.UID(), ctx.Subtask(), ctx.Parallelism(), ctx.Logger()
-	st, err := weir.GetUnionListState[partitionOffset](ctx, offsetsState)
+func (s *source[T]) Open(ctx context.Context, rc *weir.RuntimeContext) (err error) {
+	s.uid, s.subtask, s.parallelism, s.log = rc.UID(), rc.Subtask(), rc.Parallelism(), rc.Logger()
+	st, err := weir.GetUnionListState[partitionOffset](rc, offsetsState)
 	if err != nil {
 		return err
 	}
-	legacy, err := weir.GetOperatorListState[partitionOffset](ctx, offsetsState)
+	legacy, err := weir.GetOperatorListState[partitionOffset](rc, offsetsState)
 	if err != nil {
 		return err
 	}
@@ -92,26 +92,25 @@ func (s *source[T]) Open(ctx *weir.Context) (err error) {
 	}
 	defer func() {
 		if err != nil {
-			s.Close()
+			s.Close(ctx)
 		}
 	}()
-	bg := context.Background()
-	n, id, err := topicMetadata(bg, s.admin, s.topic)
+	n, id, err := topicMetadata(ctx, s.admin, s.topic)
 	if err != nil {
 		return fmt.Errorf("kafka source %q: %w", s.uid, err)
 	}
 	s.topicID, s.known = id, n
-	plan, err := planStart(ctx.Restored(), st.Get(), legacy.Get(), n, s.subtask, s.parallelism)
+	plan, err := planStart(rc.Restored(), st.Get(), legacy.Get(), n, s.subtask, s.parallelism)
 	if err != nil {
 		return weir.Unrecoverable(fmt.Errorf("kafka source %q subtask %d, topic %q: %w", s.uid, s.subtask, s.topic, err))
 	}
 	legacy.Update(nil) // from now on the offsets live in the union state
 	start := plan.restored
-	fresh, err := s.resolveStart(bg, plan.fresh)
+	fresh, err := s.resolveStart(ctx, plan.fresh)
 	if err != nil {
 		return fmt.Errorf("kafka source %q: resolve start offset %s: %w", s.uid, s.o.start, err)
 	}
-	earliest, err := listOffsets(bg, s.admin, s.topic, plan.earliest, -2)
+	earliest, err := listOffsets(ctx, s.admin, s.topic, plan.earliest, -2)
 	if err != nil {
 		return fmt.Errorf("kafka source %q: earliest offsets of partitions the checkpoint does not hold: %w", s.uid, err)
 	}
@@ -120,7 +119,7 @@ func (s *source[T]) Open(ctx *weir.Context) (err error) {
 	s.parts = map[int32]*partState{}
 	s.add(start)
 	if s.o.bounded {
-		ends, err := listOffsets(bg, s.admin, s.topic, s.order, -1)
+		ends, err := listOffsets(ctx, s.admin, s.topic, s.order, -1)
 		if err != nil {
 			return fmt.Errorf("kafka source %q: end offsets: %w", s.uid, err)
 		}
@@ -132,11 +131,11 @@ func (s *source[T]) Open(ctx *weir.Context) (err error) {
 			}
 		}
 	} else if s.o.discovery > 0 {
-		s.disc = newDiscoverer(s.o.discovery, s.o.now(), s.discover)
+		s.disc = newDiscoverer(ctx, s.o.discovery, s.o.now(), s.discover)
 	}
 	if s.o.commitTo != "" {
 		s.snaps = snapshotLog{}
-		s.commits = newCommitter(s.admin, s.o.commitTo, s.topic, s.topicID, s.log)
+		s.commits = newCommitter(ctx, s.admin, s.o.commitTo, s.topic, s.topicID, s.log)
 	}
 	consume := map[int32]int64{}
 	for p, ps := range s.parts {
@@ -267,7 +266,7 @@ func (s *source[T]) takeDiscovery(d discovered) error {
 	return s.consume(d.start)
 }
 
-func (s *source[T]) Read(dst []T, max int) ([]T, error) {
+func (s *source[T]) Read(ctx context.Context, dst []T, max int) ([]T, error) {
 	if s.o.bounded && s.remaining == 0 {
 		return dst, io.EOF
 	}
@@ -286,11 +285,17 @@ func (s *source[T]) Read(dst []T, max int) ([]T, error) {
 		} else {
 			s.idle.Reset(s.o.poll)
 		}
-		<-s.idle.C
+		select {
+		case <-s.idle.C:
+		case <-ctx.Done():
+			return dst, ctx.Err()
+		}
 		return dst, nil
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), s.o.poll)
-	fetches := s.cl.PollRecords(ctx, max)
+	// Bounded by the poll interval so that Read returns to the task loop
+	// (barriers, timers) while the topic is quiet.
+	pctx, cancel := context.WithTimeout(ctx, s.o.poll)
+	fetches := s.cl.PollRecords(pctx, max)
 	cancel()
 	for _, fe := range fetches.Errors() {
 		if errors.Is(fe.Err, context.DeadlineExceeded) || errors.Is(fe.Err, context.Canceled) {
@@ -372,7 +377,7 @@ func (s *source[T]) SnapshotState(id int64) error {
 // NotifyCheckpointComplete commits the offsets checkpoint id holds to the
 // CommitOffsetsToGroup group, in the background (weir.CheckpointListener).
 // It never fails: the group's offsets are for monitoring.
-func (s *source[T]) NotifyCheckpointComplete(id int64) error {
+func (s *source[T]) NotifyCheckpointComplete(_ context.Context, id int64) error {
 	if s.commits == nil {
 		return nil
 	}
@@ -382,7 +387,7 @@ func (s *source[T]) NotifyCheckpointComplete(id int64) error {
 	return nil
 }
 
-func (s *source[T]) Close() error {
+func (s *source[T]) Close(context.Context) error {
 	if s.idle != nil {
 		s.idle.Stop()
 	}

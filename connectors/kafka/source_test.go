@@ -16,6 +16,7 @@ import (
 	"github.com/weirstream/weir"
 	"github.com/weirstream/weir/connectors/file"
 	"github.com/weirstream/weir/internal/faults"
+	"github.com/weirstream/weir/internal/hooks"
 )
 
 // fillTopic writes the values "0".."n-1" to topic through transactions of
@@ -145,7 +146,7 @@ func TestSourceRescale(t *testing.T) {
 				// checkpoint (a fast machine may get that far before the
 				// first one): the next run then starts fresh, which the
 				// exactness check covers as well.
-				case stop == "checkpoint" && (env.Status().CompletedCheckpoints.Load() >= 1 || c > n/2),
+				case stop == "checkpoint" && (hooks.Plan(env).Status.CompletedCheckpoints.Load() >= 1 || c > n/2),
 					stop == "records" && c > n/10:
 					return "", errStop
 				}
@@ -164,7 +165,7 @@ func TestSourceRescale(t *testing.T) {
 	if !errors.Is(res.err, errStop) {
 		t.Fatalf("run at parallelism 3 = %v, want it stopped", res.err)
 	}
-	t.Logf("parallelism 3 completed %d checkpoints", res.env.Status().CompletedCheckpoints.Load())
+	t.Logf("parallelism 3 completed %d checkpoints", hooks.Plan(res.env).Status.CompletedCheckpoints.Load())
 	j.parallelism, j.restartNone = 1, false
 	res = j.run(t, build(""))
 	if res.err != nil {

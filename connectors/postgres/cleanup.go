@@ -9,10 +9,10 @@ import (
 
 // createMarkerTable creates the marker table and its lookup index if the
 // table is absent.
-func createMarkerTable(conn *pgx.Conn, cfg config, markers pgx.Identifier) error {
+func createMarkerTable(ctx context.Context, conn *pgx.Conn, cfg config, markers pgx.Identifier) error {
 	name := markers.Sanitize()
 	index := pgx.Identifier{markers[len(markers)-1] + "_sink_seq"}.Sanitize()
-	return createIfAbsent(conn, cfg, name, func(ctx context.Context, tx pgx.Tx) error {
+	return createIfAbsent(ctx, conn, cfg, name, func(ctx context.Context, tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, `CREATE TABLE `+name+` (
 	gid text PRIMARY KEY,
 	sink text NOT NULL,
@@ -44,7 +44,7 @@ func createMarkerTable(conn *pgx.Conn, cfg config, markers pgx.Identifier) error
 // transactions are garbage: the others may be about to commit one of them.
 // If a restored handle contradicts this (the engine changed), the sink
 // rolls back nothing rather than risk a committed checkpoint's data.
-func (s *exactlyOnce[T]) cleanUp(parallelism int, restored []Txn) (uint64, error) {
+func (s *exactlyOnce[T]) cleanUp(ctx context.Context, parallelism int, restored []Txn) (uint64, error) {
 	var next uint64
 	keep := make(map[string]bool, len(restored))
 	safe := true
@@ -60,7 +60,7 @@ func (s *exactlyOnce[T]) cleanUp(parallelism int, restored []Txn) (uint64, error
 			next = max(next, seq+1)
 		}
 	}
-	ctx, cancel := s.cfg.op()
+	ctx, cancel := s.cfg.op(ctx)
 	defer cancel()
 	rows, err := s.control.Query(ctx, "SELECT gid FROM pg_prepared_xacts WHERE database = current_database() AND starts_with(gid, $1)", s.sink+":")
 	if err != nil {

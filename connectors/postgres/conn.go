@@ -34,14 +34,15 @@ func connect(ctx context.Context, cfg config, connString string) (*pgx.Conn, err
 	return conn, nil
 }
 
-// op returns the context for one statement or round trip: bounded by the
-// configured timeout. The sink interfaces carry no context, and a hung
-// server must fail the task rather than stall it forever.
-func (c config) op() (context.Context, context.CancelFunc) {
+// op returns the context for one statement or round trip: the task's ctx
+// (cancelled when the task is), bounded by the configured timeout
+// (WithTimeout), so that a hung server fails the task rather than stalls
+// it until the runtime's stuck-task watchdog.
+func (c config) op(ctx context.Context) (context.Context, context.CancelFunc) {
 	if c.timeout <= 0 {
-		return context.WithCancel(context.Background())
+		return context.WithCancel(ctx)
 	}
-	return context.WithTimeout(context.Background(), c.timeout)
+	return context.WithTimeout(ctx, c.timeout)
 }
 
 // tableName splits "schema.table" or "table" into an identifier; quoting
@@ -107,9 +108,9 @@ func sqlState(err error) string {
 const undefinedObject = "42704"
 
 // createTable creates the table (columnDefs) if absent.
-func createTable(conn *pgx.Conn, cfg config, table pgx.Identifier, columnDefs string) error {
+func createTable(ctx context.Context, conn *pgx.Conn, cfg config, table pgx.Identifier, columnDefs string) error {
 	name := table.Sanitize()
-	return createIfAbsent(conn, cfg, name, func(ctx context.Context, tx pgx.Tx) error {
+	return createIfAbsent(ctx, conn, cfg, name, func(ctx context.Context, tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, "CREATE TABLE "+name+" ("+columnDefs+")"); err != nil {
 			return fmt.Errorf("create table %s (%s): %w; fix the column definitions given to WithCreateTable", name, columnDefs, err)
 		}
@@ -124,8 +125,8 @@ func createTable(conn *pgx.Conn, cfg config, table pgx.Identifier, columnDefs st
 // NOT EXISTS does, and waits forever). Subtasks open at the same time, so
 // creation is serialized with a transaction-scoped advisory lock on the
 // name.
-func createIfAbsent(conn *pgx.Conn, cfg config, name string, create func(context.Context, pgx.Tx) error) error {
-	ctx, cancel := cfg.op()
+func createIfAbsent(ctx context.Context, conn *pgx.Conn, cfg config, name string, create func(context.Context, pgx.Tx) error) error {
+	ctx, cancel := cfg.op(ctx)
 	defer cancel()
 	var exists bool
 	if err := conn.QueryRow(ctx, "SELECT to_regclass($1) IS NOT NULL", name).Scan(&exists); err != nil {

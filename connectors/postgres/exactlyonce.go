@@ -1,6 +1,7 @@
 package postgres
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -61,21 +62,22 @@ type exactlyOnce[T any] struct {
 	buf    rowBuffer
 }
 
-func (s *exactlyOnce[T]) Open(ctx *weir.Context, restored []Txn) error {
+func (s *exactlyOnce[T]) Open(ctx context.Context, rc *weir.RuntimeContext, restored []Txn) error {
 	log := s.cfg.logger
 	if log == nil {
-		log = ctx.Logger()
+		log = rc.Logger()
 	}
-	if !s.cfg.prefixSet && checkName("job name", ctx.JobName()) == nil {
+	if !s.cfg.prefixSet && checkName("job name", rc.JobName()) == nil {
 		// The global transaction ids then name the job, the operator and
 		// the subtask (the marker row records the sequence).
-		s.cfg.prefix = ctx.JobName()
+		s.cfg.prefix = rc.JobName()
 	}
-	return s.open(ctx.UID(), ctx.Subtask(), ctx.Parallelism(), log, restored)
+	return s.open(ctx, rc.UID(), rc.Subtask(), rc.Parallelism(), log, restored)
 }
 
-// open is Open without the weir.Context, so tests can drive a sink alone.
-func (s *exactlyOnce[T]) open(uid string, subtask, parallelism int, log *slog.Logger, restored []Txn) error {
+// open is Open without the weir.RuntimeContext, so tests can drive a sink
+// alone.
+func (s *exactlyOnce[T]) open(ctx context.Context, uid string, subtask, parallelism int, log *slog.Logger, restored []Txn) error {
 	if err := s.validate(uid); err != nil {
 		return weir.Unrecoverable(fmt.Errorf("postgres sink %s: %w", uid, err))
 	}
@@ -84,16 +86,16 @@ func (s *exactlyOnce[T]) open(uid string, subtask, parallelism int, log *slog.Lo
 	}
 	s.sink, s.subtask, s.log = sinkID(s.cfg.prefix, uid), subtask, log
 	s.buf = rowBuffer{ncols: len(s.columns)}
-	err := s.connect()
+	err := s.connect(ctx)
 	if err == nil {
-		err = s.prepareSchema()
+		err = s.prepareSchema(ctx)
 	}
 	if err == nil {
-		s.next, err = s.cleanUp(parallelism, restored)
+		s.next, err = s.cleanUp(ctx, parallelism, restored)
 	}
 	if err != nil {
 		// The operator does not Close a sink whose Open failed.
-		s.Close()
+		s.Close(ctx)
 		return fmt.Errorf("postgres sink %s/%d: %w", uid, subtask, err)
 	}
 	return nil
@@ -119,8 +121,8 @@ func (s *exactlyOnce[T]) validate(uid string) error {
 	return nil
 }
 
-func (s *exactlyOnce[T]) connect() error {
-	ctx, cancel := s.cfg.op()
+func (s *exactlyOnce[T]) connect(ctx context.Context) error {
+	ctx, cancel := s.cfg.op(ctx)
 	defer cancel()
 	var err error
 	if s.data, err = connect(ctx, s.cfg, s.connString); err != nil {
@@ -137,19 +139,19 @@ func (s *exactlyOnce[T]) connect() error {
 	return checkPreparedTransactions(setting, s.server)
 }
 
-func (s *exactlyOnce[T]) prepareSchema() error {
-	if err := createMarkerTable(s.control, s.cfg, s.markers); err != nil {
+func (s *exactlyOnce[T]) prepareSchema(ctx context.Context) error {
+	if err := createMarkerTable(ctx, s.control, s.cfg, s.markers); err != nil {
 		return err
 	}
 	if s.cfg.createTable != "" {
-		return createTable(s.control, s.cfg, s.target, s.cfg.createTable)
+		return createTable(ctx, s.control, s.cfg, s.target, s.cfg.createTable)
 	}
 	return nil
 }
 
 // Begin hands out the next transaction id. Nothing is sent yet: BEGIN goes
 // out with the first rows, or at PreCommit for an empty transaction.
-func (s *exactlyOnce[T]) Begin() (Txn, error) {
+func (s *exactlyOnce[T]) Begin(context.Context) (Txn, error) {
 	if s.control == nil {
 		return Txn{}, fmt.Errorf("postgres sink %s/%d: begin before Open or after Close", s.sink, s.subtask)
 	}
@@ -164,7 +166,7 @@ func (s *exactlyOnce[T]) Begin() (Txn, error) {
 
 // Write buffers the rows of batch and sends them with COPY once
 // WithBatchRows of them are buffered.
-func (s *exactlyOnce[T]) Write(txn Txn, batch []T) error {
+func (s *exactlyOnce[T]) Write(ctx context.Context, txn Txn, batch []T) error {
 	if !s.isCurrent(txn) {
 		return fmt.Errorf("postgres sink %s/%d: write to %s: not the open transaction (not begun, pre-committed or aborted)", s.sink, s.subtask, txn.GID)
 	}
@@ -173,7 +175,7 @@ func (s *exactlyOnce[T]) Write(txn Txn, batch []T) error {
 			return fmt.Errorf("postgres sink %s/%d: table %s: %w", s.sink, s.subtask, s.table, err)
 		}
 		if s.buf.rows() >= s.cfg.batchRows {
-			if err := s.flush(); err != nil {
+			if err := s.flush(ctx); err != nil {
 				return err
 			}
 		}
@@ -185,8 +187,8 @@ func (s *exactlyOnce[T]) isCurrent(txn Txn) bool { return s.hasCur && txn.GID ==
 
 // flush opens the server transaction if needed and copies the buffered
 // rows into it.
-func (s *exactlyOnce[T]) flush() error {
-	ctx, cancel := s.cfg.op()
+func (s *exactlyOnce[T]) flush(ctx context.Context) error {
+	ctx, cancel := s.cfg.op(ctx)
 	defer cancel()
 	if !s.begun {
 		if _, err := s.data.Exec(ctx, "BEGIN"); err != nil {
@@ -211,14 +213,14 @@ func (s *exactlyOnce[T]) flush() error {
 // the process and the server, until COMMIT or ROLLBACK PREPARED. An empty
 // transaction is prepared too (with just its marker), so that Commit finds
 // it like any other.
-func (s *exactlyOnce[T]) PreCommit(txn Txn) error {
+func (s *exactlyOnce[T]) PreCommit(ctx context.Context, txn Txn) error {
 	if !s.isCurrent(txn) {
 		return fmt.Errorf("postgres sink %s/%d: pre-commit %s: not the open transaction (not begun, pre-committed already or aborted)", s.sink, s.subtask, txn.GID)
 	}
-	if err := s.flush(); err != nil {
+	if err := s.flush(ctx); err != nil {
 		return err
 	}
-	ctx, cancel := s.cfg.op()
+	ctx, cancel := s.cfg.op(ctx)
 	defer cancel()
 	if _, err := s.data.Exec(ctx, "INSERT INTO "+s.markers.Sanitize()+" (gid, sink, subtask, seq, target, rows) VALUES ($1, $2, $3, $4, $5, $6)",
 		txn.GID, s.sink, s.subtask, int64(txn.Seq), s.table, s.rows); err != nil {
@@ -235,11 +237,11 @@ func (s *exactlyOnce[T]) PreCommit(txn Txn) error {
 
 // Commit commits a prepared transaction. It is idempotent: if txn is not
 // prepared but its marker row is visible, it was committed before.
-func (s *exactlyOnce[T]) Commit(txn Txn) error {
+func (s *exactlyOnce[T]) Commit(ctx context.Context, txn Txn) error {
 	if s.isCurrent(txn) {
 		return fmt.Errorf("postgres sink %s/%d: commit %s: not pre-committed; call PreCommit at the barrier first", s.sink, s.subtask, txn.GID)
 	}
-	ctx, cancel := s.cfg.op()
+	ctx, cancel := s.cfg.op(ctx)
 	defer cancel()
 	_, err := s.control.Exec(ctx, "COMMIT PREPARED "+quoteLiteral(txn.GID))
 	if err == nil {
@@ -248,7 +250,7 @@ func (s *exactlyOnce[T]) Commit(txn Txn) error {
 	if sqlState(err) != undefinedObject {
 		return fmt.Errorf("postgres sink %s/%d: commit prepared %s on %s: %w", s.sink, s.subtask, txn.GID, s.server, err)
 	}
-	committed, err := s.committed(txn)
+	committed, err := s.committed(ctx, txn)
 	switch {
 	case err != nil:
 		return err
@@ -263,9 +265,11 @@ func (s *exactlyOnce[T]) Commit(txn Txn) error {
 // connection, a prepared one with ROLLBACK PREPARED. Aborting a
 // transaction that does not exist (never prepared, or rolled back before)
 // succeeds; one whose marker row is visible was committed, and Abort says
-// so with weir.ErrAlreadyCommitted.
-func (s *exactlyOnce[T]) Abort(txn Txn) error {
-	ctx, cancel := s.cfg.op()
+// so with weir.ErrAlreadyCommitted. After a cancellation (Close's abort)
+// ctx is done and the ROLLBACK fails at once; the server rolls the open
+// transaction back anyway when Close drops the connection.
+func (s *exactlyOnce[T]) Abort(ctx context.Context, txn Txn) error {
+	ctx, cancel := s.cfg.op(ctx)
 	defer cancel()
 	if s.isCurrent(txn) {
 		s.hasCur = false
@@ -285,7 +289,7 @@ func (s *exactlyOnce[T]) Abort(txn Txn) error {
 	if sqlState(err) != undefinedObject {
 		return fmt.Errorf("postgres sink %s/%d: rollback prepared %s on %s: %w", s.sink, s.subtask, txn.GID, s.server, err)
 	}
-	committed, err := s.committed(txn)
+	committed, err := s.committed(ctx, txn)
 	switch {
 	case err != nil:
 		return err
@@ -297,8 +301,8 @@ func (s *exactlyOnce[T]) Abort(txn Txn) error {
 
 // committed reports whether txn's marker row is visible, that is whether
 // txn committed: the row was inserted in txn itself.
-func (s *exactlyOnce[T]) committed(txn Txn) (bool, error) {
-	ctx, cancel := s.cfg.op()
+func (s *exactlyOnce[T]) committed(ctx context.Context, txn Txn) (bool, error) {
+	ctx, cancel := s.cfg.op(ctx)
 	defer cancel()
 	var ok bool
 	err := s.control.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM "+s.markers.Sanitize()+" WHERE gid = $1)", txn.GID).Scan(&ok)
@@ -310,8 +314,8 @@ func (s *exactlyOnce[T]) committed(txn Txn) (bool, error) {
 
 // Close closes both connections. The server rolls back a transaction still
 // open on data; prepared ones stay for the next Open to commit or clean.
-func (s *exactlyOnce[T]) Close() error {
-	ctx, cancel := s.cfg.op()
+func (s *exactlyOnce[T]) Close(ctx context.Context) error {
+	ctx, cancel := s.cfg.op(ctx)
 	defer cancel()
 	var errs []error
 	for _, c := range []*pgx.Conn{s.data, s.control} {

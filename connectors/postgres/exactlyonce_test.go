@@ -10,6 +10,7 @@ import (
 
 	"github.com/weirstream/weir"
 	"github.com/weirstream/weir/internal/faults"
+	"github.com/weirstream/weir/internal/hooks"
 	"github.com/weirstream/weir/internal/jobs/demo"
 )
 
@@ -79,7 +80,7 @@ func TestExactlyOnceUnderFaults(t *testing.T) {
 				restored := len(restoredPaths(res.log.String()))
 				fromCheckpoint += restored
 				t.Logf("%d rows exact, %d restarts (%d from a checkpoint), %d checkpoints, %v; fired %v",
-					n, res.restarts, restored, res.env.Status().CompletedCheckpoints.Load(), res.elapsed.Round(time.Millisecond), res.inj.Log())
+					n, res.restarts, restored, hooks.Plan(res.env).Status.CompletedCheckpoints.Load(), res.elapsed.Round(time.Millisecond), res.inj.Log())
 			})
 		}
 	}
@@ -107,7 +108,7 @@ func TestExactlyOnceRestoreSameCheckpointTwice(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	first := j.run(t, ctx, func(env *weir.Env) {
-		waitFor(ctx, func() bool { return env.Status().CompletedCheckpoints.Load() >= 3 })
+		waitFor(ctx, func() bool { return hooks.Plan(env).Status.CompletedCheckpoints.Load() >= 3 })
 		cancel()
 	})
 	if !errors.Is(first.err, context.Canceled) {
@@ -123,7 +124,7 @@ func TestExactlyOnceRestoreSameCheckpointTwice(t *testing.T) {
 	if !errors.Is(second.err, faults.ErrInjected) {
 		t.Fatalf("second run: %v, want the injected failure\nlog:\n%s", second.err, second.log)
 	}
-	if got := second.env.Status().CompletedCheckpoints.Load(); got != 0 {
+	if got := hooks.Plan(second.env).Status.CompletedCheckpoints.Load(); got != 0 {
 		t.Fatalf("second run completed %d checkpoints; it must fail before its first", got)
 	}
 

@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"context"
+	"github.com/weirstream/weir/internal/hooks"
 	"github.com/weirstream/weir/internal/testutil"
 	"path/filepath"
 	"regexp"
@@ -49,7 +50,7 @@ type jobResult struct {
 
 func (j *job) run(t testing.TB, ctx context.Context, onStart func(*weir.Env)) jobResult {
 	t.Helper()
-	env := weir.NewEnv(testutil.FaultConfig(t, j.parallelism, j.stateDir, j.interval, j.restartNone, nil))
+	env := weir.NewEnv(weir.WithConfig(testutil.FaultConfig(t, j.parallelism, j.stateDir, j.interval, j.restartNone, nil)))
 	res := jobResult{env: env}
 	res.log, res.inj = testutil.Observe(env, j.plan)
 	j.sink(demo.Aggregate(env, demo.Options{Events: j.n, Keys: j.k, Rate: j.rate}))
@@ -65,7 +66,7 @@ func (j *job) run(t testing.TB, ctx context.Context, onStart func(*weir.Env)) jo
 	// covers, whichever table they write.
 	res.err = env.Execute(ctx, "pgdemo")
 	res.elapsed = time.Since(start)
-	res.restarts = env.Status().Restarts.Load()
+	res.restarts = hooks.Plan(env).Status.Restarts.Load()
 	return res
 }
 

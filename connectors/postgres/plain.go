@@ -26,11 +26,11 @@ type plainSink[T any] struct {
 	flush  func(ctx context.Context) error
 }
 
-func (s *plainSink[T]) Open(ctx *weir.Context) error {
-	return s.open(ctx.UID(), ctx.Subtask())
+func (s *plainSink[T]) Open(ctx context.Context, rc *weir.RuntimeContext) error {
+	return s.open(ctx, rc.UID(), rc.Subtask())
 }
 
-func (s *plainSink[T]) open(uid string, subtask int) error {
+func (s *plainSink[T]) open(ctx context.Context, uid string, subtask int) error {
 	s.name = fmt.Sprintf("postgres sink %s/%d", uid, subtask)
 	if s.row == nil {
 		return weir.Unrecoverable(fmt.Errorf("%s: nil row function", s.name))
@@ -43,15 +43,15 @@ func (s *plainSink[T]) open(uid string, subtask int) error {
 		return weir.Unrecoverable(fmt.Errorf("%s: %w", s.name, err))
 	}
 	s.buf = rowBuffer{ncols: len(s.columns)}
-	ctx, cancel := s.cfg.op()
+	cctx, cancel := s.cfg.op(ctx)
 	defer cancel()
-	if s.conn, err = connect(ctx, s.cfg, s.connString); err != nil {
+	if s.conn, err = connect(cctx, s.cfg, s.connString); err != nil {
 		return fmt.Errorf("%s: %w", s.name, err)
 	}
 	s.server = serverName(s.conn)
 	if s.cfg.createTable != "" {
-		if err := createTable(s.conn, s.cfg, s.target, s.cfg.createTable); err != nil {
-			s.Close() // the operator does not Close a sink whose Open failed
+		if err := createTable(ctx, s.conn, s.cfg, s.target, s.cfg.createTable); err != nil {
+			s.Close(ctx) // the operator does not Close a sink whose Open failed
 			return fmt.Errorf("%s: %w", s.name, err)
 		}
 	}
@@ -60,13 +60,13 @@ func (s *plainSink[T]) open(uid string, subtask int) error {
 
 // Write buffers the rows of batch and sends them once WithBatchRows are
 // buffered.
-func (s *plainSink[T]) Write(batch []T) error {
+func (s *plainSink[T]) Write(ctx context.Context, batch []T) error {
 	for _, v := range batch {
 		if err := add(&s.buf, s.row, v); err != nil {
 			return fmt.Errorf("%s: table %s: %w", s.name, s.table, err)
 		}
 		if s.buf.rows() >= s.cfg.batchRows {
-			if err := s.Flush(); err != nil {
+			if err := s.Flush(ctx); err != nil {
 				return err
 			}
 		}
@@ -76,11 +76,11 @@ func (s *plainSink[T]) Write(batch []T) error {
 
 // Flush sends the buffered rows; it runs at every checkpoint, so that what
 // the checkpoint covers is in the table.
-func (s *plainSink[T]) Flush() error {
+func (s *plainSink[T]) Flush(ctx context.Context) error {
 	if s.buf.rows() == 0 {
 		return nil
 	}
-	ctx, cancel := s.cfg.op()
+	ctx, cancel := s.cfg.op(ctx)
 	defer cancel()
 	if err := s.flush(ctx); err != nil {
 		return fmt.Errorf("%s: write %d rows into %s on %s: %w", s.name, s.buf.rows(), s.table, s.server, err)
@@ -91,11 +91,11 @@ func (s *plainSink[T]) Flush() error {
 
 // Close closes the connection; buffered rows are dropped, since no
 // checkpoint covers them and the restore replays them.
-func (s *plainSink[T]) Close() error {
+func (s *plainSink[T]) Close(ctx context.Context) error {
 	if s.conn == nil {
 		return nil
 	}
-	ctx, cancel := s.cfg.op()
+	ctx, cancel := s.cfg.op(ctx)
 	defer cancel()
 	err := s.conn.Close(ctx)
 	s.conn = nil

@@ -1,6 +1,7 @@
 package postgres
 
 import (
+	"context"
 	"errors"
 	"slices"
 	"strings"
@@ -25,24 +26,24 @@ func newIDSink(t *testing.T, prefix, table string, subtask, parallelism int, res
 		func(v int64, dst []any) []any { return append(dst, v) },
 		WithTransactionPrefix(prefix), WithCreateTable("id bigint"))
 	s := f().(*exactlyOnce[int64])
-	if err := s.open("pg", subtask, parallelism, nil, restored); err != nil {
+	if err := s.open(context.Background(), "pg", subtask, parallelism, nil, restored); err != nil {
 		t.Fatalf("open subtask %d/%d restoring %v: %v", subtask, parallelism, restored, err)
 	}
-	t.Cleanup(func() { s.Close() })
+	t.Cleanup(func() { s.Close(context.Background()) })
 	return idSink{s, t}
 }
 
 // prepare begins a transaction, writes ids into it and pre-commits it.
 func (s idSink) prepare(ids ...int64) Txn {
 	s.t.Helper()
-	txn, err := s.Begin()
+	txn, err := s.Begin(context.Background())
 	if err != nil {
 		s.t.Fatal(err)
 	}
-	if err := s.Write(txn, ids); err != nil {
+	if err := s.Write(context.Background(), txn, ids); err != nil {
 		s.t.Fatal(err)
 	}
-	if err := s.PreCommit(txn); err != nil {
+	if err := s.PreCommit(context.Background(), txn); err != nil {
 		s.t.Fatal(err)
 	}
 	return txn
@@ -95,22 +96,22 @@ func TestCaseA_CrashAfterPreCommitRollsBack(t *testing.T) {
 	db, prefix, table := protocolTable(t)
 	s1 := newIDSink(t, prefix, table, 0, 1)
 	committed := s1.prepare(1, 2)
-	s1.must("commit", s1.Commit(committed))
+	s1.must("commit", s1.Commit(context.Background(), committed))
 	txn := s1.prepare(3, 4, 5)
-	next, err := s1.Begin()
+	next, err := s1.Begin(context.Background())
 	s1.must("begin", err)
-	s1.must("write", s1.Write(next, []int64{6}))
-	s1.must("flush", s1.flush()) // BEGIN and COPY went out
-	s1.Close()                   // the crash
+	s1.must("write", s1.Write(context.Background(), next, []int64{6}))
+	s1.must("flush", s1.flush(context.Background())) // BEGIN and COPY went out
+	s1.Close(context.Background())                   // the crash
 	wantPrepared(t, db, prefix, txn.GID)
 
 	s2 := newIDSink(t, prefix, table, 0, 1, txn)
 	wantPrepared(t, db, prefix, txn.GID) // restored: Open leaves it to the operator
-	s2.must("abort restored", s2.Abort(txn))
-	s2.must("abort again", s2.Abort(txn))
+	s2.must("abort restored", s2.Abort(context.Background(), txn))
+	s2.must("abort again", s2.Abort(context.Background(), txn))
 	wantPrepared(t, db, prefix)
 	wantIDs(t, db, table, 1, 2)
-	after, err := s2.Begin()
+	after, err := s2.Begin(context.Background())
 	s2.must("begin", err)
 	if after.Seq <= txn.Seq {
 		t.Errorf("new transaction %s reuses a sequence number at or below the restored %s", after.GID, txn.GID)
@@ -124,7 +125,7 @@ func TestCaseA_NoCheckpointRollsBackLeftover(t *testing.T) {
 	db, prefix, table := protocolTable(t)
 	s1 := newIDSink(t, prefix, table, 0, 1)
 	s1.prepare(1)
-	s1.Close()
+	s1.Close(context.Background())
 	newIDSink(t, prefix, table, 0, 1)
 	wantPrepared(t, db, prefix)
 	wantIDs(t, db, table)
@@ -140,17 +141,17 @@ func TestCaseB_CrashAroundCommit(t *testing.T) {
 	s1 := newIDSink(t, prefix, table, 0, 1)
 	before := s1.prepare(1, 2)
 	after := s1.prepare(3)
-	s1.must("commit", s1.Commit(after))
-	s1.Close()
+	s1.must("commit", s1.Commit(context.Background(), after))
+	s1.Close(context.Background())
 
 	s2 := newIDSink(t, prefix, table, 0, 1, before, after)
 	for _, txn := range []Txn{before, after, before, after} {
-		s2.must("commit restored "+txn.GID, s2.Commit(txn))
+		s2.must("commit restored "+txn.GID, s2.Commit(context.Background(), txn))
 	}
 	wantPrepared(t, db, prefix)
 	wantIDs(t, db, table, 1, 2, 3)
 	for _, txn := range []Txn{before, after} {
-		err := s2.Abort(txn)
+		err := s2.Abort(context.Background(), txn)
 		if !errors.Is(err, weir.ErrAlreadyCommitted) || !strings.Contains(err.Error(), txn.GID) {
 			t.Errorf("Abort(%s) of a committed transaction = %v, want an error naming it and wrapping weir.ErrAlreadyCommitted", txn.GID, err)
 		}
@@ -165,11 +166,11 @@ func TestCommitLost(t *testing.T) {
 	s := newIDSink(t, prefix, table, 0, 1)
 	txn := s.prepare(1)
 	exec(t, db, "ROLLBACK PREPARED "+quoteLiteral(txn.GID)) // by hand
-	err := s.Commit(txn)
+	err := s.Commit(context.Background(), txn)
 	if !errors.Is(err, ErrTxnLost) || !strings.Contains(err.Error(), txn.GID) {
 		t.Fatalf("Commit of a transaction rolled back by hand = %v, want ErrTxnLost naming %s", err, txn.GID)
 	}
-	s.must("abort of a rolled back transaction", s.Abort(txn))
+	s.must("abort of a rolled back transaction", s.Abort(context.Background(), txn))
 	wantIDs(t, db, table)
 }
 
@@ -181,12 +182,12 @@ func TestEmptyTransactions(t *testing.T) {
 	s := newIDSink(t, prefix, table, 0, 1)
 	for range 3 {
 		txn := s.prepare()
-		s.must("commit empty", s.Commit(txn))
-		s.must("commit empty again", s.Commit(txn))
+		s.must("commit empty", s.Commit(context.Background(), txn))
+		s.must("commit empty again", s.Commit(context.Background(), txn))
 	}
-	open, err := s.Begin()
+	open, err := s.Begin(context.Background())
 	s.must("begin", err)
-	s.must("abort empty open", s.Abort(open))
+	s.must("abort empty open", s.Abort(context.Background(), open))
 	wantPrepared(t, db, prefix)
 	wantIDs(t, db, table)
 	if got := queryInts(t, db, "SELECT rows FROM weir_sink_commits WHERE sink = $1", prefix+":pg"); !slices.Equal(got, []int64{0, 0, 0}) {
@@ -199,15 +200,15 @@ func TestEmptyTransactions(t *testing.T) {
 func TestOpenAbortsOpenTransaction(t *testing.T) {
 	db, prefix, table := protocolTable(t)
 	s := newIDSink(t, prefix, table, 0, 1)
-	txn, err := s.Begin()
+	txn, err := s.Begin(context.Background())
 	s.must("begin", err)
-	s.must("write", s.Write(txn, []int64{7}))
-	s.must("flush", s.flush())
-	s.must("abort open", s.Abort(txn))
-	if err := s.Write(txn, []int64{8}); err == nil {
+	s.must("write", s.Write(context.Background(), txn, []int64{7}))
+	s.must("flush", s.flush(context.Background()))
+	s.must("abort open", s.Abort(context.Background(), txn))
+	if err := s.Write(context.Background(), txn, []int64{8}); err == nil {
 		t.Fatal("Write to an aborted transaction succeeded")
 	}
-	s.must("commit next", s.Commit(s.prepare(9)))
+	s.must("commit next", s.Commit(context.Background(), s.prepare(9)))
 	wantIDs(t, db, table, 9)
 	wantPrepared(t, db, prefix)
 }
@@ -221,11 +222,11 @@ func TestSequenceContinuesAfterCommitted(t *testing.T) {
 	var last Txn
 	for i := range 3 {
 		last = s1.prepare(int64(i))
-		s1.must("commit", s1.Commit(last))
+		s1.must("commit", s1.Commit(context.Background(), last))
 	}
-	s1.Close()
+	s1.Close(context.Background())
 	s2 := newIDSink(t, prefix, table, 1, 2)
-	txn, err := s2.Begin()
+	txn, err := s2.Begin(context.Background())
 	s2.must("begin", err)
 	if want := gidOf(prefix+":pg", 1, last.Seq+1); txn.GID != want || txn.Seq != last.Seq+1 {
 		t.Fatalf("after committing %s a new sink begins %+v, want %s", last.GID, txn, want)
@@ -250,7 +251,7 @@ func TestScaleInRollsBackLeftovers(t *testing.T) {
 	orphan0 := old[0].prepare(1)
 	orphan1 := old[1].prepare(10)
 	for _, s := range old {
-		s.Close()
+		s.Close(context.Background())
 	}
 	wantPrepared(t, db, prefix, keep.GID, open2.GID, orphan2.GID, orphan0.GID, orphan1.GID)
 
@@ -258,8 +259,8 @@ func TestScaleInRollsBackLeftovers(t *testing.T) {
 	wantPrepared(t, db, prefix, keep.GID, open2.GID, orphan2.GID, orphan0.GID)
 	s0 := newIDSink(t, prefix, table, 0, 2, keep, open2)
 	wantPrepared(t, db, prefix, keep.GID, open2.GID)
-	s0.must("commit restored", s0.Commit(keep))
-	s0.must("abort restored", s0.Abort(open2))
+	s0.must("commit restored", s0.Commit(context.Background(), keep))
+	s0.must("abort restored", s0.Abort(context.Background(), open2))
 	wantPrepared(t, db, prefix)
 	wantIDs(t, db, table, 20, 21)
 }
@@ -272,10 +273,10 @@ func TestUnsafeRestoreLeavesLeftovers(t *testing.T) {
 	old := newIDSink(t, prefix, table, 1, 2)
 	handle := old.prepare(1)
 	orphan := old.prepare(2)
-	old.Close()
+	old.Close(context.Background())
 	s := newIDSink(t, prefix, table, 0, 2, handle) // 1 mod 2 != 0
 	wantPrepared(t, db, prefix, handle.GID, orphan.GID)
-	s.must("commit", s.Commit(handle))
+	s.must("commit", s.Commit(context.Background(), handle))
 	exec(t, db, "ROLLBACK PREPARED "+quoteLiteral(orphan.GID))
 }
 
@@ -286,19 +287,19 @@ func TestWriteChecksHandleAndRow(t *testing.T) {
 	_, prefix, table := protocolTable(t)
 	s := newIDSink(t, prefix, table, 0, 1)
 	txn := s.prepare(1)
-	if err := s.Write(txn, []int64{2}); err == nil || !strings.Contains(err.Error(), "not the open transaction") {
+	if err := s.Write(context.Background(), txn, []int64{2}); err == nil || !strings.Contains(err.Error(), "not the open transaction") {
 		t.Errorf("Write to a pre-committed transaction = %v", err)
 	}
-	if err := s.Commit(Txn{GID: "x"}); err == nil {
+	if err := s.Commit(context.Background(), Txn{GID: "x"}); err == nil {
 		t.Error("Commit of a foreign id succeeded")
 	}
-	s.must("commit", s.Commit(txn))
+	s.must("commit", s.Commit(context.Background(), txn))
 	s.row = func(v int64, dst []any) []any { return append(dst, v, v) }
-	next, err := s.Begin()
+	next, err := s.Begin(context.Background())
 	s.must("begin", err)
-	err = s.Write(next, []int64{3})
+	err = s.Write(context.Background(), next, []int64{3})
 	if err == nil || !strings.Contains(err.Error(), "appended 2 values for 1 columns") {
 		t.Errorf("Write with a row function appending 2 values for 1 column = %v", err)
 	}
-	s.must("abort", s.Abort(next))
+	s.must("abort", s.Abort(context.Background(), next))
 }

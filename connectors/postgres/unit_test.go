@@ -1,6 +1,7 @@
 package postgres
 
 import (
+	"context"
 	"strings"
 	"testing"
 
@@ -36,7 +37,7 @@ func TestMaxPreparedTransactionsMessage(t *testing.T) {
 func TestUnreachableServer(t *testing.T) {
 	conn := "postgres://postgres@127.0.0.1:1/test?sslmode=disable&connect_timeout=5"
 	s := ExactlyOnce(conn, "t", []string{"id"}, func(v int64, dst []any) []any { return append(dst, v) })().(*exactlyOnce[int64])
-	err := s.open("pg", 0, 1, nil, nil)
+	err := s.open(context.Background(), "pg", 0, 1, nil, nil)
 	if err == nil {
 		t.Fatal("open against a closed port succeeded")
 	}
@@ -49,11 +50,11 @@ func TestUnreachableServer(t *testing.T) {
 		t.Errorf("unreachable server marked unrecoverable: %v", err)
 	}
 	u := newAtLeastOnce(conn, "t", []string{"id"}, func(v int64, dst []any) []any { return append(dst, v) }, defaultConfig())
-	if err := u.open("pg", 0); err == nil || !strings.Contains(err.Error(), "127.0.0.1:1") {
+	if err := u.open(context.Background(), "pg", 0); err == nil || !strings.Contains(err.Error(), "127.0.0.1:1") {
 		t.Errorf("at-least-once open against a closed port: %v", err)
 	}
 	bad := ExactlyOnce("postgres://x:y@host:notaport/db", "t", []string{"id"}, func(v int64, dst []any) []any { return append(dst, v) })().(*exactlyOnce[int64])
-	if err := bad.open("pg", 0, 1, nil, nil); !runtime.IsUnrecoverable(err) {
+	if err := bad.open(context.Background(), "pg", 0, 1, nil, nil); !runtime.IsUnrecoverable(err) {
 		t.Errorf("bad connection string: %v, want an unrecoverable error", err)
 	}
 }
@@ -77,7 +78,7 @@ func TestBadArguments(t *testing.T) {
 	}
 	for _, c := range cases {
 		s := ExactlyOnce("postgres://127.0.0.1:1/x", c.table, c.cols, row, c.opts...)().(*exactlyOnce[int64])
-		err := s.open(c.uid, 0, 1, nil, nil)
+		err := s.open(context.Background(), c.uid, 0, 1, nil, nil)
 		if err == nil || !strings.Contains(err.Error(), c.want) || !runtime.IsUnrecoverable(err) {
 			t.Errorf("%s: open = %v, want an unrecoverable error saying %q", c.name, err, c.want)
 		}

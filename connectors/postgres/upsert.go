@@ -56,11 +56,11 @@ func newUpsert[T any](connString, table string, cols, keys []string, row func(T,
 	return u
 }
 
-func (u *upsertSink[T]) Open(ctx *weir.Context) error {
+func (u *upsertSink[T]) Open(ctx context.Context, rc *weir.RuntimeContext) error {
 	if err := u.checkKeys(); err != nil {
-		return weir.Unrecoverable(fmt.Errorf("postgres sink %s/%d: %w", ctx.UID(), ctx.Subtask(), err))
+		return weir.Unrecoverable(fmt.Errorf("postgres sink %s/%d: %w", rc.UID(), rc.Subtask(), err))
 	}
-	return u.plainSink.Open(ctx)
+	return u.plainSink.Open(ctx, rc)
 }
 
 func (u *upsertSink[T]) checkKeys() error {
@@ -80,7 +80,7 @@ func (u *upsertSink[T]) checkKeys() error {
 }
 
 // Write buffers each record's row, replacing the buffered row of its key.
-func (u *upsertSink[T]) Write(batch []T) error {
+func (u *upsertSink[T]) Write(ctx context.Context, batch []T) error {
 	for _, v := range batch {
 		if err := add(&u.buf, u.row, v); err != nil {
 			return fmt.Errorf("%s: table %s: %w", u.name, u.table, err)
@@ -100,7 +100,7 @@ func (u *upsertSink[T]) Write(batch []T) error {
 		}
 		u.index[string(u.keyBuf)] = last
 		if u.buf.rows() >= u.cfg.batchRows {
-			if err := u.Flush(); err != nil {
+			if err := u.Flush(ctx); err != nil {
 				return err
 			}
 		}

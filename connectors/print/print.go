@@ -5,6 +5,7 @@ package print
 
 import (
 	"bufio"
+	"context"
 	"fmt"
 	"io"
 	"os"
@@ -32,16 +33,16 @@ func New[T any](w io.Writer) func() weir.Sink[T] {
 }
 
 // Open sets the line prefix.
-func (s *Sink[T]) Open(ctx *weir.Context) error {
-	if ctx.Parallelism() > 1 {
-		s.prefix = fmt.Sprintf("%d> ", ctx.Subtask()+1)
+func (s *Sink[T]) Open(ctx context.Context, rc *weir.RuntimeContext) error {
+	if rc.Parallelism() > 1 {
+		s.prefix = fmt.Sprintf("%d> ", rc.Subtask()+1)
 	}
 	s.bw = bufio.NewWriter(lockedWriter{s.mu, s.w})
 	return nil
 }
 
 // Write prints a batch.
-func (s *Sink[T]) Write(batch []T) error {
+func (s *Sink[T]) Write(ctx context.Context, batch []T) error {
 	for _, v := range batch {
 		if _, err := fmt.Fprintf(s.bw, "%s%v\n", s.prefix, v); err != nil {
 			return err
@@ -51,10 +52,10 @@ func (s *Sink[T]) Write(batch []T) error {
 }
 
 // Flush writes buffered lines out.
-func (s *Sink[T]) Flush() error { return s.bw.Flush() }
+func (s *Sink[T]) Flush(context.Context) error { return s.bw.Flush() }
 
 // Close flushes.
-func (s *Sink[T]) Close() error { return s.bw.Flush() }
+func (s *Sink[T]) Close(context.Context) error { return s.bw.Flush() }
 
 type lockedWriter struct {
 	mu *sync.Mutex

@@ -57,20 +57,16 @@ func line(c Count, dst []byte) []byte {
 // counter keeps one count per page in a ValueState.
 type counter struct{ n weir.ValueState[int64] }
 
-func (c *counter) Open(ctx *weir.KeyedContext[string]) (err error) {
-	c.n, err = weir.GetValueState[int64](ctx, "count")
+func (c *counter) Open(ctx context.Context, kc *weir.KeyedContext[string]) (err error) {
+	c.n, err = weir.GetValueState[int64](kc, "count")
 	return err
 }
 
-func (c *counter) ProcessElement(_ Click, ctx *weir.KeyedContext[string], out *weir.Collector[Count]) error {
+func (c *counter) ProcessElement(_ Click, kc *weir.KeyedContext[string], out *weir.Collector[Count]) error {
 	n, _ := c.n.Value()
 	n++
 	c.n.Update(n)
-	out.Collect(Count{Page: ctx.CurrentKey(), Count: n})
-	return nil
-}
-
-func (c *counter) OnTimer(int64, *weir.KeyedContext[string], *weir.Collector[Count]) error {
+	out.Collect(Count{Page: kc.CurrentKey(), Count: n})
 	return nil
 }
 

@@ -18,6 +18,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"strconv"
+	"time"
 
 	"github.com/weirstream/weir"
 	"github.com/weirstream/weir/connectors/datagen"
@@ -62,25 +63,21 @@ type runningTotal struct {
 }
 
 // Open registers the state. It runs once per subtask and attempt, after the
-// state was restored, so the handle sees the restored values.
-func (r *runningTotal) Open(ctx *weir.KeyedContext[string]) (err error) {
-	r.total, err = weir.GetValueState[Total](ctx, "total")
+// state was restored, so the handle sees the restored values. The function
+// registers no timers, so it has no OnTimer (weir.TimerFunction).
+func (r *runningTotal) Open(_ context.Context, kc *weir.KeyedContext[string]) (err error) {
+	r.total, err = weir.GetValueState[Total](kc, "total")
 	return err
 }
 
 // ProcessElement runs with the payment's user as the current key.
-func (r *runningTotal) ProcessElement(p Payment, ctx *weir.KeyedContext[string], out *weir.Collector[Total]) error {
+func (r *runningTotal) ProcessElement(p Payment, kc *weir.KeyedContext[string], out *weir.Collector[Total]) error {
 	t, _ := r.total.Value() // zero Total for a new user
-	t.User = ctx.CurrentKey()
+	t.User = kc.CurrentKey()
 	t.Count++
 	t.Sum += p.Amount
 	r.total.Update(t) // a fresh value: Total holds no pointers, so nothing is shared with the snapshot
 	out.Collect(t)
-	return nil
-}
-
-// OnTimer is unused: this function registers no timers.
-func (r *runningTotal) OnTimer(int64, *weir.KeyedContext[string], *weir.Collector[Total]) error {
 	return nil
 }
 
@@ -101,17 +98,11 @@ func run(events int64, dir string, parallelism int) error {
 		return err
 	}
 
-	cfg := weir.NewConfig()
-	for key, value := range map[string]string{
-		"execution.checkpointing.interval": "200 ms",
-		"state.checkpoints.dir":            filepath.Join(dir, "checkpoints"),
-		"parallelism.default":              strconv.Itoa(parallelism),
-	} {
-		if err := cfg.Set(key, value); err != nil {
-			return err
-		}
-	}
-	env := weir.NewEnv(cfg)
+	env := weir.NewEnv(
+		weir.WithCheckpointInterval(200*time.Millisecond),
+		weir.WithCheckpointDir(filepath.Join(dir, "checkpoints")),
+		weir.WithParallelism(parallelism),
+	)
 
 	payments := weir.FromSource(env, datagen.New(payment, datagen.Count(events))).
 		Name("payments").UID("payments")
@@ -123,9 +114,13 @@ func run(events int64, dir string, parallelism int) error {
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	err := env.Execute(ctx, "keyedsum")
+	job, err := env.Start(ctx, "keyedsum")
+	if err != nil {
+		return err
+	}
+	err = job.Wait()
 	if errors.Is(err, context.Canceled) {
-		if id := env.Status().LastCheckpointID.Load(); id > 0 {
+		if id := job.Stats().LastCheckpointID; id > 0 {
 			fmt.Printf("stopped; run again with the same --dir to resume from checkpoint %d\n", id)
 		} else {
 			fmt.Println("stopped before the first checkpoint completed; a new run starts from the beginning")

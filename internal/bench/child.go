@@ -21,6 +21,7 @@ import (
 
 	"github.com/weirstream/weir"
 	"github.com/weirstream/weir/internal/config"
+	"github.com/weirstream/weir/internal/hooks"
 	"github.com/weirstream/weir/internal/runtime"
 )
 
@@ -249,7 +250,7 @@ func medianInt(v []int64) int64 {
 // checkpoint). It fills everything but the bench-specific fields.
 func runModeJob(env *weir.Env, name, mode string, duration time.Duration) (modeResult, error) {
 	r := modeResult{Mode: mode}
-	coll := collectCheckpoints(env.Status())
+	coll := collectCheckpoints(hooks.Plan(env).Status)
 	var rssMu sync.Mutex
 	stopRSS := make(chan struct{})
 	rssDone := make(chan struct{})
@@ -284,8 +285,8 @@ func runModeJob(env *weir.Env, name, mode string, duration time.Duration) (modeR
 		return r, fmt.Errorf("mode %s: %w", mode, err)
 	}
 	summarize(&r, cps)
-	r.FailedCheckpoints = env.Status().FailedCheckpoints.Load()
-	r.SourceRecordsPerSec = float64(env.Status().SourceRecords.Load()) / duration.Seconds()
+	r.FailedCheckpoints = hooks.Plan(env).Status.FailedCheckpoints.Load()
+	r.SourceRecordsPerSec = float64(hooks.Plan(env).Status.SourceRecords.Load()) / duration.Seconds()
 	r.PeakRSSBytes = procStatusBytes("VmHWM")
 	return r, nil
 }
@@ -314,5 +315,5 @@ func newBenchEnv(mode string, interval, alignedTimeout time.Duration, keys map[s
 		cleanup()
 		return nil, nil, err
 	}
-	return weir.NewEnv(cfg), cleanup, nil
+	return weir.NewEnv(weir.WithConfig(cfg)), cleanup, nil
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/weirstream/weir"
 	"github.com/weirstream/weir/internal/config"
+	"github.com/weirstream/weir/internal/hooks"
 	"github.com/weirstream/weir/internal/jobs/demo"
 	"github.com/weirstream/weir/internal/jobs/keyedsum"
 )
@@ -178,7 +179,7 @@ func runEngineKeyedSum(n, k int64, p int, interval time.Duration) (time.Duration
 			return 0, 0, err
 		}
 	}
-	env := weir.NewEnv(cfg)
+	env := weir.NewEnv(weir.WithConfig(cfg))
 	var seen atomic.Int64
 	keyedsum.Build(env, keyedsum.Options{Records: n, Keys: k, Seen: &seen, SinkName: "discard"})
 	t0 := time.Now()
@@ -189,5 +190,5 @@ func runEngineKeyedSum(n, k int64, p int, interval time.Duration) (time.Duration
 	if got := seen.Load(); got != n {
 		return 0, 0, fmt.Errorf("engine emitted %d results for %d events", got, n)
 	}
-	return el, env.Status().CompletedCheckpoints.Load(), nil
+	return el, hooks.Plan(env).Status.CompletedCheckpoints.Load(), nil
 }

@@ -5,6 +5,7 @@ package bench
 // CPU work calibrated to a per-record cost.
 
 import (
+	"context"
 	"io"
 	"time"
 
@@ -31,9 +32,9 @@ type timedSource struct {
 	seq   int64
 }
 
-func (s *timedSource) Open(*weir.Context) error { return nil }
+func (s *timedSource) Open(context.Context, *weir.RuntimeContext) error { return nil }
 
-func (s *timedSource) Read(dst []loadRecord, max int) ([]loadRecord, error) {
+func (s *timedSource) Read(ctx context.Context, dst []loadRecord, max int) ([]loadRecord, error) {
 	now := time.Now()
 	if s.start.IsZero() {
 		s.start = now
@@ -59,8 +60,8 @@ func (s *timedSource) Read(dst []loadRecord, max int) ([]loadRecord, error) {
 	return dst, nil
 }
 
-func (s *timedSource) SnapshotState(int64) error { return nil }
-func (s *timedSource) Close() error              { return nil }
+func (s *timedSource) SnapshotState(int64) error   { return nil }
+func (s *timedSource) Close(context.Context) error { return nil }
 
 // pacer holds a stage to rate records per second by sleeping every few
 // records. After an idle spell it does not burst to catch up: it owes at
@@ -130,10 +131,10 @@ func (b *burner) spin(n int) {
 // discard is a sink that drops everything.
 type discard[T any] struct{}
 
-func (discard[T]) Open(*weir.Context) error { return nil }
-func (discard[T]) Write([]T) error          { return nil }
-func (discard[T]) Flush() error             { return nil }
-func (discard[T]) Close() error             { return nil }
+func (discard[T]) Open(context.Context, *weir.RuntimeContext) error { return nil }
+func (discard[T]) Write(context.Context, []T) error                 { return nil }
+func (discard[T]) Flush(context.Context) error                      { return nil }
+func (discard[T]) Close(context.Context) error                      { return nil }
 
 // keyedCount counts records per key in keyed state, optionally doing
 // iters rounds of CPU work per record first. It emits nothing.
@@ -143,8 +144,8 @@ type keyedCount struct {
 	count weir.ValueState[int64]
 }
 
-func (k *keyedCount) Open(ctx *weir.KeyedContext[int64]) (err error) {
-	k.count, err = weir.GetValueState[int64](ctx, "count")
+func (k *keyedCount) Open(ctx context.Context, kc *weir.KeyedContext[int64]) (err error) {
+	k.count, err = weir.GetValueState[int64](kc, "count")
 	return err
 }
 
@@ -154,10 +155,6 @@ func (k *keyedCount) ProcessElement(_ loadRecord, _ *weir.KeyedContext[int64], _
 	}
 	c, _ := k.count.Value()
 	k.count.Update(c + 1)
-	return nil
-}
-
-func (k *keyedCount) OnTimer(int64, *weir.KeyedContext[int64], *weir.Collector[loadRecord]) error {
 	return nil
 }
 

@@ -9,6 +9,7 @@ import (
 
 	"github.com/weirstream/weir"
 	"github.com/weirstream/weir/internal/config"
+	"github.com/weirstream/weir/internal/hooks"
 	"github.com/weirstream/weir/internal/jobs/keyedsum"
 )
 
@@ -37,7 +38,7 @@ func runLocalKeyedSum(ctx context.Context, records, keys int64, tms int) (shuffl
 	}
 	// The job weir run keyed-sum builds, with the same counting sink.
 	var seen atomic.Int64
-	env := weir.NewEnv(cfg)
+	env := weir.NewEnv(weir.WithConfig(cfg))
 	keyedsum.Build(env, keyedsum.Options{Records: records, Keys: keys, Seen: &seen})
 	// Start from a collected heap, as the TaskManager processes do after
 	// the previous round's idle time.
@@ -48,7 +49,7 @@ func runLocalKeyedSum(ctx context.Context, records, keys int64, tms int) (shuffl
 	if got := seen.Load(); got != records {
 		return shuffleRun{}, fmt.Errorf("bench shuffle: keyed-sum with %d in-process TaskManagers: the sinks counted %d results for %d records", tms, got, records)
 	}
-	st := env.Status()
+	st := hooks.Plan(env).Status
 	start, end := st.Times()
 	return shuffleRun{Seconds: end.Sub(start).Seconds(), RemoteBytes: st.RemoteBytesSent.Load()}, nil
 }

@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -149,9 +150,9 @@ type countingSource struct {
 	n *atomic.Int64
 }
 
-func (s *countingSource) Read(dst []loadRecord, max int) ([]loadRecord, error) {
+func (s *countingSource) Read(ctx context.Context, dst []loadRecord, max int) ([]loadRecord, error) {
 	before := len(dst)
-	dst, err := s.timedSource.Read(dst, max)
+	dst, err := s.timedSource.Read(ctx, dst, max)
 	s.n.Add(int64(len(dst) - before))
 	return dst, err
 }

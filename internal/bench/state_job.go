@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"context"
 	"fmt"
 	"sync"
 	"sync/atomic"
@@ -96,13 +97,13 @@ type stateSource struct {
 	idle     *time.Timer
 }
 
-func (s *stateSource) Open(ctx *weir.Context) error {
-	pos, err := weir.GetOperatorListState[statePosition](ctx, "position")
+func (s *stateSource) Open(ctx context.Context, rc *weir.RuntimeContext) error {
+	pos, err := weir.GetOperatorListState[statePosition](rc, "position")
 	if err != nil {
 		return err
 	}
 	s.pos = pos
-	s.sub, s.par = int64(ctx.Subtask()), int64(ctx.Parallelism())
+	s.sub, s.par = int64(rc.Subtask()), int64(rc.Parallelism())
 	s.next, s.reported = s.sub, -1
 	if p := pos.Get(); len(p) == 1 {
 		s.phase, s.next = int(p[0].Phase), p[0].Next
@@ -113,7 +114,7 @@ func (s *stateSource) Open(ctx *weir.Context) error {
 	return nil
 }
 
-func (s *stateSource) Read(dst []stateUpdate, max int) ([]stateUpdate, error) {
+func (s *stateSource) Read(ctx context.Context, dst []stateUpdate, max int) ([]stateUpdate, error) {
 	for s.next >= s.ctl.sched.phaseLen(s.phase) {
 		if s.reported < s.phase {
 			s.reported = s.phase
@@ -159,7 +160,7 @@ func (s *stateSource) SnapshotState(int64) error {
 	return nil
 }
 
-func (s *stateSource) NotifyCheckpointComplete(id int64) error {
+func (s *stateSource) NotifyCheckpointComplete(ctx context.Context, id int64) error {
 	select {
 	case s.ctl.completed <- id:
 	default: // the driver reads the newest; a full queue loses nothing it needs
@@ -167,7 +168,7 @@ func (s *stateSource) NotifyCheckpointComplete(id int64) error {
 	return nil
 }
 
-func (s *stateSource) Close() error { return nil }
+func (s *stateSource) Close(context.Context) error { return nil }
 
 // stateFunction writes each record's value into ValueState[[]byte]. A load
 // (version 0) writes blindly; an update reads the old value first, as a
@@ -180,8 +181,8 @@ type stateFunction struct {
 	seen  bool
 }
 
-func (f *stateFunction) Open(ctx *weir.KeyedContext[int64]) (err error) {
-	f.value, err = weir.GetValueState[[]byte](ctx, "value")
+func (f *stateFunction) Open(ctx context.Context, kc *weir.KeyedContext[int64]) (err error) {
+	f.value, err = weir.GetValueState[[]byte](kc, "value")
 	return err
 }
 
@@ -205,10 +206,6 @@ func (f *stateFunction) ProcessElement(r stateUpdate, _ *weir.KeyedContext[int64
 	v := make([]byte, f.ctl.valueBytes)
 	fillValue(v, r.Key, r.Version)
 	f.value.Update(v)
-	return nil
-}
-
-func (f *stateFunction) OnTimer(int64, *weir.KeyedContext[int64], *weir.Collector[struct{}]) error {
 	return nil
 }
 

@@ -12,6 +12,7 @@ import (
 
 	"github.com/weirstream/weir"
 	"github.com/weirstream/weir/internal/config"
+	"github.com/weirstream/weir/internal/hooks"
 	"github.com/weirstream/weir/internal/runtime"
 )
 
@@ -116,7 +117,7 @@ func incrementalRefused(err error) bool {
 
 func stateEnv(p stateRunParams) (*weir.Env, error) {
 	cfg := weir.NewConfig()
-	if err := cfg.SetOverrides(p.Defines); err != nil {
+	if err := hooks.Config(cfg).SetOverrides(p.Defines); err != nil {
 		return nil, usagef("-D: %v", err)
 	}
 	set := []struct{ k, v string }{
@@ -137,7 +138,7 @@ func stateEnv(p stateRunParams) (*weir.Env, error) {
 			return nil, fmt.Errorf("state bench: set %s: %w", kv.k, err)
 		}
 	}
-	return weir.NewEnv(cfg), nil
+	return weir.NewEnv(weir.WithConfig(cfg)), nil
 }
 
 // stateDriver runs the job of one child and paces its phases.
@@ -259,7 +260,7 @@ func (d *stateDriver) restore(res *stateRunResult, t0 time.Time, phase int) erro
 		return d.ended()
 	}
 	res.RestoreMs = float64(d.ctl.firstAt.Load()-t0.UnixNano()) / 1e6
-	res.RestoredCheckpoint = d.env.Status().RestoredCheckpoint.Load()
+	res.RestoredCheckpoint = hooks.Plan(d.env).Status.RestoredCheckpoint.Load()
 	if res.RestoredCheckpoint == 0 {
 		return errors.New("restore run: the job found no checkpoint to restore (was the measure run's folder removed?)")
 	}
@@ -291,7 +292,7 @@ func (d *stateDriver) waitPhase(ph int, processed int64) error {
 	defer tick.Stop()
 	for {
 		var in int64
-		for _, t := range d.env.Status().Tasks() {
+		for _, t := range hooks.Plan(d.env).Status.Tasks() {
 			in += t.RecordsIn
 		}
 		if in >= processed {
@@ -323,7 +324,7 @@ func (d *stateDriver) sleepUntil(t time.Time) error {
 // checkpoint triggers a checkpoint, waits for its completion (sources are
 // notified of it after the runtime recorded its statistics) and measures it.
 func (d *stateDriver) checkpoint(ph int, meter *uploadMeter) (stateCheckpoint, error) {
-	st := d.env.Status()
+	st := hooks.Plan(d.env).Status
 	id, err := st.TriggerCheckpoint(context.Background())
 	if err != nil {
 		return stateCheckpoint{}, fmt.Errorf("trigger the checkpoint after phase %d: %w", ph, err)

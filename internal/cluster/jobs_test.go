@@ -21,6 +21,7 @@ import (
 	"github.com/weirstream/weir"
 	"github.com/weirstream/weir/connectors/file"
 	"github.com/weirstream/weir/internal/cluster/pb"
+	"github.com/weirstream/weir/internal/hooks"
 	"github.com/weirstream/weir/internal/jobs/demo"
 	"github.com/weirstream/weir/internal/rest"
 	"github.com/weirstream/weir/internal/runtime"
@@ -45,17 +46,9 @@ func demoResolver(ctx context.Context, spec runtime.JobSpec) (*runtime.Graph, ru
 			return nil, runtime.JobConfig{}, err
 		}
 	}
-	env := weir.NewEnv(cfg)
+	env := weir.NewEnv(weir.WithConfig(cfg))
 	demo.Build(env, demo.Options{Events: events, Keys: keys, Rate: rate, Out: spec.Args[3]})
-	var (
-		g  *runtime.Graph
-		jc runtime.JobConfig
-	)
-	err := env.Execute(runtime.WithExecutor(ctx, func(_ context.Context, gr *runtime.Graph, c runtime.JobConfig) error {
-		g, jc = gr, c
-		return nil
-	}), spec.Name)
-	return g, jc, err
+	return hooks.Plan(env).Resolve(ctx, spec.Name)
 }
 
 // testCluster is a JobManager and TaskManagers as goroutines of the test,

@@ -13,7 +13,7 @@ import (
 // binary's own job registry (application mode: every role runs the same
 // binary and builds the graph itself). The app layer implements it: it
 // makes a weir.Env from spec.Config, runs the builder named spec.Kind on
-// spec.Args and captures what Env.Execute would run (runtime.WithExecutor).
+// spec.Args and resolves the Env's plan without running it (internal/hooks).
 // It must be a pure function of the spec.
 type Resolver func(ctx context.Context, spec runtime.JobSpec) (*runtime.Graph, runtime.JobConfig, error)
 

@@ -9,15 +9,16 @@ import (
 	"github.com/weirstream/weir"
 	"github.com/weirstream/weir/connectors/datagen"
 	"github.com/weirstream/weir/internal/cluster/pb"
+	"github.com/weirstream/weir/internal/hooks"
 	"github.com/weirstream/weir/internal/runtime"
 )
 
 type discardSink struct{}
 
-func (discardSink) Open(*weir.Context) error { return nil }
-func (discardSink) Write([]int64) error      { return nil }
-func (discardSink) Flush() error             { return nil }
-func (discardSink) Close() error             { return nil }
+func (discardSink) Open(context.Context, *weir.RuntimeContext) error { return nil }
+func (discardSink) Write(context.Context, []int64) error             { return nil }
+func (discardSink) Flush(context.Context) error                      { return nil }
+func (discardSink) Close(context.Context) error                      { return nil }
 
 // TestStuckTaskEndsTaskManager cancels a job whose map blocks ignoring
 // cancellation: after task.cancellation.timeout the TaskManager gives up
@@ -34,7 +35,7 @@ func TestStuckTaskEndsTaskManager(t *testing.T) {
 				return nil, runtime.JobConfig{}, err
 			}
 		}
-		env := weir.NewEnv(cfg)
+		env := weir.NewEnv(weir.WithConfig(cfg))
 		src := weir.FromSource(env, datagen.New(func(i int64) int64 { return i })).UID("src")
 		stuck := weir.Map(src, func(v int64) int64 {
 			select {
@@ -45,15 +46,7 @@ func TestStuckTaskEndsTaskManager(t *testing.T) {
 			return v
 		}).UID("stuck")
 		weir.SinkTo(stuck, func() weir.Sink[int64] { return discardSink{} }).UID("sink")
-		var (
-			g  *runtime.Graph
-			jc runtime.JobConfig
-		)
-		err := env.Execute(runtime.WithExecutor(ctx, func(_ context.Context, gr *runtime.Graph, c runtime.JobConfig) error {
-			g, jc = gr, c
-			return nil
-		}), spec.Name)
-		return g, jc, err
+		return hooks.Plan(env).Resolve(ctx, spec.Name)
 	}
 	c := startTestCluster(t, JobManagerConfig{Resolve: resolve})
 	c.tmCancellationTimeout = 300 * time.Millisecond

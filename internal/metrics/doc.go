@@ -7,7 +7,7 @@
 // caller owns; nothing is registered globally:
 //
 //	reg := prometheus.NewRegistry()
-//	m, err := metrics.NewJob(reg, "demo", "demo", env.Status(), metrics.Options{})
+//	m, err := metrics.NewJob(reg, "demo", "demo", hooks.Plan(env).Status, metrics.Options{})
 //	if err != nil { ... }
 //	defer m.Unregister()
 //	http.Handle("/metrics", metrics.Handler(reg))

@@ -19,6 +19,7 @@ import (
 
 	"github.com/weirstream/weir"
 	"github.com/weirstream/weir/internal/config"
+	"github.com/weirstream/weir/internal/hooks"
 	"github.com/weirstream/weir/internal/jobs/demo"
 	"github.com/weirstream/weir/internal/metrics"
 	"github.com/weirstream/weir/internal/runtime"
@@ -34,11 +35,14 @@ type holdSink struct {
 	release <-chan struct{}
 }
 
-func (s *holdSink) Open(*weir.Context) error { return nil }
+func (s *holdSink) Open(context.Context, *weir.RuntimeContext) error { return nil }
 
-func (s *holdSink) Write(b []demo.Result) error { s.written.Add(int64(len(b))); return nil }
+func (s *holdSink) Write(_ context.Context, b []demo.Result) error {
+	s.written.Add(int64(len(b)))
+	return nil
+}
 
-func (s *holdSink) Flush() error {
+func (s *holdSink) Flush(context.Context) error {
 	if s.written.Load() == s.total {
 		s.held <- struct{}{}
 		<-s.release
@@ -46,7 +50,7 @@ func (s *holdSink) Flush() error {
 	return nil
 }
 
-func (s *holdSink) Close() error { return nil }
+func (s *holdSink) Close(context.Context) error { return nil }
 
 // clock is a settable test clock.
 type clock struct {
@@ -111,7 +115,7 @@ func TestJobMetrics(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	env := weir.NewEnv(cfg)
+	env := weir.NewEnv(weir.WithConfig(cfg))
 	var written atomic.Int64
 	held, release := make(chan struct{}, p), make(chan struct{})
 	weir.SinkTo(demo.Aggregate(env, demo.Options{Events: n, Keys: k}), func() weir.Sink[demo.Result] {
@@ -120,12 +124,12 @@ func TestJobMetrics(t *testing.T) {
 
 	clk := &clock{}
 	reg := prometheus.NewRegistry()
-	m, err := metrics.NewJob(reg, "demo", "demo", env.Status(), metrics.Options{Now: clk.Now})
+	m, err := metrics.NewJob(reg, "demo", "demo", hooks.Plan(env).Status, metrics.Options{Now: clk.Now})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer m.Unregister()
-	if _, err := metrics.NewJob(reg, "demo", "demo", env.Status(), metrics.Options{}); err == nil {
+	if _, err := metrics.NewJob(reg, "demo", "demo", hooks.Plan(env).Status, metrics.Options{}); err == nil {
 		t.Error("a second collector for the same job registered; want an error")
 	}
 	srv := httptest.NewServer(metrics.Handler(reg, nil))
@@ -143,7 +147,7 @@ func TestJobMetrics(t *testing.T) {
 	for range p {
 		<-held
 	}
-	start, _ := env.Status().Times()
+	start, _ := hooks.Plan(env).Status.Times()
 	clk.Set(start.Add(5 * time.Second))
 	first := scrape(t, srv.URL+"/metrics")
 	clk.Set(start.Add(15 * time.Second))
@@ -234,7 +238,7 @@ func TestJobMetrics(t *testing.T) {
 		t.Fatal(err)
 	}
 	done <- nil // for the deferred receive
-	st := env.Status()
+	st := hooks.Plan(env).Status
 	hist := st.Checkpoints(time.Now())
 	if len(hist) != 1 || hist[0].Status != runtime.CheckpointCompleted {
 		t.Fatalf("history %+v, want the final checkpoint completed", hist)

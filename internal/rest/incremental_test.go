@@ -12,6 +12,7 @@ import (
 	"github.com/weirstream/weir"
 	"github.com/weirstream/weir/connectors/file"
 	"github.com/weirstream/weir/internal/config"
+	"github.com/weirstream/weir/internal/hooks"
 	"github.com/weirstream/weir/internal/jobs/demo"
 	"github.com/weirstream/weir/internal/rest"
 	"github.com/weirstream/weir/internal/runtime"
@@ -34,10 +35,10 @@ func TestIncrementalSizesAndRestore(t *testing.T) {
 	local := filepath.Join(lsmDir, "weir-local-recovery", "demo")
 	out := filepath.Join(dir, "out")
 	newEnv := func(rate float64) (*weir.Env, *job, string, func()) {
-		env := weir.NewEnv(testutil.FaultConfig(t, p, filepath.Join(dir, "state"), "10ms", false, extra))
+		env := weir.NewEnv(weir.WithConfig(testutil.FaultConfig(t, p, filepath.Join(dir, "state"), "10ms", false, extra)))
 		testutil.Observe(env, nil)
 		demo.Build(env, demo.Options{Events: n, Keys: k, Rate: rate, Out: out})
-		j := &job{id: "demo", name: "demo", status: env.Status(), cfg: env.Config()}
+		j := &job{id: "demo", name: "demo", status: hooks.Plan(env).Status, cfg: hooks.Config(env.Config())}
 		srv := httptest.NewServer(rest.NewHandler(rest.Config{Jobs: jobs(j)}))
 		return env, j, srv.URL + "/jobs/demo", srv.Close
 	}

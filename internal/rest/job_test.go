@@ -16,6 +16,7 @@ import (
 	"github.com/weirstream/weir"
 	"github.com/weirstream/weir/connectors/file"
 	"github.com/weirstream/weir/internal/config"
+	"github.com/weirstream/weir/internal/hooks"
 	"github.com/weirstream/weir/internal/jobs/demo"
 	"github.com/weirstream/weir/internal/metrics"
 	"github.com/weirstream/weir/internal/rest"
@@ -41,10 +42,10 @@ func TestDemoJob(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	env := weir.NewEnv(cfg)
+	env := weir.NewEnv(weir.WithConfig(cfg))
 	out := filepath.Join(dir, "out")
 	demo.Build(env, demo.Options{Events: n, Keys: k, Rate: 100_000, Out: out})
-	j := &job{id: "demo", name: "demo", status: env.Status(), cfg: env.Config()}
+	j := &job{id: "demo", name: "demo", status: hooks.Plan(env).Status, cfg: hooks.Config(env.Config())}
 	reg := prometheus.NewRegistry()
 	m, err := metrics.NewJob(reg, j.id, j.name, j.status, metrics.Options{})
 	if err != nil {

@@ -160,9 +160,6 @@ func Execute(ctx context.Context, g *Graph, cfg JobConfig) error {
 	if err := cfg.fill(); err != nil {
 		return err
 	}
-	if f := executorFrom(ctx); f != nil {
-		return f(ctx, g, cfg)
-	}
 	jm, store, err := newJob(ctx, g, &cfg)
 	if err != nil {
 		return err

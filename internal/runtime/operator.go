@@ -20,8 +20,10 @@ type Operator interface {
 	Open(ctx context.Context, oc *OperatorContext) error
 	// SnapshotState is the synchronous part of checkpoint id: it must be
 	// short (capture copy-on-write views, pre-commit a sink transaction) and
-	// hand serialization and writing to the returned AsyncSnapshot.
-	SnapshotState(id checkpoint.ID, ts time.Time) (AsyncSnapshot, error)
+	// hand serialization and writing to the returned AsyncSnapshot. ctx is
+	// the task's: cancelled when the task is, so that a user call behind
+	// it (a sink's flush) stops waiting.
+	SnapshotState(ctx context.Context, id checkpoint.ID, ts time.Time) (AsyncSnapshot, error)
 	// NotifyCheckpointComplete tells that checkpoint id (and so every older
 	// one) is durable. Notifications may be lost: a later id covers earlier.
 	NotifyCheckpointComplete(ctx context.Context, id checkpoint.ID) error
@@ -30,9 +32,12 @@ type Operator interface {
 	// EndInput is called once all input has been consumed; the operator
 	// emits whatever it buffered.
 	EndInput(ctx context.Context) error
-	// Close releases resources. It is called on success and on failure
-	// (then after the context was cancelled), and must tolerate both.
-	Close() error
+	// Close releases resources. It is called on success and on failure,
+	// and must tolerate both. ctx is the context the task was run with:
+	// cancelled when the task was cancelled from outside (a failover, a
+	// cancelled job), not when the task ended on its own, so that a
+	// finished or failed task's sinks can still abort what they left open.
+	Close(ctx context.Context) error
 }
 
 // AsyncSnapshot is the asynchronous part of an operator snapshot.

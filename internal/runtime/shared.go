@@ -146,14 +146,14 @@ func (w chkWriter) WriteSharedFile(ctx context.Context, name string, write func(
 // the checkpoint's kind: the LSM backend snapshots incrementally only for
 // periodic checkpoints, canonically for savepoints and final checkpoints.
 type KindSnapshotter interface {
-	SnapshotStateKind(id checkpoint.ID, ts time.Time, kind checkpoint.Kind) (AsyncSnapshot, error)
+	SnapshotStateKind(ctx context.Context, id checkpoint.ID, ts time.Time, kind checkpoint.Kind) (AsyncSnapshot, error)
 }
 
-func snapshotOperator(op Operator, b checkpoint.Barrier) (AsyncSnapshot, error) {
+func snapshotOperator(ctx context.Context, op Operator, b checkpoint.Barrier) (AsyncSnapshot, error) {
 	if k, ok := op.(KindSnapshotter); ok {
-		return k.SnapshotStateKind(b.ID, b.Timestamp, b.Kind)
+		return k.SnapshotStateKind(ctx, b.ID, b.Timestamp, b.Kind)
 	}
-	return op.SnapshotState(b.ID, b.Timestamp)
+	return op.SnapshotState(ctx, b.ID, b.Timestamp)
 }
 
 // incrementalFor returns the incremental handles of the old subtasks whose

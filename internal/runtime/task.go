@@ -122,7 +122,7 @@ func (t *Task) Run(parent context.Context) (err error) {
 		for i, op := range t.ops {
 			// A Close error matters unless the task was cancelled from
 			// outside (then the job is failing over anyway).
-			if cerr := safeClose(op); cerr != nil && err == nil && parent.Err() == nil {
+			if cerr := safeClose(parent, op); cerr != nil && err == nil && parent.Err() == nil {
 				err = fmt.Errorf("task %s#%d: close operator %q: %w", t.Name, t.ID.Subtask, t.ocs[i].Name, cerr)
 			}
 		}
@@ -149,13 +149,13 @@ func (t *Task) Run(parent context.Context) (err error) {
 	return nil
 }
 
-func safeClose(op Operator) (err error) {
+func safeClose(ctx context.Context, op Operator) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("close: %w: %v", ErrUserPanic, r)
 		}
 	}()
-	return op.Close()
+	return op.Close(ctx)
 }
 
 // handleMail processes all queued control messages.
@@ -231,7 +231,7 @@ func (t *Task) snapshot(ctx context.Context, b checkpoint.Barrier, unaligned boo
 	start := t.now()
 	asyncs := make([]AsyncSnapshot, len(t.ops))
 	for i, op := range t.ops {
-		a, err := snapshotOperator(op, b)
+		a, err := snapshotOperator(ctx, op, b)
 		if err != nil {
 			return fmt.Errorf("checkpoint %d: snapshot operator %q: %w", b.ID, t.ocs[i].Name, err)
 		}

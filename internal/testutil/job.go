@@ -8,6 +8,7 @@ import (
 	"github.com/weirstream/weir"
 	"github.com/weirstream/weir/internal/config"
 	"github.com/weirstream/weir/internal/faults"
+	"github.com/weirstream/weir/internal/hooks"
 )
 
 // FaultConfig is the configuration the fault-injection tests share:
@@ -46,11 +47,11 @@ func FaultConfig(t testing.TB, parallelism int, stateDir, interval string, resta
 // injects its failures; it returns both (the injector is nil without one).
 func Observe(env *weir.Env, plan *faults.Plan) (*SyncBuffer, *faults.Injector) {
 	log := &SyncBuffer{}
-	env.SetLogger(slog.New(slog.NewTextHandler(log, &slog.HandlerOptions{Level: slog.LevelInfo})))
+	hooks.Plan(env).Logger = slog.New(slog.NewTextHandler(log, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	var inj *faults.Injector
 	if plan != nil {
 		inj = faults.New(*plan)
-		env.SetFaultInjector(inj)
+		hooks.Plan(env).Faults = inj
 	}
 	return log, inj
 }

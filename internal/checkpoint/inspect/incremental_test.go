@@ -25,9 +25,9 @@ func incrementalCheckpoint(t *testing.T) (jobDir, chk string) {
 	t.Helper()
 	var id checkpoint.ID
 	dir := t.TempDir()
-	env := weir.NewEnv(testutil.FaultConfig(t, 2, filepath.Join(dir, "state"), "10ms", false, map[string]string{
+	env := weir.NewEnv(weir.WithConfig(testutil.FaultConfig(t, 2, filepath.Join(dir, "state"), "10ms", false, map[string]string{
 		config.StateBackendType: "lsm", config.StateBackendIncremental: "true", config.StateBackendLSMDir: t.TempDir(),
-		config.CheckpointsNumRetained: "3"}))
+		config.CheckpointsNumRetained: "3"})))
 	testutil.Observe(env, nil)
 	demo.Build(env, demo.Options{Events: 20_000, Keys: 37, Rate: 50_000, Out: filepath.Join(dir, "out")})
 	if err := env.Execute(context.Background(), "demo"); err != nil {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/weirstream/weir"
 	"github.com/weirstream/weir/internal/config"
+	"github.com/weirstream/weir/internal/hooks"
 	"github.com/weirstream/weir/internal/jobs/demo"
 )
 
@@ -59,7 +60,7 @@ func runKeyedSum(b *testing.B, n, k int64, p, tms int) (float64, float64) {
 			b.Fatal(err)
 		}
 	}
-	env := weir.NewEnv(cfg)
+	env := weir.NewEnv(weir.WithConfig(cfg))
 	var seen atomic.Int64
 	weir.SinkTo(demo.Aggregate(env, demo.Options{Events: n, Keys: k}), func() weir.Sink[demo.Result] { return &counting{seen: &seen} }).Name("discard").UID("discard")
 	start := time.Now()
@@ -70,16 +71,19 @@ func runKeyedSum(b *testing.B, n, k int64, p, tms int) (float64, float64) {
 	if got := seen.Load(); got != n {
 		b.Fatalf("%d results for %d events", got, n)
 	}
-	return float64(n) / el, float64(env.Status().RemoteBytesSent.Load()) / el
+	return float64(n) / el, float64(hooks.Plan(env).Status.RemoteBytesSent.Load()) / el
 }
 
 // counting discards results, counting them once per batch.
 type counting struct{ seen *atomic.Int64 }
 
-func (s *counting) Open(*weir.Context) error    { return nil }
-func (s *counting) Write(b []demo.Result) error { s.seen.Add(int64(len(b))); return nil }
-func (s *counting) Flush() error                { return nil }
-func (s *counting) Close() error                { return nil }
+func (s *counting) Open(context.Context, *weir.RuntimeContext) error { return nil }
+func (s *counting) Write(_ context.Context, b []demo.Result) error {
+	s.seen.Add(int64(len(b)))
+	return nil
+}
+func (s *counting) Flush(context.Context) error { return nil }
+func (s *counting) Close(context.Context) error { return nil }
 
 func median(xs []float64) float64 {
 	s := append([]float64(nil), xs...)

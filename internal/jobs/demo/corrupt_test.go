@@ -13,8 +13,8 @@ import (
 	"github.com/weirstream/weir"
 	"github.com/weirstream/weir/internal/config"
 	"github.com/weirstream/weir/internal/faults"
+	"github.com/weirstream/weir/internal/hooks"
 	"github.com/weirstream/weir/internal/jobs/demo"
-	"github.com/weirstream/weir/internal/runtime"
 )
 
 // TestRestoreSkipsCorruptUncommittedCheckpoint makes the job fail for good
@@ -36,7 +36,7 @@ func TestRestoreSkipsCorruptUncommittedCheckpoint(t *testing.T) {
 	r.restart = map[string]string{config.RestartStrategyType: config.RestartNone}
 	r.plan = faultPlan(1, 3, n, faults.Commit)
 	first := r.execute(t, context.Background(), nil)
-	var jf *runtime.JobFailedError
+	var jf *weir.JobFailedError
 	if !errors.As(first.err, &jf) || !errors.Is(first.err, faults.ErrInjected) {
 		t.Fatalf("first run: Execute = %v, want a JobFailedError from the injected commit failure", first.err)
 	}
@@ -85,7 +85,7 @@ func TestRestoreSkipsCorruptCommittedCheckpoint(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	first := r.execute(t, ctx, func(env *weir.Env) {
-		waitFor(t, func() bool { return env.Status().CompletedCheckpoints.Load() >= 4 })
+		waitFor(t, func() bool { return hooks.Plan(env).Status.CompletedCheckpoints.Load() >= 4 })
 		cancel()
 	})
 	if first.err != context.Canceled {
@@ -118,7 +118,7 @@ func TestRestoreSkipsCorruptCommittedCheckpoint(t *testing.T) {
 		t.Logf("the cancel came before %s was committed; the fallback was exact", filepath.Base(newest))
 		return
 	}
-	var jf *runtime.JobFailedError
+	var jf *weir.JobFailedError
 	if !errors.As(second.err, &jf) || !errors.Is(second.err, weir.ErrAlreadyCommitted) {
 		t.Fatalf("second run: Execute = %v, want a JobFailedError wrapping weir.ErrAlreadyCommitted", second.err)
 	}

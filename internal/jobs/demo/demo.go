@@ -11,6 +11,7 @@
 package demo
 
 import (
+	"context"
 	"strconv"
 
 	"github.com/weirstream/weir"
@@ -105,8 +106,8 @@ type aggregate struct {
 	state weir.ValueState[totals]
 }
 
-func (a *aggregate) Open(ctx *weir.KeyedContext[int64]) (err error) {
-	a.state, err = weir.GetValueState[totals](ctx, "totals")
+func (a *aggregate) Open(ctx context.Context, kc *weir.KeyedContext[int64]) (err error) {
+	a.state, err = weir.GetValueState[totals](kc, "totals")
 	return err
 }
 
@@ -116,9 +117,5 @@ func (a *aggregate) ProcessElement(e Event, _ *weir.KeyedContext[int64], out *we
 	t.Total += e.Amount
 	a.state.Update(t)
 	out.Collect(Result{I: e.I, Account: e.Account, Count: t.Count, Total: t.Total})
-	return nil
-}
-
-func (a *aggregate) OnTimer(int64, *weir.KeyedContext[int64], *weir.Collector[Result]) error {
 	return nil
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/weirstream/weir"
 	"github.com/weirstream/weir/connectors/file"
 	"github.com/weirstream/weir/internal/config"
+	"github.com/weirstream/weir/internal/hooks"
 	"github.com/weirstream/weir/internal/jobs/demo"
 	"github.com/weirstream/weir/internal/vfs"
 )
@@ -40,13 +41,13 @@ func runDiskFull(t *testing.T, r *run, what string, full func(op vfs.Op, path st
 		}
 		return nil
 	}))
-	env := weir.NewEnv(cfg)
-	env.SetCheckpointFS(fs)
+	env := weir.NewEnv(weir.WithConfig(cfg))
+	hooks.Plan(env).CheckpointFS = fs
 	demo.Build(env, demo.Options{Events: r.n, Keys: r.k, Rate: r.rate, Out: r.out})
 	if err := env.Execute(context.Background(), "demo"); err != nil {
 		t.Fatal(err)
 	}
-	st := env.Status()
+	st := hooks.Plan(env).Status
 	if st.Restarts.Load() != 0 {
 		t.Fatalf("%d restarts; a failed checkpoint write must not fail the job", st.Restarts.Load())
 	}

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/weirstream/weir/internal/faults"
+	"github.com/weirstream/weir/internal/hooks"
 	"github.com/weirstream/weir/internal/jobs/demo"
 	"github.com/weirstream/weir/internal/vfs/s3fs/s3test"
 )
@@ -106,7 +107,7 @@ func exactlyOnceUnderFaults(t *testing.T, extra map[string]string) {
 				t.Logf("fired: %v", res.inj.Log())
 				t.Logf("%d lines exact, %d restarts (%d from a checkpoint), %d checkpoints completed, %v",
 					len(res.lines), res.restarts, restored,
-					res.env.Status().CompletedCheckpoints.Load(), res.elapsed)
+					hooks.Plan(res.env).Status.CompletedCheckpoints.Load(), res.elapsed)
 			})
 		}
 	}

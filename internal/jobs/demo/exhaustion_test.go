@@ -8,14 +8,14 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/weirstream/weir"
 	"github.com/weirstream/weir/internal/config"
 	"github.com/weirstream/weir/internal/faults"
 	"github.com/weirstream/weir/internal/jobs/demo"
-	"github.com/weirstream/weir/internal/runtime"
 )
 
 // TestRestartStrategyExhausted injects more failures than the restart
-// strategy allows: Execute must return a *runtime.JobFailedError naming the
+// strategy allows: Execute must return a *weir.JobFailedError naming the
 // injected root cause, and what was committed until then must be a
 // consistent prefix of the failure-free output: for every account, the
 // lines with counts 1..m for some m, nothing else and nothing twice.
@@ -43,9 +43,9 @@ func TestRestartStrategyExhausted(t *testing.T) {
 				// job fails for good well before the end of the input.
 				r.plan = faultPlan(c.failures, 5, n, faults.Process)
 				res := r.execute(t, context.Background(), nil)
-				var jf *runtime.JobFailedError
+				var jf *weir.JobFailedError
 				if !errors.As(res.err, &jf) {
-					t.Fatalf("Execute returned %v (%T), want a *runtime.JobFailedError", res.err, res.err)
+					t.Fatalf("Execute returned %v (%T), want a *weir.JobFailedError", res.err, res.err)
 				}
 				if !errors.Is(res.err, faults.ErrInjected) {
 					t.Errorf("error %v does not wrap the injected failure", res.err)

@@ -2,6 +2,7 @@ package demo_test
 
 import (
 	"context"
+	"github.com/weirstream/weir/internal/hooks"
 	"github.com/weirstream/weir/internal/testutil"
 	"path/filepath"
 	"testing"
@@ -62,7 +63,7 @@ func (r *run) config(t *testing.T) *weir.Config {
 // is done; onStart, if set, runs with the Env while the job runs.
 func (r *run) execute(t *testing.T, ctx context.Context, onStart func(*weir.Env)) result {
 	t.Helper()
-	env := weir.NewEnv(r.config(t))
+	env := weir.NewEnv(weir.WithConfig(r.config(t)))
 	res := result{env: env}
 	res.log, res.inj = testutil.Observe(env, r.plan)
 	demo.Build(env, demo.Options{Events: r.n, Keys: r.k, Rate: r.rate, Out: r.out})
@@ -74,7 +75,7 @@ func (r *run) execute(t *testing.T, ctx context.Context, onStart func(*weir.Env)
 	}
 	res.err = env.Execute(ctx, "demo")
 	res.elapsed = time.Since(start)
-	res.restarts = env.Status().Restarts.Load()
+	res.restarts = hooks.Plan(env).Status.Restarts.Load()
 	res.lines, res.readErr = file.ReadCommitted(r.out)
 	return res
 }

@@ -10,12 +10,13 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/weirstream/weir"
 	"github.com/weirstream/weir/internal/checkpoint"
 	"github.com/weirstream/weir/internal/checkpoint/storage"
 	"github.com/weirstream/weir/internal/config"
 	"github.com/weirstream/weir/internal/faults"
+	"github.com/weirstream/weir/internal/hooks"
 	"github.com/weirstream/weir/internal/jobs/demo"
-	"github.com/weirstream/weir/internal/runtime"
 	"github.com/weirstream/weir/internal/vfs"
 	"github.com/weirstream/weir/internal/vfs/s3fs/s3test"
 )
@@ -98,7 +99,7 @@ func TestIncrementalRetentionGC(t *testing.T) {
 	if d := demo.Diff(demo.Expected(n, k), res.lines); d != "" {
 		t.Fatal(d)
 	}
-	if c := res.env.Status().CompletedCheckpoints.Load(); c < 10 {
+	if c := hooks.Plan(res.env).Status.CompletedCheckpoints.Load(); c < 10 {
 		t.Fatalf("only %d checkpoints completed; the test needs many", c)
 	}
 	jobDir := filepath.Join(r.stateDir, "demo")
@@ -176,7 +177,7 @@ func TestIncrementalCorruptSharedFileFallsBack(t *testing.T) {
 	r.restart = map[string]string{config.RestartStrategyType: config.RestartNone}
 	r.plan = faultPlan(1, 3, n, faults.Commit)
 	first := r.execute(t, context.Background(), nil)
-	var jf *runtime.JobFailedError
+	var jf *weir.JobFailedError
 	if !errors.As(first.err, &jf) {
 		t.Fatalf("first run: Execute = %v, want a JobFailedError", first.err)
 	}

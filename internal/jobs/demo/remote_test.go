@@ -8,6 +8,7 @@ import (
 
 	"github.com/weirstream/weir/internal/config"
 	"github.com/weirstream/weir/internal/faults"
+	"github.com/weirstream/weir/internal/hooks"
 	"github.com/weirstream/weir/internal/jobs/demo"
 )
 
@@ -42,7 +43,7 @@ func TestExactlyOnceOverRemoteChannels(t *testing.T) {
 			if d := demo.Diff(want, res.lines); d != "" {
 				t.Fatalf("committed output differs from the failure-free run: %s", d)
 			}
-			sent := res.env.Status().RemoteBytesSent.Load()
+			sent := hooks.Plan(res.env).Status.RemoteBytesSent.Load()
 			if sent == 0 {
 				t.Errorf("no record crossed TCP between the %d TaskManagers", c.tms)
 			}

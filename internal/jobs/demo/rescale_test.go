@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/weirstream/weir"
+	"github.com/weirstream/weir/internal/hooks"
 	"github.com/weirstream/weir/internal/jobs/demo"
 )
 
@@ -51,7 +52,7 @@ func rescaleCases(t *testing.T, before, after string, extra map[string]string, r
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
 			first := r.execute(t, ctx, func(env *weir.Env) {
-				waitFor(t, func() bool { return env.Status().CompletedCheckpoints.Load() >= 3 })
+				waitFor(t, func() bool { return hooks.Plan(env).Status.CompletedCheckpoints.Load() >= 3 })
 				// The keyed operator runs on the chosen backend: one store
 				// per subtask while the job runs.
 				if stores := lsmStores(t, lsmDir); before == "lsm" && stores != c.from || before == "heap" && stores != 0 {

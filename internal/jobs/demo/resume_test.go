@@ -8,6 +8,7 @@ import (
 
 	"github.com/weirstream/weir"
 	"github.com/weirstream/weir/internal/faults"
+	"github.com/weirstream/weir/internal/hooks"
 	"github.com/weirstream/weir/internal/jobs/demo"
 )
 
@@ -22,7 +23,7 @@ func TestResumeAfterCancels(t *testing.T) {
 	for i := range 3 {
 		ctx, cancel := context.WithCancel(context.Background())
 		res := r.execute(t, ctx, func(env *weir.Env) {
-			waitFor(t, func() bool { return env.Status().CompletedCheckpoints.Load() >= 3 })
+			waitFor(t, func() bool { return hooks.Plan(env).Status.CompletedCheckpoints.Load() >= 3 })
 			cancel()
 		})
 		cancel()
@@ -62,7 +63,7 @@ func TestFailuresWithoutPeriodicCheckpoints(t *testing.T) {
 	if d := demo.Diff(demo.Expected(n, k), res.lines); d != "" {
 		t.Fatalf("committed output differs from the failure-free run: %s", d)
 	}
-	t.Logf("fired %v, %d checkpoints completed", res.inj.Log(), res.env.Status().CompletedCheckpoints.Load())
+	t.Logf("fired %v, %d checkpoints completed", res.inj.Log(), hooks.Plan(res.env).Status.CompletedCheckpoints.Load())
 }
 
 // TestRunFinishedJobAgain: running a job that already finished again on the

@@ -12,6 +12,7 @@ import (
 	"github.com/weirstream/weir/connectors/file"
 	"github.com/weirstream/weir/internal/config"
 	"github.com/weirstream/weir/internal/faults"
+	"github.com/weirstream/weir/internal/hooks"
 	"github.com/weirstream/weir/internal/jobs/demo"
 	"github.com/weirstream/weir/internal/testutil"
 	"github.com/weirstream/weir/internal/vfs"
@@ -71,7 +72,7 @@ func TestExactlyOnceUnderFaultsOnS3(t *testing.T) {
 				t.Errorf("completed checkpoints left in the bucket: %v; want 1 to 3", chks)
 			}
 			t.Logf("%d lines exact, %d restarts (%d from a checkpoint), %d checkpoints completed, %v; retained %v",
-				len(res.lines), res.restarts, restored, res.env.Status().CompletedCheckpoints.Load(), res.elapsed, chks)
+				len(res.lines), res.restarts, restored, hooks.Plan(res.env).Status.CompletedCheckpoints.Load(), res.elapsed, chks)
 		})
 	}
 }
@@ -112,13 +113,13 @@ func TestS3WriteErrorDeclinesCheckpointAndJobContinues(t *testing.T) {
 		}
 		return nil
 	}))
-	env := weir.NewEnv(r.config(t))
-	env.SetCheckpointFS(fsys)
+	env := weir.NewEnv(weir.WithConfig(r.config(t)))
+	hooks.Plan(env).CheckpointFS = fsys
 	demo.Build(env, demo.Options{Events: r.n, Keys: r.k, Rate: r.rate, Out: r.out})
 	if err := env.Execute(context.Background(), "demo"); err != nil {
 		t.Fatal(err)
 	}
-	st := env.Status()
+	st := hooks.Plan(env).Status
 	if st.Restarts.Load() != 0 {
 		t.Fatalf("%d restarts; a failed checkpoint upload must not fail the job", st.Restarts.Load())
 	}
@@ -153,7 +154,7 @@ func TestS3StorageProblemsFailAtStart(t *testing.T) {
 			for k, v := range tc.set {
 				r.extra[k] = v
 			}
-			env := weir.NewEnv(r.config(t))
+			env := weir.NewEnv(weir.WithConfig(r.config(t)))
 			demo.Build(env, demo.Options{Events: r.n, Keys: r.k, Out: r.out})
 			err := env.Execute(context.Background(), "demo")
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
@@ -174,7 +175,7 @@ func TestStopWithSavepointOnS3AndResume(t *testing.T) {
 	r.rate = 100_000
 	var stopped string
 	first := r.execute(t, context.Background(), func(env *weir.Env) {
-		st := env.Status()
+		st := hooks.Plan(env).Status
 		waitFor(t, func() bool { return st.CompletedCheckpoints.Load() >= 2 })
 		if _, err := st.TriggerSavepoint(context.Background(), t.TempDir()); err == nil || !strings.Contains(err.Error(), "s3://bucket/savepoints") {
 			t.Errorf("a local savepoint target for S3 storage: %v", err)
@@ -196,8 +197,8 @@ func TestStopWithSavepointOnS3AndResume(t *testing.T) {
 	r2 := *r
 	r2.parallelism, r2.rate = 3, 0
 	r2.stateDir += "-resumed"
-	env := weir.NewEnv(r2.config(t))
-	env.RestoreFrom(stopped, false)
+	env := weir.NewEnv(weir.WithConfig(r2.config(t)))
+	hooks.Plan(env).FromPath = stopped
 	log, _ := testutil.Observe(env, nil)
 	demo.Build(env, demo.Options{Events: n, Keys: k, Out: r.out})
 	if err := env.Execute(context.Background(), "demo"); err != nil {

@@ -11,6 +11,7 @@ import (
 	"github.com/weirstream/weir/connectors/file"
 	"github.com/weirstream/weir/internal/checkpoint"
 	"github.com/weirstream/weir/internal/checkpoint/storage"
+	"github.com/weirstream/weir/internal/hooks"
 	"github.com/weirstream/weir/internal/jobs/demo"
 	"github.com/weirstream/weir/internal/runtime"
 )
@@ -29,7 +30,7 @@ func TestStopWithSavepointAndRescale(t *testing.T) {
 			target := filepath.Join(t.TempDir(), "savepoints")
 			var running, stopped string
 			first := r.execute(t, context.Background(), func(env *weir.Env) {
-				st := env.Status()
+				st := hooks.Plan(env).Status
 				waitFor(t, func() bool { return st.CompletedCheckpoints.Load() >= 2 })
 				var err error
 				if running, err = st.TriggerSavepoint(context.Background(), target); err != nil {
@@ -65,13 +66,13 @@ func TestStopWithSavepointAndRescale(t *testing.T) {
 			r2 := *r
 			r2.parallelism, r2.rate = c.to, 0
 			r2.stateDir = filepath.Join(t.TempDir(), "state2")
-			env := weir.NewEnv(r2.config(t))
-			env.RestoreFrom(moved, false)
+			env := weir.NewEnv(weir.WithConfig(r2.config(t)))
+			hooks.Plan(env).FromPath = moved
 			demo.Build(env, demo.Options{Events: n, Keys: k, Out: r.out})
 			if err := env.Execute(context.Background(), "demo"); err != nil {
 				t.Fatalf("resume from the savepoint at parallelism %d: %v", c.to, err)
 			}
-			if got := env.Status().State(); got != runtime.StateFinished {
+			if got := hooks.Plan(env).Status.State(); got != runtime.StateFinished {
 				t.Fatalf("state %s", got)
 			}
 			second, err := file.ReadCommitted(r.out)

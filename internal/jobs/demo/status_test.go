@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/weirstream/weir"
+	"github.com/weirstream/weir/internal/hooks"
 	"github.com/weirstream/weir/internal/jobs/demo"
 	"github.com/weirstream/weir/internal/runtime"
 )
@@ -19,7 +20,7 @@ func TestTriggerCheckpointOnDemand(t *testing.T) {
 	r.rate = 100_000
 	var triggered []int64
 	res := r.execute(t, context.Background(), func(env *weir.Env) {
-		st := env.Status()
+		st := hooks.Plan(env).Status
 		waitFor(t, func() bool { return st.State() == runtime.StateRunning })
 		for len(triggered) < 2 {
 			id, err := st.TriggerCheckpoint(context.Background())
@@ -44,7 +45,7 @@ func TestTriggerCheckpointOnDemand(t *testing.T) {
 	if d := demo.Diff(demo.Expected(r.n, r.k), res.lines); d != "" {
 		t.Fatal(d)
 	}
-	st := res.env.Status()
+	st := hooks.Plan(res.env).Status
 	if st.State() != runtime.StateFinished {
 		t.Fatalf("state %s after the run, want FINISHED", st.State())
 	}

@@ -7,6 +7,7 @@
 package keyedsum
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -89,12 +90,12 @@ type countSink struct {
 	sum     int64 // keeps the results' fields live
 }
 
-func (s *countSink) Open(ctx *weir.Context) error {
-	s.subtask = ctx.Subtask()
+func (s *countSink) Open(_ context.Context, rc *weir.RuntimeContext) error {
+	s.subtask = rc.Subtask()
 	return nil
 }
 
-func (s *countSink) Write(b []demo.Result) error {
+func (s *countSink) Write(_ context.Context, b []demo.Result) error {
 	for i := range b {
 		s.sum += b[i].Count ^ b[i].Total
 	}
@@ -103,9 +104,9 @@ func (s *countSink) Write(b []demo.Result) error {
 	return nil
 }
 
-func (s *countSink) Flush() error { return nil }
+func (s *countSink) Flush(context.Context) error { return nil }
 
-func (s *countSink) Close() error {
+func (s *countSink) Close(context.Context) error {
 	if s.dir == "" {
 		return nil
 	}

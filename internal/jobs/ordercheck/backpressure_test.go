@@ -2,6 +2,8 @@ package ordercheck_test
 
 import (
 	"testing"
+
+	"github.com/weirstream/weir/internal/hooks"
 )
 
 // inFlightBound is the most records the job can hold between its sources
@@ -32,7 +34,7 @@ func TestBackpressureBoundsMemoryAndCheckpointsComplete(t *testing.T) {
 	if res.err != nil {
 		t.Fatalf("Execute: %v\nlog:\n%s", res.err, res.log)
 	}
-	st := res.env.Status()
+	st := hooks.Plan(res.env).Status
 	produced := st.SourceRecords.Load() * payload
 	t.Logf("%d MiB of payload produced in %v; heap in use peaked at %d MiB; at most %d records in flight (credit bound %d); sources backpressured in %d of %d samples",
 		produced>>20, res.elapsed, res.samples.heapPeak>>20, res.samples.lagPeak, inFlightBound(p, r.batch, r.credits),

@@ -1,6 +1,9 @@
 package ordercheck
 
-import "github.com/weirstream/weir"
+import (
+	"context"
+	"github.com/weirstream/weir"
+)
 
 // check keeps the last seq of each key in keyed state and flags every
 // record that does not continue it. After a restore the state is the
@@ -12,8 +15,8 @@ type check struct {
 	last  weir.ValueState[int64]
 }
 
-func (c *check) Open(ctx *weir.KeyedContext[int64]) (err error) {
-	c.last, err = weir.GetValueState[int64](ctx, "last-seq")
+func (c *check) Open(ctx context.Context, kc *weir.KeyedContext[int64]) (err error) {
+	c.last, err = weir.GetValueState[int64](kc, "last-seq")
 	return err
 }
 
@@ -37,17 +40,13 @@ func (c *check) ProcessElement(r Record, _ *weir.KeyedContext[int64], out *weir.
 	return nil
 }
 
-func (c *check) OnTimer(int64, *weir.KeyedContext[int64], *weir.Collector[Record]) error { return nil }
-
 // pass forwards records; it exists to put a second hash exchange (a second
 // barrier alignment) between the check stage and the slow sink.
 type pass struct{}
 
-func (pass) Open(*weir.KeyedContext[int64]) error { return nil }
+func (pass) Open(context.Context, *weir.KeyedContext[int64]) error { return nil }
 
 func (pass) ProcessElement(r Record, _ *weir.KeyedContext[int64], out *weir.Collector[Record]) error {
 	out.Collect(r)
 	return nil
 }
-
-func (pass) OnTimer(int64, *weir.KeyedContext[int64], *weir.Collector[Record]) error { return nil }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/weirstream/weir/internal/config"
 	"github.com/weirstream/weir/internal/faults"
+	"github.com/weirstream/weir/internal/hooks"
 )
 
 // Parameters of the runs with failures: small enough for -race, large
@@ -40,7 +41,7 @@ func checkRun(t *testing.T, r *run, res result, failures int) {
 	if got := res.inj.Fired(); got != failures {
 		t.Errorf("%d of %d failures fired: %v", got, failures, res.inj.Log())
 	}
-	if got := res.env.Status().Restarts.Load(); got != int64(failures) {
+	if got := hooks.Plan(res.env).Status.Restarts.Load(); got != int64(failures) {
 		t.Errorf("restarts = %d, want %d (one per injected failure)", got, failures)
 	}
 	rep := res.report
@@ -78,7 +79,7 @@ func checkExactlyOnce(t *testing.T, r *run, res result) {
 	if gaps, regressions := r.opts.Store.Flags(); gaps != 0 || regressions != 0 {
 		t.Errorf("the check stage flagged %d gaps and %d regressions over all attempts, want none: restored keyed state, channel state and source positions disagree", gaps, regressions)
 	}
-	if n := res.env.Status().CompletedCheckpoints.Load(); n < 5 {
+	if n := hooks.Plan(res.env).Status.CompletedCheckpoints.Load(); n < 5 {
 		t.Errorf("%d checkpoints completed under backpressure, want at least 5", n)
 	}
 }
@@ -86,7 +87,7 @@ func checkExactlyOnce(t *testing.T, r *run, res result) {
 // logRun reports a run's figures.
 func logRun(t *testing.T, res result) {
 	t.Helper()
-	st := res.env.Status()
+	st := hooks.Plan(res.env).Status
 	t.Logf("fired: %v", res.inj.Log())
 	t.Logf("%v: %d restarts (%d from a checkpoint), %d checkpoints completed, under backpressure: %d; durations %s; sources backpressured in %d of %d samples; heap peak %d MiB\n%v",
 		res.elapsed.Round(time.Millisecond), st.Restarts.Load(), strings.Count(res.log.String(), "msg=restoring"),
@@ -113,7 +114,7 @@ func TestExactlyOnceUnderBackpressureAndFaults(t *testing.T) {
 				firedAt[f.Point]++
 			}
 			fromCheckpoint += strings.Count(res.log.String(), "msg=restoring")
-			restarts += int(res.env.Status().Restarts.Load())
+			restarts += int(hooks.Plan(res.env).Status.Restarts.Load())
 		})
 	}
 	if t.Failed() {
@@ -149,7 +150,7 @@ func TestAtLeastOnceUnderBackpressureAndFaults(t *testing.T) {
 			checkRun(t, r, res, faultFailures)
 			logRun(t, res)
 			keys := int64(r.opts.Sources * r.opts.Lanes)
-			bound := keys * res.env.Status().Restarts.Load()
+			bound := keys * hooks.Plan(res.env).Status.Restarts.Load()
 			tot := res.report.Total()
 			if tot.OutOfOrder > bound {
 				t.Errorf("%d out-of-order committed records, want at most %d (one step back per key and restart)", tot.OutOfOrder, bound)

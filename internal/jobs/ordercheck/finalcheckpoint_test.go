@@ -10,6 +10,7 @@ import (
 
 	"github.com/weirstream/weir"
 	"github.com/weirstream/weir/internal/config"
+	"github.com/weirstream/weir/internal/hooks"
 	wruntime "github.com/weirstream/weir/internal/runtime"
 	"github.com/weirstream/weir/internal/vfs"
 )
@@ -37,17 +38,17 @@ func TestFinalCheckpointFailureIsTolerated(t *testing.T) {
 				return nil
 			}
 			dir := filepath.Base(filepath.Dir(path))
-			for _, c := range env.Status().Checkpoints(time.Now()) {
+			for _, c := range hooks.Plan(env).Status.Checkpoints(time.Now()) {
 				if c.Kind == "final" && c.Status == wruntime.CheckpointInProgress && dir == "chk-"+strconv.FormatInt(int64(c.ID), 10) && failed.CompareAndSwap(false, true) {
 					return vfs.ErrInjected
 				}
 			}
 			return nil
 		})
-		env.SetCheckpointFS(vfs.WithErrors(vfs.OS{}, inj))
+		hooks.Plan(env).CheckpointFS = vfs.WithErrors(vfs.OS{}, inj)
 	}
 	res := r.executeWith(t, map[string]string{config.CheckpointingTolerableFailures: "1000"})
-	st := res.env.Status()
+	st := hooks.Plan(res.env).Status
 	t.Logf("%d checkpoints completed, %d failed, %d restarts; last failure: %s", st.CompletedCheckpoints.Load(), st.FailedCheckpoints.Load(), st.Restarts.Load(), st.LastFailure())
 	if res.err != nil {
 		t.Fatalf("Execute: %v", res.err)

@@ -3,6 +3,7 @@ package ordercheck_test
 import (
 	"context"
 	"fmt"
+	"github.com/weirstream/weir/internal/hooks"
 	"github.com/weirstream/weir/internal/testutil"
 	"log/slog"
 	"path/filepath"
@@ -93,12 +94,12 @@ func (r *run) execute(t *testing.T) result {
 // executeWith is execute with further configuration keys.
 func (r *run) executeWith(t *testing.T, extra map[string]string) result {
 	t.Helper()
-	env := weir.NewEnv(r.config(t, extra))
+	env := weir.NewEnv(weir.WithConfig(r.config(t, extra)))
 	res := result{env: env, log: &syncBuffer{}}
-	env.SetLogger(slog.New(slog.NewTextHandler(res.log, &slog.HandlerOptions{Level: slog.LevelInfo})))
+	hooks.Plan(env).Logger = slog.New(slog.NewTextHandler(res.log, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	if r.plan != nil {
 		res.inj = faults.New(*r.plan)
-		env.SetFaultInjector(res.inj)
+		hooks.Plan(env).Faults = res.inj
 	}
 	if r.setup != nil {
 		r.setup(env)
@@ -149,7 +150,7 @@ func sample(env *weir.Env, store *ordercheck.Store, stop <-chan struct{}) sample
 		runtime.ReadMemStats(&ms)
 		s.n++
 		s.heapPeak = max(s.heapPeak, ms.HeapInuse)
-		st := env.Status()
+		st := hooks.Plan(env).Status
 		s.lagPeak = max(s.lagPeak, st.SourceRecords.Load()-store.Written())
 		pressed := false
 		for _, ts := range st.Tasks() {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/weirstream/weir/internal/config"
 	"github.com/weirstream/weir/internal/faults"
+	"github.com/weirstream/weir/internal/hooks"
 )
 
 // TestRemoteChannelsUnderBackpressureAndFaults is the order check over
@@ -57,7 +58,7 @@ func TestRemoteChannelsUnderBackpressureAndFaults(t *testing.T) {
 			}
 			logRun(t, res)
 			checkExactlyOnce(t, r, res)
-			st := res.env.Status()
+			st := hooks.Plan(res.env).Status
 			sent, recorded, restored := st.RemoteBytesSent.Load(), st.RecordedRemoteChannelStateBytes.Load(), st.RestoredRemoteChannelStateBytes.Load()
 			t.Logf("%d TaskManagers: %d bytes crossed TCP; channel state from remote channels: %d bytes recorded, %d bytes restored (all channels: %d)",
 				m.tms, sent, recorded, restored, st.RestoredChannelStateBytes.Load())

@@ -1,6 +1,7 @@
 package ordercheck
 
 import (
+	"context"
 	"time"
 
 	"github.com/weirstream/weir"
@@ -15,16 +16,18 @@ type sink struct {
 	subtask, attempt int64
 }
 
-func (s *sink) Open(ctx *weir.Context, restored []Txn) error {
-	s.subtask, s.attempt = int64(ctx.Subtask()), int64(ctx.Attempt())
+func (s *sink) Open(ctx context.Context, rc *weir.RuntimeContext, restored []Txn) error {
+	s.subtask, s.attempt = int64(rc.Subtask()), int64(rc.Attempt())
 	s.store.cleanUp(s.subtask, restored)
 	s.pace.reset()
 	return nil
 }
 
-func (s *sink) Begin() (Txn, error) { return s.store.begin(s.subtask, s.attempt), nil }
+func (s *sink) Begin(ctx context.Context) (Txn, error) {
+	return s.store.begin(s.subtask, s.attempt), nil
+}
 
-func (s *sink) Write(t Txn, batch []Record) error {
+func (s *sink) Write(_ context.Context, t Txn, batch []Record) error {
 	if err := s.store.write(t, batch, s.payload); err != nil {
 		return err
 	}
@@ -32,10 +35,10 @@ func (s *sink) Write(t Txn, batch []Record) error {
 	return nil
 }
 
-func (s *sink) PreCommit(t Txn) error { return s.store.preCommit(t) }
-func (s *sink) Commit(t Txn) error    { return s.store.commit(t) }
-func (s *sink) Abort(t Txn) error     { return s.store.abort(t) }
-func (s *sink) Close() error          { return nil }
+func (s *sink) PreCommit(ctx context.Context, t Txn) error { return s.store.preCommit(t) }
+func (s *sink) Commit(ctx context.Context, t Txn) error    { return s.store.commit(t) }
+func (s *sink) Abort(ctx context.Context, t Txn) error     { return s.store.abort(t) }
+func (s *sink) Close(context.Context) error                { return nil }
 
 // pacer holds a sink to rate records per second. It is the slow consumer
 // under test: blocking the task here is what exhausts the credits

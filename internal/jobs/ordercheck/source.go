@@ -1,6 +1,7 @@
 package ordercheck
 
 import (
+	"context"
 	"fmt"
 	"io"
 
@@ -25,9 +26,9 @@ type seqSource struct {
 	pos     *weir.OperatorList[position]
 }
 
-func (s *seqSource) Open(ctx *weir.Context) error {
-	s.subtask = int64(ctx.Subtask())
-	pos, err := weir.GetOperatorListState[position](ctx, "ordercheck-position")
+func (s *seqSource) Open(ctx context.Context, rc *weir.RuntimeContext) error {
+	s.subtask = int64(rc.Subtask())
+	pos, err := weir.GetOperatorListState[position](rc, "ordercheck-position")
 	if err != nil {
 		return err
 	}
@@ -35,16 +36,16 @@ func (s *seqSource) Open(ctx *weir.Context) error {
 	s.next = 0
 	restored := pos.Get()
 	switch {
-	case len(restored) == 0 && !ctx.Restored():
+	case len(restored) == 0 && !rc.Restored():
 		return nil
 	case len(restored) != 1 || restored[0].Subtask != s.subtask:
-		return weir.Unrecoverable(fmt.Errorf("ordercheck source %q subtask %d: restored positions %+v, want exactly one of this subtask: restore at the parallelism the checkpoint was taken with", ctx.UID(), s.subtask, restored))
+		return weir.Unrecoverable(fmt.Errorf("ordercheck source %q subtask %d: restored positions %+v, want exactly one of this subtask: restore at the parallelism the checkpoint was taken with", rc.UID(), s.subtask, restored))
 	}
 	s.next = restored[0].Next
 	return nil
 }
 
-func (s *seqSource) Read(dst []Record, max int) ([]Record, error) {
+func (s *seqSource) Read(ctx context.Context, dst []Record, max int) ([]Record, error) {
 	for n := 0; n < max && s.next < s.records; n++ {
 		dst = append(dst, Record{Src: s.subtask, Seq: s.next, Payload: newPayload(s.payload, s.subtask, s.next)})
 		s.next++
@@ -60,4 +61,4 @@ func (s *seqSource) SnapshotState(int64) error {
 	return nil
 }
 
-func (s *seqSource) Close() error { return nil }
+func (s *seqSource) Close(context.Context) error { return nil }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/weirstream/weir/internal/config"
 	"github.com/weirstream/weir/internal/faults"
+	"github.com/weirstream/weir/internal/hooks"
 )
 
 // TestUnalignedUnderBackpressureAndFaults is the order check for unaligned
@@ -50,13 +51,13 @@ func TestUnalignedUnderBackpressureAndFaults(t *testing.T) {
 					}
 					logRun(t, res)
 					checkExactlyOnce(t, r, res)
-					replayed += res.env.Status().RestoredChannelStateBytes.Load()
+					replayed += hooks.Plan(res.env).Status.RestoredChannelStateBytes.Load()
 					for _, f := range res.inj.Log() {
 						firedAt[f.Point]++
 					}
 					fromCheckpoint += strings.Count(res.log.String(), "msg=restoring")
-					restarts += int(res.env.Status().Restarts.Load())
-					t.Logf("channel state replayed: %d bytes", res.env.Status().RestoredChannelStateBytes.Load())
+					restarts += int(hooks.Plan(res.env).Status.Restarts.Load())
+					t.Logf("channel state replayed: %d bytes", hooks.Plan(res.env).Status.RestoredChannelStateBytes.Load())
 				})
 			}
 			if t.Failed() {

@@ -1,4 +1,4 @@
-package weir
+package plan
 
 import (
 	"context"
@@ -33,18 +33,18 @@ func checkpointDirScheme(dir string) (string, error) {
 
 // resolveStorage points jc at S3 when state.checkpoints.dir is an s3://
 // URL: checkpoint storage then runs on an s3fs.FS (or on the filesystem a
-// test set with SetCheckpointFS, which wraps one), rooted at /bucket/prefix,
+// test set as Plan.CheckpointFS, which wraps one), rooted at /bucket/prefix,
 // after a probe that fails now — naming the endpoint, the credentials or
 // the bucket — rather than at the first checkpoint. --from and savepoint
 // targets may then be s3:// URLs too (see storageLocations).
-func (e *Env) resolveStorage(ctx context.Context, jc *runtime.JobConfig) error {
-	locs := &storageLocations{cfg: e.cfg, getenv: os.Getenv}
+func (p *Plan) resolveStorage(ctx context.Context, jc *runtime.JobConfig) error {
+	locs := &storageLocations{cfg: p.Config, getenv: os.Getenv}
 	if s3fs.IsURL(jc.CheckpointDir) {
 		root, err := s3fs.PathOf(jc.CheckpointDir)
 		if err != nil {
 			return fmt.Errorf("%s: %w", config.CheckpointsDir, err)
 		}
-		fsys := e.fs
+		fsys := p.CheckpointFS
 		if fsys == nil {
 			s3, err := locs.s3FS()
 			if err != nil {

@@ -1,0 +1,38 @@
+package weir
+
+import (
+	"testing"
+
+	"github.com/weirstream/weir/internal/config"
+)
+
+// TestConfigKeyConstants keeps the public key and value constants equal
+// to the engine's, which the configuration registry validates.
+func TestConfigKeyConstants(t *testing.T) {
+	for _, c := range [][2]string{
+		{ParallelismDefault, config.ParallelismDefault},
+		{MaxParallelism, config.MaxParallelism},
+		{CheckpointingInterval, config.CheckpointingInterval},
+		{CheckpointingMode, config.CheckpointingMode},
+		{CheckpointingTimeout, config.CheckpointingTimeout},
+		{CheckpointingUnaligned, config.CheckpointingUnaligned},
+		{CheckpointsDir, config.CheckpointsDir},
+		{CheckpointsNumRetained, config.CheckpointsNumRetained},
+		{StateBackendType, config.StateBackendType},
+		{StateBackendIncremental, config.StateBackendIncremental},
+		{RestartStrategyType, config.RestartStrategyType},
+		{BatchSize, config.BatchSize},
+		{ExactlyOnce, config.ModeExactlyOnce},
+		{AtLeastOnce, config.ModeAtLeastOnce},
+		{HeapStateBackend, config.BackendHeap},
+		{LSMStateBackend, config.BackendLSM},
+		{RestartNone, config.RestartNone},
+		{RestartFixedDelay, config.RestartFixed},
+		{RestartExponentialDelay, config.RestartExpDelay},
+		{RestartFailureRate, config.RestartFailRate},
+	} {
+		if c[0] != c[1] {
+			t.Errorf("public constant %q, engine %q", c[0], c[1])
+		}
+	}
+}

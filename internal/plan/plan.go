@@ -1,0 +1,158 @@
+// Package plan holds what a weir.Env assembles before it runs: the logical
+// graph, the configuration and the run options, and turns them into what
+// the runtime executes (a runtime.Graph and a filled runtime.JobConfig).
+//
+// The public Env wraps a Plan; the module's own layers that build a job
+// without running it in this process (app's cluster roles, the cluster
+// tests) read the Plan through internal/hooks and call Resolve, instead of
+// intercepting Env's execution.
+package plan
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"path/filepath"
+	"strings"
+
+	"github.com/weirstream/weir/internal/checkpoint/coordinator"
+	"github.com/weirstream/weir/internal/config"
+	"github.com/weirstream/weir/internal/faults"
+	"github.com/weirstream/weir/internal/restart"
+	"github.com/weirstream/weir/internal/runtime"
+	"github.com/weirstream/weir/internal/state"
+	"github.com/weirstream/weir/internal/vfs"
+)
+
+// Plan is a job being assembled. It is not safe for concurrent use: the
+// graph is built on one goroutine, then resolved.
+type Plan struct {
+	// Graph is the logical graph the typed API appends nodes to.
+	Graph runtime.Graph
+	// Config is the engine configuration (never nil).
+	Config *config.Config
+	// Logger receives the job's log (never nil; silent by default).
+	Logger *slog.Logger
+	// FromPath is the checkpoint or savepoint to restore ("" : the newest
+	// retained checkpoint of the job, if any).
+	FromPath string
+	// AllowNonRestoredState skips checkpointed state of operators the job
+	// no longer has instead of failing.
+	AllowNonRestoredState bool
+	// Status receives the live counters of the job's runs (never nil).
+	Status *runtime.JobStatus
+
+	// Faults makes tasks fail at named fault points (tests, the demo's
+	// --inject-failures); nil injects nothing.
+	Faults *faults.Injector
+	// CheckpointFS replaces the filesystem under checkpoint storage
+	// (tests inject disk-full errors and torn writes); nil is the OS's,
+	// or S3 for s3:// storage.
+	CheckpointFS vfs.FS
+	// Executor runs the resolved job in place of RunLocal; app's local
+	// runs set it to print the start line and to discard a finished job's
+	// checkpoints only after their report. nil is RunLocal.
+	Executor func(ctx context.Context, g *runtime.Graph, jc runtime.JobConfig) error
+
+	err error // first error met while building the graph
+}
+
+// New returns an empty plan using cfg.
+func New(cfg *config.Config) *Plan {
+	return &Plan{Config: cfg, Logger: slog.New(slog.DiscardHandler), Status: &runtime.JobStatus{}}
+}
+
+// Fail records err as a problem of the graph being built; Resolve returns
+// the first one.
+func (p *Plan) Fail(err error) {
+	if p.err == nil {
+		p.err = err
+	}
+}
+
+// Err returns the first error Fail recorded.
+func (p *Plan) Err() error { return p.err }
+
+// Resolve checks the plan and returns the graph and the job configuration
+// the runtime runs for job jobName: configuration keys translated,
+// checkpoint storage located (an s3:// URL probed now, so that bad
+// credentials fail here), defaults filled. It runs nothing.
+func (p *Plan) Resolve(ctx context.Context, jobName string) (*runtime.Graph, runtime.JobConfig, error) {
+	if p.err != nil {
+		return nil, runtime.JobConfig{}, p.err
+	}
+	if len(p.Graph.Nodes) == 0 {
+		return nil, runtime.JobConfig{}, fmt.Errorf("job %q has no operators", jobName)
+	}
+	jc, err := p.jobConfig(jobName)
+	if err != nil {
+		return nil, runtime.JobConfig{}, err
+	}
+	if err := p.resolveStorage(ctx, &jc); err != nil {
+		return nil, runtime.JobConfig{}, err
+	}
+	if err := jc.Prepare(); err != nil {
+		return nil, runtime.JobConfig{}, err
+	}
+	return &p.Graph, jc, nil
+}
+
+func (p *Plan) jobConfig(jobName string) (runtime.JobConfig, error) {
+	c := p.Config
+	if strings.ContainsAny(jobName, `/\`) || jobName == "" || jobName == "." || jobName == ".." {
+		return runtime.JobConfig{}, fmt.Errorf("job name %q must be a non-empty name without path separators", jobName)
+	}
+	strategy, err := restart.FromConfig(c, rand.New(rand.NewPCG(1, 2)))
+	if err != nil {
+		return runtime.JobConfig{}, err
+	}
+	dir := c.String(config.CheckpointsDir)
+	if dir == "" {
+		dir = filepath.Join("weir-data", "checkpoints")
+	}
+	dir, err = checkpointDirScheme(dir)
+	if err != nil {
+		return runtime.JobConfig{}, err
+	}
+	cc := coordinator.Config{
+		Interval:          c.Duration(config.CheckpointingInterval),
+		Timeout:           c.Duration(config.CheckpointingTimeout),
+		MinPause:          c.Duration(config.CheckpointingMinPause),
+		MaxConcurrent:     c.Int(config.CheckpointingMaxConcurrent),
+		TolerableFailures: c.Int(config.CheckpointingTolerableFailures),
+	}
+	return runtime.JobConfig{
+		JobName:               jobName,
+		CheckpointDir:         dir,
+		FromPath:              p.FromPath,
+		AllowNonRestoredState: p.AllowNonRestoredState,
+		Checkpoint:            cc,
+		AtLeastOnce:           c.String(config.CheckpointingMode) == config.ModeAtLeastOnce,
+		Unaligned:             c.Bool(config.CheckpointingUnaligned),
+		AlignedTimeout:        c.Duration(config.CheckpointingAlignedTimeout),
+		MaxOverdraft:          c.Int(config.NetworkMaxOverdraft),
+		MaxChannelStateBytes:  int64(c.Int(config.CheckpointingMaxChannelStateBytes)),
+		NumRetained:           c.Int(config.CheckpointsNumRetained),
+		BatchSize:             c.Int(config.BatchSize),
+		BufferTimeout:         c.Duration(config.BufferTimeout),
+		CreditsPerChannel:     c.Int(config.NetworkCreditsPerChannel),
+		MaxParallelism:        c.Int(config.MaxParallelism),
+		LocalTaskManagers:     c.Int(config.LocalTaskManagers),
+		Restart:               strategy,
+		Faults:                p.Faults,
+		StorageFS:             p.CheckpointFS,
+		Logger:                p.Logger,
+		Status:                p.Status,
+		StateBackend: state.BackendConfig{
+			Type:          c.String(config.StateBackendType),
+			Incremental:   c.Bool(config.StateBackendIncremental),
+			LocalRecovery: c.Bool(config.StateBackendLocalRecovery),
+			LSM: state.LSMConfig{
+				Dir:            c.String(config.StateBackendLSMDir),
+				BlockCacheSize: c.MemorySize(config.StateBackendLSMBlockCacheSize),
+				MemtableSize:   c.MemorySize(config.StateBackendLSMMemtableSize),
+			},
+		},
+	}, nil
+}

@@ -1,0 +1,113 @@
+package weir
+
+import (
+	"context"
+	"time"
+
+	"github.com/weirstream/weir/internal/runtime"
+)
+
+// Job is a running job, returned by Env.Start. Its methods are safe for
+// concurrent use.
+type Job struct {
+	env    *Env
+	name   string
+	status *runtime.JobStatus
+	cancel context.CancelFunc
+	done   chan struct{}
+	err    error // set before done closes
+}
+
+// Name is the name the job was started with.
+func (j *Job) Name() string { return j.name }
+
+// Wait blocks until the job ended and returns nil when it FINISHED, a
+// *JobFailedError when it failed for good, or the context's error when it
+// was cancelled.
+func (j *Job) Wait() error {
+	<-j.done
+	return j.err
+}
+
+// Done is closed once the job ended; Wait then returns at once.
+func (j *Job) Done() <-chan struct{} { return j.done }
+
+// Cancel stops the job at once, without a final checkpoint: its tasks are
+// cancelled, open transactions of two-phase-commit sinks stay uncommitted,
+// and a later run with the same name resumes from the newest retained
+// checkpoint. Wait returns context.Canceled.
+func (j *Job) Cancel() { j.cancel() }
+
+// Checkpoint triggers a checkpoint now and returns its id; the checkpoint
+// completes or fails later (see Stats). It fails while the job restarts
+// or after it ended.
+func (j *Job) Checkpoint(ctx context.Context) (int64, error) {
+	id, err := j.status.TriggerCheckpoint(ctx)
+	return int64(id), err
+}
+
+// Savepoint takes a checkpoint now and, once it completed, copies it into
+// a new savepoint folder under dir, whose path it returns. The job keeps
+// running; a job started with RestoreFrom(path) continues from there.
+func (j *Job) Savepoint(ctx context.Context, dir string) (string, error) {
+	return j.status.TriggerSavepoint(ctx, dir)
+}
+
+// Stop ends the job gracefully: every source stops reading, a final
+// checkpoint is taken, two-phase-commit sinks commit, and the job
+// FINISHES (Wait returns nil). With a non-empty savepointDir the final
+// checkpoint is also copied into a savepoint folder under it, whose path
+// Stop returns, as Flink's stop-with-savepoint.
+func (j *Job) Stop(ctx context.Context, savepointDir string) (string, error) {
+	return j.status.StopWithSavepoint(ctx, savepointDir)
+}
+
+// JobStats is a snapshot of a job's counters.
+type JobStats struct {
+	// State is the job's state with Flink's names: CREATED, RUNNING,
+	// RESTARTING, FINISHED, FAILED or CANCELED.
+	State string
+	// Started is when the job started running; Ended when it ended (zero
+	// while it runs).
+	Started, Ended time.Time
+	// SourceRecords counts the records sources emitted, replays after a
+	// restore included.
+	SourceRecords int64
+	// Restarts counts the restarts after failures.
+	Restarts int64
+	// CompletedCheckpoints and FailedCheckpoints count checkpoints.
+	CompletedCheckpoints, FailedCheckpoints int64
+	// LastCheckpointID is the id of the newest completed checkpoint (0:
+	// none yet).
+	LastCheckpointID int64
+	// LastCheckpointDuration is its trigger-to-completion time.
+	LastCheckpointDuration time.Duration
+	// LastCheckpointSize is the bytes it persisted itself (for an
+	// incremental checkpoint, the files it uploaded).
+	LastCheckpointSize int64
+	// RestoredCheckpoint is the checkpoint the current attempt restored
+	// from (0: none).
+	RestoredCheckpoint int64
+	// LastFailure is the most recent failure's cause ("" : none).
+	LastFailure string
+}
+
+// Stats returns a snapshot of the job's counters.
+func (j *Job) Stats() JobStats {
+	s := j.status
+	start, end := s.Times()
+	return JobStats{
+		State:                  s.State(),
+		Started:                start,
+		Ended:                  end,
+		SourceRecords:          s.SourceRecords.Load(),
+		Restarts:               s.Restarts.Load(),
+		CompletedCheckpoints:   s.CompletedCheckpoints.Load(),
+		FailedCheckpoints:      s.FailedCheckpoints.Load(),
+		LastCheckpointID:       s.LastCheckpointID.Load(),
+		LastCheckpointDuration: time.Duration(s.LastCheckpointDuration.Load()),
+		LastCheckpointSize:     s.LastCheckpointSize.Load(),
+		RestoredCheckpoint:     s.RestoredCheckpoint.Load(),
+		LastFailure:            s.LastFailure(),
+	}
+}
