@@ -40,6 +40,8 @@ type outcome struct {
 func (j *job) run(t *testing.T, build func(env *weir.Env)) outcome {
 	t.Helper()
 	env := weir.NewEnv(weir.WithConfig(testutil.FaultConfig(t, j.parallelism, j.stateDir, j.interval, j.restartNone, nil)))
+	// Later runs restore this run's checkpoints even when it finished.
+	testutil.KeepFinishedCheckpoints(env)
 	o := outcome{env: env}
 	o.log, o.inj = testutil.Observe(env, j.plan)
 	build(env)

@@ -29,6 +29,7 @@ func incrementalCheckpoint(t *testing.T) (jobDir, chk string) {
 		config.StateBackendType: "lsm", config.StateBackendIncremental: "true", config.StateBackendLSMDir: t.TempDir(),
 		config.CheckpointsNumRetained: "3"})))
 	testutil.Observe(env, nil)
+	testutil.KeepFinishedCheckpoints(env) // the test inspects the finished run's checkpoints
 	demo.Build(env, demo.Options{Events: 20_000, Keys: 37, Rate: 50_000, Out: filepath.Join(dir, "out")})
 	if err := env.Execute(context.Background(), "demo"); err != nil {
 		t.Fatal(err)

@@ -25,6 +25,9 @@ type run struct {
 	restart     map[string]string // restart-strategy.* keys; default fixed-delay 100 x 1ms
 	extra       map[string]string // further config keys
 	plan        *faults.Plan
+	// discard lets a FINISHED run discard its checkpoints, as a job's own
+	// runs do; by default the tests keep them to check what was retained.
+	discard bool
 }
 
 func newRun(t *testing.T, n, k int64, p int) *run {
@@ -66,6 +69,9 @@ func (r *run) execute(t *testing.T, ctx context.Context, onStart func(*weir.Env)
 	env := weir.NewEnv(weir.WithConfig(r.config(t)))
 	res := result{env: env}
 	res.log, res.inj = testutil.Observe(env, r.plan)
+	if !r.discard {
+		testutil.KeepFinishedCheckpoints(env)
+	}
 	demo.Build(env, demo.Options{Events: r.n, Keys: r.k, Rate: r.rate, Out: r.out})
 	start := time.Now()
 	if onStart != nil {

@@ -3,6 +3,9 @@ package demo_test
 import (
 	"context"
 	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -66,22 +69,30 @@ func TestFailuresWithoutPeriodicCheckpoints(t *testing.T) {
 	t.Logf("fired %v, %d checkpoints completed", res.inj.Log(), hooks.Plan(res.env).Status.CompletedCheckpoints.Load())
 }
 
-// TestRunFinishedJobAgain: running a job that already finished again on the
-// same state folder restores its final checkpoint, whose sources are at the
-// end of their input: nothing more is committed, and nothing twice.
+// TestRunFinishedJobAgain: a job that FINISHED discards its checkpoints
+// (docs/guarantees.md, "Running a job again"), so running it again on the
+// same state folder starts from scratch and says so; the exactly-once file
+// sink then refuses to commit the earlier run's output a second time,
+// naming the folder, and the output stays exactly that of one run.
 func TestRunFinishedJobAgain(t *testing.T) {
 	const n, k = 20_000, 23
 	r := newRun(t, n, k, 2)
-	for i := range 2 {
-		res := r.execute(t, context.Background(), nil)
-		if res.err != nil {
-			t.Fatalf("run %d: %v\nlog:\n%s", i, res.err, res.log)
-		}
-		if d := demo.Diff(demo.Expected(n, k), res.lines); d != "" {
-			t.Fatalf("after run %d: %s", i, d)
-		}
-		if i == 1 && !strings.Contains(res.log.String(), "msg=restoring") {
-			t.Errorf("the second run did not restore the final checkpoint:\n%s", res.log)
-		}
+	r.discard = true
+	first := r.execute(t, context.Background(), nil)
+	if first.err != nil {
+		t.Fatalf("run 1: %v\nlog:\n%s", first.err, first.log)
+	}
+	if _, err := os.Stat(filepath.Join(r.stateDir, "demo")); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("a finished run left its checkpoint folder (stat: %v)", err)
+	}
+	second := r.execute(t, context.Background(), nil)
+	if second.err == nil || !strings.Contains(second.err.Error(), "already holds committed output of an earlier run") {
+		t.Fatalf("run 2 = %v, want the sink's refusal to commit the earlier output again", second.err)
+	}
+	if !strings.Contains(second.log.String(), "starting from scratch") {
+		t.Errorf("run 2 did not say it starts from scratch:\n%s", second.log)
+	}
+	if d := demo.Diff(demo.Expected(n, k), second.lines); d != "" {
+		t.Fatalf("after run 2: %s", d)
 	}
 }

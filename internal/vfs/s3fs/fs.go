@@ -100,7 +100,7 @@ func (f *FS) Probe(ctx context.Context, path string) error {
 	if key != "" {
 		prefix = key + "/"
 	}
-	for obj := range f.client.ListObjects(ctx, bucket, minio.ListObjectsOptions{Prefix: prefix, MaxKeys: 1}) {
+	for obj := range f.client.ListObjectsIter(ctx, bucket, minio.ListObjectsOptions{Prefix: prefix, MaxKeys: 1}) {
 		if obj.Err != nil {
 			return f.probeErr(ctx, path, bucket, obj.Err)
 		}
@@ -205,7 +205,7 @@ func (f *FS) Stat(name string) (fs.FileInfo, error) {
 func (f *FS) hasChildren(bucket, key string) (bool, error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	for obj := range f.client.ListObjects(ctx, bucket, minio.ListObjectsOptions{Prefix: key + "/", Recursive: true, MaxKeys: 1}) {
+	for obj := range f.client.ListObjectsIter(ctx, bucket, minio.ListObjectsOptions{Prefix: key + "/", Recursive: true, MaxKeys: 1}) {
 		if obj.Err != nil {
 			return false, obj.Err
 		}
@@ -310,7 +310,7 @@ func (f *FS) RemoveAll(name string) error {
 		case <-ctx.Done():
 			return
 		}
-		for obj := range f.client.ListObjects(ctx, bucket, minio.ListObjectsOptions{Prefix: key + "/", Recursive: true, MaxKeys: f.pageSize}) {
+		for obj := range f.client.ListObjectsIter(ctx, bucket, minio.ListObjectsOptions{Prefix: key + "/", Recursive: true, MaxKeys: f.pageSize}) {
 			if obj.Err != nil {
 				listErr = obj.Err
 				return

@@ -36,7 +36,7 @@ func (f *FS) ReadDir(name string) ([]fs.DirEntry, error) {
 	// Some servers repeat a common prefix on the page after the one that
 	// ended inside it; seen keeps each directory once.
 	seen := map[string]bool{}
-	for obj := range f.client.ListObjects(ctx, bucket, minio.ListObjectsOptions{Prefix: prefix, MaxKeys: f.pageSize}) {
+	for obj := range f.client.ListObjectsIter(ctx, bucket, minio.ListObjectsOptions{Prefix: prefix, MaxKeys: f.pageSize}) {
 		if obj.Err != nil {
 			return nil, pathErr("readdir", name, bucket, obj.Err)
 		}
