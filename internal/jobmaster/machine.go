@@ -407,7 +407,11 @@ func (m *Machine) taskFailed(t checkpoint.TaskID, err error) {
 		m.feed(failover.GlobalFailure{Reason: err.Error(), Now: m.now})
 		return
 	}
-	m.log.Warn("task failed; restarting its region", "task", t, "region", r, "cause", err)
+	if unrecoverable {
+		m.log.Warn("task failed with an error no restart can fix; failing the job", "task", t, "cause", err)
+	} else {
+		m.log.Warn("task failed; its region fails over", "task", t, "region", r, "cause", err)
+	}
 	m.feed(failover.TaskFailed{Task: t, Err: err, Unrecoverable: unrecoverable, Now: m.now})
 }
 
