@@ -72,8 +72,6 @@ type Task struct {
 	maxChannelState  int64
 	alignAt          time.Time // alignment timer, zero when not armed
 	alignID          checkpoint.ID
-	curCh            int            // channel of the buffer being handled
-	cur              network.Buffer // the buffer being handled
 	overtaken        []any
 	// lastSeq[c] is the Seq of the last data buffer polled from gate
 	// channel c (unaligned checkpoints: what a priority barrier overtook).
@@ -206,7 +204,7 @@ func (t *Task) notifyComplete(ctx context.Context, id checkpoint.ID) error {
 
 func (t *Task) notifyAborted(ctx context.Context, id checkpoint.ID) error {
 	if t.handler != nil {
-		if err := t.perform(ctx, t.handler.Step(barrier.AbortRequested{ID: id})); err != nil {
+		if err := t.perform(ctx, nil, t.handler.Step(barrier.AbortRequested{ID: id})); err != nil {
 			return err
 		}
 	}

@@ -16,8 +16,9 @@ import (
 // out an overdraft while still taking priority events and mail.
 
 // performRecording carries out the handler actions specific to unaligned
-// checkpoints; ok is false for any other action.
-func (t *Task) performRecording(ctx context.Context, a barrier.Action) (ok bool, err error) {
+// checkpoints; ok is false for any other action. cur is the buffer being
+// handled, if any (see perform).
+func (t *Task) performRecording(ctx context.Context, cur *polled, a barrier.Action) (ok bool, err error) {
 	switch a := a.(type) {
 	case barrier.ArmTimer:
 		t.alignAt, t.alignID = a.At, a.ID
@@ -39,8 +40,8 @@ func (t *Task) performRecording(ctx context.Context, a barrier.Action) (ok bool,
 		// ahead of it: that data belongs to the checkpoint. (An ordinary
 		// barrier comes after all its channel's earlier data was polled; an
 		// end of partition has nothing behind it.)
-		if t.curCh == a.Channel && t.cur.Kind == network.Barrier && t.cur.Priority {
-			t.overtaken = t.gate.AppendOvertaken(t.overtaken[:0], a.Channel, t.cur.Seq)
+		if cur != nil && cur.ch == a.Channel && cur.buf.Kind == network.Barrier && cur.buf.Priority {
+			t.overtaken = t.gate.AppendOvertaken(t.overtaken[:0], a.Channel, cur.buf.Seq)
 			for _, d := range t.overtaken {
 				if err := t.rec.record(ctx, a.Channel, d); err != nil {
 					clear(t.overtaken)
@@ -52,8 +53,8 @@ func (t *Task) performRecording(ctx context.Context, a barrier.Action) (ok bool,
 			// means the rest is still on its way (remote channels).
 			covered := t.lastSeq[a.Channel] + uint64(len(t.overtaken))
 			clear(t.overtaken)
-			if covered < t.cur.Seq && !t.rec.overflow {
-				t.rec.awaitUntil(a.Channel, covered, t.cur.Seq)
+			if covered < cur.buf.Seq && !t.rec.overflow {
+				t.rec.awaitUntil(a.Channel, covered, cur.buf.Seq)
 				return true, nil
 			}
 		}
@@ -109,14 +110,15 @@ func (t *Task) recordFailed(err error) error {
 }
 
 // afterActions steps an abort that recording asked for while the handler's
-// actions were performed (Step must not be re-entered meanwhile).
-func (t *Task) afterActions(ctx context.Context) error {
+// actions were performed (Step must not be re-entered meanwhile). Its
+// actions answer the same buffer cur as those that asked.
+func (t *Task) afterActions(ctx context.Context, cur *polled) error {
 	if t.abortRecording == 0 {
 		return nil
 	}
 	id := t.abortRecording
 	t.abortRecording = 0
-	return t.perform(ctx, t.handler.Step(barrier.AbortRequested{ID: id}))
+	return t.perform(ctx, cur, t.handler.Step(barrier.AbortRequested{ID: id}))
 }
 
 // attachChannelState waits for rec's file and puts its handle on the head
@@ -147,7 +149,7 @@ func (t *Task) checkAlignTimer(ctx context.Context) error {
 	}
 	id := t.alignID
 	t.alignAt = time.Time{}
-	return t.perform(ctx, t.handler.Step(barrier.AlignmentTimeout{ID: id}))
+	return t.perform(ctx, nil, t.handler.Step(barrier.AlignmentTimeout{ID: id}))
 }
 
 // awaitOutput waits while the task's writers are in debt (some channel

@@ -70,7 +70,7 @@ func (t *Task) handleBuffer(ctx context.Context, ch int, buf network.Buffer) err
 			if err := t.recordData(ctx, ch, buf.Data, buf.Seq); err != nil {
 				return err
 			}
-			if err := t.afterActions(ctx); err != nil {
+			if err := t.afterActions(ctx, nil); err != nil {
 				return err
 			}
 		}
@@ -94,15 +94,12 @@ func (t *Task) handleBuffer(ctx context.Context, ch int, buf network.Buffer) err
 		return t.maybeFlush(ctx)
 	case network.Barrier:
 		t.noteBarrier(buf.Barrier.ID)
-		t.curCh, t.cur = ch, buf
-		err := t.perform(ctx, t.handler.Step(barrier.BarrierArrived{Channel: ch, Barrier: buf.Barrier, Priority: buf.Priority}))
-		t.cur = network.Buffer{}
-		return err
+		return t.perform(ctx, &polled{ch, buf}, t.handler.Step(barrier.BarrierArrived{Channel: ch, Barrier: buf.Barrier, Priority: buf.Priority}))
 	case network.Announcement:
 		t.noteBarrier(buf.Barrier.ID)
-		return t.perform(ctx, t.handler.Step(barrier.BarrierAnnounced{Channel: ch, Barrier: buf.Barrier}))
+		return t.perform(ctx, nil, t.handler.Step(barrier.BarrierAnnounced{Channel: ch, Barrier: buf.Barrier}))
 	case network.CancelBarrier:
-		return t.perform(ctx, t.handler.Step(barrier.CancelArrived{Channel: ch, ID: buf.Cancel}))
+		return t.perform(ctx, nil, t.handler.Step(barrier.CancelArrived{Channel: ch, ID: buf.Cancel}))
 	case network.EndOfData:
 		if t.eod[ch] {
 			return fmt.Errorf("channel %d delivered end of data twice", ch)
@@ -114,18 +111,24 @@ func (t *Task) handleBuffer(ctx context.Context, ch int, buf network.Buffer) err
 		}
 		return nil
 	case network.EndOfPartition:
-		t.curCh, t.cur = ch, buf
-		err := t.perform(ctx, t.handler.Step(barrier.EndOfPartition{Channel: ch}))
-		t.cur = network.Buffer{}
-		return err
+		return t.perform(ctx, &polled{ch, buf}, t.handler.Step(barrier.EndOfPartition{Channel: ch}))
 	}
 	return fmt.Errorf("channel %d: unknown buffer kind %d", ch, buf.Kind)
 }
 
-// perform carries out the barrier handler's actions.
-func (t *Task) perform(ctx context.Context, actions []barrier.Action) error {
+// polled is a buffer from the gate whose handler actions are being
+// performed: a StopRecording on its channel needs the priority barrier's
+// Seq to record the data it overtook.
+type polled struct {
+	ch  int
+	buf network.Buffer
+}
+
+// perform carries out the barrier handler's actions; cur is the buffer they
+// answer, nil when they come from mail, a timer or a recording abort.
+func (t *Task) perform(ctx context.Context, cur *polled, actions []barrier.Action) error {
 	for _, a := range actions {
-		if ok, err := t.performRecording(ctx, a); ok {
+		if ok, err := t.performRecording(ctx, cur, a); ok {
 			if err != nil {
 				return err
 			}
@@ -168,7 +171,7 @@ func (t *Task) perform(ctx context.Context, actions []barrier.Action) error {
 			return fmt.Errorf("unknown barrier handler action %T", a)
 		}
 	}
-	return t.afterActions(ctx)
+	return t.afterActions(ctx, cur)
 }
 
 // decodeRemote decodes a batch that arrived on remote channel ch with the
