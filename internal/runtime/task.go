@@ -75,12 +75,8 @@ func (t *Task) Run(parent context.Context) (err error) {
 			t.ua.rec = nil
 		}
 		t.ckpt.asyncWG.Wait()
-		for i, op := range t.chain.ops {
-			// A Close error matters unless the task was cancelled from
-			// outside (then the job is failing over anyway).
-			if cerr := safeClose(parent, op); cerr != nil && err == nil && parent.Err() == nil {
-				err = fmt.Errorf("task %s#%d: close operator %q: %w", t.Name, t.ID.Subtask, t.chain.ocs[i].Name, cerr)
-			}
+		if cerr := t.chain.close(parent); cerr != nil && err == nil {
+			err = fmt.Errorf("task %s#%d: %w", t.Name, t.ID.Subtask, cerr)
 		}
 	}()
 	defer func() {
@@ -88,10 +84,8 @@ func (t *Task) Run(parent context.Context) (err error) {
 			err = fmt.Errorf("task %s (%d/%d): %w: %v\n%s", t.Name, t.ID.Subtask, t.ID.Vertex, ErrUserPanic, r, debug.Stack())
 		}
 	}()
-	for i, op := range t.chain.ops {
-		if err := op.Open(ctx, t.chain.ocs[i]); err != nil {
-			return fmt.Errorf("open operator %q: %w", t.chain.ocs[i].Name, err)
-		}
+	if err := t.chain.open(ctx); err != nil {
+		return err
 	}
 	t.restored(start)
 	if t.chain.source != nil {
@@ -103,15 +97,6 @@ func (t *Task) Run(parent context.Context) (err error) {
 		return fmt.Errorf("task %s#%d: %w", t.Name, t.ID.Subtask, err)
 	}
 	return nil
-}
-
-func safeClose(ctx context.Context, op Operator) (err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			err = fmt.Errorf("close: %w: %v", ErrUserPanic, r)
-		}
-	}()
-	return op.Close(ctx)
 }
 
 // handleMail processes all queued control messages.
@@ -148,10 +133,8 @@ func (t *Task) handleMail(ctx context.Context) error {
 // flushes in chain order, then EndOfData goes downstream and to the
 // JobManager.
 func (t *Task) endInput(ctx context.Context) error {
-	for i, op := range t.chain.ops {
-		if err := op.EndInput(ctx); err != nil {
-			return fmt.Errorf("operator %q: end of input: %w", t.chain.ocs[i].Name, err)
-		}
+	if err := t.chain.endInput(ctx); err != nil {
+		return err
 	}
 	for _, w := range t.chain.writers {
 		if err := w.Broadcast(ctx, network.Buffer{Kind: network.EndOfData}); err != nil {

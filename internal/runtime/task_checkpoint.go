@@ -46,10 +46,8 @@ func (t *Task) notifyComplete(ctx context.Context, id checkpoint.ID) error {
 		return nil
 	}
 	t.ckpt.completedUpTo = id
-	for i, op := range t.chain.ops {
-		if err := op.NotifyCheckpointComplete(ctx, id); err != nil {
-			return fmt.Errorf("operator %q: notify checkpoint %d complete: %w", t.chain.ocs[i].Name, id, err)
-		}
+	if err := t.chain.notifyComplete(ctx, id); err != nil {
+		return err
 	}
 	if t.ckpt.finalID != 0 && id >= t.ckpt.finalID {
 		t.ckpt.finished = true
@@ -63,12 +61,7 @@ func (t *Task) notifyAborted(ctx context.Context, id checkpoint.ID) error {
 			return err
 		}
 	}
-	for i, op := range t.chain.ops {
-		if err := op.NotifyCheckpointAborted(id); err != nil {
-			return fmt.Errorf("operator %q: notify checkpoint %d aborted: %w", t.chain.ocs[i].Name, id, err)
-		}
-	}
-	return nil
+	return t.chain.notifyAborted(id)
 }
 
 // snapshot takes the task's part of checkpoint b: the synchronous part of
@@ -82,13 +75,9 @@ func (t *Task) snapshot(ctx context.Context, b checkpoint.Barrier, unaligned boo
 		return fmt.Errorf("checkpoint %d synchronous snapshot: %w", b.ID, err)
 	}
 	start := t.now()
-	asyncs := make([]AsyncSnapshot, len(t.chain.ops))
-	for i, op := range t.chain.ops {
-		a, err := snapshotOperator(ctx, op, b)
-		if err != nil {
-			return fmt.Errorf("checkpoint %d: snapshot operator %q: %w", b.ID, t.chain.ocs[i].Name, err)
-		}
-		asyncs[i] = a
+	asyncs, err := t.chain.snapshotSync(ctx, b)
+	if err != nil {
+		return err
 	}
 	// A priority barrier overtakes what the consumers have queued; sources
 	// send one in pure unaligned mode, any task once it snapshotted
