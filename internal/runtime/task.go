@@ -45,12 +45,14 @@ type Task struct {
 	now     func() time.Time
 	metrics *TaskMetrics
 
+	// (Ordered as the fields were before the grouping, the ones read per
+	// batch first.)
 	ckpt   checkpointing
-	ua     unalignedState
-	replay channelReplay
-	align  alignStats // checkpoint metrics (task_stats.go)
-	end    inputEnd
 	out    outputFlush
+	ua     unalignedState
+	end    inputEnd
+	align  alignStats // checkpoint metrics (task_stats.go)
+	replay channelReplay
 }
 
 // StateWriterFactory gives a StateWriter for one checkpoint.
