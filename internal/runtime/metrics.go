@@ -4,6 +4,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/weirstream/weir/internal/network"
 )
 
 // TaskMetrics are a task's counters. Written by the task goroutine with
@@ -25,6 +27,27 @@ type TaskMetrics struct {
 	LastAlignmentNanos atomic.Int64
 	// credits sums the credits the task's output channels hold now.
 	credits func() int
+}
+
+// watchSenders makes the task's backpressure and credits the sums of its
+// output channels'.
+func (m *TaskMetrics) watchSenders(sent []network.Sender) {
+	m.backpressure = func() uint64 {
+		var waits uint64
+		for _, c := range sent {
+			waits += c.BackpressureWaits()
+		}
+		return waits
+	}
+	m.credits = func() int {
+		n := 0
+		for _, c := range sent {
+			if r, ok := c.(network.CreditReporter); ok {
+				n += r.AvailableCredits()
+			}
+		}
+		return n
+	}
 }
 
 // creditsAvailable returns the credits of the task's outputs (0 without

@@ -47,7 +47,7 @@ func (t *Task) restored(start time.Time) {
 	if t.metrics == nil || t.metrics.job == nil {
 		return
 	}
-	for _, oc := range t.ocs {
+	for _, oc := range t.chain.ocs {
 		if oc.Restored != nil {
 			t.metrics.job.restoreDone(oc.Attempt, t.now().Sub(start))
 			return

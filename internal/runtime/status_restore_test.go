@@ -37,7 +37,7 @@ func TestTaskRestoredReportsOnlyRestores(t *testing.T) {
 	now := time.Unix(10, 0)
 	task := func(restored *RestoredState) *Task {
 		return &Task{metrics: &TaskMetrics{job: &s}, now: func() time.Time { return now },
-			ocs: []*OperatorContext{{}, {Restored: restored}}}
+			chain: chain{ocs: []*OperatorContext{{}, {Restored: restored}}}}
 	}
 	task(nil).restored(now.Add(-time.Second))
 	if d := s.LastRestoreDuration.Load(); d != 0 {

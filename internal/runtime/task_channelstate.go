@@ -15,60 +15,84 @@ import (
 // recording actions of barrier.Unaligned, the alignment timer, and waiting
 // out an overdraft while still taking priority events and mail.
 
+// unalignedState is what a task keeps for unaligned checkpoints: the
+// mode, the per-channel codecs, the recorder of the checkpoint being
+// recorded and the alignment timer. (chans also serve remote decoding and,
+// in aligned mode, the measuring of what alignment holds back.)
+type unalignedState struct {
+	enabled bool // the job takes unaligned checkpoints
+	// priorityTriggers: a source sends periodic barriers as priority
+	// events (pure unaligned mode, no alignment timeout).
+	priorityTriggers bool
+	chans            []channelInfo // per gate channel, when needed
+	rec              *channelRecorder
+	maxChannelState  int64
+	alignAt          time.Time // alignment timer, zero when not armed
+	alignID          checkpoint.ID
+	overtaken        []any // reused by StopRecording
+	// lastSeq[c] is the Seq of the last data buffer polled from gate
+	// channel c (unaligned checkpoints: what a priority barrier overtook).
+	lastSeq []uint64
+	// abortRecording is a checkpoint whose channel state overflowed; it is
+	// aborted once the current handler actions are performed.
+	abortRecording checkpoint.ID
+}
+
 // performRecording carries out the handler actions specific to unaligned
-// checkpoints; ok is false for any other action.
-func (t *Task) performRecording(ctx context.Context, a barrier.Action) (ok bool, err error) {
+// checkpoints; ok is false for any other action. cur is the buffer being
+// handled, if any (see perform).
+func (t *Task) performRecording(ctx context.Context, cur *polled, a barrier.Action) (ok bool, err error) {
 	switch a := a.(type) {
 	case barrier.ArmTimer:
-		t.alignAt, t.alignID = a.At, a.ID
+		t.ua.alignAt, t.ua.alignID = a.At, a.ID
 	case barrier.Prioritize:
 		t.gate.Prioritize(a.ID)
 		if t.links != nil {
 			t.links.prioritize(a.ID)
 		}
 	case barrier.StartRecording:
-		if t.rec == nil || t.rec.id != a.ID {
+		if t.ua.rec == nil || t.ua.rec.id != a.ID {
 			return true, fmt.Errorf("checkpoint %d: start recording channel %d without its recorder", a.ID, a.Channel)
 		}
-		t.rec.start(a.Channel)
+		t.ua.rec.start(a.Channel)
 	case barrier.StopRecording:
-		if t.rec == nil || t.rec.id != a.ID {
+		if t.ua.rec == nil || t.ua.rec.id != a.ID {
 			return true, fmt.Errorf("checkpoint %d: stop recording channel %d without its recorder", a.ID, a.Channel)
 		}
 		// A priority barrier overtook the data still queued on its channel
 		// ahead of it: that data belongs to the checkpoint. (An ordinary
 		// barrier comes after all its channel's earlier data was polled; an
 		// end of partition has nothing behind it.)
-		if t.curCh == a.Channel && t.cur.Kind == network.Barrier && t.cur.Priority {
-			t.overtaken = t.gate.AppendOvertaken(t.overtaken[:0], a.Channel, t.cur.Seq)
-			for _, d := range t.overtaken {
-				if err := t.rec.record(ctx, a.Channel, d); err != nil {
-					clear(t.overtaken)
+		if cur != nil && cur.ch == a.Channel && cur.buf.Kind == network.Barrier && cur.buf.Priority {
+			t.ua.overtaken = t.gate.AppendOvertaken(t.ua.overtaken[:0], a.Channel, cur.buf.Seq)
+			for _, d := range t.ua.overtaken {
+				if err := t.ua.rec.record(ctx, a.Channel, d); err != nil {
+					clear(t.ua.overtaken)
 					return true, t.recordFailed(err)
 				}
 			}
 			// Data numbers are consecutive per channel: what was polled
 			// plus what was queued should reach the barrier's Seq. Less
 			// means the rest is still on its way (remote channels).
-			covered := t.lastSeq[a.Channel] + uint64(len(t.overtaken))
-			clear(t.overtaken)
-			if covered < t.cur.Seq && !t.rec.overflow {
-				t.rec.awaitUntil(a.Channel, covered, t.cur.Seq)
+			covered := t.ua.lastSeq[a.Channel] + uint64(len(t.ua.overtaken))
+			clear(t.ua.overtaken)
+			if covered < cur.buf.Seq && !t.ua.rec.overflow {
+				t.ua.rec.awaitUntil(a.Channel, covered, cur.buf.Seq)
 				return true, nil
 			}
 		}
-		t.rec.stop(a.Channel)
+		t.ua.rec.stop(a.Channel)
 	case barrier.ChannelStateDone:
-		if t.rec == nil || t.rec.id != a.ID {
+		if t.ua.rec == nil || t.ua.rec.id != a.ID {
 			return true, fmt.Errorf("checkpoint %d: channel state done without its recorder", a.ID)
 		}
-		if t.rec.waiting() {
+		if t.ua.rec.waiting() {
 			// Finished by recordData once the last overtaken data arrived.
-			t.rec.finishing = true
+			t.ua.rec.finishing = true
 			return true, nil
 		}
-		rec := t.rec
-		t.rec = nil
+		rec := t.ua.rec
+		t.ua.rec = nil
 		t.alignmentDone(rec)
 		return true, rec.finish(ctx)
 	default:
@@ -80,16 +104,16 @@ func (t *Task) performRecording(ctx context.Context, a barrier.Action) (ok bool,
 // recordData records one polled batch of a recording channel before the
 // chain consumes (and recycles) it.
 func (t *Task) recordData(ctx context.Context, ch int, data any, seq uint64) error {
-	if t.rec.until[ch] != 0 && seq <= t.rec.from[ch] {
+	if t.ua.rec.until[ch] != 0 && seq <= t.ua.rec.from[ch] {
 		// Recorded as overtaken when the barrier was polled; polled now.
 		return nil
 	}
-	if err := t.rec.record(ctx, ch, data); err != nil {
+	if err := t.ua.rec.record(ctx, ch, data); err != nil {
 		return t.recordFailed(err)
 	}
-	if t.rec.arrived(ch, seq) && t.rec.finishing && !t.rec.waiting() {
-		rec := t.rec
-		t.rec = nil
+	if t.ua.rec.arrived(ch, seq) && t.ua.rec.finishing && !t.ua.rec.waiting() {
+		rec := t.ua.rec
+		t.ua.rec = nil
 		return rec.finish(ctx)
 	}
 	return nil
@@ -100,23 +124,24 @@ func (t *Task) recordData(ctx context.Context, ch int, data any, seq uint64) err
 // current actions are done); anything else fails the task.
 func (t *Task) recordFailed(err error) error {
 	if errors.Is(err, errChannelStateTooLarge) {
-		t.logger.Warn("declining checkpoint: channel state too large", "checkpoint", t.rec.id, "err", err)
-		t.abortRecording = t.rec.id
-		t.rec.stopAll()
+		t.logger.Warn("declining checkpoint: channel state too large", "checkpoint", t.ua.rec.id, "err", err)
+		t.ua.abortRecording = t.ua.rec.id
+		t.ua.rec.stopAll()
 		return nil
 	}
 	return err
 }
 
 // afterActions steps an abort that recording asked for while the handler's
-// actions were performed (Step must not be re-entered meanwhile).
-func (t *Task) afterActions(ctx context.Context) error {
-	if t.abortRecording == 0 {
+// actions were performed (Step must not be re-entered meanwhile). Its
+// actions answer the same buffer cur as those that asked.
+func (t *Task) afterActions(ctx context.Context, cur *polled) error {
+	if t.ua.abortRecording == 0 {
 		return nil
 	}
-	id := t.abortRecording
-	t.abortRecording = 0
-	return t.perform(ctx, t.handler.Step(barrier.AbortRequested{ID: id}))
+	id := t.ua.abortRecording
+	t.ua.abortRecording = 0
+	return t.perform(ctx, cur, t.ckpt.handler.Step(barrier.AbortRequested{ID: id}))
 }
 
 // attachChannelState waits for rec's file and puts its handle on the head
@@ -126,7 +151,7 @@ func (t *Task) attachChannelState(ctx context.Context, rec *channelRecorder, st 
 	if err != nil || h == nil {
 		return err
 	}
-	uid := t.ocs[0].UID
+	uid := t.chain.ocs[0].UID
 	for i := range st.Operators {
 		if st.Operators[i].UID == uid {
 			st.Operators[i].Channels = h
@@ -142,12 +167,12 @@ func (t *Task) attachChannelState(ctx context.Context, rec *channelRecorder, st 
 // checkAlignTimer steps the alignment timeout once the clock passed the
 // armed time. One branch per buffer when no timer is armed.
 func (t *Task) checkAlignTimer(ctx context.Context) error {
-	if t.alignAt.IsZero() || t.now().Before(t.alignAt) {
+	if t.ua.alignAt.IsZero() || t.now().Before(t.ua.alignAt) {
 		return nil
 	}
-	id := t.alignID
-	t.alignAt = time.Time{}
-	return t.perform(ctx, t.handler.Step(barrier.AlignmentTimeout{ID: id}))
+	id := t.ua.alignID
+	t.ua.alignAt = time.Time{}
+	return t.perform(ctx, nil, t.ckpt.handler.Step(barrier.AlignmentTimeout{ID: id}))
 }
 
 // awaitOutput waits while the task's writers are in debt (some channel
@@ -157,7 +182,7 @@ func (t *Task) checkAlignTimer(ctx context.Context) error {
 // alignment timer. withGate is false for sources and during replay. The
 // cost when not in debt is one atomic load.
 func (t *Task) awaitOutput(ctx context.Context, withGate bool) error {
-	for t.debt != nil && t.debt.InDebt() {
+	for t.out.debt != nil && t.out.debt.InDebt() {
 		t.metrics.debtWaits.Add(1)
 		var prio <-chan struct{}
 		if withGate && t.gate != nil {
@@ -165,8 +190,8 @@ func (t *Task) awaitOutput(ctx context.Context, withGate bool) error {
 		}
 		var timerC <-chan time.Time
 		var tm *time.Timer
-		if !t.alignAt.IsZero() {
-			d := t.alignAt.Sub(t.now())
+		if !t.ua.alignAt.IsZero() {
+			d := t.ua.alignAt.Sub(t.now())
 			if d <= 0 {
 				if err := t.checkAlignTimer(ctx); err != nil {
 					return err
@@ -180,7 +205,7 @@ func (t *Task) awaitOutput(ctx context.Context, withGate bool) error {
 		if tm != nil {
 			tm.Stop()
 		}
-		if err != nil || t.finished {
+		if err != nil || t.ckpt.finished {
 			return err
 		}
 	}
@@ -190,7 +215,7 @@ func (t *Task) awaitOutput(ctx context.Context, withGate bool) error {
 // awaitOnce waits for one of awaitOutput's wake-ups and handles it.
 func (t *Task) awaitOnce(ctx context.Context, prio <-chan struct{}, timerC <-chan time.Time) error {
 	select {
-	case <-t.debt.Ready():
+	case <-t.out.debt.Ready():
 	case <-t.mail.ready:
 		return t.handleMail(ctx)
 	case <-prio:

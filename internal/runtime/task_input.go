@@ -10,12 +10,31 @@ import (
 	"github.com/weirstream/weir/internal/network"
 )
 
+// inputEnd is the end-of-data bookkeeping of a task: which gate channels
+// delivered EndOfData, and whether the chain's input ended (EndInput done,
+// EndOfData sent downstream and to the JobManager; sources too).
+type inputEnd struct {
+	done  bool
+	ended []bool // per gate channel
+	count int    // channels in ended that are true
+}
+
+// arrived notes channel ch's EndOfData and tells whether it was the last.
+func (e *inputEnd) arrived(ch int) (last bool, err error) {
+	if e.ended[ch] {
+		return false, fmt.Errorf("channel %d delivered end of data twice", ch)
+	}
+	e.ended[ch] = true
+	e.count++
+	return e.count == len(e.ended), nil
+}
+
 // runInput is the loop of a task with inputs. Each iteration handles pending
 // control messages, then one buffer from the gate: a batch of records goes
 // through the chain; a barrier, cancel marker or end of data goes to the
 // barrier handler, whose actions the task performs.
 func (t *Task) runInput(ctx context.Context) error {
-	if t.replay != nil {
+	if t.replay.handle != nil {
 		if err := t.replayChannelState(ctx); err != nil {
 			return err
 		}
@@ -27,13 +46,13 @@ func (t *Task) runInput(ctx context.Context) error {
 				return err
 			}
 		}
-		if t.finished {
+		if t.ckpt.finished {
 			return nil
 		}
 		if err := t.awaitOutput(ctx, true); err != nil {
 			return err
 		}
-		if t.finished {
+		if t.ckpt.finished {
 			return nil
 		}
 		if err := t.checkAlignTimer(ctx); err != nil {
@@ -64,13 +83,13 @@ func (t *Task) handleBuffer(ctx context.Context, ch int, buf network.Buffer) err
 		if err := t.faults.Hit(faults.Process); err != nil {
 			return err
 		}
-		t.lastSeq[ch] = buf.Seq
-		if t.rec != nil && t.rec.on[ch] {
+		t.ua.lastSeq[ch] = buf.Seq
+		if t.ua.rec != nil && t.ua.rec.on[ch] {
 			// Recorded before the chain consumes and recycles the batch.
 			if err := t.recordData(ctx, ch, buf.Data, buf.Seq); err != nil {
 				return err
 			}
-			if err := t.afterActions(ctx); err != nil {
+			if err := t.afterActions(ctx, nil); err != nil {
 				return err
 			}
 		}
@@ -83,7 +102,7 @@ func (t *Task) handleBuffer(ctx context.Context, ch int, buf network.Buffer) err
 				return err
 			}
 		}
-		n, err := t.input(ctx, data)
+		n, err := t.chain.input(ctx, data)
 		if err != nil {
 			return err
 		}
@@ -94,38 +113,37 @@ func (t *Task) handleBuffer(ctx context.Context, ch int, buf network.Buffer) err
 		return t.maybeFlush(ctx)
 	case network.Barrier:
 		t.noteBarrier(buf.Barrier.ID)
-		t.curCh, t.cur = ch, buf
-		err := t.perform(ctx, t.handler.Step(barrier.BarrierArrived{Channel: ch, Barrier: buf.Barrier, Priority: buf.Priority}))
-		t.cur = network.Buffer{}
-		return err
+		return t.perform(ctx, &polled{ch, buf}, t.ckpt.handler.Step(barrier.BarrierArrived{Channel: ch, Barrier: buf.Barrier, Priority: buf.Priority}))
 	case network.Announcement:
 		t.noteBarrier(buf.Barrier.ID)
-		return t.perform(ctx, t.handler.Step(barrier.BarrierAnnounced{Channel: ch, Barrier: buf.Barrier}))
+		return t.perform(ctx, nil, t.ckpt.handler.Step(barrier.BarrierAnnounced{Channel: ch, Barrier: buf.Barrier}))
 	case network.CancelBarrier:
-		return t.perform(ctx, t.handler.Step(barrier.CancelArrived{Channel: ch, ID: buf.Cancel}))
+		return t.perform(ctx, nil, t.ckpt.handler.Step(barrier.CancelArrived{Channel: ch, ID: buf.Cancel}))
 	case network.EndOfData:
-		if t.eod[ch] {
-			return fmt.Errorf("channel %d delivered end of data twice", ch)
+		last, err := t.end.arrived(ch)
+		if err != nil || !last {
+			return err
 		}
-		t.eod[ch] = true
-		t.eodCount++
-		if t.eodCount == len(t.eod) {
-			return t.endInput(ctx)
-		}
-		return nil
+		return t.endInput(ctx)
 	case network.EndOfPartition:
-		t.curCh, t.cur = ch, buf
-		err := t.perform(ctx, t.handler.Step(barrier.EndOfPartition{Channel: ch}))
-		t.cur = network.Buffer{}
-		return err
+		return t.perform(ctx, &polled{ch, buf}, t.ckpt.handler.Step(barrier.EndOfPartition{Channel: ch}))
 	}
 	return fmt.Errorf("channel %d: unknown buffer kind %d", ch, buf.Kind)
 }
 
-// perform carries out the barrier handler's actions.
-func (t *Task) perform(ctx context.Context, actions []barrier.Action) error {
+// polled is a buffer from the gate whose handler actions are being
+// performed: a StopRecording on its channel needs the priority barrier's
+// Seq to record the data it overtook.
+type polled struct {
+	ch  int
+	buf network.Buffer
+}
+
+// perform carries out the barrier handler's actions; cur is the buffer they
+// answer, nil when they come from mail, a timer or a recording abort.
+func (t *Task) perform(ctx context.Context, cur *polled, actions []barrier.Action) error {
 	for _, a := range actions {
-		if ok, err := t.performRecording(ctx, a); ok {
+		if ok, err := t.performRecording(ctx, cur, a); ok {
 			if err != nil {
 				return err
 			}
@@ -142,16 +160,16 @@ func (t *Task) perform(ctx context.Context, actions []barrier.Action) error {
 			}
 		case barrier.Abort:
 			t.gw.Decline(t.ID, a.ID, a.Reason)
-			if t.rec != nil && t.rec.id == a.ID {
-				t.rec.abort()
-				t.rec = nil
+			if t.ua.rec != nil && t.ua.rec.id == a.ID {
+				t.ua.rec.abort()
+				t.ua.rec = nil
 			}
-			for _, w := range t.writers {
+			for _, w := range t.chain.writers {
 				// In unaligned mode the cancel marker overtakes queued data,
 				// so downstream tasks stop recording early.
 				var err error
 				cancel := network.Buffer{Kind: network.CancelBarrier, Cancel: a.ID}
-				if t.unaligned {
+				if t.ua.enabled {
 					err = w.BroadcastPriority(cancel)
 				} else {
 					err = w.Broadcast(ctx, cancel)
@@ -168,7 +186,7 @@ func (t *Task) perform(ctx context.Context, actions []barrier.Action) error {
 			return fmt.Errorf("unknown barrier handler action %T", a)
 		}
 	}
-	return t.afterActions(ctx)
+	return t.afterActions(ctx, cur)
 }
 
 // decodeRemote decodes a batch that arrived on remote channel ch with the
@@ -177,16 +195,16 @@ func (t *Task) perform(ctx context.Context, actions []barrier.Action) error {
 // corruption.
 func (t *Task) decodeRemote(ch int, s *network.Serialized) (any, error) {
 	defer s.Release()
-	if ch >= len(t.chans) {
+	if ch >= len(t.ua.chans) {
 		return nil, fmt.Errorf("channel %d: an encoded batch, but the task has no codec for it", ch)
 	}
-	data, n, err := t.chans[ch].codec.DecodeBatch(s.Bytes)
+	data, n, err := t.ua.chans[ch].codec.DecodeBatch(s.Bytes)
 	if err != nil {
 		return nil, fmt.Errorf("decode a batch from remote channel %d: %w", ch, err)
 	}
-	if n != len(s.Bytes) || t.chans[ch].codec.Records(data) != s.Records {
+	if n != len(s.Bytes) || t.ua.chans[ch].codec.Records(data) != s.Records {
 		recycle(data)
-		return nil, fmt.Errorf("decode a batch from remote channel %d: %d of %d bytes hold %d records, the frame says %d: %w", ch, n, len(s.Bytes), t.chans[ch].codec.Records(data), s.Records, codec.ErrCorrupt)
+		return nil, fmt.Errorf("decode a batch from remote channel %d: %d of %d bytes hold %d records, the frame says %d: %w", ch, n, len(s.Bytes), t.ua.chans[ch].codec.Records(data), s.Records, codec.ErrCorrupt)
 	}
 	return data, nil
 }

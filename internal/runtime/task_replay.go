@@ -6,9 +6,18 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/weirstream/weir/internal/checkpoint"
 	"github.com/weirstream/weir/internal/checkpoint/storage"
 	"github.com/weirstream/weir/internal/network"
 )
+
+// channelReplay is the channel state to process before the gate (restore
+// of an unaligned checkpoint): handle is nil once replayed or when there is
+// none; open reads its file.
+type channelReplay struct {
+	handle *checkpoint.ChannelStateHandle
+	open   func(ctx context.Context, f checkpoint.StateFile) (io.ReadCloser, error)
+}
 
 // replayChannelState processes the channel state of the unaligned
 // checkpoint the task restored from, before it polls its gate. Frames are
@@ -19,9 +28,9 @@ import (
 // records come before any new one; barriers wait in the gate, and the
 // checkpoint timeout covers a long replay.
 func (t *Task) replayChannelState(ctx context.Context) error {
-	h := t.replay
-	t.replay = nil
-	rc, err := t.openState(ctx, h.File)
+	h := t.replay.handle
+	t.replay.handle = nil
+	rc, err := t.replay.open(ctx, h.File)
 	if err != nil {
 		return fmt.Errorf("replay channel state: %w", err)
 	}
@@ -36,10 +45,10 @@ func (t *Task) replayChannelState(ctx context.Context) error {
 		if err != nil {
 			return fmt.Errorf("replay channel state %s: %w", h.File.Path, err)
 		}
-		if f.Channel < 0 || f.Channel >= len(t.chans) {
-			return fmt.Errorf("replay channel state %s: frame at offset %d names channel %d, the gate has %d: %w", h.File.Path, f.Offset, f.Channel, len(t.chans), storage.ErrCorrupt)
+		if f.Channel < 0 || f.Channel >= len(t.ua.chans) {
+			return fmt.Errorf("replay channel state %s: frame at offset %d names channel %d, the gate has %d: %w", h.File.Path, f.Offset, f.Channel, len(t.ua.chans), storage.ErrCorrupt)
 		}
-		want := t.chans[f.Channel]
+		want := t.ua.chans[f.Channel]
 		if hc := h.Channels[f.Index]; hc.Input != want.input || hc.Producer != want.producer {
 			return fmt.Errorf("replay channel state %s: frame at offset %d on channel %d belongs to input %d producer %d, the gate has input %d producer %d there: %w", h.File.Path, f.Offset, f.Channel, hc.Input, hc.Producer, want.input, want.producer, storage.ErrCorrupt)
 		}

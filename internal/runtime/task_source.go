@@ -27,13 +27,13 @@ func (t *Task) runSource(ctx context.Context) error {
 				return err
 			}
 		}
-		if t.finished {
+		if t.ckpt.finished {
 			return nil
 		}
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		if t.endOfData {
+		if t.end.done {
 			if err := t.waitIdle(ctx, nil); err != nil {
 				return err
 			}
@@ -45,13 +45,13 @@ func (t *Task) runSource(ctx context.Context) error {
 		if err := t.awaitOutput(ctx, false); err != nil {
 			return err
 		}
-		if t.finished || t.endOfData {
+		if t.ckpt.finished || t.end.done {
 			continue
 		}
 		if err := t.faults.Hit(faults.Process); err != nil {
 			return err
 		}
-		n, err := t.source.Emit(ctx)
+		n, err := t.chain.source.Emit(ctx)
 		if n > 0 {
 			t.metrics.sourceRecords(n)
 			t.faults.Progress(int64(n))
@@ -63,7 +63,7 @@ func (t *Task) runSource(ctx context.Context) error {
 			continue
 		}
 		if err != nil {
-			return fmt.Errorf("source %q: %w", t.ocs[0].Name, err)
+			return fmt.Errorf("source %q: %w", t.chain.ocs[0].Name, err)
 		}
 		if err := t.fireTimers(ctx); err != nil {
 			return err

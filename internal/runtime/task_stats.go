@@ -91,14 +91,14 @@ func (t *Task) alignmentDone(rec *channelRecorder) {
 // bound), once per checkpoint. Without codecs (a record type that cannot
 // be encoded, in aligned mode) it reports nothing.
 func (t *Task) sampleBlocked() (bytes, records int64) {
-	if len(t.chans) == 0 {
+	if len(t.ua.chans) == 0 {
 		return 0, 0
 	}
 	for ch, c := range t.gate.Stats().Channels {
-		if !c.Blocked || c.QueuedData == 0 || ch >= len(t.chans) {
+		if !c.Blocked || c.QueuedData == 0 || ch >= len(t.ua.chans) {
 			continue
 		}
-		codec := t.chans[ch].codec
+		codec := t.ua.chans[ch].codec
 		t.align.queued = t.gate.AppendOvertaken(t.align.queued[:0], ch, math.MaxUint64)
 		for _, d := range t.align.queued {
 			t.align.scratch = codec.AppendBatch(t.align.scratch[:0], d)

@@ -31,7 +31,7 @@ func (int64Codec) Records(data any) int                 { return len(data.(*netw
 func statsTask(n int, now *time.Time) *Task {
 	t := &Task{gate: network.NewGate(n, 8), metrics: &TaskMetrics{}, now: func() time.Time { return *now }}
 	for range n {
-		t.chans = append(t.chans, channelInfo{codec: int64Codec{}})
+		t.ua.chans = append(t.ua.chans, channelInfo{codec: int64Codec{}})
 	}
 	return t
 }

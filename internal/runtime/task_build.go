@@ -1,0 +1,255 @@
+package runtime
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+
+	"github.com/weirstream/weir/internal/checkpoint"
+	"github.com/weirstream/weir/internal/keygroup"
+	"github.com/weirstream/weir/internal/network"
+)
+
+// taskInputs is what a task of one execution is built from: the prepared
+// job, the execution's deployment, and what the TaskExecutor made for it.
+type taskInputs struct {
+	prep    *PreparedJob
+	td      TaskDeployment
+	mail    *mailbox
+	restore *restorePoint
+	gw      JobGateway
+	gate    *network.Gate // nil for a source
+	links   *taskLinks
+	store   *storeWriters
+}
+
+// newTask builds the task of one execution: its chain (operators and
+// their contexts, writers to its consumers' channels), and for a consuming
+// task its gate, barrier handler and channel state.
+func newTask(ctx context.Context, in taskInputs) (*Task, error) {
+	cfg := &in.prep.Config
+	id := in.td.Exec.Task
+	v := in.prep.Graph.Vertices[id.Vertex]
+	t := &Task{
+		ID:      id,
+		Name:    v.Name(),
+		mail:    in.mail,
+		gw:      in.gw,
+		faults:  cfg.Faults,
+		logger:  cfg.Logger.With("task", v.Name(), "subtask", id.Subtask),
+		now:     cfg.Now,
+		metrics: &TaskMetrics{job: cfg.Status}, // source records (sources only), restore time
+		out: outputFlush{
+			bufferTimeout: cfg.BufferTimeout,
+			lastFlush:     cfg.Now(),
+			debt:          network.NewDebt(),
+		},
+		ua: unalignedState{
+			enabled:          cfg.Unaligned,
+			priorityTriggers: cfg.Unaligned && cfg.AlignedTimeout == 0,
+			maxChannelState:  cfg.MaxChannelStateBytes,
+		},
+	}
+	ch, err := newChain(ctx, in, v, t.logger, t.metrics, t.out.debt)
+	if err != nil {
+		return nil, err
+	}
+	t.chain = ch
+	t.ckpt.store = in.store
+	if v.IsSource() {
+		return t, nil
+	}
+	n := len(in.td.Inputs)
+	t.gate = in.gate
+	t.links = in.links
+	t.end.ended = make([]bool, n)
+	t.ua.lastSeq = make([]uint64, n)
+	t.ckpt.handler = newBarrierHandler(cfg, n)
+	// The channel state of an unaligned checkpoint is replayed whatever
+	// the job's mode now: those in-flight records are part of its state.
+	h := in.restore.channelsFor(v.Chain[0].UID, id.Subtask)
+	if t.ua.chans, err = gateCodecs(v, cfg, in.links, h != nil); err != nil {
+		return nil, err
+	}
+	if h != nil {
+		t.replay = channelReplay{handle: h, open: in.restore.fs.OpenFile}
+		countRestoredChannelState(cfg.Status, v, in.td, in.links.self, h)
+	}
+	return t, nil
+}
+
+// newChain builds the chain of a task of v: its operators with their
+// restored state, the writers of the last one, the links between them and
+// the head.
+func newChain(ctx context.Context, in taskInputs, v *Vertex, logger *slog.Logger, metrics *TaskMetrics, debt *network.Debt) (chain, error) {
+	var c chain
+	var err error
+	if c.ops, c.ocs, err = newOperators(ctx, in, v, logger); err != nil {
+		return c, err
+	}
+	if c.writers, err = newWriters(in, v, metrics, debt); err != nil {
+		return c, err
+	}
+	if err := connectChain(v, c.ops, c.writers); err != nil {
+		return c, err
+	}
+	if v.IsSource() {
+		src, ok := c.ops[0].(SourceOperator)
+		if !ok {
+			return c, fmt.Errorf("operator %q has no inputs and is not a source", v.Chain[0].Name)
+		}
+		c.source = src
+		return c, nil
+	}
+	if c.input, err = v.Chain[0].InputOf(c.ops[0]); err != nil {
+		return c, fmt.Errorf("operator %q: connect input: %w", v.Chain[0].Name, err)
+	}
+	return c, nil
+}
+
+// newOperators makes the operators of v's chain for the execution's
+// subtask, each with its context and restored state.
+func newOperators(ctx context.Context, in taskInputs, v *Vertex, logger *slog.Logger) ([]Operator, []*OperatorContext, error) {
+	cfg := &in.prep.Config
+	id := in.td.Exec.Task
+	s := id.Subtask
+	var ops []Operator
+	var ocs []*OperatorContext
+	for _, n := range v.Chain {
+		kgs := keygroup.RangeFor(n.MaxParallelism, n.Parallelism, s)
+		restored, err := in.restore.forOperator(ctx, n.UID, s, n.Parallelism, kgs)
+		if err != nil {
+			return nil, nil, err
+		}
+		ops = append(ops, n.NewOperator(s))
+		ocs = append(ocs, &OperatorContext{
+			JobName: cfg.JobName, Task: id, UID: n.UID, Name: n.Name, Subtask: s, Parallelism: n.Parallelism,
+			MaxParallelism: n.MaxParallelism, KeyGroups: kgs, Attempt: in.td.Exec.Attempt, Restored: restored,
+			BatchSize: cfg.BatchSize, Faults: cfg.Faults, Logger: logger.With("operator", n.Name), Now: cfg.Now,
+			StateBackend: cfg.StateBackend,
+		})
+	}
+	return ops, ocs, nil
+}
+
+// newWriters makes a writer per outgoing edge of the chain's last node,
+// over a sender per consumer (local or remote), counting into metrics and
+// overdrawing into debt. The senders also report the task's backpressure
+// and credits.
+func newWriters(in taskInputs, v *Vertex, metrics *TaskMetrics, debt *network.Debt) ([]Writer, error) {
+	cfg := &in.prep.Config
+	td := in.td
+	s := td.Exec.Task.Subtask
+	last := v.Chain[len(v.Chain)-1]
+	if len(td.Outputs) != len(v.Outputs) {
+		return nil, fmt.Errorf("deploy %s: %d output edges, vertex %q has %d", td.Exec, len(td.Outputs), v.Name(), len(v.Outputs))
+	}
+	var writers []Writer
+	var sent []network.Sender
+	for k, o := range v.Outputs {
+		if len(td.Outputs[k]) != o.To.Parallelism {
+			return nil, fmt.Errorf("deploy %s: output to %q has %d consumers, the vertex %d", td.Exec, o.To.Name(), len(td.Outputs[k]), o.To.Parallelism)
+		}
+		offsets, _ := gateOffsets(o.To)
+		channels := make([]network.Sender, o.To.Parallelism)
+		var codec ChannelCodec // the edge's encoder, made once for its remote channels
+		encoder := func() (ChannelCodec, error) {
+			if codec != nil {
+				return codec, nil
+			}
+			c, err := last.NewChannelCodec(cfg.BatchSize)
+			if err != nil {
+				return nil, edgeCodecError(last, o.To, err)
+			}
+			codec = c
+			return c, nil
+		}
+		for j := range channels {
+			c, err := in.links.sender(td.Exec, k, j, offsets[o.InputIndex]+s, td.Outputs[k][j], encoder)
+			if err != nil {
+				return nil, err
+			}
+			channels[j] = c
+			sent = append(sent, c)
+		}
+		w, err := last.NewWriter(channels, o.Edge, last.NewPool(cfg.BatchSize), s, last.MaxParallelism, &metrics.RecordsOut, network.WithOverdraft(cfg.MaxOverdraft, debt))
+		if err != nil {
+			return nil, fmt.Errorf("operator %q: output to %q: %w", last.Name, o.To.Name(), err)
+		}
+		writers = append(writers, w)
+	}
+	if len(sent) > 0 {
+		metrics.watchSenders(sent)
+	}
+	return writers, nil
+}
+
+// connectChain sets every operator's output, from the tail: the last
+// one's are the writers, the others' the next operator.
+func connectChain(v *Vertex, ops []Operator, writers []Writer) error {
+	var outs []any
+	for _, w := range writers {
+		outs = append(outs, w)
+	}
+	for i := len(v.Chain) - 1; i >= 0; i-- {
+		n := v.Chain[i]
+		if i < len(v.Chain)-1 {
+			outs = []any{ops[i+1]}
+		}
+		setter, emits := ops[i].(OutputSetter)
+		if len(outs) == 0 {
+			continue
+		}
+		if !emits {
+			return fmt.Errorf("operator %q produces no output but has consumers", n.Name)
+		}
+		out, err := n.Combine(outs)
+		if err != nil {
+			return fmt.Errorf("operator %q: connect output: %w", n.Name, err)
+		}
+		if err := setter.SetOutput(out); err != nil {
+			return fmt.Errorf("operator %q: connect output: %w", n.Name, err)
+		}
+	}
+	return nil
+}
+
+// gateCodecs returns the codec of every gate channel of a consuming task
+// of v, when it needs them: remote channels deliver encoded batches,
+// unaligned checkpoints record and replay encoded channel state. In
+// aligned mode they only measure what alignment holds back (task_stats.go),
+// so a record type without one measures nothing instead of failing.
+func gateCodecs(v *Vertex, cfg *JobConfig, links *taskLinks, replay bool) ([]channelInfo, error) {
+	switch {
+	case len(links.ins) > 0:
+		return channelInfos(v, cfg.BatchSize, whyRemote)
+	case cfg.Unaligned || replay:
+		return channelInfos(v, cfg.BatchSize, whyUnaligned)
+	}
+	chans, err := channelInfos(v, cfg.BatchSize, whyUnaligned)
+	if err != nil {
+		return nil, nil
+	}
+	return chans, nil
+}
+
+// countRestoredChannelState adds the size of the channel state h a task
+// replays to the job's status, and the part of it that came over remote
+// channels.
+func countRestoredChannelState(st *JobStatus, v *Vertex, td TaskDeployment, self ResourceID, h *checkpoint.ChannelStateHandle) {
+	if st == nil {
+		return
+	}
+	st.RestoredChannelStateBytes.Add(h.File.Size)
+	offsets, _ := gateOffsets(v)
+	for _, c := range h.Channels {
+		if c.Input >= len(offsets) {
+			continue // checkChannelState refused such a checkpoint
+		}
+		if ch := offsets[c.Input] + c.Producer; ch < len(td.Inputs) && td.Inputs[ch].TM != self {
+			for _, seg := range c.Segments {
+				st.RestoredRemoteChannelStateBytes.Add(seg.Length)
+			}
+		}
+	}
+}
