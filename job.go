@@ -2,6 +2,8 @@ package weir
 
 import (
 	"context"
+	"errors"
+	"sync/atomic"
 	"time"
 
 	"github.com/weirstream/weir/internal/runtime"
@@ -16,6 +18,9 @@ type Job struct {
 	cancel context.CancelFunc
 	done   chan struct{}
 	err    error // set before done closes
+	// final is the Stats of the ended job, set before done closes: the
+	// status is the Env's and starts over when the Env runs again.
+	final atomic.Pointer[JobStats]
 }
 
 // Name is the name the job was started with.
@@ -23,7 +28,9 @@ func (j *Job) Name() string { return j.name }
 
 // Wait blocks until the job ended and returns nil when it FINISHED, a
 // *JobFailedError when it failed for good, or the context's error when it
-// was cancelled.
+// was cancelled (Cancel, or the ctx given to Start). Any other error means
+// the job could not start running, such as a RestoreFrom path that cannot
+// be read. Wait may be called any number of times.
 func (j *Job) Wait() error {
 	<-j.done
 	return j.err
@@ -35,7 +42,8 @@ func (j *Job) Done() <-chan struct{} { return j.done }
 // Cancel stops the job at once, without a final checkpoint: its tasks are
 // cancelled, open transactions of two-phase-commit sinks stay uncommitted,
 // and a later run with the same name resumes from the newest retained
-// checkpoint. Wait returns context.Canceled.
+// checkpoint. Wait returns context.Canceled. Cancelling a job that ended
+// already does nothing.
 func (j *Job) Cancel() { j.cancel() }
 
 // Checkpoint triggers a checkpoint now and returns its id; the checkpoint
@@ -92,8 +100,45 @@ type JobStats struct {
 	LastFailure string
 }
 
-// Stats returns a snapshot of the job's counters.
+// Stats returns a snapshot of the job's counters. Once the job ended
+// (Done is closed), its State is FINISHED, FAILED or CANCELED, Ended is
+// set, and the figures no longer change.
 func (j *Job) Stats() JobStats {
+	if f := j.final.Load(); f != nil {
+		return *f
+	}
+	return j.live()
+}
+
+// ended records the final Stats. A job that failed or was cancelled
+// before the runtime ran it (a RestoreFrom path that cannot be read)
+// has no final state in the status: it gets one here, so that no ended
+// job reports CREATED.
+func (j *Job) ended(err error) {
+	st := j.live()
+	switch st.State {
+	case runtime.StateFinished, runtime.StateFailed, runtime.StateCanceled:
+	default:
+		switch {
+		case err == nil:
+			st.State = runtime.StateFinished
+		case errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded):
+			st.State = runtime.StateCanceled
+		default:
+			st.State = runtime.StateFailed
+			if st.LastFailure == "" {
+				st.LastFailure = err.Error()
+			}
+		}
+		if st.Ended.IsZero() {
+			st.Ended = time.Now()
+		}
+	}
+	j.final.Store(&st)
+}
+
+// live reads the running job's counters from the status.
+func (j *Job) live() JobStats {
 	s := j.status
 	start, end := s.Times()
 	return JobStats{
