@@ -244,7 +244,13 @@ func (o *twoPhaseOp[T, TXN]) NotifyCheckpointComplete(ctx context.Context, id ch
 			return err
 		}
 		if err := o.sink.Commit(ctx, p.Txn); err != nil {
-			return fmt.Errorf("commit transaction of checkpoint %d: %w", p.ID, err)
+			err = fmt.Errorf("commit transaction of checkpoint %d: %w", p.ID, err)
+			if errors.Is(err, ErrTransactionLost) {
+				// A restart would restore this checkpoint and fail the
+				// same commit: fail the job now, as a restore does.
+				return runtime.Unrecoverable(err)
+			}
+			return err
 		}
 	}
 	return nil
