@@ -46,29 +46,58 @@ func (j *Job) Done() <-chan struct{} { return j.done }
 // already does nothing.
 func (j *Job) Cancel() { j.cancel() }
 
+// ErrNotRunning is matched (errors.Is) by the error of Checkpoint,
+// Savepoint and Stop when no attempt of the job runs to serve them: it has
+// not started running yet (Stats().State is CREATED), it is restarting
+// after a failure, or it ended. The first two pass; a caller may retry.
+var ErrNotRunning = errors.New("job is not running")
+
 // Checkpoint triggers a checkpoint now and returns its id; the checkpoint
-// completes or fails later (see Stats). It fails while the job restarts
-// or after it ended.
+// completes or fails later (see Stats). It fails with ErrNotRunning while
+// the job is not running (not yet, restarting, or ended).
 func (j *Job) Checkpoint(ctx context.Context) (int64, error) {
 	id, err := j.status.TriggerCheckpoint(ctx)
-	return int64(id), err
+	return int64(id), requestError(err)
 }
 
 // Savepoint takes a checkpoint now and, once it completed, copies it into
 // a new savepoint folder under dir, whose path it returns. The job keeps
-// running; a job started with RestoreFrom(path) continues from there.
+// running; a job started with RestoreFrom(path) continues from there. It
+// fails with ErrNotRunning while the job is not running.
 func (j *Job) Savepoint(ctx context.Context, dir string) (string, error) {
-	return j.status.TriggerSavepoint(ctx, dir)
+	path, err := j.status.TriggerSavepoint(ctx, dir)
+	return path, requestError(err)
 }
 
 // Stop ends the job gracefully: every source stops reading, a final
 // checkpoint is taken, two-phase-commit sinks commit, and the job
 // FINISHES (Wait returns nil). With a non-empty savepointDir the final
 // checkpoint is also copied into a savepoint folder under it, whose path
-// Stop returns, as Flink's stop-with-savepoint.
+// Stop returns, as Flink's stop-with-savepoint. It fails with
+// ErrNotRunning while the job is not running; Cancel ends a job in any
+// state. If ctx ends while Stop waits for the final checkpoint, Stop
+// returns ctx's error but the job, which received the stop, goes on
+// stopping: Wait tells how it ended.
 func (j *Job) Stop(ctx context.Context, savepointDir string) (string, error) {
-	return j.status.StopWithSavepoint(ctx, savepointDir)
+	path, err := j.status.StopWithSavepoint(ctx, savepointDir)
+	return path, requestError(err)
 }
+
+// requestError makes the runtime's not-running error match ErrNotRunning.
+func requestError(err error) error {
+	if err != nil && errors.Is(err, runtime.ErrNotRunning) {
+		return notRunning{err}
+	}
+	return err
+}
+
+// notRunning keeps the runtime's message (naming the job's state) and
+// adds ErrNotRunning.
+type notRunning struct{ error }
+
+func (e notRunning) Unwrap() error { return e.error }
+
+func (notRunning) Is(target error) bool { return target == ErrNotRunning }
 
 // JobStats is a snapshot of a job's counters.
 type JobStats struct {

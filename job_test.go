@@ -250,8 +250,14 @@ func TestJobEndedBeforeRunning(t *testing.T) {
 	if st.State != "FAILED" || st.Ended.IsZero() || !strings.Contains(st.LastFailure, "chk-3") {
 		t.Errorf("Stats after a failed start = %+v: want FAILED, Ended set, LastFailure naming the path", st)
 	}
-	if _, err := job.Stop(t.Context(), ""); err == nil {
-		t.Error("Stop of an ended job: no error")
+	if _, err := job.Stop(t.Context(), ""); !errors.Is(err, weir.ErrNotRunning) {
+		t.Errorf("Stop of an ended job = %v, want ErrNotRunning", err)
+	}
+	if _, err := job.Checkpoint(t.Context()); !errors.Is(err, weir.ErrNotRunning) {
+		t.Errorf("Checkpoint of an ended job = %v, want ErrNotRunning", err)
+	}
+	if _, err := job.Savepoint(t.Context(), t.TempDir()); !errors.Is(err, weir.ErrNotRunning) {
+		t.Errorf("Savepoint of an ended job = %v, want ErrNotRunning", err)
 	}
 	job.Cancel() // no effect once ended
 	if err := job.Wait(); err != werr {
