@@ -57,6 +57,13 @@ func (o *sinkOp[T]) SnapshotState(ctx context.Context, _ checkpoint.ID, _ time.T
 	return operatorStateSnapshot(o.rc)
 }
 
+func (o *sinkOp[T]) NotifyCheckpointComplete(ctx context.Context, id checkpoint.ID) error {
+	if l, ok := o.sink.(CheckpointListener); ok {
+		return l.NotifyCheckpointComplete(ctx, int64(id))
+	}
+	return nil
+}
+
 func (o *sinkOp[T]) Close(ctx context.Context) error {
 	if o.rc == nil {
 		return nil
@@ -252,6 +259,11 @@ func (o *twoPhaseOp[T, TXN]) NotifyCheckpointComplete(ctx context.Context, id ch
 			}
 			return err
 		}
+	}
+	// After the commits, so a listener sees the checkpoint's output
+	// visible.
+	if l, ok := o.sink.(CheckpointListener); ok {
+		return l.NotifyCheckpointComplete(ctx, int64(id))
 	}
 	return nil
 }
