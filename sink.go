@@ -76,8 +76,8 @@ func (o *sinkOp[T]) Close(ctx context.Context) error {
 // at a checkpoint barrier it is pre-committed and its handle goes into the
 // checkpoint; once the checkpoint completes it is committed. A restore
 // commits the transactions its checkpoint holds and aborts the newer one.
-// TXN is a small serializable handle (see internal/codec for the types it
-// can be; a struct of strings and integers is fine). All calls come from
+// TXN is a small serializable handle, of the types state values may be
+// (GetValueState): a struct of strings and integers is fine. All calls come from
 // the task's goroutine; ctx is cancelled when the task is cancelled.
 type TwoPhaseCommitSink[T, TXN any] interface {
 	// Open prepares the sink instance. restored lists every transaction the
