@@ -41,7 +41,7 @@ func init() {
 			}
 			panic("hooks.Plan: not a *weir.Env or *weir.Job")
 		},
-		func(v any) *config.Config { return v.(*Config).c },
+		func(v any) *config.Config { return v.(*Config).engine() },
 	)
 }
 
@@ -105,7 +105,7 @@ func NewEnv(opts ...Option) *Env {
 	if o.cfg == nil {
 		o.cfg = NewConfig()
 	}
-	e := &Env{p: plan.New(o.cfg.c), cfg: o.cfg}
+	e := &Env{p: plan.New(o.cfg.engine()), cfg: o.cfg}
 	e.p.FromPath, e.p.AllowNonRestoredState = o.from, o.allowNonRestored
 	if o.logger != nil {
 		e.p.Logger = o.logger

@@ -135,6 +135,25 @@ func TestConfigGettersNeverPanic(t *testing.T) {
 	}
 }
 
+// TestZeroConfig: a zero Config (a user's &weir.Config{}) holds the
+// defaults and runs a job, instead of panicking on its nil engine
+// configuration.
+func TestZeroConfig(t *testing.T) {
+	var cfg weir.Config
+	if v, err := cfg.Get(weir.CheckpointingMode); err != nil || v != weir.ExactlyOnce {
+		t.Errorf("Get on a zero Config = %q, %v; want the default %s", v, err, weir.ExactlyOnce)
+	}
+	zero := &weir.Config{}
+	env := weir.NewEnv(weir.WithConfig(zero), weir.WithCheckpointDir(filepath.Join(t.TempDir(), "state")))
+	weir.SinkTo(weir.FromSource(env, datagen.New(ints(0), datagen.Count(10))), discardSink[int64])
+	if err := env.Execute(t.Context(), "zero-config"); err != nil {
+		t.Fatal(err)
+	}
+	if !zero.IsSet(weir.CheckpointsDir) {
+		t.Error("WithCheckpointDir did not set the key on the zero Config given with WithConfig")
+	}
+}
+
 // ctxSource blocks in Read until its ctx is cancelled, then records it.
 type ctxSource struct {
 	reading   chan<- struct{}
