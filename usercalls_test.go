@@ -85,3 +85,43 @@ func TestCheckpointListeners(t *testing.T) {
 		}
 	}
 }
+
+// ctxAtClose is a bounded source that records, at Close, whether the ctx
+// its Open got and the ctx Close gets are cancelled.
+type ctxAtClose struct {
+	weir.Source[int64]
+	openCtx            context.Context
+	openDone, closeErr chan error
+}
+
+func (s *ctxAtClose) Open(ctx context.Context, rc *weir.RuntimeContext) error {
+	s.openCtx = ctx
+	return s.Source.Open(ctx, rc)
+}
+
+func (s *ctxAtClose) Close(ctx context.Context) error {
+	s.openDone <- s.openCtx.Err()
+	s.closeErr <- ctx.Err()
+	return s.Source.Close(ctx)
+}
+
+// TestOpenContextEndsBeforeClose: as the package doc says, the ctx of
+// Open is cancelled when the task ends, before Close, even for a task
+// that finished; Close's ctx is not (the job was not cancelled).
+func TestOpenContextEndsBeforeClose(t *testing.T) {
+	env, _ := newEnv(testConfig(t, 1, "0"))
+	openDone, closeErr := make(chan error, 1), make(chan error, 1)
+	gen := datagen.New(ints(0), datagen.Count(100))
+	weir.SinkTo(weir.FromSource(env, func() weir.Source[int64] {
+		return &ctxAtClose{Source: gen(), openDone: openDone, closeErr: closeErr}
+	}), discardSink[int64])
+	if err := env.Execute(t.Context(), "ctx-at-close"); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-openDone; err == nil {
+		t.Error("Open's ctx was not cancelled when the finished task closed")
+	}
+	if err := <-closeErr; err != nil {
+		t.Errorf("Close's ctx of a finished task = %v, want not cancelled", err)
+	}
+}
