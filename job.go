@@ -99,10 +99,22 @@ func (e notRunning) Unwrap() error { return e.error }
 
 func (notRunning) Is(target error) bool { return target == ErrNotRunning }
 
+// The states of a job, JobStats.State, with Flink's names. A job is
+// CREATED until its first attempt runs, RESTARTING between a failure and
+// the next attempt, and ends FINISHED, FAILED or CANCELED.
+const (
+	JobCreated    = "CREATED"
+	JobRunning    = "RUNNING"
+	JobRestarting = "RESTARTING"
+	JobFinished   = "FINISHED"
+	JobFailed     = "FAILED"
+	JobCanceled   = "CANCELED"
+)
+
 // JobStats is a snapshot of a job's counters.
 type JobStats struct {
-	// State is the job's state with Flink's names: CREATED, RUNNING,
-	// RESTARTING, FINISHED, FAILED or CANCELED.
+	// State is the job's state: JobCreated, JobRunning, JobRestarting,
+	// JobFinished, JobFailed or JobCanceled.
 	State string
 	// Started is when the job started running; Ended when it ended (zero
 	// while it runs).
@@ -146,15 +158,15 @@ func (j *Job) Stats() JobStats {
 func (j *Job) ended(err error) {
 	st := j.live()
 	switch st.State {
-	case runtime.StateFinished, runtime.StateFailed, runtime.StateCanceled:
+	case JobFinished, JobFailed, JobCanceled:
 	default:
 		switch {
 		case err == nil:
-			st.State = runtime.StateFinished
+			st.State = JobFinished
 		case errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded):
-			st.State = runtime.StateCanceled
+			st.State = JobCanceled
 		default:
-			st.State = runtime.StateFailed
+			st.State = JobFailed
 			if st.LastFailure == "" {
 				st.LastFailure = err.Error()
 			}

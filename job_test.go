@@ -27,7 +27,7 @@ func TestJobHandle(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for job.Stats().State != "RUNNING" {
+	for job.Stats().State != weir.JobRunning {
 		time.Sleep(time.Millisecond)
 	}
 	id, err := job.Checkpoint(t.Context())
@@ -53,7 +53,7 @@ func TestJobHandle(t *testing.T) {
 		t.Fatalf("Wait after Stop = %v, want nil\nlog:\n%s", err, log)
 	}
 	st := job.Stats()
-	if st.State != "FINISHED" || st.CompletedCheckpoints < 3 || st.Ended.IsZero() {
+	if st.State != weir.JobFinished || st.CompletedCheckpoints < 3 || st.Ended.IsZero() {
 		t.Errorf("Stats after Stop = %+v: want FINISHED after at least 3 checkpoints", st)
 	}
 	if got := int64(len(committed(t, out))); got != st.SourceRecords {
@@ -68,7 +68,7 @@ func TestJobHandle(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for job2.Stats().State != "RUNNING" {
+	for job2.Stats().State != weir.JobRunning {
 		time.Sleep(time.Millisecond)
 	}
 	if _, err := job2.Stop(t.Context(), ""); err != nil {
@@ -266,7 +266,7 @@ func TestJobEndedBeforeRunning(t *testing.T) {
 		t.Fatal("Wait = nil for a job restoring a missing checkpoint")
 	}
 	st := job.Stats()
-	if st.State != "FAILED" || st.Ended.IsZero() || !strings.Contains(st.LastFailure, "chk-3") {
+	if st.State != weir.JobFailed || st.Ended.IsZero() || !strings.Contains(st.LastFailure, "chk-3") {
 		t.Errorf("Stats after a failed start = %+v: want FAILED, Ended set, LastFailure naming the path", st)
 	}
 	if _, err := job.Stop(t.Context(), ""); !errors.Is(err, weir.ErrNotRunning) {
@@ -302,14 +302,14 @@ func TestEnvRunsAgain(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if st := second.Stats(); st.SourceRecords > 100 || st.State == "FINISHED" {
+	if st := second.Stats(); st.SourceRecords > 100 || st.State == weir.JobFinished {
 		t.Errorf("second job's Stats right after Start = %+v: the first job's figures", st)
 	}
 	if err := second.Wait(); err != nil {
 		t.Fatal(err)
 	}
 	st := second.Stats()
-	if st.State != "FINISHED" || st.SourceRecords != 100 || st.CompletedCheckpoints != before.CompletedCheckpoints || !st.Started.After(before.Ended) {
+	if st.State != weir.JobFinished || st.SourceRecords != 100 || st.CompletedCheckpoints != before.CompletedCheckpoints || !st.Started.After(before.Ended) {
 		t.Errorf("second job's Stats = %+v; first job's %+v: want the same counts, started after the first ended", st, before)
 	}
 	if after := first.Stats(); after != before {
