@@ -2,6 +2,8 @@ package weir_test
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"sync"
 	"testing"
 
@@ -123,5 +125,28 @@ func TestOpenContextEndsBeforeClose(t *testing.T) {
 	}
 	if err := <-closeErr; err != nil {
 		t.Errorf("Close's ctx of a finished task = %v, want not cancelled", err)
+	}
+}
+
+// errSinkFull is a user sentinel a sink's Write wraps.
+var errSinkFull = errors.New("sink full")
+
+// failingSink fails its first Write with errSinkFull.
+type failingSink struct{ nullSink[int64] }
+
+func (failingSink) Write(context.Context, []int64) error {
+	return fmt.Errorf("write batch: %w", errSinkFull)
+}
+
+// TestUserErrorMatchesThroughJobFailedError: an error a user call wraps
+// reaches the caller of Wait in the JobFailedError's chain, so
+// errors.Is finds the user's own sentinel.
+func TestUserErrorMatchesThroughJobFailedError(t *testing.T) {
+	env, _ := newEnv(testConfig(t, 1, "0", "restart-strategy.type", "none"))
+	weir.SinkTo(weir.FromSource(env, datagen.New(ints(0), datagen.Count(10))), func() weir.Sink[int64] { return failingSink{} })
+	err := env.Execute(t.Context(), "user-error")
+	var jf *weir.JobFailedError
+	if !errors.As(err, &jf) || !errors.Is(err, errSinkFull) || !errors.Is(jf.Cause, errSinkFull) {
+		t.Fatalf("Execute = %v, want a JobFailedError whose chain holds the sink's sentinel", err)
 	}
 }
