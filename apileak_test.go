@@ -142,11 +142,7 @@ func typeLeaks(decl string, o *types.TypeName, report func(string, types.Type)) 
 		report(decl+" type parameter "+named.TypeParams().At(i).Obj().Name(), named.TypeParams().At(i).Constraint())
 	}
 	if s, ok := named.Underlying().(*types.Struct); ok {
-		for i := range s.NumFields() {
-			if f := s.Field(i); f.Exported() {
-				report(decl+"."+f.Name(), f.Type())
-			}
-		}
+		structFieldLeaks(decl, s, report, map[*types.Struct]bool{})
 	} else if _, ok := named.Underlying().(*types.Interface); !ok {
 		report(decl+" (underlying)", named.Underlying())
 	}
@@ -163,9 +159,69 @@ func typeLeaks(decl string, o *types.TypeName, report func(string, types.Type)) 
 	}
 }
 
+// structFieldLeaks checks the exported fields of s, and those promoted
+// from unexported embedded structs (type T struct{ inner } makes inner's
+// exported fields T's), which users reach though no declaration they can
+// read shows them.
+func structFieldLeaks(decl string, s *types.Struct, report func(string, types.Type), seen map[*types.Struct]bool) {
+	if seen[s] {
+		return
+	}
+	seen[s] = true
+	for i := range s.NumFields() {
+		f := s.Field(i)
+		if f.Exported() {
+			report(decl+"."+f.Name(), f.Type())
+			continue
+		}
+		if !f.Embedded() {
+			continue
+		}
+		t := f.Type()
+		if p, ok := t.(*types.Pointer); ok {
+			t = p.Elem()
+		}
+		if es, ok := t.Underlying().(*types.Struct); ok {
+			structFieldLeaks(decl, es, report, seen)
+		}
+	}
+}
+
+// unexportedLeak returns the internal type that an unexported named type
+// of a public package lets users reach: users get values of it from
+// exported functions, and use its exported fields and methods without any
+// declaration of it to check.
+func unexportedLeak(t *types.Named, seen map[types.Type]bool) string {
+	if s, ok := t.Underlying().(*types.Struct); ok {
+		var found string
+		structFieldLeaks("", s, func(_ string, ft types.Type) {
+			if found == "" {
+				found = internalIn(ft, seen)
+			}
+		}, map[*types.Struct]bool{})
+		if found != "" {
+			return found
+		}
+	}
+	var recv types.Type = types.NewPointer(t)
+	if types.IsInterface(t) {
+		recv = t
+	}
+	ms := types.NewMethodSet(recv)
+	for i := range ms.Len() {
+		if m := ms.At(i).Obj(); m.Exported() {
+			if n := internalIn(m.Type(), seen); n != "" {
+				return n
+			}
+		}
+	}
+	return ""
+}
+
 // internalIn returns the name of an internal named type or alias that t
-// mentions, or "". Named types of public packages are not entered: their
-// own declarations are checked where they are declared.
+// mentions, or "". Exported named types of public packages are not
+// entered: their own declarations are checked where they are declared;
+// unexported ones are (unexportedLeak).
 func internalIn(t types.Type, seen map[types.Type]bool) string {
 	if t == nil || seen[t] {
 		return ""
@@ -194,6 +250,9 @@ func internalIn(t types.Type, seen map[types.Type]bool) string {
 					return n
 				}
 			}
+		}
+		if o := t.Obj(); !o.Exported() && o.Pkg() != nil && isModule(o.Pkg().Path()) {
+			return unexportedLeak(t, seen)
 		}
 		return ""
 	case *types.Pointer:

@@ -12,24 +12,33 @@ import (
 // execution.checkpointing.interval or restart-strategy.type: a value for
 // every known key, set explicitly or left at its default. Unknown keys and
 // malformed values are rejected with an error naming them; no method
-// panics on a key or value. A Config is not safe for concurrent
-// mutation: build it, then hand it to NewEnv.
+// panics on a key or value. The zero Config holds the defaults, as
+// NewConfig's does. A Config is not safe for concurrent use: build it,
+// then hand it to NewEnv.
 type Config struct {
-	c *config.Config
+	c *config.Config // nil in a zero Config until first used (engine)
 }
 
 // NewConfig returns a configuration holding the defaults.
 func NewConfig() *Config { return &Config{c: config.New()} }
 
+// engine returns the engine configuration, creating it in a zero Config.
+func (c *Config) engine() *config.Config {
+	if c.c == nil {
+		c.c = config.New()
+	}
+	return c.c
+}
+
 // Set validates value for key and stores it in canonical form. key may be
 // a deprecated spelling Flink still accepts; the value is stored under the
 // current key.
-func (c *Config) Set(key, value string) error { return c.c.Set(key, value) }
+func (c *Config) Set(key, value string) error { return c.engine().Set(key, value) }
 
 // Get returns the effective value of key (set or default) in canonical
 // form: durations as "10 s", enums in their canonical case.
 func (c *Config) Get(key string) (string, error) {
-	v, _, err := c.c.Lookup(key)
+	v, _, err := c.engine().Lookup(key)
 	return v, err
 }
 
@@ -64,7 +73,7 @@ func (c *Config) Bool(key string) (bool, error) {
 
 // typed looks key up and checks that it holds values of kind k.
 func (c *Config) typed(key string, k config.Kind) (string, error) {
-	v, kind, err := c.c.Lookup(key)
+	v, kind, err := c.engine().Lookup(key)
 	if err != nil {
 		return "", err
 	}
@@ -77,25 +86,25 @@ func (c *Config) typed(key string, k config.Kind) (string, error) {
 // IsSet reports whether key was set explicitly rather than left at its
 // default; it is false for keys weir does not know.
 func (c *Config) IsSet(key string) bool {
-	if _, _, err := c.c.Lookup(key); err != nil {
+	if _, _, err := c.engine().Lookup(key); err != nil {
 		return false
 	}
-	return c.c.IsSet(key)
+	return c.engine().IsSet(key)
 }
 
 // LoadYAML sets every key of a YAML configuration file (Flink's
 // config.yaml: flat dotted keys, nested maps, or both). The file is
 // applied only if every entry is valid; errors name the file and line.
-func (c *Config) LoadYAML(path string) error { return c.c.LoadYAML(path) }
+func (c *Config) LoadYAML(path string) error { return c.engine().LoadYAML(path) }
 
 // Explicit returns a copy of the keys set explicitly, with their canonical
 // values: what a client sends with a job so that processes with other
 // defaults build the same job.
-func (c *Config) Explicit() map[string]string { return c.c.Explicit() }
+func (c *Config) Explicit() map[string]string { return c.engine().Explicit() }
 
 // Entries returns every key with its effective value in canonical form,
 // sorted by key, for printing the configuration a job runs with.
-func (c *Config) Entries() [][2]string { return c.c.Entries() }
+func (c *Config) Entries() [][2]string { return c.engine().Entries() }
 
 // The configuration keys most jobs set. Every key weir knows is
 // documented in docs/configuration.md; Config.Set takes any of them.

@@ -4,10 +4,12 @@ import (
 	"testing"
 
 	"github.com/weirstream/weir/internal/config"
+	"github.com/weirstream/weir/internal/runtime"
 )
 
 // TestConfigKeyConstants keeps the public key and value constants equal
-// to the engine's, which the configuration registry validates.
+// to the engine's, which the configuration registry validates, and the
+// job state constants equal to the states the runtime reports.
 func TestConfigKeyConstants(t *testing.T) {
 	for _, c := range [][2]string{
 		{ParallelismDefault, config.ParallelismDefault},
@@ -30,6 +32,12 @@ func TestConfigKeyConstants(t *testing.T) {
 		{RestartFixedDelay, config.RestartFixed},
 		{RestartExponentialDelay, config.RestartExpDelay},
 		{RestartFailureRate, config.RestartFailRate},
+		{JobCreated, runtime.StateCreated},
+		{JobRunning, runtime.StateRunning},
+		{JobRestarting, runtime.StateRestarting},
+		{JobFinished, runtime.StateFinished},
+		{JobFailed, runtime.StateFailed},
+		{JobCanceled, runtime.StateCanceled},
 	} {
 		if c[0] != c[1] {
 			t.Errorf("public constant %q, engine %q", c[0], c[1])

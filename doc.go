@@ -28,7 +28,11 @@
 // Every call into user code that can block or do IO (a source's Open, Read
 // and Close, a sink's Write and Flush, a transaction's Begin to Abort, a
 // function's Open and Close) gets a context.Context first, which the
-// runtime cancels when the task is cancelled. Where the code runs and its
+// runtime cancels when the task is cancelled. The ctx of every call but
+// Close is also cancelled as the task ends, just before Close, whether it
+// finished, failed or was cancelled: a goroutine started in Open with that
+// ctx stops then, and work that must outlive it (a last flush) belongs in
+// Close, whose ctx is cancelled only when the task was. Where the code runs and its
 // operator state come in a *RuntimeContext (a *KeyedContext for keyed
 // functions), which is not a context.Context. Optional behaviour is an
 // optional interface: TimerFunction for OnTimer, Closer for Close,

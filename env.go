@@ -2,8 +2,11 @@ package weir
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"log/slog"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/weirstream/weir/internal/config"
@@ -14,11 +17,18 @@ import (
 
 // Env is where a job is assembled and started. Sources, transformations
 // and sinks added to it (FromSource, Map, SinkTo, …) form the job's graph;
-// Start runs it. An Env runs one job at a time.
+// Start runs it. An Env runs one job at a time: Start fails while the
+// Env's previous job runs, and starts the same graph again once it ended.
 type Env struct {
 	p   *plan.Plan
 	cfg *Config
+
+	mu      sync.Mutex
+	running *Job // the job Start returned last; nil before the first
 }
+
+// errEnvBusy is Start's error while the Env's previous job still runs.
+var errEnvBusy = errors.New("the previous job of this Env is still running: an Env runs one job at a time")
 
 func init() {
 	hooks.Register(
@@ -31,7 +41,7 @@ func init() {
 			}
 			panic("hooks.Plan: not a *weir.Env or *weir.Job")
 		},
-		func(v any) *config.Config { return v.(*Config).c },
+		func(v any) *config.Config { return v.(*Config).engine() },
 	)
 }
 
@@ -95,7 +105,7 @@ func NewEnv(opts ...Option) *Env {
 	if o.cfg == nil {
 		o.cfg = NewConfig()
 	}
-	e := &Env{p: plan.New(o.cfg.c), cfg: o.cfg}
+	e := &Env{p: plan.New(o.cfg.engine()), cfg: o.cfg}
 	e.p.FromPath, e.p.AllowNonRestoredState = o.from, o.allowNonRestored
 	if o.logger != nil {
 		e.p.Logger = o.logger
@@ -121,12 +131,26 @@ func (e *Env) fail(err error) { e.p.Fail(err) }
 // with the name and CheckpointsDir of an earlier one resumes from that
 // job's newest retained checkpoint.
 func (e *Env) Start(ctx context.Context, name string) (*Job, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if prev := e.running; prev != nil {
+		select {
+		case <-prev.done:
+		default:
+			return nil, fmt.Errorf("start job %q: %w", name, errEnvBusy)
+		}
+	}
 	g, jc, err := e.p.Resolve(ctx, name)
 	if err != nil {
 		return nil, err
 	}
+	// The status is the Env's (app's progress line and REST API hold it
+	// before they start the job), so a second run starts it over; the
+	// previous Job keeps its final Stats.
+	e.p.Status.Reset()
 	ctx, cancel := context.WithCancel(ctx)
 	j := &Job{env: e, name: name, status: e.p.Status, cancel: cancel, done: make(chan struct{})}
+	e.running = j
 	go func() {
 		defer close(j.done)
 		defer cancel()
@@ -137,6 +161,7 @@ func (e *Env) Start(ctx context.Context, name string) (*Job, error) {
 			}
 		}
 		j.err = publicError(exec(ctx, g, jc))
+		j.ended(j.err)
 	}()
 	return j, nil
 }

@@ -2,6 +2,8 @@ package weir
 
 import (
 	"context"
+	"errors"
+	"sync/atomic"
 	"time"
 
 	"github.com/weirstream/weir/internal/runtime"
@@ -16,6 +18,9 @@ type Job struct {
 	cancel context.CancelFunc
 	done   chan struct{}
 	err    error // set before done closes
+	// final is the Stats of the ended job, set before done closes: the
+	// status is the Env's and starts over when the Env runs again.
+	final atomic.Pointer[JobStats]
 }
 
 // Name is the name the job was started with.
@@ -23,7 +28,9 @@ func (j *Job) Name() string { return j.name }
 
 // Wait blocks until the job ended and returns nil when it FINISHED, a
 // *JobFailedError when it failed for good, or the context's error when it
-// was cancelled.
+// was cancelled (Cancel, or the ctx given to Start). Any other error means
+// the job could not start running, such as a RestoreFrom path that cannot
+// be read. Wait may be called any number of times.
 func (j *Job) Wait() error {
 	<-j.done
 	return j.err
@@ -35,37 +42,79 @@ func (j *Job) Done() <-chan struct{} { return j.done }
 // Cancel stops the job at once, without a final checkpoint: its tasks are
 // cancelled, open transactions of two-phase-commit sinks stay uncommitted,
 // and a later run with the same name resumes from the newest retained
-// checkpoint. Wait returns context.Canceled.
+// checkpoint. Wait returns context.Canceled. Cancelling a job that ended
+// already does nothing.
 func (j *Job) Cancel() { j.cancel() }
 
+// ErrNotRunning is matched (errors.Is) by the error of Checkpoint,
+// Savepoint and Stop when no attempt of the job runs to serve them: it has
+// not started running yet (Stats().State is CREATED), it is restarting
+// after a failure, or it ended. The first two pass; a caller may retry.
+var ErrNotRunning = errors.New("job is not running")
+
 // Checkpoint triggers a checkpoint now and returns its id; the checkpoint
-// completes or fails later (see Stats). It fails while the job restarts
-// or after it ended.
+// completes or fails later (see Stats). It fails with ErrNotRunning while
+// the job is not running (not yet, restarting, or ended).
 func (j *Job) Checkpoint(ctx context.Context) (int64, error) {
 	id, err := j.status.TriggerCheckpoint(ctx)
-	return int64(id), err
+	return int64(id), requestError(err)
 }
 
 // Savepoint takes a checkpoint now and, once it completed, copies it into
 // a new savepoint folder under dir, whose path it returns. The job keeps
-// running; a job started with RestoreFrom(path) continues from there.
+// running; a job started with RestoreFrom(path) continues from there. It
+// fails with ErrNotRunning while the job is not running.
 func (j *Job) Savepoint(ctx context.Context, dir string) (string, error) {
-	return j.status.TriggerSavepoint(ctx, dir)
+	path, err := j.status.TriggerSavepoint(ctx, dir)
+	return path, requestError(err)
 }
 
 // Stop ends the job gracefully: every source stops reading, a final
 // checkpoint is taken, two-phase-commit sinks commit, and the job
 // FINISHES (Wait returns nil). With a non-empty savepointDir the final
 // checkpoint is also copied into a savepoint folder under it, whose path
-// Stop returns, as Flink's stop-with-savepoint.
+// Stop returns, as Flink's stop-with-savepoint. It fails with
+// ErrNotRunning while the job is not running; Cancel ends a job in any
+// state. If ctx ends while Stop waits for the final checkpoint, Stop
+// returns ctx's error but the job, which received the stop, goes on
+// stopping: Wait tells how it ended.
 func (j *Job) Stop(ctx context.Context, savepointDir string) (string, error) {
-	return j.status.StopWithSavepoint(ctx, savepointDir)
+	path, err := j.status.StopWithSavepoint(ctx, savepointDir)
+	return path, requestError(err)
 }
+
+// requestError makes the runtime's not-running error match ErrNotRunning.
+func requestError(err error) error {
+	if err != nil && errors.Is(err, runtime.ErrNotRunning) {
+		return notRunning{err}
+	}
+	return err
+}
+
+// notRunning keeps the runtime's message (naming the job's state) and
+// adds ErrNotRunning.
+type notRunning struct{ error }
+
+func (e notRunning) Unwrap() error { return e.error }
+
+func (notRunning) Is(target error) bool { return target == ErrNotRunning }
+
+// The states of a job, JobStats.State, with Flink's names. A job is
+// CREATED until its first attempt runs, RESTARTING between a failure and
+// the next attempt, and ends FINISHED, FAILED or CANCELED.
+const (
+	JobCreated    = "CREATED"
+	JobRunning    = "RUNNING"
+	JobRestarting = "RESTARTING"
+	JobFinished   = "FINISHED"
+	JobFailed     = "FAILED"
+	JobCanceled   = "CANCELED"
+)
 
 // JobStats is a snapshot of a job's counters.
 type JobStats struct {
-	// State is the job's state with Flink's names: CREATED, RUNNING,
-	// RESTARTING, FINISHED, FAILED or CANCELED.
+	// State is the job's state: JobCreated, JobRunning, JobRestarting,
+	// JobFinished, JobFailed or JobCanceled.
 	State string
 	// Started is when the job started running; Ended when it ended (zero
 	// while it runs).
@@ -92,8 +141,45 @@ type JobStats struct {
 	LastFailure string
 }
 
-// Stats returns a snapshot of the job's counters.
+// Stats returns a snapshot of the job's counters. Once the job ended
+// (Done is closed), its State is FINISHED, FAILED or CANCELED, Ended is
+// set, and the figures no longer change.
 func (j *Job) Stats() JobStats {
+	if f := j.final.Load(); f != nil {
+		return *f
+	}
+	return j.live()
+}
+
+// ended records the final Stats. A job that failed or was cancelled
+// before the runtime ran it (a RestoreFrom path that cannot be read)
+// has no final state in the status: it gets one here, so that no ended
+// job reports CREATED.
+func (j *Job) ended(err error) {
+	st := j.live()
+	switch st.State {
+	case JobFinished, JobFailed, JobCanceled:
+	default:
+		switch {
+		case err == nil:
+			st.State = JobFinished
+		case errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded):
+			st.State = JobCanceled
+		default:
+			st.State = JobFailed
+			if st.LastFailure == "" {
+				st.LastFailure = err.Error()
+			}
+		}
+		if st.Ended.IsZero() {
+			st.Ended = time.Now()
+		}
+	}
+	j.final.Store(&st)
+}
+
+// live reads the running job's counters from the status.
+func (j *Job) live() JobStats {
 	s := j.status
 	start, end := s.Times()
 	return JobStats{

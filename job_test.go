@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -26,7 +27,7 @@ func TestJobHandle(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for job.Stats().State != "RUNNING" {
+	for job.Stats().State != weir.JobRunning {
 		time.Sleep(time.Millisecond)
 	}
 	id, err := job.Checkpoint(t.Context())
@@ -52,7 +53,7 @@ func TestJobHandle(t *testing.T) {
 		t.Fatalf("Wait after Stop = %v, want nil\nlog:\n%s", err, log)
 	}
 	st := job.Stats()
-	if st.State != "FINISHED" || st.CompletedCheckpoints < 3 || st.Ended.IsZero() {
+	if st.State != weir.JobFinished || st.CompletedCheckpoints < 3 || st.Ended.IsZero() {
 		t.Errorf("Stats after Stop = %+v: want FINISHED after at least 3 checkpoints", st)
 	}
 	if got := int64(len(committed(t, out))); got != st.SourceRecords {
@@ -67,7 +68,7 @@ func TestJobHandle(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for job2.Stats().State != "RUNNING" {
+	for job2.Stats().State != weir.JobRunning {
 		time.Sleep(time.Millisecond)
 	}
 	if _, err := job2.Stop(t.Context(), ""); err != nil {
@@ -131,6 +132,25 @@ func TestConfigGettersNeverPanic(t *testing.T) {
 	}
 	if cfg.IsSet("no.such.key") || !cfg.IsSet(weir.CheckpointingInterval) {
 		t.Error("IsSet is wrong")
+	}
+}
+
+// TestZeroConfig: a zero Config (a user's &weir.Config{}) holds the
+// defaults and runs a job, instead of panicking on its nil engine
+// configuration.
+func TestZeroConfig(t *testing.T) {
+	var cfg weir.Config
+	if v, err := cfg.Get(weir.CheckpointingMode); err != nil || v != weir.ExactlyOnce {
+		t.Errorf("Get on a zero Config = %q, %v; want the default %s", v, err, weir.ExactlyOnce)
+	}
+	zero := &weir.Config{}
+	env := weir.NewEnv(weir.WithConfig(zero), weir.WithCheckpointDir(filepath.Join(t.TempDir(), "state")))
+	weir.SinkTo(weir.FromSource(env, datagen.New(ints(0), datagen.Count(10))), discardSink[int64])
+	if err := env.Execute(t.Context(), "zero-config"); err != nil {
+		t.Fatal(err)
+	}
+	if !zero.IsSet(weir.CheckpointsDir) {
+		t.Error("WithCheckpointDir did not set the key on the zero Config given with WithConfig")
 	}
 }
 
@@ -229,4 +249,98 @@ func TestOptionalFunctionInterfaces(t *testing.T) {
 			t.Errorf("Close called %d times, want once per subtask (2)", n)
 		}
 	})
+}
+
+// TestJobEndedBeforeRunning: a job that fails before the runtime runs it
+// (its RestoreFrom path does not exist) ends FAILED, not CREATED, and
+// names the failure in its Stats.
+func TestJobEndedBeforeRunning(t *testing.T) {
+	env := weir.NewEnv(weir.WithConfig(testConfig(t, 1, "0")), weir.RestoreFrom(filepath.Join(t.TempDir(), "chk-3")))
+	weir.SinkTo(weir.FromSource(env, datagen.New(ints(0), datagen.Count(10))), discardSink[int64])
+	job, err := env.Start(t.Context(), "no-restore")
+	if err != nil {
+		t.Fatal(err)
+	}
+	werr := job.Wait()
+	if werr == nil {
+		t.Fatal("Wait = nil for a job restoring a missing checkpoint")
+	}
+	st := job.Stats()
+	if st.State != weir.JobFailed || st.Ended.IsZero() || !strings.Contains(st.LastFailure, "chk-3") {
+		t.Errorf("Stats after a failed start = %+v: want FAILED, Ended set, LastFailure naming the path", st)
+	}
+	if _, err := job.Stop(t.Context(), ""); !errors.Is(err, weir.ErrNotRunning) {
+		t.Errorf("Stop of an ended job = %v, want ErrNotRunning", err)
+	}
+	if _, err := job.Checkpoint(t.Context()); !errors.Is(err, weir.ErrNotRunning) {
+		t.Errorf("Checkpoint of an ended job = %v, want ErrNotRunning", err)
+	}
+	if _, err := job.Savepoint(t.Context(), t.TempDir()); !errors.Is(err, weir.ErrNotRunning) {
+		t.Errorf("Savepoint of an ended job = %v, want ErrNotRunning", err)
+	}
+	job.Cancel() // no effect once ended
+	if err := job.Wait(); err != werr {
+		t.Errorf("Wait after Cancel of an ended job = %v, want the first result %v", err, werr)
+	}
+}
+
+// TestEnvRunsAgain: an Env starts its graph again once its job ended;
+// the second job's Stats are its own, and the first job's stay as they
+// were when it ended.
+func TestEnvRunsAgain(t *testing.T) {
+	env, _ := newEnv(testConfig(t, 1, "0"))
+	weir.SinkTo(weir.FromSource(env, datagen.New(ints(0), datagen.Count(100))), discardSink[int64])
+	first, err := env.Start(t.Context(), "again-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := first.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	before := first.Stats()
+	second, err := env.Start(t.Context(), "again-2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st := second.Stats(); st.SourceRecords > 100 || st.State == weir.JobFinished {
+		t.Errorf("second job's Stats right after Start = %+v: the first job's figures", st)
+	}
+	if err := second.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	st := second.Stats()
+	if st.State != weir.JobFinished || st.SourceRecords != 100 || st.CompletedCheckpoints != before.CompletedCheckpoints || !st.Started.After(before.Ended) {
+		t.Errorf("second job's Stats = %+v; first job's %+v: want the same counts, started after the first ended", st, before)
+	}
+	if after := first.Stats(); after != before {
+		t.Errorf("first job's Stats changed when the Env ran again:\nbefore %+v\nafter  %+v", before, after)
+	}
+}
+
+// TestEnvOneJobAtATime: Start fails while the Env's job runs, and works
+// again once it ended.
+func TestEnvOneJobAtATime(t *testing.T) {
+	env, _ := newEnv(testConfig(t, 1, "0"))
+	weir.SinkTo(weir.FromSource(env, datagen.New(ints(0), datagen.Rate(1000))), discardSink[int64])
+	job, err := env.Start(t.Context(), "busy")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if j2, err := env.Start(t.Context(), "busy-2"); err == nil {
+		j2.Cancel()
+		j2.Wait()
+		t.Error("a second Start while the first job runs succeeded")
+	}
+	job.Cancel()
+	if err := job.Wait(); !errors.Is(err, context.Canceled) {
+		t.Fatalf("Wait = %v", err)
+	}
+	j3, err := env.Start(t.Context(), "busy-3")
+	if err != nil {
+		t.Fatalf("Start after the job ended: %v", err)
+	}
+	j3.Cancel()
+	if err := j3.Wait(); !errors.Is(err, context.Canceled) {
+		t.Fatalf("Wait = %v", err)
+	}
 }

@@ -25,7 +25,8 @@ type Keyed[K comparable, T any] struct {
 
 // KeyBy partitions s by key. Keys are hashed stably (the same key maps to
 // the same key group in every process); K must be a string, an integer,
-// a float or a bool kind, or implement keygroup.Hashable.
+// a float or a bool kind, or have a method StableHash() uint32 that
+// returns the same value for equal keys in every process and run.
 func KeyBy[T any, K comparable](s Stream[T], key func(T) K) Keyed[K, T] {
 	h, err := keygroup.Hasher[K]()
 	if err != nil {
@@ -88,7 +89,14 @@ func (kc *KeyedContext[K]) RegisterProcessingTimeTimer(ts int64) { kc.timers.Reg
 // DeleteProcessingTimeTimer removes the current key's timer at ts.
 func (kc *KeyedContext[K]) DeleteProcessingTimeTimer(ts int64) { kc.timers.Delete(ts) }
 
-// GetValueState registers (or returns) the value state name.
+// GetValueState registers (or returns) the value state name. Call it in
+// Open. V must be serializable: booleans, integers, floats, strings,
+// []byte, time.Time, and structs (exported fields), arrays, slices, maps
+// and pointers of those, or a type whose pointer implements
+// encoding.BinaryMarshaler and encoding.BinaryUnmarshaler; other types
+// (interfaces, channels, functions, unexported fields) are an error. The
+// same holds for the values of every other state, and for record types
+// that cross between processes.
 func GetValueState[V any, K comparable](kc *KeyedContext[K], name string) (ValueState[V], error) {
 	c, err := codec.For[V]()
 	if err != nil {

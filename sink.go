@@ -57,6 +57,13 @@ func (o *sinkOp[T]) SnapshotState(ctx context.Context, _ checkpoint.ID, _ time.T
 	return operatorStateSnapshot(o.rc)
 }
 
+func (o *sinkOp[T]) NotifyCheckpointComplete(ctx context.Context, id checkpoint.ID) error {
+	if l, ok := o.sink.(CheckpointListener); ok {
+		return l.NotifyCheckpointComplete(ctx, int64(id))
+	}
+	return nil
+}
+
 func (o *sinkOp[T]) Close(ctx context.Context) error {
 	if o.rc == nil {
 		return nil
@@ -69,8 +76,8 @@ func (o *sinkOp[T]) Close(ctx context.Context) error {
 // at a checkpoint barrier it is pre-committed and its handle goes into the
 // checkpoint; once the checkpoint completes it is committed. A restore
 // commits the transactions its checkpoint holds and aborts the newer one.
-// TXN is a small serializable handle (see internal/codec for the types it
-// can be; a struct of strings and integers is fine). All calls come from
+// TXN is a small serializable handle, of the types state values may be
+// (GetValueState): a struct of strings and integers is fine. All calls come from
 // the task's goroutine; ctx is cancelled when the task is cancelled.
 type TwoPhaseCommitSink[T, TXN any] interface {
 	// Open prepares the sink instance. restored lists every transaction the
@@ -244,8 +251,19 @@ func (o *twoPhaseOp[T, TXN]) NotifyCheckpointComplete(ctx context.Context, id ch
 			return err
 		}
 		if err := o.sink.Commit(ctx, p.Txn); err != nil {
-			return fmt.Errorf("commit transaction of checkpoint %d: %w", p.ID, err)
+			err = fmt.Errorf("commit transaction of checkpoint %d: %w", p.ID, err)
+			if errors.Is(err, ErrTransactionLost) {
+				// A restart would restore this checkpoint and fail the
+				// same commit: fail the job now, as a restore does.
+				return runtime.Unrecoverable(err)
+			}
+			return err
 		}
+	}
+	// After the commits, so a listener sees the checkpoint's output
+	// visible.
+	if l, ok := o.sink.(CheckpointListener); ok {
+		return l.NotifyCheckpointComplete(ctx, int64(id))
 	}
 	return nil
 }

@@ -5,7 +5,7 @@
 //
 // Closures cannot travel between processes, so every role builds a job's
 // graph itself from the same description: the job's kind, its arguments
-// and its configuration (runtime.JobSpec). A Job registers its own flags
+// and its configuration (the job spec a client submits). A Job registers its own flags
 // and returns a Run whose Build declares the graph from the flag values
 // and env.Config(); it must be a pure function of them (no clock, unseeded
 // randomness or host-local state), so that every process builds the same

@@ -10,7 +10,10 @@ import (
 // for bad flag values found in Run.Configure or Run.Build.
 type UsageError struct{ Err error }
 
+// Error returns the wrapped error's message.
 func (u UsageError) Error() string { return u.Err.Error() }
+
+// Unwrap returns Err, so that errors.Is and errors.As look into it.
 func (u UsageError) Unwrap() error { return u.Err }
 
 // Usagef returns a UsageError with a formatted message.

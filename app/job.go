@@ -11,7 +11,7 @@ import (
 // Job is a job a program can run, submit or build for a cluster.
 type Job struct {
 	// Name is the job's kind: the word after run (prog run NAME) and the
-	// builder's name in the cluster (runtime.JobSpec.Kind). It is also
+	// builder's name in the cluster (the kind of the submitted spec). It is also
 	// the default job name (--job-name).
 	Name string
 	// Short and Long are the run command's help texts.

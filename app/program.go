@@ -28,8 +28,9 @@ type Program struct {
 	// Stdout and Stderr receive output and messages (os.Stdout, os.Stderr
 	// when nil).
 	Stdout, Stderr io.Writer
-	// BuildID identifies the binary to its peers (cluster.ExecutableBuildID
-	// when empty).
+	// BuildID identifies the binary to its peers (when empty: the sha256
+	// of the running executable's bytes, so that every process of a
+	// cluster runs the same user code).
 	BuildID string
 }
 

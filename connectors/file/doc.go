@@ -11,8 +11,9 @@
 //	part-<uid>-<subtask>-<seq>               committed, visible
 //
 // A reader that lists the directory and skips dot-files sees exactly the
-// committed data (ReadCommitted does that). The engine drives the Sink
-// through internal/twophase:
+// committed data (ReadCommitted does that). ExactlyOnce's two-phase-commit
+// sink drives a Sink as follows; a program may drive one itself the same
+// way:
 //
 //	s, _ := file.NewSink(dir, "sink-1", subtask)
 //	s.Open(restoredTxns)        // clean this subtask's leftovers

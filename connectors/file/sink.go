@@ -92,8 +92,7 @@ func NewSink(dir string, uid string, subtask int, opts ...SinkOption) (*Sink, er
 
 // Open prepares the sink after a (re)start. restored are the handles of the
 // checkpoint the job restores from, at least those the caller will commit
-// (twophase.Tracker.Restore's commit list; passing its abort list too is
-// fine). Open removes every in-progress file of this uid and subtask that is
+// (passing those it will abort too is fine). Open removes every in-progress file of this uid and subtask that is
 // not among them: such a file belongs to a transaction no completed
 // checkpoint covers. Sequence numbers then continue after the highest one
 // found on disk or among restored, so new names never collide with them.
@@ -265,8 +264,9 @@ func (s *Sink) Abort(txn Txn) error {
 }
 
 // Close closes the files of open transactions without committing or
-// removing them: the caller aborts what it must first (twophase.Tracker.Abort),
-// and the next attempt's Open removes anything left over.
+// removing them: the caller aborts what it must first (the open
+// transaction, whose data no checkpoint covers), and the next attempt's
+// Open removes anything left over.
 func (s *Sink) Close() error {
 	if s.closed {
 		return nil

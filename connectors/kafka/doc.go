@@ -87,7 +87,9 @@
 // transaction is gone (PRODUCER_FENCED, INVALID_PRODUCER_EPOCH,
 // INVALID_PRODUCER_ID_MAPPING, INVALID_TXN_STATE) fail the job for good as
 // possible data loss: the id was initialized again before the commit (a
-// transaction timeout, or another job with the same prefix and uid). Abort
+// transaction timeout, or another job with the same prefix and uid);
+// INVALID_TXN_STATE, the broker's word that it aborted the transaction,
+// wraps weir.ErrTransactionLost. Abort
 // reports weir.ErrAlreadyCommitted when the broker says the transaction was
 // committed (INVALID_TXN_STATE with transaction version 2; otherwise
 // confirmed with DescribeTransactions).

@@ -239,7 +239,9 @@ func (s *eoSink[T]) PreCommit(ctx context.Context, txn *Txn) error {
 
 // Commit ends a pre-committed transaction with a commit. Committing a
 // committed transaction succeeds: the broker answers a repeated commit by
-// the same producer epoch with success.
+// the same producer epoch with success. A transaction the broker aborted
+// fails with weir.ErrTransactionLost, as the file and postgres sinks'
+// lost transactions do.
 func (s *eoSink[T]) Commit(ctx context.Context, txn *Txn) error {
 	if txn.Empty {
 		s.settleRestored(txn)
@@ -251,7 +253,7 @@ func (s *eoSink[T]) Commit(ctx context.Context, txn *Txn) error {
 	case isStale(err):
 		return weir.Unrecoverable(fmt.Errorf("kafka sink %q: commit %v: %w: possible data loss: the transactional id was initialized again before this commit, so the transaction was aborted (by the broker's transaction timeout, or by another producer with the same id: another job with the same prefix and uid?) unless an older checkpoint than the last one is being restored", s.uid, txn, err))
 	case errors.Is(err, kerr.InvalidTxnState):
-		return weir.Unrecoverable(fmt.Errorf("kafka sink %q: commit %v: %w: data loss: the broker aborted this pre-committed transaction", s.uid, txn, err))
+		return weir.Unrecoverable(fmt.Errorf("kafka sink %q: commit %v: %w: data loss: the broker aborted this pre-committed transaction: %w", s.uid, txn, err, weir.ErrTransactionLost))
 	default:
 		return fmt.Errorf("kafka sink %q: commit %v: %w", s.uid, txn, err)
 	}

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/weirstream/weir"
@@ -70,29 +71,44 @@ func TestSourceRestoresLegacyCheckpoint(t *testing.T) {
 		t.Fatalf("legacy run = %v, want it stopped after a checkpoint", res.err)
 	}
 	out := filepath.Join(t.TempDir(), "out")
-	errStop := errors.New("stop")
 	for _, p := range []int{3, 1} {
 		j.parallelism = p
 		var n atomic.Int64
+		// The run at parallelism 3 reads unbounded and is cancelled once
+		// it read some records and a checkpoint completed, so that its
+		// checkpoints stay for the next run (a FINISHED job's are
+		// discarded); the run at parallelism 1 reads to the end.
+		opts := []Option{Bounded()}
+		ctx, cancel := context.WithCancel(context.Background())
+		j.ctx = ctx
+		if p == 3 {
+			opts = nil
+		}
 		res = j.run(t, func(env *weir.Env) {
 			de := func(r *kgo.Record) (string, error) {
-				// The first run stops after some records, once a
-				// checkpoint completed.
-				if n.Add(1) > 20 && p == 3 && hooks.Plan(env).Status.CompletedCheckpoints.Load() >= 1 {
-					return "", errStop
-				}
+				n.Add(1)
 				return string(r.Value), nil
 			}
-			s := weir.FromSource(env, Source(b.addrs, topic, de, Bounded())).UID("kafka")
+			if p == 3 {
+				go func() {
+					for ctx.Err() == nil && (n.Load() <= 20 || hooks.Plan(env).Status.CompletedCheckpoints.Load() < 1) {
+						time.Sleep(time.Millisecond)
+					}
+					cancel()
+				}()
+			}
+			s := weir.FromSource(env, Source(b.addrs, topic, de, opts...)).UID("kafka")
 			weir.SinkToTransactional(s, file.ExactlyOnce(out, appendString)).UID("files")
 		})
+		cancel()
 		if !strings.Contains(res.log.String(), "msg=restoring") {
 			t.Fatalf("parallelism %d did not restore a checkpoint", p)
 		}
-		if p == 3 && res.err != nil && !errors.Is(res.err, errStop) || p == 1 && res.err != nil {
+		if p == 3 && !errors.Is(res.err, context.Canceled) || p == 1 && res.err != nil {
 			t.Fatalf("run at parallelism %d: %v\nlog:\n%s", p, res.err, res.log)
 		}
 	}
+	j.ctx = nil
 	if got := readFiles(t, out); !slices.Equal(got, sorted(want)) {
 		t.Fatalf("read %d records, want the %d after the checkpoint's offsets (%s)", len(got), len(want), firstDiff(sorted(want), got))
 	}

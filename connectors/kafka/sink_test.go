@@ -160,6 +160,28 @@ func TestSinkAbortCommittedIsErrAlreadyCommitted(t *testing.T) {
 	u.wantCommitted("x")
 }
 
+// TestSinkCommitAbortedIsErrTransactionLost: committing a pre-committed
+// transaction that was aborted since (by the broker's timeout, here by an
+// abort) is data loss, and says so through weir.ErrTransactionLost like
+// the other exactly-once sinks, so that callers can test for it.
+func TestSinkCommitAbortedIsErrTransactionLost(t *testing.T) {
+	u := newSinkUnit(t)
+	a := u.mustOpen(0, 1)
+	t1 := u.txnWith(a, "x")
+	if err := a.PreCommit(context.Background(), t1); err != nil {
+		t.Fatal(err)
+	}
+	a.Close(context.Background())
+	b := u.mustOpen(0, 1, checkpointed(t1))
+	if err := b.Abort(context.Background(), checkpointed(t1)); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Commit(context.Background(), checkpointed(t1)); !errors.Is(err, weir.ErrTransactionLost) {
+		t.Fatalf("commit of an aborted transaction = %v, want ErrTransactionLost", err)
+	}
+	u.wantCommitted()
+}
+
 // TestSinkEmptyTransaction: a transaction without records is marked Empty
 // at pre-commit and commits and aborts as a no-op, in this instance and
 // after a restore.

@@ -98,11 +98,11 @@ func keyedCount() app.Job {
 					if o.parallelism < 1 {
 						return app.Usagef("--parallelism must be at least 1, got %d", o.parallelism)
 					}
-					if err := cfg.Set("parallelism.default", strconv.Itoa(o.parallelism)); err != nil {
+					if err := cfg.Set(weir.ParallelismDefault, strconv.Itoa(o.parallelism)); err != nil {
 						return err
 					}
-					if !cfg.IsSet("execution.checkpointing.interval") {
-						return cfg.Set("execution.checkpointing.interval", "200 ms")
+					if !cfg.IsSet(weir.CheckpointingInterval) {
+						return cfg.Set(weir.CheckpointingInterval, "200 ms")
 					}
 					return nil
 				},

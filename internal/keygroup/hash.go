@@ -32,7 +32,7 @@ func Hasher[K comparable]() (func(K) uint32, error) {
 	case reflect.Float32:
 		return func(k K) uint32 { return Uint64(uint64(math.Float32bits(*(*float32)(unsafe.Pointer(&k))))) }, nil
 	}
-	return nil, fmt.Errorf("key type %s has no stable hash: use a string or integer key, or implement keygroup.Hashable", t)
+	return nil, fmt.Errorf("key type %s has no stable hash: use a string or integer key, or give the type a method StableHash() uint32 (the same value in every process and run)", t)
 }
 
 // Hashable is implemented by key types that supply their own stable hash
