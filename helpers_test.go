@@ -84,7 +84,11 @@ func committed(t *testing.T, dir string) []string {
 // execute runs env's job and fails the test, with the log, if it fails.
 func execute(t *testing.T, env *weir.Env, log *syncBuffer) {
 	t.Helper()
-	if err := env.Execute(context.Background(), "test"); err != nil {
+	// A test job that has not ended after two minutes hangs: fail with its
+	// log rather than let the package time out without it.
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	if err := env.Execute(ctx, "test"); err != nil {
 		t.Fatalf("Execute: %v\nlog:\n%s", err, log)
 	}
 }
