@@ -89,6 +89,10 @@
 //     Held): the other regions' tasks would finish and never ack the final
 //     checkpoint the restarted region takes again; the next final
 //     checkpoint's notification covers it (final_restart.txt).
+//   - No checkpoint is triggered before the job is deployed: its barrier
+//     would reach no execution and the checkpoint would stay pending until
+//     its timeout, holding back a bounded job's final checkpoint
+//     (trigger_before_deploy.txt).
 //   - A restart waits for in-flight metadata writes
 //     (failure_mid_checkpoint.txt). With the driver's in-order worker a
 //     LoadLatest queued behind the write would see it anyway; the Machine

@@ -126,6 +126,10 @@ func runCommand(t *testing.T, e *env, d *datadriven.TestData) string {
 			out += e.step(Prepared{})
 		}
 		return out
+	case "start":
+		return e.step(Start{})
+	case "prepared":
+		return e.step(Prepared{})
 	case "running":
 		var b strings.Builder
 		for _, x := range e.execsArg(t, d, func(st ExecState) bool { return st == ExecDeploying }) {

@@ -173,6 +173,11 @@ func New(cfg Config, now time.Time) *Machine {
 	}
 	m.handler = failover.NewHandler(cfg.Regions, m.strategy)
 	m.coord = coordinator.New(cfg.Checkpoint, cfg.Tasks, cfg.Sources, cfg.FirstOwn, now)
+	// No checkpoint before the job is deployed: a barrier sent before
+	// Deploy reaches no execution, and its checkpoint would stay pending
+	// until execution.checkpointing.timeout, holding back the final
+	// checkpoint of a bounded job all that time (preparedJob resumes).
+	m.coord.Step(coordinator.Suspend{Reason: "the job is being deployed"})
 	for _, t := range cfg.Tasks {
 		m.execs[t] = &execution{attempt: cfg.FirstAttempt, state: ExecCanceled}
 	}
@@ -341,6 +346,11 @@ func (m *Machine) preparedJob(err error) {
 		m.log.Info("restoring", "checkpoint", rp.ID, "path", rp.Path, "attempt", m.execs[m.cfg.Tasks[0]].attempt)
 	}
 	m.deploy(m.cfg.Tasks, m.cfg.Initial)
+	if m.waiting == nil && !m.anyRegionFailing() {
+		// Deployed at once; a deployment waiting for slots resumes once
+		// it is placed (retryWaiting).
+		m.coordStep(coordinator.Resume{Now: m.now})
+	}
 }
 
 func (m *Machine) endOfData(t checkpoint.TaskID) {
