@@ -12,6 +12,7 @@ import (
 	"github.com/weirstream/weir/internal/config"
 	"github.com/weirstream/weir/internal/hooks"
 	"github.com/weirstream/weir/internal/jobs/demo"
+	"github.com/weirstream/weir/internal/testutil"
 	"github.com/weirstream/weir/internal/vfs"
 )
 
@@ -43,6 +44,7 @@ func runDiskFull(t *testing.T, r *run, what string, full func(op vfs.Op, path st
 	}))
 	env := weir.NewEnv(weir.WithConfig(cfg))
 	hooks.Plan(env).CheckpointFS = fs
+	testutil.KeepFinishedCheckpoints(env) // callers check what was retained
 	demo.Build(env, demo.Options{Events: r.n, Keys: r.k, Rate: r.rate, Out: r.out})
 	if err := env.Execute(context.Background(), "demo"); err != nil {
 		t.Fatal(err)
