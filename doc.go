@@ -41,4 +41,8 @@
 // Records move through the engine in batches; user functions are called per
 // record, but the engine adds no allocation, channel operation or interface
 // boxing per record.
+//
+// Owns: the typed API users program against. Must not touch: types users
+// cannot name: an exported declaration that mentions an internal package
+// fails apileak_test.go.
 package weir

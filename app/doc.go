@@ -52,4 +52,10 @@
 //
 // Exit codes: 0 success, 1 the job or the process failed, 2 bad usage or
 // configuration (UsageError, reported before any work starts).
+//
+// Owns: the command line of every weir program: roles, client commands,
+// flags and their WEIR_ environment variables, exit codes, and a local
+// run's REST API, metrics, progress line and summary. Must not touch: the
+// runtime's rules; it builds Envs, resolves their plans and talks to
+// JobManagers.
 package app

@@ -8,6 +8,9 @@
 // subtask emits the indexes it now owns, skipping those the old owner had
 // emitted before the checkpoint, until its scan has passed every old
 // position.
+//
+// Owns: the generator source and its position state. Must not touch: the
+// runtime (it is a weir.Source like any user's).
 package datagen
 
 import (

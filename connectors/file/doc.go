@@ -51,4 +51,8 @@
 // Position names a file by its index in the list, so a source must restore
 // with the same list it checkpointed (keep the list in the source's state,
 // or use a glob whose matches do not change).
+//
+// Owns: the part-file layout, its transactions and the line source. Must
+// not touch: the runtime; it is written against the public API like any
+// user's connector.
 package file

@@ -102,4 +102,8 @@
 // lower parallelism, ids of subtasks above both parallelisms are not
 // fenced; a transaction left open there holds back read_committed readers
 // until the broker's transaction timeout aborts it.
+//
+// Owns: Kafka sources and sinks on franz-go, their offsets and
+// transactions. Must not touch: the runtime; it is written against the
+// public API like any user's connector.
 package kafka

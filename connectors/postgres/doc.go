@@ -60,4 +60,8 @@
 // commands to change it. A prepared transaction holds its locks and a slot
 // until committed or rolled back, so do not reuse a transaction prefix and
 // uid of a running job elsewhere (WithTransactionPrefix).
+//
+// Owns: PostgreSQL sinks on pgx and their prepared transactions. Must not
+// touch: the runtime; it is written against the public API like any user's
+// connector.
 package postgres

@@ -1,6 +1,9 @@
 // Package print is an at-least-once sink that writes records as lines to a
 // writer (standard output by default), prefixed by the subtask index when
 // the parallelism is above one, as Flink's print sink.
+//
+// Owns: the print sink. Must not touch: the runtime (it is a weir.Sink like
+// any user's).
 package print
 
 import (

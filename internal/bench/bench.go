@@ -7,6 +7,11 @@
 // peak memory is then its own, and a cluster's processes are real ones.
 // So Command must be mounted as `bench` on the root of the weir binary,
 // whose run, jobmanager and taskmanager commands the children use.
+//
+// Owns: the benchmarks, their flags, JSON fields and output lines
+// (contracts other tools read). Must not touch: the engine's internals
+// beyond what a job can see; it measures through jobs, the public API and
+// JobStatus.
 package bench
 
 import (

@@ -47,4 +47,10 @@
 //	if _, ok := p.Allocate("demo", []int{1}); !ok {
 //		log(p.Shortage("demo", []int{1}).Waiting(5 * time.Minute))
 //	}
+//
+// Owns: the cluster's processes: the JobManager (dispatcher, job records,
+// client RPCs, REST), TaskManager sessions and registration, the
+// control-plane protocol and slot pool. Must not touch: the job's rules
+// (the JobMaster runs unchanged behind gateways) or the data plane
+// (internal/network/remote).
 package cluster

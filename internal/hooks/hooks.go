@@ -9,6 +9,10 @@
 // import them (they import it), so the accessors take the public values as
 // any and panic on anything else, which is a programming error in the
 // module.
+//
+// Owns: the accessors from public values to their internals. Must not
+// touch: anything else; it holds no state of its own beyond the accessors
+// registered at init.
 package hooks
 
 import (

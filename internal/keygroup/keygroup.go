@@ -6,6 +6,9 @@
 // whole key groups when parallelism changes, and a key never moves between
 // groups. Hashes are stable across processes and Go versions: no random
 // seeds, no maphash.
+//
+// Owns: key hashing and key-group ranges, a format every checkpoint depends
+// on. Must not touch: state or the runtime (checked by internal/archtest).
 package keygroup
 
 import "fmt"

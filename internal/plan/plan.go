@@ -6,6 +6,10 @@
 // without running it in this process (app's cluster roles, the cluster
 // tests) read the Plan through internal/hooks and call Resolve, instead of
 // intercepting Env's execution.
+//
+// Owns: the plan of one Env and its resolution into a runtime.Graph and
+// JobConfig. Must not touch: the public API (package weir wraps it) or the
+// running of jobs beyond calling the runtime.
 package plan
 
 import (

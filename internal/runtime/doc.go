@@ -55,4 +55,11 @@
 // cross TCP as in a cluster. Cluster mode puts the
 // control-plane stream behind the same interfaces and a TaskExecutor in
 // every TaskManager; one runtime, not two.
+//
+// Owns: the JobMaster's driver (its goroutine, gateways, storage worker,
+// placement), TaskExecutors, tasks and their mailbox loops, deployments,
+// channel wiring, restore assembly and local mode. Must not touch: the
+// rules of checkpointing, failover and the job's lifecycle, which live in
+// the pure cores it drives (internal/jobmaster, coordinator, barrier,
+// failover); the public API or connectors (checked by internal/archtest).
 package runtime

@@ -1,5 +1,8 @@
 // Package testutil holds small helpers shared by the tests of several
 // packages. It is imported by tests only.
+//
+// Owns: helpers shared by tests. Must not touch: production code paths;
+// nothing outside tests imports it.
 package testutil
 
 import (

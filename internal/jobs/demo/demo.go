@@ -8,6 +8,10 @@
 // and reach the aggregator through one FIFO channel, so the output is a pure
 // function of (N, K): Expected computes it without the engine, and a run
 // with failures must commit exactly that multiset of lines.
+//
+// Owns: the demo job and the function its output must equal. Must not
+// touch: engine internals; it is built with the public API, so its tests
+// test what users get.
 package demo
 
 import (

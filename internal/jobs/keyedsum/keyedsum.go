@@ -4,6 +4,9 @@
 // out, its throughput is that of the sources, the shuffle and the keyed
 // aggregation; weir run keyed-sum and the benches (internal/bench) build
 // the same graph with Build.
+//
+// Owns: the keyed-sum job. Must not touch: engine internals; it is built
+// with the public API.
 package keyedsum
 
 import (

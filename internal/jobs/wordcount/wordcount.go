@@ -6,6 +6,9 @@
 // A line that is not valid UTF-8 is malformed: it is counted, logged (the
 // first few, with file content) and written to the dead-letter output
 // instead of being counted as words, so nothing is silently dropped.
+//
+// Owns: the word-count job. Must not touch: engine internals; it is built
+// with the public API.
 package wordcount
 
 import (

@@ -4,6 +4,9 @@
 // that `run --jobmanager`, list, cancel and checkpoints can be tested end
 // to end before, and independently of, the real JobManager. It has no
 // TaskManagers: the job runs on the local runtime.
+//
+// Owns: the stand-in JobManager of client tests. Must not touch: production
+// code paths.
 package fakejm
 
 import (

@@ -8,6 +8,9 @@
 //
 // The server checks the access key id of every request (not the
 // signature), so tests can see a wrong key refused as S3 refuses it.
+//
+// Owns: the in-process S3 server of tests. Must not touch: production code
+// paths.
 package s3test
 
 import (
