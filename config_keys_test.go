@@ -32,12 +32,12 @@ func TestConfigKeyConstants(t *testing.T) {
 		{RestartFixedDelay, config.RestartFixed},
 		{RestartExponentialDelay, config.RestartExpDelay},
 		{RestartFailureRate, config.RestartFailRate},
-		{JobCreated, runtime.StateCreated},
-		{JobRunning, runtime.StateRunning},
-		{JobRestarting, runtime.StateRestarting},
-		{JobFinished, runtime.StateFinished},
-		{JobFailed, runtime.StateFailed},
-		{JobCanceled, runtime.StateCanceled},
+		{JobCreated, string(runtime.StateCreated)},
+		{JobRunning, string(runtime.StateRunning)},
+		{JobRestarting, string(runtime.StateRestarting)},
+		{JobFinished, string(runtime.StateFinished)},
+		{JobFailed, string(runtime.StateFailed)},
+		{JobCanceled, string(runtime.StateCanceled)},
 	} {
 		if c[0] != c[1] {
 			t.Errorf("public constant %q, engine %q", c[0], c[1])

@@ -183,7 +183,7 @@ func (j *Job) live() JobStats {
 	s := j.status
 	start, end := s.Times()
 	return JobStats{
-		State:                  s.State(),
+		State:                  string(s.State()),
 		Started:                start,
 		Ended:                  end,
 		SourceRecords:          s.SourceRecords.Load(),

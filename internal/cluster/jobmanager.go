@@ -349,7 +349,7 @@ func closedChan() chan struct{} {
 }
 
 // state returns the job's state and failure.
-func (j *managedJob) state() (string, string) {
+func (j *managedJob) state() (runtime.JobState, string) {
 	select {
 	case <-j.done:
 		j.mu.Lock()

@@ -108,9 +108,9 @@ func (m *jobManager) Wait(r *pb.WaitRequest, s grpc.ServerStreamingServer[pb.Job
 			terminal = true
 		default:
 		}
-		if key := st + "\x00" + failure; key != last || terminal {
+		if key := string(st) + "\x00" + failure; key != last || terminal {
 			last = key
-			if err := s.Send(&pb.JobUpdate{Job: j.rec.Spec.Name, State: st, Failure: failure, Terminal: terminal}); err != nil {
+			if err := s.Send(&pb.JobUpdate{Job: j.rec.Spec.Name, State: string(st), Failure: failure, Terminal: terminal}); err != nil {
 				return err
 			}
 		}
@@ -143,7 +143,7 @@ func (m *jobManager) List(ctx context.Context, _ *pb.ListRequest) (*pb.ListRespo
 	out := &pb.ListResponse{}
 	for _, j := range jobs {
 		st, failure := j.state()
-		s := &pb.JobSummary{Name: j.rec.Spec.Name, Kind: j.rec.Spec.Kind, State: st, StartUnixMillis: j.rec.Submitted.UnixMilli(), Failure: failure}
+		s := &pb.JobSummary{Name: j.rec.Spec.Name, Kind: j.rec.Spec.Kind, State: string(st), StartUnixMillis: j.rec.Submitted.UnixMilli(), Failure: failure}
 		if end := j.ended(); !end.IsZero() {
 			s.EndUnixMillis = end.UnixMilli()
 		}

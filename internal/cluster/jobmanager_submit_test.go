@@ -109,7 +109,7 @@ func TestClusterConcurrentSubmitsOfOneName(t *testing.T) {
 	if ok != 1 || refused != 1 {
 		t.Fatalf("%d submissions accepted, %d refused as existing (%v), want 1 and 1", ok, refused, errs)
 	}
-	if u := c.wait("twice", time.Minute); u.GetState() != runtime.StateFinished {
+	if u := c.wait("twice", time.Minute); runtime.JobState(u.GetState()) != runtime.StateFinished {
 		t.Fatalf("job ended %s: %s", u.GetState(), u.GetFailure())
 	}
 }
@@ -201,12 +201,12 @@ func TestListWhileJobEnds(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if st := l.GetJobs()[0].GetState(); st == runtime.StateFinished {
+		if st := runtime.JobState(l.GetJobs()[0].GetState()); st == runtime.StateFinished {
 			if l.GetJobs()[0].GetEndUnixMillis() == 0 {
 				t.Fatal("a finished job listed without its end time")
 			}
 			return
-		} else if strings.Contains(st, "FAIL") {
+		} else if strings.Contains(string(st), "FAIL") {
 			t.Fatalf("job %s: %s", st, l.GetJobs()[0].GetFailure())
 		}
 	}
@@ -221,11 +221,11 @@ func TestClusterSlotsOfEndedJobWakeWaitingJob(t *testing.T) {
 	c.submitDemo("first", 30_000, 3, 30_000, baseConf(1))
 	time.Sleep(200 * time.Millisecond)
 	out := c.submitDemo("second", 2_000, 3, 0, baseConf(1))
-	if u := c.wait("first", time.Minute); u.GetState() != runtime.StateFinished {
+	if u := c.wait("first", time.Minute); runtime.JobState(u.GetState()) != runtime.StateFinished {
 		t.Fatalf("first ended %s: %s", u.GetState(), u.GetFailure())
 	}
 	ended := time.Now()
-	if u := c.wait("second", time.Minute); u.GetState() != runtime.StateFinished {
+	if u := c.wait("second", time.Minute); runtime.JobState(u.GetState()) != runtime.StateFinished {
 		t.Fatalf("second ended %s: %s", u.GetState(), u.GetFailure())
 	}
 	if d := time.Since(ended); d > 5*time.Second {
@@ -253,7 +253,7 @@ func TestPanickingBuilder(t *testing.T) {
 	}
 	c.startTM("tm-a", 1)
 	c.submitDemo("good", 1_000, 3, 0, baseConf(1))
-	if u := c.wait("good", time.Minute); u.GetState() != runtime.StateFinished {
+	if u := c.wait("good", time.Minute); runtime.JobState(u.GetState()) != runtime.StateFinished {
 		t.Fatalf("job after the panic ended %s: %s", u.GetState(), u.GetFailure())
 	}
 
@@ -274,7 +274,7 @@ func TestPanickingBuilder(t *testing.T) {
 	for _, j := range l.GetJobs() {
 		if j.GetName() == "bad" {
 			found = true
-			if j.GetState() != runtime.StateFailed || !strings.Contains(j.GetFailure(), "panicked") {
+			if runtime.JobState(j.GetState()) != runtime.StateFailed || !strings.Contains(j.GetFailure(), "panicked") {
 				t.Fatalf("recovered job bad: %s %s", j.GetState(), j.GetFailure())
 			}
 		}

@@ -18,8 +18,8 @@ import (
 // got. A JobManager started on the folder recovers every job whose record
 // is not terminal.
 type jobRecord struct {
-	Spec  runtime.JobSpec `json:"spec"`
-	State string          `json:"state"`
+	Spec  runtime.JobSpec  `json:"spec"`
+	State runtime.JobState `json:"state"`
 	// Failure is the cause of a FAILED job.
 	Failure string `json:"failure,omitempty"`
 	// FirstCheckpoint is the first checkpoint id the job's first run
@@ -36,9 +36,7 @@ type jobRecord struct {
 	Ended               time.Time `json:"ended,omitzero"`
 }
 
-func terminalState(s string) bool {
-	return s == runtime.StateFinished || s == runtime.StateFailed || s == runtime.StateCanceled
-}
+func terminalState(s runtime.JobState) bool { return s.Terminal() }
 
 // jobStore reads and writes job records under dir/jobs.
 type jobStore struct{ dir string }

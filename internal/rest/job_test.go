@@ -62,7 +62,7 @@ func TestDemoJob(t *testing.T) {
 
 	var details rest.JobDetails
 	getJSON(t, url, &details)
-	if details.State != runtime.StateRunning || details.EndTime != -1 || details.Duration < 0 || len(details.Vertices) != 2 {
+	if runtime.JobState(details.State) != runtime.StateRunning || details.EndTime != -1 || details.Duration < 0 || len(details.Vertices) != 2 {
 		t.Errorf("job details while running: %+v", details)
 	}
 	for i, v := range details.Vertices {
@@ -154,7 +154,7 @@ func TestDemoJob(t *testing.T) {
 	}
 
 	getJSON(t, url, &details)
-	if details.State != runtime.StateFinished || details.EndTime < details.StartTime || details.Duration != details.EndTime-details.StartTime {
+	if runtime.JobState(details.State) != runtime.StateFinished || details.EndTime < details.StartTime || details.Duration != details.EndTime-details.StartTime {
 		t.Errorf("job details after the run: %+v", details)
 	}
 	code, body := call(t, http.MethodPost, url+"/checkpoints")

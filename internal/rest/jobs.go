@@ -60,7 +60,7 @@ type JobIDs struct {
 func (a *api) jobs(w http.ResponseWriter, r *http.Request) {
 	out := JobIDs{Jobs: []JobIDStatus{}}
 	for _, j := range a.cfg.Jobs() {
-		out.Jobs = append(out.Jobs, JobIDStatus{ID: j.ID(), Status: j.Status().State()})
+		out.Jobs = append(out.Jobs, JobIDStatus{ID: j.ID(), Status: string(j.Status().State())})
 	}
 	writeJSON(w, http.StatusOK, out)
 }
@@ -106,7 +106,7 @@ func (a *api) jobsOverview(w http.ResponseWriter, r *http.Request) {
 	for _, j := range a.cfg.Jobs() {
 		s := j.Status()
 		t := jobTimes(s, now)
-		out.Jobs = append(out.Jobs, JobSummary{ID: j.ID(), Name: j.Name(), State: s.State(), JobTimes: t, LastModification: max(t.StartTime, t.EndTime)})
+		out.Jobs = append(out.Jobs, JobSummary{ID: j.ID(), Name: j.Name(), State: string(s.State()), JobTimes: t, LastModification: max(t.StartTime, t.EndTime)})
 	}
 	writeJSON(w, http.StatusOK, out)
 }
@@ -144,7 +144,7 @@ func (a *api) job(w http.ResponseWriter, r *http.Request, j Job) {
 	now := a.cfg.Now()
 	s := j.Status()
 	d := JobDetails{
-		ID: j.ID(), Name: j.Name(), State: s.State(), JobTimes: jobTimes(s, now), Now: now.UnixMilli(),
+		ID: j.ID(), Name: j.Name(), State: string(s.State()), JobTimes: jobTimes(s, now), Now: now.UnixMilli(),
 		Restarts: s.Restarts.Load(), LastFailure: s.LastFailure(), Vertices: []JobVertex{},
 	}
 	idx := map[int]int{}

@@ -254,7 +254,7 @@ func (jm *JobMaster) step(ev jobmaster.Event) {
 	st.Restarts.Store(int64(jm.m.Restarts()))
 	if s := jm.m.State(); s != jm.lastState && !s.Terminal() {
 		jm.lastState = s
-		st.setState(s.String(), jm.cfg.Now())
+		st.setState(JobState(s.String()), jm.cfg.Now())
 	}
 }
 

@@ -10,15 +10,24 @@ import (
 	"github.com/weirstream/weir/internal/checkpoint"
 )
 
+// JobState is a job's state as monitoring shows it, with Flink's names;
+// its string is what REST, metrics and the control plane carry.
+type JobState string
+
 // Job states, with Flink's names.
 const (
-	StateCreated    = "CREATED"
-	StateRunning    = "RUNNING"
-	StateRestarting = "RESTARTING"
-	StateFinished   = "FINISHED"
-	StateFailed     = "FAILED"
-	StateCanceled   = "CANCELED"
+	StateCreated    JobState = "CREATED"
+	StateRunning    JobState = "RUNNING"
+	StateRestarting JobState = "RESTARTING"
+	StateFinished   JobState = "FINISHED"
+	StateFailed     JobState = "FAILED"
+	StateCanceled   JobState = "CANCELED"
 )
+
+// Terminal reports whether the job ended: FINISHED, FAILED or CANCELED.
+func (s JobState) Terminal() bool {
+	return s == StateFinished || s == StateFailed || s == StateCanceled
+}
 
 // Checkpoint states in the history, with Flink's names.
 const (
@@ -92,7 +101,7 @@ type VertexInfo struct {
 // tasks of the running attempt, and on-demand trigger requests.
 type monitor struct {
 	mu      sync.Mutex
-	state   string
+	state   JobState
 	started time.Time
 	ended   time.Time
 	history []CheckpointStats // oldest first, at most historySize
@@ -141,7 +150,7 @@ func (s *JobStatus) mon() *monitor {
 }
 
 // State returns the job state (RUNNING, RESTARTING, FINISHED, …).
-func (s *JobStatus) State() string {
+func (s *JobStatus) State() JobState {
 	m := s.mon()
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -156,7 +165,7 @@ func (s *JobStatus) Times() (start, end time.Time) {
 	return m.started, m.ended
 }
 
-func (s *JobStatus) setState(state string, now time.Time) {
+func (s *JobStatus) setState(state JobState, now time.Time) {
 	m := s.mon()
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -164,7 +173,7 @@ func (s *JobStatus) setState(state string, now time.Time) {
 		m.started = now
 	}
 	m.state = state
-	if state == StateFinished || state == StateFailed || state == StateCanceled {
+	if state.Terminal() {
 		m.ended = now
 	}
 }
