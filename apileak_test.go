@@ -222,6 +222,16 @@ func unexportedLeak(t *types.Named, seen map[types.Type]bool) string {
 // mentions, or "". Exported named types of public packages are not
 // entered: their own declarations are checked where they are declared;
 // unexported ones are (unexportedLeak).
+// internalInArgs is internalIn over a type's type arguments (nil: none).
+func internalInArgs(args *types.TypeList, seen map[types.Type]bool) string {
+	for i := range args.Len() {
+		if n := internalIn(args.At(i), seen); n != "" {
+			return n
+		}
+	}
+	return ""
+}
+
 func internalIn(t types.Type, seen map[types.Type]bool) string {
 	if t == nil || seen[t] {
 		return ""
@@ -232,24 +242,16 @@ func internalIn(t types.Type, seen map[types.Type]bool) string {
 		if o := t.Obj(); o.Pkg() != nil && isInternal(o.Pkg().Path()) {
 			return o.Pkg().Path() + "." + o.Name()
 		}
-		if args := t.TypeArgs(); args != nil {
-			for i := range args.Len() {
-				if n := internalIn(args.At(i), seen); n != "" {
-					return n
-				}
-			}
+		if n := internalInArgs(t.TypeArgs(), seen); n != "" {
+			return n
 		}
 		return internalIn(types.Unalias(t), seen)
 	case *types.Named:
 		if o := t.Obj(); o.Pkg() != nil && isInternal(o.Pkg().Path()) {
 			return o.Pkg().Path() + "." + o.Name()
 		}
-		if args := t.TypeArgs(); args != nil {
-			for i := range args.Len() {
-				if n := internalIn(args.At(i), seen); n != "" {
-					return n
-				}
-			}
+		if n := internalInArgs(t.TypeArgs(), seen); n != "" {
+			return n
 		}
 		if o := t.Obj(); !o.Exported() && o.Pkg() != nil && isModule(o.Pkg().Path()) {
 			return unexportedLeak(t, seen)

@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/weirstream/weir/connectors/file"
+	"github.com/weirstream/weir/internal/testutil"
 )
 
 // weirBin is the binary TestMain built; set once before any test runs.
@@ -32,35 +33,15 @@ var seedFlag = flag.Int64("weir.seed", 0, "seed for the random kill delays of th
 
 func TestMain(m *testing.M) {
 	flag.Parse()
-	dir, err := os.MkdirTemp("", "weir-e2e-")
+	bin, cleanup, err := testutil.BuildWeir("weir-e2e-")
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "e2e: temp dir:", err)
+		fmt.Fprintln(os.Stderr, "e2e:", err)
 		os.Exit(1)
 	}
-	weirBin = filepath.Join(dir, "weir")
-	build := exec.Command(goTool(), "build", "-o", weirBin, ".")
-	build.Stdout, build.Stderr = os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
-		fmt.Fprintln(os.Stderr, "e2e: go build of the weir binary failed:", err)
-		os.RemoveAll(dir)
-		os.Exit(1)
-	}
+	weirBin = bin
 	code := m.Run()
-	os.RemoveAll(dir)
+	cleanup()
 	os.Exit(code)
-}
-
-// goTool finds the go command that runs these tests.
-func goTool() string {
-	if p := filepath.Join(os.Getenv("GOROOT"), "bin", "go"); os.Getenv("GOROOT") != "" {
-		if _, err := os.Stat(p); err == nil {
-			return p
-		}
-	}
-	if p, err := exec.LookPath("go"); err == nil {
-		return p
-	}
-	return "/usr/local/go/bin/go"
 }
 
 // result is a finished weir process.

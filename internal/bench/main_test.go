@@ -9,50 +9,26 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/weirstream/weir/internal/testutil"
 )
 
 // weirBin is the binary TestMain built; set once before any test runs.
 var weirBin string
 
 func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "weir-bench-test-")
+	bin, cleanup, err := testutil.BuildWeir("weir-bench-test-")
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "bench tests: temp dir:", err)
+		fmt.Fprintln(os.Stderr, "bench tests:", err)
 		os.Exit(1)
 	}
-	weirBin = filepath.Join(dir, "weir")
-	build := exec.Command(goTool(), "build", "-o", weirBin, "github.com/weirstream/weir/cmd/weir")
-	build.Stdout, build.Stderr = os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
-		fmt.Fprintln(os.Stderr, "bench tests: go build of the weir binary failed:", err)
-		os.RemoveAll(dir)
-		os.Exit(1)
-	}
+	weirBin = bin
 	code := m.Run()
-	os.RemoveAll(dir)
+	cleanup()
 	os.Exit(code)
-}
-
-// goTool finds the go command that runs these tests.
-func goTool() string {
-	if root := os.Getenv("GOROOT"); root != "" {
-		if p := filepath.Join(root, "bin", "go"); fileExists(p) {
-			return p
-		}
-	}
-	if p, err := exec.LookPath("go"); err == nil {
-		return p
-	}
-	return "/usr/local/go/bin/go"
-}
-
-func fileExists(p string) bool {
-	_, err := os.Stat(p)
-	return err == nil
 }
 
 // result is a finished weir process.
