@@ -2,12 +2,13 @@ package app
 
 import (
 	"context"
-	"net"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/weirstream/weir/internal/testutil"
 )
 
 // A job that FINISHED is not resumed: its checkpoints are gone, the next
@@ -52,7 +53,7 @@ func TestRerunFinishedLocal(t *testing.T) {
 // run CANCELED. Giving both addresses is a usage error.
 func TestClientCommandsLocal(t *testing.T) {
 	dir := t.TempDir()
-	addr := freeAddr(t)
+	addr := testutil.FreeAddr(t)
 	runner, _, runErr := testProgram(nil)
 	done := make(chan int, 1)
 	go func() {
@@ -99,14 +100,4 @@ func TestClientCommandsLocal(t *testing.T) {
 		!strings.Contains(stderr2.String(), "not both") {
 		t.Fatalf("both addresses: exit %d, %s", code, stderr2)
 	}
-}
-
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
 }

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -16,6 +15,7 @@ import (
 	"time"
 
 	"github.com/weirstream/weir/internal/jobs/demo"
+	"github.com/weirstream/weir/internal/testutil"
 )
 
 // The multi-process tests of cluster mode: a JobManager and TaskManagers
@@ -39,20 +39,9 @@ type e2eCluster struct {
 	sawUnaligned atomic.Bool
 }
 
-// freeAddr returns a loopback address with a port free right now.
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
-}
-
 func startE2ECluster(t *testing.T, taskManagers, slots int, conf ...string) *e2eCluster {
 	t.Helper()
-	c := &e2eCluster{t: t, dir: t.TempDir(), rpc: freeAddr(t), rest: freeAddr(t), tms: map[string]*running{}, tmArgs: map[string][]string{}, lifetime: 5 * time.Minute}
+	c := &e2eCluster{t: t, dir: t.TempDir(), rpc: testutil.FreeAddr(t), rest: testutil.FreeAddr(t), tms: map[string]*running{}, tmArgs: map[string][]string{}, lifetime: 5 * time.Minute}
 	c.jmArgs = []string{"jobmanager", "--rpc-address", c.rpc, "--rest-address", c.rest, "--state-dir", filepath.Join(c.dir, "jm"), "-v"}
 	for _, kv := range conf {
 		c.jmArgs = append(c.jmArgs, "-D", kv)

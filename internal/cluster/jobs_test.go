@@ -327,7 +327,7 @@ func TestClusterTaskManagerLoss(t *testing.T) {
 // register again, the job is recovered from its newest checkpoint, and
 // the committed output is exactly the failure-free one.
 func TestClusterJobManagerRestart(t *testing.T) {
-	addr := freeAddr(t)
+	addr := testutil.FreeAddr(t)
 	c := startTestCluster(t, JobManagerConfig{RPCAddress: addr})
 	c.startTM("tm-a", 1)
 	const n, k = 80_000, 11
@@ -471,7 +471,7 @@ func TestClusterResubmit(t *testing.T) {
 // restarted JobManager deploys attempts of a new range, so a task left
 // over from the first run is an older attempt everywhere.
 func TestClusterRecoveredRunNumbersAttemptsApart(t *testing.T) {
-	addr := freeAddr(t)
+	addr := testutil.FreeAddr(t)
 	c := startTestCluster(t, JobManagerConfig{RPCAddress: addr})
 	c.startTM("tm-a", 1)
 	const n, k = 60_000, 7
@@ -536,7 +536,7 @@ func TestClusterSlowBuilderKeepsHeartbeats(t *testing.T) {
 // disk, so the next JobManager tries again (and recovers it once the cause
 // is gone); a client's cancel gives it up for good.
 func TestClusterUnrecoveredJobIsKept(t *testing.T) {
-	addr := freeAddr(t)
+	addr := testutil.FreeAddr(t)
 	var broken atomic.Bool
 	resolve := func(ctx context.Context, spec runtime.JobSpec) (*runtime.Graph, runtime.JobConfig, error) {
 		if broken.Load() {
@@ -604,18 +604,6 @@ func (c *testCluster) waitState(job string, state runtime.JobState, timeout time
 		time.Sleep(50 * time.Millisecond)
 	}
 	return last
-}
-
-// freeAddr returns a loopback address whose port is free now, for a
-// JobManager that must come back on the same address.
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
 }
 
 // stopJobManager stops the JobManager the way a graceful shutdown does and
