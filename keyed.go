@@ -51,11 +51,13 @@ type KeyedProcessFunction[K comparable, T, U any] interface {
 }
 
 // TimerFunction is implemented by a KeyedProcessFunction that registers
-// processing-time timers (KeyedContext.RegisterProcessingTimeTimer). A
-// timer of a function without it fails the task.
+// timers (KeyedContext.RegisterProcessingTimeTimer,
+// RegisterEventTimeTimer). A timer of a function without it fails the task.
 type TimerFunction[K comparable, U any] interface {
-	// OnTimer runs when a processing-time timer of kc.CurrentKey() fires,
-	// with the state of that key.
+	// OnTimer runs when a timer of kc.CurrentKey() fires, with the state
+	// of that key; kc.TimeDomain() tells which clock it was set on. The
+	// records it emits carry the timer's timestamp for an event-time timer
+	// and none for a processing-time one (as Flink).
 	OnTimer(timestamp int64, kc *KeyedContext[K], out *Collector[U]) error
 }
 
@@ -73,7 +75,11 @@ type Closer interface {
 type KeyedContext[K comparable] struct {
 	RuntimeContext
 	backend state.Backend[K]
-	timers  *state.Timers[K]
+	timers  *state.Timers[K] // processing time
+	events  *state.Timers[K] // event time
+	clock   *eventClock
+	ts      int64 // the current record's or timer's timestamp
+	domain  TimeDomain
 }
 
 // CurrentKey is the key of the record (or timer) being processed.
@@ -88,6 +94,30 @@ func (kc *KeyedContext[K]) RegisterProcessingTimeTimer(ts int64) { kc.timers.Reg
 
 // DeleteProcessingTimeTimer removes the current key's timer at ts.
 func (kc *KeyedContext[K]) DeleteProcessingTimeTimer(ts int64) { kc.timers.Delete(ts) }
+
+// RegisterEventTimeTimer sets a timer for the current key that fires when
+// the operator's watermark reaches ts (milliseconds of event time).
+// Timers are checkpointed with the keyed state; one at or before the
+// current watermark fires right after the current record.
+func (kc *KeyedContext[K]) RegisterEventTimeTimer(ts int64) { kc.events.Register(ts) }
+
+// DeleteEventTimeTimer removes the current key's event-time timer at ts.
+func (kc *KeyedContext[K]) DeleteEventTimeTimer(ts int64) { kc.events.Delete(ts) }
+
+// Timestamp is the event timestamp of the record being processed (in
+// OnTimer: the timer's), and false when it has none: the stream has no
+// WatermarkStrategy upstream, or a processing-time timer fired.
+func (kc *KeyedContext[K]) Timestamp() (int64, bool) {
+	return kc.ts, kc.ts != NoTimestamp
+}
+
+// CurrentWatermark is the operator's event time: the last watermark it
+// processed (MinWatermark before the first).
+func (kc *KeyedContext[K]) CurrentWatermark() int64 { return kc.clock.wm }
+
+// TimeDomain tells, in OnTimer, whether an event-time or a
+// processing-time timer fired.
+func (kc *KeyedContext[K]) TimeDomain() TimeDomain { return kc.domain }
 
 // GetValueState registers (or returns) the value state name. Call it in
 // Open. V must be serializable: booleans, integers, floats, strings,
@@ -187,6 +217,7 @@ type processOp[K comparable, T, U any] struct {
 	fn      KeyedProcessFunction[K, T, U]
 	onTimer TimerFunction[K, U] // fn, if it has timers
 	opened  bool                // fn.Open was called: Close closes fn
+	clock   eventClock
 	kctx    KeyedContext[K]
 	col     Collector[U]
 	backend state.Backend[K]
@@ -222,7 +253,11 @@ func (o *processOp[K, T, U]) Open(ctx context.Context, oc *runtime.OperatorConte
 			return fmt.Errorf("restore keyed state from checkpoint %d: %w", oc.Restored.Checkpoint, err)
 		}
 	}
-	o.kctx = KeyedContext[K]{RuntimeContext: *newRuntimeContext(oc), backend: o.backend, timers: o.backend.Timers()}
+	o.kctx = KeyedContext[K]{RuntimeContext: *newRuntimeContext(oc), backend: o.backend, timers: o.backend.Timers(),
+		events: shimEventTimers(o.backend, o.hash, o.maxP, o.kgs), clock: &o.clock, ts: NoTimestamp}
+	if err := o.clock.open(o.kctx.ops); err != nil {
+		return err
+	}
 	o.onTimer, _ = o.fn.(TimerFunction[K, U])
 	o.opened = true
 	if err := o.fn.Open(ctx, &o.kctx); err != nil {
@@ -234,9 +269,10 @@ func (o *processOp[K, T, U]) Open(ctx context.Context, oc *runtime.OperatorConte
 	return nil
 }
 
-func (o *processOp[K, T, U]) Push(ctx context.Context, batch []T) error {
-	o.col.reset()
-	for _, v := range batch {
+func (o *processOp[K, T, U]) Push(ctx context.Context, batch []T, ts []int64) error {
+	o.col.reset(ts != nil)
+	o.kctx.ts, o.kctx.domain = NoTimestamp, 0
+	for i, v := range batch {
 		k := o.key(v)
 		kg := keygroup.Of(o.hash(k), o.maxP)
 		if !o.kgs.Contains(kg) {
@@ -247,6 +283,9 @@ func (o *processOp[K, T, U]) Push(ctx context.Context, batch []T) error {
 		} else {
 			o.backend.SetCurrentKey(k, kg)
 		}
+		if ts != nil {
+			o.kctx.ts, o.col.cur = ts[i], ts[i]
+		}
 		if err := o.fn.ProcessElement(v, &o.kctx, &o.col); err != nil {
 			return err
 		}
@@ -256,31 +295,65 @@ func (o *processOp[K, T, U]) Push(ctx context.Context, batch []T) error {
 	if err := o.backend.Err(); err != nil {
 		return err
 	}
-	return o.emit(ctx, o.col.buf)
+	if err := o.emit(ctx, o.col.buf, o.col.times()); err != nil {
+		return err
+	}
+	if t, ok := o.kctx.events.Next(); ok && t <= o.clock.wm {
+		// Registered at or before the current watermark: due now.
+		return o.fireEventTimers(ctx, o.clock.wm)
+	}
+	return nil
 }
 
 func (o *processOp[K, T, U]) NextTimer() (int64, bool) { return o.kctx.timers.Next() }
 
 func (o *processOp[K, T, U]) FireTimers(ctx context.Context, now int64) error {
-	if o.onTimer == nil {
-		return fmt.Errorf("function %T registered a processing-time timer but has no OnTimer method (weir.TimerFunction)", o.fn)
+	return o.fire(ctx, o.kctx.timers, now, ProcessingTime)
+}
+
+// ProcessWatermark fires the event-time timers up to wm.
+func (o *processOp[K, T, U]) ProcessWatermark(ctx context.Context, wm int64) (int64, error) {
+	if !o.clock.advance(wm) {
+		return wm, nil
 	}
-	o.col.reset()
+	return wm, o.fireEventTimers(ctx, wm)
+}
+
+func (o *processOp[K, T, U]) fireEventTimers(ctx context.Context, wm int64) error {
+	return o.fire(ctx, o.kctx.events, wm, EventTime)
+}
+
+// fire calls OnTimer for every timer of timers due at upTo.
+func (o *processOp[K, T, U]) fire(ctx context.Context, timers *state.Timers[K], upTo int64, domain TimeDomain) error {
+	if at, ok := timers.Next(); !ok || at > upTo {
+		return nil
+	}
+	if o.onTimer == nil {
+		return fmt.Errorf("function %T registered a%s timer but has no OnTimer method (weir.TimerFunction)", o.fn, domain.article())
+	}
+	o.col.reset(domain == EventTime)
+	o.kctx.domain = domain
 	var ferr error
-	o.kctx.timers.PopDue(now, func(k K, kg int, ts int64) {
+	timers.PopDue(upTo, func(k K, kg int, ts int64) {
 		if ferr != nil {
 			return
 		}
 		o.backend.SetCurrentKey(k, kg)
+		if domain == EventTime {
+			o.kctx.ts, o.col.cur = ts, ts
+		} else {
+			o.kctx.ts = NoTimestamp
+		}
 		ferr = o.onTimer.OnTimer(ts, &o.kctx, &o.col)
 	})
+	o.kctx.domain = 0
 	if ferr != nil {
 		return ferr
 	}
 	if err := o.backend.Err(); err != nil {
 		return err
 	}
-	return o.emit(ctx, o.col.buf)
+	return o.emit(ctx, o.col.buf, o.col.times())
 }
 
 func (o *processOp[K, T, U]) SnapshotState(ctx context.Context, id checkpoint.ID, ts time.Time) (runtime.AsyncSnapshot, error) {
@@ -297,6 +370,7 @@ func (o *processOp[K, T, U]) SnapshotStateKind(_ context.Context, id checkpoint.
 	if o.lsm != nil && o.oc.StateBackend.Incremental && kind == checkpoint.Periodic {
 		return o.snapshotIncremental(id)
 	}
+	o.clock.snapshot()
 	snap := o.backend.Snapshot()
 	ops, err := o.kctx.ops.Snapshot()
 	if err != nil {

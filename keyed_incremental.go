@@ -20,6 +20,7 @@ func (o *processOp[K, T, U]) snapshotIncremental(id checkpoint.ID) (runtime.Asyn
 	if err != nil {
 		return nil, err
 	}
+	o.clock.snapshot()
 	ops, err := o.kctx.ops.Snapshot()
 	if err != nil {
 		snap.Release()

@@ -73,7 +73,7 @@ func inputFactory[In any](n *runtime.Node) {
 		return func(ctx context.Context, data any) (int, error) {
 			b := data.(*network.Batch[In])
 			n := len(b.Records)
-			err := o.Push(ctx, b.Records)
+			err := o.Push(ctx, b.Records, b.Times)
 			b.Recycle()
 			return n, err
 		}, nil
@@ -87,19 +87,19 @@ type writerOutput[T any] struct {
 	out *atomic.Int64
 }
 
-func (w writerOutput[T]) Push(ctx context.Context, batch []T) error {
+func (w writerOutput[T]) Push(ctx context.Context, batch []T, ts []int64) error {
 	if w.out != nil {
 		w.out.Add(int64(len(batch)))
 	}
-	return w.EmitBatch(ctx, batch)
+	return w.EmitBatchTimed(ctx, batch, ts)
 }
 
 // fanout pushes each batch to several consumers.
 type fanout[T any] []runtime.Output[T]
 
-func (f fanout[T]) Push(ctx context.Context, batch []T) error {
+func (f fanout[T]) Push(ctx context.Context, batch []T, ts []int64) error {
 	for _, o := range f {
-		if err := o.Push(ctx, batch); err != nil {
+		if err := o.Push(ctx, batch, ts); err != nil {
 			return err
 		}
 	}

@@ -43,11 +43,11 @@ func (e *emitter[U]) SetOutput(out any) error {
 	return nil
 }
 
-func (e *emitter[U]) emit(ctx context.Context, batch []U) error {
+func (e *emitter[U]) emit(ctx context.Context, batch []U, ts []int64) error {
 	if len(batch) == 0 || e.out == nil {
 		return nil
 	}
-	return e.out.Push(ctx, batch)
+	return e.out.Push(ctx, batch, ts)
 }
 
 type mapOp[T, U any] struct {
@@ -57,13 +57,13 @@ type mapOp[T, U any] struct {
 	buf []U
 }
 
-func (o *mapOp[T, U]) Push(ctx context.Context, batch []T) error {
+func (o *mapOp[T, U]) Push(ctx context.Context, batch []T, ts []int64) error {
 	buf := o.buf[:0]
 	for _, v := range batch {
 		buf = append(buf, o.f(v))
 	}
 	o.buf = buf
-	return o.emit(ctx, buf)
+	return o.emit(ctx, buf, ts) // one record out per record in: the same timestamps
 }
 
 type flatMapOp[T, U any] struct {
@@ -73,14 +73,17 @@ type flatMapOp[T, U any] struct {
 	col Collector[U]
 }
 
-func (o *flatMapOp[T, U]) Push(ctx context.Context, batch []T) error {
-	o.col.reset()
-	for _, v := range batch {
+func (o *flatMapOp[T, U]) Push(ctx context.Context, batch []T, ts []int64) error {
+	o.col.reset(ts != nil)
+	for i, v := range batch {
+		if ts != nil {
+			o.col.cur = ts[i]
+		}
 		if err := o.f(v, &o.col); err != nil {
 			return err
 		}
 	}
-	return o.emit(ctx, o.col.buf)
+	return o.emit(ctx, o.col.buf, o.col.times())
 }
 
 type filterOp[T any] struct {
@@ -88,15 +91,27 @@ type filterOp[T any] struct {
 	emitter[T]
 	keep func(T) bool
 	buf  []T
+	ts   []int64
 }
 
-func (o *filterOp[T]) Push(ctx context.Context, batch []T) error {
+func (o *filterOp[T]) Push(ctx context.Context, batch []T, ts []int64) error {
 	buf := o.buf[:0]
-	for _, v := range batch {
+	if ts == nil {
+		for _, v := range batch {
+			if o.keep(v) {
+				buf = append(buf, v)
+			}
+		}
+		o.buf = buf
+		return o.emit(ctx, buf, nil)
+	}
+	kept := o.ts[:0]
+	for i, v := range batch {
 		if o.keep(v) {
 			buf = append(buf, v)
+			kept = append(kept, ts[i])
 		}
 	}
-	o.buf = buf
-	return o.emit(ctx, buf)
+	o.buf, o.ts = buf, kept
+	return o.emit(ctx, buf, kept)
 }

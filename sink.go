@@ -48,7 +48,9 @@ func (o *sinkOp[T]) Open(ctx context.Context, oc *runtime.OperatorContext) error
 	return o.sink.Open(ctx, o.rc)
 }
 
-func (o *sinkOp[T]) Push(ctx context.Context, batch []T) error { return o.sink.Write(ctx, batch) }
+func (o *sinkOp[T]) Push(ctx context.Context, batch []T, _ []int64) error {
+	return o.sink.Write(ctx, batch)
+}
 
 func (o *sinkOp[T]) SnapshotState(ctx context.Context, _ checkpoint.ID, _ time.Time) (runtime.AsyncSnapshot, error) {
 	if err := o.sink.Flush(ctx); err != nil {
@@ -211,7 +213,7 @@ func (o *twoPhaseOp[T, TXN]) begin(ctx context.Context) error {
 	return nil
 }
 
-func (o *twoPhaseOp[T, TXN]) Push(ctx context.Context, batch []T) error {
+func (o *twoPhaseOp[T, TXN]) Push(ctx context.Context, batch []T, _ []int64) error {
 	txn, _ := o.tracker.Current()
 	return o.sink.Write(ctx, txn, batch)
 }

@@ -62,7 +62,7 @@ func (o *sourceOp[T]) Emit(ctx context.Context) (int, error) {
 		return 0, err
 	}
 	o.buf = buf
-	if perr := o.emit(ctx, buf); perr != nil {
+	if perr := o.emit(ctx, buf, nil); perr != nil {
 		return 0, perr
 	}
 	return len(buf), err

@@ -48,6 +48,12 @@ func newNode[Out any](env *Env, kind string, inputs []runtime.Edge, mk func(subt
 		NewOperator: mk,
 	})
 	n.UID = fmt.Sprintf("%s-%d", kind, n.ID)
+	for _, e := range inputs {
+		// Records keep their timestamps through every operator unless one
+		// assigns new ones (timestamps are static per edge: a writer sends
+		// them for all its records or for none).
+		n.Timed = n.Timed || env.p.Graph.Nodes[e.From].Timed
+	}
 	outputFactories[Out](n)
 	return n
 }

@@ -38,6 +38,7 @@ const (
 	NetworkMaxOverdraft                 = "taskmanager.network.max-overdraft-buffers-per-channel"
 	BatchSize                           = "pipeline.batch-size"
 	BufferTimeout                       = "execution.buffer-timeout.interval"
+	AutoWatermarkInterval               = "pipeline.auto-watermark-interval"
 	LocalTaskManagers                   = "minicluster.number-of-taskmanagers"
 )
 

@@ -27,7 +27,10 @@ const (
 	// barrier in its priority section, so an alignment timeout can start
 	// while the barrier itself is still stuck behind backlog.
 	Announcement
-	// Values from here on are reserved for future events (watermarks).
+	// Watermark carries an event-time watermark (SHIM: netwm branch replaces).
+	Watermark
+	// WatermarkStatus says the producer became idle or active again.
+	WatermarkStatus
 )
 
 // String names the kind as used in logs and test output.
@@ -74,4 +77,8 @@ type Buffer struct {
 	Barrier checkpoint.Barrier
 	// Cancel is the checkpoint whose alignment a CancelBarrier aborts.
 	Cancel checkpoint.ID
+	// Watermark is set for Watermark buffers.
+	Watermark int64
+	// Idle is set for WatermarkStatus buffers.
+	Idle bool
 }

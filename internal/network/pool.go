@@ -11,6 +11,7 @@ import (
 type Batch[T any] struct {
 	// Records are the records in send order.
 	Records []T
+	Times   []int64
 	pool    *Pool[T]
 	free    bool // in the pool's free list; guarded by pool.mu
 }

@@ -140,6 +140,7 @@ func (p *Plan) jobConfig(jobName string) (runtime.JobConfig, error) {
 		NumRetained:           c.Int(config.CheckpointsNumRetained),
 		BatchSize:             c.Int(config.BatchSize),
 		BufferTimeout:         c.Duration(config.BufferTimeout),
+		AutoWatermarkInterval: c.Duration(config.AutoWatermarkInterval),
 		CreditsPerChannel:     c.Int(config.NetworkCreditsPerChannel),
 		MaxParallelism:        c.Int(config.MaxParallelism),
 		LocalTaskManagers:     c.Int(config.LocalTaskManagers),

@@ -70,10 +70,15 @@ type Node struct {
 	NewChannelCodec func(batchSize int) (ChannelCodec, error)
 	// OutType names the node's output record type, for messages.
 	OutType string
+	// Timed says the node's output records carry event timestamps
+	// (network.Batch.Times): the node assigns them, or one of its inputs
+	// is timed. Its writers then send the timestamps with the records.
+	Timed bool
 }
 
-// InputFunc processes one data buffer from the gate (a *network.Batch[T])
-// and returns the number of records in it.
+// InputFunc processes one data buffer from the gate (a *network.Batch[T],
+// whose Times it passes on with the records) and returns the number of
+// records in it.
 type InputFunc func(ctx context.Context, data any) (int, error)
 
 // Writer is the type-erased face of a network.Writer[T]: the task needs it

@@ -52,8 +52,11 @@ type JobConfig struct {
 	BatchSize   int
 	// BufferTimeout is execution.buffer-timeout.interval: a partly filled
 	// output batch is sent after at most this long (0: after every batch).
-	BufferTimeout     time.Duration
-	CreditsPerChannel int
+	BufferTimeout time.Duration
+	// AutoWatermarkInterval is pipeline.auto-watermark-interval: how often
+	// watermark generators emit periodically (0: never).
+	AutoWatermarkInterval time.Duration
+	CreditsPerChannel     int
 	MaxParallelism    int
 	Restart           restart.Strategy
 	Faults            *faults.Injector

@@ -27,6 +27,12 @@ type TaskMetrics struct {
 	LastAlignmentNanos atomic.Int64
 	// credits sums the credits the task's output channels hold now.
 	credits func() int
+	// InputWatermark is the task's input watermark, the minimum over its
+	// active input channels (Flink's currentInputWatermark);
+	// OutputWatermark the last watermark it sent (currentOutputWatermark).
+	// Both are watermark.MinWatermark before the first.
+	InputWatermark  atomic.Int64
+	OutputWatermark atomic.Int64
 }
 
 // watchSenders makes the task's backpressure and credits the sums of its

@@ -55,9 +55,11 @@ type OutputSetter interface {
 }
 
 // Output receives batches of records: the next chained operator or a
-// network writer.
+// network writer. ts is nil when the records carry no event timestamps,
+// else ts[i] is batch[i]'s (network.NoTimestamp for one without). Neither
+// slice may be kept after Push returns: producers reuse them.
 type Output[T any] interface {
-	Push(ctx context.Context, batch []T) error
+	Push(ctx context.Context, batch []T, ts []int64) error
 }
 
 // SourceOperator is the head of a source task.

@@ -53,6 +53,7 @@ type Task struct {
 	end    inputEnd
 	align  alignStats // checkpoint metrics (task_stats.go)
 	replay channelReplay
+	et     eventTime // watermarks (task_eventtime.go)
 }
 
 // StateWriterFactory gives a StateWriter for one checkpoint.
@@ -167,6 +168,9 @@ func (t *Task) waitIdle(ctx context.Context, gateReady <-chan struct{}) error {
 	}
 	if !t.ua.alignAt.IsZero() && (wake.IsZero() || t.ua.alignAt.Before(wake)) {
 		wake = t.ua.alignAt
+	}
+	if at := t.et.nextEmit; !at.IsZero() && !t.end.done && (wake.IsZero() || at.Before(wake)) {
+		wake = at
 	}
 	if !wake.IsZero() {
 		d := wake.Sub(t.now())

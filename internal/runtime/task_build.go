@@ -56,6 +56,7 @@ func newTask(ctx context.Context, in taskInputs) (*Task, error) {
 	}
 	t.chain = ch
 	t.ckpt.store = in.store
+	t.setupEventTime(cfg.AutoWatermarkInterval, len(in.td.Inputs))
 	if v.IsSource() {
 		return t, nil
 	}
@@ -172,7 +173,11 @@ func newWriters(in taskInputs, v *Vertex, metrics *TaskMetrics, debt *network.De
 			channels[j] = c
 			sent = append(sent, c)
 		}
-		w, err := last.NewWriter(channels, o.Edge, last.NewPool(cfg.BatchSize), s, last.MaxParallelism, &metrics.RecordsOut, network.WithOverdraft(cfg.MaxOverdraft, debt))
+		opts := []network.WriterOption{network.WithOverdraft(cfg.MaxOverdraft, debt)}
+		if last.Timed {
+			opts = append(opts, network.WithTimestamps())
+		}
+		w, err := last.NewWriter(channels, o.Edge, last.NewPool(cfg.BatchSize), s, last.MaxParallelism, &metrics.RecordsOut, opts...)
 		if err != nil {
 			return nil, fmt.Errorf("operator %q: output to %q: %w", last.Name, o.To.Name(), err)
 		}

@@ -66,6 +66,9 @@ func (t *Task) runInput(ctx context.Context) error {
 			if err := t.maybeFlush(ctx); err != nil {
 				return err
 			}
+			if err := t.maybeEmitPeriodic(ctx); err != nil {
+				return err
+			}
 			if err := t.waitIdle(ctx, ready); err != nil {
 				return err
 			}
@@ -110,7 +113,12 @@ func (t *Task) handleBuffer(ctx context.Context, ch int, buf network.Buffer) err
 		if err := t.fireTimers(ctx); err != nil {
 			return err
 		}
+		if err := t.maybeEmitPeriodic(ctx); err != nil {
+			return err
+		}
 		return t.maybeFlush(ctx)
+	case network.Watermark, network.WatermarkStatus:
+		return t.onWatermark(ctx, ch, buf)
 	case network.Barrier:
 		t.noteBarrier(buf.Barrier.ID)
 		return t.perform(ctx, &polled{ch, buf}, t.ckpt.handler.Step(barrier.BarrierArrived{Channel: ch, Barrier: buf.Barrier, Priority: buf.Priority}))

@@ -57,6 +57,9 @@ func (t *Task) runSource(ctx context.Context) error {
 			t.faults.Progress(int64(n))
 		}
 		if errors.Is(err, io.EOF) {
+			if err := t.endOfBoundedInput(ctx); err != nil {
+				return err
+			}
 			if err := t.endInput(ctx); err != nil {
 				return err
 			}
@@ -66,6 +69,9 @@ func (t *Task) runSource(ctx context.Context) error {
 			return fmt.Errorf("source %q: %w", t.chain.ocs[0].Name, err)
 		}
 		if err := t.fireTimers(ctx); err != nil {
+			return err
+		}
+		if err := t.maybeEmitPeriodic(ctx); err != nil {
 			return err
 		}
 		if err := t.maybeFlush(ctx); err != nil {
