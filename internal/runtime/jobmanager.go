@@ -57,9 +57,9 @@ type JobConfig struct {
 	// watermark generators emit periodically (0: never).
 	AutoWatermarkInterval time.Duration
 	CreditsPerChannel     int
-	MaxParallelism    int
-	Restart           restart.Strategy
-	Faults            *faults.Injector
+	MaxParallelism        int
+	Restart               restart.Strategy
+	Faults                *faults.Injector
 	// StorageFS replaces the filesystem under checkpoint storage (tests
 	// inject disk-full and torn writes through it); nil is the OS.
 	StorageFS vfs.FS
