@@ -107,3 +107,27 @@ func TestSourceHotPathAllocs(t *testing.T) {
 		t.Fatalf("%v allocations per batch and tick, want 0", allocs)
 	}
 }
+
+// ExampleSource is the walkthrough of the package doc.
+func ExampleSource() {
+	s, _ := NewSource(SourceConfig{
+		NewGenerator: func() Generator { return BoundedOutOfOrderness(5) },
+		IdleTimeout:  time.Second,
+	}, MinWatermark)
+	s.AddSplit("p0")
+	s.AddSplit("p1")
+	s.RecordsMax("p0", 100)
+	s.Records("p1", []int64{7, 9})
+	fmt.Print(actions(s.Tick(0)))
+	s.FinishSplit("p1")
+	fmt.Print(actions(s.Tick(200)))
+	fmt.Print(actions(s.Tick(1200))) // p0 quiet since the tick at 200
+	fmt.Print(actions(s.RecordsMax("p0", 101)))
+	fmt.Print(actions(s.EndOfInput()))
+	// Output:
+	// emit 3
+	// emit 94
+	// MarkIdle
+	// MarkActive
+	// emit max
+}
