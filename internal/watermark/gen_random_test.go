@@ -187,8 +187,8 @@ func (r *refModel) step(e hev) []Action {
 // their own: the output never decreases; an emitted watermark is at most
 // every active split's largest timestamp minus bound minus 1; idle and
 // finished splits are ignored; the end emits MaxWatermark and nothing
-// follows; MarkIdle and MarkActive alternate. go test -run TestGenRandom
-// -seed N replays one seed.
+// follows; MarkIdle and MarkActive alternate (through the reference).
+// Replay one seed with go test ./internal/watermark -run TestGenRandom -seed=N.
 func TestGenRandom(t *testing.T) {
 	first, last := int64(1), int64(400)
 	if *genSeed >= 0 {
