@@ -70,7 +70,10 @@ func TestDataDriven(t *testing.T) {
 				var b strings.Builder
 				fmt.Fprintf(&b, "result %v state %v", m.Result, m.StateWindow)
 				if len(m.Windows) > 0 {
-					fmt.Fprintf(&b, " merged %v states %v", m.Windows, m.StateWindows)
+					fmt.Fprintf(&b, " merged %v", m.Windows)
+					if len(m.StateWindows) > 0 {
+						fmt.Fprintf(&b, " moving state of %v", m.StateWindows)
+					}
 				}
 				b.WriteString("\n" + describeSet(set))
 				return b.String()
