@@ -90,14 +90,14 @@ func (s *MergingSet) find(w Window) (int, bool) {
 func (s *MergingSet) Add(w Window) Merge {
 	s.merged, s.states = s.merged[:0], s.states[:0]
 	// Held windows are apart, so sorted by start they are sorted by end
-	// too: the run is from the first that ends at or after w.Start to
-	// the last that starts at or before w.End.
+	// too: the run starts at the first that does not end before w starts
+	// and goes on while they intersect w.
 	lo := 0
 	for lo < len(s.es) && s.es[lo].w.End < w.Start {
 		lo++
 	}
 	hi := lo
-	for hi < len(s.es) && s.es[hi].w.Start <= w.End {
+	for hi < len(s.es) && s.es[hi].w.Intersects(w) {
 		hi++
 	}
 	switch {
