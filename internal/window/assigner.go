@@ -16,6 +16,7 @@ const (
 	Global                   // one window for everything; fired by a count trigger
 )
 
+// String is the kind's name.
 func (k Kind) String() string {
 	switch k {
 	case Tumbling:
@@ -133,6 +134,7 @@ func (a Assigner) Slide() int64 { return a.slide }
 // Offset shifts window starts.
 func (a Assigner) Offset() int64 { return a.offset }
 
+// String names the assigner and its parameters, for errors and logs.
 func (a Assigner) String() string {
 	switch a.kind {
 	case Tumbling:

@@ -92,9 +92,14 @@ func (s *MergingSet) Add(w Window) Merge {
 	// Held windows are apart, so sorted by start they are sorted by end
 	// too: the run starts at the first that does not end before w starts
 	// and goes on while they intersect w.
-	lo := 0
-	for lo < len(s.es) && s.es[lo].w.End < w.Start {
-		lo++
+	lo, n := 0, len(s.es)
+	for lo < n { // binary search: the first that ends at or after w.Start
+		m := int(uint(lo+n) >> 1)
+		if s.es[m].w.End < w.Start {
+			lo = m + 1
+		} else {
+			n = m
+		}
 	}
 	hi := lo
 	for hi < len(s.es) && s.es[hi].w.Intersects(w) {

@@ -50,6 +50,7 @@ func NewProcessingTimeTrigger() Trigger { return Trigger{kind: ProcessingTimeTri
 // Kind is the trigger's kind.
 func (t Trigger) Kind() TriggerKind { return t.kind }
 
+// String names the trigger, for errors and logs.
 func (t Trigger) String() string {
 	switch t.kind {
 	case EventTimeTrigger:

@@ -36,7 +36,7 @@ func (w Window) Cover(o Window) Window {
 	return Window{Start: min(w.Start, o.Start), End: max(w.End, o.End)}
 }
 
-// String prints w as [start,end); the global window as [global).
+// String prints w as [start,end), the global window as [global).
 func (w Window) String() string {
 	if w == GlobalWindow() {
 		return "[global)"
@@ -56,6 +56,7 @@ const (
 	ProcessingTime
 )
 
+// String is "event" or "processing".
 func (d Domain) String() string {
 	if d == EventTime {
 		return "event"
@@ -70,6 +71,7 @@ type Timer struct {
 	TS     int64
 }
 
+// String prints t as domain@ts.
 func (t Timer) String() string { return fmt.Sprintf("%s@%s", t.Domain, ts(t.TS)) }
 
 func ts(v int64) string {
