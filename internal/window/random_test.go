@@ -3,6 +3,7 @@ package window
 import (
 	"flag"
 	"fmt"
+	"maps"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -275,4 +276,85 @@ func (f *reference) advance(wm int64) {
 		}
 	}
 	f.recs = live
+}
+
+// TestRandomMergingSet adds and removes random windows and checks the set
+// against a naive one that merges by repeated pairwise scans, and what a
+// state window must be: unique, inside its window, kept by a merge from
+// one of the merged windows, and surviving an encoding round trip.
+func TestRandomMergingSet(t *testing.T) {
+	for seed := range uint64(300) {
+		rng := rand.New(rand.NewPCG(seed, 3))
+		var s MergingSet
+		var naive []Window
+		for step := range 100 {
+			before := map[Window]Window{}
+			for w, sw := range s.All() {
+				before[w] = sw
+			}
+			if rng.IntN(6) == 0 && len(naive) > 0 {
+				w := naive[rng.IntN(len(naive))]
+				if !s.Remove(w) {
+					t.Fatalf("seed %d step %d: Remove(%v) of a held window = false", seed, step, w)
+				}
+				naive = slices.DeleteFunc(naive, func(x Window) bool { return x == w })
+			} else {
+				start := rng.Int64N(200) - 100
+				w := Window{start, start + 1 + rng.Int64N(10)}
+				m := s.Add(w)
+				naive = append(naive, w)
+				for merged := true; merged; {
+					merged = false
+					for i := 0; i < len(naive) && !merged; i++ {
+						for j := i + 1; j < len(naive); j++ {
+							if naive[i].Intersects(naive[j]) {
+								naive[i] = naive[i].Cover(naive[j])
+								naive = slices.Delete(naive, j, j+1)
+								merged = true
+								break
+							}
+						}
+					}
+				}
+				if !m.Result.Intersects(w) || m.Result.Cover(w) != m.Result {
+					t.Fatalf("seed %d step %d: Add(%v) result %v does not hold it", seed, step, w, m.Result)
+				}
+				wasState := false
+				for _, sw := range before {
+					wasState = wasState || sw == m.StateWindow
+				}
+				if len(m.Windows) > 0 && !wasState {
+					t.Fatalf("seed %d step %d: merge %+v took a new state window", seed, step, m)
+				}
+				for _, x := range m.Windows {
+					if _, ok := before[x]; !ok {
+						t.Fatalf("seed %d step %d: merged %v was not held", seed, step, x)
+					}
+				}
+				if len(m.Windows) > 0 && len(m.StateWindows) != len(m.Windows)-1 {
+					t.Fatalf("seed %d step %d: %d windows merged but %d state windows move", seed, step, len(m.Windows), len(m.StateWindows))
+				}
+			}
+			slices.SortFunc(naive, func(a, b Window) int { return int(a.Start - b.Start) })
+			var got []Window
+			states := map[Window]bool{}
+			for w, sw := range s.All() {
+				got = append(got, w)
+				if states[sw] || sw.Cover(w) != w {
+					t.Fatalf("seed %d step %d: state window %v of %v is shared or outside it", seed, step, sw, w)
+				}
+				states[sw] = true
+			}
+			if !slices.Equal(got, naive) {
+				t.Fatalf("seed %d step %d: set %v, naive %v", seed, step, got, naive)
+			}
+			var back MergingSet
+			if err := back.Decode(s.AppendTo(nil)); err != nil {
+				t.Fatal(err)
+			}
+			if !maps.Equal(maps.Collect(back.All()), maps.Collect(s.All())) {
+				t.Fatalf("seed %d step %d: round trip changed the set", seed, step)
+			}
+		}
+	}
 }
