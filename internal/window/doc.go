@@ -28,6 +28,12 @@
 // of time once the watermark reaches them, before the watermark is
 // forwarded): for a merging assigner sw is set.StateWindow(w) (none: a
 // stale timer, ignore), else w; then perform rules.OnTimer(w, t, count).
+// For processing-time windows ts is the current processing time. The
+// merging set goes back to keyed state after each record and timer. A
+// merged session is never late (its cleanup time is at least that of the
+// held windows it absorbed, whose cleanup timers have not fired), so Skip
+// after a merge drops no merged state. The test file sim_test.go is this
+// algorithm in full, over maps.
 //
 // The rules are Flink's: tumbling starts are ts − ((ts − offset) mod size)
 // with a non-negative modulo; sliding windows are all [s, s+size) with
