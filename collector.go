@@ -10,6 +10,7 @@ type Collector[T any] struct {
 	ts    []int64 // the records' timestamps, when timed
 	timed bool
 	cur   int64 // the timestamp Collect gives
+	sides *sideOutputs
 }
 
 // Collect emits v.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"reflect"
 	"strconv"
 	"sync"
 	"time"
@@ -25,6 +26,15 @@ type Env struct {
 
 	mu      sync.Mutex
 	running *Job // the job Start returned last; nil before the first
+
+	// sideTypes is the record type read from each side output, by node
+	// and tag id: one tag id, one type.
+	sideTypes map[sideKey]reflect.Type
+}
+
+type sideKey struct {
+	node int
+	tag  string
 }
 
 // errEnvBusy is Start's error while the Env's previous job still runs.

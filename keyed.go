@@ -171,8 +171,11 @@ func GetReducingState[V any, K comparable](kc *KeyedContext[K], name string, red
 func Process[K comparable, T, U any](k Keyed[K, T], newFn func() KeyedProcessFunction[K, T, U]) Stream[U] {
 	edges := []runtime.Edge{{From: k.s.node.ID, Partition: runtime.Hash, KeyHash: k.recordHash()}}
 	n := newNode[U](k.s.env, "KeyedProcess", edges, func(int) runtime.Operator {
-		return &processOp[K, T, U]{key: k.key, hash: k.hash, fn: newFn()}
+		o := &processOp[K, T, U]{key: k.key, hash: k.hash, fn: newFn()}
+		o.col.sides = &o.sideOutputs
+		return o
 	})
+	n.SideOutputs = true
 	inputFactory[T](n)
 	return Stream[U]{env: k.s.env, node: n}
 }
@@ -212,6 +215,7 @@ func (r *reduceFunc[K, T]) ProcessElement(v T, _ *KeyedContext[K], out *Collecto
 type processOp[K comparable, T, U any] struct {
 	baseOp
 	emitter[U]
+	sideOutputs
 	key     func(T) K
 	hash    func(K) uint32
 	fn      KeyedProcessFunction[K, T, U]
@@ -298,6 +302,9 @@ func (o *processOp[K, T, U]) Push(ctx context.Context, batch []T, ts []int64) er
 	if err := o.emit(ctx, o.col.buf, o.col.times()); err != nil {
 		return err
 	}
+	if err := o.flushSides(ctx); err != nil {
+		return err
+	}
 	if t, ok := o.kctx.events.Next(); ok && t <= o.clock.wm {
 		// Registered at or before the current watermark: due now.
 		return o.fireEventTimers(ctx, o.clock.wm)
@@ -353,7 +360,10 @@ func (o *processOp[K, T, U]) fire(ctx context.Context, timers *state.Timers[K], 
 	if err := o.backend.Err(); err != nil {
 		return err
 	}
-	return o.emit(ctx, o.col.buf, o.col.times())
+	if err := o.emit(ctx, o.col.buf, o.col.times()); err != nil {
+		return err
+	}
+	return o.flushSides(ctx)
 }
 
 func (o *processOp[K, T, U]) SnapshotState(ctx context.Context, id checkpoint.ID, ts time.Time) (runtime.AsyncSnapshot, error) {

@@ -10,10 +10,11 @@ import (
 	"github.com/weirstream/weir/internal/runtime"
 )
 
-// outputFactories fills the factories the runtime needs for a node whose
-// output records have type Out. They run at deployment only; the type
-// assertions here happen once per link, never per record.
-func outputFactories[Out any](n *runtime.Node) {
+// outputFactories fills the factories the runtime needs for an output
+// (a node's main output or a side output) whose records have type Out.
+// They run at deployment only; the type assertions here happen once per
+// link, never per record.
+func outputFactories[Out any](n *runtime.OutputFactories) {
 	n.Combine = func(outs []any) (any, error) {
 		typed := make([]runtime.Output[Out], len(outs))
 		for i, o := range outs {

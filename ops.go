@@ -69,6 +69,7 @@ func (o *mapOp[T, U]) Push(ctx context.Context, batch []T, ts []int64) error {
 type flatMapOp[T, U any] struct {
 	baseOp
 	emitter[U]
+	sideOutputs
 	f   func(T, *Collector[U]) error
 	col Collector[U]
 }
@@ -83,7 +84,10 @@ func (o *flatMapOp[T, U]) Push(ctx context.Context, batch []T, ts []int64) error
 			return err
 		}
 	}
-	return o.emit(ctx, o.col.buf, o.col.times())
+	if err := o.emit(ctx, o.col.buf, o.col.times()); err != nil {
+		return err
+	}
+	return o.flushSides(ctx)
 }
 
 type filterOp[T any] struct {

@@ -54,7 +54,7 @@ func newNode[Out any](env *Env, kind string, inputs []runtime.Edge, mk func(subt
 		// them for all its records or for none).
 		n.Timed = n.Timed || env.p.Graph.Nodes[e.From].Timed
 	}
-	outputFactories[Out](n)
+	outputFactories[Out](&n.OutputFactories)
 	return n
 }
 
@@ -71,7 +71,12 @@ func Map[T, U any](s Stream[T], f func(T) U) Stream[U] {
 
 // FlatMap applies f to every record; f emits zero or more records.
 func FlatMap[T, U any](s Stream[T], f func(T, *Collector[U]) error) Stream[U] {
-	n := newNode[U](s.env, "FlatMap", forward(s.node), func(int) runtime.Operator { return &flatMapOp[T, U]{f: f} })
+	n := newNode[U](s.env, "FlatMap", forward(s.node), func(int) runtime.Operator {
+		o := &flatMapOp[T, U]{f: f}
+		o.col.sides = &o.sideOutputs
+		return o
+	})
+	n.SideOutputs = true
 	inputFactory[T](n)
 	return Stream[U]{env: s.env, node: n}
 }

@@ -89,9 +89,10 @@ func channelInfos(v *Vertex, batchSize int, why [2]string) ([]channelInfo, error
 	var chans []channelInfo
 	for i, in := range v.Inputs {
 		last := in.From.Chain[len(in.From.Chain)-1]
-		c, err := last.NewChannelCodec(batchSize)
+		f := in.Edge.Output(last)
+		c, err := f.NewChannelCodec(batchSize)
 		if err != nil {
-			return nil, Unrecoverable(fmt.Errorf("%s edge %q -> %q (type %s): %w; make the type encodable or %s", why[0], last.Name, v.Name(), last.OutType, err, why[1]))
+			return nil, Unrecoverable(fmt.Errorf("%s edge %q -> %q (type %s): %w; make the type encodable or %s", why[0], last.Name, v.Name(), f.OutType, err, why[1]))
 		}
 		for p := 0; p < in.From.Parallelism; p++ {
 			chans = append(chans, channelInfo{input: i, producerUID: last.UID, producerParallelism: in.From.Parallelism, producer: p, codec: wireCodec{c}})
@@ -102,8 +103,8 @@ func channelInfos(v *Vertex, batchSize int, why [2]string) ([]channelInfo, error
 
 // edgeCodecError is the unrecoverable error of an edge whose records have
 // no encoding.
-func edgeCodecError(last *Node, to *Vertex, err error) error {
-	return Unrecoverable(fmt.Errorf("records of edge %q -> %q (type %s) cannot cross TaskManagers: %w; make the type encodable or implement encoding.BinaryMarshaler and BinaryUnmarshaler (docs/api.md, \"Records between processes\")", last.Name, to.Name(), last.OutType, err))
+func edgeCodecError(last *Node, f *OutputFactories, to *Vertex, err error) error {
+	return Unrecoverable(fmt.Errorf("records of edge %q -> %q (type %s) cannot cross TaskManagers: %w; make the type encodable or implement encoding.BinaryMarshaler and BinaryUnmarshaler (docs/api.md, \"Records between processes\")", last.Name, to.Name(), f.OutType, err))
 }
 
 // checkEdgeCodecs makes the encoder of every edge between vertices, so a
@@ -113,8 +114,9 @@ func checkEdgeCodecs(jg *JobGraph, batchSize int) error {
 	for _, v := range jg.Vertices {
 		last := v.Chain[len(v.Chain)-1]
 		for _, o := range v.Outputs {
-			if _, err := last.NewChannelCodec(batchSize); err != nil {
-				return edgeCodecError(last, o.To, err)
+			f := o.Edge.Output(last)
+			if _, err := f.NewChannelCodec(batchSize); err != nil {
+				return edgeCodecError(last, f, o.To, err)
 			}
 		}
 	}

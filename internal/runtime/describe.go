@@ -34,6 +34,11 @@ func Describe(jg *JobGraph) string {
 		}
 		for _, in := range v.Inputs {
 			last := in.From.Chain[len(in.From.Chain)-1]
+			if in.Edge.Tag != "" {
+				fmt.Fprintf(&b, "vertex %d input %d from vertex %d node %d %s side=%q out=%q\n",
+					v.ID, in.Index, in.From.ID, last.ID, in.Edge.Partition, in.Edge.Tag, in.Edge.Side.OutType)
+				continue
+			}
 			fmt.Fprintf(&b, "vertex %d input %d from vertex %d node %d %s\n",
 				v.ID, in.Index, in.From.ID, last.ID, in.Edge.Partition)
 		}

@@ -35,6 +35,21 @@ type Edge struct {
 	// KeyHash is the producer-typed stable key hash, a func(T) uint32, for
 	// Hash edges.
 	KeyHash any
+	// Tag names the producer's side output the edge carries (an
+	// OutputTag's id), "" for its main output. A side output has a record
+	// type of its own, so Side holds its factories; the producer's are
+	// for its main output. An edge with a tag is never chained.
+	Tag  string
+	Side *OutputFactories
+}
+
+// Output returns the factories of the producer output e carries: from's,
+// or the side output's.
+func (e *Edge) Output(from *Node) *OutputFactories {
+	if e.Side != nil {
+		return e.Side
+	}
+	return &from.OutputFactories
 }
 
 // Node is one logical operator. The typed API fills the factories with
@@ -54,6 +69,17 @@ type Node struct {
 	// takes a Buffer.Data (a *network.Batch[In]) and pushes its records.
 	// Nil for sources.
 	InputOf func(op Operator) (InputFunc, error)
+	// OutputFactories are those of the node's main output.
+	OutputFactories
+	// SideOutputs says the node's operator has side outputs
+	// (SideOutputSetter), so edges with a Tag may leave it.
+	SideOutputs bool
+}
+
+// OutputFactories make what carries one typed output of a node (its main
+// output, or a side output): the typed API fills them with closures
+// instantiated for the output's record type.
+type OutputFactories struct {
 	// Combine merges several downstream consumers of this node's output
 	// (each an Output[Out]: a chained operator or a writer) into one.
 	Combine func(outs []any) (any, error)
@@ -70,7 +96,7 @@ type Node struct {
 	NewChannelCodec func(batchSize int) (ChannelCodec, error)
 	// OutType names the node's output record type, for messages.
 	OutType string
-	// Timed says the node's output records carry event timestamps
+	// Timed says the output's records carry event timestamps
 	// (network.Batch.Times): the node assigns them, or one of its inputs
 	// is timed. Its writers then send the timestamps with the records.
 	Timed bool
@@ -189,6 +215,9 @@ func BuildJobGraph(g *Graph, maxParallelism int) (*JobGraph, error) {
 			if e.Partition == Hash && e.KeyHash == nil {
 				return nil, fmt.Errorf("operator %q: hash edge without a key", n.Name)
 			}
+			if (e.Tag == "") != (e.Side == nil) {
+				return nil, fmt.Errorf("operator %q: side output edge %q without its factories", n.Name, e.Tag)
+			}
 			consumers[e.From] = append(consumers[e.From], n.ID)
 		}
 	}
@@ -198,7 +227,7 @@ func BuildJobGraph(g *Graph, maxParallelism int) (*JobGraph, error) {
 		if len(n.Inputs) == 1 {
 			e := n.Inputs[0]
 			p := g.Nodes[e.From]
-			if e.Partition == Forward && len(consumers[p.ID]) == 1 && p.Parallelism == n.Parallelism {
+			if e.Partition == Forward && e.Tag == "" && len(consumers[p.ID]) == 1 && p.Parallelism == n.Parallelism {
 				v := vertexOf[p.ID]
 				if v.Chain[len(v.Chain)-1] == p {
 					v.Chain = append(v.Chain, n)

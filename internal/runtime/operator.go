@@ -54,6 +54,14 @@ type OutputSetter interface {
 	SetOutput(out any) error
 }
 
+// SideOutputSetter is implemented by operators with side outputs
+// (OutputTag): the task hands them, per tag with consumers, the combined
+// output the tag's records go to (made by the side output's
+// OutputFactories.Combine).
+type SideOutputSetter interface {
+	SetSideOutput(tag string, out any) error
+}
+
 // Output receives batches of records: the next chained operator or a
 // network writer. ts is nil when the records carry no event timestamps,
 // else ts[i] is batch[i]'s (network.NoTimestamp for one without). Neither
@@ -103,6 +111,10 @@ type OperatorContext struct {
 	Now func() time.Time
 	// StateBackend is the job's keyed state backend choice.
 	StateBackend state.BackendConfig
+	// AutoWatermarkInterval is pipeline.auto-watermark-interval: how often
+	// the task calls a WatermarkGenerator's OnPeriodicEmit (0: never; the
+	// operator then emits after every batch).
+	AutoWatermarkInterval time.Duration
 }
 
 // RestoredState is an operator's share of the checkpoint it restores from.

@@ -127,7 +127,7 @@ func newOperators(ctx context.Context, in taskInputs, v *Vertex, logger *slog.Lo
 			JobName: cfg.JobName, Task: id, UID: n.UID, Name: n.Name, Subtask: s, Parallelism: n.Parallelism,
 			MaxParallelism: n.MaxParallelism, KeyGroups: kgs, Attempt: in.td.Exec.Attempt, Restored: restored,
 			BatchSize: cfg.BatchSize, Faults: cfg.Faults, Logger: logger.With("operator", n.Name), Now: cfg.Now,
-			StateBackend: cfg.StateBackend,
+			StateBackend: cfg.StateBackend, AutoWatermarkInterval: cfg.AutoWatermarkInterval,
 		})
 	}
 	return ops, ocs, nil
@@ -153,14 +153,15 @@ func newWriters(in taskInputs, v *Vertex, metrics *TaskMetrics, debt *network.De
 		}
 		offsets, _ := gateOffsets(o.To)
 		channels := make([]network.Sender, o.To.Parallelism)
+		f := o.Edge.Output(last)
 		var codec ChannelCodec // the edge's encoder, made once for its remote channels
 		encoder := func() (ChannelCodec, error) {
 			if codec != nil {
 				return codec, nil
 			}
-			c, err := last.NewChannelCodec(cfg.BatchSize)
+			c, err := f.NewChannelCodec(cfg.BatchSize)
 			if err != nil {
-				return nil, edgeCodecError(last, o.To, err)
+				return nil, edgeCodecError(last, f, o.To, err)
 			}
 			codec = c
 			return c, nil
@@ -174,10 +175,10 @@ func newWriters(in taskInputs, v *Vertex, metrics *TaskMetrics, debt *network.De
 			sent = append(sent, c)
 		}
 		opts := []network.WriterOption{network.WithOverdraft(cfg.MaxOverdraft, debt)}
-		if last.Timed {
+		if f.Timed {
 			opts = append(opts, network.WithTimestamps())
 		}
-		w, err := last.NewWriter(channels, o.Edge, last.NewPool(cfg.BatchSize), s, last.MaxParallelism, &metrics.RecordsOut, opts...)
+		w, err := f.NewWriter(channels, o.Edge, f.NewPool(cfg.BatchSize), s, last.MaxParallelism, &metrics.RecordsOut, opts...)
 		if err != nil {
 			return nil, fmt.Errorf("operator %q: output to %q: %w", last.Name, o.To.Name(), err)
 		}
@@ -190,11 +191,27 @@ func newWriters(in taskInputs, v *Vertex, metrics *TaskMetrics, debt *network.De
 }
 
 // connectChain sets every operator's output, from the tail: the last
-// one's are the writers, the others' the next operator.
+// one's are the writers (of its main output, and of each side output),
+// the others' the next operator.
 func connectChain(v *Vertex, ops []Operator, writers []Writer) error {
 	var outs []any
-	for _, w := range writers {
-		outs = append(outs, w)
+	sides := map[string][]any{}
+	var tags []string // in first-seen order, for a deterministic wiring
+	for k, w := range writers {
+		tag := v.Outputs[k].Edge.Tag
+		if tag == "" {
+			outs = append(outs, w)
+			continue
+		}
+		if _, ok := sides[tag]; !ok {
+			tags = append(tags, tag)
+		}
+		sides[tag] = append(sides[tag], w)
+	}
+	if len(tags) > 0 {
+		if err := connectSideOutputs(v, ops[len(ops)-1], sides, tags); err != nil {
+			return err
+		}
 	}
 	for i := len(v.Chain) - 1; i >= 0; i-- {
 		n := v.Chain[i]
@@ -257,4 +274,31 @@ func countRestoredChannelState(st *JobStatus, v *Vertex, td TaskDeployment, self
 			}
 		}
 	}
+}
+
+// connectSideOutputs hands the last operator of v's chain the writers of
+// each of its side outputs, combined by the side output's factories.
+func connectSideOutputs(v *Vertex, op Operator, sides map[string][]any, tags []string) error {
+	n := v.Chain[len(v.Chain)-1]
+	setter, ok := op.(SideOutputSetter)
+	if !ok {
+		return fmt.Errorf("operator %q has side output consumers but no side outputs", n.Name)
+	}
+	for _, tag := range tags {
+		var f *OutputFactories
+		for k := range v.Outputs {
+			if v.Outputs[k].Edge.Tag == tag {
+				f = v.Outputs[k].Edge.Side
+				break
+			}
+		}
+		out, err := f.Combine(sides[tag])
+		if err != nil {
+			return fmt.Errorf("operator %q: connect side output %q: %w", n.Name, tag, err)
+		}
+		if err := setter.SetSideOutput(tag, out); err != nil {
+			return fmt.Errorf("operator %q: connect side output %q: %w", n.Name, tag, err)
+		}
+	}
+	return nil
 }
