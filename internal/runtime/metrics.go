@@ -33,6 +33,9 @@ type TaskMetrics struct {
 	// Both are watermark.MinWatermark before the first.
 	InputWatermark  atomic.Int64
 	OutputWatermark atomic.Int64
+	// LateRecordsDropped counts the records the task's window operators
+	// found late beyond their allowed lateness (numLateRecordsDropped).
+	LateRecordsDropped atomic.Int64
 }
 
 // watchSenders makes the task's backpressure and credits the sums of its

@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"context"
+	"sync/atomic"
 	"io"
 	"log/slog"
 	"time"
@@ -115,6 +116,9 @@ type OperatorContext struct {
 	// the task calls a WatermarkGenerator's OnPeriodicEmit (0: never; the
 	// operator then emits after every batch).
 	AutoWatermarkInterval time.Duration
+	// LateRecordsDropped counts the records the operator dropped as late
+	// (numLateRecordsDropped); the task's metric.
+	LateRecordsDropped *atomic.Int64
 }
 
 // RestoredState is an operator's share of the checkpoint it restores from.

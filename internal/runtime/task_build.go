@@ -85,7 +85,7 @@ func newTask(ctx context.Context, in taskInputs) (*Task, error) {
 func newChain(ctx context.Context, in taskInputs, v *Vertex, logger *slog.Logger, metrics *TaskMetrics, debt *network.Debt) (chain, error) {
 	var c chain
 	var err error
-	if c.ops, c.ocs, err = newOperators(ctx, in, v, logger); err != nil {
+	if c.ops, c.ocs, err = newOperators(ctx, in, v, logger, metrics); err != nil {
 		return c, err
 	}
 	if c.writers, err = newWriters(in, v, metrics, debt); err != nil {
@@ -110,7 +110,7 @@ func newChain(ctx context.Context, in taskInputs, v *Vertex, logger *slog.Logger
 
 // newOperators makes the operators of v's chain for the execution's
 // subtask, each with its context and restored state.
-func newOperators(ctx context.Context, in taskInputs, v *Vertex, logger *slog.Logger) ([]Operator, []*OperatorContext, error) {
+func newOperators(ctx context.Context, in taskInputs, v *Vertex, logger *slog.Logger, metrics *TaskMetrics) ([]Operator, []*OperatorContext, error) {
 	cfg := &in.prep.Config
 	id := in.td.Exec.Task
 	s := id.Subtask
@@ -128,6 +128,7 @@ func newOperators(ctx context.Context, in taskInputs, v *Vertex, logger *slog.Lo
 			MaxParallelism: n.MaxParallelism, KeyGroups: kgs, Attempt: in.td.Exec.Attempt, Restored: restored,
 			BatchSize: cfg.BatchSize, Faults: cfg.Faults, Logger: logger.With("operator", n.Name), Now: cfg.Now,
 			StateBackend: cfg.StateBackend, AutoWatermarkInterval: cfg.AutoWatermarkInterval,
+			LateRecordsDropped: &metrics.LateRecordsDropped,
 		})
 	}
 	return ops, ocs, nil
