@@ -27,7 +27,7 @@ func describe(ch int, b Buffer) string {
 		batch := b.Data.(*Batch[int])
 		s := fmt.Sprintf("%d:data%v", ch, batch.Records)
 		if batch.Times != nil {
-			s += fmt.Sprintf("@%v", batch.Times)
+			s += fmt.Sprintf("t%v", batch.Times)
 		}
 		batch.Recycle()
 		return s
