@@ -15,7 +15,10 @@ type Batch[T any] struct {
 	// carry none (a writer made without WithTimestamps), else one per
 	// record, Times[i] the timestamp of Records[i] in milliseconds or
 	// NoTimestamp. A parallel slice rather than a field of each record, so
-	// edges without event time pay nothing for it.
+	// edges without event time pay nothing for it. A batch from Pool.Get
+	// may hold the empty Times Recycle left (capacity kept for the next
+	// timed use): whoever fills Records also sets Times, to nil or to one
+	// per record (the Writer does).
 	Times []int64
 	pool  *Pool[T]
 	free  bool // in the pool's free list; guarded by pool.mu
