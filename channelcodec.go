@@ -9,9 +9,15 @@ import (
 	"github.com/weirstream/weir/internal/runtime"
 )
 
-// batchCodec stores batches of T as channel state: a uvarint record count,
-// then each record in T's codec. Decoded batches come from its own pool, so
-// the consuming task recycles them like any batch it polls.
+// batchCodec stores batches of T as channel state and on the wire: a
+// uvarint header count<<1 | timed (timed is 1 when the batch has Times),
+// then each record in T's codec, then, for a timed batch, each record's
+// timestamp as a zigzag varint of its difference to the previous one (the
+// first to 0). Timestamps of one batch are close together, so the deltas
+// take a byte or two; the difference wraps around like int64 arithmetic,
+// so any value, NoTimestamp included, round trips. Decoded batches come
+// from its own pool, so the consuming task recycles them like any batch it
+// polls; they have Times exactly when they were timed.
 type batchCodec[T any] struct {
 	c    codec.Codec[T]
 	pool *network.Pool[T]
@@ -38,16 +44,36 @@ func newChannelCodec[T any](batchSize int) (runtime.ChannelCodec, error) {
 }
 
 func (b *batchCodec[T]) AppendBatch(dst []byte, data any) []byte {
-	recs := data.(*network.Batch[T]).Records
-	dst = binary.AppendUvarint(dst, uint64(len(recs)))
+	batch := data.(*network.Batch[T])
+	recs := batch.Records
+	// A batch is timed when it has one timestamp per record. Times of
+	// length 0 on a non-empty batch are the truncated slice Recycle left
+	// on a pooled batch whose filler set no times: untimed. Any other
+	// length is a bug of whoever filled the batch.
+	var timed uint64
+	switch {
+	case batch.Times == nil || len(batch.Times) == 0 && len(recs) > 0:
+	case len(batch.Times) == len(recs):
+		timed = 1
+	default:
+		panic(fmt.Sprintf("weir: channel batch of %d records with %d timestamps: set Times to nil or to one per record", len(recs), len(batch.Times)))
+	}
+	dst = binary.AppendUvarint(dst, uint64(len(recs))<<1|timed)
 	if b.pc != nil {
 		for i := range recs {
 			dst = b.pc.AppendFrom(dst, &recs[i])
 		}
-		return dst
+	} else {
+		for i := range recs {
+			dst = b.c.Append(dst, recs[i])
+		}
 	}
-	for i := range recs {
-		dst = b.c.Append(dst, recs[i])
+	if timed == 1 {
+		var prev int64
+		for _, ts := range batch.Times {
+			dst = binary.AppendVarint(dst, ts-prev)
+			prev = ts
+		}
 	}
 	return dst
 }
@@ -68,14 +94,17 @@ func (b *batchCodec[T]) decodeRecord(recs []T, src []byte) ([]T, int, error) {
 }
 
 func (b *batchCodec[T]) DecodeBatch(src []byte) (any, int, error) {
-	n, off := binary.Uvarint(src)
+	h, off := binary.Uvarint(src)
 	if off <= 0 {
 		return nil, 0, fmt.Errorf("channel state batch: bad record count: %w", codec.ErrCorrupt)
 	}
+	n, timed := h>>1, h&1 == 1
 	// A count the remaining bytes cannot hold is corrupt; checking it first
-	// bounds the work a corrupt count can cause.
-	if limit := b.maxRecords(len(src) - off); n > limit {
-		return nil, 0, fmt.Errorf("channel state batch: %d records in %d bytes: %w", n, len(src)-off, codec.ErrCorrupt)
+	// bounds the work a corrupt count can cause. A timestamp takes at least
+	// a byte.
+	rest := len(src) - off
+	if limit := b.maxRecords(rest); n > limit || timed && n > uint64(rest) {
+		return nil, 0, fmt.Errorf("channel state batch: %d records in %d bytes: %w", n, rest, codec.ErrCorrupt)
 	}
 	batch := b.pool.Get()
 	for i := uint64(0); i < n; i++ {
@@ -88,6 +117,27 @@ func (b *batchCodec[T]) DecodeBatch(src []byte) (any, int, error) {
 		}
 		off += m
 	}
+	if !timed {
+		batch.Times = nil // a pooled batch may have carried times before
+		return batch, off, nil
+	}
+	times := batch.Times[:0]
+	if cap(times) < int(n) || times == nil { // once per pooled batch: non-nil even for 0 records
+		times = make([]int64, 0, max(int(n), b.pool.BatchSize()))
+	}
+	var prev int64
+	for i := uint64(0); i < n; i++ {
+		d, m := binary.Varint(src[off:])
+		if m <= 0 {
+			batch.Times = times
+			batch.Recycle()
+			return nil, 0, fmt.Errorf("channel state batch: timestamp %d of %d: truncated or bad varint: %w", i, n, codec.ErrCorrupt)
+		}
+		prev += d
+		times = append(times, prev)
+		off += m
+	}
+	batch.Times = times
 	return batch, off, nil
 }
 

@@ -2,7 +2,10 @@ package weir
 
 import (
 	"errors"
+	"math"
+	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/weirstream/weir/internal/codec"
@@ -152,4 +155,177 @@ func BenchmarkChannelCodecBatch(b *testing.B) {
 		data.(*network.Batch[shuffleRec]).Recycle()
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/record")
+}
+
+// A timed batch round trips its Times, whatever the values (NoTimestamp and
+// the extremes, whose deltas wrap); an untimed one decodes with nil Times,
+// also from a pooled batch that carried times before; a timed empty batch
+// keeps non-nil Times.
+func TestChannelCodecTimes(t *testing.T) {
+	c, err := newChannelCodec[chanRec](4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool := network.NewPool[chanRec](4)
+	const nt = network.NoTimestamp
+	cases := []struct {
+		recs  []chanRec
+		times []int64
+	}{
+		{[]chanRec{{"a", 1}, {"b", 2}, {"c", 3}}, []int64{1_700_000_000_000, nt, 1_700_000_000_005}},
+		{[]chanRec{{"a", 1}, {"b", 2}, {"c", 3}, {"d", 4}}, []int64{math.MaxInt64, math.MinInt64, -1, math.MaxInt64}},
+		{[]chanRec{{"x", 9}}, nil},
+		{nil, []int64{}},
+		{nil, nil},
+	}
+	for i, tc := range cases {
+		src := pool.Get()
+		src.Records = append(src.Records, tc.recs...)
+		switch {
+		case tc.times != nil:
+			src.Times = append(src.Times[:0], tc.times...)
+		case len(tc.recs) == 0:
+			src.Times = nil // else the empty Times Recycle left say "timed"
+		}
+		// Otherwise src keeps the empty Times Recycle left (case 2): with
+		// records that is untimed.
+		buf := c.AppendBatch(nil, src)
+		data, n, err := c.DecodeBatch(buf)
+		if err != nil || n != len(buf) {
+			t.Fatalf("case %d: decode %d of %d bytes: %v", i, n, len(buf), err)
+		}
+		got := data.(*network.Batch[chanRec])
+		if !slices.Equal(got.Records, tc.recs) || !slices.Equal(got.Times, tc.times) || (got.Times == nil) != (tc.times == nil) {
+			t.Fatalf("case %d: decoded %v times %#v, want %v times %#v", i, got.Records, got.Times, tc.recs, tc.times)
+		}
+		if tc.times != nil {
+			// Truncating anywhere in the timestamps is corrupt.
+			for cut := len(buf) - 1; cut >= 0 && cut >= len(buf)-len(tc.times); cut-- {
+				if _, _, err := c.DecodeBatch(buf[:cut]); !errors.Is(err, codec.ErrCorrupt) {
+					t.Fatalf("case %d cut at %d: err = %v, want codec.ErrCorrupt", i, cut, err)
+				}
+			}
+		}
+		got.Recycle() // back to c's pool with Times capacity: the next untimed case must get nil
+		src.Recycle()
+	}
+	// A batch with some but not all timestamps is a bug, not silently cut.
+	func() {
+		defer func() {
+			if recover() == nil {
+				t.Error("AppendBatch of 2 records with 1 timestamp did not panic")
+			}
+		}()
+		c.AppendBatch(nil, &network.Batch[chanRec]{Records: make([]chanRec, 2), Times: []int64{1}})
+	}()
+	// A timed count the bytes cannot hold a timestamp for each: corrupt.
+	if _, _, err := c.DecodeBatch([]byte{0x07, 0, 0, 0}); !errors.Is(err, codec.ErrCorrupt) {
+		t.Fatalf("3 timed records in 3 bytes: err = %v, want codec.ErrCorrupt", err)
+	}
+}
+
+// The header is count<<1 | timed: pinned, since channel state and the
+// remote data plane both store it.
+func TestChannelCodecTimedLayout(t *testing.T) {
+	c, err := newChannelCodec[int64](4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := network.NewPool[int64](4).Get()
+	src.Records = append(src.Records, 5, 6)
+	src.Times = append(src.Times, 10, 7)
+	got := c.AppendBatch(nil, src)
+	want := append([]byte{2<<1 | 1}, c.(*batchCodec[int64]).c.Append(nil, 5)...)
+	want = append(want, c.(*batchCodec[int64]).c.Append(nil, 6)...)
+	want = append(want, 20, 5) // zigzag(10), zigzag(-3)
+	if !slices.Equal(got, want) {
+		t.Fatalf("encoded %x, want %x", got, want)
+	}
+	src.Times = nil
+	if got := c.AppendBatch(nil, src); got[0] != 2<<1 {
+		t.Fatalf("untimed header %x, want %x", got[0], 2<<1)
+	}
+}
+
+// TestChannelCodecTimesRandom round trips seeded random batches, timed or
+// not, several per buffer.
+func TestChannelCodecTimesRandom(t *testing.T) {
+	c, err := newChannelCodec[chanRec](8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool := network.NewPool[chanRec](8)
+	for seed := range uint64(300) {
+		rng := rand.New(rand.NewPCG(seed, 3))
+		var buf []byte
+		var want []*network.Batch[chanRec]
+		for range 1 + rng.IntN(4) {
+			b := pool.Get()
+			timed := rng.IntN(2) == 0
+			if timed {
+				b.Times = make([]int64, 0, 8) // non-nil even with no records
+			}
+			for range rng.IntN(9) {
+				b.Records = append(b.Records, chanRec{strings.Repeat("k", rng.IntN(3)), rng.Int64()})
+				if timed {
+					ts := []int64{network.NoTimestamp, rng.Int64(), -rng.Int64(), rng.Int64N(2000) + 1_700_000_000_000}[rng.IntN(4)]
+					b.Times = append(b.Times, ts)
+				}
+			}
+			buf = c.AppendBatch(buf, b)
+			want = append(want, b)
+		}
+		for i, w := range want {
+			data, n, err := c.DecodeBatch(buf)
+			if err != nil {
+				t.Fatalf("seed %d batch %d: %v", seed, i, err)
+			}
+			got := data.(*network.Batch[chanRec])
+			if !slices.Equal(got.Records, w.Records) || !slices.Equal(got.Times, w.Times) || (got.Times == nil) != (w.Times == nil) {
+				t.Fatalf("seed %d batch %d: got %v %v, want %v %v", seed, i, got.Records, got.Times, w.Records, w.Times)
+			}
+			buf = buf[n:]
+			got.Recycle()
+			w.Times = nil
+			w.Recycle()
+		}
+	}
+}
+
+// FuzzChannelCodec decodes arbitrary bytes: nothing panics, every error is
+// codec.ErrCorrupt, and an accepted batch re-encodes and decodes to the same
+// records and times.
+func FuzzChannelCodec(f *testing.F) {
+	c, err := newChannelCodec[chanRec](4)
+	if err != nil {
+		f.Fatal(err)
+	}
+	src := network.NewPool[chanRec](4).Get()
+	src.Records = append(src.Records, chanRec{"a", 1}, chanRec{"b", -2})
+	f.Add(c.AppendBatch(nil, src))
+	src.Times = []int64{network.NoTimestamp, 5}
+	f.Add(c.AppendBatch(nil, src))
+	f.Add([]byte{0x03})
+	f.Fuzz(func(t *testing.T, b []byte) {
+		data, n, err := c.DecodeBatch(b)
+		if err != nil {
+			if !errors.Is(err, codec.ErrCorrupt) {
+				t.Fatalf("error %v is not codec.ErrCorrupt", err)
+			}
+			return
+		}
+		got := data.(*network.Batch[chanRec])
+		if n > len(b) || len(got.Times) != 0 && len(got.Times) != len(got.Records) {
+			t.Fatalf("decoded %d of %d bytes, %d records, %d times", n, len(b), len(got.Records), len(got.Times))
+		}
+		re := c.AppendBatch(nil, got)
+		again, _, err := c.DecodeBatch(re)
+		if err != nil {
+			t.Fatalf("re-encoded batch does not decode: %v", err)
+		}
+		a := again.(*network.Batch[chanRec])
+		if !slices.Equal(a.Records, got.Records) || !slices.Equal(a.Times, got.Times) || (a.Times == nil) != (got.Times == nil) {
+			t.Fatalf("re-encoded batch changed: %v %v, was %v %v", a.Records, a.Times, got.Records, got.Times)
+		}
+	})
 }

@@ -30,20 +30,33 @@ func baselineSum(n int, owner []int32) []int64 {
 func BenchmarkEmitHash(b *testing.B) {
 	for _, batch := range []int{64, 1024} {
 		b.Run(map[int]string{64: "batch=64", 1024: "batch=1024"}[batch], func(b *testing.B) {
-			benchPipeline(b, batch, false)
+			benchPipeline(b, batch, false, false)
 		})
 	}
 }
 
 // BenchmarkEmitBatchHash is BenchmarkEmitHash through EmitBatch, 256 records
 // per call.
-func BenchmarkEmitBatchHash(b *testing.B) { benchPipeline(b, 1024, true) }
+func BenchmarkEmitBatchHash(b *testing.B) { benchPipeline(b, 1024, true, false) }
 
-func benchPipeline(b *testing.B, batchSize int, viaBatch bool) {
+// BenchmarkEmitTimedHash is BenchmarkEmitHash on a timed writer
+// (WithTimestamps) through EmitTimed, batches of 1024: the cost of carrying
+// one event timestamp per record. The consumer sums the timestamps too.
+func BenchmarkEmitTimedHash(b *testing.B) { benchPipeline(b, 1024, false, true) }
+
+// BenchmarkEmitBatchTimedHash is BenchmarkEmitBatchHash on a timed writer
+// through EmitBatchTimed.
+func BenchmarkEmitBatchTimedHash(b *testing.B) { benchPipeline(b, 1024, true, true) }
+
+func benchPipeline(b *testing.B, batchSize int, viaBatch, timed bool) {
 	ctx := context.Background()
 	hash := func(r int64) uint32 { return keygroup.Uint64(uint64(r)) }
 	g := NewGate(2, 4)
-	w := NewWriter([]*Channel{g.Channel(0), g.Channel(1)}, Hash(hash, benchMaxP), NewPool[int64](batchSize), 0)
+	var opts []WriterOption
+	if timed {
+		opts = append(opts, WithTimestamps())
+	}
+	w := NewWriter([]*Channel{g.Channel(0), g.Channel(1)}, Hash(hash, benchMaxP), NewPool[int64](batchSize), 0, opts...)
 
 	b.StopTimer()
 	start := time.Now()
@@ -51,6 +64,7 @@ func benchPipeline(b *testing.B, batchSize int, viaBatch bool) {
 	baseline := time.Since(start)
 
 	sums := make([]int64, 2)
+	var tsum int64 // timed: the sum of every record's timestamp, 2*r
 	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() {
@@ -69,11 +83,17 @@ func benchPipeline(b *testing.B, batchSize int, viaBatch bool) {
 					s += r
 				}
 				sums[ch] = s
+				if timed {
+					for _, t := range bt.Times {
+						tsum += t
+					}
+				}
 				bt.Recycle()
 			}
 		}
 	}()
 	recs := make([]int64, 256)
+	ts := make([]int64, 256)
 
 	b.ResetTimer()
 	b.StartTimer()
@@ -83,8 +103,21 @@ func benchPipeline(b *testing.B, batchSize int, viaBatch bool) {
 			n := min(len(recs), b.N-i)
 			for j := range n {
 				recs[j] = int64(i + j)
+				ts[j] = 2 * int64(i+j)
 			}
-			if err := w.EmitBatch(ctx, recs[:n]); err != nil {
+			var err error
+			if timed {
+				err = w.EmitBatchTimed(ctx, recs[:n], ts[:n])
+			} else {
+				err = w.EmitBatch(ctx, recs[:n])
+			}
+			if err != nil {
+				b.Fatal(err)
+			}
+		}
+	} else if timed {
+		for i := range b.N {
+			if err := w.EmitTimed(ctx, int64(i), 2*int64(i)); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -104,6 +137,9 @@ func benchPipeline(b *testing.B, batchSize int, viaBatch bool) {
 
 	if sums[0] != base[0] || sums[1] != base[1] {
 		b.Fatalf("pipeline sums %v, baseline %v", sums, base)
+	}
+	if timed && tsum != 2*(base[0]+base[1]) {
+		b.Fatalf("timestamp sum %d, want %d", tsum, 2*(base[0]+base[1]))
 	}
 	n := float64(b.N)
 	b.ReportMetric(float64(baseline.Nanoseconds())/n, "baseline-ns/rec")

@@ -1,6 +1,7 @@
 package network
 
 import (
+	"math"
 	"strconv"
 
 	"github.com/weirstream/weir/internal/checkpoint"
@@ -27,11 +28,23 @@ const (
 	// barrier in its priority section, so an alignment timeout can start
 	// while the barrier itself is still stuck behind backlog.
 	Announcement
-	// Watermark carries an event-time watermark (SHIM: netwm branch replaces).
+	// Watermark carries an event-time watermark (Buffer.Watermark): the
+	// producer will send no more records with a smaller timestamp on this
+	// channel. It travels in order with data, so it follows every record
+	// emitted before it, takes no credit and never overtakes: a watermark
+	// ahead of its records would declare them late.
 	Watermark
-	// WatermarkStatus says the producer became idle or active again.
+	// WatermarkStatus says the producer's output became idle (Buffer.Idle
+	// true: it sends no records for now, so consumers must not wait for its
+	// watermark) or active again (false). In order like Watermark.
 	WatermarkStatus
+	// Values from here on are reserved for future events.
 )
+
+// NoTimestamp is the timestamp of a record without event time
+// (Batch.Times, Writer.EmitTimed). It is the smallest int64, so no real
+// timestamp in milliseconds collides with it.
+const NoTimestamp int64 = math.MinInt64
 
 // String names the kind as used in logs and test output.
 func (k Kind) String() string {
@@ -48,6 +61,10 @@ func (k Kind) String() string {
 		return "eod"
 	case Announcement:
 		return "announce"
+	case Watermark:
+		return "watermark"
+	case WatermarkStatus:
+		return "wm-status"
 	}
 	return "kind(" + strconv.Itoa(int(k)) + ")"
 }
@@ -77,8 +94,10 @@ type Buffer struct {
 	Barrier checkpoint.Barrier
 	// Cancel is the checkpoint whose alignment a CancelBarrier aborts.
 	Cancel checkpoint.ID
-	// Watermark is set for Watermark buffers.
+	// Watermark is set for Watermark buffers: the event time in
+	// milliseconds up to which the producer's output is complete.
 	Watermark int64
-	// Idle is set for WatermarkStatus buffers.
+	// Idle is set for WatermarkStatus buffers: true when the producer's
+	// output became idle, false when it is active again.
 	Idle bool
 }

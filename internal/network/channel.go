@@ -54,7 +54,8 @@ func (c *Channel) Index() int { return c.index }
 // queued; ownership of b.Data stays with the caller. Send does not look at
 // ctx when it need not wait.
 //
-// Events (Barrier, CancelBarrier, EndOfPartition, EndOfData) take no credit
+// Events (Barrier, CancelBarrier, EndOfPartition, EndOfData, Watermark,
+// WatermarkStatus) take no credit
 // and never wait. Nothing may be sent after EndOfPartition. A Barrier whose
 // checkpoint the gate was told to Prioritize goes into the priority section
 // instead of the queue.
@@ -213,8 +214,9 @@ func (c *Channel) sendEventLocked(b Buffer) {
 // (Gate.AppendOvertaken). It takes no credit and never waits.
 //
 // Only barriers, cancel markers and announcements may overtake: data must
-// not, and an end of data or of partition overtaking records would tell
-// the consumer that input ended while records are still queued.
+// not, an end of data or of partition overtaking records would tell the
+// consumer that input ended while records are still queued, and a
+// watermark (or a status change) overtaking records would make them late.
 func (c *Channel) SendPriority(b Buffer) error {
 	if !canOvertake(b.Kind) {
 		return fmt.Errorf("priority send of %s to channel %d: only barriers, cancel markers and announcements may overtake queued data; use Send", b.Kind, c.index)
@@ -232,6 +234,8 @@ func (c *Channel) SendPriority(b Buffer) error {
 }
 
 // canOvertake reports whether buffers of kind k may be priority events.
+// Watermark and WatermarkStatus may not: they are only true in order with
+// the records before them.
 func canOvertake(k Kind) bool {
 	return k == Barrier || k == CancelBarrier || k == Announcement
 }

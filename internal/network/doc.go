@@ -78,6 +78,20 @@
 //     its Seq) and no barrier waits for credit. The queue of a channel then
 //     holds at most credits + overdraft Data buffers, plus one per event.
 //
+// Event time rides along with the records. A Writer made WithTimestamps
+// sends batches whose Times hold one event timestamp per record
+// (EmitTimed, EmitBatchTimed; NoTimestamp for a record without one, which
+// costs nothing per record: a batch starts filled with it); other writers
+// send nil Times, so edges without event time pay nothing. Watermarks are
+// events: Broadcast(Buffer{Kind: Watermark, Watermark: ts}) flushes the open
+// batches first, so the watermark follows every record emitted before it,
+// and WatermarkStatus (Buffer.Idle) says the producer went idle or became
+// active again. Both keep their place in the channel's order: they take no
+// credit, wait behind a blocked channel like any ordinary event, and never
+// overtake (SendPriority refuses them), because a watermark ahead of its
+// records would make them late. They are not channel state: a priority
+// barrier overtakes them, and AppendOvertaken returns only Data.
+//
 // Remote channels (package remote) plug into the same types. A Writer
 // writes to Senders: a local *Channel, or a remote.OutChannel that encodes
 // each batch and carries it over TCP against credits its consumer grants.

@@ -26,12 +26,22 @@ func describe(ch int, b Buffer) string {
 	case Data:
 		batch := b.Data.(*Batch[int])
 		s := fmt.Sprintf("%d:data%v", ch, batch.Records)
+		if batch.Times != nil {
+			s += fmt.Sprintf("t%v", batch.Times)
+		}
 		batch.Recycle()
 		return s
 	case Barrier:
 		return fmt.Sprintf("%d:barrier%d", ch, b.Barrier.ID)
 	case CancelBarrier:
 		return fmt.Sprintf("%d:cancel%d", ch, b.Cancel)
+	case Watermark:
+		return fmt.Sprintf("%d:wm%d", ch, b.Watermark)
+	case WatermarkStatus:
+		if b.Idle {
+			return fmt.Sprintf("%d:idle", ch)
+		}
+		return fmt.Sprintf("%d:active", ch)
 	}
 	return fmt.Sprintf("%d:%s", ch, b.Kind)
 }

@@ -11,13 +11,22 @@ import (
 type Batch[T any] struct {
 	// Records are the records in send order.
 	Records []T
-	Times   []int64
-	pool    *Pool[T]
-	free    bool // in the pool's free list; guarded by pool.mu
+	// Times are the records' event timestamps: nil when the batch's records
+	// carry none (a writer made without WithTimestamps), else one per
+	// record, Times[i] the timestamp of Records[i] in milliseconds or
+	// NoTimestamp. A parallel slice rather than a field of each record, so
+	// edges without event time pay nothing for it. A batch from Pool.Get
+	// may hold the empty Times Recycle left (capacity kept for the next
+	// timed use): whoever fills Records also sets Times, to nil or to one
+	// per record (the Writer does).
+	Times []int64
+	pool  *Pool[T]
+	free  bool // in the pool's free list; guarded by pool.mu
 }
 
 // Recycle returns the batch to its pool for reuse: Records is cleared (so
-// recycled batches pin no garbage) and truncated, its capacity kept. The
+// recycled batches pin no garbage) and truncated, its capacity kept, and
+// Times truncated (plain integers need no clearing). The
 // caller must not touch the batch afterwards. Recycling a batch twice panics,
 // because two owners of one batch would silently corrupt records.
 func (b *Batch[T]) Recycle() {
@@ -26,6 +35,7 @@ func (b *Batch[T]) Recycle() {
 	}
 	clear(b.Records)
 	b.Records = b.Records[:0]
+	b.Times = b.Times[:0]
 	b.pool.put(b)
 }
 

@@ -7,8 +7,9 @@ import (
 
 // Serialized is a batch of records in encoded form: the payload (Buffer.Data)
 // of a Data buffer that crossed a process boundary. Bytes hold the records
-// as the edge's channel codec encodes a batch (a uvarint record count, then
-// the records), so the consumer decodes them with the same codec that
+// as the edge's channel codec encodes a batch (a uvarint header with the
+// record count, then the records, then their timestamps if the batch has
+// Times), so the consumer decodes them with the same codec that
 // records channel state, and recording an overtaken remote batch is a
 // byte copy. Records is the record count, known without decoding.
 //

@@ -34,6 +34,7 @@ type Writer[T any] struct {
 
 	overdraft int   // WithOverdraft: credits a full batch may overdraw per channel
 	debt      *Debt // WithOverdraft: charged when a channel goes into overdraft
+	timed     bool  // WithTimestamps: batches carry Times
 }
 
 // WriterOption configures a Writer at NewWriter.
@@ -42,7 +43,15 @@ type WriterOption func(*writerConfig)
 type writerConfig struct {
 	overdraft int
 	debt      *Debt
+	timed     bool
 }
+
+// WithTimestamps makes the writer's batches carry event timestamps
+// (Batch.Times, one per record): EmitTimed and EmitBatchTimed store the
+// given ones, Emit and EmitBatch store NoTimestamp. Without it batches have
+// nil Times and the timed methods ignore their timestamps. A job sets it on
+// the edges whose records have event time, so the others pay nothing.
+func WithTimestamps() WriterOption { return func(c *writerConfig) { c.timed = true } }
 
 // WithOverdraft lets the writer send a full batch to a channel without
 // credit while the channel is overdrawn by fewer than max batches, instead
@@ -100,6 +109,7 @@ func NewWriter[T any, S Sender](channels []S, p Partitioner[T], pool *Pool[T], s
 		self:      self,
 		overdraft: cfg.overdraft,
 		debt:      cfg.debt,
+		timed:     cfg.timed,
 	}
 	switch s.mode {
 	case modeForward:
@@ -140,6 +150,10 @@ func (w *Writer[T]) Partitioner() string { return w.s.name }
 // here (they are compiled per GC shape and called with a dictionary), so the
 // per-record fast path is written out in Emit and in each EmitBatch loop;
 // only the once-per-batch slow path is a call.
+//
+// On a timed writer (WithTimestamps) r gets NoTimestamp: a timed writer
+// fills a batch's Times with NoTimestamp when it opens it, so the untimed
+// paths store nothing per record and stay as fast as on an untimed writer.
 func (w *Writer[T]) Emit(ctx context.Context, r T) error {
 	var ch int
 	switch w.s.mode {
@@ -170,8 +184,112 @@ func (w *Writer[T]) Emit(ctx context.Context, r T) error {
 	return w.add(ctx, ch, r)
 }
 
+// EmitTimed is Emit for a record with event timestamp ts (milliseconds,
+// or NoTimestamp). An untimed writer ignores ts.
+func (w *Writer[T]) EmitTimed(ctx context.Context, r T, ts int64) error {
+	if !w.timed {
+		return w.Emit(ctx, r)
+	}
+	var ch int
+	switch w.s.mode {
+	case modeHash:
+		ch = int(w.owner[w.kgMod.of(keygroup.Mix(w.s.hash(r)))])
+	case modeForward:
+		ch = w.self
+	case modeRebalance:
+		ch = w.next
+	case modeBroadcast:
+		for ch := range w.channels {
+			if err := w.addTimed(ctx, ch, r, ts); err != nil {
+				return err
+			}
+		}
+		return nil
+	default:
+		ch = w.s.custom(r, len(w.channels))
+		if uint(ch) >= uint(len(w.channels)) {
+			return fmt.Errorf("custom partitioner chose channel %d of %d: return a value in [0, %d)", ch, len(w.channels), len(w.channels))
+		}
+	}
+	if o := &w.open[ch]; o.n+1 < len(o.recs) {
+		o.recs[o.n] = r
+		o.times[o.n] = ts
+		o.n++
+		return nil
+	}
+	return w.addTimed(ctx, ch, r, ts)
+}
+
+// EmitBatchTimed is EmitBatch for records with event timestamps: ts is nil
+// (the records have none; a timed writer stores NoTimestamp) or holds
+// ts[i] for rs[i]. An untimed writer ignores ts. Neither slice is retained.
+func (w *Writer[T]) EmitBatchTimed(ctx context.Context, rs []T, ts []int64) error {
+	if ts == nil || !w.timed {
+		return w.EmitBatch(ctx, rs)
+	}
+	if len(ts) != len(rs) {
+		return fmt.Errorf("%s writer: %d timestamps for %d records: pass one timestamp per record, or nil", w.s.name, len(ts), len(rs))
+	}
+	switch w.s.mode {
+	case modeHash:
+		for len(rs) > 0 {
+			n := min(len(rs), len(w.route))
+			route, hash, owner, kgMod := w.route[:n], w.s.hash, w.owner, w.kgMod
+			for i := range route {
+				route[i] = owner[kgMod.of(keygroup.Mix(hash(rs[i])))]
+			}
+			if err := w.scatterTimed(ctx, rs[:n], ts[:n], route); err != nil {
+				return err
+			}
+			rs, ts = rs[n:], ts[n:]
+		}
+		return nil
+	case modeForward, modeRebalance:
+		for i := range rs {
+			ch := w.self
+			if w.s.mode == modeRebalance {
+				ch = w.next
+			}
+			if o := &w.open[ch]; o.n+1 < len(o.recs) {
+				o.recs[o.n] = rs[i]
+				o.times[o.n] = ts[i]
+				o.n++
+				continue
+			}
+			if err := w.addTimed(ctx, ch, rs[i], ts[i]); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	for i := range rs {
+		if err := w.EmitTimed(ctx, rs[i], ts[i]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// scatterTimed is scatter with timestamps.
+func (w *Writer[T]) scatterTimed(ctx context.Context, rs []T, ts []int64, route []int32) error {
+	for i := range rs {
+		ch := int(route[i])
+		if o := &w.open[ch]; o.n+1 < len(o.recs) {
+			o.recs[o.n] = rs[i]
+			o.times[o.n] = ts[i]
+			o.n++
+			continue
+		}
+		if err := w.addTimed(ctx, ch, rs[i], ts[i]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // EmitBatch emits every record of rs in order, with the strategy switch
-// hoisted out of the loop. rs is not retained.
+// hoisted out of the loop. rs is not retained. It is EmitBatchTimed(ctx,
+// rs, nil).
 func (w *Writer[T]) EmitBatch(ctx context.Context, rs []T) error {
 	switch w.s.mode {
 	case modeHash:
@@ -235,9 +353,11 @@ func (w *Writer[T]) scatter(ctx context.Context, rs []T, route []int32) error {
 // openBatch is the batch a channel is filling. recs is the batch's records
 // at full length and n the number filled, so appending a record is one
 // element store and one integer store, with no slice header or pointer
-// written per record.
+// written per record. times is the batch's Times at full length on a timed
+// writer, prefilled with NoTimestamp, and nil otherwise.
 type openBatch[T any] struct {
 	recs  []T
+	times []int64
 	n     int
 	batch *Batch[T]
 }
@@ -257,13 +377,34 @@ func (w *Writer[T]) add(ctx context.Context, ch int, r T) error {
 	return w.send(ctx, ch)
 }
 
-// start opens a batch for o, which has none.
+// addTimed is add for a record with timestamp ts on a timed writer.
+func (w *Writer[T]) addTimed(ctx context.Context, ch int, r T, ts int64) error {
+	o := &w.open[ch]
+	if o.n >= len(o.recs) {
+		w.start(o)
+	}
+	o.times[o.n] = ts
+	return w.add(ctx, ch, r)
+}
+
+// start opens a batch for o, which has none. On a timed writer it fills
+// the batch's times with NoTimestamp, once per batch, so that Emit and
+// EmitBatch need not store a timestamp per record.
 func (w *Writer[T]) start(o *openBatch[T]) {
 	b := w.pool.Get()
 	if cap(b.Records) < w.size { // a consumer replaced the slice before recycling
 		b.Records = make([]T, 0, w.size)
 	}
 	o.batch, o.recs, o.n = b, b.Records[:w.size], 0
+	if w.timed {
+		if cap(b.Times) < w.size {
+			b.Times = make([]int64, w.size)
+		}
+		o.times = b.Times[:w.size]
+		for i := range o.times {
+			o.times[i] = NoTimestamp
+		}
+	}
 }
 
 // send sends channel ch's open batch as one Data buffer, overdrawing up to
@@ -278,6 +419,11 @@ func (w *Writer[T]) sendLimit(ctx context.Context, ch int, limit int) error {
 	o := &w.open[ch]
 	b := o.batch
 	b.Records = o.recs[:o.n]
+	if w.timed {
+		b.Times = o.times[:o.n]
+	} else {
+		b.Times = nil // a batch that once carried times, recycled into this pool
+	}
 	*o = openBatch[T]{}
 	if w.s.mode == modeRebalance {
 		w.next++
@@ -292,7 +438,8 @@ func (w *Writer[T]) sendLimit(ctx context.Context, ch int, limit int) error {
 	return nil
 }
 
-// Flush sends every non-empty open batch, in channel order.
+// Flush sends every non-empty open batch, in channel order. A timed
+// writer's batches carry the Times of their records.
 func (w *Writer[T]) Flush(ctx context.Context) error {
 	for ch := range w.open {
 		if w.open[ch].n > 0 {
@@ -306,8 +453,8 @@ func (w *Writer[T]) Flush(ctx context.Context) error {
 
 // Broadcast sends every non-empty open batch, then the event b to every
 // channel, so the event follows every record emitted before it on each
-// channel. Use it for barriers, cancel markers, end of data and end of
-// partition.
+// channel. Use it for barriers, cancel markers, end of data, end of
+// partition, watermarks and watermark status changes.
 //
 // The open batches go out without waiting for credit, overdrawing by at
 // most one batch per channel and event beyond the writer's limit, and

@@ -30,7 +30,8 @@
 // decoded), so a stalled consumer stops its producers within about
 // 2 × credits buffers per channel, as locally.
 //
-// Barriers, cancel markers, end of data and end of partition travel in
+// Barriers, cancel markers, watermarks, watermark status changes, end of
+// data and end of partition travel in
 // band, in order with data; a priority barrier jumps the producer's queue
 // (not the bytes on the stream) and carries its Seq, so the consumer knows
 // which data it overtook, including data still arriving. For a consumer

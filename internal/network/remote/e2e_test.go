@@ -71,9 +71,11 @@ func consume(ctx context.Context, g *network.Gate) *consumerLog {
 
 // TestRemoteShuffleIsExact runs two producer subtasks on one TaskManager
 // and two consumer subtasks on another, all channels remote, with
-// barriers, a priority barrier, end of data and end of partition in band.
+// barriers, a priority barrier, watermarks, watermark status changes, end
+// of data and end of partition in band.
 // Every record arrives exactly once, in order per channel; every ordinary
-// barrier follows exactly the records emitted before it on its channel;
+// barrier, watermark and status change follows exactly the records emitted
+// before it on its channel;
 // the priority barrier's Seq covers exactly the records emitted before it.
 func TestRemoteShuffleIsExact(t *testing.T) {
 	const (
@@ -126,6 +128,22 @@ func TestRemoteShuffleIsExact(t *testing.T) {
 						return
 					}
 					note(fmt.Sprintf("barrier%d", id))
+				case 3000, 15000:
+					// A watermark follows exactly the records emitted
+					// before it, like an ordinary barrier.
+					ts := int64(i)*10 + int64(p)
+					if err := w.Broadcast(ctx, network.Buffer{Kind: network.Watermark, Watermark: ts}); err != nil {
+						errs <- err
+						return
+					}
+					note(fmt.Sprintf("wm%d", ts))
+				case 9000, 9500:
+					idle := i == 9000
+					if err := w.Broadcast(ctx, network.Buffer{Kind: network.WatermarkStatus, Idle: idle}); err != nil {
+						errs <- err
+						return
+					}
+					note(map[bool]string{true: "idle", false: "active"}[idle])
 				case 7777:
 					if err := w.BroadcastPriority(network.Buffer{Kind: network.Barrier, Barrier: checkpoint.Barrier{ID: 3}}); err != nil {
 						errs <- err

@@ -189,6 +189,13 @@ func describeBuf(ch int, b network.Buffer) string {
 		return fmt.Sprintf("%d:barrier%d", ch, b.Barrier.ID)
 	case network.CancelBarrier:
 		return fmt.Sprintf("%d:cancel%d", ch, b.Cancel)
+	case network.Watermark:
+		return fmt.Sprintf("%d:wm%d", ch, b.Watermark)
+	case network.WatermarkStatus:
+		if b.Idle {
+			return fmt.Sprintf("%d:idle", ch)
+		}
+		return fmt.Sprintf("%d:active", ch)
 	}
 	return fmt.Sprintf("%d:%s", ch, b.Kind)
 }

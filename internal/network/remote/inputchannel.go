@@ -194,7 +194,7 @@ func (ic *InputChannel) receiveEvent(seq uint64, m wire.EventMsg) error {
 	if err := ic.ledger.Accept(seq, false, ic.ledger.Backlog()); err != nil {
 		return ic.rejectLocked(err)
 	}
-	b := network.Buffer{Kind: m.Kind, Barrier: m.Barrier, Cancel: m.Cancel}
+	b := network.Buffer{Kind: m.Kind, Barrier: m.Barrier, Cancel: m.Cancel, Watermark: m.Watermark, Idle: m.Idle}
 	var err error
 	if m.Priority {
 		b.Seq = m.Seq

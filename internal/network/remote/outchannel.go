@@ -252,7 +252,7 @@ func (o *OutChannel) sendEvent(b network.Buffer, priority bool) error {
 	}
 	// Every event notes its position (the Data sent before it), which
 	// travels only once it is a priority event.
-	f := outFrame{ev: wire.EventMsg{Kind: b.Kind, Barrier: b.Barrier, Cancel: b.Cancel, Seq: o.dataSeq}}
+	f := outFrame{ev: wire.EventMsg{Kind: b.Kind, Barrier: b.Barrier, Cancel: b.Cancel, Seq: o.dataSeq, Watermark: b.Watermark, Idle: b.Idle}}
 	switch {
 	case priority || b.Kind == network.Barrier && o.promote != 0 && b.Barrier.ID == o.promote:
 		f.ev.Priority = true

@@ -51,7 +51,10 @@
 //	}
 //
 // The design and the credit protocol that uses these frames are in
-// docs/design/cluster.md, section 3.
+// docs/design/cluster.md, section 3. Event payloads start with a fixed
+// code: 1 barrier, 2 cancel, 3 end of partition, 4 end of data, 5 and 6
+// their priority forms, 7 announcement, 8 watermark (i64 milliseconds),
+// 9 watermark status (one byte, 1 idle, 0 active).
 //
 // Owns: the frame format of the data plane and its version. Must not touch:
 // connections (internal/network/remote reads and writes the frames)

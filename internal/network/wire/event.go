@@ -24,13 +24,19 @@ const (
 	// An announcement (network.Announcement) of a barrier queued behind
 	// data: the barrier's fields, then its Seq. Always a priority event.
 	codeAnnouncement = 7
+	// An event-time watermark (network.Watermark): the timestamp, i64
+	// milliseconds. Never a priority event.
+	codeWatermark = 8
+	// A watermark status change (network.WatermarkStatus): one byte, 1 =
+	// idle, 0 = active again. Never a priority event.
+	codeWatermarkStatus = 9
 )
 
 // EventMsg is the payload of an Event frame, shaped like the event fields
 // of network.Buffer so the connection code converts field by field.
 type EventMsg struct {
-	// Kind is network.Barrier, CancelBarrier, EndOfPartition, EndOfData
-	// or Announcement.
+	// Kind is network.Barrier, CancelBarrier, EndOfPartition, EndOfData,
+	// Announcement, Watermark or WatermarkStatus.
 	Kind network.Kind
 	// Barrier is set for Barrier and Announcement (the announced
 	// barrier). Its timestamp travels as Unix
@@ -48,6 +54,11 @@ type EventMsg struct {
 	// order (network.Buffer.Seq), some of which may still follow it on the
 	// stream. An ordinary event's Seq is implied by its position.
 	Seq uint64
+	// Watermark is the event time of a Watermark, in milliseconds.
+	Watermark int64
+	// Idle is set for a WatermarkStatus saying the producer went idle,
+	// clear for one saying it is active again.
+	Idle bool
 }
 
 // AppendEvent appends an Event frame on channel with sequence number seq.
@@ -90,6 +101,15 @@ func (m EventMsg) Append(dst []byte) []byte {
 		return append(dst, codeEndOfPartition)
 	case network.EndOfData:
 		return append(dst, codeEndOfData)
+	case network.Watermark:
+		dst = append(dst, codeWatermark)
+		return binary.BigEndian.AppendUint64(dst, uint64(m.Watermark))
+	case network.WatermarkStatus:
+		var idle byte
+		if m.Idle {
+			idle = 1
+		}
+		return append(dst, codeWatermarkStatus, idle)
 	default:
 		panic("wire: event of kind " + m.Kind.String())
 	}
@@ -151,8 +171,20 @@ func DecodeEvent(b []byte) (EventMsg, error) {
 		m.Kind = network.EndOfPartition
 	case code == codeEndOfData:
 		m.Kind = network.EndOfData
+	case code == codeWatermark:
+		m.Kind = network.Watermark
+		m.Watermark = int64(p.u64("watermark timestamp"))
+	case code == codeWatermarkStatus:
+		m.Kind = network.WatermarkStatus
+		switch idle := p.u8("watermark status"); {
+		case p.err != nil:
+		case idle > 1:
+			p.fail(DefectValue, "watermark status %d, want 0 (active) or 1 (idle)", idle)
+		default:
+			m.Idle = idle == 1
+		}
 	default:
-		p.fail(DefectValue, "event code %d, want %d to %d", code, codeBarrier, codeAnnouncement)
+		p.fail(DefectValue, "event code %d, want %d to %d", code, codeBarrier, codeWatermarkStatus)
 	}
 	if m.Priority {
 		m.Seq = p.u64("priority event seq")

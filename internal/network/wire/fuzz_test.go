@@ -71,7 +71,7 @@ func FuzzEventPayload(f *testing.F) {
 			}
 			return
 		}
-		if !m.Kind.IsEvent() || m.Kind > network.Announcement {
+		if !m.Kind.IsEvent() || m.Kind > network.WatermarkStatus {
 			t.Fatalf("decoded kind %s", m.Kind)
 		}
 		if re := m.Append(nil); !bytes.Equal(re, b) {

@@ -3,6 +3,7 @@ package wire
 import (
 	"errors"
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/weirstream/weir/internal/checkpoint"
@@ -37,6 +38,11 @@ func samples() []sample {
 		{"priority-announcement", AppendEvent(nil, 7, 18, EventMsg{Kind: network.Announcement, Priority: true, Seq: 40,
 			Barrier: checkpoint.Barrier{ID: 11, Timestamp: ts}})},
 		{"end-of-data", AppendEvent(nil, 7, 14, EventMsg{Kind: network.EndOfData})},
+		{"watermark", AppendEvent(nil, 7, 19, EventMsg{Kind: network.Watermark, Watermark: 1_700_000_000_123})},
+		{"watermark-min", AppendEvent(nil, 7, 20, EventMsg{Kind: network.Watermark, Watermark: math.MinInt64})},
+		{"watermark-negative", AppendEvent(nil, 7, 21, EventMsg{Kind: network.Watermark, Watermark: -5})},
+		{"watermark-idle", AppendEvent(nil, 7, 22, EventMsg{Kind: network.WatermarkStatus, Idle: true})},
+		{"watermark-active", AppendEvent(nil, 7, 23, EventMsg{Kind: network.WatermarkStatus})},
 		{"end-of-partition", AppendEvent(nil, 7, 15, EventMsg{Kind: network.EndOfPartition})},
 		{"add-credit", AppendAddCredit(nil, 7, 300)},
 		{"cancel-partition", AppendCancelPartition(nil, 7)},
@@ -113,6 +119,10 @@ func describeEvent(m EventMsg) string {
 		return fmt.Sprintf("%s id=%d ts=%d kind=%s", m.Kind, m.Barrier.ID, ns, m.Barrier.Kind)
 	case network.CancelBarrier:
 		return fmt.Sprintf("cancel id=%d", m.Cancel)
+	case network.Watermark:
+		return fmt.Sprintf("watermark ts=%d", m.Watermark)
+	case network.WatermarkStatus:
+		return fmt.Sprintf("wm-status idle=%t", m.Idle)
 	}
 	return m.Kind.String()
 }
