@@ -32,7 +32,8 @@ type KeyedBackend[K comparable] struct {
 
 	states map[string]registered
 	order  []registered // sorted by name, for deterministic snapshots
-	timers *Timers[K]
+	timers *Timers[K]   // processing time
+	events *Timers[K]   // event time
 
 	// pending holds restored bytes of states not registered yet.
 	pending map[string]*pendingState
@@ -61,7 +62,8 @@ func NewKeyedBackend[K comparable](keys codec.Codec[K], kgs keygroup.Range, maxP
 		states:  map[string]registered{},
 		pending: map[string]*pendingState{},
 	}
-	b.timers = newTimers(keys, kgs, b.cow, b.currentKey, b.SetCurrentKey)
+	b.timers = newTimers(keys, kgs, ProcessingTime, b.cow, b.currentKey, b.SetCurrentKey)
+	b.events = newTimers(keys, kgs, EventTime, b.cow, b.currentKey, b.SetCurrentKey)
 	return b
 }
 
@@ -96,6 +98,9 @@ func (b *KeyedBackend[K]) KeyGroups() keygroup.Range { return b.kgs }
 
 // Timers returns the backend's processing-time timers.
 func (b *KeyedBackend[K]) Timers() *Timers[K] { return b.timers }
+
+// EventTimers returns the backend's event-time timers.
+func (b *KeyedBackend[K]) EventTimers() *Timers[K] { return b.events }
 
 // NumKeys approximates the number of keys with state: the key count of the
 // registered state that has the most keys. It walks every key group, so

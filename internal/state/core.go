@@ -16,8 +16,17 @@ const (
 	KindList
 	KindMap
 	KindReducing
+	// KindTimers is the processing-time timers' section.
 	KindTimers
+	// KindEventTimers is the event-time timers' section. It comes after
+	// KindTimers so that a checkpoint written before event time (which has
+	// no such section) reads unchanged.
+	KindEventTimers
 )
+
+// isTimers reports whether k is one of the timer sections, which have the
+// empty name (no state can be registered under it).
+func (k Kind) isTimers() bool { return k == KindTimers || k == KindEventTimers }
 
 func (k Kind) String() string {
 	switch k {
@@ -30,7 +39,9 @@ func (k Kind) String() string {
 	case KindReducing:
 		return "reducing state"
 	case KindTimers:
-		return "timers"
+		return "processing-time timers"
+	case KindEventTimers:
+		return "event-time timers"
 	}
 	return fmt.Sprintf("kind %d", uint8(k))
 }

@@ -71,14 +71,16 @@ func (b *KeyedBackend[K]) Snapshot() KeyedSnapshot {
 	b.cow.epoch++
 	b.cow.live.Add(1)
 	s := &keyedSnapshot{kgs: b.kgs, cow: b.cow}
-	s.sections = make([]Section, 0, len(b.order)+len(b.pending)+1)
+	s.sections = make([]Section, 0, len(b.order)+len(b.pending)+2)
 	for _, st := range b.order {
 		s.sections = append(s.sections, &heapSection{name: st.stateName(), kind: st.stateKind(), kgs: b.kgs, f: st.freeze()})
 	}
 	for name, p := range b.pending {
 		s.sections = append(s.sections, &heapSection{name: name, kind: p.kind, kgs: b.kgs, raw: append([][]byte(nil), p.blocks...)})
 	}
-	s.sections = append(s.sections, &heapSection{kind: KindTimers, kgs: b.kgs, f: b.timers.core.freeze()})
+	for _, t := range []*Timers[K]{b.timers, b.events} {
+		s.sections = append(s.sections, &heapSection{kind: t.core.kind, kgs: b.kgs, f: t.core.freeze()})
+	}
 	SortSections(s.sections)
 	return s
 }

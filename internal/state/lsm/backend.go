@@ -42,7 +42,8 @@ type Backend[K comparable] struct {
 	states  map[string]*registration
 	nextSID uint16
 	pending map[string]*pendingState
-	timers  *state.Timers[K]
+	timers  *state.Timers[K] // processing time
+	events  *state.Timers[K] // event time
 
 	err  error
 	live atomic.Int64 // unreleased snapshots
@@ -112,7 +113,8 @@ func Open[K comparable](keys codec.Codec[K], kgs keygroup.Range, maxParallelism 
 		os.RemoveAll(dir)
 		return nil, err
 	}
-	b.timers = state.NewTimers(keys, kgs, b.currentKey, b.SetCurrentKey)
+	b.timers = state.NewTimers(keys, kgs, state.ProcessingTime, b.currentKey, b.SetCurrentKey)
+	b.events = state.NewTimers(keys, kgs, state.EventTime, b.currentKey, b.SetCurrentKey)
 	b.SetCurrentKey(*new(K), kgs.Start)
 	return b, nil
 }
@@ -197,6 +199,19 @@ func (b *Backend[K]) KeyGroups() keygroup.Range { return b.kgs }
 // Timers returns the processing-time timers; they are kept in memory (see
 // the package doc).
 func (b *Backend[K]) Timers() *state.Timers[K] { return b.timers }
+
+// EventTimers returns the event-time timers, in memory like Timers and
+// snapshotted in a section of their own.
+func (b *Backend[K]) EventTimers() *state.Timers[K] { return b.events }
+
+// timerSections captures both timer sets for a snapshot; release releases
+// both captures.
+func (b *Backend[K]) timerSections() (secs [2]state.Section, release func()) {
+	var r [2]func()
+	secs[0], r[0] = b.timers.SnapshotSection()
+	secs[1], r[1] = b.events.SnapshotSection()
+	return secs, func() { r[0](); r[1]() }
+}
 
 // Err returns the first error a state access met.
 func (b *Backend[K]) Err() error { return b.err }

@@ -40,9 +40,9 @@ func (b *Backend[K]) Snapshot() state.KeyedSnapshot {
 	for name, p := range b.pending {
 		s.sections = append(s.sections, &pendingSection{snap: s.snap, name: name, kind: p.kind})
 	}
-	var timers state.Section
-	timers, s.releaseTimers = b.timers.SnapshotSection()
-	s.sections = append(s.sections, timers)
+	timers, release := b.timerSections()
+	s.releaseTimers = release
+	s.sections = append(s.sections, timers[:]...)
 	state.SortSections(s.sections)
 	return s
 }
