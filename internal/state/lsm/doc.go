@@ -46,11 +46,15 @@
 //
 // # Timers
 //
-// Timers stay in memory, in the same copy-on-write structure as the heap
-// backend's (state.Timers), and are snapshotted in the canonical format.
+// Both timer sets, processing time (Timers) and event time (EventTimers),
+// stay in memory, in the same copy-on-write structure as the heap
+// backend's (state.Timers), and are snapshotted in the canonical format,
+// each in its own section. An incremental checkpoint writes both into its
+// one canonical timers file; a file written before event time holds only
+// the processing-time section and restores with no event-time timers.
 // A timer queue needs the earliest timer after every batch; in memory that
 // is a heap peek, in the store a seek over a second, time-ordered index
-// kept in step with the per-key entries. Processing-time timers are far
+// kept in step with the per-key entries. Timers are far
 // fewer than state entries in the jobs weir serves (one or a few per active
 // key), so their memory is small next to the state the store moves off the
 // heap. Jobs with more timers than memory would need them in the store; the
