@@ -35,6 +35,8 @@ type KeyedBackend[K comparable] struct {
 	timers *Timers[K]   // processing time
 	events *Timers[K]   // event time
 
+	ttlNow func() int64 // the TTL clock (SetTTLClock)
+
 	// pending holds restored bytes of states not registered yet.
 	pending map[string]*pendingState
 }
@@ -68,6 +70,14 @@ func NewKeyedBackend[K comparable](keys codec.Codec[K], kgs keygroup.Range, maxP
 }
 
 func (b *KeyedBackend[K]) currentKey() (K, int) { return b.key, b.cur + b.kgs.Start }
+
+// SetTTLClock gives the backend the clock of its TTL states (processing
+// time, unix milliseconds); states registered with WithTTL read it on each
+// access. Set it before registering them.
+func (b *KeyedBackend[K]) SetTTLClock(now func() int64) { b.ttlNow = now }
+
+// TTLClock returns the clock set by SetTTLClock, or nil.
+func (b *KeyedBackend[K]) TTLClock() func() int64 { return b.ttlNow }
 
 // Err is always nil: the heap backend's state accesses cannot fail.
 func (b *KeyedBackend[K]) Err() error { return nil }

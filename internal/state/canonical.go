@@ -132,7 +132,7 @@ func ParseBlock(kg int, blk []byte, fn func(name string, k Kind, payload []byte)
 			return bad("state %q: truncated", name)
 		}
 		k := Kind(r[0])
-		if k < KindValue || k > KindEventTimers || k.isTimers() != (name == "") {
+		if (k < KindValue || k > KindEventTimers) && !k.HasTTL() || k.isTimers() != (name == "") {
 			return bad("state %q: unknown kind %d", name, r[0])
 		}
 		payload, n, err := readBytes(r[1:])

@@ -29,6 +29,9 @@ const (
 func (k Kind) isTimers() bool { return k == KindTimers || k == KindEventTimers }
 
 func (k Kind) String() string {
+	if k.HasTTL() {
+		return k.Base().String() + " with TTL"
+	}
 	switch k {
 	case KindValue:
 		return "value state"

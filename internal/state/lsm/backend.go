@@ -45,6 +45,8 @@ type Backend[K comparable] struct {
 	timers  *state.Timers[K] // processing time
 	events  *state.Timers[K] // event time
 
+	ttlNow func() int64 // the TTL clock (SetTTLClock)
+
 	err  error
 	live atomic.Int64 // unreleased snapshots
 
@@ -213,6 +215,13 @@ func (b *Backend[K]) timerSections() (secs [2]state.Section, release func()) {
 	return secs, func() { r[0](); r[1]() }
 }
 
+// SetTTLClock gives the backend the clock of its TTL states (processing
+// time, unix milliseconds); see state.WithTTL. Set it before registering.
+func (b *Backend[K]) SetTTLClock(now func() int64) { b.ttlNow = now }
+
+// TTLClock returns the clock set by SetTTLClock, or nil.
+func (b *Backend[K]) TTLClock() func() int64 { return b.ttlNow }
+
 // Err returns the first error a state access met.
 func (b *Backend[K]) Err() error { return b.err }
 
@@ -274,7 +283,7 @@ func (b *Backend[K]) RegisterRaw(spec state.StateSpec) (any, error) {
 	} else {
 		b.nextSID++
 	}
-	switch spec.Kind {
+	switch spec.Kind.Base() {
 	case state.KindValue, state.KindReducing:
 		r.typed = spec.Wrap(&valueHandle[K]{b: b, sid: r.sid})
 	case state.KindList:

@@ -115,7 +115,7 @@ func (l *loader[K]) group(r *registration, kg int, payload []byte) error {
 		}
 		l.key = appendKey(l.key[:0], kg, r.sid, src[:kn], nil)
 		src = src[kn:]
-		switch spec.Kind {
+		switch spec.Kind.Base() {
 		case state.KindValue, state.KindReducing:
 			var v []byte
 			if v, src, err = split(spec.ValueLen, src, "value"); err != nil {

@@ -105,7 +105,7 @@ func (sec *storeSection[K]) AppendGroup(dst []byte, kg int) ([]byte, bool, error
 		if err != nil {
 			return nil, false, err
 		}
-		switch sec.kind {
+		switch sec.kind.Base() {
 		case state.KindValue, state.KindReducing:
 			sec.body = append(append(sec.body, sk.key...), v...)
 			count++
@@ -135,7 +135,7 @@ func (sec *storeSection[K]) AppendGroup(dst []byte, kg int) ([]byte, bool, error
 	if count == 0 {
 		return dst, false, nil
 	}
-	if sec.kind == state.KindMap {
+	if sec.kind.Base() == state.KindMap {
 		sec.flushMap(entries)
 	}
 	dst = binary.AppendUvarint(dst, uint64(count))
