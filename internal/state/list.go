@@ -3,6 +3,7 @@ package state
 import (
 	"encoding/binary"
 	"fmt"
+	"time"
 
 	"github.com/weirstream/weir/internal/codec"
 )
@@ -23,27 +24,30 @@ type listState[K comparable, V any] struct {
 func RegisterList[K comparable, V any](b Backend[K], name string, c codec.Codec[V], opts ...RegisterOption) (ListState[V], error) {
 	o := options(opts)
 	if o.ttl == nil {
-		return registerList(b, name, c, KindList, fmt.Sprintf("%s of %T", KindList, *new(V)))
+		return registerList(b, name, c, KindList, fmt.Sprintf("%s of %T", KindList, *new(V)), 0)
 	}
 	t, err := newTTL(b, name, *o.ttl)
 	if err != nil {
 		return nil, err
 	}
-	inner, err := registerList(b, name, stampedCodec(c), KindList|KindTTL, fmt.Sprintf("%s of %T", KindList|KindTTL, *new(V)))
+	inner, err := registerList(b, name, stampedCodec(c), KindList|KindTTL, fmt.Sprintf("%s of %T", KindList|KindTTL, *new(V)), o.ttl.TTL)
 	if err != nil {
 		return nil, err
+	}
+	if hs, ok := inner.(*listState[K, stamped[V]]); ok {
+		hs.prune = pruneList[V](t)
 	}
 	return &ttlList[V]{ttl: t, s: inner}, nil
 }
 
-func registerList[K comparable, V any](b Backend[K], name string, c codec.Codec[V], kind Kind, desc string) (ListState[V], error) {
+func registerList[K comparable, V any](b Backend[K], name string, c codec.Codec[V], kind Kind, desc string, ttl time.Duration) (ListState[V], error) {
 	hb, err := heapOr(b, name)
 	if err != nil || hb == nil {
 		if err != nil {
 			return nil, err
 		}
 		return registerRaw[ListState[V]](b, StateSpec{
-			Name: name, Kind: kind, Desc: desc, ValueLen: lenOf(c),
+			Name: name, Kind: kind, Desc: desc, ValueLen: lenOf(c), TTL: ttl,
 			Wrap: func(raw any) any { return &rawList[V]{name: name, raw: raw.(RawList), c: c} },
 		})
 	}

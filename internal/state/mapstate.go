@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"iter"
 	"maps"
+	"time"
 
 	"github.com/weirstream/weir/internal/codec"
 )
@@ -29,27 +30,30 @@ type mapState[K comparable, UK comparable, UV any] struct {
 func RegisterMap[K comparable, UK comparable, UV any](b Backend[K], name string, kc codec.Codec[UK], vc codec.Codec[UV], opts ...RegisterOption) (MapState[UK, UV], error) {
 	o := options(opts)
 	if o.ttl == nil {
-		return registerMap(b, name, kc, vc, KindMap, fmt.Sprintf("%s of %T to %T", KindMap, *new(UK), *new(UV)))
+		return registerMap(b, name, kc, vc, KindMap, fmt.Sprintf("%s of %T to %T", KindMap, *new(UK), *new(UV)), 0)
 	}
 	t, err := newTTL(b, name, *o.ttl)
 	if err != nil {
 		return nil, err
 	}
-	inner, err := registerMap(b, name, kc, stampedCodec(vc), KindMap|KindTTL, fmt.Sprintf("%s of %T to %T", KindMap|KindTTL, *new(UK), *new(UV)))
+	inner, err := registerMap(b, name, kc, stampedCodec(vc), KindMap|KindTTL, fmt.Sprintf("%s of %T to %T", KindMap|KindTTL, *new(UK), *new(UV)), o.ttl.TTL)
 	if err != nil {
 		return nil, err
+	}
+	if hs, ok := inner.(*mapState[K, UK, stamped[UV]]); ok {
+		hs.prune = pruneMap[UK, UV](t)
 	}
 	return &ttlMap[UK, UV]{ttl: t, s: inner}, nil
 }
 
-func registerMap[K comparable, UK comparable, UV any](b Backend[K], name string, kc codec.Codec[UK], vc codec.Codec[UV], kind Kind, desc string) (MapState[UK, UV], error) {
+func registerMap[K comparable, UK comparable, UV any](b Backend[K], name string, kc codec.Codec[UK], vc codec.Codec[UV], kind Kind, desc string, ttl time.Duration) (MapState[UK, UV], error) {
 	hb, err := heapOr(b, name)
 	if err != nil || hb == nil {
 		if err != nil {
 			return nil, err
 		}
 		return registerRaw[MapState[UK, UV]](b, StateSpec{
-			Name: name, Kind: kind, Desc: desc, ValueLen: lenOf(vc), UserKeyLen: lenOf(kc),
+			Name: name, Kind: kind, Desc: desc, TTL: ttl, ValueLen: lenOf(vc), UserKeyLen: lenOf(kc),
 			Wrap: func(raw any) any { return &rawMap[UK, UV]{name: name, raw: raw.(RawMap), kc: kc, vc: vc} },
 		})
 	}

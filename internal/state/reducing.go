@@ -3,6 +3,7 @@ package state
 import (
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/weirstream/weir/internal/codec"
 )
@@ -25,27 +26,30 @@ func RegisterReducing[K comparable, V any](b Backend[K], name string, reduce fun
 	}
 	o := options(opts)
 	if o.ttl == nil {
-		return registerReducing(b, name, reduce, c, KindReducing, fmt.Sprintf("%s of %T", KindReducing, *new(V)))
+		return registerReducing(b, name, reduce, c, KindReducing, fmt.Sprintf("%s of %T", KindReducing, *new(V)), 0)
 	}
 	t, err := newTTL(b, name, *o.ttl)
 	if err != nil {
 		return nil, err
 	}
-	inner, err := registerReducing(b, name, ttlReducer(t, reduce), stampedCodec(c), KindReducing|KindTTL, fmt.Sprintf("%s of %T", KindReducing|KindTTL, *new(V)))
+	inner, err := registerReducing(b, name, ttlReducer(t, reduce), stampedCodec(c), KindReducing|KindTTL, fmt.Sprintf("%s of %T", KindReducing|KindTTL, *new(V)), o.ttl.TTL)
 	if err != nil {
 		return nil, err
+	}
+	if hs, ok := inner.(*reducingState[K, stamped[V]]); ok {
+		hs.prune = pruneStamped[V](t)
 	}
 	return &ttlReducing[V]{ttl: t, s: inner}, nil
 }
 
-func registerReducing[K comparable, V any](b Backend[K], name string, reduce func(a, b V) V, c codec.Codec[V], kind Kind, desc string) (ReducingState[V], error) {
+func registerReducing[K comparable, V any](b Backend[K], name string, reduce func(a, b V) V, c codec.Codec[V], kind Kind, desc string, ttl time.Duration) (ReducingState[V], error) {
 	hb, err := heapOr(b, name)
 	if err != nil || hb == nil {
 		if err != nil {
 			return nil, err
 		}
 		return registerRaw[ReducingState[V]](b, StateSpec{
-			Name: name, Kind: kind, Desc: desc, ValueLen: lenOf(c),
+			Name: name, Kind: kind, Desc: desc, TTL: ttl, ValueLen: lenOf(c),
 			Wrap: func(raw any) any {
 				return &rawReducing[V]{rawValue: rawValue[V]{name: name, raw: raw.(RawValue), c: c}, reduce: reduce}
 			},

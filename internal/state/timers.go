@@ -129,7 +129,7 @@ func (t *Timers[K]) SnapshotSection() (sec Section, release func()) {
 	c.epoch++
 	c.live.Add(1)
 	var once sync.Once
-	sec = &heapSection{kind: t.domain.kind(), kgs: t.kgs, f: t.core.freeze()}
+	sec = &heapSection{kind: t.domain.kind(), kgs: t.kgs, f: t.core.freeze(0)}
 	return sec, func() { once.Do(func() { c.live.Add(-1) }) }
 }
 

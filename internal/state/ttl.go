@@ -107,6 +107,54 @@ var errNoTTLClock = errors.New("the backend has no TTL clock: call SetTTLClock o
 // expired reports whether a value stamped at ts has expired at now.
 func (t *ttl) expired(ts, now int64) bool { return now-ts >= t.ms }
 
+// pruneStamped, pruneList and pruneMap are the heap backend's snapshot
+// cleanup (core.prune): they drop what expired by the snapshot's time.
+func pruneStamped[V any](t *ttl) func(stamped[V], int64) (stamped[V], bool) {
+	return func(s stamped[V], now int64) (stamped[V], bool) { return s, !t.expired(s.ts, now) }
+}
+
+func pruneList[V any](t *ttl) func([]stamped[V], int64) ([]stamped[V], bool) {
+	return func(l []stamped[V], now int64) ([]stamped[V], bool) {
+		live := 0
+		for _, e := range l {
+			if !t.expired(e.ts, now) {
+				live++
+			}
+		}
+		if live == len(l) {
+			return l, live > 0
+		}
+		out := make([]stamped[V], 0, live) // on the writer goroutine; the state's slice is shared
+		for _, e := range l {
+			if !t.expired(e.ts, now) {
+				out = append(out, e)
+			}
+		}
+		return out, live > 0
+	}
+}
+
+func pruneMap[UK comparable, UV any](t *ttl) func(mapCell[UK, stamped[UV]], int64) (mapCell[UK, stamped[UV]], bool) {
+	return func(c mapCell[UK, stamped[UV]], now int64) (mapCell[UK, stamped[UV]], bool) {
+		live := 0
+		for _, e := range c.m {
+			if !t.expired(e.ts, now) {
+				live++
+			}
+		}
+		if live == len(c.m) {
+			return c, live > 0
+		}
+		out := make(map[UK]stamped[UV], live)
+		for k, e := range c.m {
+			if !t.expired(e.ts, now) {
+				out[k] = e
+			}
+		}
+		return mapCell[UK, stamped[UV]]{m: out, owner: c.owner}, live > 0
+	}
+}
+
 // stamped is a value with the time of its last renewing access.
 type stamped[V any] struct {
 	ts int64

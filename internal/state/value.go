@@ -2,6 +2,7 @@ package state
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/weirstream/weir/internal/codec"
 )
@@ -19,27 +20,30 @@ type valueState[K comparable, V any] struct {
 func RegisterValue[K comparable, V any](b Backend[K], name string, c codec.Codec[V], opts ...RegisterOption) (ValueState[V], error) {
 	o := options(opts)
 	if o.ttl == nil {
-		return registerValue(b, name, c, KindValue, fmt.Sprintf("%s of %T", KindValue, *new(V)))
+		return registerValue(b, name, c, KindValue, fmt.Sprintf("%s of %T", KindValue, *new(V)), 0)
 	}
 	t, err := newTTL(b, name, *o.ttl)
 	if err != nil {
 		return nil, err
 	}
-	inner, err := registerValue(b, name, stampedCodec(c), KindValue|KindTTL, fmt.Sprintf("%s of %T", KindValue|KindTTL, *new(V)))
+	inner, err := registerValue(b, name, stampedCodec(c), KindValue|KindTTL, fmt.Sprintf("%s of %T", KindValue|KindTTL, *new(V)), o.ttl.TTL)
 	if err != nil {
 		return nil, err
+	}
+	if hs, ok := inner.(*valueState[K, stamped[V]]); ok {
+		hs.prune = pruneStamped[V](t)
 	}
 	return &ttlValue[V]{ttl: t, s: inner}, nil
 }
 
-func registerValue[K comparable, V any](b Backend[K], name string, c codec.Codec[V], kind Kind, desc string) (ValueState[V], error) {
+func registerValue[K comparable, V any](b Backend[K], name string, c codec.Codec[V], kind Kind, desc string, ttl time.Duration) (ValueState[V], error) {
 	hb, err := heapOr(b, name)
 	if err != nil || hb == nil {
 		if err != nil {
 			return nil, err
 		}
 		return registerRaw[ValueState[V]](b, StateSpec{
-			Name: name, Kind: kind, Desc: desc, ValueLen: lenOf(c),
+			Name: name, Kind: kind, Desc: desc, ValueLen: lenOf(c), TTL: ttl,
 			Wrap: func(raw any) any { return &rawValue[V]{name: name, raw: raw.(RawValue), c: c} },
 		})
 	}
