@@ -45,7 +45,8 @@ type Backend[K comparable] struct {
 	timers  *state.Timers[K] // processing time
 	events  *state.Timers[K] // event time
 
-	ttlNow func() int64 // the TTL clock (SetTTLClock)
+	ttlNow  func() int64 // the TTL clock (SetTTLClock)
+	cleanup ttlCleanup   // the incremental sweep of TTL states (ttlcleanup.go)
 
 	err  error
 	live atomic.Int64 // unreleased snapshots
@@ -185,6 +186,9 @@ func (b *Backend[K]) SetCurrentKey(k K, kg int) {
 	b.key, b.kg = k, kg
 	b.kenc = b.keys.Append(b.kenc[:0], k)
 	b.cur = appendKey(b.cur[:0], kg, 0, b.kenc, nil)
+	if b.cleanup.ttl != nil {
+		b.tick()
+	}
 }
 
 func (b *Backend[K]) currentKey() (K, int) { return b.key, b.kg }
@@ -294,6 +298,7 @@ func (b *Backend[K]) RegisterRaw(spec state.StateSpec) (any, error) {
 		return nil, fmt.Errorf("register state %q: unknown kind %s", spec.Name, spec.Kind)
 	}
 	b.states[spec.Name] = r
+	b.cleanup.addTTLState(r.sid, spec)
 	return r.typed, nil
 }
 

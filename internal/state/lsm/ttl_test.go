@@ -300,3 +300,5 @@ func TestTTLSnapshotCleanup(t *testing.T) {
 		}
 	}
 }
+
+func ttlConfigOf(d time.Duration) state.TTLConfig { return state.TTLConfig{TTL: d} }
