@@ -91,3 +91,39 @@ func TestTTLSweepRunsFromRecords(t *testing.T) {
 }
 
 var ttlConfig100ms = ttlConfigOf(100 * time.Millisecond)
+
+// TestTTLSweepPassesLiveKeys: live state in front does not stop the sweep
+// from reaching expired state behind it.
+func TestTTLSweepPassesLiveKeys(t *testing.T) {
+	f := newTTLFixture(t, ttlMaker{"lsm", newLSM}, ttlConfig100ms)
+	b := f.b.(*Backend[int])
+	for k := range 400 {
+		f.set(k)
+		f.val.Update(1)
+	}
+	f.now = 90
+	live := 0
+	for k := range 400 {
+		if f.kg(k) < testMaxP/2 { // the first half of the store, renewed
+			f.set(k)
+			f.val.Update(2)
+			live++
+		}
+	}
+	f.now = 120
+	for steps := 0; ; steps++ {
+		if steps > 100 {
+			t.Fatal("the sweep did not wrap around in 100 steps")
+		}
+		wrapped, err := b.sweepTTL(ttlCleanupKeys)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if wrapped {
+			break
+		}
+	}
+	if n := storeKeys(t, b); n != live {
+		t.Fatalf("%d store keys after a sweep, want the %d live ones", n, live)
+	}
+}
