@@ -90,6 +90,25 @@
 // package lsm's doc for why) and are snapshotted copy-on-write with the
 // key groups, so a rescale redistributes them like keyed state.
 //
+// # Time to live
+//
+// A state registered with WithTTL(TTLConfig) stores each value, list
+// element and map entry as (last-access timestamp, value); the timestamp
+// comes from the backend's TTL clock (SetTTLClock: processing time in
+// milliseconds, injected so that no backend reads the wall clock) and is
+// renewed on writes, or also on reads (UpdateOnReadAndWrite). Expired
+// values are never returned (unless ReturnExpiredIfNotCleanedUp, once) and
+// are removed when a read finds them, and full snapshots of both backends
+// leave them out (the heap backend as it writes blocks, the LSM backend as
+// it copies entries; both give the same bytes). The LSM backend also
+// sweeps its store incrementally (see package lsm). In the snapshot format
+// a TTL state's kind has the KindTTL flag (0x80) and each stamped value is
+// zigzag-varint(timestamp) then the value: restoring a TTL state from a
+// checkpoint without TTL, or the reverse, is an ErrStateMismatch naming
+// the state. The timestamps survive a restore, so a restored value expires
+// when it would have. The wrapper is in the typed layer (ttl.go), shared by
+// both backends; the stamped codec is what they store.
+//
 // Owns: keyed and operator state, timers, key-group snapshots and their
 // canonical format. Must not touch: tasks, the runtime or checkpoint
 // storage beyond the writer it is handed (checked by internal/archtest).

@@ -61,6 +61,19 @@
 // key layout leaves room for that (a time-ordered range per key group under
 // a reserved state id).
 //
+// # Time to live
+//
+// TTL states (state.WithTTL) store each value, list element and map value
+// with a zigzag-varint last-access timestamp in front. Reads remove the
+// expired values they find and canonical snapshots skip them by reading
+// that varint. Pebble v2.1 has no compaction filter, so keys that are never
+// read again are removed by an incremental sweep (ttlcleanup.go): every
+// 1024 records a bounded step examines the next 64 store keys from a
+// cursor that wraps around, deletes expired values and map entries and
+// rewrites lists without their expired elements. Incremental checkpoints
+// upload the store's files as they are, expired values included until the
+// sweep or a read removed them.
+//
 // # Memory and files
 //
 // Memory per store is bounded by the block cache (block-cache-size) plus
