@@ -32,7 +32,10 @@ type KeyedBackend[K comparable] struct {
 
 	states map[string]registered
 	order  []registered // sorted by name, for deterministic snapshots
-	timers *Timers[K]
+	timers *Timers[K]   // processing time
+	events *Timers[K]   // event time
+
+	ttlNow func() int64 // the TTL clock (SetTTLClock)
 
 	// pending holds restored bytes of states not registered yet.
 	pending map[string]*pendingState
@@ -61,11 +64,20 @@ func NewKeyedBackend[K comparable](keys codec.Codec[K], kgs keygroup.Range, maxP
 		states:  map[string]registered{},
 		pending: map[string]*pendingState{},
 	}
-	b.timers = newTimers(keys, kgs, b.cow, b.currentKey, b.SetCurrentKey)
+	b.timers = newTimers(keys, kgs, ProcessingTime, b.cow, b.currentKey, b.SetCurrentKey)
+	b.events = newTimers(keys, kgs, EventTime, b.cow, b.currentKey, b.SetCurrentKey)
 	return b
 }
 
 func (b *KeyedBackend[K]) currentKey() (K, int) { return b.key, b.cur + b.kgs.Start }
+
+// SetTTLClock gives the backend the clock of its TTL states (processing
+// time, unix milliseconds); states registered with WithTTL read it on each
+// access. Set it before registering them.
+func (b *KeyedBackend[K]) SetTTLClock(now func() int64) { b.ttlNow = now }
+
+// TTLClock returns the clock set by SetTTLClock, or nil.
+func (b *KeyedBackend[K]) TTLClock() func() int64 { return b.ttlNow }
 
 // Err is always nil: the heap backend's state accesses cannot fail.
 func (b *KeyedBackend[K]) Err() error { return nil }
@@ -96,6 +108,9 @@ func (b *KeyedBackend[K]) KeyGroups() keygroup.Range { return b.kgs }
 
 // Timers returns the backend's processing-time timers.
 func (b *KeyedBackend[K]) Timers() *Timers[K] { return b.timers }
+
+// EventTimers returns the backend's event-time timers.
+func (b *KeyedBackend[K]) EventTimers() *Timers[K] { return b.events }
 
 // NumKeys approximates the number of keys with state: the key count of the
 // registered state that has the most keys. It walks every key group, so

@@ -2,6 +2,7 @@ package state
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/binary"
 	"fmt"
 	"io"
@@ -18,9 +19,11 @@ import (
 // and parse it; see the package doc for the layout and the entry order.
 
 // Section is one state's share of a snapshot: its canonical payload per key
-// group. Sections are written in name order, timers (name "") last.
+// group. Sections are written in name order, the timers (name "") last:
+// processing-time, then event-time.
 type Section interface {
-	// SectionName is the state's name, "" for timers.
+	// SectionName is the state's name, "" for both timer sections, which
+	// the kind tells apart.
 	SectionName() string
 	SectionKind() Kind
 	// AppendGroup appends the payload of key group kg (uvarint count and
@@ -30,13 +33,13 @@ type Section interface {
 }
 
 // SortSections puts sections into the order WriteBlocks needs: states by
-// name, then timers.
+// name, then the processing-time timers, then the event-time timers.
 func SortSections(secs []Section) {
 	slices.SortStableFunc(secs, func(a, b Section) int {
 		an, bn := a.SectionName(), b.SectionName()
 		switch {
 		case an == bn:
-			return 0
+			return cmp.Compare(a.SectionKind(), b.SectionKind())
 		case an == "":
 			return 1
 		case bn == "":
@@ -65,7 +68,7 @@ func WriteBlocks(w io.Writer, kgs keygroup.Range, sections []Section) ([]checkpo
 			var err error
 			payload, ok, err = sec.AppendGroup(payload[:0], kg)
 			if err != nil {
-				return nil, fmt.Errorf("snapshot %s key group %d: %w", sectionLabel(sec.SectionName()), kg, err)
+				return nil, fmt.Errorf("snapshot %s key group %d: %w", sectionLabel(sec.SectionName(), sec.SectionKind()), kg, err)
 			}
 			if !ok {
 				continue
@@ -92,9 +95,9 @@ func WriteBlocks(w io.Writer, kgs keygroup.Range, sections []Section) ([]checkpo
 	return offsets, nil
 }
 
-func sectionLabel(name string) string {
+func sectionLabel(name string, k Kind) string {
 	if name == "" {
-		return "timers"
+		return k.String()
 	}
 	return fmt.Sprintf("state %q", name)
 }
@@ -129,7 +132,7 @@ func ParseBlock(kg int, blk []byte, fn func(name string, k Kind, payload []byte)
 			return bad("state %q: truncated", name)
 		}
 		k := Kind(r[0])
-		if k < KindValue || k > KindTimers || (k == KindTimers) != (name == "") {
+		if (k < KindValue || k > KindEventTimers) && !k.HasTTL() || k.isTimers() != (name == "") {
 			return bad("state %q: unknown kind %d", name, r[0])
 		}
 		payload, n, err := readBytes(r[1:])
@@ -139,7 +142,7 @@ func ParseBlock(kg int, blk []byte, fn func(name string, k Kind, payload []byte)
 		r = r[1+n:]
 		if err := fn(name, k, payload); err != nil {
 			if name == "" {
-				return fmt.Errorf("key group %d: timers: %w", kg, err)
+				return fmt.Errorf("key group %d: %s: %w", kg, k, err)
 			}
 			return fmt.Errorf("state %q key group %d: %w", name, kg, err)
 		}

@@ -16,10 +16,22 @@ const (
 	KindList
 	KindMap
 	KindReducing
+	// KindTimers is the processing-time timers' section.
 	KindTimers
+	// KindEventTimers is the event-time timers' section. It comes after
+	// KindTimers so that a checkpoint written before event time (which has
+	// no such section) reads unchanged.
+	KindEventTimers
 )
 
+// isTimers reports whether k is one of the timer sections, which have the
+// empty name (no state can be registered under it).
+func (k Kind) isTimers() bool { return k == KindTimers || k == KindEventTimers }
+
 func (k Kind) String() string {
+	if k.HasTTL() {
+		return k.Base().String() + " with TTL"
+	}
 	switch k {
 	case KindValue:
 		return "value state"
@@ -30,7 +42,9 @@ func (k Kind) String() string {
 	case KindReducing:
 		return "reducing state"
 	case KindTimers:
-		return "timers"
+		return "processing-time timers"
+	case KindEventTimers:
+		return "event-time timers"
 	}
 	return fmt.Sprintf("kind %d", uint8(k))
 }
@@ -41,7 +55,9 @@ type registered interface {
 	stateKind() Kind
 	// types describes the kind and Go types, for mismatch errors.
 	types() string
-	freeze() frozen
+	// freeze captures the state for a snapshot taken at TTL clock time
+	// now (0 without a clock).
+	freeze(now int64) frozen
 	// restoreGroup decodes one section payload into key group index i.
 	restoreGroup(i int, payload []byte) error
 	size() int
@@ -51,8 +67,9 @@ type registered interface {
 // goroutine until the snapshot is released.
 type frozen interface {
 	empty(i int) bool
-	// appendGroup appends the section payload of key group index i.
-	appendGroup(dst []byte, i int) []byte
+	// appendGroup appends the section payload of key group index i and
+	// reports whether it has an entry (TTL states may have none left).
+	appendGroup(dst []byte, i int) ([]byte, bool)
 }
 
 // core is the table of one state plus how to encode it. TK is the table key
@@ -68,6 +85,9 @@ type core[TK comparable, S any] struct {
 	// sort and belongs to the calling snapshot writer.
 	encS func(dst []byte, s S, scratch *entrySorter) []byte
 	decS func([]byte) (S, int, error)
+	// prune, set for TTL states, returns what of s is unexpired at now,
+	// and false if nothing is: full snapshots skip expired values.
+	prune func(s S, now int64) (S, bool)
 }
 
 func (c *core[TK, S]) stateName() string { return c.name }
@@ -87,8 +107,8 @@ func (c *core[TK, S]) eachKey(i int, fn func(TK) bool) bool {
 	return true
 }
 
-func (c *core[TK, S]) freeze() frozen {
-	return &frozenTable[TK, S]{maps: c.tab.freeze(), encK: c.encK, encS: c.encS}
+func (c *core[TK, S]) freeze(now int64) frozen {
+	return &frozenTable[TK, S]{maps: c.tab.freeze(), encK: c.encK, encS: c.encS, prune: c.prune, now: now}
 }
 
 func (c *core[TK, S]) restoreGroup(i int, payload []byte) error {
@@ -122,6 +142,8 @@ type frozenTable[TK comparable, S any] struct {
 	maps        []map[TK]S
 	encK        func([]byte, TK) []byte
 	encS        func([]byte, S, *entrySorter) []byte
+	prune       func(S, int64) (S, bool)
+	now         int64
 	sort, inner entrySorter
 }
 
@@ -129,16 +151,25 @@ func (f *frozenTable[TK, S]) empty(i int) bool { return len(f.maps[i]) == 0 }
 
 // appendGroup writes the entries in canonical order (see entrySorter), not
 // in map order, so that equal state gives equal bytes in any backend.
-func (f *frozenTable[TK, S]) appendGroup(dst []byte, i int) []byte {
+func (f *frozenTable[TK, S]) appendGroup(dst []byte, i int) ([]byte, bool) {
 	f.sort.reset()
 	for k, s := range f.maps[i] {
+		if f.prune != nil {
+			var ok bool
+			if s, ok = f.prune(s, f.now); !ok {
+				continue
+			}
+		}
 		k0 := len(f.sort.buf)
 		f.sort.buf = f.encK(f.sort.buf, k)
 		v0 := len(f.sort.buf)
 		f.sort.buf = f.encS(f.sort.buf, s, &f.inner)
 		f.sort.mark(k0, v0)
 	}
-	return f.sort.appendSorted(dst)
+	if len(f.sort.ents) == 0 {
+		return dst, false
+	}
+	return f.sort.appendSorted(dst), true
 }
 
 // maxZeroSizeCount bounds a count read from a snapshot beyond what the

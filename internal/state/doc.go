@@ -1,5 +1,5 @@
 // Package state holds keyed state (value, list, map, reducing),
-// processing-time timers and operator (non-keyed) list state, with
+// processing-time and event-time timers and operator (non-keyed) list state, with
 // snapshots that are cheap for the task and written asynchronously.
 //
 // Backend is what a keyed operator uses; two implement it. KeyedBackend,
@@ -21,6 +21,7 @@
 //	n, _ := count.Value()
 //	count.Update(n + 1)
 //	b.Timers().Register(now + 60_000) // fires for k in a minute
+//	b.EventTimers().Register(ts)      // fires for k once the watermark reaches ts
 //
 //	snap := b.Snapshot()              // at the barrier: O(states × key groups), no copying of entries
 //	go func() {
@@ -58,9 +59,12 @@
 //	payload = uvarint(#keys) (key state)*
 //
 // where a string is uvarint(len) bytes, keys and values use the codecs given
-// at registration, and timers are a section of kind timers with an empty
-// name whose keys are (key, uvarint-zigzag timestamp). Sections are sorted
-// by name, timers last. The format is canonical: entries are in the order
+// at registration, and timers are sections with an empty name (which no
+// state can have) whose keys are (key, uvarint-zigzag timestamp): one of
+// kind timers (5) for processing time, one of kind event timers (6) for
+// event time. Sections are sorted by name, then the processing-time
+// timers, then the event-time timers; a checkpoint written before event
+// time simply has no event-timer section and restores unchanged. The format is canonical: entries are in the order
 // of their encoded key prefixed with its uvarint length, compared as bytes
 // (ComparePrefixed), a map's entries likewise by encoded user key, and a
 // list keeps its order; so equal state gives equal bytes in every backend.
@@ -73,6 +77,37 @@
 // that is not registered yet are kept and decoded at registration; if the
 // state is never registered they are carried into later snapshots and named
 // by UnrestoredStates.
+//
+// # Timers
+//
+// A backend has two independent timer sets, Timers (processing time) and
+// EventTimers (event time), of the same type: one timer per (key,
+// timestamp), fired by PopDue(t) with the processing time or the
+// watermark, in timestamp order, then key group, then registration order.
+// A checkpoint holds no registration order: restored timers count as
+// registered in the order of their encoded keys, so a restore fires ties
+// deterministically. Both sets live in memory in both backends (see
+// package lsm's doc for why) and are snapshotted copy-on-write with the
+// key groups, so a rescale redistributes them like keyed state.
+//
+// # Time to live
+//
+// A state registered with WithTTL(TTLConfig) stores each value, list
+// element and map entry as (last-access timestamp, value); the timestamp
+// comes from the backend's TTL clock (SetTTLClock: processing time in
+// milliseconds, injected so that no backend reads the wall clock) and is
+// renewed on writes, or also on reads (UpdateOnReadAndWrite). Expired
+// values are never returned (unless ReturnExpiredIfNotCleanedUp, once) and
+// are removed when a read finds them, and full snapshots of both backends
+// leave them out (the heap backend as it writes blocks, the LSM backend as
+// it copies entries; both give the same bytes). The LSM backend also
+// sweeps its store incrementally (see package lsm). In the snapshot format
+// a TTL state's kind has the KindTTL flag (0x80) and each stamped value is
+// zigzag-varint(timestamp) then the value: restoring a TTL state from a
+// checkpoint without TTL, or the reverse, is an ErrStateMismatch naming
+// the state. The timestamps survive a restore, so a restored value expires
+// when it would have. The wrapper is in the typed layer (ttl.go), shared by
+// both backends; the stamped codec is what they store.
 //
 // Owns: keyed and operator state, timers, key-group snapshots and their
 // canonical format. Must not touch: tasks, the runtime or checkpoint

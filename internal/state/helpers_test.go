@@ -80,11 +80,12 @@ type model struct {
 	List   map[int][]string
 	Map    map[int]map[string]int
 	Sum    map[int]int64
-	Timers map[int][]int64 // sorted timestamps per key
+	Timers map[int][]int64 // processing time: sorted timestamps per key
+	Events map[int][]int64 // event time: sorted timestamps per key
 }
 
 func newModel() *model {
-	return &model{Val: map[int]int64{}, List: map[int][]string{}, Map: map[int]map[string]int{}, Sum: map[int]int64{}, Timers: map[int][]int64{}}
+	return &model{Val: map[int]int64{}, List: map[int][]string{}, Map: map[int]map[string]int{}, Sum: map[int]int64{}, Timers: map[int][]int64{}, Events: map[int][]int64{}}
 }
 
 func (m *model) clone() *model {
@@ -99,6 +100,9 @@ func (m *model) clone() *model {
 	}
 	for k, v := range m.Timers {
 		c.Timers[k] = slices.Clone(v)
+	}
+	for k, v := range m.Events {
+		c.Events[k] = slices.Clone(v)
 	}
 	return c
 }
@@ -125,21 +129,27 @@ func (f *fixture) dump(universe int) *model {
 			m.Sum[k] = v
 		}
 	}
-	for i := range f.b.timers.core.tab.groups {
-		for tk := range f.b.timers.core.tab.groups[i].m {
-			m.Timers[tk.key] = append(m.Timers[tk.key], tk.ts)
+	dumpTimers(m.Timers, f.b.timers)
+	dumpTimers(m.Events, f.b.events)
+	return m
+}
+
+// dumpTimers reads a timer set's registered timers into m.
+func dumpTimers[K comparable](m map[K][]int64, t *Timers[K]) {
+	for i := range t.core.tab.groups {
+		for tk := range t.core.tab.groups[i].m {
+			m[tk.key] = append(m[tk.key], tk.ts)
 		}
 	}
-	for _, ts := range m.Timers {
+	for _, ts := range m {
 		slices.Sort(ts)
 	}
-	return m
 }
 
 // restrict keeps the keys of m whose key group lies in r.
 func (m *model) restrict(f *fixture, r keygroup.Range) *model {
 	c := m.clone()
-	for _, mm := range []any{c.Val, c.List, c.Map, c.Sum, c.Timers} {
+	for _, mm := range []any{c.Val, c.List, c.Map, c.Sum, c.Timers, c.Events} {
 		switch mm := mm.(type) {
 		case map[int]int64:
 			maps.DeleteFunc(mm, func(k int, _ int64) bool { return !r.Contains(f.kg(k)) })
@@ -237,22 +247,32 @@ func (a applier) remove(k int, uk string) {
 		delete(a.m.Map, k)
 	}
 }
-func (a applier) clearMap(k int)        { a.f.set(k); a.f.mp.Clear(); delete(a.m.Map, k) }
-func (a applier) reduce(k int, v int64) { a.f.set(k); a.f.sum.Add(v); a.m.Sum[k] += v }
-func (a applier) clearSum(k int)        { a.f.set(k); a.f.sum.Clear(); delete(a.m.Sum, k) }
-func (a applier) timer(k int, ts int64) {
-	a.f.set(k)
-	a.f.b.Timers().Register(ts)
-	if !slices.Contains(a.m.Timers[k], ts) {
-		a.m.Timers[k] = append(a.m.Timers[k], ts)
-		slices.Sort(a.m.Timers[k])
+func (a applier) clearMap(k int)              { a.f.set(k); a.f.mp.Clear(); delete(a.m.Map, k) }
+func (a applier) reduce(k int, v int64)       { a.f.set(k); a.f.sum.Add(v); a.m.Sum[k] += v }
+func (a applier) clearSum(k int)              { a.f.set(k); a.f.sum.Clear(); delete(a.m.Sum, k) }
+func (a applier) timer(k int, ts int64)       { registerTimer(a.f, a.f.b.Timers(), a.m.Timers, k, ts) }
+func (a applier) deleteTimer(k int, ts int64) { deleteTimer(a.f, a.f.b.Timers(), a.m.Timers, k, ts) }
+func (a applier) eventTimer(k int, ts int64) {
+	registerTimer(a.f, a.f.b.EventTimers(), a.m.Events, k, ts)
+}
+func (a applier) deleteEventTimer(k int, ts int64) {
+	deleteTimer(a.f, a.f.b.EventTimers(), a.m.Events, k, ts)
+}
+
+func registerTimer(f *fixture, t *Timers[int], m map[int][]int64, k int, ts int64) {
+	f.set(k)
+	t.Register(ts)
+	if !slices.Contains(m[k], ts) {
+		m[k] = append(m[k], ts)
+		slices.Sort(m[k])
 	}
 }
-func (a applier) deleteTimer(k int, ts int64) {
-	a.f.set(k)
-	a.f.b.Timers().Delete(ts)
-	a.m.Timers[k] = slices.DeleteFunc(a.m.Timers[k], func(x int64) bool { return x == ts })
-	if len(a.m.Timers[k]) == 0 {
-		delete(a.m.Timers, k)
+
+func deleteTimer(f *fixture, t *Timers[int], m map[int][]int64, k int, ts int64) {
+	f.set(k)
+	t.Delete(ts)
+	m[k] = slices.DeleteFunc(m[k], func(x int64) bool { return x == ts })
+	if len(m[k]) == 0 {
+		delete(m, k)
 	}
 }

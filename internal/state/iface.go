@@ -27,8 +27,13 @@ type Backend[K comparable] interface {
 	CurrentKeyGroup() int
 	// KeyGroups returns the backend's key-group range.
 	KeyGroups() keygroup.Range
-	// Timers returns the backend's processing-time timers.
+	// Timers returns the backend's processing-time timers: PopDue is
+	// given the processing time.
 	Timers() *Timers[K]
+	// EventTimers returns the backend's event-time timers, a set
+	// independent of Timers with a snapshot section of its own: PopDue is
+	// given the watermark.
+	EventTimers() *Timers[K]
 	// Restore loads the blocks of the backend's own key groups from
 	// checkpoint files in the canonical format (see the package doc),
 	// before the operator registers its states. Streamed sources are read

@@ -34,6 +34,12 @@ func populate(a applier, n int) {
 			a.timer(k, int64(1000+k))
 			a.timer(k, 5000)
 		}
+		// Event-time timers: some keys have only them, some both sets
+		// at equal timestamps, which must stay apart.
+		if k%4 == 0 || k%6 == 3 {
+			a.eventTimer(k, int64(2000+k))
+			a.eventTimer(k, 5000)
+		}
 	}
 }
 
@@ -70,8 +76,8 @@ func TestRoundTripEveryKind(t *testing.T) {
 	}
 	g := restored(t, fullRange, src)
 	checkModel(t, "restored backend", g.dump(250), m)
-	if g.b.Timers().Len() != f.b.Timers().Len() {
-		t.Fatalf("restored %d timers, want %d", g.b.Timers().Len(), f.b.Timers().Len())
+	if g.b.Timers().Len() != f.b.Timers().Len() || g.b.EventTimers().Len() != f.b.EventTimers().Len() {
+		t.Fatalf("restored %d and %d event-time timers, want %d and %d", g.b.Timers().Len(), g.b.EventTimers().Len(), f.b.Timers().Len(), f.b.EventTimers().Len())
 	}
 }
 
@@ -102,6 +108,7 @@ func mutateEverything(a applier, n int) {
 			a.reduce(k, 100)
 			a.timer(k, 7)
 			a.deleteTimer(k, 5000)
+			a.eventTimer(k, 7)
 		case 1:
 			a.clearVal(k)
 			a.setList(k, "replaced", "list")
@@ -113,6 +120,7 @@ func mutateEverything(a applier, n int) {
 			a.clearMap(k)
 			a.addAll(k, "p", "q")
 			a.deleteTimer(k, int64(1000+k))
+			a.deleteEventTimer(k, 5000)
 		case 3:
 			a.setList(k)
 			a.update(k, 3)
@@ -125,6 +133,7 @@ func mutateEverything(a applier, n int) {
 		a.put(k, "n", 1)
 		a.reduce(k, 2)
 		a.timer(k, 9)
+		a.eventTimer(k, 10)
 	}
 }
 
@@ -195,7 +204,7 @@ func TestRandomOpsAgainstModel(t *testing.T) {
 			var open []pending
 			for step := range 3000 {
 				k := rng.IntN(60)
-				switch rng.IntN(14) {
+				switch rng.IntN(16) {
 				case 0:
 					a.update(k, rng.Int64N(1000))
 				case 1:
@@ -220,6 +229,10 @@ func TestRandomOpsAgainstModel(t *testing.T) {
 					a.timer(k, rng.Int64N(50))
 				case 11:
 					a.deleteTimer(k, rng.Int64N(50))
+				case 14:
+					a.eventTimer(k, rng.Int64N(50))
+				case 15:
+					a.deleteEventTimer(k, rng.Int64N(50))
 				case 12:
 					if rng.IntN(20) == 0 {
 						open = append(open, pending{f.b.Snapshot(), m.clone()})
@@ -327,6 +340,7 @@ func TestRescaleSplitAndMerge(t *testing.T) {
 				a.put(k, "s", i)
 				a.reduce(k, 3)
 				a.timer(k, int64(k))
+				a.eventTimer(k, int64(1000-k))
 			}
 		}
 		mergeInto(all, mi)
@@ -354,6 +368,9 @@ func mergeInto(dst, src *model) {
 	}
 	for k, v := range src.Timers {
 		dst.Timers[k] = v
+	}
+	for k, v := range src.Events {
+		dst.Events[k] = v
 	}
 }
 

@@ -3,6 +3,7 @@ package state
 import (
 	"encoding/binary"
 	"fmt"
+	"time"
 
 	"github.com/weirstream/weir/internal/codec"
 )
@@ -18,22 +19,42 @@ type listState[K comparable, V any] struct {
 // RegisterList returns the list state called name, creating it on first
 // use. Registering the same name again with the same types returns the same
 // state; another kind or type is an error wrapping ErrStateMismatch.
-func RegisterList[K comparable, V any](b Backend[K], name string, c codec.Codec[V]) (ListState[V], error) {
-	desc := fmt.Sprintf("%s of %T", KindList, *new(V))
+// With WithTTL among opts, each element expires on its own (see
+// TTLConfig).
+func RegisterList[K comparable, V any](b Backend[K], name string, c codec.Codec[V], opts ...RegisterOption) (ListState[V], error) {
+	o := options(opts)
+	if o.ttl == nil {
+		return registerList(b, name, c, KindList, fmt.Sprintf("%s of %T", KindList, *new(V)), 0)
+	}
+	t, err := newTTL(b, name, *o.ttl)
+	if err != nil {
+		return nil, err
+	}
+	inner, err := registerList(b, name, stampedCodec(c), KindList|KindTTL, fmt.Sprintf("%s of %T", KindList|KindTTL, *new(V)), o.ttl.TTL)
+	if err != nil {
+		return nil, err
+	}
+	if hs, ok := inner.(*listState[K, stamped[V]]); ok {
+		hs.prune = pruneList[V](t)
+	}
+	return &ttlList[V]{ttl: t, s: inner}, nil
+}
+
+func registerList[K comparable, V any](b Backend[K], name string, c codec.Codec[V], kind Kind, desc string, ttl time.Duration) (ListState[V], error) {
 	hb, err := heapOr(b, name)
 	if err != nil || hb == nil {
 		if err != nil {
 			return nil, err
 		}
 		return registerRaw[ListState[V]](b, StateSpec{
-			Name: name, Kind: KindList, Desc: desc, ValueLen: lenOf(c),
+			Name: name, Kind: kind, Desc: desc, ValueLen: lenOf(c), TTL: ttl,
 			Wrap: func(raw any) any { return &rawList[V]{name: name, raw: raw.(RawList), c: c} },
 		})
 	}
-	return registerHeapList(hb, name, desc, c)
+	return registerHeapList(hb, name, kind, desc, c)
 }
 
-func registerHeapList[K comparable, V any](b *KeyedBackend[K], name, desc string, c codec.Codec[V]) (ListState[V], error) {
+func registerHeapList[K comparable, V any](b *KeyedBackend[K], name string, kind Kind, desc string, c codec.Codec[V]) (ListState[V], error) {
 	if s, ok, err := lookup[*listState[K, V]](b, name, desc); ok || err != nil {
 		return s, err
 	}
@@ -60,7 +81,7 @@ func registerHeapList[K comparable, V any](b *KeyedBackend[K], name, desc string
 		}
 		return vs, n, nil
 	}
-	s := &listState[K, V]{b: b, core: newCore(b, name, KindList, desc, enc, dec)}
+	s := &listState[K, V]{b: b, core: newCore(b, name, kind, desc, enc, dec)}
 	if err := b.add(s); err != nil {
 		return nil, err
 	}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"iter"
 	"maps"
+	"time"
 
 	"github.com/weirstream/weir/internal/codec"
 )
@@ -25,22 +26,41 @@ type mapState[K comparable, UK comparable, UV any] struct {
 // kc and vc encode its user keys and values. Registering the same name again
 // with the same types returns the same state; another kind or type is an
 // error wrapping ErrStateMismatch.
-func RegisterMap[K comparable, UK comparable, UV any](b Backend[K], name string, kc codec.Codec[UK], vc codec.Codec[UV]) (MapState[UK, UV], error) {
-	desc := fmt.Sprintf("%s of %T to %T", KindMap, *new(UK), *new(UV))
+// With WithTTL among opts, each entry expires on its own (see TTLConfig).
+func RegisterMap[K comparable, UK comparable, UV any](b Backend[K], name string, kc codec.Codec[UK], vc codec.Codec[UV], opts ...RegisterOption) (MapState[UK, UV], error) {
+	o := options(opts)
+	if o.ttl == nil {
+		return registerMap(b, name, kc, vc, KindMap, fmt.Sprintf("%s of %T to %T", KindMap, *new(UK), *new(UV)), 0)
+	}
+	t, err := newTTL(b, name, *o.ttl)
+	if err != nil {
+		return nil, err
+	}
+	inner, err := registerMap(b, name, kc, stampedCodec(vc), KindMap|KindTTL, fmt.Sprintf("%s of %T to %T", KindMap|KindTTL, *new(UK), *new(UV)), o.ttl.TTL)
+	if err != nil {
+		return nil, err
+	}
+	if hs, ok := inner.(*mapState[K, UK, stamped[UV]]); ok {
+		hs.prune = pruneMap[UK, UV](t)
+	}
+	return &ttlMap[UK, UV]{ttl: t, s: inner}, nil
+}
+
+func registerMap[K comparable, UK comparable, UV any](b Backend[K], name string, kc codec.Codec[UK], vc codec.Codec[UV], kind Kind, desc string, ttl time.Duration) (MapState[UK, UV], error) {
 	hb, err := heapOr(b, name)
 	if err != nil || hb == nil {
 		if err != nil {
 			return nil, err
 		}
 		return registerRaw[MapState[UK, UV]](b, StateSpec{
-			Name: name, Kind: KindMap, Desc: desc, ValueLen: lenOf(vc), UserKeyLen: lenOf(kc),
+			Name: name, Kind: kind, Desc: desc, TTL: ttl, ValueLen: lenOf(vc), UserKeyLen: lenOf(kc),
 			Wrap: func(raw any) any { return &rawMap[UK, UV]{name: name, raw: raw.(RawMap), kc: kc, vc: vc} },
 		})
 	}
-	return registerHeapMap(hb, name, desc, kc, vc)
+	return registerHeapMap(hb, name, kind, desc, kc, vc)
 }
 
-func registerHeapMap[K comparable, UK comparable, UV any](b *KeyedBackend[K], name, desc string, kc codec.Codec[UK], vc codec.Codec[UV]) (MapState[UK, UV], error) {
+func registerHeapMap[K comparable, UK comparable, UV any](b *KeyedBackend[K], name string, kind Kind, desc string, kc codec.Codec[UK], vc codec.Codec[UV]) (MapState[UK, UV], error) {
 	if s, ok, err := lookup[*mapState[K, UK, UV]](b, name, desc); ok || err != nil {
 		return s, err
 	}
@@ -78,7 +98,7 @@ func registerHeapMap[K comparable, UK comparable, UV any](b *KeyedBackend[K], na
 		// Fresh map: no snapshot holds it, so the current epoch owns it.
 		return mapCell[UK, UV]{m: m, owner: b.cow.epoch}, n, nil
 	}
-	s := &mapState[K, UK, UV]{b: b, core: newCore(b, name, KindMap, desc, enc, dec)}
+	s := &mapState[K, UK, UV]{b: b, core: newCore(b, name, kind, desc, enc, dec)}
 	if err := b.add(s); err != nil {
 		return nil, err
 	}

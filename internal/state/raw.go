@@ -1,5 +1,7 @@
 package state
 
+import "time"
+
 // A byte-oriented backend (the LSM backend) stores encoded keys and values
 // and knows no Go types. It implements RawBackend: registration hands it a
 // StateSpec, it returns one raw handle per state (RawValue, RawList or
@@ -37,6 +39,11 @@ type StateSpec struct {
 	ValueLen func(src []byte) (int, error)
 	// UserKeyLen is ValueLen for the user keys of a KindMap state.
 	UserKeyLen func(src []byte) (int, error)
+	// TTL is the time to live of a state whose Kind has the KindTTL flag:
+	// each value (list element, map value) is then stored as
+	// zigzag-varint(last-access ms) then the value, and a full snapshot
+	// taken at TTL clock time now leaves out those with now-ts >= TTL.
+	TTL time.Duration
 }
 
 // RawValue is the raw handle of a value or reducing state. Every method

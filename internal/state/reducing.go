@@ -3,6 +3,7 @@ package state
 import (
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/weirstream/weir/internal/codec"
 )
@@ -17,31 +18,51 @@ type reducingState[K comparable, V any] struct {
 // first use with the given reduce function (which must be associative and
 // deterministic). Registering the same name again with the same types
 // returns the same state and keeps the first reduce function.
-func RegisterReducing[K comparable, V any](b Backend[K], name string, reduce func(a, b V) V, c codec.Codec[V]) (ReducingState[V], error) {
-	desc := fmt.Sprintf("%s of %T", KindReducing, *new(V))
+// With WithTTL among opts, the reduced value expires (see TTLConfig); an
+// Add to an expired value starts afresh.
+func RegisterReducing[K comparable, V any](b Backend[K], name string, reduce func(a, b V) V, c codec.Codec[V], opts ...RegisterOption) (ReducingState[V], error) {
 	if reduce == nil {
 		return nil, fmt.Errorf("register reducing state %q: %w", name, errors.New("nil reduce function: pass one"))
 	}
+	o := options(opts)
+	if o.ttl == nil {
+		return registerReducing(b, name, reduce, c, KindReducing, fmt.Sprintf("%s of %T", KindReducing, *new(V)), 0)
+	}
+	t, err := newTTL(b, name, *o.ttl)
+	if err != nil {
+		return nil, err
+	}
+	inner, err := registerReducing(b, name, ttlReducer(t, reduce), stampedCodec(c), KindReducing|KindTTL, fmt.Sprintf("%s of %T", KindReducing|KindTTL, *new(V)), o.ttl.TTL)
+	if err != nil {
+		return nil, err
+	}
+	if hs, ok := inner.(*reducingState[K, stamped[V]]); ok {
+		hs.prune = pruneStamped[V](t)
+	}
+	return &ttlReducing[V]{ttl: t, s: inner}, nil
+}
+
+func registerReducing[K comparable, V any](b Backend[K], name string, reduce func(a, b V) V, c codec.Codec[V], kind Kind, desc string, ttl time.Duration) (ReducingState[V], error) {
 	hb, err := heapOr(b, name)
 	if err != nil || hb == nil {
 		if err != nil {
 			return nil, err
 		}
 		return registerRaw[ReducingState[V]](b, StateSpec{
-			Name: name, Kind: KindReducing, Desc: desc, ValueLen: lenOf(c),
+			Name: name, Kind: kind, Desc: desc, TTL: ttl, ValueLen: lenOf(c),
 			Wrap: func(raw any) any {
 				return &rawReducing[V]{rawValue: rawValue[V]{name: name, raw: raw.(RawValue), c: c}, reduce: reduce}
 			},
 		})
 	}
-	return registerHeapReducing(hb, name, desc, reduce, c)
+	return registerHeapReducing(hb, name, kind, desc, reduce, c)
 }
 
-func registerHeapReducing[K comparable, V any](b *KeyedBackend[K], name, desc string, reduce func(a, b V) V, c codec.Codec[V]) (ReducingState[V], error) {
+func registerHeapReducing[K comparable, V any](b *KeyedBackend[K], name string, kind Kind, desc string, reduce func(a, b V) V, c codec.Codec[V]) (ReducingState[V], error) {
 	if s, ok, err := lookup[*reducingState[K, V]](b, name, desc); ok || err != nil {
 		return s, err
 	}
-	s := &reducingState[K, V]{b: b, reduce: reduce, core: newCore[K, V](b, name, KindReducing, desc, appendIgnoring(c), c.Decode)}
+	s := &reducingState[K, V]{b: b, reduce: reduce, core: newCore[K, V](b, name, kind, desc, appendIgnoring(c), c.Decode)}
 	if err := b.add(s); err != nil {
 		return nil, err
 	}

@@ -30,12 +30,16 @@ func (b *KeyedBackend[K]) Restore(ctx context.Context, sources []RestoreSource) 
 		return err
 	}
 	b.timers.rebuild()
+	b.events.rebuild()
 	return nil
 }
 
 func (b *KeyedBackend[K]) restoreSection(name string, k Kind, i int, payload []byte) error {
-	if k == KindTimers {
+	switch k {
+	case KindTimers:
 		return b.timers.core.restoreGroup(i, payload)
+	case KindEventTimers:
+		return b.events.core.restoreGroup(i, payload)
 	}
 	if st, ok := b.states[name]; ok {
 		if st.stateKind() != k {

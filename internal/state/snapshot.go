@@ -47,7 +47,11 @@ func (sec *heapSection) AppendGroup(dst []byte, kg int) ([]byte, bool, error) {
 		if sec.f.empty(i) {
 			return dst, false, nil
 		}
-		return sec.f.appendGroup(dst, i), true, nil
+		out, ok := sec.f.appendGroup(dst, i)
+		if !ok {
+			return dst, false, nil
+		}
+		return out, true, nil
 	}
 	if sec.raw[i] == nil {
 		return dst, false, nil
@@ -71,14 +75,20 @@ func (b *KeyedBackend[K]) Snapshot() KeyedSnapshot {
 	b.cow.epoch++
 	b.cow.live.Add(1)
 	s := &keyedSnapshot{kgs: b.kgs, cow: b.cow}
-	s.sections = make([]Section, 0, len(b.order)+len(b.pending)+1)
+	s.sections = make([]Section, 0, len(b.order)+len(b.pending)+2)
+	var now int64 // TTL states drop what expired by the snapshot's time
+	if b.ttlNow != nil {
+		now = b.ttlNow()
+	}
 	for _, st := range b.order {
-		s.sections = append(s.sections, &heapSection{name: st.stateName(), kind: st.stateKind(), kgs: b.kgs, f: st.freeze()})
+		s.sections = append(s.sections, &heapSection{name: st.stateName(), kind: st.stateKind(), kgs: b.kgs, f: st.freeze(now)})
 	}
 	for name, p := range b.pending {
 		s.sections = append(s.sections, &heapSection{name: name, kind: p.kind, kgs: b.kgs, raw: append([][]byte(nil), p.blocks...)})
 	}
-	s.sections = append(s.sections, &heapSection{kind: KindTimers, kgs: b.kgs, f: b.timers.core.freeze()})
+	for _, t := range []*Timers[K]{b.timers, b.events} {
+		s.sections = append(s.sections, &heapSection{kind: t.core.kind, kgs: b.kgs, f: t.core.freeze(0)})
+	}
 	SortSections(s.sections)
 	return s
 }

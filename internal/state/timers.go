@@ -1,8 +1,11 @@
 package state
 
 import (
+	"bytes"
+	"cmp"
 	"encoding/binary"
 	"fmt"
+	"slices"
 	"sync"
 
 	"github.com/weirstream/weir/internal/codec"
@@ -35,34 +38,67 @@ func (a *timerEntry[K]) less(b *timerEntry[K]) bool {
 	return a.seq < b.seq
 }
 
-// Timers are the processing-time timers of a keyed backend, one set per
-// (key, timestamp), snapshotted with the key groups like keyed state. Like
-// the backend, they are used only from the task goroutine. Both backends
-// keep them in memory: see the package doc for why.
+// TimeDomain tells a backend's two timer sets apart: processing-time
+// timers fire as the task's clock passes them, event-time timers as the
+// watermark does. The backend does not know either time: the caller passes
+// it to PopDue.
+type TimeDomain uint8
+
+const (
+	// ProcessingTime timers: PopDue(now) with the processing clock.
+	ProcessingTime TimeDomain = iota
+	// EventTime timers: PopDue(watermark).
+	EventTime
+)
+
+func (d TimeDomain) String() string {
+	if d == EventTime {
+		return "event time"
+	}
+	return "processing time"
+}
+
+// kind is the snapshot section kind of the domain's timers.
+func (d TimeDomain) kind() Kind {
+	if d == EventTime {
+		return KindEventTimers
+	}
+	return KindTimers
+}
+
+// Timers are one timer set of a keyed backend (its processing-time or its
+// event-time timers), one timer per (key, timestamp), snapshotted with the
+// key groups like keyed state. The two sets of a backend are independent:
+// each has its own queue and its own snapshot section. Like the backend,
+// they are used only from the task goroutine. Both backends keep them in
+// memory: see the package doc for why.
 type Timers[K comparable] struct {
-	kgs  keygroup.Range
-	core *core[timerKey[K], struct{}]
-	heap []timerEntry[K]
-	seq  uint64
-	n    int // registered timers; len(heap) minus n entries are stale
+	domain TimeDomain
+	kgs    keygroup.Range
+	core   *core[timerKey[K], uint64]
+	heap   []timerEntry[K]
+	seq    uint64
+	n      int // registered timers; len(heap) minus n entries are stale
 	// current returns the backend's current key and its key group;
 	// setCurrent makes a firing timer's key the current one.
 	current    func() (K, int)
 	setCurrent func(K, int)
 }
 
-// NewTimers returns empty timers for a backend other than the heap one:
-// current and setCurrent read and set that backend's current key and key
-// group. Their snapshots (SnapshotSection) copy on write like the heap
-// backend's state.
-func NewTimers[K comparable](keys codec.Codec[K], kgs keygroup.Range, current func() (K, int), setCurrent func(K, int)) *Timers[K] {
-	return newTimers(keys, kgs, &cow{}, current, setCurrent)
+// NewTimers returns an empty timer set of domain d for a backend other
+// than the heap one: current and setCurrent read and set that backend's
+// current key and key group. Their snapshots (SnapshotSection) copy on
+// write like the heap backend's state.
+func NewTimers[K comparable](keys codec.Codec[K], kgs keygroup.Range, d TimeDomain, current func() (K, int), setCurrent func(K, int)) *Timers[K] {
+	return newTimers(keys, kgs, d, &cow{}, current, setCurrent)
 }
 
-func newTimers[K comparable](keys codec.Codec[K], kgs keygroup.Range, c *cow, current func() (K, int), setCurrent func(K, int)) *Timers[K] {
-	tc := &core[timerKey[K], struct{}]{
-		name: "", kind: KindTimers, desc: KindTimers.String(),
-		tab: newTable[timerKey[K], struct{}](c, kgs.Len()),
+func newTimers[K comparable](keys codec.Codec[K], kgs keygroup.Range, d TimeDomain, c *cow, current func() (K, int), setCurrent func(K, int)) *Timers[K] {
+	// The table maps each registered timer to the sequence number of its
+	// queue entry; entries whose number differs are stale (see live).
+	tc := &core[timerKey[K], uint64]{
+		name: "", kind: d.kind(), desc: d.kind().String(),
+		tab: newTable[timerKey[K], uint64](c, kgs.Len()),
 		encK: func(dst []byte, t timerKey[K]) []byte {
 			return binary.AppendVarint(keys.Append(dst, t.key), t.ts)
 		},
@@ -77,10 +113,11 @@ func newTimers[K comparable](keys codec.Codec[K], kgs keygroup.Range, c *cow, cu
 			}
 			return timerKey[K]{key: k, ts: ts}, n + m, nil
 		},
-		encS: func(dst []byte, _ struct{}, _ *entrySorter) []byte { return dst },
-		decS: func([]byte) (struct{}, int, error) { return struct{}{}, 0, nil },
+		// The sequence number is not snapshotted: rebuild renumbers.
+		encS: func(dst []byte, _ uint64, _ *entrySorter) []byte { return dst },
+		decS: func([]byte) (uint64, int, error) { return 0, 0, nil },
 	}
-	return &Timers[K]{kgs: kgs, core: tc, current: current, setCurrent: setCurrent}
+	return &Timers[K]{domain: d, kgs: kgs, core: tc, current: current, setCurrent: setCurrent}
 }
 
 // SnapshotSection captures the timers for a snapshot of a backend other
@@ -92,7 +129,7 @@ func (t *Timers[K]) SnapshotSection() (sec Section, release func()) {
 	c.epoch++
 	c.live.Add(1)
 	var once sync.Once
-	sec = &heapSection{kind: KindTimers, kgs: t.kgs, f: t.core.freeze()}
+	sec = &heapSection{kind: t.domain.kind(), kgs: t.kgs, f: t.core.freeze(0)}
 	return sec, func() { once.Do(func() { c.live.Add(-1) }) }
 }
 
@@ -105,6 +142,9 @@ func (t *Timers[K]) RestoreGroup(kg int, payload []byte) error {
 // Rebuild recreates the timer queue after RestoreGroup calls.
 func (t *Timers[K]) Rebuild() { t.rebuild() }
 
+// Domain is the time domain of the set: which time PopDue is given.
+func (t *Timers[K]) Domain() TimeDomain { return t.domain }
+
 // Register adds a timer at ts (unix milliseconds) for the current key. A
 // timer already registered for the same key and timestamp is not duplicated.
 func (t *Timers[K]) Register(ts int64) {
@@ -114,9 +154,8 @@ func (t *Timers[K]) Register(ts int64) {
 	if _, ok := t.core.tab.get(i, tk); ok {
 		return
 	}
-	t.core.tab.mut(i)[tk] = struct{}{}
 	t.n++
-	t.push(timerEntry[K]{ts: ts, kg: kg, key: key})
+	t.core.tab.mut(i)[tk] = t.push(timerEntry[K]{ts: ts, kg: kg, key: key})
 }
 
 // Delete removes the current key's timer at ts, if registered.
@@ -129,10 +168,10 @@ func (t *Timers[K]) Delete(ts int64) {
 	}
 	t.core.tab.remove(i, tk)
 	t.n--
-	// Stale entries are dropped lazily; rebuild before they dominate, so
+	// Stale entries are dropped lazily; compact before they dominate, so
 	// register-and-delete churn keeps the heap bounded.
 	if len(t.heap) > 2*t.n+64 {
-		t.rebuild()
+		t.compact()
 	}
 }
 
@@ -152,6 +191,10 @@ func (t *Timers[K]) Next() (int64, bool) {
 
 // PopDue removes every timer with a timestamp at or before now and calls fn
 // for each, in timestamp order (ties: key group, then registration order).
+// now is the processing time for processing-time timers and the watermark
+// for event-time timers: a timer at ts fires once the watermark reaches ts.
+// A checkpoint holds no registration order: restored timers count as
+// registered in the order of their encoded keys (see rebuild).
 // Before each call it makes the timer's key the backend's current key, so
 // fn can use keyed state directly. fn may register and delete timers; one
 // it registers at or before now fires within this call, so a timer that
@@ -170,26 +213,66 @@ func (t *Timers[K]) PopDue(now int64, fn func(key K, kg int, ts int64)) {
 	}
 }
 
-// live reports whether e's timer is still registered.
+// live reports whether e's timer is still registered and e is its queue
+// entry (not one left by an earlier registration that was deleted).
 func (t *Timers[K]) live(e *timerEntry[K]) bool {
-	_, ok := t.core.tab.get(e.kg-t.kgs.Start, timerKey[K]{key: e.key, ts: e.ts})
-	return ok
+	seq, ok := t.core.tab.get(e.kg-t.kgs.Start, timerKey[K]{key: e.key, ts: e.ts})
+	return ok && seq == e.seq
 }
 
-// rebuild recreates the heap from the registered timers, dropping stale
-// entries; used after a restore and when stale entries pile up.
-func (t *Timers[K]) rebuild() {
-	t.heap = t.heap[:0]
-	t.n = 0
-	for i := range t.core.tab.groups {
-		for tk := range t.core.tab.groups[i].m {
-			t.push(timerEntry[K]{ts: tk.ts, kg: i + t.kgs.Start, key: tk.key})
-			t.n++
+// compact drops the stale entries of the queue, keeping the live ones and
+// their registration order.
+func (t *Timers[K]) compact() {
+	h := t.heap[:0]
+	for _, e := range t.heap {
+		if t.live(&e) {
+			h = append(h, e)
 		}
+	}
+	clear(t.heap[len(h):]) // drop the key references
+	t.heap = h
+	for i := len(h)/2 - 1; i >= 0; i-- {
+		t.down(i)
 	}
 }
 
-func (t *Timers[K]) push(e timerEntry[K]) {
+// rebuild recreates the queue from the registered timers after a restore.
+// A checkpoint does not hold registration order, so the restored timers
+// are numbered in a deterministic order instead: by timestamp, key group
+// and encoded key. Equal (timestamp, key group) timers restored from a
+// checkpoint thus fire in the order of their encoded keys, before any
+// registered after the restore.
+func (t *Timers[K]) rebuild() {
+	type ent struct {
+		e   timerEntry[K]
+		enc []byte
+	}
+	var all []ent
+	for i := range t.core.tab.groups {
+		for tk := range t.core.tab.groups[i].m {
+			all = append(all, ent{timerEntry[K]{ts: tk.ts, kg: i + t.kgs.Start, key: tk.key}, t.core.encK(nil, tk)})
+		}
+	}
+	slices.SortFunc(all, func(a, b ent) int {
+		if c := cmp.Compare(a.e.ts, b.e.ts); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(a.e.kg, b.e.kg); c != 0 {
+			return c
+		}
+		return bytes.Compare(a.enc, b.enc)
+	})
+	clear(t.heap)
+	t.heap = t.heap[:0]
+	t.n = len(all)
+	for _, a := range all {
+		tk := timerKey[K]{key: a.e.key, ts: a.e.ts}
+		t.core.tab.mut(a.e.kg - t.kgs.Start)[tk] = t.push(a.e)
+	}
+}
+
+// push adds e to the queue with the next sequence number, which it returns.
+func (t *Timers[K]) push(e timerEntry[K]) uint64 {
 	t.seq++
 	e.seq = t.seq
 	t.heap = append(t.heap, e)
@@ -202,6 +285,7 @@ func (t *Timers[K]) push(e timerEntry[K]) {
 		h[i], h[p] = h[p], h[i]
 		i = p
 	}
+	return e.seq
 }
 
 func (t *Timers[K]) pop() timerEntry[K] {
@@ -210,8 +294,15 @@ func (t *Timers[K]) pop() timerEntry[K] {
 	last := len(h) - 1
 	h[0] = h[last]
 	h[last] = timerEntry[K]{} // drop the key reference
-	h = h[:last]
-	for i := 0; ; {
+	t.heap = h[:last]
+	t.down(0)
+	return top
+}
+
+// down moves the entry at i down the heap to its place.
+func (t *Timers[K]) down(i int) {
+	h := t.heap
+	for {
 		l, r, m := 2*i+1, 2*i+2, i
 		if l < len(h) && h[l].less(&h[m]) {
 			m = l
@@ -225,6 +316,4 @@ func (t *Timers[K]) pop() timerEntry[K] {
 		h[i], h[m] = h[m], h[i]
 		i = m
 	}
-	t.heap = h
-	return top
 }

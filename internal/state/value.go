@@ -2,6 +2,7 @@ package state
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/weirstream/weir/internal/codec"
 )
@@ -15,26 +16,45 @@ type valueState[K comparable, V any] struct {
 // use. Registering the same name again with the same types returns the same
 // state; another kind or type is an error wrapping ErrStateMismatch.
 // Restored bytes waiting for the state are decoded now.
-func RegisterValue[K comparable, V any](b Backend[K], name string, c codec.Codec[V]) (ValueState[V], error) {
-	desc := fmt.Sprintf("%s of %T", KindValue, *new(V))
+// With WithTTL among opts, values expire (see TTLConfig).
+func RegisterValue[K comparable, V any](b Backend[K], name string, c codec.Codec[V], opts ...RegisterOption) (ValueState[V], error) {
+	o := options(opts)
+	if o.ttl == nil {
+		return registerValue(b, name, c, KindValue, fmt.Sprintf("%s of %T", KindValue, *new(V)), 0)
+	}
+	t, err := newTTL(b, name, *o.ttl)
+	if err != nil {
+		return nil, err
+	}
+	inner, err := registerValue(b, name, stampedCodec(c), KindValue|KindTTL, fmt.Sprintf("%s of %T", KindValue|KindTTL, *new(V)), o.ttl.TTL)
+	if err != nil {
+		return nil, err
+	}
+	if hs, ok := inner.(*valueState[K, stamped[V]]); ok {
+		hs.prune = pruneStamped[V](t)
+	}
+	return &ttlValue[V]{ttl: t, s: inner}, nil
+}
+
+func registerValue[K comparable, V any](b Backend[K], name string, c codec.Codec[V], kind Kind, desc string, ttl time.Duration) (ValueState[V], error) {
 	hb, err := heapOr(b, name)
 	if err != nil || hb == nil {
 		if err != nil {
 			return nil, err
 		}
 		return registerRaw[ValueState[V]](b, StateSpec{
-			Name: name, Kind: KindValue, Desc: desc, ValueLen: lenOf(c),
+			Name: name, Kind: kind, Desc: desc, ValueLen: lenOf(c), TTL: ttl,
 			Wrap: func(raw any) any { return &rawValue[V]{name: name, raw: raw.(RawValue), c: c} },
 		})
 	}
-	return registerHeapValue(hb, name, desc, c)
+	return registerHeapValue(hb, name, kind, desc, c)
 }
 
-func registerHeapValue[K comparable, V any](b *KeyedBackend[K], name, desc string, c codec.Codec[V]) (ValueState[V], error) {
+func registerHeapValue[K comparable, V any](b *KeyedBackend[K], name string, kind Kind, desc string, c codec.Codec[V]) (ValueState[V], error) {
 	if s, ok, err := lookup[*valueState[K, V]](b, name, desc); ok || err != nil {
 		return s, err
 	}
-	s := &valueState[K, V]{b: b, core: newCore[K, V](b, name, KindValue, desc, appendIgnoring(c), c.Decode)}
+	s := &valueState[K, V]{b: b, core: newCore[K, V](b, name, kind, desc, appendIgnoring(c), c.Decode)}
 	if err := b.add(s); err != nil {
 		return nil, err
 	}

@@ -42,7 +42,11 @@ type Backend[K comparable] struct {
 	states  map[string]*registration
 	nextSID uint16
 	pending map[string]*pendingState
-	timers  *state.Timers[K]
+	timers  *state.Timers[K] // processing time
+	events  *state.Timers[K] // event time
+
+	ttlNow  func() int64 // the TTL clock (SetTTLClock)
+	cleanup ttlCleanup   // the incremental sweep of TTL states (ttlcleanup.go)
 
 	err  error
 	live atomic.Int64 // unreleased snapshots
@@ -112,7 +116,8 @@ func Open[K comparable](keys codec.Codec[K], kgs keygroup.Range, maxParallelism 
 		os.RemoveAll(dir)
 		return nil, err
 	}
-	b.timers = state.NewTimers(keys, kgs, b.currentKey, b.SetCurrentKey)
+	b.timers = state.NewTimers(keys, kgs, state.ProcessingTime, b.currentKey, b.SetCurrentKey)
+	b.events = state.NewTimers(keys, kgs, state.EventTime, b.currentKey, b.SetCurrentKey)
 	b.SetCurrentKey(*new(K), kgs.Start)
 	return b, nil
 }
@@ -181,6 +186,9 @@ func (b *Backend[K]) SetCurrentKey(k K, kg int) {
 	b.key, b.kg = k, kg
 	b.kenc = b.keys.Append(b.kenc[:0], k)
 	b.cur = appendKey(b.cur[:0], kg, 0, b.kenc, nil)
+	if b.cleanup.ttl != nil {
+		b.tick()
+	}
 }
 
 func (b *Backend[K]) currentKey() (K, int) { return b.key, b.kg }
@@ -197,6 +205,26 @@ func (b *Backend[K]) KeyGroups() keygroup.Range { return b.kgs }
 // Timers returns the processing-time timers; they are kept in memory (see
 // the package doc).
 func (b *Backend[K]) Timers() *state.Timers[K] { return b.timers }
+
+// EventTimers returns the event-time timers, in memory like Timers and
+// snapshotted in a section of their own.
+func (b *Backend[K]) EventTimers() *state.Timers[K] { return b.events }
+
+// timerSections captures both timer sets for a snapshot; release releases
+// both captures.
+func (b *Backend[K]) timerSections() (secs [2]state.Section, release func()) {
+	var r [2]func()
+	secs[0], r[0] = b.timers.SnapshotSection()
+	secs[1], r[1] = b.events.SnapshotSection()
+	return secs, func() { r[0](); r[1]() }
+}
+
+// SetTTLClock gives the backend the clock of its TTL states (processing
+// time, unix milliseconds); see state.WithTTL. Set it before registering.
+func (b *Backend[K]) SetTTLClock(now func() int64) { b.ttlNow = now }
+
+// TTLClock returns the clock set by SetTTLClock, or nil.
+func (b *Backend[K]) TTLClock() func() int64 { return b.ttlNow }
 
 // Err returns the first error a state access met.
 func (b *Backend[K]) Err() error { return b.err }
@@ -259,7 +287,7 @@ func (b *Backend[K]) RegisterRaw(spec state.StateSpec) (any, error) {
 	} else {
 		b.nextSID++
 	}
-	switch spec.Kind {
+	switch spec.Kind.Base() {
 	case state.KindValue, state.KindReducing:
 		r.typed = spec.Wrap(&valueHandle[K]{b: b, sid: r.sid})
 	case state.KindList:
@@ -270,6 +298,7 @@ func (b *Backend[K]) RegisterRaw(spec state.StateSpec) (any, error) {
 		return nil, fmt.Errorf("register state %q: unknown kind %s", spec.Name, spec.Kind)
 	}
 	b.states[spec.Name] = r
+	b.cleanup.addTTLState(r.sid, spec)
 	return r.typed, nil
 }
 

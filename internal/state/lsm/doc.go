@@ -46,16 +46,33 @@
 //
 // # Timers
 //
-// Timers stay in memory, in the same copy-on-write structure as the heap
-// backend's (state.Timers), and are snapshotted in the canonical format.
+// Both timer sets, processing time (Timers) and event time (EventTimers),
+// stay in memory, in the same copy-on-write structure as the heap
+// backend's (state.Timers), and are snapshotted in the canonical format,
+// each in its own section. An incremental checkpoint writes both into its
+// one canonical timers file; a file written before event time holds only
+// the processing-time section and restores with no event-time timers.
 // A timer queue needs the earliest timer after every batch; in memory that
 // is a heap peek, in the store a seek over a second, time-ordered index
-// kept in step with the per-key entries. Processing-time timers are far
+// kept in step with the per-key entries. Timers are far
 // fewer than state entries in the jobs weir serves (one or a few per active
 // key), so their memory is small next to the state the store moves off the
 // heap. Jobs with more timers than memory would need them in the store; the
 // key layout leaves room for that (a time-ordered range per key group under
 // a reserved state id).
+//
+// # Time to live
+//
+// TTL states (state.WithTTL) store each value, list element and map value
+// with a zigzag-varint last-access timestamp in front. Reads remove the
+// expired values they find and canonical snapshots skip them by reading
+// that varint. Pebble v2.1 has no compaction filter, so keys that are never
+// read again are removed by an incremental sweep (ttlcleanup.go): every
+// 1024 records a bounded step examines the next 64 store keys from a
+// cursor that wraps around, deletes expired values and map entries and
+// rewrites lists without their expired elements. Incremental checkpoints
+// upload the store's files as they are, expired values included until the
+// sweep or a read removed them.
 //
 // # Memory and files
 //

@@ -168,10 +168,16 @@ func heapMaker(t testing.TB, kgs keygroup.Range, _ ...func(*Options)) *fixture {
 	return newHeap(t, kgs)
 }
 
-// firedTimers pops every timer due at now, as (key, ts) pairs in order.
-func firedTimers(f *fixture, now int64) [][2]int64 {
+// firedTimers pops every processing-time timer due at now, as (key, ts)
+// pairs in order.
+func firedTimers(f *fixture, now int64) [][2]int64 { return firedSet(f, f.b.Timers(), now) }
+
+// firedEvents pops every event-time timer due at watermark now.
+func firedEvents(f *fixture, now int64) [][2]int64 { return firedSet(f, f.b.EventTimers(), now) }
+
+func firedSet(f *fixture, tm *state.Timers[int], now int64) [][2]int64 {
 	var out [][2]int64
-	f.b.Timers().PopDue(now, func(k int, _ int, ts int64) {
+	tm.PopDue(now, func(k int, _ int, ts int64) {
 		if f.b.CurrentKey() != k {
 			panic("PopDue did not set the current key")
 		}

@@ -86,7 +86,7 @@ type IncrementalSnapshot[K comparable] struct {
 	id            checkpoint.ID
 	dir           string
 	states        []checkpoint.StoreState
-	timers        state.Section
+	timers        [2]state.Section // processing time, event time
 	releaseTimers func()
 	once          sync.Once
 }
@@ -111,7 +111,7 @@ func (b *Backend[K]) IncrementalSnapshot(id checkpoint.ID) (*IncrementalSnapshot
 		s.states = append(s.states, checkpoint.StoreState{Name: name, Kind: uint8(r.spec.Kind), ID: r.sid})
 	}
 	slices.SortFunc(s.states, func(a, c checkpoint.StoreState) int { return strings.Compare(a.Name, c.Name) })
-	s.timers, s.releaseTimers = b.timers.SnapshotSection()
+	s.timers, s.releaseTimers = b.timerSections()
 	b.live.Add(1)
 	return s, nil
 }
@@ -165,11 +165,13 @@ func (s *IncrementalSnapshot[K]) Write(ctx context.Context, w IncrementalWriter,
 		h.FullSize += ref.Size
 		h.Shared = append(h.Shared, ref)
 	}
-	if s.timers != nil {
+	// Both timer sets go into one canonical file, each in its own
+	// section; a file written before event time holds only the first.
+	if s.timers[0] != nil {
 		var offsets []checkpoint.KeyGroupOffset
 		f, err := w.WriteFile(ctx, prefix+"-timers", func(wr io.Writer) error {
 			var err error
-			offsets, err = state.WriteBlocks(wr, b.kgs, []state.Section{s.timers})
+			offsets, err = state.WriteBlocks(wr, b.kgs, s.timers[:])
 			return err
 		})
 		if err != nil {

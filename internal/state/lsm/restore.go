@@ -22,8 +22,8 @@ const loadBatchSize = 8 << 20
 // checkpoint files, written by either backend and by any number of old
 // subtasks. Files are streamed a block at a time (state.ForEachBlock) and
 // written into the store through small batches (loader.limit), so a restore
-// holds neither a file nor the state in Go memory. Timers are restored at
-// once. Entries of the canonical format carry no lengths, so splitting a
+// holds neither a file nor the state in Go memory. Both timer sets are
+// restored at once. Entries of the canonical format carry no lengths, so splitting a
 // state's payload needs its codecs: the payloads of states not registered
 // yet are staged in the store (stage.go) and decoded when the state is
 // registered. After an error the backend holds part of the checkpoint and
@@ -33,8 +33,11 @@ func (b *Backend[K]) Restore(ctx context.Context, sources []state.RestoreSource)
 	defer l.close()
 	err := state.ForEachBlock(ctx, sources, b.kgs, func(kg int, blk []byte) error {
 		return state.ParseBlock(kg, blk, func(name string, k state.Kind, payload []byte) error {
-			if k == state.KindTimers {
+			switch k {
+			case state.KindTimers:
 				return b.timers.RestoreGroup(kg, payload)
+			case state.KindEventTimers:
+				return b.events.RestoreGroup(kg, payload)
 			}
 			if r, ok := b.states[name]; ok {
 				if r.spec.Kind != k {
@@ -57,6 +60,7 @@ func (b *Backend[K]) Restore(ctx context.Context, sources []state.RestoreSource)
 		err = l.flush()
 	}
 	b.timers.Rebuild()
+	b.events.Rebuild()
 	return err
 }
 
@@ -111,7 +115,7 @@ func (l *loader[K]) group(r *registration, kg int, payload []byte) error {
 		}
 		l.key = appendKey(l.key[:0], kg, r.sid, src[:kn], nil)
 		src = src[kn:]
-		switch spec.Kind {
+		switch spec.Kind.Base() {
 		case state.KindValue, state.KindReducing:
 			var v []byte
 			if v, src, err = split(spec.ValueLen, src, "value"); err != nil {

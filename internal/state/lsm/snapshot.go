@@ -11,6 +11,7 @@ import (
 	"github.com/cockroachdb/pebble/v2"
 
 	"github.com/weirstream/weir/internal/checkpoint"
+	"github.com/weirstream/weir/internal/codec"
 	"github.com/weirstream/weir/internal/keygroup"
 	"github.com/weirstream/weir/internal/state"
 )
@@ -34,15 +35,23 @@ type snapshot[K comparable] struct {
 func (b *Backend[K]) Snapshot() state.KeyedSnapshot {
 	b.live.Add(1)
 	s := &snapshot[K]{b: b, snap: b.db.NewSnapshot(), kgs: b.kgs}
+	var now int64 // TTL states leave out what expired by now
+	if b.ttlNow != nil {
+		now = b.ttlNow()
+	}
 	for name, r := range b.states {
-		s.sections = append(s.sections, &storeSection[K]{s: s, name: name, kind: r.spec.Kind, sid: r.sid})
+		sec := &storeSection[K]{s: s, name: name, kind: r.spec.Kind, sid: r.sid}
+		if r.spec.Kind.HasTTL() {
+			sec.ttl, sec.now = r.spec.TTL.Milliseconds(), now
+		}
+		s.sections = append(s.sections, sec)
 	}
 	for name, p := range b.pending {
 		s.sections = append(s.sections, &pendingSection{snap: s.snap, name: name, kind: p.kind})
 	}
-	var timers state.Section
-	timers, s.releaseTimers = b.timers.SnapshotSection()
-	s.sections = append(s.sections, timers)
+	timers, release := b.timerSections()
+	s.releaseTimers = release
+	s.sections = append(s.sections, timers[:]...)
 	state.SortSections(s.sections)
 	return s
 }
@@ -83,6 +92,22 @@ type storeSection[K comparable] struct {
 	prefix     []byte
 	body, ents []byte
 	lastKey    []byte
+	// ttl (ms) is set for TTL states: entries stamped at ts with
+	// now-ts >= ttl are left out (snapshot cleanup).
+	ttl, now int64
+}
+
+// expired reports whether the stamped value v (zigzag-varint ts first)
+// expired by the snapshot's time; false for states without TTL.
+func (sec *storeSection[K]) expired(v []byte) (bool, error) {
+	if sec.ttl == 0 {
+		return false, nil
+	}
+	ts, n := binary.Varint(v)
+	if n <= 0 {
+		return false, fmt.Errorf("TTL timestamp: bad varint: %w", codec.ErrCorrupt)
+	}
+	return sec.now-ts >= sec.ttl, nil
 }
 
 func (sec *storeSection[K]) SectionName() string     { return sec.name }
@@ -92,7 +117,7 @@ func (sec *storeSection[K]) AppendGroup(dst []byte, kg int) ([]byte, bool, error
 	it := sec.s.it
 	sec.prefix = appendStatePrefix(sec.prefix[:0], kg, sec.sid)
 	sec.body = sec.body[:0]
-	count, entries := 0, 0
+	count, entries, started := 0, 0, false
 	for valid := it.SeekGE(sec.prefix); valid && bytes.HasPrefix(it.Key(), sec.prefix); valid = it.Next() {
 		sk, err := parseKey(it.Key())
 		if err != nil {
@@ -105,73 +130,103 @@ func (sec *storeSection[K]) AppendGroup(dst []byte, kg int) ([]byte, bool, error
 		if err != nil {
 			return nil, false, err
 		}
-		switch sec.kind {
+		switch sec.kind.Base() {
 		case state.KindValue, state.KindReducing:
-			sec.body = append(append(sec.body, sk.key...), v...)
-			count++
-		case state.KindList:
-			if sec.body, err = appendList(sec.body, sk.key, v); err != nil {
+			exp, err := sec.expired(v)
+			if err != nil {
 				return nil, false, err
 			}
-			count++
+			if !exp {
+				sec.body = append(append(sec.body, sk.key...), v...)
+				count++
+			}
+		case state.KindList:
+			var n int
+			if sec.body, n, err = sec.appendList(sec.body, sk.key, v); err != nil {
+				return nil, false, err
+			}
+			if n > 0 {
+				count++
+			}
 		case state.KindMap:
 			uk, err := userKey(sk.suffix)
 			if err != nil {
 				return nil, false, err
 			}
-			if count == 0 || !bytes.Equal(sk.key, sec.lastKey) {
-				sec.flushMap(entries)
+			if !started || !bytes.Equal(sk.key, sec.lastKey) {
+				count += sec.flushMap(entries)
 				sec.lastKey = append(sec.lastKey[:0], sk.key...)
-				count++
+				started = true
 				entries = 0
 			}
-			sec.ents = append(append(sec.ents, uk...), v...)
-			entries++
+			exp, err := sec.expired(v)
+			if err != nil {
+				return nil, false, err
+			}
+			if !exp {
+				sec.ents = append(append(sec.ents, uk...), v...)
+				entries++
+			}
 		}
 	}
 	if err := it.Error(); err != nil {
 		return nil, false, err
 	}
+	if sec.kind.Base() == state.KindMap {
+		count += sec.flushMap(entries)
+	}
 	if count == 0 {
 		return dst, false, nil
-	}
-	if sec.kind == state.KindMap {
-		sec.flushMap(entries)
 	}
 	dst = binary.AppendUvarint(dst, uint64(count))
 	return append(dst, sec.body...), true, nil
 }
 
-// flushMap appends the previous key's map (key, entry count, entries).
-func (sec *storeSection[K]) flushMap(entries int) {
+// flushMap appends the previous key's map (key, entry count, entries), if
+// it has entries, and returns how many keys it appended (0 or 1).
+func (sec *storeSection[K]) flushMap(entries int) int {
 	if entries == 0 {
-		return
+		sec.ents = sec.ents[:0]
+		return 0
 	}
 	sec.body = append(sec.body, sec.lastKey...)
 	sec.body = binary.AppendUvarint(sec.body, uint64(entries))
 	sec.body = append(sec.body, sec.ents...)
 	sec.ents = sec.ents[:0]
+	return 1
 }
 
 // appendList appends a list in the canonical form (key, element count,
-// elements) from its frames.
-func appendList(dst, key, frames []byte) ([]byte, error) {
-	n := 0
-	for r := frames; len(r) > 0; n++ {
-		_, rest, err := state.NextFrame(r)
+// elements) from its frames, leaving out expired elements of a TTL state;
+// n is the number of elements appended, and nothing is appended if 0.
+func (sec *storeSection[K]) appendList(dst, key, frames []byte) (_ []byte, n int, err error) {
+	for r := frames; len(r) > 0; {
+		e, rest, err := state.NextFrame(r)
 		if err != nil {
-			return nil, err
+			return nil, 0, err
+		}
+		exp, err := sec.expired(e)
+		if err != nil {
+			return nil, 0, err
+		}
+		if !exp {
+			n++
 		}
 		r = rest
+	}
+	if n == 0 {
+		return dst, 0, nil
 	}
 	dst = append(dst, key...)
 	dst = binary.AppendUvarint(dst, uint64(n))
 	for r := frames; len(r) > 0; {
 		e, rest, _ := state.NextFrame(r)
-		dst = append(dst, e...)
+		if exp, _ := sec.expired(e); !exp {
+			dst = append(dst, e...)
+		}
 		r = rest
 	}
-	return dst, nil
+	return dst, n, nil
 }
 
 // pendingSection carries the restored payloads of a state that was never
