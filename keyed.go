@@ -258,7 +258,7 @@ func (o *processOp[K, T, U]) Open(ctx context.Context, oc *runtime.OperatorConte
 		}
 	}
 	o.kctx = KeyedContext[K]{RuntimeContext: *newRuntimeContext(oc), backend: o.backend, timers: o.backend.Timers(),
-		events: shimEventTimers(o.backend, o.hash, o.maxP, o.kgs), clock: &o.clock, ts: NoTimestamp}
+		events: o.backend.EventTimers(), clock: &o.clock, ts: NoTimestamp}
 	if err := o.clock.open(o.kctx.ops); err != nil {
 		return err
 	}
