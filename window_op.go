@@ -83,7 +83,11 @@ func (f *windowFunc[K, T, ACC, R]) Open(_ context.Context, kc *KeyedContext[K]) 
 }
 
 func (f *windowFunc[K, T, ACC, R]) loadSet() error {
-	b, _ := f.sets.Value()
+	b, ok := f.sets.Value()
+	if !ok {
+		f.set.Reset()
+		return nil
+	}
 	if err := f.set.Decode(b); err != nil {
 		return fmt.Errorf("window operator %q: the merging windows of a key: %w", f.name, err)
 	}

@@ -23,6 +23,7 @@ func run(t *testing.T, o windows.Options, p int, extra ...string) (lines, late [
 		config.CheckpointsDir, filepath.Join(t.TempDir(), "state"),
 		config.CheckpointingInterval, "50ms",
 		config.BatchSize, "128",
+		config.RestartStrategyType, config.RestartNone,
 	}, extra...)
 	for i := 0; i < len(kvs); i += 2 {
 		if err := cfg.Set(kvs[i], kvs[i+1]); err != nil {
