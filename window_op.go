@@ -320,4 +320,3 @@ func (f *windowFunc[K, T, ACC, R]) appendDue(due []dueWindow, t window.Timer, w,
 	}
 	return due
 }
-

@@ -134,8 +134,8 @@ func keyedJob(t *testing.T, maxp int, change func(nodes []*Node)) *JobGraph {
 	t.Helper()
 	key := func(checkpoint.TaskID) uint32 { return 0 }
 	nodes := []*Node{
-		{Name: "src", UID: "src", Parallelism: 2, OutType: reflect.TypeFor[int64]().String()},
-		{Name: "map", UID: "map", Parallelism: 2, OutType: reflect.TypeFor[checkpoint.TaskID]().String(),
+		{Name: "src", UID: "src", Parallelism: 2, OutputFactories: OutputFactories{OutType: reflect.TypeFor[int64]().String()}},
+		{Name: "map", UID: "map", Parallelism: 2, OutputFactories: OutputFactories{OutType: reflect.TypeFor[checkpoint.TaskID]().String()},
 			Inputs: []Edge{{From: 0, Partition: Forward}}},
 		{Name: "sum", UID: "sum", Parallelism: 3, OutType: reflect.TypeFor[map[string]int]().String(),
 			Inputs: []Edge{{From: 1, Partition: Hash, KeyHash: key}}},

@@ -2,9 +2,9 @@ package runtime
 
 import (
 	"context"
-	"sync/atomic"
 	"io"
 	"log/slog"
+	"sync/atomic"
 	"time"
 
 	"github.com/weirstream/weir/internal/checkpoint"
