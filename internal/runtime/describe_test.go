@@ -137,7 +137,7 @@ func keyedJob(t *testing.T, maxp int, change func(nodes []*Node)) *JobGraph {
 		{Name: "src", UID: "src", Parallelism: 2, OutputFactories: OutputFactories{OutType: reflect.TypeFor[int64]().String()}},
 		{Name: "map", UID: "map", Parallelism: 2, OutputFactories: OutputFactories{OutType: reflect.TypeFor[checkpoint.TaskID]().String()},
 			Inputs: []Edge{{From: 0, Partition: Forward}}},
-		{Name: "sum", UID: "sum", Parallelism: 3, OutType: reflect.TypeFor[map[string]int]().String(),
+		{Name: "sum", UID: "sum", Parallelism: 3, OutputFactories: OutputFactories{OutType: reflect.TypeFor[map[string]int]().String()},
 			Inputs: []Edge{{From: 1, Partition: Hash, KeyHash: key}}},
 		{Name: "sink", UID: "sink", Parallelism: 3,
 			Inputs: []Edge{{From: 2, Partition: Rebalance}}},
