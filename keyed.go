@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"math"
 	"time"
 
 	"github.com/weirstream/weir/internal/checkpoint"
@@ -441,4 +442,19 @@ func newKeyedBackend[K comparable](kc codec.Codec[K], oc *runtime.OperatorContex
 // keyedFileName names an operator subtask's keyed state file.
 func keyedFileName(uid string, subtask int) string {
 	return checkpoint.SubtaskFileName(uid, subtask, "keyed")
+}
+
+// endOfInputFunc is implemented by functions that fire their
+// processing-time timers when a bounded input ends (processing-time
+// windows: a window still open at the end of the input fires with what it
+// holds instead of being dropped with the job).
+type endOfInputFunc interface{ firesProcessingTimersAtEnd() bool }
+
+// EndInput fires, for a function that asks for it, every processing-time
+// timer still registered.
+func (o *processOp[K, T, U]) EndInput(ctx context.Context) error {
+	if f, ok := o.fn.(endOfInputFunc); ok && f.firesProcessingTimersAtEnd() {
+		return o.fire(ctx, o.kctx.timers, math.MaxInt64, ProcessingTime)
+	}
+	return nil
 }

@@ -320,3 +320,10 @@ func (f *windowFunc[K, T, ACC, R]) appendDue(due []dueWindow, t window.Timer, w,
 	}
 	return due
 }
+
+// firesProcessingTimersAtEnd: processing-time windows fire at the end of a
+// bounded input with what they hold (Flink drops them; weir loses nothing
+// silently). Event-time windows fire through MaxWatermark.
+func (f *windowFunc[K, T, ACC, R]) firesProcessingTimersAtEnd() bool {
+	return !f.rules.Assigner().IsEventTime() && f.rules.Trigger().Kind() != window.CountTrigger
+}
