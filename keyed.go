@@ -128,25 +128,33 @@ func (kc *KeyedContext[K]) TimeDomain() TimeDomain { return kc.domain }
 // (interfaces, channels, functions, unexported fields) are an error. The
 // same holds for the values of every other state, and for record types
 // that cross between processes.
-func GetValueState[V any, K comparable](kc *KeyedContext[K], name string) (ValueState[V], error) {
+func GetValueState[V any, K comparable](kc *KeyedContext[K], name string, opts ...StateOption) (ValueState[V], error) {
 	c, err := codec.For[V]()
 	if err != nil {
 		return nil, fmt.Errorf("value state %q: %w", name, err)
 	}
-	return state.RegisterValue(kc.backend, name, c)
+	reg, err := stateOpts(name, opts)
+	if err != nil {
+		return nil, err
+	}
+	return state.RegisterValue(kc.backend, name, c, reg...)
 }
 
 // GetListState registers (or returns) the list state name.
-func GetListState[V any, K comparable](kc *KeyedContext[K], name string) (ListState[V], error) {
+func GetListState[V any, K comparable](kc *KeyedContext[K], name string, opts ...StateOption) (ListState[V], error) {
 	c, err := codec.For[V]()
 	if err != nil {
 		return nil, fmt.Errorf("list state %q: %w", name, err)
 	}
-	return state.RegisterList(kc.backend, name, c)
+	reg, err := stateOpts(name, opts)
+	if err != nil {
+		return nil, err
+	}
+	return state.RegisterList(kc.backend, name, c, reg...)
 }
 
 // GetMapState registers (or returns) the map state name.
-func GetMapState[UK comparable, UV any, K comparable](kc *KeyedContext[K], name string) (MapState[UK, UV], error) {
+func GetMapState[UK comparable, UV any, K comparable](kc *KeyedContext[K], name string, opts ...StateOption) (MapState[UK, UV], error) {
 	kcd, err := codec.For[UK]()
 	if err != nil {
 		return nil, fmt.Errorf("map state %q keys: %w", name, err)
@@ -155,16 +163,24 @@ func GetMapState[UK comparable, UV any, K comparable](kc *KeyedContext[K], name 
 	if err != nil {
 		return nil, fmt.Errorf("map state %q values: %w", name, err)
 	}
-	return state.RegisterMap(kc.backend, name, kcd, vc)
+	reg, err := stateOpts(name, opts)
+	if err != nil {
+		return nil, err
+	}
+	return state.RegisterMap(kc.backend, name, kcd, vc, reg...)
 }
 
 // GetReducingState registers (or returns) the reducing state name.
-func GetReducingState[V any, K comparable](kc *KeyedContext[K], name string, reduce func(a, b V) V) (ReducingState[V], error) {
+func GetReducingState[V any, K comparable](kc *KeyedContext[K], name string, reduce func(a, b V) V, opts ...StateOption) (ReducingState[V], error) {
 	c, err := codec.For[V]()
 	if err != nil {
 		return nil, fmt.Errorf("reducing state %q: %w", name, err)
 	}
-	return state.RegisterReducing(kc.backend, name, reduce, c)
+	reg, err := stateOpts(name, opts)
+	if err != nil {
+		return nil, err
+	}
+	return state.RegisterReducing(kc.backend, name, reduce, c, reg...)
 }
 
 // Process applies a KeyedProcessFunction to a keyed stream. newFn is called
@@ -250,6 +266,10 @@ func (o *processOp[K, T, U]) Open(ctx context.Context, oc *runtime.OperatorConte
 	}
 	o.heap, _ = o.backend.(*state.KeyedBackend[K])
 	o.lsm, _ = o.backend.(*lsm.Backend[K])
+	if c, ok := o.backend.(ttlClocked); ok {
+		now := oc.Now
+		c.SetTTLClock(func() int64 { return now().UnixMilli() })
+	}
 	if oc.Restored != nil {
 		if err := o.restoreIncremental(ctx, oc); err != nil {
 			return err
