@@ -27,6 +27,7 @@ var pureCores = []string{
 	"internal/restart",
 	"internal/jobmaster",
 	"internal/watermark",
+	"internal/window",
 }
 
 // pureStd are the standard packages a pure core may import: values,
@@ -51,7 +52,7 @@ var clockCalls = []string{"Now", "Since", "Until", "Sleep", "After", "AfterFunc"
 var (
 	lowerLayers = []string{
 		"internal/checkpoint", "internal/codec", "internal/config", "internal/failover",
-		"internal/faults", "internal/jobmaster", "internal/watermark", "internal/heartbeat", "internal/keygroup", "internal/network",
+		"internal/faults", "internal/jobmaster", "internal/watermark", "internal/window", "internal/heartbeat", "internal/keygroup", "internal/network",
 		"internal/restart", "internal/state", "internal/twophase", "internal/vfs",
 	}
 	// lowerExempt are tools that live under a lower layer's folder but sit

@@ -111,7 +111,7 @@ func Options() []Option {
 		{Key: BufferTimeout, Default: "100 ms", Kind: KindDuration,
 			Description: "Longest time a partly filled output batch waits before it is sent (tasks also send it as soon as they go idle); 0 sends after every batch a task processes."},
 		{Key: AutoWatermarkInterval, Default: "200 ms", Kind: KindDuration,
-			Description: "How often sources and timestamp assigners emit their periodic watermarks (WatermarkStrategy generators); 0 turns periodic emission off, leaving the watermarks generators emit per event."},
+			Description: "How often sources and timestamp assigners emit their periodic watermarks (WatermarkStrategy generators); 0 emits after every batch instead."},
 		{Key: LocalTaskManagers, Default: "1", Kind: KindInt, Validate: intBetween(1, 64),
 			FallbackKeys: []string{"local.number-taskmanager"},
 			Description:  "Local mode: TaskManagers run in the process. Above 1 each gets its own data plane on 127.0.0.1 and subtask i runs on TaskManager i mod N, so records between them cross loopback TCP serialized, as in a cluster (for tests and measurements)."},
