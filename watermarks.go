@@ -343,6 +343,12 @@ type SplitReader[T any] interface {
 	// split. Finished says the split ends with this call: it no longer
 	// holds event time back.
 	ReadSplit(ctx context.Context, dst []T, max int) ([]T, Split, error)
+	// Splits lists the ids of the splits the subtask reads now, read from
+	// yet or not. It is called after Open and at every periodic
+	// watermark emission: a split holds event time back from the moment it
+	// is listed, so records of a split that was slow to deliver its first
+	// batch are not late. A split no longer listed is finished.
+	Splits() []string
 }
 
 // Split names the split of a ReadSplit call.
@@ -379,12 +385,40 @@ func (o *wmSourceOp[T]) Open(ctx context.Context, oc *runtime.OperatorContext) e
 		return err
 	}
 	o.splits, _ = o.src.(SplitReader[T])
-	return o.gen.open(o.rc, oc.AutoWatermarkInterval)
+	if err := o.gen.open(o.rc, oc.AutoWatermarkInterval); err != nil {
+		return err
+	}
+	o.syncSplits()
+	return nil
+}
+
+// syncSplits adds the splits the source lists and finishes those it no
+// longer does.
+func (o *wmSourceOp[T]) syncSplits() {
+	if o.splits == nil {
+		return
+	}
+	ids := o.splits.Splits()
+	for _, id := range ids {
+		o.gen.split(id)
+	}
+	if len(o.gen.known) > len(ids) {
+		listed := make(map[string]bool, len(ids))
+		for _, id := range ids {
+			listed[id] = true
+		}
+		for id := range o.gen.known {
+			if !listed[id] {
+				o.gen.finish(id)
+			}
+		}
+	}
 }
 
 func (o *wmSourceOp[T]) SetWatermarkOutput(out runtime.WatermarkOutput) { o.gen.out = out }
 
 func (o *wmSourceOp[T]) OnPeriodicEmit(ctx context.Context, now time.Time) error {
+	o.syncSplits()
 	return o.gen.tick(ctx, now)
 }
 
@@ -412,7 +446,7 @@ func (o *wmSourceOp[T]) Emit(ctx context.Context) (int, error) {
 		o.gen.finish(split.ID)
 	}
 	if o.gen.perRec {
-		if terr := o.gen.tick(ctx, o.oc.Now()); terr != nil {
+		if terr := o.OnPeriodicEmit(ctx, o.oc.Now()); terr != nil {
 			return 0, terr
 		}
 	}

@@ -19,7 +19,8 @@ type job struct {
 	interval    string
 	plan        *faults.Plan
 	restartNone bool
-	ctx         context.Context // nil: never cancelled
+	ctx         context.Context   // nil: never cancelled
+	extra       map[string]string // more configuration keys
 }
 
 func newJob(t *testing.T, p int) *job {
@@ -39,7 +40,7 @@ type outcome struct {
 // run builds the pipeline with build on a fresh Env and executes it.
 func (j *job) run(t *testing.T, build func(env *weir.Env)) outcome {
 	t.Helper()
-	env := weir.NewEnv(weir.WithConfig(testutil.FaultConfig(t, j.parallelism, j.stateDir, j.interval, j.restartNone, nil)))
+	env := weir.NewEnv(weir.WithConfig(testutil.FaultConfig(t, j.parallelism, j.stateDir, j.interval, j.restartNone, j.extra)))
 	// Later runs restore this run's checkpoints even when it finished.
 	testutil.KeepFinishedCheckpoints(env)
 	o := outcome{env: env}

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"maps"
 	"slices"
+	"strconv"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -49,6 +50,7 @@ type partState struct {
 	next int64
 	end  int64 // bounded mode: stop at this offset
 	done bool
+	id   string // the partition as a split id (ReadSplit)
 }
 
 type source[T any] struct {
@@ -73,6 +75,10 @@ type source[T any] struct {
 	disc        *discoverer // nil: discovery off
 	commits     *committer  // nil: no commits to a group
 	snaps       snapshotLog // checkpoint id → offsets, for commits
+	// pend holds records polled but not yet handed out by ReadSplit,
+	// which returns one partition's run at a time. Their offsets are not
+	// in parts yet, so a snapshot taken meanwhile resumes before them.
+	pend []*kgo.Record
 }
 
 func (s *source[T]) Open(ctx context.Context, rc *weir.RuntimeContext) (err error) {
@@ -182,7 +188,7 @@ func (s *source[T]) resolveStart(ctx context.Context, parts []int32) (map[int32]
 // add makes the subtask read partitions from the given offsets.
 func (s *source[T]) add(start map[int32]int64) {
 	for p, next := range start {
-		s.parts[p] = &partState{next: next}
+		s.parts[p] = &partState{next: next, id: strconv.Itoa(int(p))}
 		s.order = append(s.order, p)
 	}
 	slices.Sort(s.order)
@@ -278,32 +284,12 @@ func (s *source[T]) Read(ctx context.Context, dst []T, max int) ([]T, error) {
 		}
 	}
 	if s.cl == nil {
-		// No partition to read, and unbounded: wait a little so the task
-		// loop does not spin.
-		if s.idle == nil {
-			s.idle = time.NewTimer(s.o.poll)
-		} else {
-			s.idle.Reset(s.o.poll)
-		}
-		select {
-		case <-s.idle.C:
-		case <-ctx.Done():
-			return dst, ctx.Err()
-		}
-		return dst, nil
+		return dst, s.waitIdle(ctx)
 	}
-	// Bounded by the poll interval so that Read returns to the task loop
-	// (barriers, timers) while the topic is quiet.
-	pctx, cancel := context.WithTimeout(ctx, s.o.poll)
-	fetches := s.cl.PollRecords(pctx, max)
-	cancel()
-	for _, fe := range fetches.Errors() {
-		if errors.Is(fe.Err, context.DeadlineExceeded) || errors.Is(fe.Err, context.Canceled) {
-			continue
-		}
-		return dst, fmt.Errorf("kafka source %q: fetch topic %q partition %d: %w", s.uid, fe.Topic, fe.Partition, fe.Err)
+	fetches, err := s.poll(ctx, max)
+	if err != nil {
+		return dst, err
 	}
-	var err error
 	fetches.EachRecord(func(r *kgo.Record) {
 		if err != nil {
 			return
@@ -311,6 +297,99 @@ func (s *source[T]) Read(ctx context.Context, dst []T, max int) ([]T, error) {
 		dst, err = s.record(dst, r)
 	})
 	return dst, err
+}
+
+// waitIdle waits a poll interval, for a subtask without a partition to
+// read (unbounded), so that the task loop does not spin.
+func (s *source[T]) waitIdle(ctx context.Context) error {
+	if s.idle == nil {
+		s.idle = time.NewTimer(s.o.poll)
+	} else {
+		s.idle.Reset(s.o.poll)
+	}
+	select {
+	case <-s.idle.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// poll fetches up to max records, bounded by the poll interval so that a
+// read returns to the task loop (barriers, timers) while the topic is
+// quiet.
+func (s *source[T]) poll(ctx context.Context, max int) (kgo.Fetches, error) {
+	pctx, cancel := context.WithTimeout(ctx, s.o.poll)
+	fetches := s.cl.PollRecords(pctx, max)
+	cancel()
+	for _, fe := range fetches.Errors() {
+		if errors.Is(fe.Err, context.DeadlineExceeded) || errors.Is(fe.Err, context.Canceled) {
+			continue
+		}
+		return fetches, fmt.Errorf("kafka source %q: fetch topic %q partition %d: %w", s.uid, fe.Topic, fe.Partition, fe.Err)
+	}
+	return fetches, nil
+}
+
+// Splits lists the partitions the subtask reads and has not finished, as
+// split ids (weir.SplitReader).
+func (s *source[T]) Splits() []string {
+	ids := make([]string, 0, len(s.order))
+	for _, p := range s.order {
+		if ps := s.parts[p]; !ps.done {
+			ids = append(ids, ps.id)
+		}
+	}
+	return ids
+}
+
+// ReadSplit reads like Read but hands out one partition's records per
+// call (weir.SplitReader), so that weir.FromSourceWithWatermarks
+// generates watermarks per partition: a partition that lags holds the
+// subtask's event time back instead of making its records late. The
+// split id is the partition number; a bounded partition's last call says
+// Finished.
+func (s *source[T]) ReadSplit(ctx context.Context, dst []T, max int) ([]T, weir.Split, error) {
+	if len(s.pend) == 0 {
+		if s.o.bounded && s.remaining == 0 {
+			return dst, weir.Split{}, io.EOF
+		}
+		if s.disc != nil {
+			if d, ok := s.disc.poll(s.o.now(), s.known); ok {
+				if err := s.takeDiscovery(d); err != nil {
+					return dst, weir.Split{}, err
+				}
+			}
+		}
+		if s.cl == nil {
+			return dst, weir.Split{}, s.waitIdle(ctx)
+		}
+		fetches, err := s.poll(ctx, max)
+		if err != nil {
+			return dst, weir.Split{}, err
+		}
+		fetches.EachRecord(func(r *kgo.Record) { s.pend = append(s.pend, r) })
+		if len(s.pend) == 0 {
+			return dst, weir.Split{}, nil
+		}
+	}
+	p := s.pend[0].Partition
+	n := 0
+	var err error
+	for n < len(s.pend) && s.pend[n].Partition == p && len(dst) < max && err == nil {
+		dst, err = s.record(dst, s.pend[n])
+		s.pend[n] = nil
+		n++
+	}
+	s.pend = s.pend[n:]
+	if len(s.pend) == 0 {
+		s.pend = s.pend[:0:0]
+	}
+	split := weir.Split{}
+	if ps := s.parts[p]; ps != nil {
+		split = weir.Split{ID: ps.id, Finished: ps.done}
+	}
+	return dst, split, err
 }
 
 // record handles one fetched record: it advances the partition's position
