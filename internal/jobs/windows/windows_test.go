@@ -11,11 +11,19 @@ import (
 	"github.com/weirstream/weir"
 	"github.com/weirstream/weir/connectors/file"
 	"github.com/weirstream/weir/internal/config"
+	"github.com/weirstream/weir/internal/hooks"
 	"github.com/weirstream/weir/internal/jobs/windows"
+	"github.com/weirstream/weir/internal/runtime"
 	"github.com/weirstream/weir/internal/testutil"
 )
 
 func run(t *testing.T, o windows.Options, p int, extra ...string) (lines, late []string) {
+	lines, late, _ = runStatus(t, o, p, extra...)
+	return lines, late
+}
+
+// runStatus is run, also returning the job's status.
+func runStatus(t *testing.T, o windows.Options, p int, extra ...string) (lines, late []string, st *runtime.JobStatus) {
 	t.Helper()
 	cfg := weir.NewConfig()
 	kvs := append([]string{
@@ -46,7 +54,7 @@ func run(t *testing.T, o windows.Options, p int, extra ...string) (lines, late [
 	if late, err = file.ReadCommitted(filepath.Join(o.Out, "late")); err != nil {
 		t.Fatal(err)
 	}
-	return lines, late
+	return lines, late, hooks.Plan(env).Status
 }
 
 func TestWindowsExact(t *testing.T) {
@@ -69,5 +77,21 @@ func TestWindowsExact(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// TestWindowsAcrossTaskManagers: timestamps and watermarks cross
+// TaskManagers over TCP (two local TaskManagers, so every shuffle channel
+// between them is remote) and the windows still fire exactly.
+func TestWindowsAcrossTaskManagers(t *testing.T) {
+	spec, _ := windows.ParseSpec("slide:400,100")
+	o := windows.Options{Events: 20000, Keys: 40, Window: spec, Spacing: 1, MaxDisorder: 150, OutOfOrderness: -1}
+	o.Defaults()
+	lines, late, st := runStatus(t, o, 2, config.LocalTaskManagers, "2")
+	if err := windows.Verify(o, lines, late); err != nil {
+		t.Fatal(err)
+	}
+	if st.RemoteBytesSent.Load() == 0 {
+		t.Fatal("no record crossed TCP: the test did not exercise remote channels")
 	}
 }
