@@ -83,7 +83,17 @@ type KeyedStateHandle struct {
 type ChannelStateHandle struct {
 	File     StateFile           `json:"file"`
 	Channels []InputChannelState `json:"channels"`
+	// BatchFormat is the encoding of the recorded batches:
+	// ChannelBatchTimed (records, then their event timestamps when the
+	// batch has them). 0 is the format before event time, which this
+	// build cannot decode.
+	BatchFormat int `json:"batchFormat,omitempty"`
 }
+
+// ChannelBatchTimed is the batch format of channel state since event
+// time: a uvarint of count<<1 | timed, the records, and for a timed batch
+// the timestamps as zigzag deltas.
+const ChannelBatchTimed = 2
 
 // InputChannelState locates the recorded records of one input channel: the
 // channel from producer subtask Producer of the vertex whose head operator

@@ -257,7 +257,7 @@ func (r *channelRecorder) finish(ctx context.Context) error {
 			return err
 		}
 	}
-	h := &checkpoint.ChannelStateHandle{}
+	h := &checkpoint.ChannelStateHandle{BatchFormat: checkpoint.ChannelBatchTimed}
 	for ch, segs := range r.segs {
 		if len(segs) == 0 {
 			continue

@@ -17,6 +17,7 @@ func unalignedCheckpoint(aggP int) *restorePoint {
 			Input: 0, ProducerUID: "src", ProducerParallelism: 2, Producer: 1,
 			Segments: []checkpoint.Segment{{Offset: 9, Length: 91}}, Records: 7,
 		}},
+		BatchFormat: checkpoint.ChannelBatchTimed,
 	}
 	return &restorePoint{path: "chk-3", md: &checkpoint.Metadata{ID: 3, Operators: []checkpoint.OperatorState{
 		{UID: "src", Parallelism: 2, MaxParallelism: 128},
@@ -67,6 +68,13 @@ func TestCheckChannelState(t *testing.T) {
 	rp.md.Operators[1].Subtasks[0].State.UID = "post"
 	if err := rp.checkChannelState(jg); err == nil || !strings.Contains(err.Error(), `operator uid "post", which is no longer the first operator of a task`) {
 		t.Errorf("channel state of a chained operator: %v", err)
+	}
+	// Channel state from before event time encodes batches without the
+	// timed flag: refused, naming the ways out.
+	old := unalignedCheckpoint(2)
+	old.md.Operators[1].Subtasks[0].State.Channels.BatchFormat = 0
+	if err := old.checkChannelState(build(2, 2, "src")); err == nil || !strings.Contains(err.Error(), "batch format 0, written by a weir before event time") || !strings.Contains(err.Error(), "savepoint") {
+		t.Errorf("old batch format: %v", err)
 	}
 	var none *restorePoint
 	if err := none.checkChannelState(jg); err != nil {

@@ -85,6 +85,9 @@ func (rp *restorePoint) checkChannelState(jg *JobGraph) error {
 			if h == nil || len(h.Channels) == 0 {
 				continue
 			}
+			if h.BatchFormat != checkpoint.ChannelBatchTimed {
+				return fmt.Errorf("checkpoint %s holds in-flight records (unaligned checkpoint) in batch format %d, written by a weir before event time; this build reads format %d: restore it with the weir that wrote it, or restore from a savepoint or an aligned checkpoint", rp.path, h.BatchFormat, checkpoint.ChannelBatchTimed)
+			}
 			v := heads[op.UID]
 			if v == nil {
 				return fmt.Errorf("checkpoint %s holds in-flight records (unaligned checkpoint) of operator uid %q, which is no longer the first operator of a task in this job; in-flight records cannot be redistributed: %s", rp.path, op.UID, fix)
