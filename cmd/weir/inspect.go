@@ -31,7 +31,8 @@ func newInspectCmd() *cobra.Command {
 _metadata file — like a restore would (metadata checksum, every state
 file's size and CRC32C) and reports, per operator and subtask, the
 key-group range, the keyed state file, the keyed states with their entry
-counts and sizes, timers, the operator list states (source positions,
+counts and sizes (states with a time to live marked "with TTL"),
+processing-time and event-time timers, the operator list states (source positions,
 pending two-phase-commit transactions) and, for an unaligned checkpoint,
 the channel state (in-flight records per input channel), then totals.
 
