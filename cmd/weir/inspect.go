@@ -31,7 +31,8 @@ func newInspectCmd() *cobra.Command {
 _metadata file — like a restore would (metadata checksum, every state
 file's size and CRC32C) and reports, per operator and subtask, the
 key-group range, the keyed state file, the keyed states with their entry
-counts and sizes, timers, the operator list states (source positions,
+counts and sizes (states with a time to live marked "with TTL"),
+processing-time and event-time timers, the operator list states (source positions,
 pending two-phase-commit transactions) and, for an unaligned checkpoint,
 the channel state (in-flight records per input channel), then totals.
 
@@ -134,10 +135,11 @@ func printReport(w io.Writer, r *inspect.Report) error {
 		p.f("  %s: %s, crc32c 0x%08x, used by %s\n", f.File, bytesStr(f.Size), f.CRC32C, strings.Join(refs, ", "))
 	}
 	t := r.Totals
-	p.f("\ntotals: %s, %s; %s (%s) with %s; %s\n", plural(int64(t.Operators), "operator"), plural(int64(t.Subtasks), "subtask"),
-		plural(int64(t.KeyedFiles), "keyed state file"), bytesStr(t.KeyedBytes), plural(int64(t.KeyGroups), "key-group block"), plural(t.Timers, "timer"))
+	p.f("\ntotals: %s, %s; %s (%s) with %s; %s, %s\n", plural(int64(t.Operators), "operator"), plural(int64(t.Subtasks), "subtask"),
+		plural(int64(t.KeyedFiles), "keyed state file"), bytesStr(t.KeyedBytes), plural(int64(t.KeyGroups), "key-group block"),
+		plural(t.Timers, "processing-time timer"), plural(t.EventTimers, "event-time timer"))
 	for _, st := range t.KeyedStates {
-		p.f("  %s keyed %s state %q: %s, %s in %s\n", st.Operator, st.Kind, st.Name, plural(st.Entries, "key"), bytesStr(st.Bytes), plural(int64(st.KeyGroups), "key group"))
+		p.f("  %s keyed %s state%s %q: %s, %s in %s\n", st.Operator, st.Kind, ttlStr(st.TTL), st.Name, plural(st.Entries, "key"), bytesStr(st.Bytes), plural(int64(st.KeyGroups), "key group"))
 	}
 	for _, ls := range t.OperatorStates {
 		p.f("  %s %s %q: %s, %s\n", ls.Operator, listKind(ls.Union), ls.Name, plural(int64(ls.Elements), "element"), bytesStr(ls.Bytes))
@@ -156,9 +158,18 @@ func printKeyed(p *printer, k *inspect.Keyed) {
 	}
 	p.f("    keyed file %s: %s, crc32c 0x%08x\n", k.File, bytesStr(k.Size), k.CRC32C)
 	for _, st := range k.States {
-		p.f("    keyed %s state %q: %s, %s in %s\n", st.Kind, st.Name, plural(st.Entries, "key"), bytesStr(st.Bytes), plural(int64(st.KeyGroups), "key group"))
+		p.f("    keyed %s state%s %q: %s, %s in %s\n", st.Kind, ttlStr(st.TTL), st.Name, plural(st.Entries, "key"), bytesStr(st.Bytes), plural(int64(st.KeyGroups), "key group"))
 	}
 	p.f("    timers: %d (%s)\n", k.Timers, bytesStr(k.TimerBytes))
+	p.f("    event-time timers: %d (%s)\n", k.EventTimers, bytesStr(k.EventTimerBytes))
+}
+
+// ttlStr marks a state with a time to live.
+func ttlStr(ttl bool) string {
+	if ttl {
+		return " with TTL"
+	}
+	return ""
 }
 
 // printIncremental prints a subtask's LSM store (incremental checkpoint).
@@ -166,13 +177,13 @@ func printIncremental(p *printer, inc *inspect.Incremental) {
 	p.f("    lsm store %s: key groups [%d,%d); assigned [%d,%d)\n", inc.StoreID, inc.KeyGroups.Start, inc.KeyGroups.End, inc.Assigned.Start, inc.Assigned.End)
 	p.f("    %s, %s uploaded by this checkpoint; %s (%s)\n", bytesStr(inc.FullSize), bytesStr(inc.UploadedSize), plural(int64(inc.SharedFiles), "shared file"), bytesStr(inc.SharedBytes))
 	for _, st := range inc.States {
-		p.f("    keyed %s state %q (id %d)\n", st.Kind, st.Name, st.ID)
+		p.f("    keyed %s state%s %q (id %d)\n", st.Kind, ttlStr(st.TTL), st.Name, st.ID)
 	}
 	for _, f := range inc.Private {
 		p.f("    private file %s (%s): %s, crc32c 0x%08x\n", f.File, f.Local, bytesStr(f.Size), f.CRC32C)
 	}
 	if inc.TimersFile != "" {
-		p.f("    timers file %s: %s, %s\n", inc.TimersFile, bytesStr(inc.TimersSize), plural(inc.Timers, "timer"))
+		p.f("    timers file %s: %s, %s, %s\n", inc.TimersFile, bytesStr(inc.TimersSize), plural(inc.Timers, "processing-time timer"), plural(inc.EventTimers, "event-time timer"))
 	}
 }
 

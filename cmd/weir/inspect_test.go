@@ -184,3 +184,38 @@ func TestPrintReportChannelState(t *testing.T) {
 		t.Errorf("subtask 1 has channel state, yet is printed without state:\n%s", out)
 	}
 }
+
+// TestPrintReportEventTime pins the text form of TTL states and the two
+// timer sets: per subtask, in an LSM store's timers file, and summed.
+func TestPrintReportEventTime(t *testing.T) {
+	k := &inspect.Keyed{File: "chk-2/win-0.keyed", Size: 90, Assigned: inspect.Range{Start: 0, End: 128}, Blocks: 1, Covered: &inspect.Range{Start: 3, End: 4},
+		States: []inspect.KeyedState{{Name: "last", Kind: "value", TTL: true, Entries: 2, Bytes: 20, KeyGroups: 1}, {Name: "n", Kind: "value", Entries: 1, Bytes: 5, KeyGroups: 1}},
+		Timers: 1, TimerBytes: 4, EventTimers: 6, EventTimerBytes: 30}
+	inc := &inspect.Incremental{StoreID: "s1", KeyGroups: inspect.Range{Start: 0, End: 128}, Assigned: inspect.Range{Start: 0, End: 128},
+		States: []inspect.StoreState{{Name: "buf", Kind: "list", TTL: true, ID: 1}}, Private: []inspect.PrivateFile{},
+		TimersFile: "chk-2/win-1.timers", TimersSize: 40, EventTimers: 3}
+	r := &inspect.Report{
+		Path: "/s/job/chk-2", Job: "job", ID: 2, Kind: "periodic", Timestamp: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC),
+		Operators:   []inspect.Operator{{UID: "win", Parallelism: 2, MaxParallelism: 128, Subtasks: []inspect.Subtask{{Index: 0, Keyed: k}, {Index: 1, Incremental: inc}}}},
+		SharedFiles: []inspect.SharedFile{},
+		Totals: inspect.Totals{Operators: 1, Subtasks: 2, KeyedFiles: 1, KeyedBytes: 90, KeyGroups: 1, Timers: 1, EventTimers: 9,
+			KeyedStates: []inspect.OperatorKeyedState{{Operator: "win", KeyedState: k.States[0]}}},
+	}
+	var b strings.Builder
+	if err := printReport(&b, r); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	for _, l := range []string{
+		`    keyed value state with TTL "last": 2 keys, 20 bytes in 1 key group`,
+		`    keyed value state "n": 1 key, 5 bytes in 1 key group`,
+		"    timers: 1 (4 bytes)",
+		"    event-time timers: 6 (30 bytes)",
+		`    keyed list state with TTL "buf" (id 1)`,
+		"    timers file chk-2/win-1.timers: 40 bytes, 0 processing-time timers, 3 event-time timers",
+		"totals: 1 operator, 2 subtasks; 1 keyed state file (90 bytes) with 1 key-group block; 1 processing-time timer, 9 event-time timers",
+		`  win keyed value state with TTL "last": 2 keys, 20 bytes in 1 key group`,
+	} {
+		wantLine(t, out, l)
+	}
+}

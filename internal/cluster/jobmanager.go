@@ -18,6 +18,7 @@ import (
 	"github.com/weirstream/weir/internal/cluster/pb"
 	"github.com/weirstream/weir/internal/config"
 	"github.com/weirstream/weir/internal/runtime"
+	"github.com/weirstream/weir/internal/watermark"
 )
 
 // jobManager is the JobMaster layer of a JobManager process: it builds
@@ -380,6 +381,15 @@ func (j *managedJob) ended() time.Time {
 	}
 }
 
+// reportedWatermark is a heartbeat's watermark; one an older TaskManager
+// did not send is no watermark yet.
+func reportedWatermark(wm *int64) int64 {
+	if wm == nil {
+		return watermark.MinWatermark
+	}
+	return *wm
+}
+
 // reports merges the job's task counters from the TaskManagers' latest
 // heartbeats.
 func (m *jobManager) reports(job string, j *managedJob) []runtime.TaskStats {
@@ -394,6 +404,8 @@ func (m *jobManager) reports(job string, j *managedJob) []runtime.TaskStats {
 				Vertex: e.Task.Vertex, Subtask: e.Task.Subtask, Name: j.names[e.Task.Vertex],
 				RecordsIn: r.GetRecordsIn(), RecordsOut: r.GetRecordsOut(), BackPressured: r.GetBackPressured(),
 				AlignmentTime: time.Duration(r.GetAlignmentTimeNanos()), CreditsAvailable: int(r.GetCreditsAvailable()),
+				InputWatermark: reportedWatermark(r.InputWatermark), OutputWatermark: reportedWatermark(r.OutputWatermark),
+				LateRecordsDropped: r.GetLateRecordsDropped(),
 			})
 		}
 	}

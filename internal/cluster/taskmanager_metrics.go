@@ -88,6 +88,10 @@ var (
 	descBackPres = prometheus.NewDesc("weir_taskmanager_job_task_isBackPressured", "1 if the task waited for output credit since the last sample.", taskLabels, nil)
 	descAlign    = prometheus.NewDesc("weir_taskmanager_job_task_checkpointAlignmentTime", "Nanoseconds the task's latest checkpoint alignment took, first barrier to last.", taskLabels, nil)
 	descCredits  = prometheus.NewDesc("weir_taskmanager_job_task_creditsAvailable", "Credits the task's output channels hold now.", taskLabels, nil)
+	descInWM     = prometheus.NewDesc("weir_taskmanager_job_task_"+metrics.NameInputWatermark, metrics.HelpInputWatermark, taskLabels, nil)
+	descOutWM    = prometheus.NewDesc("weir_taskmanager_job_task_"+metrics.NameOutputWatermark, metrics.HelpOutputWatermark, taskLabels, nil)
+	descWMLag    = prometheus.NewDesc("weir_taskmanager_job_task_"+metrics.NameWatermarkLag, metrics.HelpWatermarkLag, taskLabels, nil)
+	descLate     = prometheus.NewDesc("weir_taskmanager_job_task_"+metrics.NameLateRecordsDropped, metrics.HelpLateRecordsDropped, taskLabels, nil)
 )
 
 // taskCollector reads the handler's task reports at each scrape.
@@ -99,9 +103,14 @@ func (c taskCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- descBackPres
 	ch <- descAlign
 	ch <- descCredits
+	ch <- descInWM
+	ch <- descOutWM
+	ch <- descWMLag
+	ch <- descLate
 }
 
 func (c taskCollector) Collect(ch chan<- prometheus.Metric) {
+	now := time.Now()
 	for _, r := range c.h.Reports() {
 		e := r.GetExec()
 		l := []string{r.GetJob(), strconv.Itoa(int(e.GetVertex())), strconv.Itoa(int(e.GetSubtask()))}
@@ -114,6 +123,13 @@ func (c taskCollector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(descBackPres, prometheus.GaugeValue, bp, l...)
 		ch <- prometheus.MustNewConstMetric(descAlign, prometheus.GaugeValue, float64(r.GetAlignmentTimeNanos()), l...)
 		ch <- prometheus.MustNewConstMetric(descCredits, prometheus.GaugeValue, float64(r.GetCreditsAvailable()), l...)
+		in, out := reportedWatermark(r.InputWatermark), reportedWatermark(r.OutputWatermark)
+		ch <- prometheus.MustNewConstMetric(descInWM, prometheus.GaugeValue, metrics.WatermarkValue(in), l...)
+		ch <- prometheus.MustNewConstMetric(descOutWM, prometheus.GaugeValue, metrics.WatermarkValue(out), l...)
+		if lag, ok := metrics.WatermarkLag(now, out); ok {
+			ch <- prometheus.MustNewConstMetric(descWMLag, prometheus.GaugeValue, lag, l...)
+		}
+		ch <- prometheus.MustNewConstMetric(descLate, prometheus.CounterValue, float64(r.GetLateRecordsDropped()), l...)
 	}
 }
 

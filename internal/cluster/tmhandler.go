@@ -87,6 +87,9 @@ func (h *executorHandler) Reports() []*pb.TaskReport {
 				BackPressured:      st.BackPressured,
 				AlignmentTimeNanos: st.AlignmentTime.Nanoseconds(),
 				CreditsAvailable:   int64(st.CreditsAvailable),
+				InputWatermark:     &st.InputWatermark,
+				OutputWatermark:    &st.OutputWatermark,
+				LateRecordsDropped: st.LateRecordsDropped,
 			})
 		}
 	}

@@ -22,6 +22,12 @@
 // task_id (the job vertex), task_name and subtask_index, Flink's label
 // names.
 //
+// Event time adds per task currentInputWatermark and
+// currentOutputWatermark (Flink's Long.MIN_VALUE before the first
+// watermark, as a double), watermarkLag (the scrape's clock minus the
+// output watermark, left out while it means nothing) and
+// numLateRecordsDropped; see watermark.go.
+//
 // Owns: metric names, labels and rates. Must not touch: the job; it only
 // reads runtime.JobStatus snapshots and never blocks the JobMaster or a
 // task.

@@ -136,6 +136,12 @@ func (j *Job) Collect(ch chan<- prometheus.Metric) {
 		gauge(j.d.backPressured, bp, labels...)
 		gauge(j.d.alignmentTime, float64(t.AlignmentTime.Nanoseconds()), labels...)
 		gauge(j.d.creditsAvailable, float64(t.CreditsAvailable), labels...)
+		gauge(j.d.inputWatermark, WatermarkValue(t.InputWatermark), labels...)
+		gauge(j.d.outputWatermark, WatermarkValue(t.OutputWatermark), labels...)
+		if lag, ok := WatermarkLag(now, t.OutputWatermark); ok {
+			gauge(j.d.watermarkLag, lag, labels...)
+		}
+		gauge(j.d.lateDropped, float64(t.LateRecordsDropped), labels...)
 	}
 	// Forget the meters of tasks that are gone (the job ended, or a
 	// rescaled restore has fewer subtasks).

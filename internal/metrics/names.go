@@ -9,6 +9,23 @@ const (
 	taskPrefix = "weir_taskmanager_job_task_"
 )
 
+// The event-time task metrics, Flink's names; exported so that a
+// TaskManager's own /metrics (internal/cluster) names them alike. Flink
+// keeps numLateRecordsDropped and watermarkLag on the operator scope (a
+// window operator, a source); weir's task metrics have no operator level,
+// so they are the sums (lateness) and the chain's output (lag) of the task.
+const (
+	NameInputWatermark     = "currentInputWatermark"
+	NameOutputWatermark    = "currentOutputWatermark"
+	NameWatermarkLag       = "watermarkLag"
+	NameLateRecordsDropped = "numLateRecordsDropped"
+
+	HelpInputWatermark     = "Milliseconds: the subtask's input watermark, the minimum over its active input channels (a source task: the watermark its source generated); -9.223372036854776e+18 (Long.MIN_VALUE) before the first."
+	HelpOutputWatermark    = "Milliseconds: the last watermark the subtask sent downstream; -9.223372036854776e+18 (Long.MIN_VALUE) before the first."
+	HelpWatermarkLag       = "Milliseconds from the subtask's current output watermark to the processing time of the scrape; absent before the first watermark and after the end of input."
+	HelpLateRecordsDropped = "Records the subtask's window operators dropped as later than their allowed lateness, in its current attempt."
+)
+
 // taskLabels are the variable labels of task metrics, Flink's names.
 var taskLabels = []string{"task_id", "task_name", "subtask_index"}
 
@@ -22,6 +39,8 @@ type descs struct {
 	restoreTimestamp, restoreDuration                     *prometheus.Desc
 	recordsIn, recordsOut, recordsInRate, recordsOutRate  *prometheus.Desc
 	backPressured, alignmentTime, creditsAvailable        *prometheus.Desc
+	inputWatermark, outputWatermark, watermarkLag         *prometheus.Desc
+	lateDropped                                           *prometheus.Desc
 }
 
 func newDescs(job prometheus.Labels) descs {
@@ -55,6 +74,10 @@ func newDescs(job prometheus.Labels) descs {
 		backPressured:    t("isBackPressured", "1 if the subtask's output waited for credit since the previous sample, else 0."),
 		alignmentTime:    t("checkpointAlignmentTime", "Nanoseconds the subtask's latest checkpoint alignment took, first barrier to last (0 for sources)."),
 		creditsAvailable: t("creditsAvailable", "Credits the subtask's output channels hold now: buffers it may send without waiting (0: backpressured or no outputs)."),
+		inputWatermark:   t(NameInputWatermark, HelpInputWatermark),
+		outputWatermark:  t(NameOutputWatermark, HelpOutputWatermark),
+		watermarkLag:     t(NameWatermarkLag, HelpWatermarkLag),
+		lateDropped:      t(NameLateRecordsDropped, HelpLateRecordsDropped),
 	}
 }
 
@@ -63,5 +86,6 @@ func (d descs) all() []*prometheus.Desc {
 		d.lastDuration, d.lastSize, d.lastFullSize, d.lastCompletedID, d.lastBuffered, d.lastProcessed, d.lastPersisted, d.completed, d.failed, d.inProgress, d.total,
 		d.restarts, d.restoredID, d.restoreTimestamp, d.restoreDuration, d.uptime,
 		d.recordsIn, d.recordsOut, d.recordsInRate, d.recordsOutRate, d.backPressured, d.alignmentTime, d.creditsAvailable,
+		d.inputWatermark, d.outputWatermark, d.watermarkLag, d.lateDropped,
 	}
 }

@@ -60,6 +60,7 @@ func TestRoutes(t *testing.T) {
 		{"GET", "/jobs/j1/checkpoints/details/7/subtasks/0", 404, `{"errors":["checkpoint 7 of job \"j1\" is not in its history, which keeps the most recent checkpoints (now none)"]}`, ""},
 		{"GET", "/jobs/j1/checkpoints/7", 404, `{"errors":["checkpoint 7 of job \"j1\" is not in its history, which keeps the most recent checkpoints (now none)"]}`, ""},
 		{"GET", "/jobs/j1/vertices/0/backpressure", 404, `{"errors":["vertex \"0\" of job \"j1\" not found; its vertices are none (GET /jobs/j1 lists them)"]}`, ""},
+		{"GET", "/jobs/j1/vertices/0/watermarks", 404, `{"errors":["vertex \"0\" of job \"j1\" not found; its vertices are none (GET /jobs/j1 lists them)"]}`, ""},
 		{"GET", "/nothing/here", 404, `{"errors":["no such path /nothing/here; see docs/rest.md for the endpoints"]}`, ""},
 		{"DELETE", "/jobs/j1", 405, `{"errors":["DELETE is not allowed on /jobs/j1; use GET or HEAD"]}`, "GET, HEAD"},
 		{"PUT", "/jobs/j1/checkpoints", 405, `{"errors":["PUT is not allowed on /jobs/j1/checkpoints; use GET or POST or HEAD"]}`, "GET, POST, HEAD"},

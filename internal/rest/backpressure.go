@@ -2,10 +2,8 @@ package rest
 
 import (
 	"cmp"
-	"fmt"
 	"net/http"
 	"slices"
-	"strconv"
 )
 
 // Back pressure levels, Flink's names. weir samples a flag per subtask
@@ -37,19 +35,11 @@ type VertexBackPressure struct {
 }
 
 func (a *api) backpressure(w http.ResponseWriter, r *http.Request, j Job) {
-	raw := r.PathValue("vertexid")
-	s := j.Status()
-	id, err := strconv.Atoi(raw)
-	found := false
-	var ids []string
-	for _, v := range s.Vertices() {
-		ids = append(ids, strconv.Itoa(v.ID))
-		found = found || (err == nil && v.ID == id)
-	}
-	if !found {
-		a.fail(w, r, http.StatusNotFound, fmt.Sprintf("vertex %q of job %q not found; its vertices are %s (GET /jobs/%s lists them)", raw, j.ID(), quoteAll(ids), j.ID()))
+	id, ok := a.vertex(w, r, j)
+	if !ok {
 		return
 	}
+	s := j.Status()
 	out := VertexBackPressure{Status: "ok", Level: levelOK, EndTimestamp: a.cfg.Now().UnixMilli(), Subtasks: []SubtaskBackPressure{}}
 	for _, t := range s.Tasks() {
 		if t.Vertex != id {

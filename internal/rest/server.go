@@ -46,6 +46,7 @@ func NewHandler(cfg Config) http.Handler {
 	m.HandleFunc("GET /jobs/{jobid}/checkpoints/details/{checkpointid}/subtasks/{vertexid}", a.withJob(a.checkpointSubtasks))
 	m.HandleFunc("GET /jobs/{jobid}/checkpoints/{triggerid}", a.withJob(a.triggerStatus))
 	m.HandleFunc("GET /jobs/{jobid}/vertices/{vertexid}/backpressure", a.withJob(a.backpressure))
+	m.HandleFunc("GET /jobs/{jobid}/vertices/{vertexid}/watermarks", a.withJob(a.watermarks))
 	m.HandleFunc("POST /jobs/{jobid}/savepoints", a.withJob(a.savepoint))
 	m.HandleFunc("POST /jobs/{jobid}/stop", a.withJob(a.stop))
 	m.HandleFunc("PATCH /jobs/{jobid}", a.withJob(a.cancel))

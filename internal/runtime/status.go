@@ -88,6 +88,15 @@ type TaskStats struct {
 	// CreditsAvailable sums the credits the task's output channels hold:
 	// Data buffers it may send now without waiting.
 	CreditsAvailable int `json:"credits_available"`
+	// InputWatermark is the task's input watermark (min over its active
+	// input channels) and OutputWatermark the last watermark it sent,
+	// milliseconds; both watermark.MinWatermark before the first (Flink's
+	// currentInputWatermark, currentOutputWatermark).
+	InputWatermark  int64 `json:"current_input_watermark"`
+	OutputWatermark int64 `json:"current_output_watermark"`
+	// LateRecordsDropped counts records the task's window operators
+	// dropped as late beyond their allowed lateness (numLateRecordsDropped).
+	LateRecordsDropped int64 `json:"num_late_records_dropped"`
 }
 
 // VertexInfo describes a job vertex (an operator chain).

@@ -94,6 +94,11 @@ func (t *Task) sendWatermark(ctx context.Context, wm int64) error {
 	}
 	t.et.out = wm
 	t.metrics.OutputWatermark.Store(wm)
+	if t.et.valve == nil {
+		// A source task has no input channels: its input watermark is
+		// the one its sources generate, as Flink's source tasks report.
+		t.metrics.InputWatermark.Store(wm)
+	}
 	for _, w := range t.chain.writers {
 		if err := w.Broadcast(ctx, network.Buffer{Kind: network.Watermark, Watermark: wm}); err != nil {
 			return fmt.Errorf("send watermark %d: %w", wm, err)

@@ -447,9 +447,12 @@ func (te *TaskExecutor) Report(job string) []TaskStats {
 		out = append(out, TaskStats{
 			Vertex: t.ID.Vertex, Name: t.Name, Subtask: t.ID.Subtask,
 			RecordsIn: t.metrics.RecordsIn.Load(), RecordsOut: t.metrics.RecordsOut.Load(),
-			BackPressured:    t.metrics.sampleBackPressure(),
-			AlignmentTime:    time.Duration(t.metrics.LastAlignmentNanos.Load()),
-			CreditsAvailable: t.metrics.creditsAvailable(),
+			BackPressured:      t.metrics.sampleBackPressure(),
+			AlignmentTime:      time.Duration(t.metrics.LastAlignmentNanos.Load()),
+			CreditsAvailable:   t.metrics.creditsAvailable(),
+			InputWatermark:     t.metrics.InputWatermark.Load(),
+			OutputWatermark:    t.metrics.OutputWatermark.Load(),
+			LateRecordsDropped: t.metrics.LateRecordsDropped.Load(),
 		})
 	}
 	return out

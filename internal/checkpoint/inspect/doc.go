@@ -16,6 +16,11 @@
 //	for _, op := range r.Operators { ... }          // per operator, per subtask
 //	fmt.Println(r.Totals.KeyedStates)               // entries per (operator, state)
 //
+// Section kinds are internal/state's state.Kind: a state registered with
+// a time to live (the state.KindTTL flag) is reported with TTL set, and the
+// two timer sets are counted apart, Timers (processing time) and
+// EventTimers (event time: windows, RegisterEventTimeTimer).
+//
 // Channel state (the in-flight records of an unaligned checkpoint) is
 // reported per subtask: the file, and per input channel its producer, the
 // file's segments and batches, records and bytes. Its file is streamed and

@@ -9,6 +9,7 @@ import (
 	"github.com/weirstream/weir/internal/checkpoint"
 	"github.com/weirstream/weir/internal/checkpoint/storage"
 	"github.com/weirstream/weir/internal/keygroup"
+	"github.com/weirstream/weir/internal/state"
 )
 
 // incremental reports one subtask's LSM store (an incremental checkpoint
@@ -32,7 +33,8 @@ func incremental(ctx context.Context, sfs *storage.FS, h *checkpoint.Incremental
 		inc.SharedBytes += r.Size
 	}
 	for _, s := range h.States {
-		inc.States = append(inc.States, StoreState{Name: s.Name, Kind: storeKindName(s.Kind), ID: s.ID})
+		kind, ttl := storeKind(s.Kind)
+		inc.States = append(inc.States, StoreState{Name: s.Name, Kind: kind, TTL: ttl, ID: s.ID})
 	}
 	sort.Slice(inc.States, func(i, j int) bool { return inc.States[i].Name < inc.States[j].Name })
 	for _, p := range h.Private {
@@ -48,18 +50,18 @@ func incremental(ctx context.Context, sfs *storage.FS, h *checkpoint.Incremental
 		if err != nil {
 			return nil, fmt.Errorf("timers: %w", err)
 		}
-		inc.TimersFile, inc.TimersSize, inc.Timers = t.File.Path, t.File.Size, k.Timers
+		inc.TimersFile, inc.TimersSize, inc.Timers, inc.EventTimers = t.File.Path, t.File.Size, k.Timers, k.EventTimers
 	}
 	return inc, nil
 }
 
-// storeKindName names a store catalogue's state kind (internal/state's
-// numbering, which the keyed file format shares).
-func storeKindName(k uint8) string {
-	if n, ok := kindNames[k]; ok {
-		return n
+// storeKind names a store catalogue's state kind (internal/state's
+// state.Kind, which the keyed file format shares) and its TTL flag.
+func storeKind(k uint8) (name string, ttl bool) {
+	if n, ttl, ok := stateKind(state.Kind(k)); ok {
+		return n, ttl
 	}
-	return fmt.Sprintf("kind %d", k)
+	return fmt.Sprintf("kind %d", k), false
 }
 
 // sharedFiles collects the report's shared-file section: each file the

@@ -220,10 +220,15 @@ func TestCorrupt(t *testing.T) {
 		{"version", []byte{9, 3, 0}, 3, "unknown block version"},
 		{"wrong key group", block(4, 0), 3, "block names key group 4"},
 		{"kind", block(3, 1, 1, 'a', 9, 1, 0), 3, `state "a": unknown kind 9`},
-		{"timers with a name", block(3, 1, 1, 'a', kindTimers, 1, 0), 3, `state "a": unknown kind 5`},
-		{"payload length", block(3, 1, 1, 'a', kindValue, 5, 0), 3, `state "a": length 5 exceeds the 1 bytes left`},
-		{"trailing", block(3, 1, 1, 'a', kindValue, 1, 0, 7), 3, "1 bytes after the last section"},
-		{"key count", block(3, 1, 1, 'a', kindValue, 0), 3, `state "a": bad key count`},
+		{"timers with a name", block(3, 1, 1, 'a', byte(state.KindTimers), 1, 0), 3, `state "a": unknown kind 5`},
+		{"event timers with a name", block(3, 1, 1, 'a', byte(state.KindEventTimers), 1, 0), 3, `state "a": unknown kind 6`},
+		{"state without a name", block(3, 1, 0, byte(state.KindValue), 1, 0), 3, `state "": unknown kind 1`},
+		{"TTL timers", block(3, 1, 0, byte(state.KindTTL|state.KindEventTimers), 1, 0), 3, `state "": unknown kind 134`},
+		{"TTL without a kind", block(3, 1, 1, 'a', byte(state.KindTTL), 1, 0), 3, `state "a": unknown kind 128`},
+		{"TTL state changes kind", block(3, 2, 1, 'a', byte(state.KindTTL|state.KindValue), 1, 0, 1, 'a', byte(state.KindValue), 1, 0), 3, `state "a" is value state here and value state with TTL in an earlier key group`},
+		{"payload length", block(3, 1, 1, 'a', byte(state.KindValue), 5, 0), 3, `state "a": length 5 exceeds the 1 bytes left`},
+		{"trailing", block(3, 1, 1, 'a', byte(state.KindValue), 1, 0, 7), 3, "1 bytes after the last section"},
+		{"key count", block(3, 1, 1, 'a', byte(state.KindValue), 0), 3, `state "a": bad key count`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := openStorage(t)

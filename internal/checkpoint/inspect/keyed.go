@@ -9,6 +9,7 @@ import (
 	"github.com/weirstream/weir/internal/checkpoint"
 	"github.com/weirstream/weir/internal/checkpoint/storage"
 	"github.com/weirstream/weir/internal/keygroup"
+	"github.com/weirstream/weir/internal/state"
 )
 
 // The keyed block format of internal/state (see its doc.go):
@@ -17,22 +18,28 @@ import (
 //	section = string(name) kind(1 byte) uvarint(len) payload
 //	payload = uvarint(#keys) (key state)*
 //
-// internal/state keeps its kind constants unexported; these mirror them,
-// and TestInspect fails if they drift.
-const (
-	blockVersion = 1
-	kindValue    = 1
-	kindList     = 2
-	kindMap      = 3
-	kindReducing = 4
-	kindTimers   = 5
-)
+// The kinds are state.Kind: value, list, map and reducing state, each
+// possibly with the state.KindTTL flag (its values carry timestamps), and
+// the two timer sections, processing time and event time, with the empty
+// name. The block version is internal/state's; TestInspect fails if it
+// drifts.
+const blockVersion = 1
 
 // maxZeroSizeCount is internal/state's bound on a key count that the bytes
 // left cannot justify.
 const maxZeroSizeCount = 1 << 20
 
-var kindNames = map[byte]string{kindValue: "value", kindList: "list", kindMap: "map", kindReducing: "reducing"}
+var kindNames = map[state.Kind]string{state.KindValue: "value", state.KindList: "list", state.KindMap: "map", state.KindReducing: "reducing"}
+
+// stateKind splits a section kind of a named state into its name and TTL
+// flag; ok is false for a kind no state has.
+func stateKind(k state.Kind) (name string, ttl bool, ok bool) {
+	if k&state.KindTTL != 0 && !k.HasTTL() {
+		return "", false, false
+	}
+	name, ok = kindNames[k.Base()]
+	return name, k.HasTTL(), ok
+}
 
 // keyed summarises the keyed state file data described by h, written by
 // subtask of an operator with the given parallelism. abs names the file in
@@ -67,18 +74,24 @@ func keyed(h *checkpoint.KeyedStateHandle, data []byte, abs string, maxP, parall
 			return nil, fmt.Errorf("state file %s: key group %d at offset %d: %w: %w", abs, kgo.KeyGroup, kgo.Offset, storage.ErrCorrupt, err)
 		}
 		for _, s := range secs {
-			if s.kind == kindTimers {
+			switch s.kind {
+			case state.KindTimers:
 				k.Timers += s.entries
 				k.TimerBytes += s.bytes
 				continue
+			case state.KindEventTimers:
+				k.EventTimers += s.entries
+				k.EventTimerBytes += s.bytes
+				continue
 			}
+			kind, ttl, _ := stateKind(s.kind) // parseBlock checked it
 			st := byName[s.name]
 			if st == nil {
-				st = &KeyedState{Name: s.name, Kind: kindNames[s.kind]}
+				st = &KeyedState{Name: s.name, Kind: kind, TTL: ttl}
 				byName[s.name] = st
 			}
-			if st.Kind != kindNames[s.kind] {
-				return nil, fmt.Errorf("state file %s: key group %d: state %q is %s state here and %s state in an earlier key group: %w", abs, kgo.KeyGroup, s.name, kindNames[s.kind], st.Kind, storage.ErrCorrupt)
+			if st.Kind != kind || st.TTL != ttl {
+				return nil, fmt.Errorf("state file %s: key group %d: state %q is %s here and %s in an earlier key group: %w", abs, kgo.KeyGroup, s.name, s.kind, kindLabel(st.Kind, st.TTL), storage.ErrCorrupt)
 			}
 			st.Entries += s.entries
 			st.Bytes += s.bytes
@@ -95,7 +108,7 @@ func keyed(h *checkpoint.KeyedStateHandle, data []byte, abs string, maxP, parall
 // section is one state's part of a key-group block.
 type section struct {
 	name    string
-	kind    byte
+	kind    state.Kind
 	entries int64 // keys (timers: timers)
 	bytes   int64 // payload length
 }
@@ -127,8 +140,9 @@ func parseBlock(b []byte, kg int) ([]section, error) {
 		if len(r) == 0 {
 			return nil, fmt.Errorf("state %q: truncated", name)
 		}
-		k := r[0]
-		if _, ok := kindNames[k]; !ok && k != kindTimers || (k == kindTimers) != (len(name) == 0) {
+		k := state.Kind(r[0])
+		timers := k == state.KindTimers || k == state.KindEventTimers
+		if _, _, ok := stateKind(k); !ok && !timers || timers != (len(name) == 0) {
 			return nil, fmt.Errorf("state %q: unknown kind %d", name, k)
 		}
 		payload, n, err := readBytes(r[1:])
@@ -160,4 +174,13 @@ func readBytes(src []byte) ([]byte, int, error) {
 		return nil, 0, fmt.Errorf("length %d exceeds the %d bytes left", l, len(src)-n)
 	}
 	return src[n : n+int(l)], n + int(l), nil
+}
+
+// kindLabel names a state kind as internal/state's errors do ("value
+// state", "list state with TTL").
+func kindLabel(kind string, ttl bool) string {
+	if ttl {
+		return kind + " state with TTL"
+	}
+	return kind + " state"
 }

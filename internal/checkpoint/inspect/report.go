@@ -77,9 +77,13 @@ type Keyed struct {
 	// States are the keyed states found in the blocks, sorted by name.
 	States []KeyedState `json:"states"`
 	// Timers is the number of registered processing-time timers and
-	// TimerBytes the size of their sections' payloads.
-	Timers     int64 `json:"timers"`
-	TimerBytes int64 `json:"timerBytes"`
+	// TimerBytes the size of their sections' payloads; EventTimers and
+	// EventTimerBytes the same for event-time timers (windows, and
+	// KeyedProcess functions' RegisterEventTimeTimer).
+	Timers          int64 `json:"timers"`
+	TimerBytes      int64 `json:"timerBytes"`
+	EventTimers     int64 `json:"eventTimers"`
+	EventTimerBytes int64 `json:"eventTimerBytes"`
 }
 
 // KeyedState is one named keyed state within one file (or, in Totals,
@@ -88,6 +92,9 @@ type KeyedState struct {
 	Name string `json:"name"`
 	// Kind is "value", "list", "map" or "reducing".
 	Kind string `json:"kind"`
+	// TTL is set for a state registered with a time to live: its values
+	// carry their last access time (state.KindTTL in the file).
+	TTL bool `json:"ttl"`
 	// Entries is the number of keys with state (for list and map state:
 	// keys, not elements).
 	Entries int64 `json:"entries"`
@@ -180,10 +187,12 @@ type Incremental struct {
 	// (MANIFEST, OPTIONS, …), in handle order.
 	Private []PrivateFile `json:"private"`
 	// TimersFile is the timers' file (canonical keyed format), "" if the
-	// subtask had none; TimersSize is its size, Timers counts them.
-	TimersFile string `json:"timersFile,omitempty"`
-	TimersSize int64  `json:"timersSize"`
-	Timers     int64  `json:"timers"`
+	// subtask had none; TimersSize is its size, Timers counts its
+	// processing-time timers and EventTimers its event-time timers.
+	TimersFile  string `json:"timersFile,omitempty"`
+	TimersSize  int64  `json:"timersSize"`
+	Timers      int64  `json:"timers"`
+	EventTimers int64  `json:"eventTimers"`
 	// FullSize is the bytes of every file the store references;
 	// UploadedSize those this checkpoint uploaded itself.
 	FullSize     int64 `json:"fullSize"`
@@ -193,8 +202,10 @@ type Incremental struct {
 // StoreState is one entry of an LSM store's state catalogue.
 type StoreState struct {
 	Name string `json:"name"`
-	// Kind is "value", "list", "map" or "reducing".
+	// Kind is "value", "list", "map" or "reducing"; TTL is set for a
+	// state with a time to live.
 	Kind string `json:"kind"`
+	TTL  bool   `json:"ttl"`
 	// ID prefixes the state's keys in the store.
 	ID uint16 `json:"id"`
 }
@@ -252,7 +263,10 @@ type Totals struct {
 	// KeyedStates sums each operator's keyed states over its subtasks, in
 	// operator order, then by name.
 	KeyedStates []OperatorKeyedState `json:"keyedStates"`
-	Timers      int64                `json:"timers"`
+	// Timers and EventTimers count the processing-time and event-time
+	// timers of every subtask.
+	Timers      int64 `json:"timers"`
+	EventTimers int64 `json:"eventTimers"`
 	// ChannelStateFiles and ChannelStateBytes count the channel-state
 	// files and their sizes, InFlightRecords the records stored in them.
 	ChannelStateFiles int   `json:"channelStateFiles"`

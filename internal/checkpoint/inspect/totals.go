@@ -24,6 +24,7 @@ func totals(ops []Operator, chans []ChannelState, shared []SharedFile) Totals {
 			if inc := s.Incremental; inc != nil {
 				t.Stores++
 				t.Timers += inc.Timers
+				t.EventTimers += inc.EventTimers
 				t.FullBytes += inc.FullSize
 				t.UploadedBytes += inc.UploadedSize
 				for _, p := range inc.Private {
@@ -40,10 +41,11 @@ func totals(ops []Operator, chans []ChannelState, shared []SharedFile) Totals {
 				t.KeyedBytes += k.Size
 				t.KeyGroups += k.Blocks
 				t.Timers += k.Timers
+				t.EventTimers += k.EventTimers
 				for _, st := range k.States {
 					sum := keyedStates[st.Name]
 					if sum == nil {
-						sum = &OperatorKeyedState{Operator: op.UID, KeyedState: KeyedState{Name: st.Name, Kind: st.Kind}}
+						sum = &OperatorKeyedState{Operator: op.UID, KeyedState: KeyedState{Name: st.Name, Kind: st.Kind, TTL: st.TTL}}
 						keyedStates[st.Name] = sum
 					}
 					sum.Entries += st.Entries

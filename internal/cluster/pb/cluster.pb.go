@@ -540,6 +540,11 @@ type TaskReport struct {
 	BytesInRemote      int64                  `protobuf:"varint,7,opt,name=bytes_in_remote,json=bytesInRemote,proto3" json:"bytes_in_remote,omitempty"`
 	BytesOutRemote     int64                  `protobuf:"varint,8,opt,name=bytes_out_remote,json=bytesOutRemote,proto3" json:"bytes_out_remote,omitempty"`
 	CreditsAvailable   int64                  `protobuf:"varint,9,opt,name=credits_available,json=creditsAvailable,proto3" json:"credits_available,omitempty"`
+	// The task's watermarks in milliseconds (runtime.TaskStats); absent
+	// from an older TaskManager, then read as no watermark yet.
+	InputWatermark     *int64 `protobuf:"varint,10,opt,name=input_watermark,json=inputWatermark,proto3,oneof" json:"input_watermark,omitempty"`
+	OutputWatermark    *int64 `protobuf:"varint,11,opt,name=output_watermark,json=outputWatermark,proto3,oneof" json:"output_watermark,omitempty"`
+	LateRecordsDropped int64  `protobuf:"varint,12,opt,name=late_records_dropped,json=lateRecordsDropped,proto3" json:"late_records_dropped,omitempty"`
 	unknownFields      protoimpl.UnknownFields
 	sizeCache          protoimpl.SizeCache
 }
@@ -633,6 +638,27 @@ func (x *TaskReport) GetBytesOutRemote() int64 {
 func (x *TaskReport) GetCreditsAvailable() int64 {
 	if x != nil {
 		return x.CreditsAvailable
+	}
+	return 0
+}
+
+func (x *TaskReport) GetInputWatermark() int64 {
+	if x != nil && x.InputWatermark != nil {
+		return *x.InputWatermark
+	}
+	return 0
+}
+
+func (x *TaskReport) GetOutputWatermark() int64 {
+	if x != nil && x.OutputWatermark != nil {
+		return *x.OutputWatermark
+	}
+	return 0
+}
+
+func (x *TaskReport) GetLateRecordsDropped() int64 {
+	if x != nil {
+		return x.LateRecordsDropped
 	}
 	return 0
 }
@@ -2903,7 +2929,7 @@ const file_cluster_proto_rawDesc = "" +
 	"\x0fapp_fingerprint\x18\a \x01(\fR\x0eappFingerprint\"T\n" +
 	"\tHeartbeat\x12\x10\n" +
 	"\x03seq\x18\x01 \x01(\x04R\x03seq\x125\n" +
-	"\areports\x18\x02 \x03(\v2\x1b.weir.cluster.v1.TaskReportR\areports\"\xe8\x02\n" +
+	"\areports\x18\x02 \x03(\v2\x1b.weir.cluster.v1.TaskReportR\areports\"\xa1\x04\n" +
 	"\n" +
 	"TaskReport\x12\x10\n" +
 	"\x03job\x18\x01 \x01(\tR\x03job\x120\n" +
@@ -2916,7 +2942,13 @@ const file_cluster_proto_rawDesc = "" +
 	"\x14alignment_time_nanos\x18\x06 \x01(\x03R\x12alignmentTimeNanos\x12&\n" +
 	"\x0fbytes_in_remote\x18\a \x01(\x03R\rbytesInRemote\x12(\n" +
 	"\x10bytes_out_remote\x18\b \x01(\x03R\x0ebytesOutRemote\x12+\n" +
-	"\x11credits_available\x18\t \x01(\x03R\x10creditsAvailable\"[\n" +
+	"\x11credits_available\x18\t \x01(\x03R\x10creditsAvailable\x12,\n" +
+	"\x0finput_watermark\x18\n" +
+	" \x01(\x03H\x00R\x0einputWatermark\x88\x01\x01\x12.\n" +
+	"\x10output_watermark\x18\v \x01(\x03H\x01R\x0foutputWatermark\x88\x01\x01\x120\n" +
+	"\x14late_records_dropped\x18\f \x01(\x03R\x12lateRecordsDroppedB\x12\n" +
+	"\x10_input_watermarkB\x13\n" +
+	"\x11_output_watermark\"[\n" +
 	"\vJobPrepared\x12\x10\n" +
 	"\x03job\x18\x01 \x01(\tR\x03job\x12\x14\n" +
 	"\x05error\x18\x02 \x01(\tR\x05error\x12$\n" +
@@ -3236,6 +3268,7 @@ func file_cluster_proto_init() {
 		(*TaskManagerMessage_Decline)(nil),
 		(*TaskManagerMessage_EndOfData)(nil),
 	}
+	file_cluster_proto_msgTypes[3].OneofWrappers = []any{}
 	file_cluster_proto_msgTypes[9].OneofWrappers = []any{
 		(*JobManagerMessage_Registered)(nil),
 		(*JobManagerMessage_Rejected)(nil),
