@@ -50,7 +50,7 @@ func TestWindowsExactlyOnceUnderFaults(t *testing.T) {
 					}
 					t.Run(fmt.Sprintf("%s/%s/%s/p%d", backend, point, w, p), func(t *testing.T) {
 						o := smallOptions(t, w, n)
-						o.Rate = 15_000
+						o.Rate = rateFor(backend)
 						r := newFRun(t, o, p, backend)
 						r.plan = faultPlan(failuresPerRun, int64(101*pi+13*ai+p), n, point)
 						res := r.execute(t, context.Background(), nil)
@@ -96,7 +96,7 @@ func TestWindowsLateEventsConservedUnderFaults(t *testing.T) {
 	const n = 3000
 	for i, c := range cases {
 		t.Run(fmt.Sprintf("%s/p%d/L%d", c.backend, c.p, c.lateness), func(t *testing.T) {
-			o := windows.Options{Events: n, Keys: 23, Window: spec(t, "tumble:50"), MaxDisorder: 200, OutOfOrderness: 20, Lateness: c.lateness, Rate: 15_000}
+			o := windows.Options{Events: n, Keys: 23, Window: spec(t, "tumble:50"), MaxDisorder: 200, OutOfOrderness: 20, Lateness: c.lateness, Rate: rateFor(c.backend)}
 			r := newFRun(t, o, c.p, c.backend)
 			// Frequent watermarks: with the default 200 ms few are
 			// emitted in a run this short, and each makes the events
