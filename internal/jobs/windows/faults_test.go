@@ -20,9 +20,9 @@ const failuresPerRun = 3
 // state and event-time timers restored from the checkpoint, the source
 // replaying after it, no firing lost or repeated in the committed files.
 //
-// By default every point runs with every assigner on the heap backend
-// (parallelism cycling through 1, 2 and 3, so every assigner and every
-// point meets every parallelism... across the cases), and on the lsm
+// By default every point runs with every assigner on the heap backend, at
+// a parallelism chosen so that every (point, parallelism) and every
+// (assigner, parallelism) pair occurs too (a Latin square), and on the lsm
 // backend every point once (the assigner cycling). -long runs the full
 // matrix: every point, assigner and parallelism on both backends.
 func TestWindowsExactlyOnceUnderFaults(t *testing.T) {
