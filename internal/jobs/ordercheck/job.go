@@ -25,6 +25,10 @@ type Options struct {
 	SinkRate float64
 	// Store receives the committed output and the check stage's flags.
 	Store *Store
+	// EventTime stamps records with their seq as event time, with
+	// monotonous watermarks, and makes the check stage also flag late
+	// records and check its event-time timers (eventtime.go).
+	EventTime bool
 	// Now and Sleep are the pacing clock; nil means time.Now and
 	// time.Sleep.
 	Now   func() time.Time
@@ -69,10 +73,15 @@ func Build(env *weir.Env, o Options) error {
 	src := weir.FromSource(env, func() weir.Source[Record] {
 		return &seqSource{records: o.Records, payload: o.Payload}
 	}).Name("sequences").UID("sequences").Parallelism(o.Sources)
+	newCheck := func() weir.KeyedProcessFunction[int64, Record, Record] { return &check{lanes: lanes, store: o.Store} }
+	if o.EventTime {
+		src = withEventTime(src, o.Sources)
+		newCheck = func() weir.KeyedProcessFunction[int64, Record, Record] {
+			return &eventCheck{check: check{lanes: lanes, store: o.Store}}
+		}
+	}
 
-	checked := weir.Process(weir.KeyBy(src, key), func() weir.KeyedProcessFunction[int64, Record, Record] {
-		return &check{lanes: lanes, store: o.Store}
-	}).Name("check").UID("check").Parallelism(o.Sources)
+	checked := weir.Process(weir.KeyBy(src, key), newCheck).Name("check").UID("check").Parallelism(o.Sources)
 
 	paced := weir.Process(weir.KeyBy(checked, key), func() weir.KeyedProcessFunction[int64, Record, Record] {
 		return pass{}

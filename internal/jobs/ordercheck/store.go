@@ -43,6 +43,9 @@ type Store struct {
 	written atomic.Int64
 	// gaps and regressions count the check stage's flags over all attempts.
 	gaps, regressions atomic.Int64
+	// late, timerRegressions and timers count the event-time check's
+	// findings and fired timers (Options.EventTime; eventtime.go).
+	late, timerRegressions, timers atomic.Int64
 	// corrupt counts records whose payload did not match their (src, seq).
 	corrupt atomic.Int64
 
