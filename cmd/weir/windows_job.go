@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/spf13/pflag"
 
@@ -99,6 +101,10 @@ func (w *windowsFlags) register(fs *pflag.FlagSet) {
 	app.MarkClientOnly(fs, "verify")
 }
 
+// maxMillis is the largest time a flag may give: the window assigners and
+// the watermark strategy take time.Durations.
+const maxMillis = int64(math.MaxInt64 / time.Millisecond)
+
 // options parses and checks the job's own flags.
 func (w *windowsFlags) options() (windows.Options, error) {
 	o := windows.Options{Events: w.events, Keys: w.keys, Rate: w.rate, Out: w.out, OutOfOrderness: -1}
@@ -110,6 +116,11 @@ func (w *windowsFlags) options() (windows.Options, error) {
 		return o, err
 	}
 	o.Window = spec
+	for _, v := range []int64{spec.Size, spec.Slide, spec.Gap} {
+		if v > maxMillis {
+			return o, fmt.Errorf("--window %q: size %d ms exceeds the largest duration (%d ms, about 292 years)", w.window, v, maxMillis)
+		}
+	}
 	for _, f := range []struct {
 		name, val string
 		dst       *int64
@@ -128,6 +139,9 @@ func (w *windowsFlags) options() (windows.Options, error) {
 		}
 		if v < 0 {
 			return o, fmt.Errorf("%s %s: must not be negative", f.name, f.val)
+		}
+		if v > maxMillis {
+			return o, fmt.Errorf("%s %s: exceeds the largest duration (%d ms, about 292 years)", f.name, f.val, maxMillis)
 		}
 		*f.dst = v
 	}

@@ -89,7 +89,7 @@ func ParseSpec(s string) (Spec, error) {
 func ParseMillis(flag, s string) (int64, error) {
 	v, err := parseMillis(s)
 	if err != nil {
-		return 0, fmt.Errorf("%s: %w", flag, err)
+		return 0, fmt.Errorf("%s %q: want milliseconds or a Go duration such as 2s or 1500ms (event time has millisecond resolution)", flag, s)
 	}
 	return v, nil
 }
