@@ -51,8 +51,8 @@ type windowsBackend struct {
 	// Ratio is EventsPerSec / BaselineEventsPerSec.
 	Ratio float64 `json:"ratio"`
 	// The same job with NoWatermarks: every window fires at the end.
-	NoWatermarksEventsPerSec float64 `json:"no_watermarks_events_per_sec"`
-	NoWatermarksSeconds      float64 `json:"no_watermarks_seconds"`
+	NoWatermarksEventsPerSec float64 `json:"no_watermarks_events_per_sec,omitempty"`
+	NoWatermarksSeconds      float64 `json:"no_watermarks_seconds,omitempty"`
 	// WatermarkNsPerEvent is (Seconds - NoWatermarksSeconds) / events in
 	// nanoseconds: what watermarks (and firing windows as they pass,
 	// rather than all at once at the end) cost per event. Negative when the
@@ -72,6 +72,7 @@ func newWindowsBench() *cobra.Command {
 		backends    []string
 		asJSON      bool
 		cpuProfile  string
+		noWM        bool
 	)
 	c := &cobra.Command{
 		Use:   "windows",
@@ -125,12 +126,16 @@ the same windows with the same total count and sum.`,
 			type timings struct{ with, without []time.Duration }
 			engine := make([]timings, len(backends))
 			var base []time.Duration
+			modes := []bool{true, false}
+			if !noWM {
+				modes = modes[:1]
+			}
 			for r := 0; r < runs; r++ {
 				t0 := time.Now()
 				want := baselineWindows(o)
 				base = append(base, time.Since(t0))
 				for bi, b := range backends {
-					for _, wm := range []bool{true, false} {
+					for _, wm := range modes {
 						el, got, err := runEngineWindows(o, parallelism, b, wm)
 						if err != nil {
 							return err
@@ -151,10 +156,13 @@ the same windows with the same total count and sum.`,
 			res.BaselineSeconds = median(base).Seconds()
 			res.BaselineEventsPerSec = float64(events) / res.BaselineSeconds
 			for bi, b := range backends {
-				w, wo := median(engine[bi].with), median(engine[bi].without)
-				br := windowsBackend{Backend: b, Seconds: w.Seconds(), NoWatermarksSeconds: wo.Seconds(),
-					EventsPerSec: float64(events) / w.Seconds(), NoWatermarksEventsPerSec: float64(events) / wo.Seconds(),
-					WatermarkNsPerEvent: float64(w-wo) / float64(events)}
+				w := median(engine[bi].with)
+				br := windowsBackend{Backend: b, Seconds: w.Seconds(), EventsPerSec: float64(events) / w.Seconds()}
+				if noWM {
+					wo := median(engine[bi].without)
+					br.NoWatermarksSeconds, br.NoWatermarksEventsPerSec = wo.Seconds(), float64(events)/wo.Seconds()
+					br.WatermarkNsPerEvent = float64(w-wo) / float64(events)
+				}
 				br.Ratio = br.EventsPerSec / res.BaselineEventsPerSec
 				if b == "heap" {
 					res.HeapRatioMet = br.Ratio >= res.TargetRatio
@@ -168,19 +176,22 @@ the same windows with the same total count and sum.`,
 			fmt.Printf("  loop        %12.0f events/s  (median %.3fs, one goroutine, map of per-window accumulators)\n", res.BaselineEventsPerSec, res.BaselineSeconds)
 			for _, b := range res.Backends {
 				fmt.Printf("  %-4s        %12.0f events/s  (median %.3fs)  ratio %.3f\n", b.Backend, b.EventsPerSec, b.Seconds, b.Ratio)
-				fmt.Printf("  %-4s no-wm  %12.0f events/s  (median %.3fs)  watermarks cost %.0f ns/event\n", b.Backend, b.NoWatermarksEventsPerSec, b.NoWatermarksSeconds, b.WatermarkNsPerEvent)
+				if noWM {
+					fmt.Printf("  %-4s no-wm  %12.0f events/s  (median %.3fs)  watermarks cost %.0f ns/event\n", b.Backend, b.NoWatermarksEventsPerSec, b.NoWatermarksSeconds, b.WatermarkNsPerEvent)
+				}
 			}
 			return nil
 		},
 	}
 	fs := c.Flags()
-	fs.Int64Var(&events, "events", 4_000_000, "events to generate (1 ms of event time apart, as weir run windows)")
+	fs.Int64Var(&events, "events", 400_000, "events to generate (1 ms of event time apart, as weir run windows)")
 	fs.Int64Var(&keys, "keys", 10_000, "accounts (window keys)")
 	fs.IntVarP(&parallelism, "parallelism", "p", 2, "parallelism of the engine job")
 	fs.StringVar(&size, "window-size", "10s", "tumbling window size, ms or a duration")
 	fs.Int64Var(&disorder, "max-disorder", 2000, "the events' disorder M in ms (watermarks bound it by O = M)")
 	fs.IntVar(&runs, "runs", 3, "rounds; medians are reported")
 	fs.StringSliceVar(&backends, "state-backend", []string{"heap", "lsm"}, "state backends to measure (heap, lsm)")
+	fs.BoolVar(&noWM, "no-watermarks", true, "also run each backend with NoWatermarks, to price the watermarks (--no-watermarks=false: skip, e.g. to profile the watermarked job alone)")
 	fs.BoolVar(&asJSON, "json", false, "print one JSON object")
 	fs.StringVar(&cpuProfile, "cpuprofile", "", "write a CPU profile of all runs (engine and loop) to this file")
 	return c
