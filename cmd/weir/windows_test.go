@@ -190,9 +190,9 @@ func TestWindowsKillRerun(t *testing.T) {
 			o := windowsOptions(t, events, 50, c.args)
 			want := countLines(windows.Expected(o))
 			rng := rand.New(rand.NewPCG(uint64(seed), uint64(k)))
-			finished := false
+			finished, resumed, kills := false, false, 0
 			for run := range 3 {
-				delay := 200*time.Millisecond + time.Duration(rng.Int64N(int64(800*time.Millisecond)))
+				delay := 300*time.Millisecond + time.Duration(rng.Int64N(int64(700*time.Millisecond)))
 				r := startWeir(t, time.Minute, args...)
 				select {
 				case <-r.done:
@@ -200,11 +200,13 @@ func TestWindowsKillRerun(t *testing.T) {
 				}
 				if r.kill() {
 					t.Logf("run %d: SIGKILL after %s", run, delay)
+					kills++
 				} else if res := r.wait(); res.code != 0 {
 					t.Fatalf("run %d ended with exit code %d before its kill:\n%s", run, res.code, tail(res.stderr, 3000))
 				} else {
 					finished = true
 				}
+				resumed = resumed || strings.Contains(r.stderr(), "job windows: resuming checkpoint")
 				if _, err := os.Stat(out); errors.Is(err, fs.ErrNotExist) {
 					continue
 				}
@@ -219,6 +221,10 @@ func TestWindowsKillRerun(t *testing.T) {
 				res := runWeir(t, time.Minute, append(args, "--verify")...)
 				wantExit(t, res, 0)
 				wantLine(t, res.stderr, windowsExactOK)
+				resumed = resumed || strings.Contains(res.stderr, "job windows: resuming checkpoint")
+			}
+			if kills > 0 && !resumed {
+				t.Errorf("%d kills, but no rerun resumed a checkpoint: the kills tested nothing", kills)
 			}
 			checkWindowsOut(t, dir, o)
 		})
