@@ -57,12 +57,33 @@ func TestBadInput(t *testing.T) {
 		{"wordcount without input", []string{"wordcount", "--out", filepath.Join(dir, "wc-out")}, []string{"--input"}},
 		{"wordcount input matches nothing", []string{"wordcount", "--input", noMatch, "--out", filepath.Join(dir, "wc-out")},
 			[]string{"--input", noMatch}},
+		{"windows without --window", []string{"windows"}, []string{"--window is required", "tumble:SIZE"}},
+		{"windows: --window without sizes", []string{"windows", "--window", "tumble"}, []string{"--window", `"tumble"`, "tumble:SIZE, slide:SIZE,SLIDE or session:GAP"}},
+		{"windows: unknown window", []string{"windows", "--window", "hop:10"}, []string{"--window", `unknown window "hop"`}},
+		{"windows: slide with one size", []string{"windows", "--window", "slide:10"}, []string{"--window", "slide takes 2"}},
+		{"windows: tumble with two sizes", []string{"windows", "--window", "tumble:10s,5"}, []string{"--window", "tumble takes 1"}},
+		{"windows: negative size", []string{"windows", "--window", "tumble:-5"}, []string{"--window", `"tumble:-5"`, "positive"}},
+		{"windows: zero slide", []string{"windows", "--window", "slide:10,0"}, []string{"--window", "positive"}},
+		{"windows: sub-millisecond size", []string{"windows", "--window", "session:1500us"}, []string{"--window", "millisecond resolution"}},
+		{"windows: overflowing size", []string{"windows", "--window", "tumble:9223372036854775807"}, []string{"--window", "exceeds the largest duration"}},
+		{"windows: unparsable size", []string{"windows", "--window", "tumble:soon"}, []string{"--window", `"soon"`, "milliseconds"}},
+		{"windows: negative out-of-orderness", []string{"windows", "--window", "tumble:1s", "--out-of-orderness", "-1"}, []string{"--out-of-orderness", "-1", "negative"}},
+		{"windows: bad out-of-orderness", []string{"windows", "--window", "tumble:1s", "--out-of-orderness", "soon"}, []string{"--out-of-orderness", `"soon"`, "Go duration"}},
+		{"windows: negative lateness", []string{"windows", "--window", "tumble:1s", "--allowed-lateness", "-1s"}, []string{"--allowed-lateness", "-1s", "negative"}},
+		{"windows: negative max-disorder", []string{"windows", "--window", "tumble:1s", "--max-disorder", "-2"}, []string{"--max-disorder", "negative"}},
+		{"windows: zero event spacing", []string{"windows", "--window", "tumble:1s", "--event-spacing", "0"}, []string{"--event-spacing", "at least 1 ms"}},
+		{"windows: zero events", []string{"windows", "--window", "tumble:1s", "--events", "0"}, []string{"--events", "bounded"}},
+		{"windows: zero keys", []string{"windows", "--window", "tumble:1s", "--keys", "0"}, []string{"--keys", "at least 1"}},
+		{"windows: negative rate", []string{"windows", "--window", "tumble:1s", "--rate", "-5"}, []string{"--rate", "-5"}},
+		{"windows: event time overflows", []string{"windows", "--window", "tumble:1s", "--events", "4611686018427387904", "--event-spacing", "2"}, []string{"--events", "overflows event time"}},
+		{"windows: verify late non-tumbling", []string{"windows", "--window", "slide:10,5", "--out-of-orderness", "5", "--verify"}, []string{"--verify", "tumbling windows only", "--out-of-orderness"}},
+		{"unknown fault point", []string{"windows", "--window", "tumble:1s", "--inject-failures", "1", "--fault-points", "commit,later"}, []string{"--fault-points", `"later"`, "process-record"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			state := filepath.Join(t.TempDir(), "state")
 			args := append([]string{"run"}, tc.args...)
-			if job := tc.args[0]; (job == "demo" || job == "wordcount") && !hasFlag(tc.args, "--state-dir") {
+			if job := tc.args[0]; (job == "demo" || job == "wordcount" || job == "windows") && !hasFlag(tc.args, "--state-dir") {
 				args = append(args, "--state-dir", state)
 			}
 			res := runWeir(t, 30*time.Second, args...)
@@ -74,7 +95,7 @@ func TestBadInput(t *testing.T) {
 			if res.stdout != "" {
 				t.Errorf("stdout %q, want nothing", res.stdout)
 			}
-			for _, job := range []string{"demo", "wordcount"} {
+			for _, job := range []string{"demo", "wordcount", "windows"} {
 				if _, err := os.Stat(filepath.Join(state, job)); err == nil {
 					t.Errorf("job folder %s was created: work started despite the bad input", filepath.Join(state, job))
 				}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -27,6 +28,7 @@ type jobFlags struct {
 	from             string
 	allowNonRestored bool
 	injectFailures   int
+	faultPoints      []string
 	faultSeed        int64
 	verbose          bool
 	inj              *faults.Injector
@@ -63,6 +65,7 @@ func (f *jobFlags) register(fs *pflag.FlagSet, defaultInterval string) {
 	fs.StringVar(&f.from, "from-savepoint", "", "same as --from")
 	fs.BoolVar(&f.allowNonRestored, "allow-non-restored-state", false, "ignore checkpointed state of operators the job no longer has")
 	fs.IntVar(&f.injectFailures, "inject-failures", 0, "make this many task failures happen at random moments and fault points (testing)")
+	fs.StringSliceVar(&f.faultPoints, "fault-points", nil, "restrict --inject-failures to these fault points (comma-separated: "+pointNames()+"; default all)")
 	fs.Int64Var(&f.faultSeed, "fault-seed", 0, "seed for --inject-failures (0: from the clock)")
 	fs.BoolVarP(&f.verbose, "verbose", "v", false, "log checkpoints and restores")
 	for _, name := range []string{"parallelism", "checkpoint-interval", "state-dir", "state-backend"} {
@@ -116,6 +119,9 @@ func (f *jobFlags) configure(fl *pflag.FlagSet, cfg *weir.Config) error {
 	}
 	if f.injectFailures < 0 {
 		return usagef("--inject-failures must not be negative, got %d", f.injectFailures)
+	}
+	if _, err := f.parsePoints(); err != nil {
+		return err
 	}
 	if f.from != "" {
 		fsys, p, err := openLocation(context.Background(), hooks.Config(cfg), f.from)
@@ -176,11 +182,35 @@ func (f *jobFlags) apply(env *weir.Env, span int64) {
 		if span < 2 {
 			span = 10_000_000
 		}
-		f.inj = faults.New(faults.Plan{Failures: f.injectFailures, Seed: seed, Span: span, OnePerAttempt: true})
+		// Checked by configure where the job was launched.
+		points, _ := f.parsePoints()
+		f.inj = faults.New(faults.Plan{Failures: f.injectFailures, Seed: seed, Span: span, Points: points, OnePerAttempt: true})
 		hooks.Plan(env).Faults = f.inj
 		fmt.Fprintf(os.Stderr, "injecting %d failures (--fault-seed %d)\n", f.injectFailures, seed)
 	}
 	hooks.Plan(env).FromPath, hooks.Plan(env).AllowNonRestoredState = f.from, f.allowNonRestored
+}
+
+// parsePoints parses --fault-points; nil means every point.
+func (f *jobFlags) parsePoints() ([]faults.Point, error) {
+	var points []faults.Point
+	for _, name := range f.faultPoints {
+		p, err := faults.ParsePoint(name)
+		if err != nil {
+			return nil, usagef("--fault-points: %v", err)
+		}
+		points = append(points, p)
+	}
+	return points, nil
+}
+
+// pointNames lists the fault points for help and errors.
+func pointNames() string {
+	var names []string
+	for _, p := range faults.AllPoints() {
+		names = append(names, string(p))
+	}
+	return strings.Join(names, ", ")
 }
 
 // checkWritableDir creates dir if needed and proves it writable.

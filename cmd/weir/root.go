@@ -14,8 +14,10 @@ func program() *app.Program {
 }
 
 // builtins are the jobs weir runs and builds (run demo, run wordcount,
-// run keyed-sum).
-func builtins() []app.Job { return []app.Job{demoJob(), wordcountJob(), keyedSumJob()} }
+// run keyed-sum, run windows).
+func builtins() []app.Job {
+	return []app.Job{demoJob(), wordcountJob(), keyedSumJob(), windowsJob()}
+}
 
 // newRoot is the app tree plus weir's own commands: bench, tools, and
 // checkpoints inspect beside checkpoints JOB.

@@ -82,6 +82,18 @@ func ParseSpec(s string) (Spec, error) {
 	return sp, nil
 }
 
+// ParseMillis parses the value of a time flag (--event-spacing,
+// --max-disorder, --out-of-orderness, --allowed-lateness) as ParseSpec
+// parses sizes: a number of milliseconds or a Go duration. The error names
+// the flag and the accepted forms.
+func ParseMillis(flag, s string) (int64, error) {
+	v, err := parseMillis(s)
+	if err != nil {
+		return 0, fmt.Errorf("%s %q: want milliseconds or a Go duration such as 2s or 1500ms (event time has millisecond resolution)", flag, s)
+	}
+	return v, nil
+}
+
 func parseMillis(s string) (int64, error) {
 	s = strings.TrimSpace(s)
 	if v, err := strconv.ParseInt(s, 10, 64); err == nil {
