@@ -15,6 +15,9 @@ type chain struct {
 	ocs     []*OperatorContext
 	source  SourceOperator // head of a source task, else nil
 	input   InputFunc      // head input of a non-source task
+	// byChannel is the input function of each gate channel when the head
+	// has inputs of different types (Node.InputsOf), else nil.
+	byChannel []InputFunc
 	writers []Writer
 }
 
