@@ -31,8 +31,8 @@ type joinInput struct {
 	side     int64
 	n        int64
 	keys     int64
-	spacing  int64 // ms between consecutive indexes
-	disorder int64 // max ms a record is early of its slot (out-of-orderness)
+	spacing  int64   // ms between consecutive indexes
+	disorder int64   // max ms a record is early of its slot (out-of-orderness)
 	rate     float64 // records per second, 0: as fast as possible
 }
 
