@@ -26,7 +26,10 @@ func TestConnectCoFlatMap(t *testing.T) {
 			ints := weir.FromSource(env, datagen.New(func(i int64) int64 { return i }, datagen.Count(n))).UID("ints")
 			strs := weir.FromSource(env, datagen.New(func(i int64) string { return "s" + strconv.FormatInt(i, 10) }, datagen.Count(n/2))).UID("strs")
 			lines := weir.CoFlatMap(weir.Connect(ints, strs),
-				func(v int64, out *weir.Collector[string]) error { out.Collect("i" + strconv.FormatInt(v, 10)); return nil },
+				func(v int64, out *weir.Collector[string]) error {
+					out.Collect("i" + strconv.FormatInt(v, 10))
+					return nil
+				},
 				func(v string, out *weir.Collector[string]) error { out.Collect(v); return nil }).UID("co")
 			out := sinkLines(t, lines)
 			execute(t, env, log)

@@ -24,7 +24,7 @@ func (o *linesOut) Push(_ context.Context, batch []string, ts []int64) error {
 }
 
 type side struct {
-	Key int64
+	Key  int64
 	Name string
 }
 
