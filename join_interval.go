@@ -2,6 +2,7 @@ package weir
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"sync/atomic"
@@ -97,14 +98,17 @@ func (f *intervalJoinFunc[K, A, B, OUT]) Open(_ context.Context, kc *KeyedContex
 func (f *intervalJoinFunc[K, A, B, OUT]) keepLeft() int64  { return max(f.upper, 0) }
 func (f *intervalJoinFunc[K, A, B, OUT]) keepRight() int64 { return max(-f.lower, 0) }
 
-// arrive checks the timestamp of a record and tells whether it is late.
-func (f *intervalJoinFunc[K, A, B, OUT]) arrive(v any, kc *KeyedContext[K], keep int64) (int64, bool, error) {
+// arrive checks the timestamp of a record and tells whether it is late;
+// bad is the record's error (no timestamp, overflow), nil for a good one.
+// It takes no record so that the hot path boxes none: the caller formats
+// the error.
+func (f *intervalJoinFunc[K, A, B, OUT]) arrive(kc *KeyedContext[K], keep int64) (ts int64, late bool, bad error) {
 	ts, ok := kc.Timestamp()
 	if !ok {
-		return 0, false, fmt.Errorf("interval join %q: record %v has no timestamp: both inputs need a WatermarkStrategy upstream that assigns every record one", f.name, v)
+		return 0, false, errNoJoinTimestamp
 	}
 	if ts > math.MaxInt64-keep {
-		return 0, false, fmt.Errorf("interval join %q: record %v: timestamp %d plus the join's bound overflows", f.name, v, ts)
+		return 0, false, errJoinOverflow
 	}
 	if ts <= kc.CurrentWatermark() {
 		if f.late != nil {
@@ -115,10 +119,22 @@ func (f *intervalJoinFunc[K, A, B, OUT]) arrive(v any, kc *KeyedContext[K], keep
 	return ts, false, nil
 }
 
+var (
+	errNoJoinTimestamp = errors.New("the record has no timestamp: both inputs need a WatermarkStrategy upstream that assigns every record one")
+	errJoinOverflow    = errors.New("its timestamp plus the join's bound overflows int64")
+)
+
+func (f *intervalJoinFunc[K, A, B, OUT]) recordError(v any, err error) error {
+	return fmt.Errorf("interval join %q: record %v: %w", f.name, v, err)
+}
+
 func (f *intervalJoinFunc[K, A, B, OUT]) ProcessElement1(x A, kc *KeyedContext[K], out *Collector[OUT]) error {
-	ts, late, err := f.arrive(x, kc, f.keepLeft())
-	if err != nil || late {
-		return err
+	ts, late, bad := f.arrive(kc, f.keepLeft())
+	if bad != nil {
+		return f.recordError(x, bad)
+	}
+	if late {
+		return nil
 	}
 	xs, _ := f.left.Get(ts)
 	f.left.Put(ts, append(xs[:len(xs):len(xs)], x)) // a copy: the stored slice may be in a snapshot
@@ -136,9 +152,12 @@ func (f *intervalJoinFunc[K, A, B, OUT]) ProcessElement1(x A, kc *KeyedContext[K
 }
 
 func (f *intervalJoinFunc[K, A, B, OUT]) ProcessElement2(y B, kc *KeyedContext[K], out *Collector[OUT]) error {
-	ts, late, err := f.arrive(y, kc, f.keepRight())
-	if err != nil || late {
-		return err
+	ts, late, bad := f.arrive(kc, f.keepRight())
+	if bad != nil {
+		return f.recordError(y, bad)
+	}
+	if late {
+		return nil
 	}
 	ys, _ := f.right.Get(ts)
 	f.right.Put(ts, append(ys[:len(ys):len(ys)], y))
