@@ -189,6 +189,7 @@ func TestIntervalJoinRandom(t *testing.T) {
 		{name: "p2-failures", p: 2, failures: 3, lower: -40, upper: -5},
 		{name: "p2-remote-unaligned-failures", p: 2, failures: 2, lower: 5, upper: 25,
 			extra: []string{config.LocalTaskManagers, "2", config.CheckpointingUnaligned, "true", config.BatchSize, "16"}},
+		{name: "p2-lsm-failures", p: 2, failures: 2, lower: -15, upper: 15, extra: []string{config.StateBackendType, config.BackendLSM}},
 	}
 	for _, seed := range joinSeeds() {
 		for _, c := range cases {
@@ -230,20 +231,22 @@ func TestJoinWindowRandom(t *testing.T) {
 		kind        string
 		size, slide int64
 		p, failures int
+		extra       []string
 	}{
 		{kind: "tumble", size: 50, p: 1},
 		{kind: "tumble", size: 50, p: 2, failures: 3},
 		{kind: "slide", size: 60, slide: 20, p: 2},
 		{kind: "session", size: 12, p: 1},
 		{kind: "session", size: 12, p: 2, failures: 2},
+		{kind: "slide", size: 60, slide: 20, p: 2, failures: 2, extra: []string{config.StateBackendType, config.BackendLSM}},
 	}
 	for _, seed := range joinSeeds() {
 		for _, c := range cases {
-			t.Run(fmt.Sprintf("seed%d/%s/p%d/failures%d", seed, c.kind, c.p, c.failures), func(t *testing.T) {
+			t.Run(fmt.Sprintf("seed%d/%s/p%d/failures%d/%d", seed, c.kind, c.p, c.failures, len(c.extra)), func(t *testing.T) {
 				a := joinInput{seed: seed, side: 0, n: 1200, keys: 13, spacing: 1, disorder: 30}
 				b := joinInput{seed: seed, side: 1, n: 1000, keys: 13, spacing: 1, disorder: 10}
 				want := refWindow(c.kind, c.size, c.slide, a.all(), b.all())
-				env, log := newEnv(testConfig(t, c.p, "10ms"))
+				env, log := newEnv(testConfig(t, c.p, "10ms", c.extra...))
 				var inj *faults.Injector
 				if c.failures > 0 {
 					// Slow enough for checkpoints to complete between the
