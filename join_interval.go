@@ -47,10 +47,10 @@ func IntervalJoin[K comparable, A, B, OUT any](a Keyed[K, A], b Keyed[K, B], low
 
 func intervalBounds(where string, lower, upper time.Duration) (lo, hi int64, err error) {
 	if lo, err = millis(where+" lower bound", lower); err != nil {
-		return 0, 0, fmt.Errorf("%s: %w", where, err)
+		return 0, 0, err
 	}
 	if hi, err = millis(where+" upper bound", upper); err != nil {
-		return 0, 0, fmt.Errorf("%s: %w", where, err)
+		return 0, 0, err
 	}
 	if lo > hi {
 		return 0, 0, fmt.Errorf("%s: lower bound %v is above the upper bound %v: want lower ≤ upper", where, lower, upper)

@@ -306,6 +306,9 @@ func TestJoinUntimedInputFails(t *testing.T) {
 		"interval-bounds": {func(env *weir.Env) {
 			sinkInto(weir.IntervalJoin(in.source(env, "a"), in.source(env, "b"), time.Second, 0, pairLine), t.TempDir())
 		}, "lower bound 1s is above the upper bound 0s", "want lower ≤ upper"},
+		"interval-fraction": {func(env *weir.Env) {
+			sinkInto(weir.IntervalJoin(in.source(env, "a"), in.source(env, "b"), 0, 1500*time.Microsecond, pairLine), t.TempDir())
+		}, "IntervalJoin upper bound 1.5ms", "use a whole number of milliseconds"},
 	}
 	for name, c := range cases {
 		t.Run(name, func(t *testing.T) {
