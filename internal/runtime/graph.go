@@ -69,6 +69,11 @@ type Node struct {
 	// takes a Buffer.Data (a *network.Batch[In]) and pushes its records.
 	// Nil for sources.
 	InputOf func(op Operator) (InputFunc, error)
+	// InputsOf replaces InputOf for a node whose inputs carry different
+	// record types (a two-input operator): it returns one InputFunc per
+	// input edge, in the order of Inputs, and the task dispatches each
+	// gate channel to its edge's function.
+	InputsOf func(op Operator) ([]InputFunc, error)
 	// OutputFactories are those of the node's main output.
 	OutputFactories
 	// SideOutputs says the node's operator has side outputs

@@ -102,10 +102,36 @@ func newChain(ctx context.Context, in taskInputs, v *Vertex, logger *slog.Logger
 		c.source = src
 		return c, nil
 	}
+	if head := v.Chain[0]; head.InputsOf != nil {
+		c.byChannel, err = inputsByChannel(v, c.ops[0])
+		return c, err
+	}
 	if c.input, err = v.Chain[0].InputOf(c.ops[0]); err != nil {
 		return c, fmt.Errorf("operator %q: connect input: %w", v.Chain[0].Name, err)
 	}
 	return c, nil
+}
+
+// inputsByChannel lays the input functions of a head with inputs of
+// different types out as the gate lays out its channels: input by input,
+// one channel per producer subtask.
+func inputsByChannel(v *Vertex, op Operator) ([]InputFunc, error) {
+	head := v.Chain[0]
+	fns, err := head.InputsOf(op)
+	if err != nil {
+		return nil, fmt.Errorf("operator %q: connect inputs: %w", head.Name, err)
+	}
+	if len(fns) != len(v.Inputs) {
+		return nil, fmt.Errorf("operator %q: %d input functions for %d inputs", head.Name, len(fns), len(v.Inputs))
+	}
+	_, total := gateOffsets(v)
+	byChannel := make([]InputFunc, 0, total)
+	for i, in := range v.Inputs {
+		for range in.From.Parallelism {
+			byChannel = append(byChannel, fns[i])
+		}
+	}
+	return byChannel, nil
 }
 
 // newOperators makes the operators of v's chain for the execution's

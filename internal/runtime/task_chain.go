@@ -11,11 +11,14 @@ import (
 // contexts, the head that feeds them (a source, or the input function of
 // a consuming task) and the writers of the last operator's outgoing edges.
 type chain struct {
-	ops     []Operator
-	ocs     []*OperatorContext
-	source  SourceOperator // head of a source task, else nil
-	input   InputFunc      // head input of a non-source task
-	writers []Writer
+	ops    []Operator
+	ocs    []*OperatorContext
+	source SourceOperator // head of a source task, else nil
+	input  InputFunc      // head input of a non-source task
+	// byChannel is the input function of each gate channel when the head
+	// has inputs of different types (Node.InputsOf), else nil.
+	byChannel []InputFunc
+	writers   []Writer
 }
 
 // open opens the operators in chain order.

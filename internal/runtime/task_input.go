@@ -105,7 +105,11 @@ func (t *Task) handleBuffer(ctx context.Context, ch int, buf network.Buffer) err
 				return err
 			}
 		}
-		n, err := t.chain.input(ctx, data)
+		input := t.chain.input
+		if t.chain.byChannel != nil {
+			input = t.chain.byChannel[ch]
+		}
+		n, err := input(ctx, data)
 		if err != nil {
 			return err
 		}
