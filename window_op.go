@@ -139,6 +139,11 @@ func (f *windowFunc[K, T, ACC, R]) ProcessElement(v T, kc *KeyedContext[K], out 
 			continue
 		}
 		added = true
+		if e.N > 0 && !f.merging {
+			// The window had records, so its timers are registered (a
+			// merged window's are not: it grew).
+			d.Register = window.Timers{}
+		}
 		e.Acc = f.fns.add(v, e.Acc, e.N == 0)
 		e.N++
 		if err := f.perform(kc, w, sw, e, d, out); err != nil {
@@ -215,8 +220,9 @@ func (f *windowFunc[K, T, ACC, R]) perform(kc *KeyedContext[K], w, sw window.Win
 		e.Acc, e.N = zero, 0
 	}
 	if d.Clear {
+		// Only a window's cleanup timer clears it, and its trigger timer
+		// is never later: no timer of w is left to delete.
 		f.contents.Remove(sw)
-		f.deleteTimers(kc, w, window.Window{})
 		if f.merging {
 			f.set.Remove(w)
 		}
@@ -291,8 +297,18 @@ func (f *windowFunc[K, T, ACC, R]) OnTimer(ts int64, kc *KeyedContext[K], out *C
 			f.due = f.appendDue(f.due, t, w, sw)
 		}
 	} else {
-		for w := range f.contents.All() {
-			f.due = f.appendDue(f.due, t, w, w)
+		// A window's timers are at its MaxTimestamp and at that plus the
+		// allowed lateness, so the windows a timer can belong to follow
+		// from its time: no scan of the key's windows.
+		size, late := f.rules.Assigner().Size(), f.rules.AllowedLateness()
+		for _, end := range [2]int64{t.TS + 1, t.TS - late + 1} {
+			w := window.Window{Start: end - size, End: end}
+			if _, ok := f.contents.Get(w); ok {
+				f.due = f.appendDue(f.due, t, w, w)
+			}
+			if late == 0 {
+				break
+			}
 		}
 	}
 	slices.SortFunc(f.due, func(a, b dueWindow) int { return cmp.Compare(a.w.Start, b.w.Start) })
