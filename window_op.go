@@ -61,6 +61,13 @@ type windowFunc[K comparable, T, ACC, R any] struct {
 	wc       WindowContext
 	name     string
 	late     *atomic.Int64 // numLateRecordsDropped; nil in bare tests
+	// From rules, once: the per-record path reads them as fields.
+	assigner  window.Assigner
+	eventTime bool
+	// fastPath: the event-time trigger, whose decision for a record of a
+	// window that has records and whose end the watermark has not passed
+	// is "add, nothing else" — the common case, decided without the rules.
+	fastPath bool
 }
 
 type dueWindow struct{ w, sw window.Window }
@@ -70,7 +77,10 @@ func (f *windowFunc[K, T, ACC, R]) Open(_ context.Context, kc *KeyedContext[K]) 
 	if f.contents, err = GetMapState[window.Window, winEntry[ACC]](kc, "window-contents"); err != nil {
 		return err
 	}
-	f.merging = f.rules.Assigner().Merging()
+	f.assigner = f.rules.Assigner()
+	f.eventTime = f.assigner.IsEventTime()
+	f.merging = f.assigner.Merging()
+	f.fastPath = f.eventTime && !f.merging && f.rules.Trigger().Kind() == window.EventTimeTrigger
 	if f.merging {
 		if f.sets, err = GetValueState[[]byte](kc, "window-set"); err != nil {
 			return err
@@ -106,12 +116,12 @@ func (f *windowFunc[K, T, ACC, R]) storeSet() {
 func (f *windowFunc[K, T, ACC, R]) ProcessElement(v T, kc *KeyedContext[K], out *Collector[R]) error {
 	ts, ok := kc.Timestamp()
 	at := ts
-	if !f.rules.Assigner().IsEventTime() {
+	if !f.eventTime {
 		at = kc.CurrentProcessingTime()
 	} else if !ok {
 		return fmt.Errorf("window operator %q: record %v has no timestamp: event-time windows need a WatermarkStrategy upstream that assigns every record one", f.name, v)
 	}
-	ws, err := f.rules.Assigner().AppendWindows(f.ws[:0], at)
+	ws, err := f.assigner.AppendWindows(f.ws[:0], at)
 	f.ws = ws
 	if err != nil {
 		return fmt.Errorf("window operator %q: record %v: %w", f.name, v, err)
@@ -131,6 +141,13 @@ func (f *windowFunc[K, T, ACC, R]) ProcessElement(v T, kc *KeyedContext[K], out 
 			w, sw = m.Result, m.StateWindow
 		}
 		e, _ := f.contents.Get(sw)
+		if f.fastPath && e.N > 0 && w.MaxTimestamp() > wm {
+			added = true
+			e.Acc = f.fns.add(v, e.Acc, false)
+			e.N++
+			f.contents.Put(sw, e)
+			continue
+		}
 		d := f.rules.OnElement(w, e.Count, wm)
 		if d.Skip {
 			if f.merging {
@@ -300,7 +317,7 @@ func (f *windowFunc[K, T, ACC, R]) OnTimer(ts int64, kc *KeyedContext[K], out *C
 		// A window's timers are at its MaxTimestamp and at that plus the
 		// allowed lateness, so the windows a timer can belong to follow
 		// from its time: no scan of the key's windows.
-		size, late := f.rules.Assigner().Size(), f.rules.AllowedLateness()
+		size, late := f.assigner.Size(), f.rules.AllowedLateness()
 		for _, end := range [2]int64{t.TS + 1, t.TS - late + 1} {
 			w := window.Window{Start: end - size, End: end}
 			if _, ok := f.contents.Get(w); ok {
@@ -341,5 +358,5 @@ func (f *windowFunc[K, T, ACC, R]) appendDue(due []dueWindow, t window.Timer, w,
 // bounded input with what they hold (Flink drops them; weir loses nothing
 // silently). Event-time windows fire through MaxWatermark.
 func (f *windowFunc[K, T, ACC, R]) firesProcessingTimersAtEnd() bool {
-	return !f.rules.Assigner().IsEventTime() && f.rules.Trigger().Kind() != window.CountTrigger
+	return !f.eventTime && f.rules.Trigger().Kind() != window.CountTrigger
 }
