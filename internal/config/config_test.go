@@ -24,6 +24,7 @@ func TestDefaults(t *testing.T) {
 		{"heartbeat.timeout", "50 s"},
 		{"minicluster.number-of-taskmanagers", "1"},
 		{"parallelism.default", "1"},
+		{"pipeline.auto-watermark-interval", "200 ms"},
 		{"pipeline.batch-size", "1024"},
 		{"pipeline.max-parallelism", "128"},
 		{"restart-strategy.exponential-delay.attempts-before-reset-backoff", "2147483647"},
