@@ -132,20 +132,20 @@ func (o *coProcessOp[K, A, B, U]) Push1(ctx context.Context, batch []A, ts []int
 }
 
 func (o *coProcessOp[K, A, B, U]) Push2(ctx context.Context, batch []B, ts []int64) error {
-	return pushKeyed(ctx, &o.processOp, batch, ts, o.keyB, o.push2)
+	return pushKeyed(ctx, &o.processOp, batch, ts, o.keyB, o.push2, " of the second input")
 }
 
 // pushKeyed is processOp.Push for records of another type than the
 // operator's first input: each record sets the current key, then process
 // handles it; due event-time timers fire after the batch.
-func pushKeyed[K comparable, X, T, U any](ctx context.Context, o *processOp[K, X, U], batch []T, ts []int64, key func(T) K, process func(T, *KeyedContext[K], *Collector[U]) error) error {
+func pushKeyed[K comparable, X, T, U any](ctx context.Context, o *processOp[K, X, U], batch []T, ts []int64, key func(T) K, process func(T, *KeyedContext[K], *Collector[U]) error, input string) error {
 	o.col.reset(ts != nil)
 	o.kctx.ts, o.kctx.domain = NoTimestamp, 0
 	for i, v := range batch {
 		k := key(v)
 		kg := keygroup.Of(o.hash(k), o.maxP)
 		if !o.kgs.Contains(kg) {
-			return fmt.Errorf("key %v (key group %d) of the second input reached subtask %d which owns key groups %v: the key function must be deterministic", k, kg, o.oc.Subtask, o.kgs)
+			return fmt.Errorf("key %v (key group %d)%s reached subtask %d which owns key groups %v: the key function must be deterministic", k, kg, input, o.oc.Subtask, o.kgs)
 		}
 		if o.heap != nil {
 			o.heap.SetCurrentKey(k, kg)
@@ -159,6 +159,8 @@ func pushKeyed[K comparable, X, T, U any](ctx context.Context, o *processOp[K, X
 			return err
 		}
 	}
+	// A state access that failed (disk, corrupt bytes) fails the task
+	// before anything the batch computed leaves it.
 	if err := o.backend.Err(); err != nil {
 		return err
 	}
@@ -169,6 +171,7 @@ func pushKeyed[K comparable, X, T, U any](ctx context.Context, o *processOp[K, X
 		return err
 	}
 	if t, ok := o.kctx.events.Next(); ok && t <= o.clock.wm {
+		// Registered at or before the current watermark: due now.
 		return o.fireEventTimers(ctx, o.clock.wm)
 	}
 	return nil

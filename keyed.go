@@ -239,6 +239,7 @@ type processOp[K comparable, T, U any] struct {
 	onTimer TimerFunction[K, U] // fn, if it has timers
 	opened  bool                // fn.Open was called: Close closes fn
 	clock   eventClock
+	process func(T, *KeyedContext[K], *Collector[U]) error // fn.ProcessElement, bound once
 	kctx    KeyedContext[K]
 	col     Collector[U]
 	backend state.Backend[K]
@@ -284,6 +285,7 @@ func (o *processOp[K, T, U]) Open(ctx context.Context, oc *runtime.OperatorConte
 		return err
 	}
 	o.onTimer, _ = o.fn.(TimerFunction[K, U])
+	o.process = o.fn.ProcessElement
 	o.opened = true
 	if err := o.fn.Open(ctx, &o.kctx); err != nil {
 		return err
@@ -295,42 +297,7 @@ func (o *processOp[K, T, U]) Open(ctx context.Context, oc *runtime.OperatorConte
 }
 
 func (o *processOp[K, T, U]) Push(ctx context.Context, batch []T, ts []int64) error {
-	o.col.reset(ts != nil)
-	o.kctx.ts, o.kctx.domain = NoTimestamp, 0
-	for i, v := range batch {
-		k := o.key(v)
-		kg := keygroup.Of(o.hash(k), o.maxP)
-		if !o.kgs.Contains(kg) {
-			return fmt.Errorf("key %v (key group %d) reached subtask %d which owns key groups %v: the key function must be deterministic", k, kg, o.oc.Subtask, o.kgs)
-		}
-		if o.heap != nil {
-			o.heap.SetCurrentKey(k, kg)
-		} else {
-			o.backend.SetCurrentKey(k, kg)
-		}
-		if ts != nil {
-			o.kctx.ts, o.col.cur = ts[i], ts[i]
-		}
-		if err := o.fn.ProcessElement(v, &o.kctx, &o.col); err != nil {
-			return err
-		}
-	}
-	// A state access that failed (disk, corrupt bytes) fails the task
-	// before anything the batch computed leaves it.
-	if err := o.backend.Err(); err != nil {
-		return err
-	}
-	if err := o.emit(ctx, o.col.buf, o.col.times()); err != nil {
-		return err
-	}
-	if err := o.flushSides(ctx); err != nil {
-		return err
-	}
-	if t, ok := o.kctx.events.Next(); ok && t <= o.clock.wm {
-		// Registered at or before the current watermark: due now.
-		return o.fireEventTimers(ctx, o.clock.wm)
-	}
-	return nil
+	return pushKeyed(ctx, o, batch, ts, o.key, o.process, "")
 }
 
 func (o *processOp[K, T, U]) NextTimer() (int64, bool) { return o.kctx.timers.Next() }
