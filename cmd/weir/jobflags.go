@@ -16,6 +16,7 @@ import (
 	"github.com/weirstream/weir/internal/config"
 	"github.com/weirstream/weir/internal/faults"
 	"github.com/weirstream/weir/internal/hooks"
+	"github.com/weirstream/weir/internal/vfs"
 	"github.com/weirstream/weir/internal/vfs/s3fs"
 )
 
@@ -225,11 +226,8 @@ func checkWritableDir(flag, dir string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return usagef("%s %s: cannot create the folder: %v", flag, dir, err)
 	}
-	probe, err := os.CreateTemp(dir, ".weir-probe-*")
-	if err != nil {
+	if err := vfs.CheckWritableDir(dir); err != nil {
 		return usagef("%s %s is not writable: %v; choose another folder or fix its permissions", flag, dir, err)
 	}
-	probe.Close()
-	os.Remove(probe.Name())
 	return nil
 }

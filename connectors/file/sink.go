@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"github.com/weirstream/weir/internal/vfs"
 )
 
 // ErrTxnLost is returned by Commit when neither the in-progress nor the final
@@ -70,12 +72,9 @@ func NewSink(dir string, uid string, subtask int, opts ...SinkOption) (*Sink, er
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("file sink %s: create directory %s: %w; check the path and its permissions", uid, dir, err)
 	}
-	probe, err := os.CreateTemp(dir, ".weir-probe-*")
-	if err != nil {
+	if err := vfs.CheckWritableDir(dir); err != nil {
 		return nil, fmt.Errorf("file sink %s: directory %s is not writable: %w; check its permissions", uid, dir, err)
 	}
-	probe.Close()
-	os.Remove(probe.Name())
 	cfg := sinkConfig{bufferSize: 64 << 10}
 	for _, o := range opts {
 		o(&cfg)

@@ -16,11 +16,11 @@ package bench
 
 import (
 	"fmt"
-	"os"
 
 	"github.com/spf13/cobra"
 
 	"github.com/weirstream/weir/app"
+	"github.com/weirstream/weir/internal/vfs"
 )
 
 // Command is `weir bench` with one subcommand per benchmark.
@@ -47,15 +47,10 @@ func usagef(format string, a ...any) error { return app.Usagef(format, a...) }
 
 // checkWritableDir creates dir if needed and proves it writable.
 func checkWritableDir(flag, dir string) error {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return usagef("%s %s: cannot create the folder: %v", flag, dir, err)
+	if err := vfs.CheckWritableDir(dir); err != nil {
+		return usagef("%s %s is not a writable folder: %v; choose another folder or fix its permissions", flag, dir, err)
 	}
-	probe, err := os.CreateTemp(dir, ".weir-probe-*")
-	if err != nil {
-		return usagef("%s %s is not writable: %v; choose another folder or fix its permissions", flag, dir, err)
-	}
-	probe.Close()
-	return os.Remove(probe.Name())
+	return nil
 }
 
 // bytes renders a size for the benches' tables.

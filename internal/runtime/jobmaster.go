@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"os"
 	"strings"
 	"sync"
 	"time"
@@ -13,6 +12,7 @@ import (
 	"github.com/weirstream/weir/internal/checkpoint"
 	"github.com/weirstream/weir/internal/checkpoint/storage"
 	"github.com/weirstream/weir/internal/jobmaster"
+	"github.com/weirstream/weir/internal/vfs"
 )
 
 // JobMaster runs one job: it is the driver of a jobmaster.Machine, which
@@ -283,18 +283,8 @@ func containsID(reason string, id ResourceID) bool {
 	return strings.Contains(reason, string(id))
 }
 
-// checkWritable creates dir if needed and proves it writable.
-func checkWritable(dir string) error {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	f, err := os.CreateTemp(dir, ".weir-probe-*")
-	if err != nil {
-		return err
-	}
-	f.Close()
-	return os.Remove(f.Name())
-}
+// checkWritable creates dir if needed and checks it writable.
+func checkWritable(dir string) error { return vfs.CheckWritableDir(dir) }
 
 // initialRestorePoint returns where the job starts: the --from checkpoint,
 // else the newest retained one; nil for a fresh start. It also returns the
