@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"reflect"
 
-	"github.com/weirstream/weir/internal/keygroup"
 	"github.com/weirstream/weir/internal/network"
 	"github.com/weirstream/weir/internal/runtime"
 )
@@ -141,14 +140,34 @@ func (o *coProcessOp[K, A, B, U]) Push2(ctx context.Context, batch []B, ts []int
 func pushKeyed[K comparable, X, T, U any](ctx context.Context, o *processOp[K, X, U], batch []T, ts []int64, key func(T) K, process func(T, *KeyedContext[K], *Collector[U]) error, input string) error {
 	o.col.reset(ts != nil)
 	o.kctx.ts, o.kctx.domain = NoTimestamp, 0
+	prefetch := o.heap != nil && o.heap.PrefetchWorthwhile()
+	if prefetch {
+		// Hash every key first and load the state each will touch: the
+		// loads are independent, so their cache misses overlap (see
+		// state.KeyedBackend.Prefetch).
+		hs := o.hashes[:0]
+		var x uint8
+		for _, v := range batch {
+			h := o.hash(key(v))
+			hs = append(hs, h)
+			x ^= o.heap.Prefetch(h, o.kgMod.Group(h))
+		}
+		o.hashes, o.touched = hs, x
+	}
 	for i, v := range batch {
 		k := key(v)
-		kg := keygroup.Of(o.hash(k), o.maxP)
+		var h uint32
+		if prefetch {
+			h = o.hashes[i]
+		} else {
+			h = o.hash(k)
+		}
+		kg := o.kgMod.Group(h)
 		if !o.kgs.Contains(kg) {
 			return fmt.Errorf("key %v (key group %d)%s reached subtask %d which owns key groups %v: the key function must be deterministic", k, kg, input, o.oc.Subtask, o.kgs)
 		}
 		if o.heap != nil {
-			o.heap.SetCurrentKey(k, kg)
+			o.heap.SetCurrentKeyHash(k, h, kg) // the tables reuse the hash
 		} else {
 			o.backend.SetCurrentKey(k, kg)
 		}

@@ -252,7 +252,14 @@ type processOp[K comparable, T, U any] struct {
 	// keyed_incremental.go).
 	lsm  *lsm.Backend[K]
 	maxP int
-	kgs  keygroup.Range
+	// kgMod computes key groups without a division (keygroup.Modulus).
+	kgMod keygroup.Modulus
+	kgs   keygroup.Range
+	// hashes holds the key hashes of the batch being pushed (pushKeyed),
+	// computed in the prefetch pass and reused by the processing loop.
+	hashes []uint32
+	// touched keeps the bytes Prefetch read, so the loads stay.
+	touched uint8
 }
 
 func (o *processOp[K, T, U]) Open(ctx context.Context, oc *runtime.OperatorContext) error {
@@ -262,7 +269,8 @@ func (o *processOp[K, T, U]) Open(ctx context.Context, oc *runtime.OperatorConte
 		return fmt.Errorf("key type: %w", err)
 	}
 	o.maxP, o.kgs = oc.MaxParallelism, oc.KeyGroups
-	if o.backend, err = newKeyedBackend(kc, oc); err != nil {
+	o.kgMod = keygroup.NewModulus(uint32(oc.MaxParallelism))
+	if o.backend, err = newKeyedBackend(kc, oc, o.hash); err != nil {
 		return err
 	}
 	o.heap, _ = o.backend.(*state.KeyedBackend[K])
@@ -411,10 +419,12 @@ func (o *processOp[K, T, U]) Close(ctx context.Context) error {
 }
 
 // newKeyedBackend makes the keyed state backend the job chose.
-func newKeyedBackend[K comparable](kc codec.Codec[K], oc *runtime.OperatorContext) (state.Backend[K], error) {
+// newKeyedBackend makes the operator's backend; hash is the operator's key
+// hash, which the heap backend's tables share (SetCurrentKeyHash).
+func newKeyedBackend[K comparable](kc codec.Codec[K], oc *runtime.OperatorContext, hash func(K) uint32) (state.Backend[K], error) {
 	switch oc.StateBackend.Type {
 	case "", config.BackendHeap:
-		return state.NewKeyedBackend(kc, oc.KeyGroups, oc.MaxParallelism), nil
+		return state.NewHashedKeyedBackend(kc, oc.KeyGroups, oc.MaxParallelism, hash), nil
 	case config.BackendLSM:
 		name := fmt.Sprintf("%s-%d", oc.UID, oc.Subtask)
 		opts := lsm.FromConfig(oc.StateBackend.LSM, name, oc.Logger)

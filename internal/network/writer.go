@@ -27,10 +27,10 @@ type Writer[T any] struct {
 	size     int
 	s        strategy[T]
 	self     int
-	owner    []int32 // Hash: key group -> channel, precomputed from keygroup.OperatorIndex
-	kgMod    modulus // Hash: x % max parallelism, as keygroup.Of takes it
-	route    []int32 // Hash: EmitBatch's scratch of channel indexes
-	next     int     // Rebalance: the channel receiving the current batch
+	owner    []int32          // Hash: key group -> channel, precomputed from keygroup.OperatorIndex
+	kgMod    keygroup.Modulus // Hash: x % max parallelism, as keygroup.Of takes it
+	route    []int32          // Hash: EmitBatch's scratch of channel indexes
+	next     int              // Rebalance: the channel receiving the current batch
 
 	overdraft int   // WithOverdraft: credits a full batch may overdraw per channel
 	debt      *Debt // WithOverdraft: charged when a channel goes into overdraft
@@ -125,7 +125,7 @@ func NewWriter[T any, S Sender](channels []S, p Partitioner[T], pool *Pool[T], s
 		if err := keygroup.ValidateParallelism(n, s.maxP); err != nil {
 			panic(fmt.Sprintf("network: hash writer: %v", err))
 		}
-		w.kgMod = newModulus(uint32(s.maxP))
+		w.kgMod = keygroup.NewModulus(uint32(s.maxP))
 		w.route = make([]int32, 256)
 		w.owner = make([]int32, s.maxP)
 		for kg := range w.owner {
@@ -158,7 +158,7 @@ func (w *Writer[T]) Emit(ctx context.Context, r T) error {
 	var ch int
 	switch w.s.mode {
 	case modeHash:
-		ch = int(w.owner[w.kgMod.of(keygroup.Mix(w.s.hash(r)))])
+		ch = int(w.owner[w.kgMod.Of(keygroup.Mix(w.s.hash(r)))])
 	case modeForward:
 		ch = w.self
 	case modeRebalance:
@@ -193,7 +193,7 @@ func (w *Writer[T]) EmitTimed(ctx context.Context, r T, ts int64) error {
 	var ch int
 	switch w.s.mode {
 	case modeHash:
-		ch = int(w.owner[w.kgMod.of(keygroup.Mix(w.s.hash(r)))])
+		ch = int(w.owner[w.kgMod.Of(keygroup.Mix(w.s.hash(r)))])
 	case modeForward:
 		ch = w.self
 	case modeRebalance:
@@ -236,7 +236,7 @@ func (w *Writer[T]) EmitBatchTimed(ctx context.Context, rs []T, ts []int64) erro
 			n := min(len(rs), len(w.route))
 			route, hash, owner, kgMod := w.route[:n], w.s.hash, w.owner, w.kgMod
 			for i := range route {
-				route[i] = owner[kgMod.of(keygroup.Mix(hash(rs[i])))]
+				route[i] = owner[kgMod.Of(keygroup.Mix(hash(rs[i])))]
 			}
 			if err := w.scatterTimed(ctx, rs[:n], ts[:n], route); err != nil {
 				return err
@@ -301,7 +301,7 @@ func (w *Writer[T]) EmitBatch(ctx context.Context, rs []T) error {
 			n := min(len(rs), len(w.route))
 			route, hash, owner, kgMod := w.route[:n], w.s.hash, w.owner, w.kgMod
 			for i := range route {
-				route[i] = owner[kgMod.of(keygroup.Mix(hash(rs[i])))]
+				route[i] = owner[kgMod.Of(keygroup.Mix(hash(rs[i])))]
 			}
 			if err := w.scatter(ctx, rs[:n], route); err != nil {
 				return err

@@ -27,8 +27,16 @@ type KeyedBackend[K comparable] struct {
 	cow  *cow
 
 	key K
-	cur int // current key group, as an index from kgs.Start
-	n   int // kgs.Len(), kept here for SetCurrentKey's bounds check
+	h   uint32 // the current key's hash (hash(key))
+	seq uint64 // counts SetCurrentKey calls: a state's cached position is for one
+	cur int    // current key group, as an index from kgs.Start
+	// hash is the keyed operator's stable key hash (keygroup.Hasher), which
+	// the tables use too, so that a record is hashed once.
+	hash func(K) uint32
+	// large caches PrefetchWorthwhile's answer, refreshed every 64th call.
+	large     bool
+	sizeCalls uint
+	n         int // kgs.Len(), kept here for SetCurrentKey's bounds check
 
 	states map[string]registered
 	order  []registered // sorted by name, for deterministic snapshots
@@ -52,6 +60,14 @@ type pendingState struct {
 // in snapshots. It panics if kgs is empty or not within [0, maxParallelism),
 // which is a bug in the caller.
 func NewKeyedBackend[K comparable](keys codec.Codec[K], kgs keygroup.Range, maxParallelism int) *KeyedBackend[K] {
+	return NewHashedKeyedBackend(keys, kgs, maxParallelism, keyHasher[K]())
+}
+
+// NewHashedKeyedBackend is NewKeyedBackend whose tables hash keys with
+// hash: the keyed operator passes the hash it finds key groups with, so
+// that SetCurrentKeyHash can hand the tables the hash it has already
+// computed for the record.
+func NewHashedKeyedBackend[K comparable](keys codec.Codec[K], kgs keygroup.Range, maxParallelism int, hash func(K) uint32) *KeyedBackend[K] {
 	if kgs.Start < 0 || kgs.End > maxParallelism || kgs.Len() <= 0 {
 		panic(fmt.Sprintf("state: key-group range %s is empty or outside [0, %d)", kgs, maxParallelism))
 	}
@@ -61,11 +77,13 @@ func NewKeyedBackend[K comparable](keys codec.Codec[K], kgs keygroup.Range, maxP
 		n:       kgs.Len(),
 		maxP:    maxParallelism,
 		cow:     &cow{},
+		seq:     1, // a state's cached position of sequence 0 is never valid
+		hash:    hash,
 		states:  map[string]registered{},
 		pending: map[string]*pendingState{},
 	}
-	b.timers = newTimers(keys, kgs, ProcessingTime, b.cow, b.currentKey, b.SetCurrentKey)
-	b.events = newTimers(keys, kgs, EventTime, b.cow, b.currentKey, b.SetCurrentKey)
+	b.timers = newTimers(keys, kgs, ProcessingTime, b.cow, b.hash, b.currentKey, b.SetCurrentKey)
+	b.events = newTimers(keys, kgs, EventTime, b.cow, b.hash, b.currentKey, b.SetCurrentKey)
 	return b
 }
 
@@ -89,13 +107,62 @@ func (b *KeyedBackend[K]) Close() error { return nil }
 // act on. The runtime calls it per record with kg already computed. It
 // panics if kg is outside the backend's range: the record was routed to the
 // wrong subtask.
-func (b *KeyedBackend[K]) SetCurrentKey(k K, kg int) {
+func (b *KeyedBackend[K]) SetCurrentKey(k K, kg int) { b.SetCurrentKeyHash(k, b.hash(k), kg) }
+
+// SetCurrentKeyHash is SetCurrentKey for a caller that has already hashed
+// the key: h must be the backend's hash of k (the one given to
+// NewHashedKeyedBackend, or keygroup.Hasher's). The states' tables probe with it, so a record's
+// key is hashed once.
+func (b *KeyedBackend[K]) SetCurrentKeyHash(k K, h uint32, kg int) {
 	i := kg - b.kgs.Start
 	if uint(i) >= uint(b.n) {
 		panic(fmt.Sprintf("state: key group %d is outside this subtask's range %s", kg, b.kgs))
 	}
-	b.key, b.cur = k, i
+	b.key, b.h, b.cur = k, h, i
+	b.seq++
 }
+
+// Prefetch loads the memory that the states' first probe for a key of hash
+// h in key group kg will read, and returns a byte of it (so the loads
+// are not optimized away; callers fold it into a value they keep). The
+// keyed operator calls it for every record of a batch before processing
+// the first: the loads are independent, so the CPU overlaps their cache
+// misses, where the probes of the processing loop, each waiting for the
+// user function before it, would take them one at a time.
+func (b *KeyedBackend[K]) Prefetch(h uint32, kg int) uint8 {
+	i := kg - b.kgs.Start
+	if uint(i) >= uint(b.n) {
+		return 0
+	}
+	var x uint8
+	for _, s := range b.order {
+		x ^= s.touch(i, h)
+	}
+	return x
+}
+
+// PrefetchWorthwhile reports whether Prefetch pays: when the states hold
+// more entries than fit in a core's cache. With fewer, the extra pass over
+// the batch costs more than the misses it hides (BenchmarkKeyedProcessPush:
+// at 1,000 and 10,000 keys prefetching was 30 % slower, at 1,000,000 keys
+// 1.2-1.9x faster). The count is refreshed every 64 calls.
+func (b *KeyedBackend[K]) PrefetchWorthwhile() bool {
+	if b.sizeCalls%64 == 0 {
+		n := 0
+		for _, s := range b.order {
+			n += s.size()
+		}
+		b.large = n > prefetchEntries
+	}
+	b.sizeCalls++
+	return b.large
+}
+
+// prefetchEntries is the state size, in entries, above which the keyed
+// operator prefetches: 64 Ki entries of 24-byte slots at the tables' load
+// are 2-4 MiB, beyond this machine's 512 KiB L2 per core and near its L3
+// share.
+const prefetchEntries = 1 << 16
 
 // CurrentKey returns the key set by the last SetCurrentKey.
 func (b *KeyedBackend[K]) CurrentKey() K { return b.key }

@@ -61,6 +61,9 @@ type registered interface {
 	// restoreGroup decodes one section payload into key group index i.
 	restoreGroup(i int, payload []byte) error
 	size() int
+	// touch loads the first position key hash h would probe in group i,
+	// for Prefetch.
+	touch(i int, h uint32) uint8
 }
 
 // frozen is a state's maps as of a snapshot, safe to read on another
@@ -95,11 +98,18 @@ func (c *core[TK, S]) stateKind() Kind   { return c.kind }
 func (c *core[TK, S]) types() string     { return c.desc }
 func (c *core[TK, S]) size() int         { return c.tab.size() }
 
+func (c *core[TK, S]) touch(i int, h uint32) uint8 { return c.tab.groups[i].touch(h) }
+
 // eachKey calls fn with the keys of group i until it returns false, and
 // reports whether it never did. It ranges over the map current at the
 // start: a copy-on-write clone made meanwhile is not seen.
 func (c *core[TK, S]) eachKey(i int, fn func(TK) bool) bool {
-	for k := range c.tab.groups[i].m {
+	// Collect first: fn may write the state, and a delete moves entries
+	// within the table (see htab.del).
+	g := c.tab.groups[i].htab
+	keys := make([]TK, 0, g.n)
+	g.each(func(k TK, _ S) bool { keys = append(keys, k); return true })
+	for _, k := range keys {
 		if !fn(k) {
 			return false
 		}
@@ -116,7 +126,6 @@ func (c *core[TK, S]) restoreGroup(i int, payload []byte) error {
 	if err != nil {
 		return err
 	}
-	m := c.tab.mut(i)
 	for range count {
 		k, kn, err := c.decK(payload[n:])
 		if err != nil {
@@ -128,7 +137,7 @@ func (c *core[TK, S]) restoreGroup(i int, payload []byte) error {
 			return asCorrupt(fmt.Errorf("value: %w", err))
 		}
 		n += sn
-		m[k] = s
+		c.tab.set(i, k, c.tab.hash(k), s)
 	}
 	if n != len(payload) {
 		return fmt.Errorf("%d bytes left after %d entries: %w", len(payload)-n, count, codec.ErrCorrupt)
@@ -139,7 +148,7 @@ func (c *core[TK, S]) restoreGroup(i int, payload []byte) error {
 // frozenTable is read by one snapshot writer goroutine; its sorters are
 // that writer's scratch space.
 type frozenTable[TK comparable, S any] struct {
-	maps        []map[TK]S
+	maps        []htab[TK, S]
 	encK        func([]byte, TK) []byte
 	encS        func([]byte, S, *entrySorter) []byte
 	prune       func(S, int64) (S, bool)
@@ -147,17 +156,17 @@ type frozenTable[TK comparable, S any] struct {
 	sort, inner entrySorter
 }
 
-func (f *frozenTable[TK, S]) empty(i int) bool { return len(f.maps[i]) == 0 }
+func (f *frozenTable[TK, S]) empty(i int) bool { return f.maps[i].n == 0 }
 
 // appendGroup writes the entries in canonical order (see entrySorter), not
 // in map order, so that equal state gives equal bytes in any backend.
 func (f *frozenTable[TK, S]) appendGroup(dst []byte, i int) ([]byte, bool) {
 	f.sort.reset()
-	for k, s := range f.maps[i] {
+	f.maps[i].each(func(k TK, s S) bool {
 		if f.prune != nil {
 			var ok bool
 			if s, ok = f.prune(s, f.now); !ok {
-				continue
+				return true
 			}
 		}
 		k0 := len(f.sort.buf)
@@ -165,7 +174,8 @@ func (f *frozenTable[TK, S]) appendGroup(dst []byte, i int) ([]byte, bool) {
 		v0 := len(f.sort.buf)
 		f.sort.buf = f.encS(f.sort.buf, s, &f.inner)
 		f.sort.mark(k0, v0)
-	}
+		return true
+	})
 	if len(f.sort.ents) == 0 {
 		return dst, false
 	}

@@ -1,9 +1,6 @@
 package state
 
-import (
-	"maps"
-	"sync/atomic"
-)
+import "sync/atomic"
 
 // cow is the copy-on-write clock shared by all tables of a backend.
 //
@@ -36,51 +33,68 @@ func (c *cow) mustCopy(owner *uint64) bool {
 
 // group is one key group's entries of one table.
 type group[TK comparable, S any] struct {
-	m     map[TK]S
+	htab[TK, S]
 	owner uint64
 }
 
-// table holds the entries of one state (or of the timers), one map per key
-// group of the backend's range, indexed from the range start.
+// table holds the entries of one state (or of the timers), one hash table
+// per key group of the backend's range, indexed from the range start. Every
+// access takes the key's hash, computed with hash (the keyed operator's
+// stable key hash for states, see KeyedBackend.SetCurrentKeyHash).
 type table[TK comparable, S any] struct {
 	cow    *cow
+	hash   func(TK) uint32
 	groups []group[TK, S]
 }
 
-func newTable[TK comparable, S any](c *cow, n int) table[TK, S] {
-	return table[TK, S]{cow: c, groups: make([]group[TK, S], n)}
+func newTable[TK comparable, S any](c *cow, hash func(TK) uint32, n int) table[TK, S] {
+	return table[TK, S]{cow: c, hash: hash, groups: make([]group[TK, S], n)}
 }
 
-func (t *table[TK, S]) get(i int, k TK) (S, bool) {
-	s, ok := t.groups[i].m[k]
-	return s, ok
+func (t *table[TK, S]) get(i int, k TK, h uint32) (S, bool) { return t.groups[i].get(k, h) }
+
+// has reports whether group i has an entry for k.
+func (t *table[TK, S]) has(i int, k TK, h uint32) bool {
+	_, ok := t.groups[i].find(k, h)
+	return ok
 }
 
-// mut returns group i's map, ready for writing.
-func (t *table[TK, S]) mut(i int) map[TK]S {
+// writable returns group i's table, ready for writing: cloned first if a
+// live snapshot may read it.
+func (t *table[TK, S]) writable(i int) *htab[TK, S] {
 	g := &t.groups[i]
 	if t.cow.mustCopy(&g.owner) {
-		g.m = maps.Clone(g.m)
+		g.htab = g.htab.clone()
 	}
-	if g.m == nil {
-		g.m = make(map[TK]S)
-	}
-	return g.m
+	return &g.htab
+}
+
+// slot returns a pointer to k's entry in group i, inserting the zero entry
+// if there is none, and whether there was one. The pointer is valid until
+// the next write to the table.
+func (t *table[TK, S]) slot(i int, k TK, h uint32) (*S, bool) {
+	return t.writable(i).slot(k, h, t.hash)
+}
+
+// set makes s the entry of k in group i.
+func (t *table[TK, S]) set(i int, k TK, h uint32, s S) {
+	p, _ := t.slot(i, k, h)
+	*p = s
 }
 
 // remove deletes k from group i, cloning only if k is present.
-func (t *table[TK, S]) remove(i int, k TK) {
-	if _, ok := t.groups[i].m[k]; ok {
-		delete(t.mut(i), k)
+func (t *table[TK, S]) remove(i int, k TK, h uint32) {
+	if t.has(i, k, h) {
+		t.writable(i).del(k, h, t.hash)
 	}
 }
 
-// freeze returns the current maps; Snapshot bumps the epoch right before,
+// freeze returns the current tables; Snapshot bumps the epoch right before,
 // so the task never writes them again while the snapshot is live.
-func (t *table[TK, S]) freeze() []map[TK]S {
-	out := make([]map[TK]S, len(t.groups))
+func (t *table[TK, S]) freeze() []htab[TK, S] {
+	out := make([]htab[TK, S], len(t.groups))
 	for i := range t.groups {
-		out[i] = t.groups[i].m
+		out[i] = t.groups[i].htab
 	}
 	return out
 }
@@ -89,7 +103,7 @@ func (t *table[TK, S]) freeze() []map[TK]S {
 func (t *table[TK, S]) size() int {
 	n := 0
 	for i := range t.groups {
-		n += len(t.groups[i].m)
+		n += t.groups[i].n
 	}
 	return n
 }

@@ -3,7 +3,8 @@
 // snapshots that are cheap for the task and written asynchronously.
 //
 // Backend is what a keyed operator uses; two implement it. KeyedBackend,
-// here, is the heap backend: Go maps, copy-on-write snapshots. Package lsm
+// here, is the heap backend: hash tables in memory, copy-on-write
+// snapshots. Package lsm
 // is the LSM backend: a Pebble store on local disk. Registration
 // (RegisterValue and friends) takes any Backend: the heap backend gets
 // typed states directly, a byte-oriented one (RawBackend) gets raw handles
@@ -17,7 +18,7 @@
 //	b := state.NewKeyedBackend(keyCodec, keygroup.RangeFor(128, 4, 1), 128)
 //	count, err := state.RegisterValue(b, "count", int64Codec)
 //	...
-//	b.SetCurrentKey(k, kg)            // per record; kg computed by the runtime
+//	b.SetCurrentKeyHash(k, h, kg)     // per record; h and kg computed by the runtime
 //	n, _ := count.Value()
 //	count.Update(n + 1)
 //	b.Timers().Register(now + 60_000) // fires for k in a minute
@@ -35,12 +36,16 @@
 //
 // # Copy-on-write
 //
-// Each state keeps one Go map per key group. Snapshot bumps an epoch and
-// keeps references to the current maps; it copies no entries. The first write
+// Each state keeps one hash table per key group (hashtab.go: open
+// addressing over flat arrays, probed with the keyed operator's own key
+// hash, so a record's key is hashed once; a value state's Update writes
+// where its Value found the entry). Snapshot bumps an epoch and keeps
+// references to the current tables; it copies no entries. The first write
 // to a key group after a snapshot, while any snapshot is unreleased, clones
-// that key group's map (O(keys in the group), once per group per
-// checkpoint), so the snapshot's maps are never written again and
-// WriteBlocks can read them from another goroutine. The inner map of a MapState entry is
+// that key group's table (two memmoves of O(keys in the group), once per
+// group per checkpoint), so the snapshot's tables are never written again
+// and WriteBlocks can read them from another goroutine. The inner Go map
+// of a MapState entry is
 // cloned the same way on its first write. List values are append-only
 // slices: an append writes past the length a snapshot holds, so it is never
 // seen by it. Once every snapshot is released, writes skip the clones.

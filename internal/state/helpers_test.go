@@ -137,9 +137,10 @@ func (f *fixture) dump(universe int) *model {
 // dumpTimers reads a timer set's registered timers into m.
 func dumpTimers[K comparable](m map[K][]int64, t *Timers[K]) {
 	for i := range t.core.tab.groups {
-		for tk := range t.core.tab.groups[i].m {
+		t.core.tab.groups[i].each(func(tk timerKey[K], _ uint64) bool {
 			m[tk.key] = append(m[tk.key], tk.ts)
-		}
+			return true
+		})
 	}
 	for _, ts := range m {
 		slices.Sort(ts)

@@ -89,21 +89,21 @@ func registerHeapList[K comparable, V any](b *KeyedBackend[K], name string, kind
 }
 
 func (s *listState[K, V]) Get() []V {
-	vs, _ := s.tab.get(s.b.cur, s.b.key)
+	vs, _ := s.tab.get(s.b.cur, s.b.key, s.b.h)
 	return vs[:len(vs):len(vs)] // full slice: a caller's append copies
 }
 
 func (s *listState[K, V]) Add(v V) {
-	m := s.tab.mut(s.b.cur)
-	m[s.b.key] = append(m[s.b.key], v)
+	p, _ := s.tab.slot(s.b.cur, s.b.key, s.b.h)
+	*p = append(*p, v)
 }
 
 func (s *listState[K, V]) AddAll(vs []V) {
 	if len(vs) == 0 {
 		return
 	}
-	m := s.tab.mut(s.b.cur)
-	m[s.b.key] = append(m[s.b.key], vs...)
+	p, _ := s.tab.slot(s.b.cur, s.b.key, s.b.h)
+	*p = append(*p, vs...)
 }
 
 func (s *listState[K, V]) Update(vs []V) {
@@ -111,7 +111,7 @@ func (s *listState[K, V]) Update(vs []V) {
 		s.Clear()
 		return
 	}
-	s.tab.mut(s.b.cur)[s.b.key] = append([]V(nil), vs...)
+	s.tab.set(s.b.cur, s.b.key, s.b.h, append([]V(nil), vs...))
 }
 
-func (s *listState[K, V]) Clear() { s.tab.remove(s.b.cur, s.b.key) }
+func (s *listState[K, V]) Clear() { s.tab.remove(s.b.cur, s.b.key, s.b.h) }

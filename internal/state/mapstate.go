@@ -106,22 +106,18 @@ func registerHeapMap[K comparable, UK comparable, UV any](b *KeyedBackend[K], na
 }
 
 func (s *mapState[K, UK, UV]) cell() map[UK]UV {
-	c, _ := s.tab.get(s.b.cur, s.b.key)
+	c, _ := s.tab.get(s.b.cur, s.b.key, s.b.h)
 	return c.m
 }
 
 // writable returns the current key's user map, ready for writing.
 func (s *mapState[K, UK, UV]) writable() map[UK]UV {
-	outer := s.tab.mut(s.b.cur)
-	c, ok := outer[s.b.key]
+	c, ok := s.tab.slot(s.b.cur, s.b.key, s.b.h)
 	if !ok {
-		c = mapCell[UK, UV]{m: make(map[UK]UV), owner: s.b.cow.epoch}
-	} else if old := c.owner; s.b.cow.mustCopy(&c.owner) {
+		*c = mapCell[UK, UV]{m: make(map[UK]UV), owner: s.b.cow.epoch}
+	} else if s.b.cow.mustCopy(&c.owner) {
 		c.m = maps.Clone(c.m)
-	} else if c.owner == old {
-		return c.m // already owned by this epoch
 	}
-	outer[s.b.key] = c
 	return c.m
 }
 
@@ -139,7 +135,7 @@ func (s *mapState[K, UK, UV]) Remove(k UK) {
 	m := s.writable()
 	delete(m, k)
 	if len(m) == 0 {
-		s.tab.remove(s.b.cur, s.b.key)
+		s.tab.remove(s.b.cur, s.b.key, s.b.h)
 	}
 }
 
@@ -163,4 +159,4 @@ func (s *mapState[K, UK, UV]) All() iter.Seq2[UK, UV] {
 
 func (s *mapState[K, UK, UV]) Len() int { return len(s.cell()) }
 
-func (s *mapState[K, UK, UV]) Clear() { s.tab.remove(s.b.cur, s.b.key) }
+func (s *mapState[K, UK, UV]) Clear() { s.tab.remove(s.b.cur, s.b.key, s.b.h) }

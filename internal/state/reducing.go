@@ -69,13 +69,15 @@ func registerHeapReducing[K comparable, V any](b *KeyedBackend[K], name string, 
 	return s, nil
 }
 
-func (s *reducingState[K, V]) Get() (V, bool) { return s.tab.get(s.b.cur, s.b.key) }
+func (s *reducingState[K, V]) Get() (V, bool) { return s.tab.get(s.b.cur, s.b.key, s.b.h) }
 
+// Add probes the table once: reduce runs on the entry in place.
 func (s *reducingState[K, V]) Add(v V) {
-	if old, ok := s.tab.get(s.b.cur, s.b.key); ok {
-		v = s.reduce(old, v)
+	if p, ok := s.tab.slot(s.b.cur, s.b.key, s.b.h); ok {
+		*p = s.reduce(*p, v)
+	} else {
+		*p = v
 	}
-	s.tab.mut(s.b.cur)[s.b.key] = v
 }
 
-func (s *reducingState[K, V]) Clear() { s.tab.remove(s.b.cur, s.b.key) }
+func (s *reducingState[K, V]) Clear() { s.tab.remove(s.b.cur, s.b.key, s.b.h) }

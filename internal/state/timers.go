@@ -90,15 +90,20 @@ type Timers[K comparable] struct {
 // current key and key group. Their snapshots (SnapshotSection) copy on
 // write like the heap backend's state.
 func NewTimers[K comparable](keys codec.Codec[K], kgs keygroup.Range, d TimeDomain, current func() (K, int), setCurrent func(K, int)) *Timers[K] {
-	return newTimers(keys, kgs, d, &cow{}, current, setCurrent)
+	return newTimers(keys, kgs, d, &cow{}, keyHasher[K](), current, setCurrent)
 }
 
-func newTimers[K comparable](keys codec.Codec[K], kgs keygroup.Range, d TimeDomain, c *cow, current func() (K, int), setCurrent func(K, int)) *Timers[K] {
+// timerHash hashes a timer by its key's hash and its timestamp.
+func timerHash[K comparable](hash func(K) uint32) func(timerKey[K]) uint32 {
+	return func(t timerKey[K]) uint32 { return hash(t.key) ^ uint32(uint64(t.ts)*0x9E3779B97F4A7C15>>32) }
+}
+
+func newTimers[K comparable](keys codec.Codec[K], kgs keygroup.Range, d TimeDomain, c *cow, hash func(K) uint32, current func() (K, int), setCurrent func(K, int)) *Timers[K] {
 	// The table maps each registered timer to the sequence number of its
 	// queue entry; entries whose number differs are stale (see live).
 	tc := &core[timerKey[K], uint64]{
 		name: "", kind: d.kind(), desc: d.kind().String(),
-		tab: newTable[timerKey[K], uint64](c, kgs.Len()),
+		tab: newTable[timerKey[K], uint64](c, timerHash(hash), kgs.Len()),
 		encK: func(dst []byte, t timerKey[K]) []byte {
 			return binary.AppendVarint(keys.Append(dst, t.key), t.ts)
 		},
@@ -151,11 +156,12 @@ func (t *Timers[K]) Register(ts int64) {
 	key, kg := t.current()
 	i := kg - t.kgs.Start
 	tk := timerKey[K]{key: key, ts: ts}
-	if _, ok := t.core.tab.get(i, tk); ok {
+	p, ok := t.core.tab.slot(i, tk, t.core.tab.hash(tk))
+	if ok {
 		return
 	}
 	t.n++
-	t.core.tab.mut(i)[tk] = t.push(timerEntry[K]{ts: ts, kg: kg, key: key})
+	*p = t.push(timerEntry[K]{ts: ts, kg: kg, key: key})
 }
 
 // Delete removes the current key's timer at ts, if registered.
@@ -163,10 +169,11 @@ func (t *Timers[K]) Delete(ts int64) {
 	key, kg := t.current()
 	i := kg - t.kgs.Start
 	tk := timerKey[K]{key: key, ts: ts}
-	if _, ok := t.core.tab.get(i, tk); !ok {
+	h := t.core.tab.hash(tk)
+	if !t.core.tab.has(i, tk, h) {
 		return
 	}
-	t.core.tab.remove(i, tk)
+	t.core.tab.remove(i, tk, h)
 	t.n--
 	// Stale entries are dropped lazily; compact before they dominate, so
 	// register-and-delete churn keeps the heap bounded.
@@ -206,7 +213,8 @@ func (t *Timers[K]) PopDue(now int64, fn func(key K, kg int, ts int64)) {
 			continue
 		}
 		i := e.kg - t.kgs.Start
-		t.core.tab.remove(i, timerKey[K]{key: e.key, ts: e.ts})
+		tk := timerKey[K]{key: e.key, ts: e.ts}
+		t.core.tab.remove(i, tk, t.core.tab.hash(tk))
 		t.n--
 		t.setCurrent(e.key, e.kg)
 		fn(e.key, e.kg, e.ts)
@@ -216,7 +224,8 @@ func (t *Timers[K]) PopDue(now int64, fn func(key K, kg int, ts int64)) {
 // live reports whether e's timer is still registered and e is its queue
 // entry (not one left by an earlier registration that was deleted).
 func (t *Timers[K]) live(e *timerEntry[K]) bool {
-	seq, ok := t.core.tab.get(e.kg-t.kgs.Start, timerKey[K]{key: e.key, ts: e.ts})
+	tk := timerKey[K]{key: e.key, ts: e.ts}
+	seq, ok := t.core.tab.get(e.kg-t.kgs.Start, tk, t.core.tab.hash(tk))
 	return ok && seq == e.seq
 }
 
@@ -249,9 +258,10 @@ func (t *Timers[K]) rebuild() {
 	}
 	var all []ent
 	for i := range t.core.tab.groups {
-		for tk := range t.core.tab.groups[i].m {
+		t.core.tab.groups[i].each(func(tk timerKey[K], _ uint64) bool {
 			all = append(all, ent{timerEntry[K]{ts: tk.ts, kg: i + t.kgs.Start, key: tk.key}, t.core.encK(nil, tk)})
-		}
+			return true
+		})
 	}
 	slices.SortFunc(all, func(a, b ent) int {
 		if c := cmp.Compare(a.e.ts, b.e.ts); c != 0 {
@@ -267,7 +277,7 @@ func (t *Timers[K]) rebuild() {
 	t.n = len(all)
 	for _, a := range all {
 		tk := timerKey[K]{key: a.e.key, ts: a.e.ts}
-		t.core.tab.mut(a.e.kg - t.kgs.Start)[tk] = t.push(a.e)
+		t.core.tab.set(a.e.kg-t.kgs.Start, tk, t.core.tab.hash(tk), t.push(a.e))
 	}
 }
 

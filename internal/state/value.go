@@ -10,6 +10,13 @@ import (
 type valueState[K comparable, V any] struct {
 	b *KeyedBackend[K]
 	core[K, V]
+	// hit is where Value found the current key's value, so that the
+	// Update of a read-modify-write writes there without probing again.
+	hit struct {
+		seq   uint64 // the backend's key sequence at the Value
+		moves uint32 // the table's moves at the Value
+		pos   int
+	}
 }
 
 // RegisterValue returns the value state called name, creating it on first
@@ -66,17 +73,36 @@ func newCore[K comparable, S any](b *KeyedBackend[K], name string, k Kind, desc 
 	encS func([]byte, S, *entrySorter) []byte, decS func([]byte) (S, int, error)) core[K, S] {
 	return core[K, S]{
 		name: name, kind: k, desc: desc,
-		tab:  newTable[K, S](b.cow, b.kgs.Len()),
+		tab:  newTable[K, S](b.cow, b.hash, b.kgs.Len()),
 		encK: b.keys.Append, decK: b.keys.Decode,
 		encS: encS, decS: decS,
 	}
 }
 
-func (s *valueState[K, V]) Value() (V, bool) { return s.tab.get(s.b.cur, s.b.key) }
+func (s *valueState[K, V]) Value() (V, bool) {
+	t := &s.tab.groups[s.b.cur].htab
+	i, ok := t.find(s.b.key, s.b.h)
+	if !ok {
+		var zero V
+		return zero, false
+	}
+	s.hit.seq, s.hit.moves, s.hit.pos = s.b.seq, t.moves, i
+	return t.slots[i].v, true
+}
 
-func (s *valueState[K, V]) Update(v V) { s.tab.mut(s.b.cur)[s.b.key] = v }
+// Update writes where Value found the value if neither the current key nor
+// the table's layout changed since: a read-modify-write probes once.
+func (s *valueState[K, V]) Update(v V) {
+	t := s.tab.writable(s.b.cur) // a copy-on-write clone keeps positions
+	if s.hit.seq == s.b.seq && s.hit.moves == t.moves {
+		t.slots[s.hit.pos].v = v
+		return
+	}
+	p, _ := t.slot(s.b.key, s.b.h, s.tab.hash)
+	*p = v
+}
 
-func (s *valueState[K, V]) Clear() { s.tab.remove(s.b.cur, s.b.key) }
+func (s *valueState[K, V]) Clear() { s.tab.remove(s.b.cur, s.b.key, s.b.h) }
 
 // appendIgnoring adapts a codec's Append to a core's encS.
 func appendIgnoring[V any](c codec.Codec[V]) func([]byte, V, *entrySorter) []byte {

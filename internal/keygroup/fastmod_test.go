@@ -1,4 +1,4 @@
-package network
+package keygroup
 
 import (
 	"math"
@@ -13,13 +13,13 @@ func TestModulusMatchesRemainder(t *testing.T) {
 		divisors = append(divisors, 1+rng.Uint32N(1<<15))
 	}
 	for _, d := range divisors {
-		f := newModulus(d)
+		f := NewModulus(d)
 		xs := []uint32{0, 1, d - 1, d, d + 1, math.MaxUint32, math.MaxUint32 - 1}
 		for range 2000 {
 			xs = append(xs, rng.Uint32())
 		}
 		for _, x := range xs {
-			if got, want := f.of(x), x%d; got != want {
+			if got, want := f.Of(x), x%d; got != want {
 				t.Fatalf("%d %% %d: got %d, want %d", x, d, got, want)
 			}
 		}
