@@ -198,14 +198,23 @@ func measureLatency(ctx context.Context, base latencyRunConfig, def time.Duratio
 	// Tails: an unthrottled run's queues drain in milliseconds; a
 	// measured run's last records wait for the checkpoint after the
 	// window and its commit.
+	// (Capped: with a checkpoint interval of minutes, to see the latency
+	// without checkpoints, nothing commits and only arrivals count.)
 	calTail := 500 * time.Millisecond
-	runTail := 2*base.interval + time.Second
+	runTail := min(2*base.interval, 10*time.Second) + time.Second
 	for r := 0; r < rounds; r++ {
 		maxRate := make([]float64, len(bts))
 		defMax := 0.0
 		calibrate := append([]time.Duration(nil), bts...)
 		if !slices.Contains(calibrate, def) {
 			calibrate = append(calibrate, def) // the rate needs it
+		}
+		// Odd rounds go through the timeouts backwards, so that neither
+		// is always the one run while the machine warms up or is busier.
+		order := func(i int) int { return i }
+		if r%2 == 1 {
+			slices.Reverse(calibrate)
+			order = func(i int) int { return len(bts) - 1 - i }
 		}
 		for _, bt := range calibrate {
 			o := base
@@ -226,7 +235,8 @@ func measureLatency(ctx context.Context, base latencyRunConfig, def time.Duratio
 		if runRate == 0 {
 			runRate = load * defMax
 		}
-		for i, bt := range bts {
+		for k := range bts {
+			i, bt := order(k), bts[order(k)]
 			o := base
 			o.bufferTimeout, o.window, o.tail, o.rate = bt, duration, runTail, runRate
 			lr, err := runLatencyJob(ctx, o)
