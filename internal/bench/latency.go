@@ -66,6 +66,13 @@ type latencyRun struct {
 	// CPUNsPerRecord is the process's CPU time per record in the measured
 	// run: the cost of the timeout at the same rate.
 	CPUNsPerRecord float64 `json:"cpu_ns_per_record"`
+	// Waiting for a CPU in the measured run: Go's scheduler latency
+	// (runnable goroutine to running) and the kernel's run queue delay of
+	// the process's threads, in ms per second of run (2 threads waiting
+	// all the time: 2000).
+	SchedLatencyP99Ms  float64 `json:"sched_latency_p99_ms"`
+	SchedLatencyP999Ms float64 `json:"sched_latency_p999_ms"`
+	RunQueueMsPerSec   float64 `json:"run_queue_wait_ms_per_s"`
 	// MeasuredRecords reached the sink; CommittedRecords of them were
 	// committed (the others were in the transaction the final cancel
 	// aborted, which a long enough tail leaves empty).
@@ -268,6 +275,10 @@ func summarizeLatency(r latencyRunResult, o latencyRunConfig, def time.Duration,
 	if defMax > 0 {
 		lr.ThroughputCost = 1 - maxRate/defMax
 	}
+	lr.SchedLatencyP99Ms, lr.SchedLatencyP999Ms = r.schedP99Ms, r.schedP999Ms
+	if r.elapsed > 0 {
+		lr.RunQueueMsPerSec = ms(time.Duration(r.runQueueNs)) / r.elapsed.Seconds()
+	}
 	if r.all > 0 {
 		lr.CPUNsPerRecord = float64(r.cpu.Nanoseconds()) / float64(r.all)
 	}
@@ -301,6 +312,9 @@ func medianLatencyRun(rs []latencyRun) latencyRun {
 	m.MaxRecordsPerSec = med(func(r latencyRun) float64 { return r.MaxRecordsPerSec })
 	m.ThroughputCost = med(func(r latencyRun) float64 { return r.ThroughputCost })
 	m.CPUNsPerRecord = med(func(r latencyRun) float64 { return r.CPUNsPerRecord })
+	m.SchedLatencyP99Ms = med(func(r latencyRun) float64 { return r.SchedLatencyP99Ms })
+	m.SchedLatencyP999Ms = med(func(r latencyRun) float64 { return r.SchedLatencyP999Ms })
+	m.RunQueueMsPerSec = med(func(r latencyRun) float64 { return r.RunQueueMsPerSec })
 	m.MeasuredRecords = int64(med(func(r latencyRun) float64 { return float64(r.MeasuredRecords) }))
 	m.CommittedRecords = int64(med(func(r latencyRun) float64 { return float64(r.CommittedRecords) }))
 	m.TargetCommitMs = m.CheckpointIntervalMs + m.CheckpointP99Ms
@@ -321,6 +335,8 @@ func printLatency(res latencyResult) {
 			name, r.RecordsPerSec, r.P50Ms, r.P99Ms, r.P999Ms, r.MaxMs, r.CommitP50Ms, r.CommitP99Ms)
 		fmt.Printf("    %d checkpoints (p99 %.0f ms, %d failed); unthrottled %.0f records/s (throughput cost vs default %.1f%%); %.0f ns CPU per record\n",
 			r.Checkpoints, r.CheckpointP99Ms, r.FailedCheckpoints, r.MaxRecordsPerSec, 100*r.ThroughputCost, r.CPUNsPerRecord)
+		fmt.Printf("    waiting for a CPU: Go scheduler latency p99 %.2f ms p999 %.2f ms; threads in the kernel's run queue %.0f ms per s\n",
+			r.SchedLatencyP99Ms, r.SchedLatencyP999Ms, r.RunQueueMsPerSec)
 		fmt.Printf("    targets: p99 <= %.0f ms %s; commit p99 <= %.0f ms %s; %d of %d measured records committed\n",
 			r.TargetP99Ms, metWord(r.P99Met), r.TargetCommitMs, metWord(r.CommitMet), r.CommittedRecords, r.MeasuredRecords)
 	}

@@ -35,6 +35,10 @@ type latencyRunResult struct {
 	checkpoints     []runtime.CheckpointStats
 	failed          int64
 	cpu             time.Duration // the process's CPU time during the run
+	elapsed         time.Duration
+	// Waiting for a CPU during the run (latency_sched.go).
+	schedP99Ms, schedP999Ms float64
+	runQueueNs              int64
 }
 
 // recordsPerSec is the measured records' rate: those created in the
@@ -80,9 +84,9 @@ func runLatencyJob(ctx context.Context, o latencyRunConfig) (latencyRunResult, e
 	coll := collectCheckpoints(hooks.Plan(env).Status)
 	runCtx, cancel := context.WithTimeout(ctx, o.warmup+o.window+o.tail)
 	defer cancel()
-	cpu0 := processCPU()
+	cpu0, sched0, t0 := processCPU(), takeSchedSnapshot(), time.Now()
 	err = env.Execute(runCtx, "bench-latency")
-	cpu := processCPU() - cpu0
+	cpu, sched1, elapsed := processCPU()-cpu0, takeSchedSnapshot(), time.Since(t0)
 	cps := coll.finish()
 	if ctx.Err() != nil {
 		return latencyRunResult{}, ctx.Err()
@@ -93,7 +97,9 @@ func runLatencyJob(ctx context.Context, o latencyRunConfig) (latencyRunResult, e
 	if err == nil {
 		return latencyRunResult{}, errors.New("bench latency: the unbounded job ended by itself")
 	}
-	r := latencyRunResult{checkpoints: cps, failed: hooks.Plan(env).Status.FailedCheckpoints.Load(), cpu: cpu}
+	r := latencyRunResult{checkpoints: cps, failed: hooks.Plan(env).Status.FailedCheckpoints.Load(), cpu: cpu, elapsed: elapsed,
+		schedP99Ms: schedQuantile(sched0, sched1, 0.99), schedP999Ms: schedQuantile(sched0, sched1, 0.999),
+		runQueueNs: sched1.runDelayNs - sched0.runDelayNs}
 	r.arrival, r.commit, r.all, r.aborted = rec.totals()
 	if r.arrival.total == 0 {
 		return r, fmt.Errorf("bench latency: no record created in the measured window reached the sink (rate %.0f/s, window %s)", o.rate, o.window)
