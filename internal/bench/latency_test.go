@@ -204,9 +204,9 @@ func TestBenchLatency(t *testing.T) {
 			t.Errorf("%g ms: no completed checkpoint", name)
 		}
 		// The throttle holds the measured runs to --load (0.5) of the
-		// default timeout's maximum in the same round, give or take a
-		// batch per Read.
-		if limit := 0.5 * def.MaxRecordsPerSec * 1.05; run.RecordsPerSec > limit {
+		// default timeout's maximum in the same round (a source behind
+		// its schedule at the window's start catches up in it: slack).
+		if limit := 0.5 * def.MaxRecordsPerSec * 1.25; run.RecordsPerSec > limit {
 			t.Errorf("%g ms: %.0f records/s, above half the default's maximum %.0f", name, run.RecordsPerSec, def.MaxRecordsPerSec)
 		}
 		if d := run.TargetCommitMs - (run.CheckpointIntervalMs + run.CheckpointP99Ms); math.Abs(d) > 1e-9 {
@@ -223,5 +223,31 @@ func TestBenchLatency(t *testing.T) {
 	}
 	if def.ThroughputCost != 0 || math.Abs(one.ThroughputCost-(1-one.MaxRecordsPerSec/def.MaxRecordsPerSec)) > 1e-9 {
 		t.Errorf("throughput costs %g and %g: want 0 and 1 - max(1 ms)/max(default)", def.ThroughputCost, one.ThroughputCost)
+	}
+}
+
+// TestLatencyJobInProcess runs the job once in this process (so that
+// -race sees the sinks' figures handed over after the job ended) at a
+// fixed rate: the measured rate is the throttle's, every measured record
+// is committed (the tail covers a checkpoint after the window), and a
+// commit comes at least one arrival later.
+func TestLatencyJobInProcess(t *testing.T) {
+	o := latencyRunConfig{keys: 50, parallelism: 2, rate: 200_000, bufferTimeout: time.Millisecond,
+		interval: 100 * time.Millisecond, warmup: 200 * time.Millisecond, window: 500 * time.Millisecond, tail: 700 * time.Millisecond}
+	r, err := runLatencyJob(t.Context(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := r.recordsPerSec(o.window); got < 0.5*o.rate || got > 1.25*o.rate {
+		t.Errorf("measured %.0f records/s at a rate of %.0f", got, o.rate)
+	}
+	if r.commit.total != r.arrival.total || r.aborted != 0 {
+		t.Errorf("%d of %d measured records committed, %d aborted", r.commit.total, r.arrival.total, r.aborted)
+	}
+	if r.all <= int64(r.arrival.total) {
+		t.Errorf("%d records reached the sinks, %d measured: the warm-up and tail must be outside the window", r.all, r.arrival.total)
+	}
+	if len(r.checkpoints) < 3 || r.commit.quantile(0.5) <= r.arrival.quantile(0.5) {
+		t.Errorf("%d checkpoints, commit p50 %d ns, arrival p50 %d ns", len(r.checkpoints), r.commit.quantile(0.5), r.arrival.quantile(0.5))
 	}
 }
