@@ -73,6 +73,10 @@ type latencyRun struct {
 	SchedLatencyP99Ms  float64 `json:"sched_latency_p99_ms"`
 	SchedLatencyP999Ms float64 `json:"sched_latency_p999_ms"`
 	RunQueueMsPerSec   float64 `json:"run_queue_wait_ms_per_s"`
+	// A goroutine sleeping 1 ms over and over during the run: how late
+	// its wake-ups came (Go's timers and the kernel together).
+	WakeLateP99Ms  float64 `json:"wake_late_p99_ms"`
+	WakeLateP999Ms float64 `json:"wake_late_p999_ms"`
 	// MeasuredRecords reached the sink; CommittedRecords of them were
 	// committed (the others were in the transaction the final cancel
 	// aborted, which a long enough tail leaves empty).
@@ -276,6 +280,7 @@ func summarizeLatency(r latencyRunResult, o latencyRunConfig, def time.Duration,
 		lr.ThroughputCost = 1 - maxRate/defMax
 	}
 	lr.SchedLatencyP99Ms, lr.SchedLatencyP999Ms = r.schedP99Ms, r.schedP999Ms
+	lr.WakeLateP99Ms, lr.WakeLateP999Ms = r.wake.quantileMs(0.99), r.wake.quantileMs(0.999)
 	if r.elapsed > 0 {
 		lr.RunQueueMsPerSec = ms(time.Duration(r.runQueueNs)) / r.elapsed.Seconds()
 	}
@@ -314,6 +319,8 @@ func medianLatencyRun(rs []latencyRun) latencyRun {
 	m.CPUNsPerRecord = med(func(r latencyRun) float64 { return r.CPUNsPerRecord })
 	m.SchedLatencyP99Ms = med(func(r latencyRun) float64 { return r.SchedLatencyP99Ms })
 	m.SchedLatencyP999Ms = med(func(r latencyRun) float64 { return r.SchedLatencyP999Ms })
+	m.WakeLateP99Ms = med(func(r latencyRun) float64 { return r.WakeLateP99Ms })
+	m.WakeLateP999Ms = med(func(r latencyRun) float64 { return r.WakeLateP999Ms })
 	m.RunQueueMsPerSec = med(func(r latencyRun) float64 { return r.RunQueueMsPerSec })
 	m.MeasuredRecords = int64(med(func(r latencyRun) float64 { return float64(r.MeasuredRecords) }))
 	m.CommittedRecords = int64(med(func(r latencyRun) float64 { return float64(r.CommittedRecords) }))
@@ -335,8 +342,8 @@ func printLatency(res latencyResult) {
 			name, r.RecordsPerSec, r.P50Ms, r.P99Ms, r.P999Ms, r.MaxMs, r.CommitP50Ms, r.CommitP99Ms)
 		fmt.Printf("    %d checkpoints (p99 %.0f ms, %d failed); unthrottled %.0f records/s (throughput cost vs default %.1f%%); %.0f ns CPU per record\n",
 			r.Checkpoints, r.CheckpointP99Ms, r.FailedCheckpoints, r.MaxRecordsPerSec, 100*r.ThroughputCost, r.CPUNsPerRecord)
-		fmt.Printf("    waiting for a CPU: Go scheduler latency p99 %.2f ms p999 %.2f ms; threads in the kernel's run queue %.0f ms per s\n",
-			r.SchedLatencyP99Ms, r.SchedLatencyP999Ms, r.RunQueueMsPerSec)
+		fmt.Printf("    waiting for a CPU: Go scheduler latency p99 %.2f ms p999 %.2f ms; a 1 ms sleep wakes late by p99 %.2f ms p999 %.2f ms; threads in the kernel's run queue %.0f ms per s\n",
+			r.SchedLatencyP99Ms, r.SchedLatencyP999Ms, r.WakeLateP99Ms, r.WakeLateP999Ms, r.RunQueueMsPerSec)
 		fmt.Printf("    targets: p99 <= %.0f ms %s; commit p99 <= %.0f ms %s; %d of %d measured records committed\n",
 			r.TargetP99Ms, metWord(r.P99Met), r.TargetCommitMs, metWord(r.CommitMet), r.CommittedRecords, r.MeasuredRecords)
 	}

@@ -39,6 +39,7 @@ type latencyRunResult struct {
 	// Waiting for a CPU during the run (latency_sched.go).
 	schedP99Ms, schedP999Ms float64
 	runQueueNs              int64
+	wake                    *latencyHist // a 1 ms sleep's overshoots during the run
 }
 
 // recordsPerSec is the measured records' rate: those created in the
@@ -84,9 +85,11 @@ func runLatencyJob(ctx context.Context, o latencyRunConfig) (latencyRunResult, e
 	coll := collectCheckpoints(hooks.Plan(env).Status)
 	runCtx, cancel := context.WithTimeout(ctx, o.warmup+o.window+o.tail)
 	defer cancel()
+	probe := startWakeProbe()
 	cpu0, sched0, t0 := processCPU(), takeSchedSnapshot(), time.Now()
 	err = env.Execute(runCtx, "bench-latency")
 	cpu, sched1, elapsed := processCPU()-cpu0, takeSchedSnapshot(), time.Since(t0)
+	wake := probe.finish()
 	cps := coll.finish()
 	if ctx.Err() != nil {
 		return latencyRunResult{}, ctx.Err()
@@ -99,7 +102,7 @@ func runLatencyJob(ctx context.Context, o latencyRunConfig) (latencyRunResult, e
 	}
 	r := latencyRunResult{checkpoints: cps, failed: hooks.Plan(env).Status.FailedCheckpoints.Load(), cpu: cpu, elapsed: elapsed,
 		schedP99Ms: schedQuantile(sched0, sched1, 0.99), schedP999Ms: schedQuantile(sched0, sched1, 0.999),
-		runQueueNs: sched1.runDelayNs - sched0.runDelayNs}
+		runQueueNs: sched1.runDelayNs - sched0.runDelayNs, wake: wake}
 	r.arrival, r.commit, r.all, r.aborted = rec.totals()
 	if r.arrival.total == 0 {
 		return r, fmt.Errorf("bench latency: no record created in the measured window reached the sink (rate %.0f/s, window %s)", o.rate, o.window)

@@ -14,6 +14,7 @@ import (
 	"runtime/metrics"
 	"strconv"
 	"strings"
+	"time"
 )
 
 const schedLatencies = "/sched/latencies:seconds"
@@ -83,4 +84,41 @@ func threadsRunDelay() int64 {
 		}
 	}
 	return sum
+}
+
+// wakeProbe sleeps 1 ms over and over while a run lasts and counts by how
+// much each sleep overshoots: the delay a task parked on an empty gate or
+// a source waiting for its next chunk sees on top of its own, from Go's
+// timers and the kernel waking the thread. It is the witness Go's
+// scheduler latency lacks when the whole process waits for a core.
+type wakeProbe struct {
+	over latencyHist
+	stop chan struct{}
+	done chan struct{}
+}
+
+func startWakeProbe() *wakeProbe {
+	p := &wakeProbe{stop: make(chan struct{}), done: make(chan struct{})}
+	go func() {
+		defer close(p.done)
+		const nap = time.Millisecond
+		for {
+			select {
+			case <-p.stop:
+				return
+			default:
+			}
+			t0 := time.Now()
+			time.Sleep(nap)
+			p.over.record(int64(time.Since(t0) - nap))
+		}
+	}()
+	return p
+}
+
+// finish stops the probe and returns its overshoots.
+func (p *wakeProbe) finish() *latencyHist {
+	close(p.stop)
+	<-p.done
+	return &p.over
 }
