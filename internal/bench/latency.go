@@ -59,6 +59,9 @@ type latencyRun struct {
 	CheckpointP99Ms      float64 `json:"checkpoint_p99_ms"` // nearest rank over the run's checkpoints
 	Checkpoints          int     `json:"checkpoints"`       // completed in the run
 	FailedCheckpoints    int64   `json:"failed_checkpoints"`
+	// CheckpointFailures are the failed checkpoints' reasons, of every
+	// round (those still in the job's history of 10).
+	CheckpointFailures []string `json:"checkpoint_failures,omitempty"`
 	// MaxRecordsPerSec is the same job unthrottled with this timeout;
 	// ThroughputCost is 1 - MaxRecordsPerSec / that of the default timeout.
 	MaxRecordsPerSec float64 `json:"max_records_per_sec"`
@@ -272,7 +275,7 @@ func summarizeLatency(r latencyRunResult, o latencyRunConfig, def time.Duration,
 		P50Ms: r.arrival.quantileMs(0.5), P99Ms: r.arrival.quantileMs(0.99), P999Ms: r.arrival.quantileMs(0.999), MaxMs: r.arrival.quantileMs(1),
 		CommitP50Ms: r.commit.quantileMs(0.5), CommitP99Ms: r.commit.quantileMs(0.99),
 		DefaultTimeout: o.bufferTimeout == def, CheckpointIntervalMs: ms(o.interval), CheckpointP99Ms: ms(cp99),
-		Checkpoints: len(r.checkpoints), FailedCheckpoints: r.failed,
+		Checkpoints: len(r.checkpoints), FailedCheckpoints: r.failed, CheckpointFailures: r.failures,
 		MaxRecordsPerSec: maxRate, MeasuredRecords: int64(r.arrival.total), CommittedRecords: int64(r.commit.total),
 		TargetP99Ms: ms(latencyTargetP99(o.bufferTimeout)), TargetCommitMs: ms(o.interval + cp99),
 	}
@@ -304,6 +307,10 @@ func medianLatencyRun(rs []latencyRun) latencyRun {
 		return v[len(v)/2]
 	}
 	m := rs[0]
+	m.CheckpointFailures = nil
+	for _, r := range rs {
+		m.CheckpointFailures = append(m.CheckpointFailures, r.CheckpointFailures...)
+	}
 	m.RecordsPerSec = med(func(r latencyRun) float64 { return r.RecordsPerSec })
 	m.P50Ms = med(func(r latencyRun) float64 { return r.P50Ms })
 	m.P99Ms = med(func(r latencyRun) float64 { return r.P99Ms })
@@ -342,6 +349,9 @@ func printLatency(res latencyResult) {
 			name, r.RecordsPerSec, r.P50Ms, r.P99Ms, r.P999Ms, r.MaxMs, r.CommitP50Ms, r.CommitP99Ms)
 		fmt.Printf("    %d checkpoints (p99 %.0f ms, %d failed); unthrottled %.0f records/s (throughput cost vs default %.1f%%); %.0f ns CPU per record\n",
 			r.Checkpoints, r.CheckpointP99Ms, r.FailedCheckpoints, r.MaxRecordsPerSec, 100*r.ThroughputCost, r.CPUNsPerRecord)
+		for _, f := range r.CheckpointFailures {
+			fmt.Printf("    failed %s\n", f)
+		}
 		fmt.Printf("    waiting for a CPU: Go scheduler latency p99 %.2f ms p999 %.2f ms; a 1 ms sleep wakes late by p99 %.2f ms p999 %.2f ms; threads in the kernel's run queue %.0f ms per s\n",
 			r.SchedLatencyP99Ms, r.SchedLatencyP999Ms, r.WakeLateP99Ms, r.WakeLateP999Ms, r.RunQueueMsPerSec)
 		fmt.Printf("    targets: p99 <= %.0f ms %s; commit p99 <= %.0f ms %s; %d of %d measured records committed\n",

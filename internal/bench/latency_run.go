@@ -34,6 +34,7 @@ type latencyRunResult struct {
 	aborted         int64 // measured records whose transaction was aborted (the cancel at the end)
 	checkpoints     []runtime.CheckpointStats
 	failed          int64
+	failures        []string      // reasons of the failed checkpoints still in the job's history
 	cpu             time.Duration // the process's CPU time during the run
 	elapsed         time.Duration
 	// Waiting for a CPU during the run (latency_sched.go).
@@ -103,6 +104,11 @@ func runLatencyJob(ctx context.Context, o latencyRunConfig) (latencyRunResult, e
 	r := latencyRunResult{checkpoints: cps, failed: hooks.Plan(env).Status.FailedCheckpoints.Load(), cpu: cpu, elapsed: elapsed,
 		schedP99Ms: schedQuantile(sched0, sched1, 0.99), schedP999Ms: schedQuantile(sched0, sched1, 0.999),
 		runQueueNs: sched1.runDelayNs - sched0.runDelayNs, wake: wake}
+	for _, c := range hooks.Plan(env).Status.Checkpoints(time.Now()) {
+		if c.Status == runtime.CheckpointFailed {
+			r.failures = append(r.failures, fmt.Sprintf("checkpoint %d: %s", c.ID, c.FailureReason))
+		}
+	}
 	r.arrival, r.commit, r.all, r.aborted = rec.totals()
 	if r.arrival.total == 0 {
 		return r, fmt.Errorf("bench latency: no record created in the measured window reached the sink (rate %.0f/s, window %s)", o.rate, o.window)
