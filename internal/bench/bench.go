@@ -38,7 +38,7 @@ func Command() *cobra.Command {
 			return usagef("%s needs a job name (see %s --help)", c.Name(), c.CommandPath())
 		},
 	}
-	c.AddCommand(newKeyedSumBench(), newShuffleBench(), newSkewBench(), newBackpressureBench(), newStateBench(), newWindowsBench())
+	c.AddCommand(newKeyedSumBench(), newShuffleBench(), newSkewBench(), newBackpressureBench(), newStateBench(), newWindowsBench(), newLatencyBench())
 	return c
 }
 
