@@ -109,7 +109,7 @@ func Options() []Option {
 		{Key: BatchSize, Default: "1024", Kind: KindInt, Validate: intAtLeast(1),
 			Description: "weir: records per batch moved between operators."},
 		{Key: BufferTimeout, Default: "100 ms", Kind: KindDuration,
-			Description: "Longest time a partly filled output batch waits before it is sent (tasks also send it as soon as they go idle); 0 sends after every batch a task processes."},
+			Description: "Longest time a partly filled output batch waits before it is sent (tasks also wake up for it when idle); 0 sends after every batch a task processes."},
 		{Key: AutoWatermarkInterval, Default: "200 ms", Kind: KindDuration,
 			Description: "How often sources and timestamp assigners emit their periodic watermarks (WatermarkStrategy generators); 0 emits after every batch instead."},
 		{Key: LocalTaskManagers, Default: "1", Kind: KindInt, Validate: intBetween(1, 64),
