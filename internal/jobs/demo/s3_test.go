@@ -172,7 +172,7 @@ func TestStopWithSavepointOnS3AndResume(t *testing.T) {
 	const n, k = 40_000, 43
 	srv := s3test.Start(t, "ckpt")
 	r := s3Run(t, srv, n, k, 2)
-	r.rate = 100_000
+	r.rate = 25_000 // 1.6 s: the job must outlast two checkpoints and a savepoint, however fast the engine
 	var stopped string
 	first := r.execute(t, context.Background(), func(env *weir.Env) {
 		st := hooks.Plan(env).Status

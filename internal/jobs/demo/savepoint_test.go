@@ -26,7 +26,7 @@ func TestStopWithSavepointAndRescale(t *testing.T) {
 		t.Run(itoa(c.from)+"->"+itoa(c.to), func(t *testing.T) {
 			const n, k = 40_000, 43
 			r := newRun(t, n, k, c.from)
-			r.rate = 100_000
+			r.rate = 25_000 // 1.6 s: the job must outlast two checkpoints and a savepoint, however fast the engine
 			target := filepath.Join(t.TempDir(), "savepoints")
 			var running, stopped string
 			first := r.execute(t, context.Background(), func(env *weir.Env) {
