@@ -33,6 +33,7 @@ type snapshot[K comparable] struct {
 // Snapshot is the synchronous part of a checkpoint: a Pebble snapshot, the
 // list of registered states and a copy-on-write capture of the timers.
 func (b *Backend[K]) Snapshot() state.KeyedSnapshot {
+	b.flushBuffer() // the snapshot holds every write before the barrier
 	b.live.Add(1)
 	s := &snapshot[K]{b: b, snap: b.db.NewSnapshot(), kgs: b.kgs}
 	var now int64 // TTL states leave out what expired by now
