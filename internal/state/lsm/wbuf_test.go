@@ -1,8 +1,11 @@
 package lsm
 
 import (
+	"errors"
+	"io"
 	"math/rand/v2"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/weirstream/weir/internal/checkpoint"
@@ -112,5 +115,21 @@ func TestWriteBufferBound(t *testing.T) {
 	}
 	if err := f.b.Err(); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestSnapshotOfFailedStoreFails: a snapshot taken after a store access
+// failed (a write-back among them) may lack writes before its barrier, so
+// writing it must fail rather than produce a checkpoint.
+func TestSnapshotOfFailedStoreFails(t *testing.T) {
+	f := newLSM(t, fullRange)
+	f.register(t)
+	f.set(1)
+	f.val.Update(1)
+	f.b.(*Backend[int]).fail(errors.New("injected write-back failure"))
+	s := f.b.Snapshot()
+	defer s.Release()
+	if _, err := s.WriteBlocks(io.Discard); err == nil || !strings.Contains(err.Error(), "injected") {
+		t.Fatalf("WriteBlocks = %v, want the store's failure", err)
 	}
 }
