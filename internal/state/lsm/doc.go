@@ -33,8 +33,8 @@
 //
 // Value, reducing and list states are read and written through a bounded
 // cache in front of Pebble (wbuf.go, state.backend.lsm.write-buffer-size,
-// 64 MiB by default), as Flink 2.0's ForSt keeps one: a Go map from store
-// key to value with read-your-writes, so that a read-modify-write of a
+// 64 MiB by default): a Go map from store key to value with
+// read-your-writes, so that a read-modify-write of a
 // buffered key is a map lookup and an update in place instead of a Pebble
 // point read (memtables, then the files of each level) and a memtable
 // insert. A read that misses keeps what it read (also "no value"); a

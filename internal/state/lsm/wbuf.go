@@ -6,7 +6,7 @@ import (
 
 // The write buffer (state.backend.lsm.write-buffer-size) is a bounded
 // cache of store keys in front of Pebble, on the task goroutine, with
-// read-your-writes, as Flink 2.0's ForSt keeps one in front of its store.
+// read-your-writes.
 // A read-modify-write of a value state costs two Pebble calls without it:
 // a point read that seeks the memtables and the files of every level it
 // passes, then a memtable insert through the commit pipeline, each a
