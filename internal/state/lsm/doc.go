@@ -34,10 +34,9 @@
 // Value, reducing and list states are read and written through a bounded
 // cache in front of Pebble (wbuf.go, state.backend.lsm.write-buffer-size,
 // 64 MiB by default): a Go map from store key to value with
-// read-your-writes, so that a read-modify-write of a
-// buffered key is a map lookup and an update in place instead of a Pebble
-// point read (memtables, then the files of each level) and a memtable
-// insert. A read that misses keeps what it read (also "no value"); a
+// read-your-writes, so that a read-modify-write of a buffered key is a map
+// lookup and an update in place instead of a Pebble point read (memtables,
+// then the files of each level) and a memtable insert. A read that misses keeps what it read (also "no value"); a
 // clock sweep evicts entries not used since the hand last passed down to
 // 15/16 of the capacity and writes the dirty ones in one batch. Entries
 // above an eighth of the capacity (long lists) are written through. Map
