@@ -18,6 +18,7 @@ const (
 	StateBackendLSMDir                  = "state.backend.lsm.dir"
 	StateBackendLSMBlockCacheSize       = "state.backend.lsm.block-cache-size"
 	StateBackendLSMMemtableSize         = "state.backend.lsm.memtable-size"
+	StateBackendLSMWriteBufferSize      = "state.backend.lsm.write-buffer-size"
 	CheckpointsDir                      = "state.checkpoints.dir"
 	CheckpointsNumRetained              = "state.checkpoints.num-retained"
 	RestartStrategyType                 = "restart-strategy.type"

@@ -157,7 +157,19 @@ func (p *Plan) jobConfig(jobName string) (runtime.JobConfig, error) {
 				Dir:            c.String(config.StateBackendLSMDir),
 				BlockCacheSize: c.MemorySize(config.StateBackendLSMBlockCacheSize),
 				MemtableSize:   c.MemorySize(config.StateBackendLSMMemtableSize),
+				// 0 in the configuration turns the buffer off; 0 here is
+				// the backend's default.
+				WriteBufferSize: offIfZero(c.MemorySize(config.StateBackendLSMWriteBufferSize)),
 			},
 		},
 	}, nil
+}
+
+// offIfZero maps a size whose 0 means off in the configuration to the
+// backend's convention, where 0 is the default and negative is off.
+func offIfZero(n int64) int64 {
+	if n == 0 {
+		return -1
+	}
+	return n
 }

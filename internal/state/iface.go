@@ -91,6 +91,10 @@ type LSMConfig struct {
 	// MemtableSize is the size of one memtable, in bytes; 0 takes the
 	// LSM backend's default.
 	MemtableSize int64
+	// WriteBufferSize bounds the cache of recently read and written
+	// values in front of the store, in bytes; 0 takes the LSM backend's
+	// default, a negative value turns it off.
+	WriteBufferSize int64
 }
 
 var _ Backend[int] = (*KeyedBackend[int])(nil)

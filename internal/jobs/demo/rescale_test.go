@@ -35,7 +35,14 @@ func TestRescaleAcrossBackends(t *testing.T) {
 }
 
 func rescaleOnRestore(t *testing.T, before, after string) {
-	rescaleCases(t, before, after, nil, 100_000, []struct{ from, to int }{{2, 3}, {3, 2}, {4, 1}, {1, 4}})
+	rate := 100_000.0
+	if before == "lsm" {
+		// With its write buffer the lsm backend keeps pace with 100k/s
+		// even under -race: at 4 subtasks the first run then ended
+		// before three checkpoints completed.
+		rate = 30_000
+	}
+	rescaleCases(t, before, after, nil, rate, []struct{ from, to int }{{2, 3}, {3, 2}, {4, 1}, {1, 4}})
 }
 
 // rescaleCases runs the first run at rate events/s, slow enough for three

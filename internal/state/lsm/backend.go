@@ -45,6 +45,8 @@ type Backend[K comparable] struct {
 	timers  *state.Timers[K] // processing time
 	events  *state.Timers[K] // event time
 
+	buf writeBuffer // recently read and written entries (wbuf.go)
+
 	ttlNow  func() int64 // the TTL clock (SetTTLClock)
 	cleanup ttlCleanup   // the incremental sweep of TTL states (ttlcleanup.go)
 
@@ -111,6 +113,7 @@ func Open[K comparable](keys codec.Codec[K], kgs keygroup.Range, maxParallelism 
 		opts:    opts, storeID: storeID,
 	}
 	b.inc.init()
+	b.buf.init(opts.WriteBufferSize)
 	if err := b.openDB(); err != nil {
 		b.cache.Unref()
 		os.RemoveAll(dir)
@@ -313,7 +316,8 @@ func (b *Backend[K]) Close() error {
 	if n := b.live.Load(); n > 0 {
 		errs = append(errs, fmt.Errorf("lsm state backend: closed with %d unreleased snapshots (a bug in the caller)", n))
 	}
-	if b.db != nil { // nil after a restore that failed between stores
+	b.buf.closeBatch() // the store is removed: nothing buffered need be written
+	if b.db != nil {   // nil after a restore that failed between stores
 		errs = append(errs, b.db.Close())
 	}
 	b.db = nil

@@ -8,8 +8,8 @@
 //	defer b.Close()                                // removes the store's directory
 //	count, err := state.RegisterValue(b, "count", int64Codec)
 //	b.SetCurrentKey(k, kg)                         // encodes k once per record
-//	n, _ := count.Value()                          // one point read
-//	count.Update(n + 1)                            // one write to the memtable
+//	n, _ := count.Value()                          // the write buffer, else one point read
+//	count.Update(n + 1)                            // in place in the write buffer
 //	if err := b.Err(); err != nil { ... }          // once per batch: I/O errors
 //
 // # Key layout
@@ -29,10 +29,29 @@
 // Get/Put/Remove touch one entry, iteration is a range scan and Clear is a
 // range delete. Len counts by scanning.
 //
+// # Write buffer
+//
+// Value, reducing and list states are read and written through a bounded
+// cache in front of Pebble (wbuf.go, state.backend.lsm.write-buffer-size,
+// 64 MiB by default): a Go map from store key to value with
+// read-your-writes, so that a read-modify-write of a buffered key is a map
+// lookup and an update in place instead of a Pebble point read (memtables,
+// then the files of each level) and a memtable insert. A read that misses keeps what it read (also "no value"); a
+// clock sweep evicts entries not used since the hand last passed down to
+// 15/16 of the capacity and writes the dirty ones in one batch. Entries
+// above an eighth of the capacity (long lists) are written through. Map
+// states bypass the buffer: their iteration, Len and Clear work on
+// ranges of the store. Every scan of the store first writes back every
+// dirty entry: Snapshot and IncrementalSnapshot (so that a checkpoint
+// holds every write before its barrier and none after), Keys, and
+// restores (which also empty it). The TTL sweep judges a buffered key by
+// its buffered value.
+//
 // # Snapshots
 //
-// Snapshot (the synchronous part of a checkpoint) takes a Pebble snapshot,
-// which costs a sequence number, and captures the timers copy-on-write.
+// Snapshot (the synchronous part of a checkpoint) writes back the write
+// buffer, takes a Pebble snapshot, which costs a sequence number, and
+// captures the timers copy-on-write.
 // WriteBlocks, on the writer goroutine, iterates the snapshot key group by
 // key group and writes the canonical block format of package state. The
 // store's key order is the canonical entry order, so entries are copied as
@@ -76,9 +95,13 @@
 //
 // # Memory and files
 //
-// Memory per store is bounded by the block cache (block-cache-size) plus
-// two memtables (memtable-size each): writes stall while one memtable is
-// flushed and a second one is full. The write-ahead log is off: the store
+// Memory per store is bounded by the block cache (block-cache-size), two
+// memtables (memtable-size each: writes stall while one memtable is
+// flushed and a second one is full), both outside the Go heap, and the
+// write buffer (write-buffer-size, counted per entry with its overhead,
+// plus the value buffers of freed slots, at most a 16th), in the Go heap,
+// where the collector's headroom doubles it at GOGC=100; Options.MemoryBound
+// adds these up. The write-ahead log is off: the store
 // lives only as long as its task attempt, and checkpoints make state
 // durable. The store's directory is made under Options.Dir and removed by
 // Close; a process killed before Close leaves it behind (weir-lsm-* in that

@@ -6,7 +6,8 @@ import (
 	"github.com/cockroachdb/pebble/v2"
 )
 
-// The raw handles act on the backend's current key. A handle writes its
+// The raw handles act on the backend's current key. Value and list
+// handles go through the write buffer (wbuf.go), map handles to Pebble. A handle writes its
 // state id into the backend's current store key and uses that slice
 // directly: Pebble copies keys and values it keeps, and reads copy the
 // value out before the next call, so nothing aliases it for long.
@@ -50,9 +51,9 @@ type valueHandle[K comparable] struct {
 	sid uint16
 }
 
-func (h *valueHandle[K]) Get() ([]byte, bool) { return h.b.get(h.b.keyOf(h.sid)) }
-func (h *valueHandle[K]) Put(v []byte)        { h.b.set(h.b.keyOf(h.sid), v) }
-func (h *valueHandle[K]) Delete()             { h.b.del(h.b.keyOf(h.sid)) }
+func (h *valueHandle[K]) Get() ([]byte, bool) { return h.b.bget(h.b.keyOf(h.sid)) }
+func (h *valueHandle[K]) Put(v []byte)        { h.b.bput(h.b.keyOf(h.sid), v) }
+func (h *valueHandle[K]) Delete()             { h.b.bdel(h.b.keyOf(h.sid)) }
 func (h *valueHandle[K]) Fail(err error)      { h.b.fail(err) }
 
 // listHandle serves list states: one store key per key, whose value is a
@@ -62,16 +63,11 @@ type listHandle[K comparable] struct {
 	sid uint16
 }
 
-func (h *listHandle[K]) Get() ([]byte, bool) { return h.b.get(h.b.keyOf(h.sid)) }
-func (h *listHandle[K]) Put(frames []byte)   { h.b.set(h.b.keyOf(h.sid), frames) }
-func (h *listHandle[K]) Delete()             { h.b.del(h.b.keyOf(h.sid)) }
-func (h *listHandle[K]) Fail(err error)      { h.b.fail(err) }
-
-func (h *listHandle[K]) Append(frames []byte) {
-	if err := h.b.db.Merge(h.b.keyOf(h.sid), frames, pebble.NoSync); err != nil {
-		h.b.fail(err)
-	}
-}
+func (h *listHandle[K]) Get() ([]byte, bool)  { return h.b.bget(h.b.keyOf(h.sid)) }
+func (h *listHandle[K]) Put(frames []byte)    { h.b.bput(h.b.keyOf(h.sid), frames) }
+func (h *listHandle[K]) Delete()              { h.b.bdel(h.b.keyOf(h.sid)) }
+func (h *listHandle[K]) Fail(err error)       { h.b.fail(err) }
+func (h *listHandle[K]) Append(frames []byte) { h.b.bappend(h.b.keyOf(h.sid), frames) }
 
 // mapHandle serves map states: one store key per (key, user key), under
 // the key's store key as prefix.

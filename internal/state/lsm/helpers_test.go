@@ -49,11 +49,16 @@ func newHeap(t testing.TB, kgs keygroup.Range) *fixture {
 	return &fixture{name: "heap", b: state.NewKeyedBackend(mustCodec[int](t), kgs, testMaxP), hash: hasher(t)}
 }
 
+// tinyWriteBuffer is the write buffer of test stores: a dozen entries,
+// so that tests evict (write back) all the time, and the largest values
+// (long lists) are written through.
+const tinyWriteBuffer = 2048
+
 // newLSM opens a store in the test's temporary folder, closed (and
 // checked to leave nothing behind) at cleanup.
 func newLSM(t testing.TB, kgs keygroup.Range, opts ...func(*Options)) *fixture {
 	t.Helper()
-	o := Options{Dir: t.TempDir(), Name: t.Name(), MemtableSize: 1 << 20, BlockCacheSize: 1 << 20}
+	o := Options{Dir: t.TempDir(), Name: t.Name(), MemtableSize: 1 << 20, BlockCacheSize: 1 << 20, WriteBufferSize: tinyWriteBuffer}
 	for _, f := range opts {
 		f(&o)
 	}

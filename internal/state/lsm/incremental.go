@@ -98,6 +98,10 @@ func (b *Backend[K]) IncrementalSnapshot(id checkpoint.ID) (*IncrementalSnapshot
 	if len(b.pending) > 0 {
 		return nil, fmt.Errorf("lsm state backend: incremental checkpoint %d: restored states %v are not registered", id, b.UnrestoredStates())
 	}
+	b.flushBuffer()
+	if err := b.Err(); err != nil {
+		return nil, fmt.Errorf("lsm state backend: incremental checkpoint %d: write buffered state: %w", id, err)
+	}
 	if err := b.db.Flush(); err != nil {
 		return nil, fmt.Errorf("lsm state backend: incremental checkpoint %d: flush memtable: %w", id, err)
 	}

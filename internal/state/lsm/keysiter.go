@@ -19,6 +19,7 @@ func (b *Backend[K]) Keys(name string) iter.Seq2[K, int] {
 		if !ok {
 			return
 		}
+		b.flushBuffer()
 		lo := appendStatePrefix(nil, b.kgs.Start, r.sid)
 		hi := appendGroupPrefix(nil, b.kgs.End)
 		it, err := b.db.NewIter(&pebble.IterOptions{LowerBound: lo, UpperBound: hi})

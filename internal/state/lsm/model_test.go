@@ -20,16 +20,32 @@ import (
 // when the snapshot is written while both backends keep changing. Each
 // snapshot is then restored crosswise (heap bytes into lsm and lsm bytes
 // into heap) into a random key-group split, and the restored backends must
-// agree with the originals' state at the snapshot.
+// agree with the originals' state at the snapshot. The write buffer is
+// tiny (it evicts all the time), large (it never evicts: only snapshots,
+// Keys and restores write it back) and off.
 func TestRandomOpsHeapVersusLSM(t *testing.T) {
 	seeds := []uint64{1, 2, 3, 4, 5}
 	if testing.Short() {
 		seeds = seeds[:2]
 	}
-	for _, seed := range seeds {
-		t.Run(fmt.Sprint("seed=", seed), func(t *testing.T) {
+	buffers := []struct {
+		name string
+		size int64
+	}{{"tiny", tinyWriteBuffer}, {"large", 8 << 20}, {"off", -1}}
+	for _, wb := range buffers {
+		for _, seed := range seeds {
+			t.Run(fmt.Sprint("buffer=", wb.name, "/seed=", seed), func(t *testing.T) {
+				randomOps(t, seed, func(o *Options) { o.WriteBufferSize = wb.size })
+			})
+		}
+	}
+}
+
+func randomOps(t *testing.T, seed uint64, opt func(*Options)) {
+	{
+		{
 			rng := rand.New(rand.NewPCG(seed, 99))
-			heap, lsm := newHeap(t, fullRange), newLSM(t, fullRange)
+			heap, lsm := newHeap(t, fullRange), newLSM(t, fullRange, opt)
 			heap.register(t)
 			lsm.register(t)
 			const universe = 48
@@ -62,7 +78,7 @@ func TestRandomOpsHeapVersusLSM(t *testing.T) {
 					checkSnapshots(t, rng, heap, lsm, universe, step)
 				}
 			}
-		})
+		}
 	}
 }
 

@@ -29,6 +29,7 @@ const loadBatchSize = 8 << 20
 // registered. After an error the backend holds part of the checkpoint and
 // must be closed.
 func (b *Backend[K]) Restore(ctx context.Context, sources []state.RestoreSource) error {
+	b.dropBuffer() // the loader writes the store directly
 	l := b.newLoader()
 	defer l.close()
 	err := state.ForEachBlock(ctx, sources, b.kgs, func(kg int, blk []byte) error {

@@ -84,6 +84,7 @@ func (b *Backend[K]) RestoreIncremental(ctx context.Context, srcs []IncrementalS
 		}
 	}
 	// The empty store made by Open gives way to the base store.
+	b.dropBuffer()
 	if err := b.db.Close(); err != nil {
 		return st, fmt.Errorf("lsm state backend: restore: close empty store: %w", err)
 	}

@@ -28,13 +28,18 @@ type snapshot[K comparable] struct {
 	releaseTimers func()
 	it            *pebble.Iterator // open during WriteBlocks
 	state         atomic.Int32     // 0 new, 1 written, 2 released
+	// err is the backend's error when the snapshot was taken, such as a
+	// failed write-back of the write buffer: the snapshot may then lack
+	// writes before the barrier, and WriteBlocks fails instead.
+	err error
 }
 
 // Snapshot is the synchronous part of a checkpoint: a Pebble snapshot, the
 // list of registered states and a copy-on-write capture of the timers.
 func (b *Backend[K]) Snapshot() state.KeyedSnapshot {
+	b.flushBuffer() // the snapshot holds every write before the barrier
 	b.live.Add(1)
-	s := &snapshot[K]{b: b, snap: b.db.NewSnapshot(), kgs: b.kgs}
+	s := &snapshot[K]{b: b, snap: b.db.NewSnapshot(), kgs: b.kgs, err: b.err}
 	var now int64 // TTL states leave out what expired by now
 	if b.ttlNow != nil {
 		now = b.ttlNow()
@@ -59,6 +64,9 @@ func (b *Backend[K]) Snapshot() state.KeyedSnapshot {
 func (s *snapshot[K]) WriteBlocks(w io.Writer) ([]checkpoint.KeyGroupOffset, error) {
 	if !s.state.CompareAndSwap(0, 1) {
 		return nil, state.ErrSnapshotUsed
+	}
+	if s.err != nil {
+		return nil, fmt.Errorf("lsm state backend: snapshot of a failed store: %w", s.err)
 	}
 	lo := appendGroupPrefix(nil, s.kgs.Start)
 	hi := appendGroupPrefix(nil, s.kgs.End)

@@ -342,6 +342,7 @@ func TestStorageErrorIsKept(t *testing.T) {
 	f.set(1)
 	f.val.Update(1)
 	b := f.b.(*Backend[int])
+	b.dropBuffer() // the next read goes to the store
 	// A value that does not decode as int64: a corrupt store.
 	if err := b.db.Set(b.keyOf(b.states["val"].sid), []byte{0xff}, pebble.NoSync); err != nil {
 		t.Fatal(err)

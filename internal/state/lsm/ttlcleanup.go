@@ -93,14 +93,26 @@ func (b *Backend[K]) sweepTTL(max int) (wrapped bool, err error) {
 		if !ok {
 			continue
 		}
-		v, err := it.ValueAndErr()
-		if err != nil {
+		// A buffered key's newest state is the buffer's: sweep that, and
+		// forget the slot if the batch now holds a newer state.
+		s := b.buf.lookup(key)
+		var v []byte
+		if s != nil {
+			if !s.present {
+				continue
+			}
+			v = s.val
+		} else if v, err = it.ValueAndErr(); err != nil {
 			it.Close()
 			return false, err
 		}
-		if err := c.sweepEntry(key, v, now, st); err != nil {
+		changed, err := c.sweepEntry(key, v, now, st)
+		if err != nil {
 			it.Close()
 			return false, fmt.Errorf("store key %x: %w", key, err)
+		}
+		if changed && s != nil {
+			b.bdrop(key)
 		}
 	}
 	if valid {
@@ -122,8 +134,8 @@ func (b *Backend[K]) sweepTTL(max int) (wrapped bool, err error) {
 
 // sweepEntry queues the removal of what expired in one store entry: the
 // entry, or for a list the expired elements (frames), the entry if none is
-// left.
-func (c *ttlCleanup) sweepEntry(key, v []byte, now int64, st ttlState) error {
+// left; changed reports whether it queued a write.
+func (c *ttlCleanup) sweepEntry(key, v []byte, now int64, st ttlState) (changed bool, err error) {
 	expired := func(e []byte) (bool, error) {
 		ts, n := binary.Varint(e)
 		if n <= 0 {
@@ -133,20 +145,20 @@ func (c *ttlCleanup) sweepEntry(key, v []byte, now int64, st ttlState) error {
 	}
 	if !st.list {
 		if exp, err := expired(v); err != nil || !exp {
-			return err
+			return false, err
 		}
-		return c.batch.Delete(key, nil)
+		return true, c.batch.Delete(key, nil)
 	}
 	c.frames = c.frames[:0]
 	dropped := false
 	for r := v; len(r) > 0; {
 		e, rest, err := state.NextFrame(r)
 		if err != nil {
-			return err
+			return false, err
 		}
 		exp, err := expired(e)
 		if err != nil {
-			return err
+			return false, err
 		}
 		if exp {
 			dropped = true
@@ -157,9 +169,9 @@ func (c *ttlCleanup) sweepEntry(key, v []byte, now int64, st ttlState) error {
 	}
 	switch {
 	case !dropped:
-		return nil
+		return false, nil
 	case len(c.frames) == 0:
-		return c.batch.Delete(key, nil)
+		return true, c.batch.Delete(key, nil)
 	}
-	return c.batch.Set(key, c.frames, nil)
+	return true, c.batch.Set(key, c.frames, nil)
 }

@@ -8,9 +8,11 @@ import (
 	"github.com/cockroachdb/pebble/v2"
 )
 
-// storeKeys counts the store keys of the registered states' ids.
+// storeKeys counts the store keys of the registered states' ids, after
+// writing back the write buffer.
 func storeKeys(t *testing.T, b *Backend[int]) int {
 	t.Helper()
+	b.flushBuffer()
 	it, err := b.db.NewIter(&pebble.IterOptions{LowerBound: appendGroupPrefix(nil, b.kgs.Start), UpperBound: appendGroupPrefix(nil, b.kgs.End)})
 	if err != nil {
 		t.Fatal(err)
