@@ -29,11 +29,15 @@ const endOfInputWait = 30 * time.Minute
 type memProbe struct {
 	r       keyedSumChildResult
 	profile string // heap profile written at the end of input, if set
+
+	allocs0, cycles0 int64 // at start
+	mu               sync.Mutex
+	stop, stopped    chan struct{}
 }
 
-// liveHeap is the heap the last GC found live (runtime/metrics).
-func liveHeap() int64 {
-	s := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
+// readMetric reads one uint64 metric of runtime/metrics, 0 if absent.
+func readMetric(name string) int64 {
+	s := []metrics.Sample{{Name: name}}
 	metrics.Read(s)
 	if s[0].Value.Kind() != metrics.KindUint64 {
 		return 0
@@ -41,15 +45,52 @@ func liveHeap() int64 {
 	return int64(s[0].Value.Uint64())
 }
 
-// start measures before any state exists.
+// liveHeap is the heap the last GC found live.
+func liveHeap() int64 { return readMetric("/gc/heap/live:bytes") }
+
+// memSampleEvery is how often a child samples the Go heap for its peaks.
+const memSampleEvery = 20 * time.Millisecond
+
+// start measures before any state exists and starts sampling the peaks
+// of the Go heap, which say how much of the peak RSS is heap the GC had
+// not yet reclaimed (garbage and headroom) rather than live state.
 func (p *memProbe) start() {
 	runtime.GC()
 	p.r.StartLiveHeapBytes = liveHeap()
 	p.r.StartRSSBytes = procStatusBytes("VmRSS")
+	p.allocs0 = readMetric("/gc/heap/allocs:bytes")
+	p.cycles0 = readMetric("/gc/cycles/total:gc-cycles")
+	p.stop, p.stopped = make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(p.stopped)
+		t := time.NewTicker(memSampleEvery)
+		defer t.Stop()
+		for {
+			p.sample()
+			select {
+			case <-t.C:
+			case <-p.stop:
+				return
+			}
+		}
+	}()
+}
+
+func (p *memProbe) sample() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.r.PeakHeapObjectsBytes = max(p.r.PeakHeapObjectsBytes, readMetric("/memory/classes/heap/objects:bytes"))
+	p.r.PeakHeapGoalBytes = max(p.r.PeakHeapGoalBytes, readMetric("/gc/heap/goal:bytes"))
+	p.r.PeakGoTotalBytes = max(p.r.PeakGoTotalBytes, readMetric("/memory/classes/total:bytes")-readMetric("/memory/classes/heap/released:bytes"))
 }
 
 // end measures at the end of input, with the state still referenced.
 func (p *memProbe) end() error {
+	close(p.stop)
+	<-p.stopped
+	p.sample()
+	p.r.AllocBytes = readMetric("/gc/heap/allocs:bytes") - p.allocs0
+	p.r.GCCycles = readMetric("/gc/cycles/total:gc-cycles") - p.cycles0
 	runtime.GC()
 	p.r.EndLiveHeapBytes = liveHeap()
 	p.r.EndRSSBytes = procStatusBytes("VmRSS")

@@ -56,6 +56,21 @@ type keyedSumMemory struct {
 	BaselineLiveHeapBytesPerKey float64 `json:"baseline_live_heap_bytes_per_key"`
 	BaselineMemorySeconds       float64 `json:"baseline_memory_run_seconds"`
 
+	// Where the peak RSS goes, per child: the peaks of the Go heap's
+	// objects (live and not yet swept garbage) and of the GC's heap goal,
+	// sampled every 20 ms, the bytes allocated per record (garbage that
+	// the heap must hold until a GC) and the GC cycles of the run.
+	EnginePeakHeapObjectsBytes   int64   `json:"engine_peak_heap_objects_bytes"`
+	EnginePeakHeapGoalBytes      int64   `json:"engine_peak_heap_goal_bytes"`
+	EnginePeakGoTotalBytes       int64   `json:"engine_peak_go_total_bytes"`
+	EngineAllocBytesPerRecord    float64 `json:"engine_alloc_bytes_per_record"`
+	EngineGCCycles               int64   `json:"engine_gc_cycles"`
+	BaselinePeakHeapObjectsBytes int64   `json:"baseline_peak_heap_objects_bytes"`
+	BaselinePeakHeapGoalBytes    int64   `json:"baseline_peak_heap_goal_bytes"`
+	BaselinePeakGoTotalBytes     int64   `json:"baseline_peak_go_total_bytes"`
+	BaselineAllocBytesPerRecord  float64 `json:"baseline_alloc_bytes_per_record"`
+	BaselineGCCycles             int64   `json:"baseline_gc_cycles"`
+
 	// BytesPerKeyRatio is engine / baseline bytes per key (RSS);
 	// LiveHeapRatio the same of the live heap.
 	BytesPerKeyRatio float64 `json:"bytes_per_key_ratio"`
@@ -80,6 +95,12 @@ type keyedSumChildResult struct {
 	EndLiveHeapBytes   int64   `json:"end_live_heap_bytes"`
 	Seconds            float64 `json:"seconds"`
 	Checkpoints        int64   `json:"checkpoints"`
+	// Sampled every memSampleEvery from start to the end of input.
+	PeakHeapObjectsBytes int64 `json:"peak_heap_objects_bytes"` // live + not yet swept
+	PeakHeapGoalBytes    int64 `json:"peak_heap_goal_bytes"`
+	PeakGoTotalBytes     int64 `json:"peak_go_total_bytes"` // all the runtime holds, less what it returned
+	AllocBytes           int64 `json:"alloc_bytes"`         // allocated from start to the end of input
+	GCCycles             int64 `json:"gc_cycles"`
 }
 
 // measureMemory runs the memory children of one key count, alternating
@@ -136,6 +157,18 @@ func (o keyedSumOpts) measureMemory(ctx context.Context, keys int64) (keyedSumMe
 	m.BaselineLiveHeapBytes = med(base, live)
 	m.BaselineLiveHeapBytesPerKey = perKey(m.BaselineLiveHeapBytes)
 	m.BaselineMemorySeconds = secs(base)
+
+	perRecord := func(n int64) float64 { return float64(n) / float64(o.records) }
+	m.EnginePeakHeapObjectsBytes = med(eng, func(r keyedSumChildResult) int64 { return r.PeakHeapObjectsBytes })
+	m.EnginePeakHeapGoalBytes = med(eng, func(r keyedSumChildResult) int64 { return r.PeakHeapGoalBytes })
+	m.EnginePeakGoTotalBytes = med(eng, func(r keyedSumChildResult) int64 { return r.PeakGoTotalBytes })
+	m.EngineAllocBytesPerRecord = perRecord(med(eng, func(r keyedSumChildResult) int64 { return r.AllocBytes }))
+	m.EngineGCCycles = med(eng, func(r keyedSumChildResult) int64 { return r.GCCycles })
+	m.BaselinePeakHeapObjectsBytes = med(base, func(r keyedSumChildResult) int64 { return r.PeakHeapObjectsBytes })
+	m.BaselinePeakHeapGoalBytes = med(base, func(r keyedSumChildResult) int64 { return r.PeakHeapGoalBytes })
+	m.BaselinePeakGoTotalBytes = med(base, func(r keyedSumChildResult) int64 { return r.PeakGoTotalBytes })
+	m.BaselineAllocBytesPerRecord = perRecord(med(base, func(r keyedSumChildResult) int64 { return r.AllocBytes }))
+	m.BaselineGCCycles = med(base, func(r keyedSumChildResult) int64 { return r.GCCycles })
 
 	m.BytesPerKeyRatio = ratio(m.EngineBytesPerKey, m.BaselineBytesPerKey)
 	m.LiveHeapRatio = ratio(m.EngineLiveHeapBytesPerKey, m.BaselineLiveHeapBytesPerKey)
@@ -208,6 +241,10 @@ func printKeyedSumMemory(res benchResult) {
 		bytes(m.EnginePeakRSSBytes), bytes(m.EngineStartRSSBytes), m.EngineBytesPerKey, m.EngineLiveHeapBytesPerKey, m.EngineMemorySeconds, m.EngineMemoryCheckpoints)
 	fmt.Printf("  baseline  peak RSS %10s (start %s): %6.1f B/key; live heap after GC %6.1f B/key; %.1fs (own child process)\n",
 		bytes(m.BaselinePeakRSSBytes), bytes(m.BaselineStartRSSBytes), m.BaselineBytesPerKey, m.BaselineLiveHeapBytesPerKey, m.BaselineMemorySeconds)
+	fmt.Printf("  go heap peaks    engine objects %s, goal %s, runtime total %s; %.1f B allocated/record, %d GCs\n",
+		bytes(m.EnginePeakHeapObjectsBytes), bytes(m.EnginePeakHeapGoalBytes), bytes(m.EnginePeakGoTotalBytes), m.EngineAllocBytesPerRecord, m.EngineGCCycles)
+	fmt.Printf("                   baseline objects %s, goal %s, runtime total %s; %.1f B allocated/record, %d GCs\n",
+		bytes(m.BaselinePeakHeapObjectsBytes), bytes(m.BaselinePeakHeapGoalBytes), bytes(m.BaselinePeakGoTotalBytes), m.BaselineAllocBytesPerRecord, m.BaselineGCCycles)
 	fmt.Printf("  engine/baseline  RSS per key %.2f, live heap per key %.2f\n", m.BytesPerKeyRatio, m.LiveHeapRatio)
 	if m.LSMMemoryBoundBytes > 0 {
 		fmt.Printf("  lsm bound %s (block cache + memtables, %d stores): engine RSS growth is %.2f of it\n",
