@@ -84,6 +84,17 @@ func (p *memProbe) sample() {
 	p.r.PeakGoTotalBytes = max(p.r.PeakGoTotalBytes, readMetric("/memory/classes/total:bytes")-readMetric("/memory/classes/heap/released:bytes"))
 }
 
+// lastRecord takes the peaks when the last result has come out: in the
+// engine, before its final checkpoint (which serializes all state) and the
+// end-of-input measurement; in the loop, right before end.
+func (p *memProbe) lastRecord() {
+	p.sample()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.r.LastRecordPeakRSSBytes = procStatusBytes("VmHWM")
+	p.r.LastRecordPeakHeapObjectsBytes = p.r.PeakHeapObjectsBytes
+}
+
 // end measures at the end of input, with the state still referenced.
 func (p *memProbe) end() error {
 	close(p.stop)
@@ -123,7 +134,7 @@ func runKeyedSumChild(ctx context.Context, o keyedSumOpts, keys int64, role stri
 		p.start()
 		t0 = time.Now()
 		var err error
-		sum := baselineKeyedSumAt(o.records, keys, func() { err = p.end() })
+		sum := baselineKeyedSumAt(o.records, keys, func() { p.lastRecord(); err = p.end() })
 		if err != nil {
 			return err
 		}
@@ -177,7 +188,9 @@ func (o keyedSumOpts) engineMemoryChild(ctx context.Context, keys int64, p *memP
 	var seen atomic.Int64
 	bar := &endOfInput{done: make(chan struct{}), measure: p.end}
 	results := demo.Aggregate(env, demo.Options{Events: o.records, Keys: keys})
-	weir.SinkTo(results, func() weir.Sink[demo.Result] { return &measuringSink{bar: bar, seen: &seen} }).Name("discard").UID("discard")
+	weir.SinkTo(results, func() weir.Sink[demo.Result] {
+		return &measuringSink{bar: bar, seen: &seen, records: o.records, last: p.lastRecord}
+	}).Name("discard").UID("discard")
 	p.start()
 	if err := env.Execute(ctx, "keyed-sum"); err != nil {
 		return err
@@ -232,9 +245,11 @@ func (b *endOfInput) arrive(ctx context.Context) error {
 // measuringSink counts and drops results like keyed-sum's own sink, and
 // meets the other subtasks at its Close.
 type measuringSink struct {
-	bar  *endOfInput
-	seen *atomic.Int64
-	sum  int64 // keeps the results' fields live
+	bar     *endOfInput
+	seen    *atomic.Int64
+	records int64  // results expected over all subtasks
+	last    func() // called by the subtask that receives the last of them
+	sum     int64  // keeps the results' fields live
 }
 
 func (s *measuringSink) Open(_ context.Context, rc *weir.RuntimeContext) error {
@@ -246,7 +261,9 @@ func (s *measuringSink) Write(_ context.Context, b []demo.Result) error {
 	for i := range b {
 		s.sum += b[i].Count ^ b[i].Total
 	}
-	s.seen.Add(int64(len(b)))
+	if s.seen.Add(int64(len(b))) == s.records {
+		s.last()
+	}
 	return nil
 }
 

@@ -60,16 +60,20 @@ type keyedSumMemory struct {
 	// objects (live and not yet swept garbage) and of the GC's heap goal,
 	// sampled every 20 ms, the bytes allocated per record (garbage that
 	// the heap must hold until a GC) and the GC cycles of the run.
-	EnginePeakHeapObjectsBytes   int64   `json:"engine_peak_heap_objects_bytes"`
-	EnginePeakHeapGoalBytes      int64   `json:"engine_peak_heap_goal_bytes"`
-	EnginePeakGoTotalBytes       int64   `json:"engine_peak_go_total_bytes"`
-	EngineAllocBytesPerRecord    float64 `json:"engine_alloc_bytes_per_record"`
-	EngineGCCycles               int64   `json:"engine_gc_cycles"`
-	BaselinePeakHeapObjectsBytes int64   `json:"baseline_peak_heap_objects_bytes"`
-	BaselinePeakHeapGoalBytes    int64   `json:"baseline_peak_heap_goal_bytes"`
-	BaselinePeakGoTotalBytes     int64   `json:"baseline_peak_go_total_bytes"`
-	BaselineAllocBytesPerRecord  float64 `json:"baseline_alloc_bytes_per_record"`
-	BaselineGCCycles             int64   `json:"baseline_gc_cycles"`
+	EnginePeakHeapObjectsBytes int64   `json:"engine_peak_heap_objects_bytes"`
+	EnginePeakHeapGoalBytes    int64   `json:"engine_peak_heap_goal_bytes"`
+	EnginePeakGoTotalBytes     int64   `json:"engine_peak_go_total_bytes"`
+	EngineAllocBytesPerRecord  float64 `json:"engine_alloc_bytes_per_record"`
+	EngineGCCycles             int64   `json:"engine_gc_cycles"`
+	// The engine's peaks when its last result came out, before its final
+	// checkpoint serialized the state: (VmHWM then - start) / state_keys.
+	EngineLastRecordBytesPerKey          float64 `json:"engine_last_record_bytes_per_key"`
+	EngineLastRecordPeakHeapObjectsBytes int64   `json:"engine_last_record_peak_heap_objects_bytes"`
+	BaselinePeakHeapObjectsBytes         int64   `json:"baseline_peak_heap_objects_bytes"`
+	BaselinePeakHeapGoalBytes            int64   `json:"baseline_peak_heap_goal_bytes"`
+	BaselinePeakGoTotalBytes             int64   `json:"baseline_peak_go_total_bytes"`
+	BaselineAllocBytesPerRecord          float64 `json:"baseline_alloc_bytes_per_record"`
+	BaselineGCCycles                     int64   `json:"baseline_gc_cycles"`
 
 	// BytesPerKeyRatio is engine / baseline bytes per key (RSS);
 	// LiveHeapRatio the same of the live heap.
@@ -100,7 +104,11 @@ type keyedSumChildResult struct {
 	PeakHeapGoalBytes    int64 `json:"peak_heap_goal_bytes"`
 	PeakGoTotalBytes     int64 `json:"peak_go_total_bytes"` // all the runtime holds, less what it returned
 	AllocBytes           int64 `json:"alloc_bytes"`         // allocated from start to the end of input
-	GCCycles             int64 `json:"gc_cycles"`
+	// When the last result came out (the engine's final checkpoint and
+	// end-of-input measurement come after).
+	LastRecordPeakRSSBytes         int64 `json:"last_record_peak_rss_bytes"`
+	LastRecordPeakHeapObjectsBytes int64 `json:"last_record_peak_heap_objects_bytes"`
+	GCCycles                       int64 `json:"gc_cycles"`
 }
 
 // measureMemory runs the memory children of one key count, alternating
@@ -164,6 +172,8 @@ func (o keyedSumOpts) measureMemory(ctx context.Context, keys int64) (keyedSumMe
 	m.EnginePeakGoTotalBytes = med(eng, func(r keyedSumChildResult) int64 { return r.PeakGoTotalBytes })
 	m.EngineAllocBytesPerRecord = perRecord(med(eng, func(r keyedSumChildResult) int64 { return r.AllocBytes }))
 	m.EngineGCCycles = med(eng, func(r keyedSumChildResult) int64 { return r.GCCycles })
+	m.EngineLastRecordBytesPerKey = perKey(med(eng, func(r keyedSumChildResult) int64 { return r.LastRecordPeakRSSBytes - r.StartRSSBytes }))
+	m.EngineLastRecordPeakHeapObjectsBytes = med(eng, func(r keyedSumChildResult) int64 { return r.LastRecordPeakHeapObjectsBytes })
 	m.BaselinePeakHeapObjectsBytes = med(base, func(r keyedSumChildResult) int64 { return r.PeakHeapObjectsBytes })
 	m.BaselinePeakHeapGoalBytes = med(base, func(r keyedSumChildResult) int64 { return r.PeakHeapGoalBytes })
 	m.BaselinePeakGoTotalBytes = med(base, func(r keyedSumChildResult) int64 { return r.PeakGoTotalBytes })
@@ -241,6 +251,8 @@ func printKeyedSumMemory(res benchResult) {
 		bytes(m.EnginePeakRSSBytes), bytes(m.EngineStartRSSBytes), m.EngineBytesPerKey, m.EngineLiveHeapBytesPerKey, m.EngineMemorySeconds, m.EngineMemoryCheckpoints)
 	fmt.Printf("  baseline  peak RSS %10s (start %s): %6.1f B/key; live heap after GC %6.1f B/key; %.1fs (own child process)\n",
 		bytes(m.BaselinePeakRSSBytes), bytes(m.BaselineStartRSSBytes), m.BaselineBytesPerKey, m.BaselineLiveHeapBytesPerKey, m.BaselineMemorySeconds)
+	fmt.Printf("  engine at its last result (before the final checkpoint): %6.1f B/key, heap objects peak %s\n",
+		m.EngineLastRecordBytesPerKey, bytes(m.EngineLastRecordPeakHeapObjectsBytes))
 	fmt.Printf("  go heap peaks    engine objects %s, goal %s, runtime total %s; %.1f B allocated/record, %d GCs\n",
 		bytes(m.EnginePeakHeapObjectsBytes), bytes(m.EnginePeakHeapGoalBytes), bytes(m.EnginePeakGoTotalBytes), m.EngineAllocBytesPerRecord, m.EngineGCCycles)
 	fmt.Printf("                   baseline objects %s, goal %s, runtime total %s; %.1f B allocated/record, %d GCs\n",
