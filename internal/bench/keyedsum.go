@@ -72,9 +72,11 @@ one JSON object per line) and, without --json, a table of all of them.
 
 With --memory, each key count is also run in child processes of this binary,
 the engine and the loop each in its own, after the throughput rounds (which
-stay in this process, as without --memory): their peak RSS and Go live heap
-give the bytes per key of each (see --help of the JSON fields in
-BENCHMARKS.md). --runs 0 with --memory skips the throughput rounds.`,
+stay in this process, as without --memory): bytes per key of each from its
+peak RSS over its RSS at start, and from its Go live heap after a GC at the
+end of input over the same at start (BENCHMARKS.md, "keyed-sum: cost as keys
+grow", lists the JSON fields). --runs 0 with --memory skips the throughput
+rounds. --state-backend lsm also reports the stores' configured memory bound.`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			d, err := config.ParseDuration(interval)
