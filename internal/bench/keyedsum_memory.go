@@ -211,6 +211,9 @@ func (o keyedSumOpts) lsmMemoryBound() (int64, error) {
 // runMemoryChild re-executes this binary as one memory child and parses
 // the line it prints.
 func (o keyedSumOpts) runMemoryChild(ctx context.Context, keys int64, role, profile string) (keyedSumChildResult, error) {
+	if ctx == nil {
+		ctx = context.Background()
+	}
 	exe, err := os.Executable()
 	if err != nil {
 		return keyedSumChildResult{}, fmt.Errorf("bench keyed-sum: find own binary to run the %s memory child: %w", role, err)
