@@ -52,7 +52,7 @@ func TestDefaults(t *testing.T) {
 		{"state.backend.lsm.block-cache-size", "64 mb"},
 		{"state.backend.lsm.dir", ""},
 		{"state.backend.lsm.memtable-size", "16 mb"},
-		{"state.backend.lsm.write-buffer-size", "64 mb"},
+		{"state.backend.lsm.write-buffer-size", "128 mb"},
 		{"state.backend.type", "heap"},
 		{"state.checkpoints.dir", ""},
 		{"state.checkpoints.num-retained", "3"},
