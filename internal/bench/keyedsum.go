@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"runtime/pprof"
 	"sort"
 	"sync/atomic"
 	"time"
@@ -16,7 +15,6 @@ import (
 	"github.com/weirstream/weir"
 	"github.com/weirstream/weir/internal/config"
 	"github.com/weirstream/weir/internal/hooks"
-	"github.com/weirstream/weir/internal/jobs/demo"
 	"github.com/weirstream/weir/internal/jobs/keyedsum"
 )
 
@@ -100,17 +98,11 @@ rounds. --state-backend lsm also reports the stores' configured memory bound.`,
 			if o.records < 1 || o.parallelism < 1 || o.runs < minRuns || o.memoryRuns < 1 {
 				return usagef("--records, --keys, --parallelism, --runs and --memory-runs must be at least 1 (--runs may be 0 with --memory)")
 			}
-			if cpuProfile != "" {
-				f, err := os.Create(cpuProfile)
-				if err != nil {
-					return usagef("--cpuprofile: %v", err)
-				}
-				defer f.Close()
-				if err := pprof.StartCPUProfile(f); err != nil {
-					return err
-				}
-				defer pprof.StopCPUProfile()
+			stop, err := startCPUProfile(cpuProfile)
+			if err != nil {
+				return err
 			}
+			defer stop()
 			var all []benchResult
 			for _, k := range keys {
 				res, err := o.run(c.Context(), k)
@@ -252,21 +244,7 @@ func median(ds []time.Duration) time.Duration {
 // baselineKeyedSum is the hand-written loop: generate event i, update the
 // account's count and total in a map, produce the same result tuple. The
 // returned checksum keeps the compiler from dropping the work.
-func baselineKeyedSum(n, k int64) int64 {
-	type totals struct{ count, total int64 }
-	m := make(map[int64]totals)
-	var sum int64
-	for i := int64(0); i < n; i++ {
-		a := demo.Account(i, k)
-		t := m[a]
-		t.count++
-		t.total += demo.Amount(i)
-		m[a] = t
-		r := demo.Result{I: i, Account: a, Count: t.count, Total: t.total}
-		sum += r.Count ^ r.Total
-	}
-	return sum
-}
+func baselineKeyedSum(n, k int64) int64 { return baselineKeyedSumAt(n, k, func() {}) }
 
 func (o keyedSumOpts) runEngineKeyedSum(k int64, interval time.Duration) (time.Duration, int64, error) {
 	n := o.records

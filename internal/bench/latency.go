@@ -10,7 +10,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"runtime/pprof"
 	"slices"
 	"strings"
 	"time"
@@ -162,17 +161,11 @@ Targets, printed met/missed: p99 <= 10 ms with a 1 ms buffer timeout and
 			if len(bts) == 0 {
 				return usagef("--buffer-timeout: give at least one timeout")
 			}
-			if cpuProfile != "" {
-				f, err := os.Create(cpuProfile)
-				if err != nil {
-					return usagef("--cpuprofile: %v", err)
-				}
-				defer f.Close()
-				if err := pprof.StartCPUProfile(f); err != nil {
-					return err
-				}
-				defer pprof.StopCPUProfile()
+			stop, err := startCPUProfile(cpuProfile)
+			if err != nil {
+				return err
 			}
+			defer stop()
 			res := latencyResult{Benchmark: "latency", Keys: keys, Parallelism: parallelism,
 				CheckpointIntervalMs: ms(interval), DefaultBufferTimeoutMs: ms(def), Load: load,
 				DurationSeconds: duration.Seconds(), WarmupSeconds: warmup.Seconds(), Rounds: rounds, LoadAvg: loadAvg()}

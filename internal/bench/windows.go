@@ -10,7 +10,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"runtime/pprof"
 	"sync/atomic"
 	"time"
 
@@ -108,17 +107,11 @@ the same windows with the same total count and sum.`,
 					return usagef("--state-backend %q: want heap or lsm (or both, comma-separated)", b)
 				}
 			}
-			if cpuProfile != "" {
-				f, err := os.Create(cpuProfile)
-				if err != nil {
-					return usagef("--cpuprofile: %v", err)
-				}
-				defer f.Close()
-				if err := pprof.StartCPUProfile(f); err != nil {
-					return err
-				}
-				defer pprof.StopCPUProfile()
+			stop, err := startCPUProfile(cpuProfile)
+			if err != nil {
+				return err
 			}
+			defer stop()
 			o := windows.Options{Events: events, Keys: keys, Spacing: 1, MaxDisorder: disorder, OutOfOrderness: disorder,
 				Window: windows.Spec{Kind: "tumble", Size: sizeMs}}
 			res := windowsResult{Benchmark: "windows", Events: events, Keys: keys, Parallelism: parallelism,
