@@ -16,6 +16,7 @@ import (
 
 	"github.com/weirstream/weir/internal/config"
 	"github.com/weirstream/weir/internal/hooks"
+	"github.com/weirstream/weir/internal/plan"
 	"github.com/weirstream/weir/internal/state/lsm"
 )
 
@@ -200,11 +201,7 @@ func (o keyedSumOpts) lsmMemoryBound() (int64, error) {
 	if err != nil {
 		return 0, err
 	}
-	c := hooks.Config(cfg)
-	per := lsm.Options{
-		BlockCacheSize: c.MemorySize(config.StateBackendLSMBlockCacheSize),
-		MemtableSize:   c.MemorySize(config.StateBackendLSMMemtableSize),
-	}.MemoryBound()
+	per := lsm.FromConfig(plan.LSMConfig(hooks.Config(cfg)), "", nil).MemoryBound()
 	return per * int64(o.parallelism), nil
 }
 

@@ -92,13 +92,16 @@ func TestKeyedSumMemorySweep(t *testing.T) {
 // --runs 0 skips the throughput rounds.
 func TestKeyedSumMemoryLSMBound(t *testing.T) {
 	lines := keyedSumLines(t, "--records", "50000", "--keys", "20000", "--runs", "0", "--memory",
-		"--state-backend", "lsm", "-D", "state.backend.lsm.block-cache-size=8mb", "-D", "state.backend.lsm.memtable-size=2mb")
+		"--state-backend", "lsm", "-D", "state.backend.lsm.block-cache-size=8mb", "-D", "state.backend.lsm.memtable-size=2mb",
+		"-D", "state.backend.lsm.write-buffer-size=4mb")
 	if len(lines) != 1 {
 		t.Fatalf("%d lines, want one", len(lines))
 	}
 	m := lines[0]
-	if want := float64(2 * (8<<20 + 2*2<<20)); m["lsm_memory_bound_bytes"] != want {
-		t.Errorf("lsm_memory_bound_bytes %v, want %v (2 stores of 8 MiB cache + 2 memtables of 2 MiB)", m["lsm_memory_bound_bytes"], want)
+	// Per store: the cache, 2 memtables and the write buffer counted twice
+	// with its reuse slack (lsm.Options.MemoryBound).
+	if want := float64(2 * (8<<20 + 2*2<<20 + 2*(4<<20+4<<20/16))); m["lsm_memory_bound_bytes"] != want {
+		t.Errorf("lsm_memory_bound_bytes %v, want %v (2 stores of 8 MiB cache + 2 memtables of 2 MiB + 2 × 17/16 × 4 MiB write buffer)", m["lsm_memory_bound_bytes"], want)
 	}
 	if m["state_backend"] != "lsm" || m["runs"] != 0.0 || m["ratio"] != 0.0 {
 		t.Errorf("backend %v, runs %v, ratio %v; want lsm, 0, 0", m["state_backend"], m["runs"], m["ratio"])

@@ -153,16 +153,22 @@ func (p *Plan) jobConfig(jobName string) (runtime.JobConfig, error) {
 			Type:          c.String(config.StateBackendType),
 			Incremental:   c.Bool(config.StateBackendIncremental),
 			LocalRecovery: c.Bool(config.StateBackendLocalRecovery),
-			LSM: state.LSMConfig{
-				Dir:            c.String(config.StateBackendLSMDir),
-				BlockCacheSize: c.MemorySize(config.StateBackendLSMBlockCacheSize),
-				MemtableSize:   c.MemorySize(config.StateBackendLSMMemtableSize),
-				// 0 in the configuration turns the buffer off; 0 here is
-				// the backend's default.
-				WriteBufferSize: offIfZero(c.MemorySize(config.StateBackendLSMWriteBufferSize)),
-			},
+			LSM:           LSMConfig(c),
 		},
 	}, nil
+}
+
+// LSMConfig is the state.backend.lsm.* part of c, as the LSM backend takes
+// it (lsm.FromConfig).
+func LSMConfig(c *config.Config) state.LSMConfig {
+	return state.LSMConfig{
+		Dir:            c.String(config.StateBackendLSMDir),
+		BlockCacheSize: c.MemorySize(config.StateBackendLSMBlockCacheSize),
+		MemtableSize:   c.MemorySize(config.StateBackendLSMMemtableSize),
+		// 0 in the configuration turns the buffer off; 0 here is the
+		// backend's default.
+		WriteBufferSize: offIfZero(c.MemorySize(config.StateBackendLSMWriteBufferSize)),
+	}
 }
 
 // offIfZero maps a size whose 0 means off in the configuration to the
