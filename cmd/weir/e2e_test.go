@@ -75,8 +75,13 @@ func killRestart(t *testing.T, seed int64, parallelism int) {
 		if _, err := os.Stat(out); errors.Is(err, fs.ErrNotExist) {
 			continue // killed before the sink created its folder: nothing committed
 		}
-		if x := extras(wantCounts, committed(t, out)); len(x) > 0 {
+		got := committed(t, out)
+		if x := extras(wantCounts, got); len(x) > 0 {
 			t.Fatalf("after run %d the committed output has %d lines not in the failure-free output (duplicates included), first %q", k, len(x), x[0])
+		}
+		if !finished && complete(wantCounts, got) {
+			t.Logf("run %d: its job had ended when the kill landed", k)
+			finished = true
 		}
 		if finished {
 			break

@@ -233,6 +233,25 @@ func extras(want map[string]int, got []string) []string {
 	return out
 }
 
+// complete reports whether got is exactly the multiset want: a run whose
+// SIGKILL landed after its job ended (the final checkpoint committed
+// everything and the finished job's checkpoints were removed) left the
+// whole output, and a rerun would rightly refuse to commit it again.
+func complete(want map[string]int, got []string) bool {
+	if len(got) != sumCounts(want) {
+		return false
+	}
+	return len(extras(want, got)) == 0
+}
+
+func sumCounts(m map[string]int) int {
+	n := 0
+	for _, c := range m {
+		n += c
+	}
+	return n
+}
+
 func countLines(lines []string) map[string]int {
 	m := make(map[string]int, len(lines))
 	for _, l := range lines {
