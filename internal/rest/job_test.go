@@ -44,7 +44,7 @@ func TestDemoJob(t *testing.T) {
 	}
 	env := weir.NewEnv(weir.WithConfig(cfg))
 	out := filepath.Join(dir, "out")
-	demo.Build(env, demo.Options{Events: n, Keys: k, Rate: 100_000, Out: out})
+	demo.Build(env, demo.Options{Events: n, Keys: k, Rate: 30_000, Out: out}) // 2 s: two on-demand checkpoints fit in
 	j := &job{id: "demo", name: "demo", status: hooks.Plan(env).Status, cfg: hooks.Config(env.Config())}
 	reg := prometheus.NewRegistry()
 	m, err := metrics.NewJob(reg, j.id, j.name, j.status, metrics.Options{})
@@ -58,7 +58,21 @@ func TestDemoJob(t *testing.T) {
 
 	done := make(chan error, 1)
 	go func() { done <- env.Execute(context.Background(), "demo") }()
-	waitFor(t, "the job to run", func() bool { return j.status.State() == runtime.StateRunning })
+	// The job is RUNNING once deployed, its subtasks a moment later (as in
+	// Flink): wait for both, or the vertices may count no running subtask.
+	waitFor(t, "the job and its subtasks to run", func() bool {
+		if j.status.State() != runtime.StateRunning {
+			return false
+		}
+		var d rest.JobDetails
+		getJSON(t, url, &d)
+		for _, v := range d.Vertices {
+			if v.Subtasks != p {
+				return false
+			}
+		}
+		return len(d.Vertices) == 2
+	})
 
 	var details rest.JobDetails
 	getJSON(t, url, &details)
