@@ -170,12 +170,15 @@ func (m *Machine) serve(req Request) {
 			r.Err = fmt.Errorf("checkpoint not triggered: %s", act.Reason)
 		}
 	}
+	// The trigger goes out before the answer: a caller told the id can
+	// then find the checkpoint in the job's history at once (the driver
+	// records it there when it performs TriggerCheckpoint).
+	m.perform(acts)
 	if req.Kind == RequestSavepoint && r.Err == nil {
 		m.savepoints[r.ID] = append(m.savepoints[r.ID], req)
 	} else {
 		m.emit(r)
 	}
-	m.perform(acts)
 }
 
 // maxConcurrent is the coordinator's effective limit on pending

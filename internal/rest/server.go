@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 )
 
@@ -16,12 +15,6 @@ type api struct {
 	cfg Config
 	log *slog.Logger
 	mux *http.ServeMux
-	// triggered is the newest checkpoint id a POST of this handler
-	// triggered, per job: the runtime answers the trigger before the
-	// checkpoint enters its history, and a poll in between is in progress,
-	// not unknown.
-	mu        sync.Mutex
-	triggered map[string]int64
 }
 
 // NewHandler returns the API's HTTP handler. It panics if cfg.Jobs is nil
@@ -36,7 +29,7 @@ func NewHandler(cfg Config) http.Handler {
 	if cfg.TriggerTimeout <= 0 {
 		cfg.TriggerTimeout = 10 * time.Second
 	}
-	a := &api{cfg: cfg, log: cfg.Logger, mux: http.NewServeMux(), triggered: map[string]int64{}}
+	a := &api{cfg: cfg, log: cfg.Logger, mux: http.NewServeMux()}
 	if a.log == nil {
 		a.log = slog.New(slog.DiscardHandler)
 	}

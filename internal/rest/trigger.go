@@ -38,9 +38,6 @@ func (a *api) trigger(w http.ResponseWriter, r *http.Request, j Job) {
 	case id == 0:
 		a.fail(w, r, http.StatusServiceUnavailable, "trigger a checkpoint of job "+strconv.Quote(j.ID())+": the coordinator took no checkpoint; try again")
 	default:
-		a.mu.Lock()
-		a.triggered[j.ID()] = max(a.triggered[j.ID()], int64(id))
-		a.mu.Unlock()
 		writeJSON(w, http.StatusAccepted, TriggerResponse{RequestID: strconv.FormatInt(int64(id), 10)})
 	}
 }
@@ -67,10 +64,6 @@ type TriggerStatus struct {
 func (a *api) triggerStatus(w http.ResponseWriter, r *http.Request, j Job) {
 	c, msg := a.findCheckpoint(j, r.PathValue("triggerid"))
 	if msg != "" {
-		if a.pendingTrigger(j, r.PathValue("triggerid")) {
-			writeJSON(w, http.StatusOK, TriggerStatus{Status: OperationStatus{ID: "IN_PROGRESS"}})
-			return
-		}
 		a.fail(w, r, http.StatusNotFound, msg)
 		return
 	}
@@ -80,26 +73,4 @@ func (a *api) triggerStatus(w http.ResponseWriter, r *http.Request, j Job) {
 		out.Operation = &TriggerOperation{CheckpointID: c.ID, FailureCause: c.FailureMessage}
 	}
 	writeJSON(w, http.StatusOK, out)
-}
-
-// pendingTrigger reports whether raw is a checkpoint this handler triggered
-// that the job's history does not show yet: newer than every checkpoint
-// in it.
-func (a *api) pendingTrigger(j Job, raw string) bool {
-	id, err := strconv.ParseInt(raw, 10, 64)
-	if err != nil {
-		return false
-	}
-	a.mu.Lock()
-	last := a.triggered[j.ID()]
-	a.mu.Unlock()
-	if id > last {
-		return false
-	}
-	for _, c := range j.Status().Checkpoints(a.cfg.Now()) {
-		if int64(c.ID) >= id {
-			return false // in the history, or passed by newer ones
-		}
-	}
-	return true
 }
