@@ -20,7 +20,7 @@ import (
 // ProtocolVersion is the version of the control-plane schema
 // (pb/cluster.proto) this build speaks. Bump it for any change an older
 // peer would misread; peers of different versions refuse each other.
-const ProtocolVersion = 1
+const ProtocolVersion = 2
 
 // ProtocolMetadataKey is the gRPC metadata key under which clients send
 // their ProtocolVersion.

@@ -110,6 +110,10 @@ const (
 	RejectCause_REJECT_CAUSE_BUILD_ID         RejectCause = 2
 	RejectCause_REJECT_CAUSE_NO_SLOTS         RejectCause = 3
 	RejectCause_REJECT_CAUSE_BAD_REGISTER     RejectCause = 4
+	// NOT_LEADER is the one transient cause: the JobManager is a standby
+	// (high availability). The TaskManager looks for the leader and tries
+	// again.
+	RejectCause_REJECT_CAUSE_NOT_LEADER RejectCause = 5
 )
 
 // Enum value maps for RejectCause.
@@ -120,6 +124,7 @@ var (
 		2: "REJECT_CAUSE_BUILD_ID",
 		3: "REJECT_CAUSE_NO_SLOTS",
 		4: "REJECT_CAUSE_BAD_REGISTER",
+		5: "REJECT_CAUSE_NOT_LEADER",
 	}
 	RejectCause_value = map[string]int32{
 		"REJECT_CAUSE_UNSPECIFIED":      0,
@@ -127,6 +132,7 @@ var (
 		"REJECT_CAUSE_BUILD_ID":         2,
 		"REJECT_CAUSE_NO_SLOTS":         3,
 		"REJECT_CAUSE_BAD_REGISTER":     4,
+		"REJECT_CAUSE_NOT_LEADER":       5,
 	}
 )
 
@@ -1018,7 +1024,12 @@ type JobManagerMessage struct {
 	//	*JobManagerMessage_NotifyComplete
 	//	*JobManagerMessage_NotifyAborted
 	//	*JobManagerMessage_StopSources
-	Msg           isJobManagerMessage_Msg `protobuf_oneof:"msg"`
+	Msg isJobManagerMessage_Msg `protobuf_oneof:"msg"`
+	// fencing_token is the leader term of the JobManager that sent the
+	// message (high availability: the etcd election key's create
+	// revision); 0 without high availability. A TaskManager drops every
+	// message of a term older than the newest it has seen.
+	FencingToken  uint64 `protobuf:"varint,20,opt,name=fencing_token,json=fencingToken,proto3" json:"fencing_token,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1159,6 +1170,13 @@ func (x *JobManagerMessage) GetStopSources() *StopSources {
 	return nil
 }
 
+func (x *JobManagerMessage) GetFencingToken() uint64 {
+	if x != nil {
+		return x.FencingToken
+	}
+	return 0
+}
+
 type isJobManagerMessage_Msg interface {
 	isJobManagerMessage_Msg()
 }
@@ -1240,8 +1258,12 @@ type Registered struct {
 	HeartbeatTimeoutMillis  int64  `protobuf:"varint,3,opt,name=heartbeat_timeout_millis,json=heartbeatTimeoutMillis,proto3" json:"heartbeat_timeout_millis,omitempty"`
 	ProtocolVersion         uint32 `protobuf:"varint,4,opt,name=protocol_version,json=protocolVersion,proto3" json:"protocol_version,omitempty"`
 	BuildId                 string `protobuf:"bytes,5,opt,name=build_id,json=buildId,proto3" json:"build_id,omitempty"`
-	unknownFields           protoimpl.UnknownFields
-	sizeCache               protoimpl.SizeCache
+	// fencing_token is the JobManager's leader term (0 without high
+	// availability); a TaskManager refuses a session of a term older than
+	// one it has seen.
+	FencingToken  uint64 `protobuf:"varint,6,opt,name=fencing_token,json=fencingToken,proto3" json:"fencing_token,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Registered) Reset() {
@@ -1309,14 +1331,24 @@ func (x *Registered) GetBuildId() string {
 	return ""
 }
 
+func (x *Registered) GetFencingToken() uint64 {
+	if x != nil {
+		return x.FencingToken
+	}
+	return 0
+}
+
 // Rejected refuses a Register; the JobManager closes the stream after it.
 type Rejected struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	Cause RejectCause            `protobuf:"varint,1,opt,name=cause,proto3,enum=weir.cluster.v1.RejectCause" json:"cause,omitempty"`
 	// reason names the cause and the fix, for the TaskManager to print.
-	Reason        string `protobuf:"bytes,2,opt,name=reason,proto3" json:"reason,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Reason string `protobuf:"bytes,2,opt,name=reason,proto3" json:"reason,omitempty"`
+	// leader_rpc_address is, with NOT_LEADER, the rpc address of the
+	// leader the standby knows of (empty if none leads).
+	LeaderRpcAddress string `protobuf:"bytes,3,opt,name=leader_rpc_address,json=leaderRpcAddress,proto3" json:"leader_rpc_address,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
 }
 
 func (x *Rejected) Reset() {
@@ -1359,6 +1391,13 @@ func (x *Rejected) GetCause() RejectCause {
 func (x *Rejected) GetReason() string {
 	if x != nil {
 		return x.Reason
+	}
+	return ""
+}
+
+func (x *Rejected) GetLeaderRpcAddress() string {
+	if x != nil {
+		return x.LeaderRpcAddress
 	}
 	return ""
 }
@@ -2972,7 +3011,7 @@ const file_cluster_proto_rawDesc = "" +
 	"\x06reason\x18\x04 \x01(\tR\x06reason\"O\n" +
 	"\tEndOfData\x12\x10\n" +
 	"\x03job\x18\x01 \x01(\tR\x03job\x120\n" +
-	"\x04exec\x18\x02 \x01(\v2\x1c.weir.cluster.v1.ExecutionIDR\x04exec\"\xdd\x05\n" +
+	"\x04exec\x18\x02 \x01(\v2\x1c.weir.cluster.v1.ExecutionIDR\x04exec\"\x82\x06\n" +
 	"\x11JobManagerMessage\x12=\n" +
 	"\n" +
 	"registered\x18\x01 \x01(\v2\x1b.weir.cluster.v1.RegisteredH\x00R\n" +
@@ -2989,8 +3028,9 @@ const file_cluster_proto_rawDesc = "" +
 	"\x0fnotify_complete\x18\t \x01(\v2\x1f.weir.cluster.v1.NotifyCompleteH\x00R\x0enotifyComplete\x12G\n" +
 	"\x0enotify_aborted\x18\n" +
 	" \x01(\v2\x1e.weir.cluster.v1.NotifyAbortedH\x00R\rnotifyAborted\x12A\n" +
-	"\fstop_sources\x18\v \x01(\v2\x1c.weir.cluster.v1.StopSourcesH\x00R\vstopSourcesB\x05\n" +
-	"\x03msg\"\xe7\x01\n" +
+	"\fstop_sources\x18\v \x01(\v2\x1c.weir.cluster.v1.StopSourcesH\x00R\vstopSources\x12#\n" +
+	"\rfencing_token\x18\x14 \x01(\x04R\ffencingTokenB\x05\n" +
+	"\x03msg\"\x8c\x02\n" +
 	"\n" +
 	"Registered\x12\x1d\n" +
 	"\n" +
@@ -2998,10 +3038,12 @@ const file_cluster_proto_rawDesc = "" +
 	"\x19heartbeat_interval_millis\x18\x02 \x01(\x03R\x17heartbeatIntervalMillis\x128\n" +
 	"\x18heartbeat_timeout_millis\x18\x03 \x01(\x03R\x16heartbeatTimeoutMillis\x12)\n" +
 	"\x10protocol_version\x18\x04 \x01(\rR\x0fprotocolVersion\x12\x19\n" +
-	"\bbuild_id\x18\x05 \x01(\tR\abuildId\"V\n" +
+	"\bbuild_id\x18\x05 \x01(\tR\abuildId\x12#\n" +
+	"\rfencing_token\x18\x06 \x01(\x04R\ffencingToken\"\x84\x01\n" +
 	"\bRejected\x122\n" +
 	"\x05cause\x18\x01 \x01(\x0e2\x1c.weir.cluster.v1.RejectCauseR\x05cause\x12\x16\n" +
-	"\x06reason\x18\x02 \x01(\tR\x06reason\"$\n" +
+	"\x06reason\x18\x02 \x01(\tR\x06reason\x12,\n" +
+	"\x12leader_rpc_address\x18\x03 \x01(\tR\x10leaderRpcAddress\"$\n" +
 	"\x10HeartbeatRequest\x12\x10\n" +
 	"\x03seq\x18\x01 \x01(\x04R\x03seq\"\xe0\x01\n" +
 	"\aJobSpec\x12\x12\n" +
@@ -3113,13 +3155,14 @@ const file_cluster_proto_rawDesc = "" +
 	"\x13EXEC_STATE_FINISHED\x10\x04\x12\x18\n" +
 	"\x14EXEC_STATE_CANCELING\x10\x05\x12\x17\n" +
 	"\x13EXEC_STATE_CANCELED\x10\x06\x12\x15\n" +
-	"\x11EXEC_STATE_FAILED\x10\a*\xa3\x01\n" +
+	"\x11EXEC_STATE_FAILED\x10\a*\xc0\x01\n" +
 	"\vRejectCause\x12\x1c\n" +
 	"\x18REJECT_CAUSE_UNSPECIFIED\x10\x00\x12!\n" +
 	"\x1dREJECT_CAUSE_PROTOCOL_VERSION\x10\x01\x12\x19\n" +
 	"\x15REJECT_CAUSE_BUILD_ID\x10\x02\x12\x19\n" +
 	"\x15REJECT_CAUSE_NO_SLOTS\x10\x03\x12\x1d\n" +
-	"\x19REJECT_CAUSE_BAD_REGISTER\x10\x04*h\n" +
+	"\x19REJECT_CAUSE_BAD_REGISTER\x10\x04\x12\x1b\n" +
+	"\x17REJECT_CAUSE_NOT_LEADER\x10\x05*h\n" +
 	"\x0eCheckpointKind\x12\x1c\n" +
 	"\x18CHECKPOINT_KIND_PERIODIC\x10\x00\x12\x19\n" +
 	"\x15CHECKPOINT_KIND_FINAL\x10\x01\x12\x1d\n" +
