@@ -208,6 +208,7 @@ func (d *Dispatcher) Connect(stream grpc.BidiStreamingServer[pb.TaskManagerMessa
 		HeartbeatTimeoutMillis:  d.cfg.HeartbeatTimeout.Milliseconds(),
 		ProtocolVersion:         ProtocolVersion,
 		BuildId:                 d.cfg.BuildID,
+		FencingToken:            d.cfg.FencingToken,
 	}}})
 	if err := d.admit(ctx, tm); err != nil {
 		return err
@@ -224,7 +225,14 @@ func (d *Dispatcher) Connect(stream grpc.BidiStreamingServer[pb.TaskManagerMessa
 	go d.read(stream, tm)
 	go func() {
 		defer d.wg.Done()
-		if err := tm.out.pump(stream.Send, ctx.Done()); err != nil {
+		// Every message carries the term, set here on its way out: the
+		// gateways build one message per TaskManager, and only this
+		// writer touches it after its push.
+		send := func(m *pb.JobManagerMessage) error {
+			m.FencingToken = d.cfg.FencingToken
+			return stream.Send(m)
+		}
+		if err := tm.out.pump(send, ctx.Done()); err != nil {
 			tm.out.close(fmt.Errorf("%w: send: %w", ErrStreamClosed, err))
 		}
 	}()

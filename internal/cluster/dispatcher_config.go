@@ -54,6 +54,10 @@ type DispatcherConfig struct {
 	Logger *slog.Logger
 	// Jobs serves the client RPCs; nil answers them with Unimplemented.
 	Jobs JobService
+	// FencingToken is the leader term this Dispatcher serves under high
+	// availability (0 without): it goes into Registered and every message
+	// to a TaskManager, which drops the messages of older terms.
+	FencingToken uint64
 
 	// The callbacks below are the JobMaster layer's view of TaskManagers.
 	// For one TaskManager session they are called in the order

@@ -1,6 +1,8 @@
 package cluster
 
 import (
+	"context"
+
 	"github.com/weirstream/weir/internal/runtime"
 )
 
@@ -16,6 +18,17 @@ func (m *jobManager) discardFinished(j *managedJob) {
 	}
 	jc := j.jc
 	jc.JobName = j.rec.Spec.Name
+	if m.lead != nil {
+		// The pointers go first: a registered checkpoint must never
+		// point to removed files.
+		ctx, cancel := context.WithTimeout(context.Background(), haStoreTimeout)
+		err := m.lead.DropCheckpoints(ctx, jc.JobName)
+		cancel()
+		if err != nil {
+			m.log.Warn("unregister the finished job's checkpoints; its files are kept", "job", jc.JobName, "error", err)
+			return
+		}
+	}
 	if err := runtime.DiscardCheckpoints(jc); err != nil {
 		m.log.Warn("discard the finished job's checkpoints; remove them before submitting the job again", "job", jc.JobName, "error", err)
 	}

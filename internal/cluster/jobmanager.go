@@ -28,7 +28,10 @@ import (
 type jobManager struct {
 	cfg   JobManagerConfig
 	log   *slog.Logger
-	store jobStore
+	store jobRecords
+	// lead is the leadership this JobManager serves under (nil without
+	// high availability): checkpoints are registered through it.
+	lead Leadership
 	// d is set once the Dispatcher runs (REST may be asked before).
 	dmu sync.Mutex
 	d   *Dispatcher
@@ -190,9 +193,24 @@ func (m *jobManager) withDefaultStorage(spec runtime.JobSpec) runtime.JobSpec {
 	for k, v := range spec.Config {
 		c[k] = v
 	}
-	c[config.CheckpointsDir] = filepath.Join(m.cfg.StateDir, "checkpoints")
+	c[config.CheckpointsDir] = m.checkpointsHome()
 	spec.Config = c
 	return spec
+}
+
+// checkpointsHome is where jobs that name no state.checkpoints.dir keep
+// their checkpoints: the state folder's checkpoints/, or under high
+// availability high-availability.storageDir's, which every JobManager
+// reaches.
+func (m *jobManager) checkpointsHome() string {
+	if m.cfg.HA != nil {
+		dir := m.cfg.HA.StorageDir()
+		if strings.Contains(dir, "://") {
+			return strings.TrimSuffix(dir, "/") + "/checkpoints"
+		}
+		return filepath.Join(dir, "checkpoints")
+	}
+	return filepath.Join(m.cfg.StateDir, "checkpoints")
 }
 
 // attemptsPerRun spaces the attempt numbers of a job's runs: 2^20
@@ -242,6 +260,14 @@ func (m *jobManager) start(rec jobRecord, fresh bool) (*managedJob, error) {
 		ReserveCheckpoints: func(upTo checkpoint.ID) error {
 			// On the job's own goroutine, like its end: the record is
 			// not written concurrently.
+			if m.lead != nil {
+				// The counter in etcd: ids never repeat across leaders.
+				ctx, cancel := context.WithTimeout(context.Background(), haStoreTimeout)
+				defer cancel()
+				if _, err := m.lead.ReserveCheckpointIDs(ctx, spec.Name, int64(upTo)); err != nil {
+					return fmt.Errorf("reserve checkpoint ids up to %d in etcd: %w", upTo, err)
+				}
+			}
 			j.rec.ReservedCheckpoints = int64(upTo)
 			return m.store.save(j.rec)
 		},
@@ -321,6 +347,17 @@ func (m *jobManager) recover() {
 		m.log.Error("job record skipped", "error", err)
 	}
 	for _, r := range recs {
+		if m.cfg.HA != nil && !terminalState(r.State) {
+			// The counter may be ahead of the record (a leader that
+			// crashed between the two writes): start above both.
+			ctx, cancel := context.WithTimeout(context.Background(), haStoreTimeout)
+			bound, err := m.cfg.HA.CheckpointIDBound(ctx, r.Spec.Name)
+			cancel()
+			if err != nil {
+				m.log.Error("read the checkpoint id counter; recovering the job on its record's bound", "job", r.Spec.Name, "error", err)
+			}
+			r.ReservedCheckpoints = max(r.ReservedCheckpoints, bound)
+		}
 		if terminalState(r.State) {
 			m.mu.Lock()
 			m.jobs[r.Spec.Name] = &managedJob{rec: r, status: &runtime.JobStatus{}, done: closedChan()}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"os"
 	"path/filepath"
 	"time"
@@ -37,39 +38,81 @@ func runJobManager(ctx context.Context, cfg JobManagerConfig) error {
 	if err != nil {
 		return fmt.Errorf("--rpc-address: %w", err)
 	}
-	jobsCtx, stopJobs := context.WithCancel(context.Background())
-	defer stopJobs()
-	m := newJobManager(jobsCtx, cfg)
 	// Both ports are bound before anything is served or logged, so a
 	// port in use fails alone, naming its flag.
-	rest, err := startJobManagerREST(cfg, m)
+	rest, err := startJobManagerREST(cfg)
 	if err != nil {
 		ln.Close()
 		return err
 	}
-	d, err := ServeDispatcher(ln, DispatcherConfig{
+	defer rest.stop()
+	if cfg.HA != nil {
+		return runHAJobManager(ctx, cfg, ln, rest)
+	}
+	return serveTerm(ctx, cfg, term{ln: ln, rest: rest, store: jobStore{dir: dir}, ready: true})
+}
+
+// term is what one leadership of a JobManager serves with: without high
+// availability there is one, for the life of the process.
+type term struct {
+	// ln is the rpc listener the term's Dispatcher serves (closed when it
+	// stops: a view of the port under high availability).
+	ln    net.Listener
+	rest  *jmREST
+	store jobRecords
+	// lead is the leadership (nil without high availability), status
+	// what REST shows of it.
+	lead   Leadership
+	status *leaderState
+	// ready: call cfg.Ready once the term serves (the first and only
+	// term without high availability; under it, Ready is called once the
+	// ports are bound, before the first campaign).
+	ready bool
+}
+
+// serveTerm runs the JobManager's active part until ctx ends: the
+// Dispatcher for TaskManagers and clients, one JobMaster per job (the
+// unfinished ones recovered from the store first), REST. When ctx ends
+// the jobs stop but stay recorded as running, so the next leader (or the
+// JobManager started again) recovers them.
+func serveTerm(ctx context.Context, cfg JobManagerConfig, t term) error {
+	jobsCtx, stopJobs := context.WithCancel(context.Background())
+	defer stopJobs()
+	m := newJobManager(jobsCtx, cfg)
+	m.store = t.store
+	m.lead = t.lead
+	var fencing uint64
+	if t.lead != nil {
+		fencing = uint64(t.lead.Term())
+		t.rest.lead(m, t.status.rest)
+	} else {
+		t.rest.lead(m, nil)
+	}
+	d, err := ServeDispatcher(t.ln, DispatcherConfig{
 		BuildID:                 cfg.BuildID,
 		HeartbeatInterval:       cfg.HeartbeatInterval,
 		HeartbeatTimeout:        cfg.HeartbeatTimeout,
 		Logger:                  cfg.Logger,
 		Jobs:                    m,
+		FencingToken:            fencing,
 		OnTaskManagerRegistered: m.onRegistered,
 		OnTaskManagerMessage:    m.onMessage,
 		OnTaskManagerLost:       m.onLost,
 	})
 	if err != nil {
-		rest.stop()
 		return err
 	}
 	m.setDispatcher(d)
 	m.recover()
 	close(m.ready)
-	if cfg.Ready != nil {
-		cfg.Ready(d.Addr(), rest.addr())
+	if t.ready && cfg.Ready != nil {
+		cfg.Ready(d.Addr(), t.rest.addr())
 	}
-	cfg.Logger.Info("JobManager running", "rpc", d.Addr(), "rest", rest.addr(), "state_dir", dir)
+	if t.lead == nil {
+		cfg.Logger.Info("JobManager running", "rpc", d.Addr(), "rest", t.rest.addr(), "state_dir", cfg.StateDir)
+	}
 	<-ctx.Done()
-	cfg.Logger.Info("JobManager stopping")
+	cfg.Logger.Info("JobManager stopping its jobs")
 	stopJobs()
 	done := make(chan struct{})
 	go func() { m.wg.Wait(); close(done) }()
@@ -84,8 +127,7 @@ func runJobManager(ctx context.Context, cfg JobManagerConfig) error {
 	case <-time.After(shutdownGrace):
 		// A job still waits (a checkpoint write hanging on storage?): its
 		// record stays RUNNING, so the next JobManager recovers it.
-		cfg.Logger.Error("jobs still running after their TaskManagers were dropped; exiting without them")
+		cfg.Logger.Error("jobs still running after their TaskManagers were dropped; going on without them")
 	}
-	rest.stop()
 	return nil
 }

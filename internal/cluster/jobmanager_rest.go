@@ -2,10 +2,13 @@ package cluster
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
+	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -18,10 +21,15 @@ import (
 )
 
 // jmREST is the JobManager's REST API and /metrics: every job it runs, the
-// TaskManagers and their slots.
+// TaskManagers and their slots. The server lives as long as the process;
+// what it serves changes with the JobManager's role under high
+// availability (lead: the jobs of the term; standby: GET /overview and
+// /metrics for itself, every other path redirected to the leader).
 type jmREST struct {
 	srv *rest.Server
 	reg *prometheus.Registry
+	cfg JobManagerConfig
+	h   atomic.Pointer[http.Handler]
 
 	mu      sync.Mutex
 	metrics map[string]*metrics.Job
@@ -35,10 +43,17 @@ func (r restJob) Name() string               { return r.j.rec.Spec.Name }
 func (r restJob) Status() *runtime.JobStatus { return r.j.status }
 func (r restJob) Config() *config.Config     { return r.j.conf }
 
-func startJobManagerREST(cfg JobManagerConfig, m *jobManager) (*jmREST, error) {
-	r := &jmREST{reg: prometheus.NewRegistry(), metrics: map[string]*metrics.Job{}}
+// startJobManagerREST binds the REST address (none if it is empty) and
+// serves 503 until lead or standby says what to serve.
+func startJobManagerREST(cfg JobManagerConfig) (*jmREST, error) {
+	r := &jmREST{reg: prometheus.NewRegistry(), cfg: cfg, metrics: map[string]*metrics.Job{}}
 	r.reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	m.onStart = r.jobStarted
+	var starting http.Handler = http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusServiceUnavailable)
+		_, _ = w.Write([]byte(`{"errors":["the JobManager is starting"]}` + "\n"))
+	})
+	r.h.Store(&starting)
 	if cfg.RESTAddress == "" {
 		return r, nil
 	}
@@ -49,7 +64,19 @@ func startJobManagerREST(cfg JobManagerConfig, m *jobManager) (*jmREST, error) {
 	if err != nil {
 		return nil, fmt.Errorf("--rest-address: %w", err)
 	}
-	h := rest.NewHandler(rest.Config{
+	r.srv = rest.Serve(ln, http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		(*r.h.Load()).ServeHTTP(w, req)
+	}), cfg.Logger)
+	return r, nil
+}
+
+// lead serves m's jobs; leadership is nil without high availability.
+func (r *jmREST) lead(m *jobManager, leadership func() rest.LeaderStatus) {
+	m.onStart = r.jobStarted
+	if r.srv != nil {
+		m.restAddr = r.srv.Addr().String()
+	}
+	var h http.Handler = rest.NewHandler(rest.Config{
 		Jobs: func() []rest.Job {
 			var out []rest.Job
 			for _, j := range m.running() {
@@ -57,13 +84,52 @@ func startJobManagerREST(cfg JobManagerConfig, m *jobManager) (*jmREST, error) {
 			}
 			return out
 		},
-		Metrics:      metrics.Handler(r.reg, cfg.Logger),
-		Logger:       cfg.Logger,
+		Metrics:      metrics.Handler(r.reg, r.cfg.Logger),
+		Logger:       r.cfg.Logger,
 		TaskManagers: func() []rest.TaskManagerInfo { return taskManagerInfos(m.dispatcher()) },
+		Leadership:   leadership,
 	})
-	r.srv = rest.Serve(ln, h, cfg.Logger)
-	m.restAddr = r.srv.Addr().String()
-	return r, nil
+	r.h.Store(&h)
+}
+
+// standby serves a standby JobManager: GET /overview (with who leads)
+// and /metrics answer for this process; every other request is
+// redirected (307, method and body kept) to the leader's REST address,
+// or answered 503 while no leader is known.
+func (r *jmREST) standby(leadership func() rest.LeaderStatus) {
+	r.endTerm()
+	api := rest.NewHandler(rest.Config{
+		Jobs:       func() []rest.Job { return nil },
+		Metrics:    metrics.Handler(r.reg, r.cfg.Logger),
+		Logger:     r.cfg.Logger,
+		Leadership: leadership,
+	})
+	var h http.Handler = http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		if req.URL.Path == "/overview" || req.URL.Path == "/metrics" {
+			api.ServeHTTP(w, req)
+			return
+		}
+		l := leadership()
+		if l.RESTAddress == "" {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusServiceUnavailable)
+			_ = json.NewEncoder(w).Encode(map[string][]string{"errors": {"this JobManager is a standby and no leader with a REST address is known yet: retry in a moment (GET /overview shows the leader)"}})
+			return
+		}
+		http.Redirect(w, req, "http://"+l.RESTAddress+req.URL.RequestURI(), http.StatusTemporaryRedirect)
+	})
+	r.h.Store(&h)
+}
+
+// endTerm drops the metrics of the jobs of a term that ended: they run on
+// the next leader now.
+func (r *jmREST) endTerm() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for name, mj := range r.metrics {
+		mj.Unregister()
+		delete(r.metrics, name)
+	}
 }
 
 // jobStarted exposes a job's metrics, replacing those of an earlier job

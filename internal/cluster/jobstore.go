@@ -38,8 +38,21 @@ type jobRecord struct {
 
 func terminalState(s runtime.JobState) bool { return s.Terminal() }
 
+// jobRecords is where a JobManager keeps its job records: its state
+// folder (jobStore), or etcd under high availability (haJobStore).
+type jobRecords interface {
+	// save writes the record atomically: a crash leaves the old or the
+	// new record, never a torn one.
+	save(r jobRecord) error
+	// load returns every readable record, by submission time; an
+	// unreadable one is reported and skipped (the others still recover).
+	load() ([]jobRecord, []error)
+}
+
 // jobStore reads and writes job records under dir/jobs.
 type jobStore struct{ dir string }
+
+var _ jobRecords = jobStore{}
 
 func (s jobStore) path(name string) string { return filepath.Join(s.dir, "jobs", name, "job.json") }
 

@@ -45,6 +45,18 @@ type JobManagerConfig struct {
 	Logger *slog.Logger
 	// Ready, if set, is called once the RPC (and REST) listeners are bound.
 	Ready func(rpc, rest net.Addr)
+
+	// HA, if set, runs the JobManager under high availability
+	// (high-availability.type: etcd): it serves as a standby until it is
+	// elected, keeps job records and checkpoint registrations in HA, and
+	// stands by again when it loses the leadership.
+	HA HA
+	// ID names the JobManager to the others under high availability (""
+	// picks jm-<random>).
+	ID string
+	// CrashPoint, if set, is called at the JobMaster's named crash points
+	// (runtime's CrashPoint names); tests make it kill the process.
+	CrashPoint func(name string)
 }
 
 // RunJobManager runs a JobManager until ctx ends: the Dispatcher for

@@ -44,4 +44,7 @@ type Config struct {
 	// path answers with the one in-process TaskManager left out (an
 	// empty list).
 	TaskManagers func() []TaskManagerInfo
+	// Leadership reports the JobManager's leadership for GET /overview
+	// under high availability; nil without it.
+	Leadership func() LeaderStatus
 }

@@ -20,10 +20,37 @@ type ClusterOverview struct {
 	TaskManagers   int `json:"taskmanagers"`
 	SlotsTotal     int `json:"slots-total"`
 	SlotsAvailable int `json:"slots-available"`
+	// The JobManager's part under high availability (absent without):
+	// whether this JobManager leads, and who does. A standby answers for
+	// itself too; GET /overview is never forwarded.
+	Leader            *bool  `json:"leader,omitempty"`
+	LeaderID          string `json:"leader-id,omitempty"`
+	LeaderRESTAddress string `json:"leader-rest-address,omitempty"`
+	LeaderTerm        int64  `json:"leader-term,omitempty"`
+	LeaderChanges     int64  `json:"leader-changes,omitempty"`
+}
+
+// LeaderStatus is a JobManager's view of leadership under high
+// availability, for GET /overview.
+type LeaderStatus struct {
+	// Leader is true while this JobManager leads.
+	Leader bool
+	// ID, RESTAddress and Term name the current leader (empty and 0 while
+	// none is known).
+	ID          string
+	RESTAddress string
+	Term        int64
+	// Changes counts the leaderships this JobManager has seen begin.
+	Changes int64
 }
 
 func (a *api) overview(w http.ResponseWriter, r *http.Request) {
 	o := ClusterOverview{Version: a.cfg.Version}
+	if a.cfg.Leadership != nil {
+		l := a.cfg.Leadership()
+		o.Leader = &l.Leader
+		o.LeaderID, o.LeaderRESTAddress, o.LeaderTerm, o.LeaderChanges = l.ID, l.RESTAddress, l.Term, l.Changes
+	}
 	if a.cfg.TaskManagers != nil {
 		for _, tm := range a.cfg.TaskManagers() {
 			o.TaskManagers++
