@@ -8,7 +8,8 @@ import (
 
 // Action is an output of Machine.Step for the driver to perform in the
 // order returned: one of the types below. Storage actions (PersistMetadata,
-// LoadLatest, CopySavepoint, Retain, Discard, SweepShared, ReserveIDs) are
+// RegisterCheckpoint, LoadLatest, CopySavepoint, Retain, Discard,
+// SweepShared, ReserveIDs) are
 // performed off the driver's loop, in the order given, by one worker that
 // feeds each result back as an event; the Machine relies on that order (a
 // savepoint is copied before a Retain may remove its checkpoint).
@@ -71,8 +72,17 @@ type PersistMetadata struct {
 	States    []checkpoint.TaskState
 }
 
-// LoadLatest finds the newest retained checkpoint that verifies and
-// feeds LatestLoaded.
+// RegisterCheckpoint registers the pointer to checkpoint ID's metadata,
+// written by its PersistMetadata (Config.Register: under high availability,
+// in a transaction fenced on the leader's term), and feeds Registered. It
+// is a storage action: the worker performs it after the PersistMetadata.
+type RegisterCheckpoint struct {
+	ID   checkpoint.ID
+	Kind checkpoint.Kind
+}
+
+// LoadLatest finds the newest retained checkpoint that verifies (with
+// Config.Register: the newest registered one) and feeds LatestLoaded.
 type LoadLatest struct{}
 
 // CopySavepoint copies completed checkpoint ID under Target and feeds
@@ -134,21 +144,22 @@ type JobEnded struct {
 	Err   error
 }
 
-func (PrepareJob) isAction()        {}
-func (Deploy) isAction()            {}
-func (CancelExecs) isAction()       {}
-func (TriggerCheckpoint) isAction() {}
-func (StopSources) isAction()       {}
-func (NotifyComplete) isAction()    {}
-func (NotifyAborted) isAction()     {}
-func (PersistMetadata) isAction()   {}
-func (LoadLatest) isAction()        {}
-func (CopySavepoint) isAction()     {}
-func (Retain) isAction()            {}
-func (Discard) isAction()           {}
-func (SweepShared) isAction()       {}
-func (ReserveIDs) isAction()        {}
-func (Answer) isAction()            {}
-func (Failure) isAction()           {}
-func (ReleaseJob) isAction()        {}
-func (JobEnded) isAction()          {}
+func (PrepareJob) isAction()         {}
+func (Deploy) isAction()             {}
+func (CancelExecs) isAction()        {}
+func (TriggerCheckpoint) isAction()  {}
+func (StopSources) isAction()        {}
+func (NotifyComplete) isAction()     {}
+func (NotifyAborted) isAction()      {}
+func (PersistMetadata) isAction()    {}
+func (RegisterCheckpoint) isAction() {}
+func (LoadLatest) isAction()         {}
+func (CopySavepoint) isAction()      {}
+func (Retain) isAction()             {}
+func (Discard) isAction()            {}
+func (SweepShared) isAction()        {}
+func (ReserveIDs) isAction()         {}
+func (Answer) isAction()             {}
+func (Failure) isAction()            {}
+func (ReleaseJob) isAction()         {}
+func (JobEnded) isAction()           {}

@@ -32,6 +32,9 @@ func (m *Machine) perform(actions []coordinator.Action) {
 				continue
 			}
 			m.persisting++
+			if m.cfg.Register {
+				m.persistKind[act.ID] = act.Kind
+			}
 			m.emit(PersistMetadata{ID: act.ID, Kind: act.Kind, Timestamp: act.Timestamp, States: act.States})
 		case coordinator.NotifyComplete:
 			m.completed[act.ID] = true

@@ -21,15 +21,22 @@
 //	m.Step(now, jobmaster.Ack{...})          // the last: PersistMetadata{id, states}
 //	m.Step(now, jobmaster.StoreDone{ID: 5})  // NotifyComplete{5, tms}, Retain{5}
 //
+// Under high availability (Config.Register) a written checkpoint is
+// registered before it completes:
+//
+//	m.Step(now, jobmaster.StoreDone{ID: 5})  // RegisterCheckpoint{5}
+//	m.Step(now, jobmaster.Registered{ID: 5}) // NotifyComplete{5, tms}, Retain{5}
+//
 // Events: Start, Prepared, StateChanged, Ack, Decline, EndOfData (from
-// TaskManagers); StoreDone, LatestLoaded, SavepointCopied, IDsReserved,
-// Swept (results of storage actions); SlotsOffered, TaskManagerLost (from the
+// TaskManagers); StoreDone, Registered, LatestLoaded, SavepointCopied,
+// IDsReserved, Swept (results of storage actions); SlotsOffered, TaskManagerLost (from the
 // JobManager); Tick; Request (checkpoint, savepoint, stop); Cancel.
 //
 // Actions: PrepareJob, Deploy, CancelExecs, TriggerCheckpoint,
 // StopSources, NotifyComplete, NotifyAborted (gateway calls, each fan-out
-// grouped by TaskManager once, in groups); PersistMetadata, LoadLatest,
-// CopySavepoint, Retain, Discard, SweepShared, ReserveIDs (storage);
+// grouped by TaskManager once, in groups); PersistMetadata,
+// RegisterCheckpoint, LoadLatest, CopySavepoint, Retain, Discard,
+// SweepShared, ReserveIDs (storage);
 // Answer, Failure, ReleaseJob, JobEnded.
 //
 // Reports of an execution that is not its task's current attempt are
@@ -38,7 +45,8 @@
 // # Storage is an action, never a call
 //
 // Everything that touches checkpoint storage is an action whose result
-// comes back as an event: a metadata write (StoreDone), the newest
+// comes back as an event: a metadata write (StoreDone), a checkpoint's
+// registration (Registered), the newest
 // restorable checkpoint (LatestLoaded), a savepoint copy
 // (SavepointCopied), the checkpoint-id reservation (IDsReserved). The
 // driver performs them on one worker, in order, so acks, declines and
@@ -47,8 +55,9 @@
 // before the Retain that may remove it. It tracks what is in flight so
 // that no rule depends on timing:
 //
-//   - a restart asks for LoadLatest only once no metadata write is in
-//     flight (a write that completes must be the checkpoint restored), and
+//   - a restart asks for LoadLatest only once no metadata write (nor,
+//     with Config.Register, registration) is in flight (a write that
+//     completes must be the checkpoint restored), and
 //     deploys when LatestLoaded arrives; regions that became due
 //     meanwhile restart with it (no checkpoint can complete meanwhile:
 //     checkpointing stays suspended until every restarted task runs);
@@ -60,8 +69,36 @@
 //     decided while nothing was pending, and it would delete the uploads
 //     of a checkpoint triggered before it ran (sweep_trigger.txt);
 //   - the job ends (JobEnded) once every execution stopped and no metadata
-//     write or savepoint copy is in flight (end_persisting.txt); a stop
-//     is answered after it, with its copy's result.
+//     write, registration or savepoint copy is in flight
+//     (end_persisting.txt, register_final.txt); a stop is answered after
+//     it, with its copy's result.
+//
+// # A checkpoint is complete once registered (high availability)
+//
+// With Config.Register (set under high availability) a checkpoint is
+// complete only when its metadata pointer is registered, in etcd by a
+// transaction fenced on the leader's term, not when its metadata is
+// written: a JobManager that lost leadership or crashed in between leaves
+// a metadata file that no restore may use, and no sink may commit on its
+// word. So:
+//
+//   - a successful StoreDone emits RegisterCheckpoint (a storage action,
+//     after its PersistMetadata on the driver's worker) and the checkpoint
+//     stays persisting; a failed StoreDone registers nothing
+//     (register_order.txt);
+//   - only Registered{Err: nil} completes it: NotifyComplete (the
+//     TaskManagers' commit), Retain, the savepoint copy and the final
+//     checkpoint's rules come after it, never before;
+//   - a refused registration is a failed checkpoint exactly as a failed
+//     metadata write: aborted, its files discarded, counted against
+//     tolerable-failed-checkpoints (register_fail.txt);
+//   - everything that waits for metadata writes waits for registrations:
+//     a restart's LoadLatest, the job's end, the held notification of a
+//     final checkpoint (register_restart.txt, register_final.txt);
+//   - a checkpoint subsumed while it was written (a newer one completed
+//     first) is not registered: its files are about to be discarded;
+//   - the driver's LoadLatest returns the newest registered checkpoint
+//     that verifies, never a newer unregistered metadata file.
 //
 // # The rules between the coordinator and the failover handler
 //
@@ -114,7 +151,8 @@
 // TestRandomInterleavings drives random jobs through seeded random
 // interleavings and checks the invariants on every action: one live
 // attempt per subtask, completed checkpoints acked by every task and
-// durable before they are told, restores from the newest completed one,
+// durable (and, with registration, registered) before they are told,
+// restores from the newest completed (registered) one,
 // barriers only below a durable id reservation; and, once nothing fails
 // any more, that the job ends (no region waits forever).
 //

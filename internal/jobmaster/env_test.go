@@ -42,7 +42,12 @@ type env struct {
 	pending []Action
 	// durable are checkpoints whose metadata is written; acked the tasks
 	// that acked each checkpoint (current attempts, as sent).
-	durable   map[checkpoint.ID]bool
+	durable map[checkpoint.ID]bool
+	// registered are checkpoints whose registration succeeded
+	// (Config.Register): only those are complete and restorable.
+	registered map[checkpoint.ID]bool
+	// refused counts registrations the random test refused.
+	refused   int
 	acked     map[checkpoint.ID]map[checkpoint.TaskID]bool
 	nextReq   RequestID
 	violation []string
@@ -74,7 +79,7 @@ func newEnv(cfg Config, regions [][]checkpoint.TaskID, tms int, cluster bool, sl
 		cfg: cfg, now: t0, regions: regions, tms: map[TM]bool{}, cluster: cluster,
 		slots: map[TM]int{}, held: map[int]TM{},
 		running: map[ExecutionID]ExecState{}, where: map[ExecutionID]TM{}, cancelAsked: map[ExecutionID]bool{},
-		durable: map[checkpoint.ID]bool{}, acked: map[checkpoint.ID]map[checkpoint.TaskID]bool{},
+		durable: map[checkpoint.ID]bool{}, registered: map[checkpoint.ID]bool{}, acked: map[checkpoint.ID]map[checkpoint.TaskID]bool{},
 		ackedBy: map[ExecutionID][]checkpoint.ID{}, eodSent: map[ExecutionID]bool{}, finalNotified: map[checkpoint.ID]bool{},
 		deployedDuring: map[checkpoint.ID]bool{}, deployedAt: map[ExecutionID]int{},
 	}
@@ -187,6 +192,9 @@ func (e *env) perform(a Action) {
 		if rp := a.Restore; rp != nil && rp.Own && !e.durable[rp.ID] && (e.cfg.Initial == nil || rp.ID != e.cfg.Initial.ID) {
 			e.violate("deploy restores checkpoint %d, which is not durable", rp.ID)
 		}
+		if rp := a.Restore; e.cfg.Register && rp != nil && rp.Own && !e.registered[rp.ID] && (e.cfg.Initial == nil || rp.ID != e.cfg.Initial.ID) {
+			e.violate("deploy restores checkpoint %d, which is not registered", rp.ID)
+		}
 		if e.cfg.Initial == nil {
 			// A region restarts from the newest completed checkpoint.
 			if want := e.latest(); want.String() != a.Restore.String() {
@@ -194,10 +202,14 @@ func (e *env) perform(a Action) {
 			}
 		}
 		for _, p := range e.pending {
-			// A write in flight may still complete a newer checkpoint,
-			// which the deployment would then not restore.
-			if pm, ok := p.(PersistMetadata); ok {
-				e.deployedDuring[pm.ID] = true
+			// A write (or registration) in flight may still complete a
+			// newer checkpoint, which the deployment would then not
+			// restore.
+			switch p := p.(type) {
+			case PersistMetadata:
+				e.deployedDuring[p.ID] = true
+			case RegisterCheckpoint:
+				e.deployedDuring[p.ID] = true
 			}
 		}
 		for _, g := range a.Groups {
@@ -233,11 +245,22 @@ func (e *env) perform(a Action) {
 			}
 		}
 		e.pending = append(e.pending, a)
+	case RegisterCheckpoint:
+		if !e.cfg.Register {
+			e.violate("checkpoint %d registered without Config.Register", a.ID)
+		}
+		if !e.durable[a.ID] {
+			e.violate("checkpoint %d registered before its metadata is durable", a.ID)
+		}
+		e.pending = append(e.pending, a)
 	case NotifyComplete:
 		// Nothing is committed beyond the newest completed checkpoint:
 		// a notification names a durable checkpoint every task acked.
 		if !e.durable[a.ID] {
 			e.violate("checkpoint %d notified complete before its metadata is durable", a.ID)
+		}
+		if e.cfg.Register && !e.registered[a.ID] {
+			e.violate("checkpoint %d notified complete before it was registered", a.ID)
 		}
 		for _, t := range e.cfg.Tasks {
 			if !e.acked[a.ID][t] {
@@ -321,11 +344,19 @@ func (e *env) complete(match func(Action) bool, err error, latest *RestorePoint)
 		case PersistMetadata:
 			if err == nil {
 				e.durable[a.ID] = true
-				if e.deployedDuring[a.ID] {
+				if e.deployedDuring[a.ID] && !e.cfg.Register {
 					e.violate("checkpoint %d completed after a deployment that restores an older one chose its restore point", a.ID)
 				}
 			}
 			return e.step(StoreDone{ID: a.ID, Err: err}), true
+		case RegisterCheckpoint:
+			if err == nil {
+				e.registered[a.ID] = true
+				if e.deployedDuring[a.ID] {
+					e.violate("checkpoint %d completed after a deployment that restores an older one chose its restore point", a.ID)
+				}
+			}
+			return e.step(Registered{ID: a.ID, Err: err}), true
 		case LoadLatest:
 			if latest == nil {
 				latest = e.latest()
@@ -362,10 +393,15 @@ func sweeps(a Action) bool {
 	return false
 }
 
-// latest is the newest durable checkpoint, as LoadLatest finds it.
+// latest is the newest durable checkpoint, as LoadLatest finds it; with
+// Config.Register the newest registered one.
 func (e *env) latest() *RestorePoint {
+	complete := e.durable
+	if e.cfg.Register {
+		complete = e.registered
+	}
 	var ids []checkpoint.ID
-	for id := range e.durable {
+	for id := range complete {
 		ids = append(ids, id)
 	}
 	if len(ids) == 0 {
@@ -434,6 +470,8 @@ func format(a Action, now time.Time) string {
 		return s
 	case PersistMetadata:
 		return fmt.Sprintf("persist cp=%d kind=%s", a.ID, a.Kind)
+	case RegisterCheckpoint:
+		return fmt.Sprintf("register cp=%d kind=%s", a.ID, a.Kind)
 	case LoadLatest:
 		return "load-latest"
 	case CopySavepoint:

@@ -52,6 +52,14 @@ type StoreDone struct {
 	Err error
 }
 
+// Registered is the result of RegisterCheckpoint: Err is nil once the
+// pointer to checkpoint ID's metadata is registered (Config.Register); only
+// then is the checkpoint complete. An error fails the checkpoint.
+type Registered struct {
+	ID  checkpoint.ID
+	Err error
+}
+
 // LatestLoaded is the result of LoadLatest: the newest retained
 // checkpoint that verifies (nil: none), or the error that prevented
 // looking.
@@ -113,6 +121,7 @@ func (Ack) isEvent()             {}
 func (Decline) isEvent()         {}
 func (EndOfData) isEvent()       {}
 func (StoreDone) isEvent()       {}
+func (Registered) isEvent()      {}
 func (LatestLoaded) isEvent()    {}
 func (SavepointCopied) isEvent() {}
 func (IDsReserved) isEvent()     {}

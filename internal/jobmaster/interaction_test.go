@@ -23,6 +23,8 @@ import (
 //	new [tms=N | slots=N,N,...] [interval=D] [attempts=N] [delay=D] [maxconc=N]
 //	    [initial=ID [initial-path=P]] [first-own=ID] [reserve=ID] [first-attempt=N]
 //	    [sweeps=manual] (shared-file sweeps stay pending; else each is done at once)
+//	    [tolerable=N] (execution.checkpointing.tolerable-failed-checkpoints)
+//	    [register] (Config.Register: a written checkpoint completes once registered)
 //	    one region per input line: tasks as V/I; vertex 0 is the source
 //	deploy                        Start, and Prepared from a TaskManager (local)
 //	running [t=V/I,...]           RUNNING from deployed executions (default: all)
@@ -35,6 +37,7 @@ import (
 //	tm-lost tm=N                  the TaskManager dies with its executions and slots
 //	add-tm slots=N                a TaskManager registers: SlotsOffered
 //	store-done [cp=ID] [err=S]    the first pending metadata write (of cp) completes
+//	register-done [cp=ID] [err=S] the first pending registration (of cp) completes
 //	loaded [cp=ID|none] [err=S]   the pending LoadLatest completes (default: newest durable)
 //	copied [req=N] [err=S]        the first pending savepoint copy completes
 //	reserved [err=S]              the pending id reservation completes
@@ -72,6 +75,7 @@ func newScriptEnv(t *testing.T, d *datadriven.TestData) *env {
 	cfg := defaultConfig()
 	cfg.Checkpoint.Interval = durArg(t, d, "interval", 0)
 	cfg.Checkpoint.MaxConcurrent = intArg(t, d, "maxconc", cfg.Checkpoint.MaxConcurrent)
+	cfg.Checkpoint.TolerableFailures = intArg(t, d, "tolerable", 0)
 	attempts := intArg(t, d, "attempts", 5)
 	cfg.Restart = restart.NewFixedDelay(attempts, durArg(t, d, "delay", 0))
 	if id := intArg(t, d, "initial", 0); id > 0 {
@@ -90,6 +94,7 @@ func newScriptEnv(t *testing.T, d *datadriven.TestData) *env {
 		cfg.Reserved = checkpoint.ID(intArg(t, d, "reserve", 0))
 	}
 	cfg.FirstAttempt = intArg(t, d, "first-attempt", 0)
+	cfg.Register = d.HasArg("register")
 	var regions [][]checkpoint.TaskID
 	for _, line := range strings.Split(strings.TrimSpace(d.Input), "\n") {
 		var r []checkpoint.TaskID
@@ -184,7 +189,7 @@ func runCommand(t *testing.T, e *env, d *datadriven.TestData) string {
 		e.tms[tm] = true
 		e.slots[tm] = intArg(t, d, "slots", 1)
 		return e.step(SlotsOffered{})
-	case "store-done", "loaded", "copied", "reserved", "swept":
+	case "store-done", "register-done", "loaded", "copied", "reserved", "swept":
 		return e.completeCmd(t, d)
 	case "storage":
 		var b strings.Builder
@@ -229,6 +234,9 @@ func (e *env) completeCmd(t *testing.T, d *datadriven.TestData) string {
 	case "store-done":
 		id := checkpoint.ID(intArg(t, d, "cp", 0))
 		match = func(a Action) bool { p, ok := a.(PersistMetadata); return ok && (id == 0 || p.ID == id) }
+	case "register-done":
+		id := checkpoint.ID(intArg(t, d, "cp", 0))
+		match = func(a Action) bool { p, ok := a.(RegisterCheckpoint); return ok && (id == 0 || p.ID == id) }
 	case "loaded":
 		match = func(a Action) bool { _, ok := a.(LoadLatest); return ok }
 		if d.HasArg("cp") {

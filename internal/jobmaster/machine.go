@@ -46,6 +46,11 @@ type Config struct {
 	// persisted before this run.
 	Reserve  bool
 	Reserved checkpoint.ID
+	// Register is set under high availability: a checkpoint whose
+	// metadata is written is complete only once its pointer is registered
+	// (RegisterCheckpoint, answered by Registered), and nothing about it
+	// is told before. False, a written metadata completes it (StoreDone).
+	Register bool
 	// Logger; nil is silent.
 	Logger *slog.Logger
 }
@@ -108,11 +113,15 @@ type Machine struct {
 	fq       []failover.Event // failover events not yet stepped
 	timers   []time.Time      // failover handler ticks asked for
 	restarts []int            // regions due for a restart
-	// persisting counts metadata writes in flight; loading is a LoadLatest
-	// in flight; copying counts savepoint copies in flight.
+	// persisting counts metadata writes in flight, and with
+	// Config.Register their registrations until Registered; loading is a
+	// LoadLatest in flight; copying counts savepoint copies in flight.
 	persisting int
-	loading    bool
-	copying    int
+	// persistKind is the kind of each checkpoint whose metadata is being
+	// written (Config.Register), for its RegisterCheckpoint.
+	persistKind map[checkpoint.ID]checkpoint.Kind
+	loading     bool
+	copying     int
 
 	reserved  checkpoint.ID
 	reserving bool
@@ -170,6 +179,8 @@ func New(cfg Config, now time.Time) *Machine {
 		savepoints: map[checkpoint.ID][]Request{},
 		triggered:  map[checkpoint.ID]bool{},
 		completed:  map[checkpoint.ID]bool{},
+
+		persistKind: map[checkpoint.ID]checkpoint.Kind{},
 	}
 	m.handler = failover.NewHandler(cfg.Regions, m.strategy)
 	m.coord = coordinator.New(cfg.Checkpoint, cfg.Tasks, cfg.Sources, cfg.FirstOwn, now)
@@ -254,9 +265,9 @@ func (m *Machine) handle(ev Event) {
 	case TaskManagerLost:
 		m.taskManagerLost(ev.TM, ev.Cause)
 	case StoreDone:
-		m.persisting--
-		m.coordStep(coordinator.Persisted{ID: ev.ID, Err: ev.Err, Now: m.now})
-		m.restartDue()
+		m.storeDone(ev)
+	case Registered:
+		m.registered(ev)
 	case LatestLoaded:
 		m.latestLoaded(ev)
 	case SavepointCopied:

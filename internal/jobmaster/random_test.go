@@ -27,6 +27,9 @@ import (
 //     restore names a durable checkpoint;
 //   - no checkpoint completes whose metadata write was in flight when a
 //     deployment chose its (older) restore point;
+//   - with registration (a third of the runs, some registrations
+//     refused), a checkpoint is notified complete only after it was
+//     registered, and a restore names a registered checkpoint (the newest);
 //   - no barrier goes out while a shared-file sweep is in flight;
 //   - with checkpoint-id reservation, no barrier goes out at or above the
 //     durable bound (unless a reservation failed, which lets it go);
@@ -54,7 +57,8 @@ func TestRandomInterleavings(t *testing.T) {
 	t.Logf("%d seeds: %+v", seeds, total)
 	// The interleavings must reach the interesting states, or the
 	// invariants prove little.
-	if total.completed < seeds || total.restarts < seeds || total.finished == 0 || total.lost == 0 {
+	if total.completed < seeds || total.restarts < seeds || total.finished == 0 || total.lost == 0 ||
+		total.registered == 0 || total.refused == 0 {
 		t.Fatalf("random runs too tame: %+v", total)
 	}
 }
@@ -62,6 +66,8 @@ func TestRandomInterleavings(t *testing.T) {
 // stats sums what the random runs reached.
 type stats struct {
 	steps, completed, restarts, lost, finished, failed int
+	// registered and refused count registrations (Config.Register runs).
+	registered, refused int
 }
 
 func (s *stats) add(o stats) {
@@ -71,6 +77,8 @@ func (s *stats) add(o stats) {
 	s.lost += o.lost
 	s.finished += o.finished
 	s.failed += o.failed
+	s.registered += o.registered
+	s.refused += o.refused
 }
 
 func runRandom(t *testing.T, seed uint64, steps int, verbose bool) stats {
@@ -96,6 +104,9 @@ func runRandom(t *testing.T, seed uint64, steps int, verbose bool) stats {
 	cfg.Checkpoint.TolerableFailures = r.IntN(3)
 	cfg.Restart = restart.NewFixedDelay(1000, time.Duration(r.IntN(2))*time.Second)
 	cfg.Reserve = r.IntN(2) == 0
+	// A third of the runs register their checkpoints (high availability).
+	// Decided by the seed, not r, so the other runs keep their moves.
+	cfg.Register = seed%3 == 0
 	var e *env
 	if r.IntN(2) == 0 {
 		e = newEnv(cfg, regions, 1+r.IntN(2), false, nil)
@@ -137,6 +148,11 @@ func runRandom(t *testing.T, seed uint64, steps int, verbose bool) stats {
 		}
 	}
 	st.completed = len(e.durable)
+	if e.cfg.Register {
+		st.completed = len(e.registered)
+		st.registered = len(e.registered)
+		st.refused = e.refused
+	}
 	st.restarts = e.m.Restarts()
 	switch e.m.State() {
 	case JobFinished:
@@ -212,8 +228,16 @@ func randomMove(r *rand.Rand, e *env) (string, string) {
 		case 11, 12:
 			if len(e.pending) > 0 {
 				var err error
-				if _, ok := e.pending[0].(PersistMetadata); ok && r.IntN(8) == 0 {
-					err = errors.New("disk full")
+				switch e.pending[0].(type) {
+				case PersistMetadata:
+					if r.IntN(8) == 0 {
+						err = errors.New("disk full")
+					}
+				case RegisterCheckpoint:
+					if r.IntN(6) == 0 {
+						err = errors.New("not the leader any more")
+						e.refused++
+					}
 				}
 				out, _ := e.complete(nil, err, nil)
 				return fmt.Sprintf("storage (err=%v)", err), out

@@ -57,6 +57,17 @@ type ClusterJobConfig struct {
 	// runs of one job number their attempts apart, so a leftover task of
 	// an earlier run is never taken for one of this run.
 	FirstAttempt int
+	// Registry, under high availability, registers the job's completed
+	// checkpoints (etcd, fenced on the leader's term): a checkpoint is
+	// complete, told to the TaskManagers and restorable only once
+	// registered, and the job restores the newest registered checkpoint
+	// that verifies, never a newer metadata nobody registered. nil: a
+	// written metadata completes a checkpoint (no HA).
+	Registry CheckpointRegistry
+	// CrashPoint, if set, is called at the named crash points of
+	// checkpoint completion (CrashAfterMetadata, CrashAfterRegister,
+	// CrashMidNotify) for fault-injection tests; it may kill the process.
+	CrashPoint func(name string)
 	// ResumeFrom, for a job a previous JobManager ran, is the first
 	// checkpoint that run took: if storage holds a completed checkpoint at
 	// least this new, the job restores the newest one instead of its --from
@@ -88,6 +99,8 @@ func NewClusterJob(ctx context.Context, g *Graph, cfg JobConfig, cc ClusterJobCo
 	}
 	cfg.resumeFrom = cc.ResumeFrom
 	cfg.reservedIDs = cc.ReservedCheckpoints
+	cfg.registry = cc.Registry
+	cfg.crashPoint = cc.CrashPoint
 	jm, _, err := newJob(ctx, g, &cfg)
 	if err != nil {
 		return nil, err

@@ -21,7 +21,10 @@
 //     reports, ticks and requests and performs its actions through the
 //     gateways; storage actions (metadata writes, LoadLatest, savepoint
 //     copies, retention and shared-file GC) run on a worker whose results
-//     come back as events, so the loop never waits for storage.
+//     come back as events, so the loop never waits for storage. Under high
+//     availability a CheckpointRegistry (registry.go) registers each
+//     written checkpoint on that worker, and only a registered one is
+//     complete, told and restored.
 //  4. A TaskExecutor (taskexecutor.go, deploy.go, partitions.go, links.go)
 //     runs the tasks of the Deployments it receives: it builds gates,
 //     writers and tasks, connects producers to their consumers' gates (in

@@ -87,6 +87,14 @@ type JobConfig struct {
 	// reservedIDs, set by NewClusterJob, is the bound below which a
 	// previous run may have used checkpoint ids: this run starts there.
 	reservedIDs checkpoint.ID
+	// registry, set by NewClusterJob under high availability (tests set
+	// it for local runs too), registers completed checkpoints: a
+	// checkpoint is complete only once registered, and only registered
+	// ones are restored. nil: a written metadata completes a checkpoint.
+	registry CheckpointRegistry
+	// crashPoint, set by NewClusterJob, is called at the named crash
+	// points (CrashAfterMetadata, ...); nil: none.
+	crashPoint func(name string)
 }
 
 func (c *JobConfig) fill() error {

@@ -61,6 +61,11 @@ type JobMaster struct {
 	// shared reference-counts the files of incremental checkpoints
 	// (shared.go); the storage worker owns it once the loop runs.
 	shared sharedFiles
+	// With a registry (registry.go), owned by the storage worker once the
+	// loop runs: the checkpoints this run tried to register, and the
+	// unregistered ones a restore skipped and said so.
+	registerTried    map[checkpoint.ID]bool
+	unregisteredSaid map[checkpoint.ID]bool
 }
 
 // newJobMaster returns the JobMaster of jg; start completes it once the
@@ -72,6 +77,9 @@ func newJobMaster(cfg JobConfig, jg *JobGraph, store *storage.FS) *JobMaster {
 		in:          newInbox(),
 		requests:    map[jobmaster.RequestID]triggerRequest{},
 		triggeredAt: map[checkpoint.ID]time.Time{},
+
+		registerTried:    map[checkpoint.ID]bool{},
+		unregisteredSaid: map[checkpoint.ID]bool{},
 	}
 }
 
@@ -120,6 +128,7 @@ func (jm *JobMaster) newMachine() *jobmaster.Machine {
 		FirstOwn:     jm.firstOwn,
 		Reserve:      jm.reserveIDs != nil,
 		Reserved:     jm.reserved,
+		Register:     jm.cfg.registry != nil,
 		Logger:       jm.log,
 	}, jm.cfg.Now())
 }
@@ -324,9 +333,16 @@ func (jm *JobMaster) initialRestorePoint(ctx context.Context) (*restorePoint, ch
 }
 
 // latestRestorePoint returns the newest retained checkpoint that verifies,
-// reporting every newer one it had to skip; nil if there is none.
+// reporting every newer one it had to skip; nil if there is none. With a
+// registry, only registered checkpoints count: a newer metadata nobody
+// registered (a JobManager lost leadership or crashed before registering
+// it) is never restored.
 func (jm *JobMaster) latestRestorePoint(ctx context.Context) (*restorePoint, error) {
-	md, skipped, err := jm.store.LoadLatest(ctx)
+	load := jm.store.LoadLatest
+	if jm.cfg.registry != nil {
+		load = jm.loadLatestRegistered
+	}
+	md, skipped, err := load(ctx)
 	for _, s := range skipped {
 		jm.log.Error("skipping unusable checkpoint", "problem", s)
 	}

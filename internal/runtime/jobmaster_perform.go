@@ -45,7 +45,10 @@ func (jm *JobMaster) perform(act jobmaster.Action) {
 			st.checkpointCompleted(act.ID, d)
 		}
 		if !act.Held {
-			for _, tm := range act.TMs {
+			for i, tm := range act.TMs {
+				if i == 1 {
+					jm.crash(CrashMidNotify)
+				}
 				jm.place.gateway(tm).NotifyComplete(job, act.ID)
 			}
 		}
@@ -141,8 +144,14 @@ func (jm *JobMaster) performStorage(act jobmaster.Action) {
 			_, err := jm.store.WriteMetadata(context.Background(), md)
 			if err == nil {
 				st.checkpointPersisted(act.ID, size)
+				jm.crash(CrashAfterMetadata)
 			}
 			jm.in.put(jmEvent{ev: jobmaster.StoreDone{ID: act.ID, Err: err}})
+		})
+	case jobmaster.RegisterCheckpoint:
+		jm.worker.do(func() {
+			err := jm.register(act.ID)
+			jm.in.put(jmEvent{ev: jobmaster.Registered{ID: act.ID, Err: err}})
 		})
 	case jobmaster.LoadLatest:
 		jm.worker.do(func() {
@@ -169,6 +178,13 @@ func (jm *JobMaster) performStorage(act jobmaster.Action) {
 		})
 	case jobmaster.Discard:
 		jm.worker.do(func() {
+			if !jm.unregisterForDiscard(act.IDs) {
+				// Their pointers may remain: the files stay (and the
+				// shared files they reference, kept referenced).
+				jm.sharedKept(act.IDs)
+				jm.swept(act.Sweep)
+				return
+			}
 			for _, id := range act.IDs {
 				if err := jm.store.Discard(id); err != nil {
 					jm.log.Error("discard checkpoint", "id", id, "err", err)

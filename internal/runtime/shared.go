@@ -99,7 +99,13 @@ func (jm *JobMaster) retain(id checkpoint.ID, sweep bool) {
 		delete(jm.shared.persisting, id)
 		jm.shared.reg.Register(id, sharedNames(md))
 	}
-	removed, err := jm.store.Retain(jm.cfg.NumRetained)
+	var removed []checkpoint.ID
+	var err error
+	if jm.cfg.registry != nil {
+		removed, err = jm.retainRegistered()
+	} else {
+		removed, err = jm.store.Retain(jm.cfg.NumRetained)
+	}
 	if err != nil {
 		jm.log.Error("checkpoint retention", "err", err)
 	}
@@ -112,6 +118,18 @@ func (jm *JobMaster) retain(id checkpoint.ID, sweep bool) {
 	}
 	if sweep {
 		jm.sweepShared()
+	}
+}
+
+// sharedKept keeps the shared files of checkpoints whose discard was
+// put off (their pointers could not be removed): they stay referenced
+// until a later retention removes them.
+func (jm *JobMaster) sharedKept(ids []checkpoint.ID) {
+	for _, id := range ids {
+		if md, ok := jm.shared.persisting[id]; ok {
+			delete(jm.shared.persisting, id)
+			jm.shared.reg.Register(id, sharedNames(md))
+		}
 	}
 }
 

@@ -135,6 +135,63 @@ func (s *FS) Retain(n int) ([]checkpoint.ID, error) {
 	return removed, nil
 }
 
+// RetainRegistered is Retain for a JobManager under high availability,
+// where a checkpoint is complete only once registered: registered are the
+// registered ids, ascending, and a _metadata file alone completes nothing.
+// It keeps the newest n registered checkpoints and removes the other
+// directories older than the newest registered one: older registered
+// checkpoints, metadata nobody registered (left by a JobManager that lost
+// leadership or crashed before registering) and aborted attempts.
+// Directories newer than the newest registered one are left alone: they
+// may be checkpoints in flight, written and not yet registered.
+//
+// A pointer must never point at deleted files: unregister is called with
+// the registered ids to remove before anything is deleted, and if it fails
+// nothing is (the files stay until a later retention succeeds). It returns
+// the removed ids, ascending; on error, those removed before it.
+func (s *FS) RetainRegistered(n int, registered []checkpoint.ID, unregister func([]checkpoint.ID) error) ([]checkpoint.ID, error) {
+	if s.readOnly {
+		return nil, s.errReadOnly("retain checkpoints")
+	}
+	if n < 1 {
+		return nil, fmt.Errorf("retain %d checkpoints: must keep at least 1 (state.checkpoints.num-retained)", n)
+	}
+	if len(registered) == 0 {
+		return nil, nil
+	}
+	ents, err := s.list()
+	if err != nil {
+		return nil, err
+	}
+	newest := slices.Max(registered)
+	keep := make(map[checkpoint.ID]bool, n)
+	for _, id := range registered[max(0, len(registered)-n):] {
+		keep[id] = true
+	}
+	var drop []checkpoint.ID
+	for _, id := range registered {
+		if !keep[id] {
+			drop = append(drop, id)
+		}
+	}
+	if len(drop) > 0 {
+		if err := unregister(drop); err != nil {
+			return nil, fmt.Errorf("retain %d checkpoints: unregister %v (their files are kept): %w", n, drop, err)
+		}
+	}
+	var removed []checkpoint.ID
+	for _, e := range ents {
+		if keep[e.id] || e.id > newest {
+			continue
+		}
+		if err := s.Discard(e.id); err != nil {
+			return removed, fmt.Errorf("retain %d checkpoints: %w", n, err)
+		}
+		removed = append(removed, e.id)
+	}
+	return removed, nil
+}
+
 // CleanIncomplete removes every checkpoint directory without a _metadata
 // file. Call it on start-up, before the first checkpoint is triggered: at
 // that point an incomplete directory can only be a crash's leftover.

@@ -201,3 +201,46 @@ func TestCleanIncomplete(t *testing.T) {
 		}
 	})
 }
+
+func TestRetainRegistered(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, b *backend) {
+		s := b.open(t)
+		startIncomplete(t, s, 1) // aborted long ago
+		writeCheckpoint(t, s, 2)
+		writeCheckpoint(t, s, 3) // written by a deposed JobManager, never registered
+		writeCheckpoint(t, s, 4)
+		writeCheckpoint(t, s, 5)
+		writeCheckpoint(t, s, 6) // written, its registration in flight
+		startIncomplete(t, s, 7) // in flight
+
+		var unregistered []checkpoint.ID
+		unregister := func(ids []checkpoint.ID) error {
+			unregistered = append(unregistered, ids...)
+			return nil
+		}
+		// Refused: nothing is removed, the pointers stay valid.
+		refuse := func([]checkpoint.ID) error { return errors.New("etcd unavailable") }
+		if removed, err := s.RetainRegistered(1, []checkpoint.ID{2, 4, 5}, refuse); err == nil || len(removed) != 0 {
+			t.Fatalf("RetainRegistered with a refused unregister = %v, %v; want an error and nothing removed", removed, err)
+		}
+		want := []string{"chk-1", "chk-2+", "chk-3+", "chk-4+", "chk-5+", "chk-6+", "chk-7"}
+		if got := dirs(t, s); !slices.Equal(got, want) {
+			t.Fatalf("after a refused unregister: %q, want %q", got, want)
+		}
+
+		removed, err := s.RetainRegistered(2, []checkpoint.ID{2, 4, 5}, unregister)
+		if err != nil || !slices.Equal(removed, []checkpoint.ID{1, 2, 3}) {
+			t.Fatalf("RetainRegistered(2) = %v, %v; want [1 2 3]", removed, err)
+		}
+		if !slices.Equal(unregistered, []checkpoint.ID{2}) {
+			t.Fatalf("unregistered %v, want [2]", unregistered)
+		}
+		want = []string{"chk-4+", "chk-5+", "chk-6+", "chk-7"}
+		if got := dirs(t, s); !slices.Equal(got, want) {
+			t.Fatalf("after RetainRegistered(2): %q, want %q", got, want)
+		}
+		if removed, err := s.RetainRegistered(1, nil, unregister); err != nil || len(removed) != 0 {
+			t.Fatalf("RetainRegistered without registered checkpoints = %v, %v; want nothing removed", removed, err)
+		}
+	})
+}

@@ -23,6 +23,15 @@ func (s *FS) LoadLatest(ctx context.Context) (*checkpoint.Metadata, []error, err
 	if err != nil {
 		return nil, nil, fmt.Errorf("load latest checkpoint: %w", err)
 	}
+	return s.LoadLatestOf(ctx, ids)
+}
+
+// LoadLatestOf is LoadLatest among ids (ascending): the checkpoints a
+// JobManager under high availability registered. A _metadata file alone
+// does not make a checkpoint complete there, and an id whose _metadata is
+// missing is skipped and reported as one that does not verify. With ids
+// empty it returns ErrNoCheckpoint.
+func (s *FS) LoadLatestOf(ctx context.Context, ids []checkpoint.ID) (*checkpoint.Metadata, []error, error) {
 	if len(ids) == 0 {
 		return nil, nil, fmt.Errorf("load latest checkpoint from %s: %w", s.jobDir, ErrNoCheckpoint)
 	}

@@ -9,8 +9,10 @@ import (
 	"path/filepath"
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
 
+	"github.com/weirstream/weir/internal/checkpoint"
 	"github.com/weirstream/weir/internal/vfs"
 )
 
@@ -279,4 +281,27 @@ func TestReadMetadataDoesNotVerify(t *testing.T) {
 			t.Fatal("ReadMetadata of a checkpoint that does not exist succeeded")
 		}
 	})
+}
+
+func TestLoadLatestOf(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, b *backend) { testLoadLatestOf(t, b.open(t)) })
+}
+
+func testLoadLatestOf(t *testing.T, s *FS) {
+	writeCheckpoint(t, s, 1)
+	writeCheckpoint(t, s, 2)
+	writeCheckpoint(t, s, 3) // newer, never registered
+	ctx := context.Background()
+	md, skipped, err := s.LoadLatestOf(ctx, []checkpoint.ID{1, 2})
+	if err != nil || md.ID != 2 || len(skipped) != 0 {
+		t.Fatalf("LoadLatestOf([1 2]) = %v, %v, %v; want checkpoint 2", md, skipped, err)
+	}
+	// A registered id without metadata is skipped.
+	md, skipped, err = s.LoadLatestOf(ctx, []checkpoint.ID{1, 9})
+	if err != nil || md.ID != 1 || len(skipped) != 1 || !strings.Contains(skipped[0].Error(), "chk-9") {
+		t.Fatalf("LoadLatestOf([1 9]) = %v, %v, %v; want checkpoint 1, chk-9 skipped", md, skipped, err)
+	}
+	if _, _, err := s.LoadLatestOf(ctx, nil); !errors.Is(err, ErrNoCheckpoint) {
+		t.Fatalf("LoadLatestOf(nil) = %v, want ErrNoCheckpoint", err)
+	}
 }
