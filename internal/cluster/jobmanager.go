@@ -213,6 +213,15 @@ func (m *jobManager) checkpointsHome() string {
 	return filepath.Join(m.cfg.StateDir, "checkpoints")
 }
 
+// registry is where the job's checkpoints are registered: in HA under
+// this JobManager's leadership, none without high availability.
+func (m *jobManager) registry(job string) runtime.CheckpointRegistry {
+	if m.lead == nil {
+		return nil
+	}
+	return haRegistry{ha: m.cfg.HA, l: m.lead, job: job}
+}
+
 // attemptsPerRun spaces the attempt numbers of a job's runs: 2^20
 // restarts per run, 2^11 runs within the wire's int32.
 const attemptsPerRun = 1 << 20
@@ -272,6 +281,8 @@ func (m *jobManager) start(rec jobRecord, fresh bool) (*managedJob, error) {
 			return m.store.save(j.rec)
 		},
 		Spec:               spec,
+		Registry:           m.registry(spec.Name),
+		CrashPoint:         m.cfg.CrashPoint,
 		Slots:              &jobSlots{d: m.dispatcher(), job: spec.Name, released: m.slotsFreed},
 		SlotRequestTimeout: m.cfg.SlotRequestTimeout,
 		Reports:            func() []runtime.TaskStats { return m.reports(spec.Name, j) },
