@@ -85,6 +85,11 @@ func (c *Client) Campaign(ctx context.Context, info LeaderInfo) (*Leadership, er
 	case <-ctx.Done():
 		close(abandoned)
 		return nil, fmt.Errorf("ha: campaign: %w", ctx.Err())
+	case <-sess.Done():
+		// Election.Campaign is resigning with the client's context, which
+		// waits for etcd; do not wait with it.
+		close(abandoned)
+		return nil, fmt.Errorf("ha: campaign: the lease expired while waiting (etcd unreachable for longer than the lease TTL %d s?); campaign again: %w", ttl, ErrNotLeader)
 	}
 	if err != nil {
 		if ctx.Err() != nil {
@@ -145,10 +150,11 @@ func (c *Client) Campaign(ctx context.Context, info LeaderInfo) (*Leadership, er
 }
 
 // dropSession stops renewing a session's lease and revokes it (deleting
-// its election key), within LeaseTTL; if etcd does not answer, the lease
-// expires by itself. el, if not nil, is resigned first.
+// its election key), within LeaseTTL and not after Close began; if etcd
+// does not answer, the lease expires by itself. el, if not nil, is
+// resigned first.
 func (c *Client) dropSession(sess *concurrency.Session, el *concurrency.Election) {
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(c.ctx), c.cfg.LeaseTTL)
+	ctx, cancel := context.WithTimeout(c.ctx, c.cfg.LeaseTTL)
 	defer cancel()
 	if el != nil {
 		_ = el.Resign(ctx)
@@ -158,7 +164,7 @@ func (c *Client) dropSession(sess *concurrency.Session, el *concurrency.Election
 }
 
 func (c *Client) revokeQuietly(id clientv3.LeaseID) {
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(c.ctx), c.cfg.LeaseTTL)
+	ctx, cancel := context.WithTimeout(c.ctx, c.cfg.LeaseTTL)
 	defer cancel()
 	_, _ = c.cli.Revoke(ctx, id)
 }
@@ -305,7 +311,7 @@ func (l *Leadership) Term() int64 { return l.info.Term }
 func (l *Leadership) Info() LeaderInfo { return l.info }
 
 // Done is closed when the term ends: the lease is lost (expired, revoked,
-// not expires for LeaseTTL while etcd is unreachable), the election key
+// not renewed for LeaseTTL while etcd is unreachable), the election key
 // is deleted, a fenced write finds the term over, or after Resign or
 // Close. The process must stop acting as leader then. It closes a little
 // before the lease can expire in etcd (see monitor), but the etcd fence,
@@ -377,12 +383,14 @@ func (l *Leadership) Resign(ctx context.Context) error {
 // The lease: concurrency.Session's Done closes when clientv3's keepalive
 // gives up, which is a response with TTL ≤ 0 (revoked or expired) or no
 // response for the granted TTL, checked once a second. That deadline
-// counts from when a response arrived, after etcd expires the lease, so
+// counts from when a response arrived, after etcd renewed the lease, so
 // it can pass after etcd expired the lease. monitor therefore listens to
 // the keepalive responses itself and steps down when none arrived for
 // TTL − margin (margin = TTL/10, at least 100 ms, covering the time from
-// etcd's renewal to our receipt), before etcd can expire the lease and elect another.
-// Keepalives go out every TTL/3, so two may be lost without a step-down.
+// etcd's renewal to our receipt), before etcd can expire the lease and
+// elect another. The first deadline is that of Campaign's last renewal
+// (expires). Keepalives go out about every TTL/3 (clientv3 checks every
+// 500 ms), so with a 10 s TTL two may be lost without a step-down.
 //
 // The key: a watch sees it deleted (by hand, or with the lease before the
 // keepalive says so); a broken watch is replaced after a check that the

@@ -6,6 +6,7 @@ package etcdtest
 
 import (
 	"fmt"
+	"io"
 	"net"
 	"net/url"
 	"path/filepath"
@@ -18,14 +19,21 @@ import (
 	"go.uber.org/zap"
 )
 
-// Server is an embedded single-node etcd on loopback.
+// Server is an embedded single-node etcd on loopback. Clients reach it
+// through a TCP proxy on Endpoint, so that Stop can cut every connection
+// at once, as a crash of etcd or a partition does (etcd's own shutdown
+// drains client streams for up to 5 s first).
 type Server struct {
 	dir        string
-	clientPort int
+	proxyPort  int // Endpoint
+	clientPort int // etcd's own client port, behind the proxy
 	peerPort   int
 
-	mu sync.Mutex
-	e  *embed.Etcd // nil while stopped
+	mu    sync.Mutex
+	e     *embed.Etcd  // nil while stopped
+	ln    net.Listener // the proxy's; nil while stopped
+	conns map[net.Conn]struct{}
+	wg    sync.WaitGroup // proxy goroutines
 }
 
 // Start runs an embedded single-node etcd on free loopback ports with its
@@ -40,9 +48,11 @@ func Start(t testing.TB, dir string) *Server {
 	s := &Server{dir: dir}
 	var err error
 	for attempt := 0; attempt < 5; attempt++ {
-		if s.clientPort, s.peerPort, err = freePorts(); err != nil {
+		var ports []int
+		if ports, err = freePorts(3); err != nil {
 			continue
 		}
+		s.proxyPort, s.clientPort, s.peerPort = ports[0], ports[1], ports[2]
 		if err = s.start(); err == nil {
 			t.Cleanup(s.Stop)
 			return s
@@ -55,18 +65,29 @@ func Start(t testing.TB, dir string) *Server {
 }
 
 // Endpoint is the client address, "127.0.0.1:port" (no scheme).
-func (s *Server) Endpoint() string {
-	return net.JoinHostPort("127.0.0.1", strconv.Itoa(s.clientPort))
-}
+func (s *Server) Endpoint() string { return loopback(s.proxyPort) }
+
+func loopback(port int) string { return net.JoinHostPort("127.0.0.1", strconv.Itoa(port)) }
 
 // Dir is the server's data folder.
 func (s *Server) Dir() string { return s.dir }
 
-// Stop stops the server, as if etcd went away; clients see connection
-// errors. It is idempotent.
+// Stop stops the server, as if etcd went away: every client connection
+// is cut at once, then etcd shuts down. It is idempotent.
 func (s *Server) Stop() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.ln != nil {
+		s.ln.Close()
+		s.ln = nil
+		for c := range s.conns {
+			c.Close()
+		}
+		s.conns = nil
+	}
+	s.mu.Unlock()
+	s.wg.Wait()
+	s.mu.Lock()
 	if s.e == nil {
 		return
 	}
@@ -103,8 +124,8 @@ func (s *Server) start() error {
 	cfg.Name = "weir-test"
 	cfg.Dir = s.dir
 	cfg.WalDir = filepath.Join(s.dir, "wal")
-	curl := url.URL{Scheme: "http", Host: s.Endpoint()}
-	purl := url.URL{Scheme: "http", Host: net.JoinHostPort("127.0.0.1", strconv.Itoa(s.peerPort))}
+	curl := url.URL{Scheme: "http", Host: loopback(s.clientPort)}
+	purl := url.URL{Scheme: "http", Host: loopback(s.peerPort)}
 	cfg.ListenClientUrls = []url.URL{curl}
 	cfg.AdvertiseClientUrls = []url.URL{curl}
 	cfg.ListenPeerUrls = []url.URL{purl}
@@ -131,22 +152,68 @@ func (s *Server) start() error {
 		e.Close()
 		return fmt.Errorf("embedded etcd not ready after 30 s")
 	}
-	s.e = e
+	ln, err := net.Listen("tcp", s.Endpoint())
+	if err != nil {
+		e.Close()
+		return err
+	}
+	s.e, s.ln, s.conns = e, ln, map[net.Conn]struct{}{}
+	s.wg.Add(1)
+	go s.accept(ln)
 	return nil
 }
 
-// freePorts picks two free loopback ports by listening on port 0. They
-// are closed again before the server binds them, so another process may
-// take one in between; Start retries then.
-func freePorts() (client, peer int, err error) {
-	var ports [2]int
+// accept forwards each connection to etcd's client port until ln closes.
+func (s *Server) accept(ln net.Listener) {
+	defer s.wg.Done()
+	for {
+		down, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		up, err := net.Dial("tcp", loopback(s.clientPort))
+		if err != nil {
+			down.Close()
+			continue
+		}
+		s.mu.Lock()
+		if s.conns == nil { // stopping
+			s.mu.Unlock()
+			down.Close()
+			up.Close()
+			return
+		}
+		s.conns[down], s.conns[up] = struct{}{}, struct{}{}
+		s.mu.Unlock()
+		s.wg.Add(2)
+		pipe := func(dst, src net.Conn) {
+			defer s.wg.Done()
+			io.Copy(dst, src)
+			// Either side closing ends both directions.
+			dst.Close()
+			src.Close()
+			s.mu.Lock()
+			delete(s.conns, dst)
+			delete(s.conns, src)
+			s.mu.Unlock()
+		}
+		go pipe(up, down)
+		go pipe(down, up)
+	}
+}
+
+// freePorts picks n free loopback ports by listening on port 0. They are
+// closed again before the server binds them, so another process may take
+// one in between; Start retries then.
+func freePorts(n int) ([]int, error) {
+	ports := make([]int, n)
 	for i := range ports {
 		l, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
-			return 0, 0, err
+			return nil, err
 		}
 		defer l.Close()
 		ports[i] = l.Addr().(*net.TCPAddr).Port
 	}
-	return ports[0], ports[1], nil
+	return ports, nil
 }
