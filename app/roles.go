@@ -70,6 +70,7 @@ func (p *Program) jobManagerCommand() *cobra.Command {
 		restAddr    string
 		allowRemote bool
 		stateDir    string
+		jmID        string
 	)
 	c := &cobra.Command{
 		Use:   "jobmanager",
@@ -83,11 +84,17 @@ unfinished jobs. Every TaskManager must reach the checkpoint folder (a shared
 mount, or s3://).
 
 Timing keys (-D or --config): heartbeat.interval, heartbeat.timeout,
-slot.request.timeout.`,
+slot.request.timeout.
+
+High availability (-D or --config): with high-availability.type: etcd,
+high-availability.etcd.endpoints and high-availability.storageDir, start two
+or three JobManagers with the same keys: one leads, the others stand by and
+take over when it goes away. Job records live in etcd and checkpoints under
+high-availability.storageDir (docs/cluster.md, "High availability").`,
 		Args:        cobra.NoArgs,
 		Annotations: envAnnotation,
 		RunE: func(c *cobra.Command, _ []string) error {
-			_, t, err := rf.load()
+			conf, t, err := rf.load()
 			if err != nil {
 				return err
 			}
@@ -111,7 +118,21 @@ slot.request.timeout.`,
 			ctx, stop := signalContext(c.Context())
 			defer stop()
 			log := rf.logger(p)
+			haServices, closeHA, err := jobManagerHA(ctx, hooks.Config(conf), log)
+			if err != nil {
+				return err
+			}
+			if closeHA != nil {
+				defer closeHA()
+			}
+			crash, err := p.crashPoint(log)
+			if err != nil {
+				return err
+			}
 			return cluster.RunJobManager(ctx, cluster.JobManagerConfig{
+				HA:                   haServices,
+				ID:                   jmID,
+				CrashPoint:           crash,
 				RPCAddress:           rpcAddr,
 				RESTAddress:          restAddr,
 				AllowNonLoopbackREST: allowRemote,
@@ -138,6 +159,7 @@ slot.request.timeout.`,
 	fs.BoolVar(&allowRemote, "rest-allow-remote", false, "allow a --rest-address other hosts can reach (the API has no authentication)")
 	fs.StringVar(&stateDir, "state-dir", "./weir-cluster", "folder for submitted jobs and, by default, their checkpoints; a JobManager restarted on it recovers unfinished jobs")
 	MarkPath(fs, "state-dir")
+	fs.StringVar(&jmID, "id", "", "this JobManager's name among the JobManagers of a highly available cluster (default jm-<random>)")
 	rf.register(c)
 	return c
 }
