@@ -93,8 +93,17 @@ type running struct {
 // timeout passes.
 func startWeir(t *testing.T, timeout time.Duration, args ...string) *running {
 	t.Helper()
+	return startWeirEnv(t, timeout, nil, args...)
+}
+
+// startWeirEnv is startWeir with env (KEY=VALUE) added to the process's.
+func startWeirEnv(t *testing.T, timeout time.Duration, env []string, args ...string) *running {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	cmd := exec.CommandContext(ctx, weirBin, args...)
+	if env != nil {
+		cmd.Env = append(os.Environ(), env...)
+	}
 	pipe, err := cmd.StderrPipe()
 	if err != nil {
 		cancel()

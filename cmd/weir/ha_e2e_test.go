@@ -1,0 +1,387 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"net/http"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/weirstream/weir/internal/ha/etcdtest"
+	"github.com/weirstream/weir/internal/jobs/demo"
+	"github.com/weirstream/weir/internal/testutil"
+)
+
+// The multi-process tests of JobManager high availability: a real etcd
+// (embedded in the test process, so the test can stop and restart it),
+// two JobManagers and three TaskManagers as weir processes on loopback,
+// the demo submitted with weir run --jobmanager a,b. The leader is
+// SIGKILLed, SIGSTOPped or crashed at a named point, or etcd goes away;
+// the committed output must equal the failure-free output exactly.
+
+// haLease is the leader lease of the tests: a killed leader's lease
+// expires this long after its last renewal, and a standby takes over.
+const haLease = "2s"
+
+// haCluster is etcd, JobManagers and TaskManagers under high availability.
+type haCluster struct {
+	t        *testing.T
+	dir      string
+	etcd     *etcdtest.Server
+	jms      []*haJobManager
+	tms      map[string]*running
+	tmArgs   map[string][]string
+	lifetime time.Duration
+}
+
+// haJobManager is one JobManager process of the cluster.
+type haJobManager struct {
+	id, rpc, rest string
+	args          []string
+	env           []string
+	proc          *running
+}
+
+// haConf is the configuration every process of the cluster shares.
+func (c *haCluster) haConf() []string {
+	return []string{
+		"-D", "high-availability.type=etcd",
+		"-D", "high-availability.etcd.endpoints=" + c.etcd.Endpoint(),
+		"-D", "high-availability.storageDir=" + filepath.Join(c.dir, "ha"),
+		"-D", "high-availability.cluster-id=/weir-test",
+		"-D", "high-availability.etcd.lease-ttl=" + haLease,
+		"-D", "heartbeat.interval=500ms",
+		"-D", "heartbeat.timeout=5s",
+	}
+}
+
+// startHACluster starts etcd, jobManagers JobManagers (the first one
+// elected first) and taskManagers TaskManagers with slots each. env[i], if
+// given, is added to JobManager i's environment.
+func startHACluster(t *testing.T, jobManagers, taskManagers, slots int, env map[int][]string) *haCluster {
+	t.Helper()
+	c := &haCluster{t: t, dir: t.TempDir(), tms: map[string]*running{}, tmArgs: map[string][]string{}, lifetime: 5 * time.Minute}
+	c.etcd = etcdtest.Start(t, "")
+	var rpcs []string
+	for i := range jobManagers {
+		jm := &haJobManager{id: fmt.Sprintf("jm-%d", i), rpc: testutil.FreeAddr(t), rest: testutil.FreeAddr(t), env: env[i]}
+		jm.args = append([]string{"jobmanager", "--id", jm.id, "--rpc-address", jm.rpc, "--rest-address", jm.rest,
+			"--state-dir", filepath.Join(c.dir, jm.id), "-v"}, c.haConf()...)
+		c.jms = append(c.jms, jm)
+		rpcs = append(rpcs, jm.rpc)
+	}
+	for i := range c.jms {
+		c.startJM(i)
+		if i == 0 {
+			c.waitLeader(-1, 0)
+		}
+	}
+	for i := range taskManagers {
+		id := fmt.Sprintf("tm-%d", i)
+		c.tmArgs[id] = append([]string{"taskmanager", "--jobmanager", strings.Join(rpcs, ","), "--slots", strconv.Itoa(slots),
+			"--resource-id", id, "--metrics-address", "-", "-v"}, c.haConf()...)
+		c.tms[id] = startWeir(t, c.lifetime, c.tmArgs[id]...)
+	}
+	c.waitTaskManagers(taskManagers)
+	return c
+}
+
+// startJM starts JobManager i and waits until its REST API answers.
+func (c *haCluster) startJM(i int) {
+	c.t.Helper()
+	jm := c.jms[i]
+	jm.proc = startWeirEnv(c.t, c.lifetime, jm.env, jm.args...)
+	deadline := time.Now().Add(20 * time.Second)
+	for time.Now().Before(deadline) {
+		if _, err := c.overview(i); err == nil {
+			return
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	c.t.Fatalf("JobManager %s did not serve REST; stderr:\n%s", jm.id, tail(jm.proc.stderr(), 3000))
+}
+
+// haOverview is the part of GET /overview these tests read.
+type haOverview struct {
+	Leader       *bool  `json:"leader"`
+	LeaderID     string `json:"leader-id"`
+	LeaderTerm   int64  `json:"leader-term"`
+	TaskManagers int    `json:"taskmanagers"`
+}
+
+func (c *haCluster) overview(i int) (haOverview, error) {
+	var o haOverview
+	cl := http.Client{Timeout: time.Second}
+	resp, err := cl.Get("http://" + c.jms[i].rest + "/overview")
+	if err != nil {
+		return o, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return o, fmt.Errorf("GET /overview: %s", resp.Status)
+	}
+	err = json.NewDecoder(resp.Body).Decode(&o)
+	return o, err
+}
+
+// leader returns the index and term of the JobManager that says it leads,
+// -1 if none does.
+func (c *haCluster) leader() (int, int64) {
+	for i := range c.jms {
+		if o, err := c.overview(i); err == nil && o.Leader != nil && *o.Leader {
+			return i, o.LeaderTerm
+		}
+	}
+	return -1, 0
+}
+
+// waitLeader waits until a JobManager other than not leads in a term
+// newer than after, and returns it.
+func (c *haCluster) waitLeader(not int, after int64) (int, int64) {
+	c.t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		if i, term := c.leader(); i >= 0 && i != not && term > after {
+			return i, term
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	c.t.Fatalf("no new leader (not %d, term > %d) within 30s\n%s", not, after, c.logs())
+	return -1, 0
+}
+
+// waitTaskManagers waits until the leader counts n TaskManagers.
+func (c *haCluster) waitTaskManagers(n int) {
+	c.t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		if i, _ := c.leader(); i >= 0 {
+			if o, err := c.overview(i); err == nil && o.TaskManagers >= n {
+				return
+			}
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	c.t.Fatalf("%d TaskManagers did not register with the leader\n%s", n, c.logs())
+}
+
+func (c *haCluster) logs() string {
+	var b strings.Builder
+	for _, jm := range c.jms {
+		if jm.proc != nil {
+			fmt.Fprintf(&b, "--- %s\n%s\n", jm.id, tail(jm.proc.stderr(), 4000))
+		}
+	}
+	for id, r := range c.tms {
+		fmt.Fprintf(&b, "--- %s\n%s\n", id, tail(r.stderr(), 2000))
+	}
+	return b.String()
+}
+
+// demoArgs are the arguments of a demo submitted to the cluster: the
+// client finds the leader in the --jobmanager list.
+func (c *haCluster) demoArgs(events, rate, parallelism int) ([]string, string) {
+	out := filepath.Join(c.dir, "out")
+	var rpcs []string
+	for _, jm := range c.jms {
+		rpcs = append(rpcs, jm.rpc)
+	}
+	return []string{"run", "demo", "--jobmanager", strings.Join(rpcs, ","), "--events", strconv.Itoa(events), "--rate", strconv.Itoa(rate),
+		"--parallelism", strconv.Itoa(parallelism), "--checkpoint-interval", "200ms", "--out", out,
+		"-D", "restart-strategy.type=fixed-delay", "-D", "restart-strategy.fixed-delay.attempts=1000",
+		"-D", "restart-strategy.fixed-delay.delay=100ms"}, out
+}
+
+// finish waits for the client and checks the committed output exactly.
+func (c *haCluster) finish(client *running, out string, events int, what string) {
+	c.t.Helper()
+	res := client.wait()
+	if res.code != 0 {
+		c.t.Fatalf("weir run exited %d; stderr:\n%s\n%s", res.code, tail(res.stderr, 3000), c.logs())
+	}
+	if d := demo.Diff(demo.Expected(int64(events), demoKeys), committed(c.t, out)); d != "" {
+		c.t.Fatalf("%s: %s\n%s", what, d, c.logs())
+	}
+	assertNoInProgress(c.t, out)
+}
+
+// TestHAKillLeader: etcd, two JobManagers and three TaskManagers run the
+// demo at parallelism 4 while, ten times, the leading JobManager is
+// SIGKILLed at a random moment and started again (as a standby). Each time
+// the other one takes over in a newer term, recovers the job from its
+// newest registered checkpoint, and the committed output is exact.
+func TestHAKillLeader(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs etcd and a cluster of five processes for a minute")
+	}
+	const kills = 10
+	seed := *seedFlag
+	if seed == 0 {
+		seed = time.Now().UnixNano()
+	}
+	t.Logf("kills from seed %d (reproduce with -weir.seed=%d)", seed, seed)
+	rng := rand.New(rand.NewPCG(uint64(seed), 2))
+	c := startHACluster(t, 2, 3, 2, nil)
+	const events = 1_500_000
+	args, out := c.demoArgs(events, 25_000, 4)
+	client := startWeir(t, c.lifetime, args...)
+	_, term := c.waitLeader(-1, 0)
+	for k := range kills {
+		delay := 500*time.Millisecond + time.Duration(rng.Int64N(int64(1500*time.Millisecond)))
+		select {
+		case <-client.done:
+			t.Fatalf("the job ended after %d of %d leader kills; client stderr:\n%s\n%s", k, kills, tail(client.stderr(), 3000), c.logs())
+		case <-time.After(delay):
+		}
+		li, lterm := c.leader()
+		if li < 0 {
+			li, lterm = c.waitLeader(-1, 0)
+		}
+		c.jms[li].proc.kill()
+		next, nterm := c.waitLeader(li, lterm)
+		t.Logf("kill %d: SIGKILL %s (term %d) after %s; %s leads in term %d", k+1, c.jms[li].id, lterm, delay, c.jms[next].id, nterm)
+		term = nterm
+		c.startJM(li)
+	}
+	c.finish(client, out, events, fmt.Sprintf("after %d leader kills", kills))
+	t.Logf("%d events exact after %d leader kills (last term %d)", events, kills, term)
+}
+
+// TestHALeaderPaused SIGSTOPs the leader longer than its lease: the
+// standby takes over and the job goes on there. After SIGCONT the old
+// leader finds its lease gone: it completes no checkpoint and tells no
+// TaskManager to commit (every registration and record write of its term
+// is refused by etcd), stands by, and the output is exact.
+func TestHALeaderPaused(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs etcd and a cluster of five processes")
+	}
+	c := startHACluster(t, 2, 3, 2, nil)
+	const events = 400_000
+	args, out := c.demoArgs(events, 40_000, 4)
+	client := startWeir(t, c.lifetime, args...)
+	time.Sleep(2 * time.Second)
+	old, term := c.waitLeader(-1, 0)
+	pid := c.jms[old].proc.cmd.Process.Pid
+	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	next, nterm := c.waitLeader(old, term)
+	t.Logf("%s (term %d) stopped; %s leads in term %d", c.jms[old].id, term, c.jms[next].id, nterm)
+	time.Sleep(time.Second) // the new leader runs the job meanwhile
+	mark := len(c.jms[old].proc.stderr())
+	if err := syscall.Kill(pid, syscall.SIGCONT); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		o, err := c.overview(old)
+		if err == nil && o.Leader != nil && !*o.Leader && o.LeaderTerm == nterm {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the resumed JobManager did not stand by: %+v, %v\n%s", o, err, c.logs())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	c.finish(client, out, events, "after the leader was paused past its lease")
+	after := c.jms[old].proc.stderr()[mark:]
+	if strings.Contains(after, `msg="checkpoint completed"`) {
+		t.Errorf("the deposed leader completed a checkpoint after it resumed:\n%s", tail(after, 4000))
+	}
+	if !strings.Contains(after, "lost the leadership") {
+		t.Errorf("the deposed leader did not report losing the leadership:\n%s", tail(after, 4000))
+	}
+	if i, _ := c.leader(); i != next {
+		t.Errorf("leader at the end is %d, want %d: exactly one leader acts", i, next)
+	}
+}
+
+// TestHACrashPoints kills the leading JobManager at each named crash point
+// of checkpoint completion (fault classes 3 and 4): after a checkpoint's
+// metadata is written and before it is registered; after it is
+// registered and before any TaskManager is told; after the first of
+// several TaskManagers is told. The standby takes over from the newest
+// registered checkpoint (sinks commit what it pre-committed, again if they
+// had), and the committed output is exact.
+func TestHACrashPoints(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs etcd and a cluster of five processes per crash point")
+	}
+	for _, point := range []string{"after-metadata", "after-register", "mid-notify"} {
+		t.Run(point, func(t *testing.T) {
+			c := startHACluster(t, 2, 3, 2, map[int][]string{0: {"WEIR_TEST_JM_CRASH=" + point + ":4"}})
+			const events = 300_000
+			args, out := c.demoArgs(events, 40_000, 4)
+			client := startWeir(t, c.lifetime, args...)
+			select {
+			case <-c.jms[0].proc.done:
+			case <-client.done:
+				t.Fatalf("the job ended before %s crashed the leader\n%s", point, c.logs())
+			case <-time.After(60 * time.Second):
+				t.Fatalf("the leader did not crash at %s\n%s", point, c.logs())
+			}
+			if !strings.Contains(c.jms[0].proc.stderr(), "crash point reached") {
+				t.Fatalf("jm-0 ended without reaching %s:\n%s", point, c.logs())
+			}
+			next, term := c.waitLeader(0, 0)
+			t.Logf("jm-0 crashed at %s; %s leads in term %d", point, c.jms[next].id, term)
+			c.finish(client, out, events, "after a crash at "+point)
+		})
+	}
+}
+
+// TestHAEtcdRestart stops etcd for longer than the lease while the demo
+// runs: the leader cannot renew it, steps down and suspends the job
+// (without failing it); when etcd returns a leader is elected, recovers the
+// job from its newest registered checkpoint, and the output is exact.
+func TestHAEtcdRestart(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs etcd and a cluster of five processes")
+	}
+	c := startHACluster(t, 2, 3, 2, nil)
+	const events = 400_000
+	args, out := c.demoArgs(events, 40_000, 4)
+	client := startWeir(t, c.lifetime, args...)
+	time.Sleep(2 * time.Second)
+	_, term := c.waitLeader(-1, 0)
+	c.etcd.Stop()
+	t.Log("etcd stopped")
+	deadline := time.Now().Add(20 * time.Second)
+	for c.leaderCount() > 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("a JobManager still leads 20s after etcd stopped\n%s", c.logs())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Log("no JobManager leads")
+	time.Sleep(time.Second)
+	c.etcd.Restart(t)
+	t.Log("etcd restarted")
+	next, nterm := c.waitLeader(-1, term)
+	t.Logf("%s leads in term %d", c.jms[next].id, nterm)
+	c.finish(client, out, events, "after etcd was away")
+	var lost bool
+	for _, jm := range c.jms {
+		lost = lost || strings.Contains(jm.proc.stderr(), "lost the leadership")
+	}
+	if !lost {
+		t.Errorf("no JobManager reported losing the leadership\n%s", c.logs())
+	}
+}
+
+// leaderCount counts the JobManagers that say they lead.
+func (c *haCluster) leaderCount() int {
+	n := 0
+	for i := range c.jms {
+		if o, err := c.overview(i); err == nil && o.Leader != nil && *o.Leader {
+			n++
+		}
+	}
+	return n
+}
