@@ -5,8 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
+	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"google.golang.org/grpc"
@@ -14,6 +15,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/connectivity"
 	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
 	"github.com/weirstream/weir/internal/cluster/pb"
@@ -37,8 +39,14 @@ const (
 // ClientConfig configures a client of a JobManager: weir run
 // --jobmanager, weir list, cancel and checkpoints.
 type ClientConfig struct {
-	// Address is the JobManager's rpc address, HOST:PORT (--jobmanager).
+	// Address is the JobManager's rpc address, HOST:PORT (--jobmanager),
+	// or a comma-separated list of several JobManagers' (high
+	// availability: one leads, the others stand by).
 	Address string
+	// Locate, if set, returns candidate JobManagers' rpc addresses, best
+	// first (under high availability: the leader recorded in etcd); they
+	// are tried before the Address list. Every reconnection asks again.
+	Locate func(ctx context.Context) ([]string, error)
 	// DialTimeout bounds the wait for the first connection
 	// (DefaultDialTimeout).
 	DialTimeout time.Duration
@@ -82,67 +90,224 @@ func (c ClientConfig) withDefaults() ClientConfig {
 // Client calls a JobManager's client RPCs. Its errors name the cause and
 // the fix: an unreachable JobManager wraps ErrJobManagerUnreachable, a
 // refused protocol version ErrVersionMismatch, a job the JobManager does
-// not know ErrUnknownJob. It is safe for concurrent use.
+// not know ErrUnknownJob, standbys that know no leader ErrNotLeader. It is
+// safe for concurrent use.
+//
+// Given several JobManagers (an Address list, Locate) the client follows
+// the leader: a call a standby answers with FailedPrecondition naming the
+// leader (LeaderRPCHeader) is repeated once on the leader, and a call
+// that finds its JobManager gone (Unavailable) is repeated once on the
+// next JobManager found.
 type Client struct {
-	cfg  ClientConfig
+	cfg    ClientConfig
+	static []string // the Address list
+
+	mu      sync.Mutex // guards cur and retired
+	cur     *jmConn
+	retired []*grpc.ClientConn // replaced connections; calls may still use them
+}
+
+// jmConn is a connection to one JobManager.
+type jmConn struct {
+	addr string
 	conn *grpc.ClientConn
 	rpc  pb.JobManagerClient
 }
 
-// Dial connects to the JobManager at cfg.Address and waits up to
+// Dial connects to the JobManager at cfg.Address (the first one of the
+// list, or of Locate's answer, that accepts a connection) and waits up to
 // cfg.DialTimeout for the connection, so that a wrong address fails here
 // with a message naming it rather than at the first call.
 func Dial(ctx context.Context, cfg ClientConfig) (*Client, error) {
 	cfg = cfg.withDefaults()
-	if _, _, err := net.SplitHostPort(cfg.Address); err != nil {
-		return nil, fmt.Errorf("JobManager address %q: %w; want HOST:PORT, e.g. 127.0.0.1:6123", cfg.Address, err)
+	static, err := SplitAddresses(cfg.Address)
+	if err != nil {
+		return nil, err
 	}
+	if len(static) == 0 && cfg.Locate == nil {
+		return nil, fmt.Errorf("JobManager address %q: want HOST:PORT, e.g. 127.0.0.1:6123", cfg.Address)
+	}
+	c := &Client{cfg: cfg, static: static}
+	jc, err := c.find(ctx, "", "")
+	if err != nil {
+		return nil, err
+	}
+	c.cur = jc
+	return c, nil
+}
+
+// single reports whether the client knows one JobManager only, jc: then
+// a lost connection is waited for, never replaced. A client that a
+// standby sent to the leader knows two.
+func (c *Client) single(jc *jmConn) bool {
+	return c.cfg.Locate == nil && len(c.static) == 1 && c.static[0] == jc.addr
+}
+
+// find connects to the first candidate (hint, Locate's answer, the list;
+// avoid last) that accepts a connection within DialTimeout.
+func (c *Client) find(ctx context.Context, hint, avoid string) (*jmConn, error) {
+	dctx, cancel := context.WithTimeout(ctx, c.cfg.DialTimeout)
+	defer cancel()
+	var tried []string
+	var last, locErr error
+	delay := c.cfg.MinBackoff
+	for {
+		round, err := candidates(dctx, c.cfg.Locate, c.static, hint)
+		if err != nil {
+			locErr = err
+		}
+		if avoid != "" && len(round) > 1 && slices.Contains(round, avoid) {
+			round = append(slices.DeleteFunc(round, func(a string) bool { return a == avoid }), avoid)
+		}
+		for _, addr := range round {
+			tried = appendNew(tried, addr)
+			jc, err := c.connect(dctx, addr, len(round) == 1)
+			if err == nil {
+				return jc, nil
+			}
+			last = err
+			if dctx.Err() != nil {
+				break
+			}
+		}
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		if last == nil {
+			last = locErr
+		}
+		if dctx.Err() != nil {
+			return nil, c.unreachable(tried, locErr, nil, fmt.Errorf("no connection within %s: %w", c.cfg.DialTimeout, last))
+		}
+		t := time.NewTimer(delay)
+		select {
+		case <-dctx.Done():
+			t.Stop()
+		case <-t.C:
+		}
+		delay = min(2*delay, c.cfg.MaxBackoff)
+	}
+}
+
+// connect dials addr and waits until the connection is ready or ctx ends;
+// unless patient, a failed connection attempt fails at once.
+func (c *Client) connect(ctx context.Context, addr string, patient bool) (*jmConn, error) {
 	bc := backoff.DefaultConfig
-	bc.BaseDelay, bc.MaxDelay = cfg.MinBackoff, cfg.MaxBackoff
-	opts := append(versionClientOptions(cfg.protocolVersion),
+	bc.BaseDelay, bc.MaxDelay = c.cfg.MinBackoff, c.cfg.MaxBackoff
+	opts := append(versionClientOptions(c.cfg.protocolVersion),
 		grpc.WithTransportCredentials(insecure.NewCredentials()),
 		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(maxMessageSize), grpc.MaxCallSendMsgSize(maxMessageSize)),
 		// gRPC's own reconnection backoff grows to 2 minutes; a restarted
 		// JobManager must be found within Wait's backoff instead.
-		grpc.WithConnectParams(grpc.ConnectParams{Backoff: bc, MinConnectTimeout: cfg.DialTimeout}),
+		grpc.WithConnectParams(grpc.ConnectParams{Backoff: bc, MinConnectTimeout: c.cfg.DialTimeout}),
 	)
-	conn, err := grpc.NewClient("passthrough:///"+cfg.Address, opts...)
+	conn, err := grpc.NewClient("passthrough:///"+addr, opts...)
 	if err != nil {
-		return nil, fmt.Errorf("dial JobManager at %s: %w", cfg.Address, err)
+		return nil, fmt.Errorf("dial JobManager at %s: %w", addr, err)
 	}
-	c := &Client{cfg: cfg, conn: conn, rpc: pb.NewJobManagerClient(conn)}
-	dctx, cancel := context.WithTimeout(ctx, cfg.DialTimeout)
-	defer cancel()
 	conn.Connect()
 	for {
 		s := conn.GetState()
 		if s == connectivity.Ready {
-			return c, nil
+			return &jmConn{addr: addr, conn: conn, rpc: pb.NewJobManagerClient(conn)}, nil
 		}
-		if !conn.WaitForStateChange(dctx, s) {
+		if s == connectivity.TransientFailure && !patient {
 			conn.Close()
-			if ctx.Err() != nil {
-				return nil, ctx.Err()
-			}
-			return nil, c.unreachable(fmt.Errorf("no connection within %s (%s)", cfg.DialTimeout, s))
+			return nil, fmt.Errorf("JobManager at %s: connection failed", addr)
+		}
+		if !conn.WaitForStateChange(ctx, s) {
+			conn.Close()
+			return nil, fmt.Errorf("JobManager at %s: %s", addr, s)
 		}
 	}
 }
 
-// Close closes the connection.
-func (c *Client) Close() error { return c.conn.Close() }
+// current returns the JobManager the client calls now.
+func (c *Client) current() *jmConn {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.cur
+}
 
-// Address returns the JobManager's address.
-func (c *Client) Address() string { return c.cfg.Address }
+// move replaces the connection from by one to another JobManager: hint
+// (the leader a standby named) first, from last. Calls in flight on the
+// old connection go on; Close closes it.
+func (c *Client) move(ctx context.Context, from *jmConn, hint string) (*jmConn, error) {
+	next, err := c.find(ctx, hint, from.addr)
+	if err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.cur != from { // another call moved first
+		next.conn.Close()
+		return c.cur, nil
+	}
+	c.retired = append(c.retired, c.cur.conn)
+	c.cur = next
+	return next, nil
+}
+
+// Close closes the connections.
+func (c *Client) Close() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, conn := range c.retired {
+		conn.Close()
+	}
+	c.retired = nil
+	return c.cur.conn.Close()
+}
+
+// Address returns the address of the JobManager the client calls (the
+// leader, once a call found it).
+func (c *Client) Address() string { return c.current().addr }
+
+// call runs one unary RPC (fn passes opts to it) on the current
+// JobManager. A standby's refusal moves the client to the leader it names
+// and repeats the call there once; so does a lost JobManager when the
+// client knows others. The error is callError's for op.
+func (c *Client) call(ctx context.Context, op, job string, fn func(ctx context.Context, jm pb.JobManagerClient, opts ...grpc.CallOption) error) error {
+	jc := c.current()
+	var header, trailer metadata.MD
+	err := fn(ctx, jc.rpc, grpc.Header(&header), grpc.Trailer(&trailer))
+	if err == nil {
+		return nil
+	}
+	leader, standby := standbyAnswer(err, header, trailer)
+	if standby || (status.Code(err) == codes.Unavailable && !c.single(jc)) {
+		if ctx.Err() != nil {
+			return c.callError(op, job, err, standby)
+		}
+		next, merr := c.move(ctx, jc, leader)
+		if merr != nil {
+			if standby && leader != "" {
+				return fmt.Errorf("%s: %s, which does not answer: %w", op, status.Convert(err).Message(), merr)
+			}
+			return c.callError(op, job, err, standby)
+		}
+		header, trailer = nil, nil
+		err = fn(ctx, next.rpc, grpc.Header(&header), grpc.Trailer(&trailer))
+		if err == nil {
+			return nil
+		}
+		_, standby = standbyAnswer(err, header, trailer)
+	}
+	return c.callError(op, job, err, standby)
+}
 
 // Submit submits a job and returns its id (its name).
 func (c *Client) Submit(ctx context.Context, spec runtime.JobSpec) (string, error) {
 	if err := spec.Validate(); err != nil {
 		return "", err
 	}
-	r, err := c.rpc.Submit(ctx, &pb.SubmitRequest{Spec: clientSpecPB(spec)})
+	var r *pb.SubmitResponse
+	err := c.call(ctx, "submit job "+spec.Name, spec.Name, func(ctx context.Context, jm pb.JobManagerClient, opts ...grpc.CallOption) (err error) {
+		r, err = jm.Submit(ctx, &pb.SubmitRequest{Spec: clientSpecPB(spec)}, opts...)
+		return err
+	})
 	if err != nil {
-		return "", c.callError("submit job "+spec.Name, spec.Name, err)
+		return "", err
 	}
 	return r.GetJob(), nil
 }
@@ -158,56 +323,76 @@ func clientSpecPB(s runtime.JobSpec) *pb.JobSpec {
 
 // List returns every job the JobManager knows.
 func (c *Client) List(ctx context.Context) ([]*pb.JobSummary, error) {
-	r, err := c.rpc.List(ctx, &pb.ListRequest{})
+	var r *pb.ListResponse
+	err := c.call(ctx, "list jobs", "", func(ctx context.Context, jm pb.JobManagerClient, opts ...grpc.CallOption) (err error) {
+		r, err = jm.List(ctx, &pb.ListRequest{}, opts...)
+		return err
+	})
 	if err != nil {
-		return nil, c.callError("list jobs", "", err)
+		return nil, err
 	}
 	return r.GetJobs(), nil
 }
 
 // Cancel cancels a job.
 func (c *Client) Cancel(ctx context.Context, job string) error {
-	if _, err := c.rpc.Cancel(ctx, &pb.CancelRequest{Job: job}); err != nil {
-		return c.callError("cancel job "+job, job, err)
-	}
-	return nil
+	return c.call(ctx, "cancel job "+job, job, func(ctx context.Context, jm pb.JobManagerClient, opts ...grpc.CallOption) error {
+		_, err := jm.Cancel(ctx, &pb.CancelRequest{Job: job}, opts...)
+		return err
+	})
 }
 
 // Checkpoints returns a job's checkpoint counts and recent history.
 func (c *Client) Checkpoints(ctx context.Context, job string) (*pb.CheckpointsResponse, error) {
-	r, err := c.rpc.Checkpoints(ctx, &pb.CheckpointsRequest{Job: job})
+	var r *pb.CheckpointsResponse
+	err := c.call(ctx, "checkpoints of job "+job, job, func(ctx context.Context, jm pb.JobManagerClient, opts ...grpc.CallOption) (err error) {
+		r, err = jm.Checkpoints(ctx, &pb.CheckpointsRequest{Job: job}, opts...)
+		return err
+	})
 	if err != nil {
-		return nil, c.callError("checkpoints of job "+job, job, err)
+		return nil, err
 	}
 	return r, nil
 }
 
 // Wait follows a job's updates until one is terminal and returns it;
 // onUpdate (may be nil) sees every update in order, repeats after a
-// reconnection included. When the JobManager goes away (a restart) Wait
-// reconnects with backoff (MinBackoff doubling to MaxBackoff) for up to
-// ReconnectTimeout of unbroken absence, then fails wrapping
-// ErrJobManagerUnreachable. ctx ends the wait, not the job.
+// reconnection included. When the JobManager goes away (a restart, a
+// failover) Wait reconnects with backoff (MinBackoff doubling to
+// MaxBackoff) for up to ReconnectTimeout of unbroken absence, then fails
+// wrapping ErrJobManagerUnreachable. Given several JobManagers it looks
+// for the leader at every reconnection (Locate, the list, the leader a
+// standby names) and follows the job, by its name, there. ctx ends the
+// wait, not the job.
 func (c *Client) Wait(ctx context.Context, job string, onUpdate func(*pb.JobUpdate)) (*pb.JobUpdate, error) {
 	var away time.Time // when the JobManager was last lost; zero while connected
 	delay := c.cfg.MinBackoff
+	redirected := false // a standby's leader was tried at once since the last progress
 	for {
-		last, progressed, err := c.follow(ctx, job, onUpdate)
+		jc := c.current()
+		last, progressed, leader, standby, err := c.follow(ctx, jc, job, onUpdate)
 		if err == nil {
 			return last, nil
 		}
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
-		if !reconnectable(err) {
-			return nil, c.callError("wait for job "+job, job, err)
+		if !reconnectable(err) && !standby {
+			return nil, c.callError("wait for job "+job, job, err, false)
 		}
 		if progressed || away.IsZero() {
-			away, delay = time.Now(), c.cfg.MinBackoff
+			away, delay, redirected = time.Now(), c.cfg.MinBackoff, false
 		}
 		if time.Since(away) >= c.cfg.ReconnectTimeout {
-			return nil, &clientUnreachableError{addr: c.cfg.Address, command: c.cfg.Command,
-				cause: fmt.Errorf("lost while waiting for job %s, and not back within %s", job, shortDuration(c.cfg.ReconnectTimeout)), last: err}
+			return nil, &clientUnreachableError{addrs: []string{jc.addr}, located: c.cfg.Locate != nil, command: c.cfg.Command,
+				cause: fmt.Errorf("lost while waiting for job %s, and no leader back within %s", job, shortDuration(c.cfg.ReconnectTimeout)), last: err}
+		}
+		if leader != "" && leader != jc.addr && !redirected {
+			// A standby named the leader: go there at once.
+			redirected = true
+			if _, err := c.move(ctx, jc, leader); err == nil {
+				continue
+			}
 		}
 		t := time.NewTimer(delay)
 		select {
@@ -217,35 +402,42 @@ func (c *Client) Wait(ctx context.Context, job string, onUpdate func(*pb.JobUpda
 		case <-t.C:
 		}
 		delay = min(2*delay, c.cfg.MaxBackoff)
-		c.conn.Connect() // an idle channel does not reconnect by itself
+		if c.single(jc) {
+			jc.conn.Connect() // an idle channel does not reconnect by itself
+		} else if _, err := c.move(ctx, jc, leader); err != nil && ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
 	}
 }
 
-// follow reads one Wait stream. progressed reports whether the stream
-// delivered anything, which proves the JobManager was reachable.
-func (c *Client) follow(ctx context.Context, job string, onUpdate func(*pb.JobUpdate)) (last *pb.JobUpdate, progressed bool, err error) {
+// follow reads one Wait stream from jc. progressed reports whether the
+// stream delivered anything, which proves the JobManager was reachable;
+// leader and standby describe a standby's refusal.
+func (c *Client) follow(ctx context.Context, jc *jmConn, job string, onUpdate func(*pb.JobUpdate)) (last *pb.JobUpdate, progressed bool, leader string, standby bool, err error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	s, err := c.rpc.Wait(ctx, &pb.WaitRequest{Job: job})
+	s, err := jc.rpc.Wait(ctx, &pb.WaitRequest{Job: job})
 	if err != nil {
-		return nil, false, err
+		return nil, false, "", false, err
 	}
 	for {
 		u, err := s.Recv()
 		if err == io.EOF {
 			// The JobManager ended the stream without a terminal update:
 			// it is stopping. Its successor answers the next Wait.
-			return nil, progressed, status.Error(codes.Unavailable, "JobManager ended the update stream before the job ended")
+			return nil, progressed, "", false, status.Error(codes.Unavailable, "JobManager ended the update stream before the job ended")
 		}
 		if err != nil {
-			return nil, progressed, err
+			header, _ := s.Header()
+			leader, standby := standbyAnswer(err, header, s.Trailer())
+			return nil, progressed, leader, standby, err
 		}
 		progressed = true
 		if onUpdate != nil {
 			onUpdate(u)
 		}
 		if u.GetTerminal() {
-			return u, true, nil
+			return u, true, "", false, nil
 		}
 	}
 }
@@ -260,21 +452,31 @@ func reconnectable(err error) bool {
 	return false
 }
 
-// callError turns an RPC error into one that names the cause and the fix.
-func (c *Client) callError(op, job string, err error) error {
+// callError turns an RPC error into one that names the cause and the fix;
+// standby says that a standby JobManager gave it.
+func (c *Client) callError(op, job string, err error, standby bool) error {
 	st, ok := status.FromError(err)
 	if !ok {
 		return fmt.Errorf("%s: %w", op, err)
 	}
 	msg := st.Message()
+	addr := c.Address()
+	if standby {
+		// The standby's message names itself and the leader, if any.
+		if st.Code() == codes.Unavailable {
+			return &clientUnreachableError{addrs: []string{addr}, located: c.cfg.Locate != nil, command: c.cfg.Command,
+				cause: fmt.Errorf("answers: %s", msg), last: errors.Join(ErrNotLeader, err), op: op}
+		}
+		return fmt.Errorf("%s: %s: the leader changed again, or does not answer; try again: %w", op, msg, ErrNotLeader)
+	}
 	switch st.Code() {
 	case codes.Unavailable:
-		return c.unreachable(err)
+		return c.unreachable([]string{addr}, nil, nil, err)
 	case codes.DeadlineExceeded:
-		return fmt.Errorf("%s: JobManager at %s did not answer in time: %w", op, c.cfg.Address, err)
+		return fmt.Errorf("%s: JobManager at %s did not answer in time: %w", op, addr, err)
 	case codes.FailedPrecondition:
 		if strings.Contains(msg, "cluster protocol") {
-			return fmt.Errorf("%s: JobManager at %s refused this client: %s: %w", op, c.cfg.Address, msg, ErrVersionMismatch)
+			return fmt.Errorf("%s: JobManager at %s refused this client: %s: %w", op, addr, msg, ErrVersionMismatch)
 		}
 		return fmt.Errorf("%s: %s", op, msg)
 	case codes.NotFound:
@@ -282,34 +484,60 @@ func (c *Client) callError(op, job string, err error) error {
 			return fmt.Errorf("%s: %s", op, msg)
 		}
 		return fmt.Errorf("%s: the JobManager at %s has no job %q (%s): `%s list --jobmanager %s` shows its jobs: %w",
-			op, c.cfg.Address, job, msg, c.cfg.Command, c.cfg.Address, ErrUnknownJob)
+			op, addr, job, msg, c.cfg.Command, addr, ErrUnknownJob)
 	case codes.AlreadyExists:
-		return fmt.Errorf("%s: the JobManager at %s already has it (%s): choose another --job-name, or cancel that job first (`%s cancel %s --jobmanager %s`)", op, c.cfg.Address, msg, c.cfg.Command, job, c.cfg.Address)
+		return fmt.Errorf("%s: the JobManager at %s already has it (%s): choose another --job-name, or cancel that job first (`%s cancel %s --jobmanager %s`)", op, addr, msg, c.cfg.Command, job, addr)
 	case codes.Unimplemented:
-		return fmt.Errorf("%s: the JobManager at %s does not serve this call (%s): run the same weir build in every role", op, c.cfg.Address, msg)
+		return fmt.Errorf("%s: the JobManager at %s does not serve this call (%s): run the same weir build in every role", op, addr, msg)
 	}
 	return fmt.Errorf("%s: %s", op, msg)
 }
 
-// unreachable is the error for a JobManager that cannot be reached.
-func (c *Client) unreachable(last error) error {
-	return &clientUnreachableError{addr: c.cfg.Address, command: c.cfg.Command, last: last}
+// unreachable is the error for JobManagers that cannot be reached.
+func (c *Client) unreachable(addrs []string, locErr, cause, last error) error {
+	return &clientUnreachableError{addrs: addrs, located: c.cfg.Locate != nil, locErr: locErr, command: c.cfg.Command, cause: cause, last: last}
 }
 
-// clientUnreachableError says that no JobManager answers at addr and how
-// to start one; it wraps ErrJobManagerUnreachable and the last error.
+// clientUnreachableError says that no JobManager answers at addrs (or
+// none leads) and how to start one; it wraps ErrJobManagerUnreachable and
+// the last error.
 type clientUnreachableError struct {
-	addr, command string
-	cause         error // what happened, if more than "not reachable"
-	last          error
+	op      string   // the call, if the error is a call's
+	addrs   []string // every address tried
+	located bool     // the candidates came from Locate too
+	locErr  error    // Locate's error, if any
+	command string
+	cause   error // what happened, if more than "not reachable"
+	last    error
 }
 
 func (e *clientUnreachableError) Error() string {
-	what := "no JobManager at " + e.addr
-	if e.cause != nil {
-		what = fmt.Sprintf("JobManager at %s %v", e.addr, e.cause)
+	var b strings.Builder
+	if e.op != "" {
+		b.WriteString(e.op + ": ")
 	}
-	return fmt.Sprintf("%s: start one with `%s jobmanager`, or check --jobmanager", what, e.command)
+	switch {
+	case len(e.addrs) == 0:
+		b.WriteString("no JobManager found")
+	case e.cause != nil:
+		fmt.Fprintf(&b, "JobManager at %s %v", joinAddresses(e.addrs), e.cause)
+	default:
+		fmt.Fprintf(&b, "no JobManager at %s", joinAddresses(e.addrs))
+	}
+	if e.locErr != nil {
+		fmt.Fprintf(&b, " (finding the leader: %v)", e.locErr)
+	}
+	fmt.Fprintf(&b, ": start one with `%s jobmanager`, or check --jobmanager", e.command)
+	if e.located {
+		b.WriteString(" and high-availability.etcd.endpoints")
+	}
+	return b.String()
 }
 
-func (e *clientUnreachableError) Unwrap() []error { return []error{ErrJobManagerUnreachable, e.last} }
+func (e *clientUnreachableError) Unwrap() []error {
+	errs := []error{ErrJobManagerUnreachable}
+	if e.last != nil {
+		errs = append(errs, e.last)
+	}
+	return errs
+}

@@ -3,6 +3,7 @@ package cluster
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"reflect"
 	"strings"
@@ -247,7 +248,7 @@ func TestClientVersionMismatch(t *testing.T) {
 	if !errors.Is(err, ErrVersionMismatch) {
 		t.Fatalf("List by a client of another protocol = %v, want ErrVersionMismatch", err)
 	}
-	for _, w := range []string{"refused this client", "protocol 3", "same weir build"} {
+	for _, w := range []string{"refused this client", fmt.Sprintf("protocol %d", ProtocolVersion+1), "same weir build"} {
 		if !strings.Contains(err.Error(), w) {
 			t.Errorf("%q does not contain %q", err, w)
 		}

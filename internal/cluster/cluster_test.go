@@ -377,8 +377,8 @@ func TestRejections(t *testing.T) {
 		cfg  TaskManagerConfig
 		want string
 	}{
-		{"version", TaskManagerConfig{Slots: 1, protocolVersion: 3},
-			"TaskManager speaks cluster protocol 3, this JobManager 2: run the same weir build in every role"},
+		{"version", TaskManagerConfig{Slots: 1, protocolVersion: ProtocolVersion - 1},
+			fmt.Sprintf("TaskManager speaks cluster protocol %d, this JobManager %d: run the same weir build in every role", ProtocolVersion-1, ProtocolVersion)},
 		{"build", TaskManagerConfig{Slots: 1, BuildID: "77aa00000000ffff"},
 			"TaskManager runs build 77aa00000000, this JobManager build b1d000000000: run the same weir build in every role"},
 		{"slots", TaskManagerConfig{Slots: 0},
@@ -417,7 +417,7 @@ func TestClientVersionInterceptor(t *testing.T) {
 		code    codes.Code
 		msg     string
 	}{
-		{3, codes.FailedPrecondition, "client speaks cluster protocol 3, this JobManager 2: run the same weir build in every role"},
+		{ProtocolVersion - 1, codes.FailedPrecondition, fmt.Sprintf("client speaks cluster protocol %d, this JobManager %d: run the same weir build in every role", ProtocolVersion-1, ProtocolVersion)},
 		{ProtocolVersion, codes.Unimplemented, "method List not implemented"},
 	} {
 		opts := append(versionClientOptions(tc.version), grpc.WithTransportCredentials(insecure.NewCredentials()))

@@ -24,11 +24,18 @@ func (m *jobManager) announceREST(ctx context.Context) {
 
 // RESTAddress asks the JobManager for its REST API's address, HOST:PORT.
 // A wildcard host (the API listens on every interface) is replaced by the
-// host of the JobManager's rpc address, which this client reaches.
+// host of the JobManager's rpc address, which this client reaches. Under
+// high availability it asks the leader: a standby's answer moves the
+// client there first.
 func (c *Client) RESTAddress(ctx context.Context) (string, error) {
 	var md metadata.MD
-	if _, err := c.rpc.List(ctx, &pb.ListRequest{}, grpc.Header(&md)); err != nil {
-		return "", c.callError("ask for the REST address", "", err)
+	err := c.call(ctx, "ask for the REST address", "", func(ctx context.Context, jm pb.JobManagerClient, opts ...grpc.CallOption) error {
+		md = nil
+		_, err := jm.List(ctx, &pb.ListRequest{}, append(opts, grpc.Header(&md))...)
+		return err
+	})
+	if err != nil {
+		return "", err
 	}
 	v := md.Get(restAddressHeader)
 	if len(v) == 0 || v[0] == "" {

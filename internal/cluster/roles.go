@@ -72,8 +72,14 @@ func RunJobManager(ctx context.Context, cfg JobManagerConfig) error {
 // TaskManagerProcessConfig configures a TaskManager process (weir
 // taskmanager).
 type TaskManagerProcessConfig struct {
-	// JobManager is the JobManager's rpc address (--jobmanager).
+	// JobManager is the JobManager's rpc address (--jobmanager), or a
+	// comma-separated list of several JobManagers' (high availability).
 	JobManager string
+	// Locate and LeaderTerms find the leader and follow its terms under
+	// high availability (from etcd); see TaskManagerConfig. nil: the
+	// JobManager list alone.
+	Locate      func(ctx context.Context) ([]string, error)
+	LeaderTerms func(ctx context.Context) <-chan int64
 	// Slots is the number of task slots offered (--slots, at least 1).
 	Slots int
 	// DataAddress is where the data plane listens (--data-address;

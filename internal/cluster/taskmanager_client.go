@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -81,8 +82,22 @@ func (NopTaskManagerHandler) StopSources(*JobManagerSession, *pb.StopSources)   
 // TaskManagerConfig configures a TaskManager's connection to its
 // JobManager.
 type TaskManagerConfig struct {
-	// JobManager is the JobManager's rpc address (--jobmanager).
+	// JobManager is the JobManager's rpc address (--jobmanager), or a
+	// comma-separated list of the addresses of several JobManagers (high
+	// availability: one leads, the others stand by), tried in order.
 	JobManager string
+	// Locate, if set, returns the candidate JobManagers' rpc addresses,
+	// best first (under high availability: the leader recorded in etcd).
+	// Each registration round calls it and tries its answer before the
+	// JobManager list; an error is logged and the list is tried alone.
+	Locate func(ctx context.Context) ([]string, error)
+	// LeaderTerms, if set, reports the leader terms observed (under high
+	// availability: in etcd). It is called once per RunTaskManager with a
+	// context that ends with it. A term newer than the current session's
+	// fencing token ends the session at once (ErrNewLeader): the
+	// TaskManager cancels its tasks and registers with the new leader
+	// instead of waiting heartbeat.timeout for the deposed one.
+	LeaderTerms func(ctx context.Context) <-chan int64
 	// ResourceID names this TaskManager process, e.g. "tm-3f9c1a".
 	ResourceID string
 	// Slots is the number of task slots offered (--slots); the JobManager
@@ -146,7 +161,9 @@ func (c TaskManagerConfig) withDefaults() TaskManagerConfig {
 // Validate checks the configuration.
 func (c TaskManagerConfig) Validate() error {
 	var errs []error
-	if c.JobManager == "" {
+	if addrs, err := SplitAddresses(c.JobManager); err != nil {
+		errs = append(errs, fmt.Errorf("taskmanager: --jobmanager: %w", err))
+	} else if len(addrs) == 0 && c.Locate == nil {
 		errs = append(errs, errors.New("taskmanager: no JobManager address: set --jobmanager HOST:PORT"))
 	}
 	if c.ResourceID == "" {
@@ -162,6 +179,12 @@ func (c TaskManagerConfig) Validate() error {
 type JobManagerSession struct {
 	// ID is the session id the JobManager assigned.
 	ID string
+	// JobManager is the rpc address of the session's JobManager.
+	JobManager string
+	// FencingToken is the JobManager's leader term (0 without high
+	// availability), from Registered; messages of an older term end the
+	// session.
+	FencingToken uint64
 	// HeartbeatInterval and HeartbeatTimeout are the JobManager's.
 	HeartbeatInterval, HeartbeatTimeout time.Duration
 
@@ -184,28 +207,79 @@ func (s *JobManagerSession) Done() <-chan struct{} { return s.out.done }
 // ctx ends (nil), the JobManager rejects the registration (ErrRejected,
 // with its reason) or it stays unreachable for the registration timeout
 // (ErrJobManagerUnreachable). A lost JobManager (broken stream, silent for
-// heartbeat.timeout) is reported to Handler.Disconnected, then the
-// TaskManager registers again with backoff.
+// heartbeat.timeout, deposed by a newer leader term) is reported to
+// Handler.Disconnected, then the TaskManager registers again with backoff.
+//
+// With several candidate JobManagers (a list, Locate) each round tries
+// them in order; a standby's NOT_LEADER rejection sends the TaskManager to
+// the leader it names. The TaskManager remembers the newest leader term
+// (fencing token) it has seen: a Registered of an older term is refused
+// and the search goes on, a message of an older term ends the session
+// (ErrStaleLeader), and a newer term from LeaderTerms ends it too
+// (ErrNewLeader). Without high availability every token is 0 and none of
+// this applies.
 func RunTaskManager(ctx context.Context, cfg TaskManagerConfig) error {
 	if err := cfg.Validate(); err != nil {
 		return err
 	}
 	cfg = cfg.withDefaults()
-	log := cfg.Logger.With("jobmanager", cfg.JobManager, "tm", cfg.ResourceID)
+	static, _ := SplitAddresses(cfg.JobManager)
+	log := cfg.Logger.With("tm", cfg.ResourceID)
+	f := newFence()
+	if cfg.LeaderTerms != nil {
+		tctx, cancel := context.WithCancel(ctx)
+		var wg sync.WaitGroup
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			watchTerms(tctx, cfg.LeaderTerms(tctx), f, log)
+		}()
+		defer wg.Wait()
+		defer cancel()
+	}
+	r := &registrar{cfg: cfg, static: static, fence: f, log: log}
 	for {
-		s, conn, stream, err := register(ctx, cfg, log)
+		s, conn, stream, err := r.register(ctx)
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil
 			}
 			return err
 		}
-		log.Info("registered", "session", s.ID)
-		reason := serve(ctx, cfg, s, conn, stream)
-		log.Warn("JobManager lost", "session", s.ID, "reason", reason)
+		slog := log.With("jobmanager", s.JobManager)
+		if s.FencingToken != 0 {
+			slog = slog.With("term", s.FencingToken)
+		}
+		slog.Info("registered", "session", s.ID)
+		reason := serve(ctx, cfg, s, conn, stream, f)
+		slog.Warn("JobManager lost", "session", s.ID, "reason", reason)
 		cfg.Handler.Disconnected(s, reason)
 		if ctx.Err() != nil {
 			return nil
+		}
+		if errors.Is(reason, ErrNewLeader) || errors.Is(reason, ErrStaleLeader) {
+			// The deposed leader may still answer (paused, partitioned):
+			// try it last.
+			r.avoid = s.JobManager
+		} else {
+			r.avoid = ""
+		}
+	}
+}
+
+// watchTerms raises the fence with every term observed until ctx ends.
+func watchTerms(ctx context.Context, terms <-chan int64, f *fence, log *slog.Logger) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case t, ok := <-terms:
+			if !ok {
+				return
+			}
+			if t > 0 && f.raise(uint64(t)) {
+				log.Info("new leader term observed", "term", t)
+			}
 		}
 	}
 }
@@ -213,16 +287,59 @@ func RunTaskManager(ctx context.Context, cfg TaskManagerConfig) error {
 // unreachableError is the error of a registration that timed out: its
 // text is the message for the user, and it wraps the last attempt's error.
 type unreachableError struct {
-	addr    string
+	addrs   []string // every address tried
+	located bool     // the candidates came from Locate too
+	locErr  error    // Locate's last error, if any
 	timeout time.Duration
 	last    error
 }
 
 func (e *unreachableError) Error() string {
-	return fmt.Sprintf("JobManager at %s unreachable for %s: start it, or check --jobmanager", e.addr, shortDuration(e.timeout))
+	if len(e.addrs) == 1 && !e.located {
+		return fmt.Sprintf("JobManager at %s unreachable for %s: start it, or check --jobmanager", e.addrs[0], shortDuration(e.timeout))
+	}
+	var b strings.Builder
+	if len(e.addrs) == 0 {
+		fmt.Fprintf(&b, "no JobManager found for %s", shortDuration(e.timeout))
+	} else {
+		fmt.Fprintf(&b, "no JobManager at %s took the registration for %s", joinAddresses(e.addrs), shortDuration(e.timeout))
+	}
+	if e.locErr != nil {
+		fmt.Fprintf(&b, " (finding the leader: %v)", e.locErr)
+	}
+	if e.last != nil && len(e.addrs) > 0 {
+		fmt.Fprintf(&b, "; last: %v", e.last)
+	}
+	b.WriteString(": start a JobManager, or check --jobmanager")
+	if e.located {
+		b.WriteString(" and high-availability.etcd.endpoints")
+	}
+	return b.String()
 }
 
-func (e *unreachableError) Unwrap() []error { return []error{ErrJobManagerUnreachable, e.last} }
+func (e *unreachableError) Unwrap() []error {
+	errs := []error{ErrJobManagerUnreachable}
+	if e.last != nil {
+		errs = append(errs, e.last)
+	}
+	return errs
+}
+
+// notLeaderError is a standby's NOT_LEADER rejection: transient.
+type notLeaderError struct {
+	addr, leader, reason string
+}
+
+func (e *notLeaderError) Error() string {
+	return fmt.Sprintf("JobManager at %s is not the leader: %s", e.addr, e.reason)
+}
+
+func (e *notLeaderError) Unwrap() error { return ErrNotLeader }
+
+// staleLeaderError refuses a Registered of an older term than one seen.
+func staleLeaderError(addr string, term, newest uint64) error {
+	return fmt.Errorf("%w: JobManager at %s leads term %d, but term %d is newer", ErrStaleLeader, addr, term, newest)
+}
 
 // shortDuration renders 5m0s as "5m" and 1h0m0s as "1h".
 func shortDuration(d time.Duration) string {
@@ -236,26 +353,85 @@ func shortDuration(d time.Duration) string {
 	return s
 }
 
+// registrar finds a JobManager that leads and registers with it.
+type registrar struct {
+	cfg    TaskManagerConfig
+	static []string // the --jobmanager list
+	fence  *fence
+	log    *slog.Logger
+	avoid  string // the address of a deposed leader: tried last
+}
+
 // register tries to open a session until it succeeds, is rejected, ctx
-// ends or the registration timeout passes.
-func register(ctx context.Context, cfg TaskManagerConfig, log *slog.Logger) (*JobManagerSession, *grpc.ClientConn, grpc.BidiStreamingClient[pb.TaskManagerMessage, pb.JobManagerMessage], error) {
+// ends or the registration timeout passes. Each round tries every
+// candidate in order; a NOT_LEADER rejection naming a leader makes that
+// address the next one tried.
+func (r *registrar) register(ctx context.Context) (*JobManagerSession, *grpc.ClientConn, grpc.BidiStreamingClient[pb.TaskManagerMessage, pb.JobManagerMessage], error) {
+	cfg := r.cfg
 	deadline := time.Now().Add(cfg.RegistrationTimeout)
 	backoff := cfg.MinBackoff
+	var tried []string
+	var last, locErr error
 	for {
-		s, conn, stream, err := attempt(ctx, cfg, deadline)
-		if err == nil || errors.Is(err, ErrRejected) || ctx.Err() != nil {
-			return s, conn, stream, err
+		round, err := candidates(ctx, cfg.Locate, r.static, "")
+		if err != nil {
+			locErr = err
+			r.log.Debug("no leader located", "error", err)
+		} else if cfg.Locate != nil {
+			locErr = nil
+		}
+		if r.avoid != "" && len(round) > 1 && slices.Contains(round, r.avoid) {
+			round = append(slices.DeleteFunc(round, func(a string) bool { return a == r.avoid }), r.avoid)
+		}
+		for i := 0; i < len(round); i++ {
+			addr := round[i]
+			tried = appendNew(tried, addr)
+			s, conn, stream, err := attempt(ctx, cfg, addr, deadline)
+			if err == nil {
+				if newest, _ := r.fence.current(); s.FencingToken < newest {
+					// A deposed leader that has not noticed yet.
+					conn.Close()
+					err = staleLeaderError(addr, s.FencingToken, newest)
+					r.log.Warn("refused a session of a deposed leader, looking for the leader", "jobmanager", addr, "term", s.FencingToken, "newest", newest)
+				} else {
+					r.fence.raise(s.FencingToken)
+					return s, conn, stream, nil
+				}
+			}
+			if ctx.Err() != nil {
+				return nil, nil, nil, ctx.Err()
+			}
+			var nl *notLeaderError
+			switch {
+			case errors.As(err, &nl):
+				r.log.Debug("JobManager is a standby", "jobmanager", addr, "leader", nl.leader, "reason", nl.reason)
+				// Try the leader it names next, unless this round tried
+				// it already (two standbys naming each other).
+				if l := nl.leader; l != "" && !slices.Contains(round[:i+1], l) {
+					round = slices.DeleteFunc(round, func(a string) bool { return a == l })
+					round = slices.Insert(round, i+1, l)
+				}
+			case errors.Is(err, ErrRejected):
+				return nil, nil, nil, err
+			case status.Code(err) == codes.AlreadyExists:
+				// The JobManager holds another live session under this id.
+				r.log.Warn("registration refused for now, retrying", "jobmanager", addr, "error", err)
+			default:
+				r.log.Debug("registration failed", "jobmanager", addr, "error", err)
+			}
+			last = err
+			if time.Until(deadline) <= 0 {
+				break
+			}
+		}
+		if last == nil && len(round) == 0 {
+			last = locErr
 		}
 		left := time.Until(deadline)
 		if left <= 0 {
-			return nil, nil, nil, &unreachableError{addr: cfg.JobManager, timeout: cfg.RegistrationTimeout, last: err}
+			return nil, nil, nil, &unreachableError{addrs: tried, located: cfg.Locate != nil, locErr: locErr, timeout: cfg.RegistrationTimeout, last: last}
 		}
-		if status.Code(err) == codes.AlreadyExists {
-			// The JobManager holds another live session under this id.
-			log.Warn("registration refused for now, retrying", "in", backoff, "error", err)
-		} else {
-			log.Debug("registration failed, retrying", "in", backoff, "error", err)
-		}
+		r.log.Debug("no JobManager took the registration, retrying", "in", backoff, "tried", tried)
 		t := time.NewTimer(min(backoff, left))
 		select {
 		case <-ctx.Done():
@@ -270,15 +446,15 @@ func register(ctx context.Context, cfg TaskManagerConfig, log *slog.Logger) (*Jo
 // attempt dials, sends Register and waits for the answer. On success the
 // caller owns the connection and the stream (whose context lives until the
 // connection closes).
-func attempt(ctx context.Context, cfg TaskManagerConfig, deadline time.Time) (*JobManagerSession, *grpc.ClientConn, grpc.BidiStreamingClient[pb.TaskManagerMessage, pb.JobManagerMessage], error) {
+func attempt(ctx context.Context, cfg TaskManagerConfig, addr string, deadline time.Time) (*JobManagerSession, *grpc.ClientConn, grpc.BidiStreamingClient[pb.TaskManagerMessage, pb.JobManagerMessage], error) {
 	opts := append(versionClientOptions(int(cfg.protocolVersion)),
 		grpc.WithTransportCredentials(insecure.NewCredentials()),
 		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(maxMessageSize), grpc.MaxCallSendMsgSize(maxMessageSize)),
 		grpc.WithKeepaliveParams(keepalive.ClientParameters{Time: keepaliveTime, Timeout: keepaliveTime / 3, PermitWithoutStream: true}),
 	)
-	conn, err := grpc.NewClient("passthrough:///"+cfg.JobManager, opts...)
+	conn, err := grpc.NewClient("passthrough:///"+addr, opts...)
 	if err != nil {
-		return nil, nil, nil, fmt.Errorf("dial JobManager at %s: %w", cfg.JobManager, err)
+		return nil, nil, nil, fmt.Errorf("dial JobManager at %s: %w", addr, err)
 	}
 	// The stream's context must outlive this attempt; closing conn ends it.
 	stream, err := pb.NewJobManagerClient(conn).Connect(context.WithoutCancel(ctx))
@@ -310,7 +486,7 @@ func attempt(ctx context.Context, cfg TaskManagerConfig, deadline time.Time) (*J
 	case err = <-answer:
 		answered = true
 	case <-t.C:
-		err = errors.New("no answer to Register")
+		err = fmt.Errorf("JobManager at %s did not answer Register", addr)
 	case <-ctx.Done():
 		err = ctx.Err()
 	}
@@ -320,14 +496,20 @@ func attempt(ctx context.Context, cfg TaskManagerConfig, deadline time.Time) (*J
 			r := x.Registered
 			return &JobManagerSession{
 				ID:                r.GetSessionId(),
+				JobManager:        addr,
+				FencingToken:      r.GetFencingToken(),
 				HeartbeatInterval: time.Duration(r.GetHeartbeatIntervalMillis()) * time.Millisecond,
 				HeartbeatTimeout:  time.Duration(r.GetHeartbeatTimeoutMillis()) * time.Millisecond,
 				out:               newOutbox[*pb.TaskManagerMessage](cfg.QueueLimit),
 			}, conn, stream, nil
 		case *pb.JobManagerMessage_Rejected:
-			err = fmt.Errorf("%w by JobManager at %s: %s", ErrRejected, cfg.JobManager, x.Rejected.GetReason())
+			if x.Rejected.GetCause() == pb.RejectCause_REJECT_CAUSE_NOT_LEADER {
+				err = &notLeaderError{addr: addr, leader: x.Rejected.GetLeaderRpcAddress(), reason: x.Rejected.GetReason()}
+			} else {
+				err = fmt.Errorf("%w by JobManager at %s: %s", ErrRejected, addr, x.Rejected.GetReason())
+			}
 		default:
-			err = fmt.Errorf("JobManager at %s answered Register with %T: not a weir JobManager of this build", cfg.JobManager, first.GetMsg())
+			err = fmt.Errorf("JobManager at %s answered Register with %T: not a weir JobManager of this build", addr, first.GetMsg())
 		}
 	}
 	conn.Close() // also ends the goroutine above if it still waits
@@ -340,7 +522,7 @@ func attempt(ctx context.Context, cfg TaskManagerConfig, deadline time.Time) (*J
 // serve runs a registered session until the JobManager is lost or ctx
 // ends, and returns why it ended once its goroutines have and conn is
 // closed: no handler call of the session is in progress afterwards.
-func serve(ctx context.Context, cfg TaskManagerConfig, s *JobManagerSession, conn *grpc.ClientConn, stream grpc.BidiStreamingClient[pb.TaskManagerMessage, pb.JobManagerMessage]) error {
+func serve(ctx context.Context, cfg TaskManagerConfig, s *JobManagerSession, conn *grpc.ClientConn, stream grpc.BidiStreamingClient[pb.TaskManagerMessage, pb.JobManagerMessage], f *fence) error {
 	const jm = "jobmanager"
 	timeout := s.HeartbeatTimeout
 	if timeout <= 0 {
@@ -359,6 +541,12 @@ func serve(ctx context.Context, cfg TaskManagerConfig, s *JobManagerSession, con
 			m, err := stream.Recv()
 			if err != nil {
 				s.out.close(fmt.Errorf("%w: %w", ErrStreamClosed, err))
+				return
+			}
+			if err := fenced(s, m, f); err != nil {
+				// A deposed leader's word: drop it and end the session
+				// before any of it reaches the handler.
+				s.out.close(err)
 				return
 			}
 			mu.Lock()
@@ -381,10 +569,17 @@ func serve(ctx context.Context, cfg TaskManagerConfig, s *JobManagerSession, con
 
 	t := time.NewTimer(timeout)
 	defer t.Stop()
+	newest, raised := f.current()
 	for {
+		if newest > s.FencingToken {
+			s.out.close(fmt.Errorf("%w: term %d is newer than term %d of the JobManager at %s", ErrNewLeader, newest, s.FencingToken, s.JobManager))
+		}
 		select {
 		case <-ctx.Done():
 			s.out.close(context.Cause(ctx))
+		case <-raised:
+			newest, raised = f.current()
+			continue
 		case <-s.out.done:
 		case <-t.C:
 			mu.Lock()
@@ -403,6 +598,17 @@ func serve(ctx context.Context, cfg TaskManagerConfig, s *JobManagerSession, con
 	conn.Close() // ends the reader's Recv
 	wg.Wait()
 	return s.out.cause()
+}
+
+// fenced returns ErrStaleLeader if m comes from an older leader term than
+// the session's or the newest the TaskManager has seen.
+func fenced(s *JobManagerSession, m *pb.JobManagerMessage, f *fence) error {
+	tok := m.GetFencingToken()
+	newest, _ := f.current()
+	if tok >= s.FencingToken && tok >= newest {
+		return nil
+	}
+	return fmt.Errorf("%w: the JobManager at %s sent a message of term %d; its session is of term %d and the newest term seen is %d", ErrStaleLeader, s.JobManager, tok, s.FencingToken, max(newest, s.FencingToken))
 }
 
 // dispatch hands one message to the handler, answering heartbeat

@@ -97,6 +97,8 @@ func runTaskManagerProcess(ctx context.Context, cfg TaskManagerProcessConfig) er
 	log.Info("TaskManager running", "jobmanager", cfg.JobManager, "slots", cfg.Slots, "data", dataAddr, "metrics", msrv.addr())
 	err = RunTaskManager(ctx, TaskManagerConfig{
 		JobManager:          cfg.JobManager,
+		Locate:              cfg.Locate,
+		LeaderTerms:         cfg.LeaderTerms,
 		ResourceID:          cfg.ResourceID,
 		Slots:               cfg.Slots,
 		DataAddress:         dataAddr,
