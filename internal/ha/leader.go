@@ -411,7 +411,12 @@ func (l *Leadership) monitor(ctx context.Context, fromRev int64, expires time.Ti
 	deadline := time.NewTimer(time.Until(expires.Add(-margin)))
 	defer deadline.Stop()
 
-	kach, err := c.cli.KeepAlive(ctx, l.sess.Lease())
+	// This listener must end with monitor: a registered keepalive
+	// channel renews the lease, and a term that stepped down must let it
+	// expire, also when etcd comes back.
+	kctx, kcancel := context.WithCancel(ctx)
+	defer kcancel()
+	kach, err := c.cli.KeepAlive(kctx, l.sess.Lease())
 	if err != nil {
 		l.lose("keepalive: " + err.Error())
 		return
