@@ -204,9 +204,10 @@ func (c *Client) connectError(err error) error {
 			eps, config.HAEtcdTLSCAFile, config.HAEtcdTLSCertFile, config.HAEtcdTLSKeyFile, err)
 	}
 	if errors.Is(err, context.DeadlineExceeded) || status.Code(err) == codes.DeadlineExceeded || status.Code(err) == codes.Unavailable {
-		hint := ""
-		if c.cfg.CAFile == "" && c.cfg.CertFile == "" && c.tlsHint() {
-			hint = " (an etcd that serves TLS needs https:// endpoints)"
+		hint := " (an etcd that serves TLS needs https:// endpoints)"
+		if !c.plainEndpoints() {
+			hint = fmt.Sprintf(" and, for https, that it serves TLS with a certificate %s trusts (%s and %s for client certificates)",
+				config.HAEtcdTLSCAFile, config.HAEtcdTLSCertFile, config.HAEtcdTLSKeyFile)
 		}
 		return fmt.Errorf("ha: etcd at %s did not answer within %s: check that etcd runs there and that %s lists its client URLs%s: %w",
 			eps, config.FormatDuration(c.cfg.DialTimeout), config.HAEtcdEndpoints, hint, err)
@@ -214,9 +215,8 @@ func (c *Client) connectError(err error) error {
 	return fmt.Errorf("ha: etcd at %s (%s): %w", eps, config.HAEtcdEndpoints, err)
 }
 
-// tlsHint reports whether the endpoints are plain: then a server that
-// speaks only TLS looks unreachable.
-func (c *Client) tlsHint() bool {
+// plainEndpoints reports whether no endpoint says https.
+func (c *Client) plainEndpoints() bool {
 	for _, e := range c.cfg.Endpoints {
 		if endpointScheme(e) == "https" {
 			return false

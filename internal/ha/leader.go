@@ -232,13 +232,17 @@ func (c *Client) observe(ctx context.Context, out chan<- LeaderInfo) {
 	defer stop()
 
 	var (
-		last, cur LeaderInfo
-		sent      bool // last holds a value sent
-		wch       clientv3.WatchChan
-		backoff   = 50 * time.Millisecond
+		last, cur   LeaderInfo
+		sent        bool // last holds a value sent
+		wch         clientv3.WatchChan
+		watchCancel = func() {}
+		backoff     = 50 * time.Millisecond
 	)
-	// refresh reads the leader and (re)starts the watch after that read.
+	defer func() { watchCancel() }()
+	// refresh reads the leader and replaces the watch by one that starts
+	// after that read.
 	refresh := func() bool {
+		watchCancel() // the old watcher would buffer events nobody reads
 		for {
 			resp, err := c.cli.Get(ctx, c.keys.leaderPrefix()+"/", clientv3.WithFirstCreate()...)
 			if err == nil {
@@ -247,7 +251,9 @@ func (c *Client) observe(ctx context.Context, out chan<- LeaderInfo) {
 					cur, err = decodeLeader(resp.Kvs[0])
 				}
 				if err == nil {
-					wch = c.cli.Watch(clientv3.WithRequireLeader(ctx), c.keys.leaderPrefix()+"/",
+					var wctx context.Context
+					wctx, watchCancel = context.WithCancel(ctx)
+					wch = c.cli.Watch(clientv3.WithRequireLeader(wctx), c.keys.leaderPrefix()+"/",
 						clientv3.WithPrefix(), clientv3.WithRev(resp.Header.Revision+1))
 					backoff = 50 * time.Millisecond
 					return true
@@ -299,8 +305,9 @@ type Leadership struct {
 	doneOnce sync.Once
 	stop     context.CancelFunc // ends monitor
 
-	mu     sync.Mutex
-	reason string // why the term ended, for errors
+	mu       sync.Mutex
+	reason   string // why the term ended, for errors
+	resigned bool
 }
 
 // Term is the fencing token: the create revision of the election key,
@@ -352,17 +359,20 @@ func (l *Leadership) notLeader() error {
 // Resign ends the term: Done closes first (stop acting), then the
 // election key is deleted and the lease revoked, so a standby wins at
 // once. If etcd does not answer within ctx the lease expires by itself
-// after LeaseTTL. Resigning an ended term is a no-op.
+// after LeaseTTL. Only the first call does anything.
 func (l *Leadership) Resign(ctx context.Context) error {
+	l.mu.Lock()
+	first := !l.resigned
+	l.resigned = true
+	l.mu.Unlock()
 	l.lose("resigned")
-	l.c.mu.Lock()
-	_, live := l.c.leading[l]
-	delete(l.c.leading, l)
-	l.c.mu.Unlock()
 	l.stop()
-	if !live {
+	if !first {
 		return nil
 	}
+	// Also after the term ended otherwise: the key may still exist until
+	// the lease expires, and deleting it (only if it is this term's) and
+	// revoking the lease lets a standby win now.
 	var errs []error
 	if err := l.el.Resign(ctx); err != nil {
 		errs = append(errs, err)
@@ -411,13 +421,22 @@ func (l *Leadership) monitor(ctx context.Context, fromRev int64, expires time.Ti
 	deadline := time.NewTimer(time.Until(expires.Add(-margin)))
 	defer deadline.Stop()
 
-	kach, err := c.cli.KeepAlive(ctx, l.sess.Lease())
+	// This listener must end with monitor: a registered keepalive
+	// channel renews the lease, and a term that stepped down must let it
+	// expire, also when etcd comes back.
+	kctx, kcancel := context.WithCancel(ctx)
+	defer kcancel()
+	kach, err := c.cli.KeepAlive(kctx, l.sess.Lease())
 	if err != nil {
 		l.lose("keepalive: " + err.Error())
 		return
 	}
+	watchCancel := func() {}
+	defer func() { watchCancel() }()
 	watch := func(rev int64) clientv3.WatchChan {
-		return c.cli.Watch(ctx, l.key, clientv3.WithRev(rev))
+		var wctx context.Context
+		wctx, watchCancel = context.WithCancel(ctx)
+		return c.cli.Watch(wctx, l.key, clientv3.WithRev(rev))
 	}
 	wch := watch(fromRev + 1)
 	type check struct {
@@ -455,6 +474,7 @@ func (l *Leadership) monitor(ctx context.Context, fromRev int64, expires time.Ti
 			}
 			// The watch broke (compaction, cancellation): check the key
 			// without blocking this loop, then watch again after the read.
+			watchCancel()
 			wch = nil
 			checkc = make(chan check, 1)
 			c.wg.Add(1) // monitor holds a count, so Close's Wait cannot have returned

@@ -17,6 +17,7 @@ import (
 
 	"go.etcd.io/etcd/server/v3/embed"
 	"go.uber.org/zap"
+	"golang.org/x/crypto/bcrypt"
 )
 
 // Server is an embedded single-node etcd on loopback. Clients reach it
@@ -133,6 +134,8 @@ func (s *Server) start() error {
 	cfg.InitialCluster = cfg.InitialClusterFromName(cfg.Name)
 	cfg.TickMs = 10
 	cfg.ElectionMs = 100
+	// The cheapest password hashing: tests that enable auth stay fast.
+	cfg.BcryptCost = uint(bcrypt.MinCost)
 	cfg.LogLevel = "error"
 	// A logger that drops everything: the embedded server logs even at
 	// "error" when it shuts down ("setting up serving from embedded etcd
