@@ -7,22 +7,15 @@ import (
 	"net"
 
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/metadata"
-	"google.golang.org/grpc/status"
 
 	"github.com/weirstream/weir/internal/cluster/pb"
 )
 
-// standbyLeaderHeader is the response header in which a standby names the
-// leader's rpc address (clients redial there).
-const standbyLeaderHeader = "weir-leader-rpc"
-
 // standbyServer answers on a standby JobManager's rpc port: it runs no
 // job and takes no TaskManager, and says who leads. A TaskManager's
 // Register gets the transient NOT_LEADER rejection with the leader's
-// address; a client call gets FailedPrecondition with the leader in the
-// weir-leader-rpc header (Unavailable while no leader is known).
+// address; a client call gets NotLeader's answer (FailedPrecondition with
+// the leader in LeaderRPCHeader, Unavailable while no leader is known).
 type standbyServer struct {
 	pb.UnimplementedJobManagerServer
 	self   LeaderInfo
@@ -61,12 +54,11 @@ func (s *standbyServer) describe() (LeaderInfo, string) {
 }
 
 func (s *standbyServer) notLeader(ctx context.Context) error {
-	l, msg := s.describe()
-	if l.Term == 0 || l.RPCAddress == "" {
-		return status.Error(codes.Unavailable, msg)
+	l := s.leader()
+	if l.Term == 0 {
+		l = LeaderInfo{}
 	}
-	_ = grpc.SetHeader(ctx, metadata.Pairs(standbyLeaderHeader, l.RPCAddress))
-	return status.Error(codes.FailedPrecondition, msg)
+	return NotLeader(ctx, s.self.ID, s.self.RPCAddress, l.ID, l.RPCAddress, l.Term)
 }
 
 func (s *standbyServer) Connect(stream grpc.BidiStreamingServer[pb.TaskManagerMessage, pb.JobManagerMessage]) error {
