@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/weirstream/weir"
 	"github.com/weirstream/weir/internal/cluster"
 )
 
@@ -23,18 +24,50 @@ func (f *clientFlags) register(fs *pflag.FlagSet, def, usage string) {
 	fs.DurationVar(&f.timeout, "connect-timeout", defaultConnectTimeout, "how long to wait for the JobManager's connection")
 }
 
-// dial checks the address and connects.
-func (f *clientFlags) dial(ctx context.Context, p *Program) (*cluster.Client, error) {
-	if f.jobmanager == "" {
-		return nil, Usagef("--jobmanager is empty: give the JobManager's rpc address HOST:PORT (or set %s)", EnvName("jobmanager"))
-	}
-	if _, _, err := net.SplitHostPort(f.jobmanager); err != nil {
-		return nil, Usagef("--jobmanager %q: want HOST:PORT, e.g. 127.0.0.1:6123", f.jobmanager)
-	}
+// dial checks the flags and connects: to the JobManagers of the
+// --jobmanager list or, when cfg configures high availability
+// (high-availability.type: etcd), to the leader etcd names, followed by
+// the --jobmanager list only if it was given explicitly.
+func (f *clientFlags) dial(ctx context.Context, p *Program, fs *pflag.FlagSet, cfg *weir.Config) (clusterClient, error) {
 	if f.timeout <= 0 {
-		return nil, Usagef("--connect-timeout must be positive, got %s", f.timeout)
+		return clusterClient{}, Usagef("--connect-timeout must be positive, got %s", f.timeout)
 	}
-	return cluster.Dial(ctx, cluster.ClientConfig{Address: f.jobmanager, DialTimeout: f.timeout, Command: p.name()})
+	h, err := connectHA(ctx, cfg, nil)
+	if err != nil {
+		return clusterClient{}, err
+	}
+	list, err := jobManagerList(fs, f.jobmanager, h != nil)
+	if err == nil {
+		cc := cluster.ClientConfig{Address: list, DialTimeout: f.timeout, Command: p.name()}
+		if h != nil {
+			cc.Locate = h.Locate
+		}
+		var cl *cluster.Client
+		if cl, err = cluster.Dial(ctx, cc); err == nil {
+			return clusterClient{cl, h}, nil
+		}
+	}
+	if h != nil {
+		h.Close()
+	}
+	return clusterClient{}, err
+}
+
+// jobManagerList checks a --jobmanager value (one HOST:PORT or a
+// comma-separated list) and returns what to dial: under high availability
+// an unset --jobmanager is "" (etcd decides), not its default.
+func jobManagerList(fs *pflag.FlagSet, value string, haEnabled bool) (string, error) {
+	if haEnabled && !fs.Changed("jobmanager") {
+		return "", nil
+	}
+	addrs, err := cluster.SplitAddresses(value)
+	if err != nil {
+		return "", Usagef("--jobmanager %q: want HOST:PORT or a list HOST:PORT,HOST:PORT,…, e.g. 127.0.0.1:6123", value)
+	}
+	if len(addrs) == 0 && !haEnabled {
+		return "", Usagef("--jobmanager is empty: give the JobManager's rpc address HOST:PORT (or set %s, or high-availability.* with --config)", EnvName("jobmanager"))
+	}
+	return value, nil
 }
 
 // addressFlags are the addressing of the client commands (list, cancel,
@@ -43,21 +76,30 @@ func (f *clientFlags) dial(ctx context.Context, p *Program) (*cluster.Client, er
 type addressFlags struct {
 	client clientFlags
 	rest   string
+	config configFlags
 }
 
 func (f *addressFlags) register(fs *pflag.FlagSet) {
-	f.client.register(fs, "127.0.0.1:6123", "the JobManager's rpc address HOST:PORT, for a job on a cluster")
+	f.client.register(fs, "127.0.0.1:6123", jobManagerUsage+", for a job on a cluster")
 	fs.StringVar(&f.rest, "rest-address", "", "the REST address HOST:PORT of a local run (run --rest-address), or of a JobManager, instead of --jobmanager")
+	f.config.register(fs)
 }
+
+// jobManagerUsage describes --jobmanager on every command that has it.
+const jobManagerUsage = "the JobManager's rpc address HOST:PORT, or a comma-separated list of several JobManagers' (high availability: the leader is found among them); with high-availability.type: etcd in --config/-D, etcd names the leader unless this flag is given"
 
 // open connects to what the flags address.
 func (f *addressFlags) open(ctx context.Context, fs *pflag.FlagSet, p *Program) (jobClient, error) {
+	cfg, err := f.config.load()
+	if err != nil {
+		return nil, err
+	}
 	if f.rest == "" {
-		cl, err := f.client.dial(ctx, p)
+		cl, err := f.client.dial(ctx, p, fs, cfg)
 		if err != nil {
 			return nil, err
 		}
-		return clusterClient{cl}, nil
+		return cl, nil
 	}
 	if fs.Changed("jobmanager") {
 		return nil, Usagef("give --jobmanager (a cluster) or --rest-address (a local run), not both")

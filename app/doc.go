@@ -29,8 +29,8 @@
 //
 //	prog run keyedcount [job flags] [--jobmanager HOST:PORT [--detached]]
 //	prog jobmanager --rpc-address 127.0.0.1:6123 --rest-address 127.0.0.1:8081 --state-dir DIR
-//	prog taskmanager --jobmanager HOST:PORT --slots N [--data-address A] [--metrics-address A]
-//	prog list | cancel JOB | checkpoints JOB   [--jobmanager HOST:PORT | --rest-address HOST:PORT]
+//	prog taskmanager --jobmanager HOST:PORT[,HOST:PORT…] --slots N [--data-address A] [--metrics-address A]
+//	prog list | cancel JOB | checkpoints JOB   [--jobmanager HOST:PORT[,…] | --rest-address HOST:PORT] [--config FILE] [-D k=v]
 //	prog savepoint JOB --target DIR | stop JOB [--savepoint DIR]   [same addressing]
 //
 // Without --jobmanager, run builds and executes the job in process, with

@@ -24,8 +24,21 @@ type jobClient interface {
 }
 
 // clusterClient is a JobManager through its RPC service. Savepoints have
-// no RPC: they go to the REST API whose address the JobManager announces.
-type clusterClient struct{ *cluster.Client }
+// no RPC: they go to the REST API whose address the JobManager (the
+// leader) announces. ha, if set, is the etcd connection that finds the
+// leader, closed with the client.
+type clusterClient struct {
+	*cluster.Client
+	ha *haLeader
+}
+
+func (c clusterClient) Close() error {
+	err := c.Client.Close()
+	if c.ha != nil {
+		c.ha.Close()
+	}
+	return err
+}
 
 func (c clusterClient) Savepoint(ctx context.Context, job, target string) (string, error) {
 	r, err := c.rest(ctx)

@@ -82,6 +82,13 @@ func absPath(p string) (string, error) {
 // JobManager and TaskManagers resolve it in their own working directory.
 func normalizeConfig(cfg *config.Config) (map[string]string, error) {
 	m := cfg.Explicit()
+	for k := range m {
+		// The cluster's own configuration (with etcd credentials), read
+		// here to find the leader: not the job's.
+		if strings.HasPrefix(k, "high-availability.") {
+			delete(m, k)
+		}
+	}
 	if d, ok := m[config.CheckpointsDir]; ok {
 		abs, err := absPath(d)
 		if err != nil {

@@ -182,12 +182,20 @@ on --data-address. When the JobManager is lost it cancels its tasks and
 registers again with backoff for taskmanager.registration.timeout (5m),
 then exits 1.
 
+High availability: --jobmanager takes a comma-separated list of
+JobManagers; a standby sends the TaskManager to the leader. With
+high-availability.type: etcd (--config or -D, with
+high-availability.etcd.endpoints and high-availability.cluster-id as the
+JobManagers have them) the leader is found in etcd, and a new leader term
+there ends the session with the deposed leader at once; --jobmanager is
+then tried after etcd's answer, and only if given.
+
 Slot i runs subtask i of every operator: a job needs as many slots as its
 largest parallelism, over all TaskManagers.`,
 		Args:        cobra.NoArgs,
 		Annotations: envAnnotation,
 		RunE: func(c *cobra.Command, _ []string) error {
-			_, t, err := rf.load()
+			cfg, t, err := rf.load()
 			if err != nil {
 				return err
 			}
@@ -197,11 +205,10 @@ largest parallelism, over all TaskManagers.`,
 			if slots < 1 {
 				return Usagef("--slots must be at least 1, got %d: a TaskManager without slots runs nothing", slots)
 			}
-			if jobmanager == "" {
-				return Usagef("--jobmanager is empty: give the JobManager's rpc address HOST:PORT (or set %s)", EnvName("jobmanager"))
-			}
-			if _, _, err := net.SplitHostPort(jobmanager); err != nil {
-				return Usagef("--jobmanager %q: want HOST:PORT, e.g. 127.0.0.1:6123", jobmanager)
+			haOn := hooks.Config(cfg).String(config.HAType) == config.HATypeEtcd
+			list, err := jobManagerList(c.Flags(), jobmanager, haOn)
+			if err != nil {
+				return err
 			}
 			id, err := p.buildID()
 			if err != nil {
@@ -210,8 +217,20 @@ largest parallelism, over all TaskManagers.`,
 			ctx, stop := signalContext(c.Context())
 			defer stop()
 			log := rf.logger(p)
+			var locate func(context.Context) ([]string, error)
+			var terms func(context.Context) <-chan int64
+			h, err := connectHA(ctx, cfg, log)
+			if err != nil {
+				return err
+			}
+			if h != nil {
+				defer h.Close()
+				locate, terms = h.Locate, h.LeaderTerms
+			}
 			return cluster.RunTaskManagerProcess(ctx, cluster.TaskManagerProcessConfig{
-				JobManager:          jobmanager,
+				JobManager:          list,
+				Locate:              locate,
+				LeaderTerms:         terms,
 				Slots:               slots,
 				DataAddress:         dataAddr,
 				MetricsAddress:      metricsAddr,
@@ -235,7 +254,7 @@ largest parallelism, over all TaskManagers.`,
 		},
 	}
 	fs := c.Flags()
-	fs.StringVar(&jobmanager, "jobmanager", "127.0.0.1:6123", "the JobManager's rpc address HOST:PORT")
+	fs.StringVar(&jobmanager, "jobmanager", "127.0.0.1:6123", jobManagerUsage)
 	fs.IntVar(&slots, "slots", 1, fmt.Sprintf("task slots to offer (default: %s, 1)", config.TaskManagerNumberOfTaskSlots))
 	fs.StringVar(&dataAddr, "data-address", "", "HOST:PORT for the data plane (empty: 127.0.0.1 on a free port)")
 	fs.StringVar(&metricsAddr, "metrics-address", "", `HOST:PORT for Prometheus /metrics (empty: the first free of 127.0.0.1:9249-9260; "-": off)`)

@@ -56,7 +56,7 @@ type launchFlags struct {
 
 // register adds app's flags of a run command to fs.
 func (lf *launchFlags) register(fs *pflag.FlagSet, jobName string) {
-	lf.client.register(fs, "", "submit the job to the JobManager at HOST:PORT and follow it, instead of running it in this process")
+	lf.client.register(fs, "", "submit the job to the JobManager at HOST:PORT and follow it, instead of running it in this process; a comma-separated list names several JobManagers (high availability: the leader is found among them, and with high-availability.type: etcd in --config/-D, in etcd first)")
 	fs.BoolVar(&lf.detached, "detached", false, "with --jobmanager: print the job id once submitted and return, instead of following the job")
 	fs.StringVar(&lf.jobName, "job-name", jobName, "the job's name: its checkpoint folder and, in a cluster, its id (unique per cluster)")
 	lf.config.register(fs)
@@ -127,7 +127,7 @@ func (p *Program) jobCommand(j Job) *cobra.Command {
 			return err
 		}
 		spec := runtime.JobSpec{Name: lf.jobName, Kind: j.Name, Args: args, Config: conf}
-		return p.submit(ctx, &lf, spec, cfg, run)
+		return p.submit(ctx, &lf, fs, spec, cfg, run)
 	}
 	return c
 }
@@ -245,14 +245,14 @@ func (p *Program) localLogger() *slog.Logger {
 // submit builds the job once here (a job that does not build fails before
 // it reaches the cluster), submits it and, unless detached, follows it to
 // its end.
-func (p *Program) submit(ctx context.Context, lf *launchFlags, spec runtime.JobSpec, cfg *weir.Config, run Run) error {
+func (p *Program) submit(ctx context.Context, lf *launchFlags, fs *pflag.FlagSet, spec runtime.JobSpec, cfg *weir.Config, run Run) error {
 	if err := spec.Validate(); err != nil {
 		return UsageError{err}
 	}
 	if _, _, err := p.resolve(ctx, spec); err != nil {
 		return fmt.Errorf("%w (checked before submitting)", err)
 	}
-	c, err := lf.client.dial(ctx, p)
+	c, err := lf.client.dial(ctx, p, fs, cfg)
 	if err != nil {
 		return err
 	}

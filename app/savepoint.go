@@ -15,7 +15,13 @@ const addressingLong = `
 
 The job is addressed as by every client command: --jobmanager HOST:PORT
 (the default, 127.0.0.1:6123) for a job on a cluster, --rest-address
-HOST:PORT for a local run started with run --rest-address.`
+HOST:PORT for a local run started with run --rest-address.
+
+High availability: --jobmanager takes a comma-separated list of
+JobManagers, and the client follows a standby's answer to the leader.
+With high-availability.type: etcd in --config FILE or -D key=value (the
+JobManagers' high-availability.* keys) the leader is found in etcd;
+--jobmanager is then tried after etcd's answer, and only if given.`
 
 func (p *Program) savepointCommand() *cobra.Command {
 	var target string

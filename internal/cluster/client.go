@@ -153,8 +153,8 @@ func (c *Client) find(ctx context.Context, hint, avoid string) (*jmConn, error) 
 	delay := c.cfg.MinBackoff
 	for {
 		round, err := candidates(dctx, c.cfg.Locate, c.static, hint)
-		if err != nil {
-			locErr = err
+		if err != nil && (dctx.Err() == nil || locErr == nil) {
+			locErr = err // keep a real answer over a timeout's
 		}
 		if avoid != "" && len(round) > 1 && slices.Contains(round, avoid) {
 			round = append(slices.DeleteFunc(round, func(a string) bool { return a == avoid }), avoid)

@@ -18,6 +18,13 @@
 //     registers, answers heartbeats, hands gateway messages to a
 //     TaskManagerHandler (the TaskExecutor), notices a lost JobManager and
 //     registers again with backoff until taskmanager.registration.timeout.
+//   - leader.go, fence.go: high availability on the TaskManagers' and
+//     clients' side. Both take several candidate JobManagers (a list, or
+//     Locate asking etcd) and follow a standby's pointer to the leader
+//     (NOT_LEADER for Register, LeaderRPCHeader on client RPCs). A
+//     TaskManager fences: a session or message of an older leader term
+//     than the newest it has seen is refused (ErrStaleLeader), and a newer
+//     term from LeaderTerms ends the current session (ErrNewLeader).
 //   - version.go: ProtocolVersion, the build id, and the interceptors that
 //     refuse clients of another protocol version.
 //
