@@ -163,9 +163,14 @@ func runHAJobManager(ctx context.Context, cfg JobManagerConfig, ln net.Listener,
 		st.setLeading(l.Term())
 		log.Info("JobManager leads", "term", l.Term(), "rpc", self.RPCAddress, "rest", self.RESTAddress)
 		termCtx, endTerm := context.WithCancel(ctx)
+		watching := make(chan struct{})
 		go func() {
+			defer close(watching)
 			select {
 			case <-l.Done():
+				// Say so at once: the term's jobs take a while to stop,
+				// and REST must not claim a leadership etcd took back.
+				st.setLeading(0)
 				endTerm()
 			case <-termCtx.Done():
 			}
@@ -173,6 +178,7 @@ func runHAJobManager(ctx context.Context, cfg JobManagerConfig, ln net.Listener,
 		err = serveTerm(termCtx, cfg, term{ln: hl.view(), rest: rs, store: haJobStore{ha: cfg.HA, l: l}, lead: l, status: st})
 		lost := ctx.Err() == nil
 		endTerm()
+		<-watching
 		st.setLeading(0)
 		if err != nil {
 			log.Error("serving the term failed", "term", l.Term(), "error", err)
