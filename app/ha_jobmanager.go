@@ -27,6 +27,9 @@ func jobManagerHA(ctx context.Context, conf *config.Config, log *slog.Logger) (c
 	if !enabled {
 		return nil, nil, nil
 	}
+	if err := hc.ValidateJobManager(); err != nil {
+		return nil, nil, Usagef("configuration: %v", err)
+	}
 	hc.Logger = log
 	c, err := ha.Connect(ctx, hc)
 	if err != nil {

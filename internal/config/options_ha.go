@@ -40,7 +40,7 @@ func haOptions() []Option {
 			FallbackKeys: []string{"high-availability"},
 			Description:  "High availability of the JobManager: NONE runs one JobManager that recovers only when restarted on the same state folder; etcd elects a leader among several JobManagers through etcd and keeps jobs, checkpoint pointers and checkpoint ids there, so a standby takes over when the leader dies."},
 		{Key: HAStorageDir, Default: "", Kind: KindString,
-			Description: "With high-availability.type etcd: shared storage (a local path every JobManager sees, file:// or s3://bucket/prefix) for job data and checkpoints; etcd holds only pointers into it. Required with etcd."},
+			Description: "With high-availability.type etcd: shared storage (a path every JobManager and TaskManager sees, file:// or s3://bucket/prefix) where jobs that name no state.checkpoints.dir keep their checkpoints; etcd holds the job records and pointers to the registered checkpoints. Required by JobManagers with etcd (TaskManagers and clients only find the leader)."},
 		{Key: HAClusterID, Default: "/default", Kind: KindString, Validate: clusterIDValid,
 			Description: "Name of this cluster in etcd: every key lives under /weir<cluster-id>, so clusters that share an etcd must use different ids."},
 		{Key: HAEtcdEndpoints, Default: "", Kind: KindString, Validate: endpointsValid,

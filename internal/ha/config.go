@@ -97,10 +97,6 @@ func (c Config) Validate() error {
 	if schemes["http"] && schemes["https"] {
 		bad("%s mixes http:// and https:// endpoints: use one scheme for all", config.HAEtcdEndpoints)
 	}
-	if c.StorageDir == "" {
-		bad("%s is empty: with %s etcd it must name shared storage every JobManager reaches (a shared path, file:// or s3://bucket/prefix)",
-			config.HAStorageDir, config.HAType)
-	}
 	if c.ClusterID != "" {
 		if _, err := normalizeClusterID(c.ClusterID); err != nil {
 			bad("%s %q %v", config.HAClusterID, c.ClusterID, err)
@@ -119,6 +115,18 @@ func (c Config) Validate() error {
 		bad("%s %v is negative", config.HAEtcdDialTimeout, c.DialTimeout)
 	}
 	return errors.Join(errs...)
+}
+
+// ValidateJobManager checks c for a JobManager, which also needs the
+// shared storage (TaskManagers and clients only find the leader, so they
+// may leave high-availability.storageDir out).
+func (c Config) ValidateJobManager() error {
+	err := c.Validate()
+	if c.StorageDir == "" {
+		err = errors.Join(err, fmt.Errorf("ha: %s is empty: with %s etcd a JobManager needs shared storage every JobManager reaches (a shared path, file:// or s3://bucket/prefix)",
+			config.HAStorageDir, config.HAType))
+	}
+	return err
 }
 
 // withDefaults fills the zero fields that have defaults.

@@ -139,11 +139,20 @@ func TestFromConfig(t *testing.T) {
 		}
 	}
 	must(config.HAType, "etcd")
-	_, enabled, err := FromConfig(c)
+	hc, enabled, err := FromConfig(c)
 	if !enabled || err == nil {
-		t.Fatalf("etcd without endpoints and storage: enabled %v, err %v", enabled, err)
+		t.Fatalf("etcd without endpoints: enabled %v, err %v", enabled, err)
 	}
-	for _, w := range []string{config.HAEtcdEndpoints, config.HAStorageDir} {
+	if !strings.Contains(err.Error(), config.HAEtcdEndpoints) {
+		t.Errorf("error %q does not name %s", err, config.HAEtcdEndpoints)
+	}
+	// A JobManager needs the storage too; TaskManagers and clients do not.
+	hc.Endpoints = []string{"a:1"}
+	if err := hc.Validate(); err != nil {
+		t.Errorf("without storage, for a TaskManager: %v", err)
+	}
+	err = hc.ValidateJobManager()
+	for _, w := range []string{config.HAStorageDir} {
 		if !strings.Contains(err.Error(), w) {
 			t.Errorf("error %q does not name %s", err, w)
 		}
