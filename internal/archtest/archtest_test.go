@@ -28,6 +28,7 @@ var pureCores = []string{
 	"internal/jobmaster",
 	"internal/watermark",
 	"internal/window",
+	"internal/ha/role",
 }
 
 // pureStd are the standard packages a pure core may import: values,

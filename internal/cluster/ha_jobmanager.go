@@ -4,12 +4,14 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"log/slog"
 	"net"
 	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/weirstream/weir/internal/ha/role"
 	"github.com/weirstream/weir/internal/rest"
 )
 
@@ -108,7 +110,9 @@ const (
 // leadership (its lease expired: it was paused, partitioned, or etcd is
 // away) — its jobs are then suspended, not failed, and the next leader
 // recovers them from their newest registered checkpoints — and stands by
-// again.
+// again. The order of these steps is internal/ha/role's Machine; this is
+// its driver: it performs the actions and feeds their results back from
+// one loop.
 func runHAJobManager(ctx context.Context, cfg JobManagerConfig, ln net.Listener, rs *jmREST) error {
 	hl := newHandoffListener(ln)
 	defer hl.Close()
@@ -127,7 +131,6 @@ func runHAJobManager(ctx context.Context, cfg JobManagerConfig, ln net.Listener,
 	cfg.Logger = log
 
 	observeCtx, stopObserving := context.WithCancel(ctx)
-	defer stopObserving()
 	observing := make(chan struct{})
 	go func() {
 		defer close(observing)
@@ -141,57 +144,139 @@ func runHAJobManager(ctx context.Context, cfg JobManagerConfig, ln net.Listener,
 		cfg.Ready(ln.Addr(), rs.addr())
 	}
 	log.Info("JobManager standing by for leadership", "rpc", self.RPCAddress, "rest", self.RESTAddress, "state_dir", cfg.StateDir, "ha_storage", cfg.HA.StorageDir())
-	backoff := campaignMinBackoff
-	for ctx.Err() == nil {
-		rs.standby(st.rest)
-		sb := serveStandby(hl.view(), self, st.current, log)
-		l, err := cfg.HA.Campaign(ctx, self)
-		sb.stop()
-		if err != nil {
-			if ctx.Err() != nil {
-				break
+	d := &roleDriver{cfg: cfg, self: self, hl: hl, rs: rs, st: st, log: log,
+		events: make(chan roleEvent, 16), quit: make(chan struct{}), leaderships: map[int64]Leadership{}}
+	defer close(d.quit)
+	m := role.New(role.Config{MinBackoff: campaignMinBackoff, MaxBackoff: campaignMaxBackoff})
+	d.perform(m.Step(role.Start{}))
+	shutdown := ctx.Done()
+	for m.State() != role.Stopped {
+		select {
+		case ev := <-d.events:
+			if ev.l != nil {
+				d.leaderships[ev.l.Term()] = ev.l
 			}
-			log.Warn("campaign for leadership failed; trying again", "in", backoff, "error", err)
-			select {
-			case <-ctx.Done():
-			case <-time.After(backoff):
-			}
-			backoff = min(2*backoff, campaignMaxBackoff)
-			continue
-		}
-		backoff = campaignMinBackoff
-		st.setLeading(l.Term())
-		log.Info("JobManager leads", "term", l.Term(), "rpc", self.RPCAddress, "rest", self.RESTAddress)
-		termCtx, endTerm := context.WithCancel(ctx)
-		watching := make(chan struct{})
-		go func() {
-			defer close(watching)
-			select {
-			case <-l.Done():
-				// Say so at once: the term's jobs take a while to stop,
-				// and REST must not claim a leadership etcd took back.
-				st.setLeading(0)
-				endTerm()
-			case <-termCtx.Done():
-			}
-		}()
-		err = serveTerm(termCtx, cfg, term{ln: hl.view(), rest: rs, store: haJobStore{ha: cfg.HA, l: l}, lead: l, status: st})
-		lost := ctx.Err() == nil
-		endTerm()
-		<-watching
-		st.setLeading(0)
-		if err != nil {
-			log.Error("serving the term failed", "term", l.Term(), "error", err)
-		}
-		// Resign so a standby takes over at once (a shutdown, a failed
-		// term); after a lost lease it is a no-op.
-		rctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-		_ = l.Resign(rctx)
-		cancel()
-		if lost {
-			log.Warn("JobManager lost the leadership: its jobs are suspended (the next leader recovers them from their newest registered checkpoints); standing by", "term", l.Term())
+			d.perform(m.Step(ev.ev))
+		case <-shutdown:
+			shutdown = nil
+			d.perform(m.Step(role.Shutdown{}))
 		}
 	}
 	log.Info("JobManager stopped")
 	return nil
+}
+
+// roleEvent is an event for the role Machine; an election carries its
+// Leadership along.
+type roleEvent struct {
+	ev role.Event
+	l  Leadership
+}
+
+// roleDriver performs the role Machine's actions.
+type roleDriver struct {
+	cfg  JobManagerConfig
+	self LeaderInfo
+	hl   *handoffListener
+	rs   *jmREST
+	st   *leaderState
+	log  *slog.Logger
+
+	events chan roleEvent
+	quit   chan struct{} // closed when the loop ends: late senders give up
+
+	sb             *standbyServer
+	cancelCampaign context.CancelFunc
+	retry          *time.Timer
+	leaderships    map[int64]Leadership
+	endTerm        context.CancelFunc
+}
+
+// send feeds an event to the loop from a goroutine.
+func (d *roleDriver) send(ev roleEvent) {
+	select {
+	case d.events <- ev:
+	case <-d.quit:
+	}
+}
+
+func (d *roleDriver) perform(acts []role.Action) {
+	for _, a := range acts {
+		switch a := a.(type) {
+		case role.ServeStandby:
+			d.rs.standby(d.st.rest)
+			d.sb = serveStandby(d.hl.view(), d.self, d.st.current, d.log)
+		case role.StopStandby:
+			d.sb.stop()
+			d.sb = nil
+		case role.Campaign:
+			cctx, cancel := context.WithCancel(context.Background())
+			d.cancelCampaign = cancel
+			go func() {
+				defer cancel()
+				l, err := d.cfg.HA.Campaign(cctx, d.self)
+				if err != nil {
+					if cctx.Err() == nil {
+						d.log.Warn("campaign for leadership failed; trying again", "error", err)
+					}
+					d.send(roleEvent{ev: role.CampaignFailed{Err: err}})
+					return
+				}
+				d.send(roleEvent{ev: role.Elected{Term: l.Term()}, l: l})
+			}()
+		case role.CancelCampaign:
+			d.cancelCampaign()
+		case role.RetryAfter:
+			d.retry = time.AfterFunc(a.Delay, func() { d.send(roleEvent{ev: role.RetryDue{}}) })
+		case role.CancelRetry:
+			d.retry.Stop()
+		case role.ServeTerm:
+			d.serveTerm(a.Term)
+		case role.StopTerm:
+			if a.Lost {
+				// Say so at once: the term's jobs take a while to stop,
+				// and REST must not claim a leadership etcd took back.
+				d.st.setLeading(0)
+				d.log.Warn("JobManager lost the leadership: its jobs are suspended (the next leader recovers them from their newest registered checkpoints); standing by", "term", a.Term)
+			}
+			d.endTerm()
+		case role.Resign:
+			// At once after a shutdown, so a standby takes over without
+			// waiting out the lease; a no-op after a lost lease.
+			l := d.leaderships[a.Term]
+			delete(d.leaderships, a.Term)
+			d.st.setLeading(0)
+			if l != nil {
+				rctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+				_ = l.Resign(rctx)
+				cancel()
+			}
+		case role.Exit:
+		}
+	}
+}
+
+// serveTerm serves term in the background; TermStopped answers, and the
+// lease's loss is fed as LeaseLost.
+func (d *roleDriver) serveTerm(t int64) {
+	l := d.leaderships[t]
+	d.st.setLeading(t)
+	d.log.Info("JobManager leads", "term", t, "rpc", d.self.RPCAddress, "rest", d.self.RESTAddress)
+	tctx, cancel := context.WithCancel(context.Background())
+	d.endTerm = cancel
+	go func() {
+		select {
+		case <-l.Done():
+			d.send(roleEvent{ev: role.LeaseLost{Term: t}})
+		case <-tctx.Done():
+		}
+	}()
+	go func() {
+		err := serveTerm(tctx, d.cfg, term{ln: d.hl.view(), rest: d.rs, store: haJobStore{ha: d.cfg.HA, l: l}, lead: l, status: d.st})
+		if err != nil {
+			d.log.Error("serving the term failed", "term", t, "error", err)
+		}
+		cancel()
+		d.send(roleEvent{ev: role.TermStopped{Term: t}})
+	}()
 }
