@@ -3,9 +3,11 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"net/http"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"syscall"
@@ -45,7 +47,12 @@ type haJobManager struct {
 	args          []string
 	env           []string
 	proc          *running
+	// past is the stderr of this JobManager's earlier processes.
+	past string
 }
+
+// log returns the stderr of every process this JobManager ran.
+func (jm *haJobManager) log() string { return jm.past + jm.proc.stderr() }
 
 // haConf is the configuration every process of the cluster shares.
 func (c *haCluster) haConf() []string {
@@ -95,6 +102,9 @@ func startHACluster(t *testing.T, jobManagers, taskManagers, slots int, env map[
 func (c *haCluster) startJM(i int) {
 	c.t.Helper()
 	jm := c.jms[i]
+	if jm.proc != nil {
+		jm.past += jm.proc.stderr()
+	}
 	jm.proc = startWeirEnv(c.t, c.lifetime, jm.env, jm.args...)
 	deadline := time.Now().Add(20 * time.Second)
 	for time.Now().Before(deadline) {
@@ -249,7 +259,14 @@ func TestHAKillLeader(t *testing.T) {
 		c.startJM(li)
 	}
 	c.finish(client, out, events, fmt.Sprintf("after %d leader kills", kills))
-	t.Logf("%d events exact after %d leader kills (last term %d)", events, kills, term)
+	recovered := 0
+	for _, jm := range c.jms {
+		recovered += strings.Count(jm.log(), `msg="job recovered"`)
+	}
+	t.Logf("%d events exact after %d leader kills (last term %d); the job recovered %d times", events, kills, term, recovered)
+	if recovered < kills {
+		t.Errorf("the job was recovered %d times for %d leader kills\n%s", recovered, kills, c.logs())
+	}
 }
 
 // TestHALeaderPaused SIGSTOPs the leader longer than its lease: the
@@ -267,6 +284,7 @@ func TestHALeaderPaused(t *testing.T) {
 	client := startWeir(t, c.lifetime, args...)
 	time.Sleep(2 * time.Second)
 	old, term := c.waitLeader(-1, 0)
+	c.checkStandbyREST(1-old, old)
 	pid := c.jms[old].proc.cmd.Process.Pid
 	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
 		t.Fatal(err)
@@ -300,6 +318,63 @@ func TestHALeaderPaused(t *testing.T) {
 	if i, _ := c.leader(); i != next {
 		t.Errorf("leader at the end is %d, want %d: exactly one leader acts", i, next)
 	}
+	c.checkLeaderMetrics(next, 1)
+	c.checkLeaderMetrics(old, 0)
+}
+
+// checkStandbyREST checks that the standby's REST API redirects job
+// requests to the leader's and answers GET /overview for itself.
+func (c *haCluster) checkStandbyREST(standby, leader int) {
+	c.t.Helper()
+	cl := http.Client{Timeout: 2 * time.Second, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	resp, err := cl.Get("http://" + c.jms[standby].rest + "/jobs/overview")
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	resp.Body.Close()
+	if want := "http://" + c.jms[leader].rest + "/jobs/overview"; resp.StatusCode != http.StatusTemporaryRedirect || resp.Header.Get("Location") != want {
+		c.t.Errorf("standby GET /jobs/overview: %s to %q, want 307 to %q", resp.Status, resp.Header.Get("Location"), want)
+	}
+	o, err := c.overview(standby)
+	if err != nil || o.Leader == nil || *o.Leader || o.LeaderID != c.jms[leader].id {
+		c.t.Errorf("standby GET /overview: %+v, %v; want leader false, leader-id %s", o, err, c.jms[leader].id)
+	}
+}
+
+// checkLeaderMetrics checks JobManager i's weir_jobmanager_isLeader and
+// that it counted leadership changes.
+func (c *haCluster) checkLeaderMetrics(i int, isLeader int) {
+	c.t.Helper()
+	resp, err := http.Get("http://" + c.jms[i].rest + "/metrics")
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	body := string(b)
+	if want := fmt.Sprintf("weir_jobmanager_isLeader %d\n", isLeader); !strings.Contains(body, want) {
+		c.t.Errorf("%s /metrics lacks %q", c.jms[i].id, want)
+	}
+	if !regexp.MustCompile(`weir_jobmanager_numberOfLeaderChanges [1-9]`).MatchString(body) || !strings.Contains(body, "weir_jobmanager_leaderTerm ") {
+		c.t.Errorf("%s /metrics lacks the leader term or changes:\n%s", c.jms[i].id, tail(body, 2000))
+	}
+}
+
+// TestHABadEtcd: a JobManager whose etcd is unreachable does not start;
+// the error names the endpoint and the key to fix.
+func TestHABadEtcd(t *testing.T) {
+	dead := testutil.FreeAddr(t)
+	r := runWeir(t, time.Minute, "jobmanager", "--rpc-address", testutil.FreeAddr(t), "--rest-address", "", "--state-dir", t.TempDir(),
+		"-D", "high-availability.type=etcd", "-D", "high-availability.etcd.endpoints="+dead,
+		"-D", "high-availability.storageDir="+t.TempDir(), "-D", "high-availability.etcd.dial-timeout=1s")
+	if r.code == 0 {
+		t.Fatalf("jobmanager with an unreachable etcd exited 0")
+	}
+	wantContains(t, r.stderr, dead, "high-availability.etcd.endpoints")
+	r = runWeir(t, time.Minute, "jobmanager", "--rpc-address", testutil.FreeAddr(t), "--rest-address", "", "--state-dir", t.TempDir(),
+		"-D", "high-availability.type=etcd", "-D", "high-availability.etcd.endpoints="+dead)
+	wantExit(t, r, 2)
+	wantContains(t, r.stderr, "high-availability.storageDir")
 }
 
 // TestHACrashPoints kills the leading JobManager at each named crash point
