@@ -207,6 +207,15 @@ func (c *haCluster) demoArgs(events, rate, parallelism int) ([]string, string) {
 		"-D", "restart-strategy.fixed-delay.delay=100ms"}, out
 }
 
+// startDemo submits the demo at parallelism 4, paced at 40,000 events/s,
+// and gives it 2 s to run.
+func (c *haCluster) startDemo(events int) (*running, string) {
+	args, out := c.demoArgs(events, 40_000, 4)
+	client := startWeir(c.t, c.lifetime, args...)
+	time.Sleep(2 * time.Second)
+	return client, out
+}
+
 // finish waits for the client and checks the committed output exactly.
 func (c *haCluster) finish(client *running, out string, events int, what string) {
 	c.t.Helper()
@@ -280,9 +289,7 @@ func TestHALeaderPaused(t *testing.T) {
 	}
 	c := startHACluster(t, 2, 3, 2, nil)
 	const events = 400_000
-	args, out := c.demoArgs(events, 40_000, 4)
-	client := startWeir(t, c.lifetime, args...)
-	time.Sleep(2 * time.Second)
+	client, out := c.startDemo(events)
 	old, term := c.waitLeader(-1, 0)
 	c.checkStandbyREST(1-old, old)
 	pid := c.jms[old].proc.cmd.Process.Pid
@@ -421,9 +428,7 @@ func TestHAEtcdRestart(t *testing.T) {
 	}
 	c := startHACluster(t, 2, 3, 2, nil)
 	const events = 400_000
-	args, out := c.demoArgs(events, 40_000, 4)
-	client := startWeir(t, c.lifetime, args...)
-	time.Sleep(2 * time.Second)
+	client, out := c.startDemo(events)
 	_, term := c.waitLeader(-1, 0)
 	c.etcd.Stop()
 	t.Log("etcd stopped")
