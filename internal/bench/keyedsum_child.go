@@ -91,7 +91,7 @@ func (p *memProbe) lastRecord() {
 	p.sample()
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.r.LastRecordPeakRSSBytes = procStatusBytes("VmHWM")
+	p.r.LastRecordPeakRSSBytes = max(procStatusBytes("VmHWM"), p.r.StartRSSBytes)
 	p.r.LastRecordPeakHeapObjectsBytes = p.r.PeakHeapObjectsBytes
 }
 
@@ -143,7 +143,10 @@ func runKeyedSumChild(ctx context.Context, o keyedSumOpts, keys int64, role stri
 		return usagef("--child-mode %q: want %s or %s", role, memChildEngine, memChildBaseline)
 	}
 	p.r.Seconds = time.Since(t0).Seconds()
-	p.r.PeakRSSBytes = procStatusBytes("VmHWM")
+	// The kernel's RSS counters are batched per thread, so VmHWM may lag a
+	// VmRSS read before it by a page or two; the peak is at least the
+	// start.
+	p.r.PeakRSSBytes = max(procStatusBytes("VmHWM"), p.r.StartRSSBytes)
 	return json.NewEncoder(os.Stdout).Encode(p.r)
 }
 

@@ -69,6 +69,9 @@ func (jm *JobMaster) perform(act jobmaster.Action) {
 			return
 		}
 		delete(jm.requests, act.Req)
+		if req.kind == reqCheckpoint && act.Err == nil && act.ID > 0 {
+			st.checkpointAnswered(act.ID, jm.cfg.Now())
+		}
 		req.reply <- triggerReply{id: act.ID, path: act.Path, err: act.Err}
 	case jobmaster.Failure:
 		st.setFailure(act.Cause)

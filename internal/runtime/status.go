@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -297,9 +298,29 @@ func (s *JobStatus) checkpointTriggered(id checkpoint.ID, kind checkpoint.Kind, 
 	m := s.mon()
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	for i := range m.history {
+		if m.history[i].ID == id { // entered by checkpointAnswered
+			m.history[i].Kind, m.history[i].TriggerTime = kind.String(), at
+			return
+		}
+	}
 	m.history = append(m.history, CheckpointStats{ID: id, Kind: kind.String(), Status: CheckpointInProgress, TriggerTime: at, Subtasks: m.numTasks})
 	if len(m.history) > historySize {
 		m.history = append(m.history[:0], m.history[len(m.history)-historySize:]...)
+	}
+}
+
+// checkpointAnswered enters a requested checkpoint whose id the requester
+// is told before its barrier goes out (the JobMaster holds a trigger back
+// while a sweep of shared files or an id reservation is in flight): the
+// id the caller polls is in the history from the answer on, in progress.
+func (s *JobStatus) checkpointAnswered(id checkpoint.ID, at time.Time) {
+	m := s.mon()
+	m.mu.Lock()
+	found := slices.ContainsFunc(m.history, func(c CheckpointStats) bool { return c.ID == id })
+	m.mu.Unlock()
+	if !found {
+		s.checkpointTriggered(id, checkpoint.Periodic, at)
 	}
 }
 
