@@ -35,13 +35,39 @@ type Config struct {
 	// tolerates (execution.checkpointing.tolerable-failed-checkpoints); one
 	// more makes the coordinator ask for a failover.
 	TolerableFailures int
+
+	// StorageFailureTimeout bounds how long checkpoint storage may fail
+	// (every checkpoint failing for a storage cause) before the job fails
+	// for good, naming the storage
+	// (execution.checkpointing.storage-failure-timeout); 0: never.
+	StorageFailureTimeout time.Duration
+	// StorageMaxBackoff caps the wait between checkpoint attempts while
+	// storage fails; it starts at Interval and doubles
+	// (execution.checkpointing.storage-failure-max-backoff). 0 means
+	// DefaultStorageMaxBackoff.
+	StorageMaxBackoff time.Duration
+	// AlertEvery is the least time between two StorageAlerts (0 means
+	// DefaultAlertEvery).
+	AlertEvery time.Duration
+	// TransactionTimeout is the shortest transaction timeout of the job's
+	// two-phase-commit sinks (0: none declares one): while storage fails,
+	// the job fails before their oldest open transaction would outlive
+	// it.
+	TransactionTimeout time.Duration
 }
+
+// Defaults of the storage-failure options.
+const (
+	DefaultStorageMaxBackoff = 2 * time.Minute
+	DefaultAlertEvery        = 30 * time.Second
+)
 
 // DefaultConfig returns Flink's defaults: periodic checkpoints disabled, a
 // 10 minute timeout, no min pause, one checkpoint at a time, no tolerated
-// failures.
+// failures; and weir's for failing storage: a backoff up to 2 minutes,
+// alerts at most every 30 s, no bound.
 func DefaultConfig() Config {
-	return Config{Timeout: DefaultTimeout, MaxConcurrent: 1}
+	return Config{Timeout: DefaultTimeout, MaxConcurrent: 1, StorageMaxBackoff: DefaultStorageMaxBackoff, AlertEvery: DefaultAlertEvery}
 }
 
 // Validate reports every invalid option, each naming its configuration key.
@@ -59,6 +85,12 @@ func (c Config) Validate() error {
 	if c.MaxConcurrent < 0 {
 		errs = append(errs, fmt.Errorf("execution.checkpointing.max-concurrent-checkpoints must be at least 1, got %d", c.MaxConcurrent))
 	}
+	if c.StorageFailureTimeout < 0 {
+		errs = append(errs, fmt.Errorf("execution.checkpointing.storage-failure-timeout must not be negative, got %v (0: never fail the job for it)", c.StorageFailureTimeout))
+	}
+	if c.StorageMaxBackoff < 0 {
+		errs = append(errs, fmt.Errorf("execution.checkpointing.storage-failure-max-backoff must not be negative, got %v", c.StorageMaxBackoff))
+	}
 	if c.TolerableFailures < 0 {
 		errs = append(errs, fmt.Errorf("execution.checkpointing.tolerable-failed-checkpoints must not be negative, got %d", c.TolerableFailures))
 	}
@@ -70,6 +102,12 @@ func (c Config) Validate() error {
 func (c Config) withDefaults() Config {
 	if c.Timeout == 0 {
 		c.Timeout = DefaultTimeout
+	}
+	if c.StorageMaxBackoff == 0 {
+		c.StorageMaxBackoff = DefaultStorageMaxBackoff
+	}
+	if c.AlertEvery == 0 {
+		c.AlertEvery = DefaultAlertEvery
 	}
 	if c.MaxConcurrent == 0 || c.MinPause > 0 {
 		c.MaxConcurrent = 1

@@ -23,6 +23,7 @@ func TestConfigValidate(t *testing.T) {
 		{Config{MinPause: -time.Millisecond}, "execution.checkpointing.min-pause must not be negative, got -1ms"},
 		{Config{MaxConcurrent: -1}, "execution.checkpointing.max-concurrent-checkpoints must be at least 1, got -1"},
 		{Config{TolerableFailures: -2}, "execution.checkpointing.tolerable-failed-checkpoints must not be negative, got -2"},
+		{Config{StorageFailureTimeout: -time.Second}, "execution.checkpointing.storage-failure-timeout must not be negative, got -1s (0: never fail the job for it)"},
 		{Config{Timeout: -time.Second, TolerableFailures: -1},
 			"execution.checkpointing.timeout must be positive, got -1s\nexecution.checkpointing.tolerable-failed-checkpoints must not be negative, got -1"},
 	} {
@@ -35,7 +36,7 @@ func TestConfigValidate(t *testing.T) {
 
 func TestConfigDefaults(t *testing.T) {
 	got := Config{MinPause: time.Second, MaxConcurrent: 5}.withDefaults()
-	want := Config{Timeout: DefaultTimeout, MinPause: time.Second, MaxConcurrent: 1}
+	want := Config{Timeout: DefaultTimeout, MinPause: time.Second, MaxConcurrent: 1, StorageMaxBackoff: DefaultStorageMaxBackoff, AlertEvery: DefaultAlertEvery}
 	if got != want {
 		t.Fatalf("withDefaults = %+v, want %+v", got, want)
 	}

@@ -50,6 +50,13 @@ type Coordinator struct {
 	// triggered.
 	suspended     bool
 	suspendReason string
+
+	// storage is the state of failing checkpoint storage (storage.go);
+	// openSince is when the oldest transaction a two-phase-commit sink
+	// may hold open began: the trigger of the last completed checkpoint,
+	// or the start.
+	storage   storageState
+	openSince time.Time
 }
 
 // New returns a coordinator for a job of the given tasks (every task must
@@ -69,11 +76,12 @@ func New(cfg Config, tasks []checkpoint.TaskID, sources []checkpoint.TaskID, nex
 		panic(fmt.Sprintf("coordinator: checkpoint ids start at 1, got next id %d", nextID))
 	}
 	c := &Coordinator{
-		cfg:     cfg.withDefaults(),
-		isTask:  make(map[checkpoint.TaskID]bool, len(tasks)),
-		sources: slices.Clone(sources),
-		nextID:  nextID,
-		now:     now,
+		cfg:       cfg.withDefaults(),
+		isTask:    make(map[checkpoint.TaskID]bool, len(tasks)),
+		sources:   slices.Clone(sources),
+		nextID:    nextID,
+		now:       now,
+		openSince: now,
 	}
 	for _, t := range tasks {
 		if !c.isTask[t] {
@@ -124,6 +132,7 @@ func (c *Coordinator) Step(ev Event) []Action {
 	case Tick:
 		c.observe(ev.Now)
 		c.expire()
+		c.maybeProbe()
 		if due, ok := c.periodicDue(); ok && !c.now.Before(due) {
 			c.trigger(checkpoint.Periodic)
 			c.nextPeriodic = c.now.Add(c.cfg.Interval)
@@ -168,10 +177,17 @@ func (c *Coordinator) Step(ev Event) []Action {
 		if p == nil || p.persisting || !c.isTask[ev.Task] {
 			return nil
 		}
-		c.fail(p, fmt.Sprintf("declined by task %d/%d: %s", ev.Task.Vertex, ev.Task.Subtask, ev.Reason))
+		cause := ev.Cause
+		if cause != CauseStorage {
+			cause = CauseDeclined
+		}
+		c.fail(p, fmt.Sprintf("declined by task %d/%d: %s", ev.Task.Vertex, ev.Task.Subtask, ev.Reason), cause)
 	case Persisted:
 		c.observe(ev.Now)
 		c.persisted(ev)
+	case StorageProbed:
+		c.observe(ev.Now)
+		c.probed(ev.Err)
 	case Reset:
 		c.reset("job failover: " + ev.Reason)
 	case Suspend:
@@ -189,7 +205,7 @@ func (c *Coordinator) Step(ev Event) []Action {
 	default:
 		panic(fmt.Sprintf("coordinator: unknown event %T", ev))
 	}
-	if c.finalDue && !c.suspended && !c.collecting() {
+	if c.finalDue && !c.suspended && !c.collecting() && !c.storageBackingOff() {
 		c.finalDue = false
 		c.trigger(checkpoint.Final)
 	}
@@ -224,6 +240,12 @@ func (c *Coordinator) NextDeadline() (time.Time, bool) {
 			consider(p.ts.Add(c.cfg.Timeout))
 		}
 	}
+	if s := c.storage; s.failing && !s.probing && !c.suspended {
+		consider(s.nextProbe)
+	}
+	if c.finalDue && c.storageBackingOff() {
+		consider(c.storage.retryAt)
+	}
 	return best, found
 }
 
@@ -249,6 +271,9 @@ func (c *Coordinator) periodicDue() (time.Time, bool) {
 		return time.Time{}, false
 	}
 	due := c.nextPeriodic
+	if c.storage.failing && c.storage.retryAt.After(due) {
+		due = c.storage.retryAt
+	}
 	if !c.lastEnd.IsZero() {
 		if t := c.lastEnd.Add(c.cfg.MinPause); t.After(due) {
 			due = t
@@ -275,7 +300,7 @@ func (c *Coordinator) expire() {
 		if i < 0 {
 			return
 		}
-		c.fail(c.pending[i], fmt.Sprintf("expired after execution.checkpointing.timeout of %v", c.cfg.Timeout))
+		c.fail(c.pending[i], fmt.Sprintf("expired after execution.checkpointing.timeout of %v", c.cfg.Timeout), CauseTimeout)
 	}
 }
 
@@ -294,9 +319,11 @@ func (c *Coordinator) persisted(ev Persisted) {
 	case ev.Err != nil && p.orphaned:
 		c.drop(p, fmt.Sprintf("persist metadata after job failover: %v", ev.Err), false)
 	case ev.Err != nil:
-		c.fail(p, fmt.Sprintf("persist metadata: %v", ev.Err))
+		c.fail(p, fmt.Sprintf("persist metadata: %v", ev.Err), CauseStorage)
 	default:
 		c.remove(p)
+		c.storageRecovered()
+		c.openSince = p.ts
 		c.stats.Completed++
 		c.stats.LastCompletedID = p.id
 		c.stats.LastCompletedDuration = c.now.Sub(p.ts)
@@ -312,13 +339,22 @@ func (c *Coordinator) persisted(ev Persisted) {
 }
 
 // fail aborts p as a failure and asks for a failover when a final
-// checkpoint failed or the failures are no longer tolerable.
-func (c *Coordinator) fail(p *pending, reason string) {
+// checkpoint failed or the failures are no longer tolerable. A storage
+// failure does neither (storage.go).
+func (c *Coordinator) fail(p *pending, reason string, cause Cause) {
 	c.remove(p)
 	c.stats.Failed++
-	c.consecutive++
-	c.emit(Abort{ID: p.id, Kind: p.kind, Reason: reason})
+	c.stats.FailedByCause[cause]++
+	c.emit(Abort{ID: p.id, Kind: p.kind, Reason: reason, Cause: cause})
 	c.markEnd()
+	if cause == CauseStorage {
+		if p.kind == checkpoint.Final && c.ended && !c.suspended {
+			c.finalDue = true // retried when the backoff allows, see periodic
+		}
+		c.storageFailed(reason)
+		return
+	}
+	c.consecutive++
 	var why string
 	switch {
 	case c.consecutive <= c.cfg.TolerableFailures:
@@ -376,7 +412,11 @@ func (c *Coordinator) reset(reason string) {
 func (c *Coordinator) drop(p *pending, reason string, subsumed bool) {
 	c.remove(p)
 	c.stats.Aborted++
-	c.emit(Abort{ID: p.id, Kind: p.kind, Reason: reason, Subsumed: subsumed})
+	cause := CauseTaskFailure
+	if subsumed {
+		cause = CauseSubsumed
+	}
+	c.emit(Abort{ID: p.id, Kind: p.kind, Reason: reason, Subsumed: subsumed, Cause: cause})
 }
 
 // markEnd starts the min pause at the current event's time, or at the next

@@ -39,6 +39,16 @@
 // checkpoints; a completion resets the count; a failed final checkpoint
 // always asks for a failover.
 //
+// Failures have a Cause. A storage failure (a task's snapshot write or the
+// metadata write failing: disk full, I/O error, S3 away) is counted but not
+// towards the tolerable failures and never asks for a failover, since no
+// restart can fix storage: checkpoints back off instead, storage is probed
+// each interval so a recovery is seen within one, an alert goes out at
+// most every AlertEvery, and the job fails for good (FailJob) past
+// StorageFailureTimeout or before a two-phase-commit sink's open
+// transaction would outlive TransactionTimeout (storage.go,
+// testdata/storage.txt).
+//
 // One coordinator serves a job for its whole life, across region
 // failovers: Suspend aborts what is pending (as Reset does) and stops
 // triggering until Resume, so a checkpoint never waits for tasks that are

@@ -38,10 +38,13 @@ type Ack struct {
 }
 
 // Decline is a task's refusal to take checkpoint ID; it fails the checkpoint.
+// Cause is CauseStorage when the task could not write its snapshot to
+// checkpoint storage, else CauseDeclined.
 type Decline struct {
 	Task   checkpoint.TaskID
 	ID     checkpoint.ID
 	Reason string
+	Cause  Cause
 }
 
 // Persisted is the result of a Persist action: Err is nil once the metadata
@@ -69,6 +72,13 @@ type Suspend struct{ Reason string }
 // to come up. Without a Suspend before it, it only tells the time.
 type Resume struct{ Now time.Time }
 
+// StorageProbed is the result of a ProbeStorage action: Err is nil when
+// the probe wrote to checkpoint storage. Now is when it finished.
+type StorageProbed struct {
+	Err error
+	Now time.Time
+}
+
 func (Tick) isEvent()           {}
 func (TriggerRequest) isEvent() {}
 func (EndOfInput) isEvent()     {}
@@ -78,6 +88,7 @@ func (Persisted) isEvent()      {}
 func (Reset) isEvent()          {}
 func (Suspend) isEvent()        {}
 func (Resume) isEvent()         {}
+func (StorageProbed) isEvent()  {}
 
 // Action is an output of Coordinator.Step for the driver to perform, in the
 // order returned.
@@ -116,6 +127,8 @@ type Abort struct {
 	Kind     checkpoint.Kind
 	Reason   string
 	Subsumed bool
+	// Cause classifies the abort (CauseSubsumed with Subsumed).
+	Cause Cause
 }
 
 // Failover asks the driver to restart the job: more consecutive checkpoints
@@ -127,9 +140,46 @@ type Failover struct{ Reason string }
 // Rejected answers a TriggerRequest that could not start a checkpoint.
 type Rejected struct{ Reason string }
 
-func (Trigger) isAction()        {}
-func (Persist) isAction()        {}
-func (NotifyComplete) isAction() {}
-func (Abort) isAction()          {}
-func (Failover) isAction()       {}
-func (Rejected) isAction()       {}
+// ProbeStorage asks the driver to test checkpoint storage with a small
+// write, and to feed StorageProbed. The coordinator asks for one each
+// interval while storage is failing, so a recovery is seen within one
+// interval even while checkpoints back off.
+type ProbeStorage struct{}
+
+// StorageAlert asks the driver to alert (log, metrics) that checkpoint
+// storage is failing: the first storage failure, then at most once per
+// Config.AlertEvery. Failures counts the storage failures since Since,
+// Recent those since the previous alert; NextRetry is the current backoff
+// and GiveUpIn how long until the job fails for it (0: never).
+type StorageAlert struct {
+	Reason    string
+	Since     time.Time
+	Failures  int
+	Recent    int
+	NextRetry time.Duration
+	GiveUpIn  time.Duration
+}
+
+// StorageRecovered reports that a checkpoint completed after storage
+// failures: Failures of them over Duration.
+type StorageRecovered struct {
+	Failures int
+	Duration time.Duration
+}
+
+// FailJob asks the driver to fail the job for good (no restart can help):
+// checkpoint storage failed for longer than the configured bound, or a
+// two-phase-commit sink's open transaction would outlive its timeout
+// before a checkpoint could commit it.
+type FailJob struct{ Reason string }
+
+func (Trigger) isAction()          {}
+func (Persist) isAction()          {}
+func (NotifyComplete) isAction()   {}
+func (Abort) isAction()            {}
+func (Failover) isAction()         {}
+func (Rejected) isAction()         {}
+func (ProbeStorage) isAction()     {}
+func (StorageAlert) isAction()     {}
+func (StorageRecovered) isAction() {}
+func (FailJob) isAction()          {}

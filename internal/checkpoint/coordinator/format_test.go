@@ -32,11 +32,19 @@ func formatAction(a Action) string {
 	case NotifyComplete:
 		return fmt.Sprintf("notify-complete id=%d kind=%s", a.ID, a.Kind)
 	case Abort:
-		sub := ""
+		sub := " cause=" + a.Cause.String()
 		if a.Subsumed {
 			sub = " subsumed"
 		}
 		return fmt.Sprintf("abort id=%d kind=%s%s: %s", a.ID, a.Kind, sub, a.Reason)
+	case ProbeStorage:
+		return "probe-storage"
+	case StorageAlert:
+		return fmt.Sprintf("storage-alert since=%v failures=%d recent=%d next-retry=%v give-up-in=%v: %s", since(a.Since), a.Failures, a.Recent, a.NextRetry, a.GiveUpIn, a.Reason)
+	case StorageRecovered:
+		return fmt.Sprintf("storage-recovered failures=%d after=%v", a.Failures, a.Duration)
+	case FailJob:
+		return "fail-job: " + a.Reason
 	case Failover:
 		return "failover: " + a.Reason
 	case Rejected:
@@ -57,8 +65,12 @@ func formatActions(as []Action) string {
 }
 
 func formatStats(s Stats) string {
-	return fmt.Sprintf("triggered=%d completed=%d failed=%d aborted=%d in-progress=%d last-completed=%d last-duration=%v consecutive-failures=%d",
+	out := fmt.Sprintf("triggered=%d completed=%d failed=%d aborted=%d in-progress=%d last-completed=%d last-duration=%v consecutive-failures=%d",
 		s.Triggered, s.Completed, s.Failed, s.Aborted, s.InProgress, s.LastCompletedID, s.LastCompletedDuration, s.ConsecutiveFailures)
+	if s.FailedByCause[CauseStorage] > 0 || s.StorageFailing {
+		out += fmt.Sprintf(" failed-storage=%d storage-failing=%v", s.FailedByCause[CauseStorage], s.StorageFailing)
+	}
+	return out
 }
 
 func formatDeadline(t time.Time, ok bool) string {

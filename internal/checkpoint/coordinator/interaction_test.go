@@ -14,10 +14,12 @@ import (
 // TestInteraction runs the scripts in testdata. Commands:
 //
 //	new [interval=D] [timeout=D] [minpause=D] [maxconc=N] [tolerable=N] tasks=N [sources=N] [next=ID] [t=D]
+//	    [storagetimeout=D] [maxbackoff=D] [alert=D] [txntimeout=D]
 //	tick t=D | trigger t=D | eoi t=D
 //	ack task=(I,...|all) id=ID
-//	decline task=I id=ID [reason=S]
+//	decline task=I id=ID [reason=S] [storage]
 //	persisted id=ID [err=S] t=D
+//	probed t=D [err=S]
 //	reset [reason=S]
 //	suspend [reason=S] | resume t=D
 //	stats | deadline | pending
@@ -49,6 +51,10 @@ func (e *interactionEnv) handle(t *testing.T, d *datadriven.TestData) string {
 		cfg.MinPause = durArg(t, d, "minpause", 0)
 		cfg.MaxConcurrent = intArg(t, d, "maxconc", cfg.MaxConcurrent)
 		cfg.TolerableFailures = intArg(t, d, "tolerable", 0)
+		cfg.StorageFailureTimeout = durArg(t, d, "storagetimeout", 0)
+		cfg.StorageMaxBackoff = durArg(t, d, "maxbackoff", 0)
+		cfg.AlertEvery = durArg(t, d, "alert", 0)
+		cfg.TransactionTimeout = durArg(t, d, "txntimeout", 0)
 		n := intArg(t, d, "tasks", 1)
 		e.tasks = make([]checkpoint.TaskID, n)
 		for i := range e.tasks {
@@ -73,7 +79,19 @@ func (e *interactionEnv) handle(t *testing.T, d *datadriven.TestData) string {
 	case "decline":
 		reason := "test"
 		d.MaybeScanArgs(t, "reason", &reason)
-		return e.step(Decline{Task: e.taskArgs(t, d)[0], ID: checkpoint.ID(intArg(t, d, "id", -1)), Reason: reason})
+		cause := CauseDeclined
+		if d.HasArg("storage") {
+			cause = CauseStorage
+		}
+		return e.step(Decline{Task: e.taskArgs(t, d)[0], ID: checkpoint.ID(intArg(t, d, "id", -1)), Reason: reason, Cause: cause})
+	case "probed":
+		var err error
+		if d.HasArg("err") {
+			var s string
+			d.ScanArgs(t, "err", &s)
+			err = errors.New(s)
+		}
+		return e.step(StorageProbed{Err: err, Now: at(durArg(t, d, "t", -1))})
 	case "persisted":
 		var err error
 		if d.HasArg("err") {

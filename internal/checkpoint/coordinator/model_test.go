@@ -33,6 +33,18 @@ type model struct {
 	lastDone    checkpoint.ID
 	lastDoneDur time.Duration
 
+	// Storage failures: not counted towards tolerable, no failover; a
+	// backoff between attempts, probes each interval, alerts at most
+	// every alertEvery, the job failed past storageTimeout or when the
+	// oldest open transaction (since openFrom) would outlive txnTimeout.
+	storageTimeout, maxBackoff, alertEvery, txnTimeout time.Duration
+	sOn                                                bool
+	sFrom, sRetry, sProbeAt, sAlertAt, openFrom        time.Time
+	sCount, sSinceAlert                                int
+	sWait                                              time.Duration
+	sProbing, sProbeBad, sDone                         bool
+	storageFails, timeouts                             int
+
 	out []string
 }
 
@@ -44,10 +56,83 @@ type modelCP struct {
 	orphan bool
 }
 
+// probeGap is the model's probe period: the interval, or a second.
+func (m *model) probeGap() time.Duration {
+	if m.interval > 0 {
+		return m.interval
+	}
+	return time.Second
+}
+
+func modelRound(d time.Duration) time.Duration {
+	if d < time.Second {
+		return d.Round(time.Millisecond)
+	}
+	return d.Round(time.Second)
+}
+
+// storageFail is the model's rule for a checkpoint failed by storage.
+func (m *model) storageFail(reason string) {
+	if !m.sOn {
+		m.sOn, m.sFrom, m.sCount, m.sSinceAlert, m.sAlertAt, m.sDone, m.sProbing = true, m.clock, 0, 0, time.Time{}, false, false
+		m.sWait = m.interval
+		if m.sWait <= 0 {
+			m.sWait = time.Second
+		}
+		m.sProbeAt = m.clock.Add(m.probeGap())
+	} else {
+		limit := m.maxBackoff
+		if m.interval > limit {
+			limit = m.interval
+		}
+		m.sWait *= 2
+		if m.sWait > limit {
+			m.sWait = limit
+		}
+	}
+	m.sCount++
+	m.sSinceAlert++
+	m.sRetry = m.clock.Add(m.sWait)
+	m.sProbeBad = false
+	if m.sDone {
+		return
+	}
+	for_ := m.clock.Sub(m.sFrom)
+	if m.storageTimeout > 0 && for_ >= m.storageTimeout {
+		m.sDone = true
+		m.emit("fail-job: checkpoint storage has failed for %v (%d checkpoints; execution.checkpointing.storage-failure-timeout is %v); last: %s", modelRound(for_), m.sCount, m.storageTimeout, reason)
+		return
+	}
+	if m.txnTimeout > 0 && m.sRetry.Sub(m.openFrom) >= m.txnTimeout {
+		m.sDone = true
+		m.emit("fail-job: checkpoint storage has failed for %v (%d checkpoints) and no checkpoint completed for %v: the two-phase-commit sinks' open transactions would outlive their transaction timeout of %v before the next attempt, and be aborted by their system; failing the job now rather than losing output; last: %s",
+			modelRound(for_), m.sCount, modelRound(m.clock.Sub(m.openFrom)), m.txnTimeout, reason)
+		return
+	}
+	if m.sAlertAt.IsZero() || m.clock.Sub(m.sAlertAt) >= m.alertEvery {
+		var left time.Duration
+		if m.storageTimeout > 0 {
+			left = m.storageTimeout - for_
+		}
+		m.emit("storage-alert since=%v failures=%d recent=%d next-retry=%v give-up-in=%v: %s", since(m.sFrom), m.sCount, m.sSinceAlert, m.sWait, left, reason)
+		m.sAlertAt, m.sSinceAlert = m.clock, 0
+	}
+}
+
+// waiting reports whether storage fails and its backoff has not passed.
+func (m *model) waiting() bool { return m.sOn && m.clock.Before(m.sRetry) }
+
 func newModel(cfg Config, tasks []checkpoint.TaskID, next checkpoint.ID, now time.Time) *model {
 	m := &model{interval: cfg.Interval, timeout: cfg.Timeout, minPause: cfg.MinPause,
 		maxConc: cfg.MaxConcurrent, tolerable: cfg.TolerableFailures, tasks: tasks,
-		first: next, clock: now, periodicAt: now.Add(cfg.Interval)}
+		first: next, clock: now, periodicAt: now.Add(cfg.Interval), openFrom: now,
+		storageTimeout: cfg.StorageFailureTimeout, maxBackoff: cfg.StorageMaxBackoff, alertEvery: cfg.AlertEvery, txnTimeout: cfg.TransactionTimeout}
+	if m.maxBackoff == 0 {
+		m.maxBackoff = 2 * time.Minute
+	}
+	if m.alertEvery == 0 {
+		m.alertEvery = 30 * time.Second
+	}
 	if m.timeout == 0 {
 		m.timeout = 10 * time.Minute
 	}
@@ -114,11 +199,16 @@ func (m *model) step(ev Event) []string {
 			for _, id := range m.ids() {
 				cp := m.cp(id)
 				if cp.fate == "pending" && !m.clock.Before(cp.ts.Add(m.timeout)) {
-					m.failCP(id, fmt.Sprintf("expired after execution.checkpointing.timeout of %v", m.timeout), true)
+					m.failCP(id, fmt.Sprintf("expired after execution.checkpointing.timeout of %v", m.timeout), true, CauseTimeout)
 					again = true
 					break
 				}
 			}
+		}
+		if m.sOn && !m.sProbing && !m.suspended && !m.clock.Before(m.sProbeAt) {
+			m.sProbing = true
+			m.sProbeAt = m.clock.Add(m.probeGap())
+			m.emit("probe-storage")
 		}
 		if due, ok := m.due(); ok && !m.clock.Before(due) {
 			m.start(checkpoint.Periodic)
@@ -167,7 +257,22 @@ func (m *model) step(ev Event) []string {
 		}
 	case Decline:
 		if m.live(ev.ID, "pending") != nil && slices.Contains(m.tasks, ev.Task) {
-			m.failCP(ev.ID, fmt.Sprintf("declined by task %s: %s", taskName(ev.Task), ev.Reason), false)
+			cause := CauseDeclined
+			if ev.Cause == CauseStorage {
+				cause = CauseStorage
+			}
+			m.failCP(ev.ID, fmt.Sprintf("declined by task %s: %s", taskName(ev.Task), ev.Reason), false, cause)
+		}
+	case StorageProbed:
+		m.see(ev.Now)
+		m.sProbing = false
+		if m.sOn {
+			if ev.Err != nil {
+				m.sProbeBad = true
+			} else if m.sProbeBad {
+				m.sProbeBad = false
+				m.sRetry = m.clock
+			}
 		}
 	case Persisted:
 		m.see(ev.Now)
@@ -179,11 +284,16 @@ func (m *model) step(ev Event) []string {
 			m.emit("abort id=%d kind=%s subsumed: subsumed by checkpoint %d", ev.ID, cp.kind, m.lastDone)
 		case ev.Err != nil && cp.orphan:
 			cp.fate = "aborted"
-			m.emit("abort id=%d kind=%s: persist metadata after job failover: %v", ev.ID, cp.kind, ev.Err)
+			m.emit("abort id=%d kind=%s cause=task-failure: persist metadata after job failover: %v", ev.ID, cp.kind, ev.Err)
 		case ev.Err != nil:
-			m.failCP(ev.ID, fmt.Sprintf("persist metadata: %v", ev.Err), true)
+			m.failCP(ev.ID, fmt.Sprintf("persist metadata: %v", ev.Err), true, CauseStorage)
 		default:
 			cp.fate = "completed"
+			if m.sOn {
+				m.emit("storage-recovered failures=%d after=%v", m.sCount, m.clock.Sub(m.sFrom))
+			}
+			m.sOn, m.sProbing, m.sProbeBad = false, false, false
+			m.openFrom = cp.ts
 			m.lastDone, m.lastDoneDur = ev.ID, m.clock.Sub(cp.ts)
 			m.streak = 0
 			m.pauseFrom = m.clock
@@ -210,7 +320,7 @@ func (m *model) step(ev Event) []string {
 			}
 		}
 	}
-	if m.finalDue && !m.suspended && m.count("pending") == 0 {
+	if m.finalDue && !m.suspended && m.count("pending") == 0 && !m.waiting() {
 		m.finalDue = false
 		m.start(checkpoint.Final)
 	}
@@ -222,6 +332,9 @@ func (m *model) due() (time.Time, bool) {
 		return time.Time{}, false
 	}
 	due := m.periodicAt
+	if m.sOn && m.sRetry.After(due) {
+		due = m.sRetry
+	}
 	if !m.pauseFrom.IsZero() && m.pauseFrom.Add(m.minPause).After(due) {
 		due = m.pauseFrom.Add(m.minPause)
 	}
@@ -241,6 +354,12 @@ func (m *model) deadline() (time.Time, bool) {
 			cands = append(cands, cp.ts.Add(m.timeout))
 		}
 	}
+	if m.sOn && !m.sProbing && !m.suspended {
+		cands = append(cands, m.sProbeAt)
+	}
+	if m.finalDue && m.waiting() {
+		cands = append(cands, m.sRetry)
+	}
 	if len(cands) == 0 {
 		return time.Time{}, false
 	}
@@ -252,16 +371,27 @@ func (m *model) start(kind checkpoint.Kind) {
 	m.cps = append(m.cps, &modelCP{kind: kind, ts: m.clock, fate: "pending"})
 }
 
-func (m *model) failCP(id checkpoint.ID, reason string, timed bool) {
+func (m *model) failCP(id checkpoint.ID, reason string, timed bool, cause Cause) {
 	cp := m.cp(id)
 	cp.fate = "failed"
-	m.streak++
-	m.emit("abort id=%d kind=%s: %s", id, cp.kind, reason)
+	m.emit("abort id=%d kind=%s cause=%s: %s", id, cp.kind, cause, reason)
 	if timed {
 		m.pauseFrom = m.clock
 	} else {
 		m.stampPause = true
 	}
+	if cause == CauseTimeout {
+		m.timeouts++
+	}
+	if cause == CauseStorage {
+		m.storageFails++
+		if cp.kind == checkpoint.Final && m.ended && !m.suspended {
+			m.finalDue = true
+		}
+		m.storageFail(reason)
+		return
+	}
+	m.streak++
 	var why string
 	switch {
 	case m.streak <= m.tolerable:
@@ -286,7 +416,7 @@ func (m *model) resetJob(reason string, timed bool) {
 			cp.orphan = true
 		case "pending":
 			cp.fate = "aborted"
-			m.emit("abort id=%d kind=%s: %s", id, cp.kind, reason)
+			m.emit("abort id=%d kind=%s cause=task-failure: %s", id, cp.kind, reason)
 		}
 	}
 	m.ended, m.finalDue = false, false
@@ -302,5 +432,20 @@ func (m *model) stats() Stats {
 		Triggered: len(m.cps), Completed: m.count("completed"), Failed: m.count("failed"),
 		Aborted: m.count("aborted"), InProgress: m.count("pending", "persisting"),
 		LastCompletedID: m.lastDone, LastCompletedDuration: m.lastDoneDur, ConsecutiveFailures: m.streak,
+		FailedByCause: m.byCause(), StorageFailing: m.sOn, StorageFailingSince: m.storageSince(),
 	}
+}
+
+func (m *model) byCause() (out [numCauses]int) {
+	out[CauseStorage] = m.storageFails
+	out[CauseTimeout] = m.timeouts
+	out[CauseDeclined] = m.count("failed") - m.storageFails - m.timeouts
+	return out
+}
+
+func (m *model) storageSince() time.Time {
+	if m.sOn {
+		return m.sFrom
+	}
+	return time.Time{}
 }

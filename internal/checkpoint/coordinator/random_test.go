@@ -31,9 +31,14 @@ func TestRandomAgainstModel(t *testing.T) {
 	// above proves little.
 	for _, outcome := range []string{"trigger", "persist", "notify-complete", "failover:", "rejected:",
 		"subsumed", "expired", "declined", "persist metadata:", "after job failover", "job failover", "kind=final",
-		"checkpointing suspended", "final at resume"} {
-		if seen[outcome] < 10 {
-			t.Errorf("outcome %q reached %d times in %d seeds, want at least 10: tune randomEvent", outcome, seen[outcome], seeds)
+		"checkpointing suspended", "final at resume", "probe-storage", "storage-alert", "storage-recovered",
+		"fail-job:", "cause=storage", "storage-failure-timeout", "transaction timeout", "alert aggregated"} {
+		want := 10
+		if outcome == "alert aggregated" {
+			want = 3 // needs three storage failures in a row inside one alert window
+		}
+		if seen[outcome] < want {
+			t.Errorf("outcome %q reached %d times in %d seeds, want at least %d: tune randomEvent", outcome, seen[outcome], seeds, want)
 		}
 	}
 }
@@ -48,6 +53,11 @@ func randomConfig(r *rand.Rand) Config {
 		MinPause:          pick(0, 0, 30*time.Millisecond, 120*time.Millisecond),
 		MaxConcurrent:     r.IntN(4),
 		TolerableFailures: r.IntN(4),
+		// Storage failures: bounds that fire within a run, or none.
+		StorageFailureTimeout: pick(0, 0, 400*time.Millisecond, 2*time.Second),
+		StorageMaxBackoff:     pick(0, 200*time.Millisecond, 500*time.Millisecond),
+		AlertEvery:            pick(0, 60*time.Millisecond, 100*time.Millisecond, 150*time.Millisecond),
+		TransactionTimeout:    pick(0, 0, 700*time.Millisecond),
 	}
 }
 
@@ -100,10 +110,14 @@ func runRandom(t *testing.T, seed uint64, steps int, seen map[string]int) {
 // tally counts which outcomes an action line shows.
 func tally(seen map[string]int, line string) {
 	seen[strings.SplitN(line, " ", 2)[0]]++
-	for _, key := range []string{"subsumed", "expired", "declined", "persist metadata:", "after job failover", "job failover", "kind=final", "checkpointing suspended"} {
+	for _, key := range []string{"subsumed", "expired", "declined", "persist metadata:", "after job failover", "job failover", "kind=final", "checkpointing suspended",
+		"cause=storage", "storage-failure-timeout", "transaction timeout"} {
 		if strings.Contains(line, key) {
 			seen[key]++
 		}
+	}
+	if strings.HasPrefix(line, "storage-alert") && !strings.Contains(line, " recent=1 ") {
+		seen["alert aggregated"]++ // an alert that stood for several failures
 	}
 }
 
@@ -135,7 +149,13 @@ func randomEvent(r *rand.Rand, now *time.Time, c *Coordinator, inv *invariants, 
 		}
 		return tasks[r.IntN(len(tasks))]
 	}
-	switch n := r.IntN(104); {
+	switch n := r.IntN(110); {
+	case n >= 104:
+		var err error
+		if r.IntN(2) == 0 {
+			err = errors.New("probe: disk full")
+		}
+		return StorageProbed{Err: err, Now: advance()}
 	case n < 25:
 		if d, ok := c.NextDeadline(); ok && r.IntN(2) == 0 && d.After(*now) {
 			*now = d
@@ -146,7 +166,11 @@ func randomEvent(r *rand.Rand, now *time.Time, c *Coordinator, inv *invariants, 
 		task := anyTask()
 		return Ack{Task: task, ID: anyID(), State: checkpoint.TaskState{Task: task}}
 	case n < 69:
-		return Decline{Task: anyTask(), ID: anyID(), Reason: "random"}
+		cause := CauseDeclined
+		if r.IntN(2) == 0 {
+			cause = CauseStorage
+		}
+		return Decline{Task: anyTask(), ID: anyID(), Reason: "random", Cause: cause}
 	case n < 90:
 		id := anyID()
 		if len(inv.awaiting) > 0 && r.IntN(4) > 0 {

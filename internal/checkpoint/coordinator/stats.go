@@ -34,6 +34,13 @@ type Stats struct {
 	// ConsecutiveFailures counts failures since the last completion or
 	// failover.
 	ConsecutiveFailures int
+	// FailedByCause counts Failed by cause (declined, timeout, storage).
+	FailedByCause [numCauses]int
+	// StorageFailing is true from a storage failure until the next
+	// completed checkpoint (checkpointStorageFailing), since
+	// StorageFailingSince.
+	StorageFailing      bool
+	StorageFailingSince time.Time
 }
 
 // Stats returns the current counters.
@@ -41,5 +48,6 @@ func (c *Coordinator) Stats() Stats {
 	s := c.stats
 	s.InProgress = len(c.pending)
 	s.ConsecutiveFailures = c.consecutive
+	s.StorageFailing, s.StorageFailingSince = c.storage.failing, c.storage.since
 	return s
 }
