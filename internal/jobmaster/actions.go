@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/weirstream/weir/internal/checkpoint"
+	"github.com/weirstream/weir/internal/checkpoint/coordinator"
 )
 
 // Action is an output of Machine.Step for the driver to perform in the
@@ -61,8 +62,26 @@ type NotifyAborted struct {
 	Kind     checkpoint.Kind
 	Reason   string
 	Subsumed bool
-	TMs      []TM
+	// Cause classifies the abort (declined, timeout, storage,
+	// task-failure, subsumed).
+	Cause coordinator.Cause
+	TMs   []TM
 }
+
+// ProbeStorage tests checkpoint storage with a small write and feeds
+// StorageProbed (a storage action: the coordinator asks for one each
+// interval while storage fails).
+type ProbeStorage struct{}
+
+// StorageAlert reports that checkpoint storage is failing (the first
+// failure, then at most every 30 s): the driver logs it naming the
+// storage, its free space, and the fields below, and sets the
+// checkpointStorageFailing metric.
+type StorageAlert struct{ coordinator.StorageAlert }
+
+// StorageRecovered reports that a checkpoint completed after storage
+// failures.
+type StorageRecovered struct{ coordinator.StorageRecovered }
 
 // PersistMetadata writes checkpoint ID's metadata and feeds StoreDone.
 type PersistMetadata struct {
@@ -151,6 +170,9 @@ func (TriggerCheckpoint) isAction()  {}
 func (StopSources) isAction()        {}
 func (NotifyComplete) isAction()     {}
 func (NotifyAborted) isAction()      {}
+func (ProbeStorage) isAction()       {}
+func (StorageAlert) isAction()       {}
+func (StorageRecovered) isAction()   {}
 func (PersistMetadata) isAction()    {}
 func (RegisterCheckpoint) isAction() {}
 func (LoadLatest) isAction()         {}

@@ -57,7 +57,7 @@ func (m *Machine) perform(actions []coordinator.Action) {
 			m.emit(Retain{ID: act.ID, Sweep: m.sweep()})
 		case coordinator.Abort:
 			m.log.Info("checkpoint aborted", "id", act.ID, "reason", act.Reason)
-			m.emit(NotifyAborted{ID: act.ID, Kind: act.Kind, Reason: act.Reason, Subsumed: act.Subsumed, TMs: slices.Clone(m.tms)})
+			m.emit(NotifyAborted{ID: act.ID, Kind: act.Kind, Reason: act.Reason, Subsumed: act.Subsumed, Cause: act.Cause, TMs: slices.Clone(m.tms)})
 			cause := fmt.Errorf("checkpoint %d aborted: %s", act.ID, act.Reason)
 			if act.Subsumed {
 				cause = fmt.Errorf("checkpoint %d: %w", act.ID, errSubsumed)
@@ -74,6 +74,20 @@ func (m *Machine) perform(actions []coordinator.Action) {
 			m.feed(failover.GlobalFailure{Reason: m.failCause.Error(), Now: m.now})
 		case coordinator.Rejected:
 			m.log.Info("checkpoint request rejected", "reason", act.Reason)
+		case coordinator.ProbeStorage:
+			m.emit(ProbeStorage{})
+		case coordinator.StorageAlert:
+			m.emit(StorageAlert{act})
+		case coordinator.StorageRecovered:
+			m.emit(StorageRecovered{act})
+		case coordinator.FailJob:
+			if m.draining || m.fatal != nil {
+				continue
+			}
+			// No restart can fix storage, and waiting longer would lose
+			// output: the job fails for good, saying why.
+			m.fatal = Unrecoverable(fmt.Errorf("checkpointing: %s", act.Reason))
+			m.emit(Failure{Cause: m.fatal.Error()})
 		}
 	}
 }

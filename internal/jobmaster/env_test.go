@@ -292,7 +292,7 @@ func (e *env) perform(a Action) {
 			e.violate("barrier of checkpoint %d sent with ids reserved only below %d", a.ID, e.reserved)
 		}
 		e.triggered = append(e.triggered, a.ID)
-	case LoadLatest, CopySavepoint, ReserveIDs:
+	case LoadLatest, CopySavepoint, ReserveIDs, ProbeStorage:
 		e.pending = append(e.pending, a)
 	case JobEnded:
 		for x := range e.running {
@@ -377,6 +377,8 @@ func (e *env) complete(match func(Action) bool, err error, latest *RestorePoint)
 				e.reserveFailed = true
 			}
 			return e.step(IDsReserved{UpTo: a.UpTo, Err: err}), true
+		case ProbeStorage:
+			return e.step(StorageProbed{Err: err}), true
 		}
 	}
 	return "", false
@@ -467,7 +469,16 @@ func format(a Action, now time.Time) string {
 		if a.Subsumed {
 			s += " (subsumed)"
 		}
+		if a.Cause == coordinator.CauseStorage {
+			s += " [storage]"
+		}
 		return s
+	case ProbeStorage:
+		return "probe-storage"
+	case StorageAlert:
+		return fmt.Sprintf("storage-alert failures=%d: %s", a.Failures, a.Reason)
+	case StorageRecovered:
+		return fmt.Sprintf("storage-recovered failures=%d", a.Failures)
 	case PersistMetadata:
 		return fmt.Sprintf("persist cp=%d kind=%s", a.ID, a.Kind)
 	case RegisterCheckpoint:

@@ -40,7 +40,13 @@ type Decline struct {
 	Exec   ExecutionID
 	ID     checkpoint.ID
 	Reason string
+	// Storage: the task could not write its snapshot to checkpoint
+	// storage (its error classified by storage.IsStorageFailure).
+	Storage bool
 }
+
+// StorageProbed is the result of ProbeStorage.
+type StorageProbed struct{ Err error }
 
 // EndOfData reports that an execution consumed all its input.
 type EndOfData struct{ Exec ExecutionID }
@@ -121,6 +127,7 @@ func (Ack) isEvent()             {}
 func (Decline) isEvent()         {}
 func (EndOfData) isEvent()       {}
 func (StoreDone) isEvent()       {}
+func (StorageProbed) isEvent()   {}
 func (Registered) isEvent()      {}
 func (LatestLoaded) isEvent()    {}
 func (SavepointCopied) isEvent() {}

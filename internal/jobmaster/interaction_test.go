@@ -24,12 +24,13 @@ import (
 //	    [initial=ID [initial-path=P]] [first-own=ID] [reserve=ID] [first-attempt=N]
 //	    [sweeps=manual] (shared-file sweeps stay pending; else each is done at once)
 //	    [tolerable=N] (execution.checkpointing.tolerable-failed-checkpoints)
+//	    [storagetimeout=D] (execution.checkpointing.storage-failure-timeout)
 //	    [register] (Config.Register: a written checkpoint completes once registered)
 //	    one region per input line: tasks as V/I; vertex 0 is the source
 //	deploy                        Start, and Prepared from a TaskManager (local)
 //	running [t=V/I,...]           RUNNING from deployed executions (default: all)
 //	ack cp=ID [t=V/I,...] [attempt=N]  (default: every live execution)
-//	decline cp=ID t=V/I [reason=S]
+//	decline cp=ID t=V/I [reason=S] [storage]  (storage: the snapshot write failed)
 //	eod [t=V/I,...] [attempt=N]   end of data (default: every live execution)
 //	fail t=V/I [err=S] [unrecoverable] [attempt=N]
 //	cancelled [t=V/I,...]         CANCELED from executions asked to cancel (default: all)
@@ -42,6 +43,7 @@ import (
 //	copied [req=N] [err=S]        the first pending savepoint copy completes
 //	reserved [err=S]              the pending id reservation completes
 //	swept                         the first pending sweep completes (sweeps=manual)
+//	probed [err=S]                the pending storage probe completes
 //	storage                       every pending storage action completes, in order
 //	tick D                        advance the clock by D and Tick
 //	request kind=checkpoint|savepoint|stop [target=P]
@@ -76,6 +78,7 @@ func newScriptEnv(t *testing.T, d *datadriven.TestData) *env {
 	cfg.Checkpoint.Interval = durArg(t, d, "interval", 0)
 	cfg.Checkpoint.MaxConcurrent = intArg(t, d, "maxconc", cfg.Checkpoint.MaxConcurrent)
 	cfg.Checkpoint.TolerableFailures = intArg(t, d, "tolerable", 0)
+	cfg.Checkpoint.StorageFailureTimeout = durArg(t, d, "storagetimeout", 0)
 	attempts := intArg(t, d, "attempts", 5)
 	cfg.Restart = restart.NewFixedDelay(attempts, durArg(t, d, "delay", 0))
 	if id := intArg(t, d, "initial", 0); id > 0 {
@@ -152,7 +155,7 @@ func runCommand(t *testing.T, e *env, d *datadriven.TestData) string {
 		reason := "declined"
 		d.MaybeScanArgs(t, "reason", &reason)
 		x := e.execsArg(t, d, nil)[0]
-		return e.step(Decline{Exec: x, ID: checkpoint.ID(intArg(t, d, "cp", 0)), Reason: reason})
+		return e.step(Decline{Exec: x, ID: checkpoint.ID(intArg(t, d, "cp", 0)), Reason: reason, Storage: d.HasArg("storage")})
 	case "eod":
 		var b strings.Builder
 		for _, x := range e.execsArg(t, d, nil) {
@@ -189,7 +192,7 @@ func runCommand(t *testing.T, e *env, d *datadriven.TestData) string {
 		e.tms[tm] = true
 		e.slots[tm] = intArg(t, d, "slots", 1)
 		return e.step(SlotsOffered{})
-	case "store-done", "register-done", "loaded", "copied", "reserved", "swept":
+	case "store-done", "register-done", "loaded", "copied", "reserved", "swept", "probed":
 		return e.completeCmd(t, d)
 	case "storage":
 		var b strings.Builder
@@ -254,6 +257,8 @@ func (e *env) completeCmd(t *testing.T, d *datadriven.TestData) string {
 		match = func(a Action) bool { c, ok := a.(CopySavepoint); return ok && (req == 0 || c.Req == req) }
 	case "reserved":
 		match = func(a Action) bool { _, ok := a.(ReserveIDs); return ok }
+	case "probed":
+		match = func(a Action) bool { _, ok := a.(ProbeStorage); return ok }
 	case "swept":
 		match = sweeps
 	}

@@ -266,6 +266,8 @@ func (m *Machine) handle(ev Event) {
 		m.taskManagerLost(ev.TM, ev.Cause)
 	case StoreDone:
 		m.storeDone(ev)
+	case StorageProbed:
+		m.coordStep(coordinator.StorageProbed{Err: ev.Err, Now: m.now})
 	case Registered:
 		m.registered(ev)
 	case LatestLoaded:
@@ -299,7 +301,11 @@ func (m *Machine) handle(ev Event) {
 		}
 	case Decline:
 		if m.current(ev.Exec) != nil {
-			m.coordStep(coordinator.Decline{Task: ev.Exec.Task, ID: ev.ID, Reason: ev.Reason})
+			cause := coordinator.CauseDeclined
+			if ev.Storage {
+				cause = coordinator.CauseStorage
+			}
+			m.coordStep(coordinator.Decline{Task: ev.Exec.Task, ID: ev.ID, Reason: ev.Reason, Cause: cause})
 		}
 	case EndOfData:
 		if m.current(ev.Exec) != nil {

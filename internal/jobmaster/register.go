@@ -29,14 +29,14 @@ func (m *Machine) storeDone(ev StoreDone) {
 	kind, registering := m.persistKind[ev.ID]
 	delete(m.persistKind, ev.ID)
 	if !m.cfg.Register || !registering || ev.Err != nil {
-		m.persisted(ev.ID, ev.Err)
+		m.persisted(ev.ID, ev.Err, false)
 		return
 	}
 	if ev.ID < m.coord.Stats().LastCompletedID {
 		// A newer checkpoint completed while this one was written: the
 		// coordinator drops it as subsumed and its files are discarded, so
 		// its pointer would only point at files being deleted.
-		m.persisted(ev.ID, nil)
+		m.persisted(ev.ID, nil, false)
 		return
 	}
 	m.emit(RegisterCheckpoint{ID: ev.ID, Kind: kind})
@@ -45,21 +45,23 @@ func (m *Machine) storeDone(ev StoreDone) {
 // registered handles the result of a registration: only a successful one
 // completes the checkpoint; a refused one (lost leadership, etcd down) is
 // a failed checkpoint, exactly as a failed metadata write is, and its
-// files are discarded.
+// files are discarded. It is not a storage failure (the coordinator
+// counts it towards the tolerable failures): the leadership is in
+// question, not the storage.
 func (m *Machine) registered(ev Registered) {
 	err := ev.Err
 	if err != nil {
 		m.log.Warn("checkpoint registration refused", "id", ev.ID, "err", err)
 		err = fmt.Errorf("register checkpoint: %w", err)
 	}
-	m.persisted(ev.ID, err)
+	m.persisted(ev.ID, err, err != nil)
 }
 
 // persisted ends a checkpoint's persisting: one write (and registration)
 // less in flight, the coordinator told, and a restart that waited for it
 // asks for its restore point.
-func (m *Machine) persisted(id checkpoint.ID, err error) {
+func (m *Machine) persisted(id checkpoint.ID, err error, registration bool) {
 	m.persisting--
-	m.coordStep(coordinator.Persisted{ID: id, Err: err, Now: m.now})
+	m.coordStep(coordinator.Persisted{ID: id, Err: err, Registration: registration, Now: m.now})
 	m.restartDue()
 }

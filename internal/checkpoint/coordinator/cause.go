@@ -25,6 +25,10 @@ const (
 	CauseTaskFailure
 	// CauseSubsumed: a newer checkpoint completed first; not a failure.
 	CauseSubsumed
+	// CauseRegistration: the checkpoint's registration was refused (high
+	// availability: the JobManager's leadership is in question); counted
+	// towards the tolerable failures like a decline.
+	CauseRegistration
 	numCauses
 )
 
@@ -41,6 +45,8 @@ func (c Cause) String() string {
 		return "task-failure"
 	case CauseSubsumed:
 		return "subsumed"
+	case CauseRegistration:
+		return "registration"
 	}
 	return "unknown"
 }

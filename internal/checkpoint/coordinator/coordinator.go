@@ -318,6 +318,8 @@ func (c *Coordinator) persisted(ev Persisted) {
 		c.drop(p, fmt.Sprintf("subsumed by checkpoint %d", c.stats.LastCompletedID), true)
 	case ev.Err != nil && p.orphaned:
 		c.drop(p, fmt.Sprintf("persist metadata after job failover: %v", ev.Err), false)
+	case ev.Err != nil && ev.Registration:
+		c.fail(p, fmt.Sprintf("persist metadata: %v", ev.Err), CauseRegistration)
 	case ev.Err != nil:
 		c.fail(p, fmt.Sprintf("persist metadata: %v", ev.Err), CauseStorage)
 	default:

@@ -53,6 +53,10 @@ type Persisted struct {
 	ID  checkpoint.ID
 	Err error
 	Now time.Time
+	// Registration: the metadata was written but its registration was
+	// refused (high availability); the failure is CauseRegistration, not
+	// storage's.
+	Registration bool
 }
 
 // Reset reports a job failover: every pending checkpoint that is not being
