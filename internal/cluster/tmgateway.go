@@ -88,7 +88,7 @@ func deliverToJob(jm runtime.JobMasterGateway, m *pb.TaskManagerMessage, logBad 
 		jm.Acknowledge(a.GetJob(), execFromPB(a.GetExec()), checkpoint.ID(a.GetCheckpointId()), st)
 	case *pb.TaskManagerMessage_Decline:
 		d := x.Decline
-		jm.Decline(d.GetJob(), execFromPB(d.GetExec()), checkpoint.ID(d.GetCheckpointId()), d.GetReason())
+		jm.Decline(d.GetJob(), execFromPB(d.GetExec()), checkpoint.ID(d.GetCheckpointId()), d.GetReason(), d.GetStorage())
 	case *pb.TaskManagerMessage_EndOfData:
 		e := x.EndOfData
 		jm.EndOfData(e.GetJob(), execFromPB(e.GetExec()))

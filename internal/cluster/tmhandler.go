@@ -179,7 +179,7 @@ func (g sessionJobMaster) TaskStateChanged(job string, exec runtime.ExecutionID,
 func (g sessionJobMaster) Acknowledge(job string, exec runtime.ExecutionID, id checkpoint.ID, st checkpoint.TaskState) {
 	b, err := taskStateToPB(st)
 	if err != nil {
-		g.Decline(job, exec, id, "encode task state: "+err.Error())
+		g.Decline(job, exec, id, "encode task state: "+err.Error(), false)
 		return
 	}
 	g.send(&pb.TaskManagerMessage{Msg: &pb.TaskManagerMessage_Acknowledge{Acknowledge: &pb.Acknowledge{
@@ -187,9 +187,9 @@ func (g sessionJobMaster) Acknowledge(job string, exec runtime.ExecutionID, id c
 	}}})
 }
 
-func (g sessionJobMaster) Decline(job string, exec runtime.ExecutionID, id checkpoint.ID, reason string) {
+func (g sessionJobMaster) Decline(job string, exec runtime.ExecutionID, id checkpoint.ID, reason string, storage bool) {
 	g.send(&pb.TaskManagerMessage{Msg: &pb.TaskManagerMessage_Decline{Decline: &pb.Decline{
-		Job: job, Exec: execToPB(exec), CheckpointId: int64(id), Reason: reason,
+		Job: job, Exec: execToPB(exec), CheckpointId: int64(id), Reason: reason, Storage: storage,
 	}}})
 }
 

@@ -16,6 +16,8 @@ func TestDefaults(t *testing.T) {
 		{"execution.checkpointing.max-concurrent-checkpoints", "1"},
 		{"execution.checkpointing.min-pause", "0 ms"},
 		{"execution.checkpointing.mode", "EXACTLY_ONCE"},
+		{"execution.checkpointing.storage-failure-max-backoff", "2 min"},
+		{"execution.checkpointing.storage-failure-timeout", "30 min"},
 		{"execution.checkpointing.timeout", "10 min"},
 		{"execution.checkpointing.tolerable-failed-checkpoints", "0"},
 		{"execution.checkpointing.unaligned.enabled", "false"},

@@ -9,6 +9,8 @@ const (
 	CheckpointingMinPause               = "execution.checkpointing.min-pause"
 	CheckpointingMaxConcurrent          = "execution.checkpointing.max-concurrent-checkpoints"
 	CheckpointingTolerableFailures      = "execution.checkpointing.tolerable-failed-checkpoints"
+	CheckpointingStorageFailureTimeout  = "execution.checkpointing.storage-failure-timeout"
+	CheckpointingStorageMaxBackoff      = "execution.checkpointing.storage-failure-max-backoff"
 	CheckpointingUnaligned              = "execution.checkpointing.unaligned.enabled"
 	CheckpointingAlignedTimeout         = "execution.checkpointing.aligned-checkpoint-timeout"
 	CheckpointingMaxChannelStateBytes   = "execution.checkpointing.unaligned.max-channel-state-bytes"

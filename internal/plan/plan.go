@@ -125,6 +125,9 @@ func (p *Plan) jobConfig(jobName string) (runtime.JobConfig, error) {
 		MinPause:          c.Duration(config.CheckpointingMinPause),
 		MaxConcurrent:     c.Int(config.CheckpointingMaxConcurrent),
 		TolerableFailures: c.Int(config.CheckpointingTolerableFailures),
+
+		StorageFailureTimeout: c.Duration(config.CheckpointingStorageFailureTimeout),
+		StorageMaxBackoff:     c.Duration(config.CheckpointingStorageMaxBackoff),
 	}
 	return runtime.JobConfig{
 		JobName:               jobName,

@@ -67,7 +67,7 @@ type JobMasterGateway interface {
 	// Unrecoverable).
 	TaskStateChanged(job string, exec ExecutionID, st ExecState, err error)
 	Acknowledge(job string, exec ExecutionID, id checkpoint.ID, st checkpoint.TaskState)
-	Decline(job string, exec ExecutionID, id checkpoint.ID, reason string)
+	Decline(job string, exec ExecutionID, id checkpoint.ID, reason string, storage bool)
 	// EndOfData reports that the execution consumed all its input and
 	// flushed its output.
 	EndOfData(job string, exec ExecutionID)
@@ -89,8 +89,8 @@ func (g execGateway) Acknowledge(task checkpoint.TaskID, id checkpoint.ID, st ch
 	g.jm.Acknowledge(g.job, g.exec(task), id, st)
 }
 
-func (g execGateway) Decline(task checkpoint.TaskID, id checkpoint.ID, reason string) {
-	g.jm.Decline(g.job, g.exec(task), id, reason)
+func (g execGateway) Decline(task checkpoint.TaskID, id checkpoint.ID, reason string, storage bool) {
+	g.jm.Decline(g.job, g.exec(task), id, reason, storage)
 }
 
 func (g execGateway) EndOfData(task checkpoint.TaskID) {

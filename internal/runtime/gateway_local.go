@@ -57,8 +57,8 @@ func (g *localJobMaster) Acknowledge(job string, exec ExecutionID, id checkpoint
 	g.put(job, jobmaster.Ack{Exec: exec, ID: id, State: st})
 }
 
-func (g *localJobMaster) Decline(job string, exec ExecutionID, id checkpoint.ID, reason string) {
-	g.put(job, jobmaster.Decline{Exec: exec, ID: id, Reason: reason})
+func (g *localJobMaster) Decline(job string, exec ExecutionID, id checkpoint.ID, reason string, storage bool) {
+	g.put(job, jobmaster.Decline{Exec: exec, ID: id, Reason: reason, Storage: storage})
 }
 
 func (g *localJobMaster) EndOfData(job string, exec ExecutionID) {

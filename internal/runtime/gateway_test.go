@@ -122,7 +122,7 @@ func (r *recorder) TaskStateChanged(job string, x ExecutionID, st ExecState, err
 func (r *recorder) Acknowledge(job string, x ExecutionID, id checkpoint.ID, _ checkpoint.TaskState) {
 	r.add("ack %s %s %d", job, x, id)
 }
-func (r *recorder) Decline(job string, x ExecutionID, id checkpoint.ID, reason string) {
+func (r *recorder) Decline(job string, x ExecutionID, id checkpoint.ID, reason string, _ bool) {
 	r.add("decline %s %s %d %s", job, x, id, reason)
 }
 func (r *recorder) EndOfData(job string, x ExecutionID) { r.add("eod %s %s", job, x) }

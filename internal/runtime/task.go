@@ -18,7 +18,7 @@ import (
 // methods must not block for long.
 type JobGateway interface {
 	Acknowledge(task checkpoint.TaskID, id checkpoint.ID, st checkpoint.TaskState)
-	Decline(task checkpoint.TaskID, id checkpoint.ID, reason string)
+	Decline(task checkpoint.TaskID, id checkpoint.ID, reason string, storage bool)
 	// EndOfData reports that the task consumed all input and flushed its
 	// output; the final checkpoint is triggered once every task did.
 	EndOfData(task checkpoint.TaskID)

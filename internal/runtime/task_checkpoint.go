@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/weirstream/weir/internal/checkpoint"
+	"github.com/weirstream/weir/internal/checkpoint/storage"
 	"github.com/weirstream/weir/internal/checkpoint/barrier"
 	"github.com/weirstream/weir/internal/faults"
 	"github.com/weirstream/weir/internal/network"
@@ -135,7 +136,7 @@ func (t *Task) snapshot(ctx context.Context, b checkpoint.Barrier, unaligned boo
 			// checkpoint fails, as in Flink; the coordinator's tolerable
 			// failure count decides whether the job fails over.
 			t.logger.Warn("declining checkpoint: asynchronous snapshot failed", "checkpoint", b.ID, "err", err)
-			t.gw.Decline(t.ID, b.ID, fmt.Sprintf("task %s#%d: asynchronous snapshot: %v", t.Name, t.ID.Subtask, err))
+			t.gw.Decline(t.ID, b.ID, fmt.Sprintf("task %s#%d: asynchronous snapshot: %v", t.Name, t.ID.Subtask, err), storage.IsStorageFailure(err))
 			return
 		}
 		// (An unaligned snapshot's metrics were completed before its

@@ -171,7 +171,7 @@ func (t *Task) perform(ctx context.Context, cur *polled, actions []barrier.Actio
 				return err
 			}
 		case barrier.Abort:
-			t.gw.Decline(t.ID, a.ID, a.Reason)
+			t.gw.Decline(t.ID, a.ID, a.Reason, false)
 			if t.ua.rec != nil && t.ua.rec.id == a.ID {
 				t.ua.rec.abort()
 				t.ua.rec = nil

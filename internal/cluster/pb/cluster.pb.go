@@ -887,11 +887,15 @@ func (x *Acknowledge) GetTaskState() []byte {
 
 // Decline reports that an execution will not take part in a checkpoint.
 type Decline struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Job           string                 `protobuf:"bytes,1,opt,name=job,proto3" json:"job,omitempty"`
-	Exec          *ExecutionID           `protobuf:"bytes,2,opt,name=exec,proto3" json:"exec,omitempty"`
-	CheckpointId  int64                  `protobuf:"varint,3,opt,name=checkpoint_id,json=checkpointId,proto3" json:"checkpoint_id,omitempty"`
-	Reason        string                 `protobuf:"bytes,4,opt,name=reason,proto3" json:"reason,omitempty"`
+	state        protoimpl.MessageState `protogen:"open.v1"`
+	Job          string                 `protobuf:"bytes,1,opt,name=job,proto3" json:"job,omitempty"`
+	Exec         *ExecutionID           `protobuf:"bytes,2,opt,name=exec,proto3" json:"exec,omitempty"`
+	CheckpointId int64                  `protobuf:"varint,3,opt,name=checkpoint_id,json=checkpointId,proto3" json:"checkpoint_id,omitempty"`
+	Reason       string                 `protobuf:"bytes,4,opt,name=reason,proto3" json:"reason,omitempty"`
+	// storage: the task could not write its snapshot to checkpoint storage
+	// (disk full, I/O error, S3 unreachable); the JobManager backs off
+	// instead of counting it towards the tolerable failures.
+	Storage       bool `protobuf:"varint,5,opt,name=storage,proto3" json:"storage,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -952,6 +956,13 @@ func (x *Decline) GetReason() string {
 		return x.Reason
 	}
 	return ""
+}
+
+func (x *Decline) GetStorage() bool {
+	if x != nil {
+		return x.Storage
+	}
+	return false
 }
 
 // EndOfData reports that a source execution read all its input (or every
@@ -3003,12 +3014,13 @@ const file_cluster_proto_rawDesc = "" +
 	"\x04exec\x18\x02 \x01(\v2\x1c.weir.cluster.v1.ExecutionIDR\x04exec\x12#\n" +
 	"\rcheckpoint_id\x18\x03 \x01(\x03R\fcheckpointId\x12\x1d\n" +
 	"\n" +
-	"task_state\x18\x04 \x01(\fR\ttaskState\"\x8a\x01\n" +
+	"task_state\x18\x04 \x01(\fR\ttaskState\"\xa4\x01\n" +
 	"\aDecline\x12\x10\n" +
 	"\x03job\x18\x01 \x01(\tR\x03job\x120\n" +
 	"\x04exec\x18\x02 \x01(\v2\x1c.weir.cluster.v1.ExecutionIDR\x04exec\x12#\n" +
 	"\rcheckpoint_id\x18\x03 \x01(\x03R\fcheckpointId\x12\x16\n" +
-	"\x06reason\x18\x04 \x01(\tR\x06reason\"O\n" +
+	"\x06reason\x18\x04 \x01(\tR\x06reason\x12\x18\n" +
+	"\astorage\x18\x05 \x01(\bR\astorage\"O\n" +
 	"\tEndOfData\x12\x10\n" +
 	"\x03job\x18\x01 \x01(\tR\x03job\x120\n" +
 	"\x04exec\x18\x02 \x01(\v2\x1c.weir.cluster.v1.ExecutionIDR\x04exec\"\x82\x06\n" +

@@ -36,6 +36,13 @@ func (e *Error) Error() string {
 	return s
 }
 
+// StorageFailure reports an answer that means the storage fails rather
+// than the request: a server error, throttling, or a refused request
+// (checkpoint.storage.IsStorageFailure reads it).
+func (e *Error) StorageFailure() bool {
+	return e.StatusCode >= 500 || e.StatusCode == http.StatusTooManyRequests || e.kind == fs.ErrPermission
+}
+
 // Is makes errors.Is(err, fs.ErrNotExist) and fs.ErrPermission work.
 func (e *Error) Is(target error) bool { return e.kind != nil && target == e.kind }
 
