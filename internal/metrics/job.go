@@ -99,6 +99,12 @@ func (j *Job) Collect(ch chan<- prometheus.Metric) {
 	gauge(j.d.lastPersisted, float64(s.LastCheckpointPersistedData.Load()))
 	gauge(j.d.completed, float64(completed))
 	gauge(j.d.failed, float64(failed))
+	gauge(j.d.failedStorage, float64(s.FailedStorage.Load()))
+	storageFailing := 0.0
+	if s.StorageFailing.Load() {
+		storageFailing = 1
+	}
+	gauge(j.d.storageFailing, storageFailing)
 	gauge(j.d.inProgress, float64(inProgress))
 	gauge(j.d.total, float64(completed+failed+int64(inProgress)))
 	gauge(j.d.restarts, float64(s.Restarts.Load()))

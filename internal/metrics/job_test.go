@@ -154,22 +154,24 @@ func TestJobMetrics(t *testing.T) {
 	second := scrape(t, srv.URL+"/metrics")
 
 	wantJob := map[string]float64{
-		`weir_jobmanager_job_lastCheckpointAlignmentBuffered{job_id="demo",job_name="demo"}`: 0,
-		`weir_jobmanager_job_lastCheckpointPersistedData{job_id="demo",job_name="demo"}`:     0,
-		`weir_jobmanager_job_lastCheckpointProcessedData{job_id="demo",job_name="demo"}`:     0,
-		`weir_jobmanager_job_lastCheckpointDuration{job_id="demo",job_name="demo"}`:          0,
-		`weir_jobmanager_job_lastCheckpointSize{job_id="demo",job_name="demo"}`:              0,
-		`weir_jobmanager_job_lastCheckpointFullSize{job_id="demo",job_name="demo"}`:          0,
-		`weir_jobmanager_job_lastCheckpointRestoreTimestamp{job_id="demo",job_name="demo"}`:  0,
-		`weir_jobmanager_job_lastRestoreDuration{job_id="demo",job_name="demo"}`:             0,
-		`weir_jobmanager_job_lastCompletedCheckpointId{job_id="demo",job_name="demo"}`:       0,
-		`weir_jobmanager_job_lastRestoredCheckpointId{job_id="demo",job_name="demo"}`:        0,
-		`weir_jobmanager_job_numRestarts{job_id="demo",job_name="demo"}`:                     0,
-		`weir_jobmanager_job_numberOfCompletedCheckpoints{job_id="demo",job_name="demo"}`:    0,
-		`weir_jobmanager_job_numberOfFailedCheckpoints{job_id="demo",job_name="demo"}`:       0,
-		`weir_jobmanager_job_numberOfInProgressCheckpoints{job_id="demo",job_name="demo"}`:   1, // the final one, held
-		`weir_jobmanager_job_totalNumberOfCheckpoints{job_id="demo",job_name="demo"}`:        1,
-		`weir_jobmanager_job_uptime{job_id="demo",job_name="demo"}`:                          5000,
+		`weir_jobmanager_job_lastCheckpointAlignmentBuffered{job_id="demo",job_name="demo"}`:  0,
+		`weir_jobmanager_job_lastCheckpointPersistedData{job_id="demo",job_name="demo"}`:      0,
+		`weir_jobmanager_job_lastCheckpointProcessedData{job_id="demo",job_name="demo"}`:      0,
+		`weir_jobmanager_job_lastCheckpointDuration{job_id="demo",job_name="demo"}`:           0,
+		`weir_jobmanager_job_lastCheckpointSize{job_id="demo",job_name="demo"}`:               0,
+		`weir_jobmanager_job_lastCheckpointFullSize{job_id="demo",job_name="demo"}`:           0,
+		`weir_jobmanager_job_lastCheckpointRestoreTimestamp{job_id="demo",job_name="demo"}`:   0,
+		`weir_jobmanager_job_lastRestoreDuration{job_id="demo",job_name="demo"}`:              0,
+		`weir_jobmanager_job_lastCompletedCheckpointId{job_id="demo",job_name="demo"}`:        0,
+		`weir_jobmanager_job_lastRestoredCheckpointId{job_id="demo",job_name="demo"}`:         0,
+		`weir_jobmanager_job_numRestarts{job_id="demo",job_name="demo"}`:                      0,
+		`weir_jobmanager_job_numberOfCompletedCheckpoints{job_id="demo",job_name="demo"}`:     0,
+		`weir_jobmanager_job_numberOfFailedCheckpoints{job_id="demo",job_name="demo"}`:        0,
+		`weir_jobmanager_job_numberOfFailedCheckpointsStorage{job_id="demo",job_name="demo"}`: 0,
+		`weir_jobmanager_job_checkpointStorageFailing{job_id="demo",job_name="demo"}`:         0,
+		`weir_jobmanager_job_numberOfInProgressCheckpoints{job_id="demo",job_name="demo"}`:    1, // the final one, held
+		`weir_jobmanager_job_totalNumberOfCheckpoints{job_id="demo",job_name="demo"}`:         1,
+		`weir_jobmanager_job_uptime{job_id="demo",job_name="demo"}`:                           5000,
 	}
 	// Per task metric: the sum over subtasks (by task name) and the
 	// subtasks seen.

@@ -35,6 +35,7 @@ type descs struct {
 	lastDuration, lastSize, lastFullSize, lastCompletedID *prometheus.Desc
 	lastBuffered, lastProcessed, lastPersisted            *prometheus.Desc
 	completed, failed, inProgress, total                  *prometheus.Desc
+	failedStorage, storageFailing                         *prometheus.Desc
 	restarts, restoredID, uptime                          *prometheus.Desc
 	restoreTimestamp, restoreDuration                     *prometheus.Desc
 	recordsIn, recordsOut, recordsInRate, recordsOutRate  *prometheus.Desc
@@ -60,6 +61,8 @@ func newDescs(job prometheus.Labels) descs {
 		lastPersisted:    j("lastCheckpointPersistedData", "Bytes of in-flight data the last completed checkpoint persisted as channel state (unaligned only)."),
 		completed:        j("numberOfCompletedCheckpoints", "Checkpoints completed since the job started."),
 		failed:           j("numberOfFailedCheckpoints", "Checkpoints failed or declined since the job started."),
+		failedStorage:    j("numberOfFailedCheckpointsStorage", "Checkpoints failed since the job started because checkpoint storage failed (disk full, I/O error, S3 unreachable); they do not count towards tolerable-failed-checkpoints."),
+		storageFailing:   j("checkpointStorageFailing", "1 while checkpoint storage fails (from a storage failure until a checkpoint completes), else 0."),
 		inProgress:       j("numberOfInProgressCheckpoints", "Checkpoints triggered and not yet completed or failed."),
 		total:            j("totalNumberOfCheckpoints", "Completed, failed and in-progress checkpoints."),
 		restarts:         j("numRestarts", "Restarts of the job after failures."),

@@ -40,6 +40,9 @@ type CheckpointStatistics struct {
 	NumAcknowledgedSubtasks int    `json:"num_acknowledged_subtasks"`
 	FailureTimestamp        int64  `json:"failure_timestamp,omitempty"`
 	FailureMessage          string `json:"failure_message,omitempty"`
+	// FailureCause is weir's class of the failure: declined, timeout,
+	// storage, registration, task-failure.
+	FailureCause string `json:"failure_cause,omitempty"`
 	// In-flight data over the acknowledged subtasks, in bytes, as Flink
 	// names them: what alignment held back (aligned: records queued in
 	// blocked channels when it ended; unaligned: the channel state),
@@ -77,7 +80,7 @@ func checkpointStats(c runtime.CheckpointStats) CheckpointStatistics {
 	case runtime.CheckpointCompleted:
 		s.LatestAckTimestamp = end
 	case runtime.CheckpointFailed:
-		s.FailureTimestamp, s.FailureMessage = end, c.FailureReason
+		s.FailureTimestamp, s.FailureMessage, s.FailureCause = end, c.FailureReason, c.FailureCause
 	}
 	return s
 }

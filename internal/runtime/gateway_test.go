@@ -55,7 +55,7 @@ func TestLocalJobMasterGateway(t *testing.T) {
 	g.JobPrepared("j", nil)
 	g.TaskStateChanged("j", x, ExecFailed, boom)
 	g.Acknowledge("j", x, 7, checkpoint.TaskState{Task: x.Task})
-	g.Decline("j", x, 8, "disk full")
+	g.Decline("j", x, 8, "disk full", true)
 	g.EndOfData("j", x)
 	g.Acknowledge("other", x, 9, checkpoint.TaskState{})
 	got := in.take(nil)
@@ -63,7 +63,7 @@ func TestLocalJobMasterGateway(t *testing.T) {
 		jobmaster.Prepared{},
 		jobmaster.StateChanged{Exec: x, State: ExecFailed, Err: boom},
 		jobmaster.Ack{Exec: x, ID: 7, State: checkpoint.TaskState{Task: x.Task}},
-		jobmaster.Decline{Exec: x, ID: 8, Reason: "disk full"},
+		jobmaster.Decline{Exec: x, ID: 8, Reason: "disk full", Storage: true},
 		jobmaster.EndOfData{Exec: x},
 	}
 	if len(got) != len(want) {
@@ -133,7 +133,7 @@ func TestExecGatewayAddsJobAndAttempt(t *testing.T) {
 	r := newRecorder()
 	var g JobGateway = execGateway{jm: r, job: "j", attempt: 4}
 	g.Acknowledge(tid(0, 1), 5, checkpoint.TaskState{})
-	g.Decline(tid(0, 1), 6, "no")
+	g.Decline(tid(0, 1), 6, "no", false)
 	g.EndOfData(tid(0, 1))
 	got := strings.Join(r.wait(t, 3), "\n")
 	want := "ack j 0/1#4 5\ndecline j 0/1#4 6 no\neod j 0/1#4"

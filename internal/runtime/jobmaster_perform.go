@@ -1,10 +1,13 @@
 package runtime
 
 import (
+	"time"
+
 	"context"
 	"fmt"
 
 	"github.com/weirstream/weir/internal/checkpoint"
+	"github.com/weirstream/weir/internal/checkpoint/coordinator"
 	"github.com/weirstream/weir/internal/jobmaster"
 )
 
@@ -56,9 +59,15 @@ func (jm *JobMaster) perform(act jobmaster.Action) {
 		if !act.Subsumed {
 			st.FailedCheckpoints.Add(1)
 		}
+		if act.Cause == coordinator.CauseStorage {
+			st.FailedStorage.Add(1)
+		}
 		if t0, ok := jm.triggeredAt[act.ID]; ok {
 			d := jm.cfg.Now().Sub(t0)
-			st.updateCheckpoint(act.ID, func(c *CheckpointStats) { c.Status, c.Duration, c.FailureReason = CheckpointFailed, d, act.Reason })
+			cause := act.Cause.String()
+			st.updateCheckpoint(act.ID, func(c *CheckpointStats) {
+				c.Status, c.Duration, c.FailureReason, c.FailureCause = CheckpointFailed, d, act.Reason, cause
+			})
 		}
 		for _, tm := range act.TMs {
 			jm.place.gateway(tm).NotifyAborted(job, act.ID)
@@ -75,6 +84,13 @@ func (jm *JobMaster) perform(act jobmaster.Action) {
 		req.reply <- triggerReply{id: act.ID, path: act.Path, err: act.Err}
 	case jobmaster.Failure:
 		st.setFailure(act.Cause)
+	case jobmaster.StorageAlert:
+		st.StorageFailing.Store(true)
+		jm.storageAlert(act)
+	case jobmaster.StorageRecovered:
+		st.StorageFailing.Store(false)
+		jm.log.Info("checkpoint storage works again: a checkpoint completed", "storage", jm.display(jm.store.JobDir()),
+			"failed_checkpoints", act.Failures, "after", act.Duration.Round(time.Millisecond))
 	case jobmaster.ReleaseJob:
 		for _, tm := range act.TMs {
 			jm.place.gateway(tm).ReleaseJob(job)
@@ -200,6 +216,11 @@ func (jm *JobMaster) performStorage(act jobmaster.Action) {
 		})
 	case jobmaster.SweepShared:
 		jm.worker.do(jm.sweepShared)
+	case jobmaster.ProbeStorage:
+		jm.worker.do(func() {
+			err := jm.store.Probe()
+			jm.in.put(jmEvent{ev: jobmaster.StorageProbed{Err: err}})
+		})
 	case jobmaster.ReserveIDs:
 		jm.worker.do(func() {
 			err := jm.reserveIDs(act.UpTo)

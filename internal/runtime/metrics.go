@@ -100,7 +100,12 @@ type JobStatus struct {
 	Restarts             atomic.Int64
 	CompletedCheckpoints atomic.Int64
 	FailedCheckpoints    atomic.Int64
-	LastCheckpointID     atomic.Int64
+	// FailedStorage counts the failed checkpoints whose cause was
+	// checkpoint storage; StorageFailing is 1 from a storage failure
+	// until the next completed checkpoint (checkpointStorageFailing).
+	FailedStorage    atomic.Int64
+	StorageFailing   atomic.Bool
+	LastCheckpointID atomic.Int64
 	// LastCheckpointDuration is trigger-to-completion, in nanoseconds.
 	LastCheckpointDuration atomic.Int64
 	// LastCheckpointSize is the bytes the last completed checkpoint

@@ -58,6 +58,9 @@ type CheckpointStats struct {
 	Acknowledged     int    `json:"num_acknowledged_subtasks"`
 	Subtasks         int    `json:"num_subtasks"`
 	FailureReason    string `json:"failure_message,omitempty"`
+	// FailureCause classifies a failed checkpoint: declined, timeout,
+	// storage, registration; or for an abandoned one task-failure.
+	FailureCause string `json:"failure_cause,omitempty"`
 
 	// In-flight data, summed over the acknowledged subtasks (see
 	// SubtaskCheckpointStats for each figure).

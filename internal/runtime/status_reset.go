@@ -12,6 +12,8 @@ func (s *JobStatus) Reset() {
 	s.Restarts.Store(0)
 	s.CompletedCheckpoints.Store(0)
 	s.FailedCheckpoints.Store(0)
+	s.FailedStorage.Store(0)
+	s.StorageFailing.Store(false)
 	s.LastCheckpointID.Store(0)
 	s.LastCheckpointDuration.Store(0)
 	s.LastCheckpointSize.Store(0)

@@ -8,8 +8,8 @@ import (
 	"sync"
 
 	"github.com/weirstream/weir/internal/checkpoint"
-	"github.com/weirstream/weir/internal/checkpoint/storage"
 	"github.com/weirstream/weir/internal/checkpoint/barrier"
+	"github.com/weirstream/weir/internal/checkpoint/storage"
 	"github.com/weirstream/weir/internal/faults"
 	"github.com/weirstream/weir/internal/network"
 )

@@ -106,6 +106,16 @@ func (s *FS) probe() error {
 	return errors.Join(werr, cerr, rerr)
 }
 
+// Probe tests that the job's checkpoint folder takes a write: it writes
+// and removes a small file there. The JobManager probes while checkpoint
+// storage fails, to notice at once when it works again.
+func (s *FS) Probe() error {
+	if err := s.probe(); err != nil {
+		return fmt.Errorf("probe checkpoint storage %s: %w", s.jobDir, err)
+	}
+	return nil
+}
+
 // JobDir returns the absolute directory of the job's checkpoints; StateFile
 // paths are relative to it.
 func (s *FS) JobDir() string { return s.jobDir }
