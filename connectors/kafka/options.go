@@ -99,6 +99,7 @@ type options struct {
 	ckptInterval    time.Duration
 	ckptTimeout     time.Duration
 	maxRestartDelay time.Duration
+	requestTimeout  time.Duration // how long a transaction end with an unknown outcome is resent
 }
 
 func defaults() options {
@@ -113,6 +114,7 @@ func defaults() options {
 		ckptInterval:    time.Second,
 		ckptTimeout:     10 * time.Minute,
 		maxRestartDelay: time.Minute,
+		requestTimeout:  requestTimeout,
 	}
 }
 
@@ -142,6 +144,10 @@ func PartitionDiscoveryInterval(d time.Duration) Option {
 
 // withClock replaces the clock that paces partition discovery (tests).
 func withClock(now func() time.Time) Option { return func(o *options) { o.now = now } }
+
+// withRequestTimeout bounds how long the sink resends a transaction end
+// whose outcome is unknown (tests; default requestTimeout).
+func withRequestTimeout(d time.Duration) Option { return func(o *options) { o.requestTimeout = d } }
 
 // CommitOffsetsToGroup makes the source commit, when a checkpoint
 // completes, the offsets that checkpoint holds to consumer group group, so
