@@ -4,12 +4,14 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/weirstream/weir"
+	"github.com/weirstream/weir/internal/jobs/demo"
 	"github.com/weirstream/weir/internal/runtime"
 )
 
@@ -237,4 +239,56 @@ func TestSinkTransactionTimeout(t *testing.T) {
 			t.Errorf("TransactionTimeout() = %v, want %v", got, c.want)
 		}
 	}
+}
+
+// slowCommit delays the first commit of a transaction with records: the
+// commit comes late, after the checkpoint completed.
+type slowCommit struct {
+	weir.TwoPhaseCommitSink[demo.Result, *Txn]
+	delay   time.Duration
+	delayed bool
+}
+
+func (s *slowCommit) Commit(ctx context.Context, txn *Txn) error {
+	if !s.delayed && !txn.Empty {
+		s.delayed = true
+		time.Sleep(s.delay)
+	}
+	return s.TwoPhaseCommitSink.Commit(ctx, txn)
+}
+
+// TestJobFailsOnLostTransaction (fault class 8, through the engine): the
+// first commit after a completed checkpoint comes later than the
+// transaction timeout; the broker aborted the transaction, and the job
+// fails at once (no restart) with the DATA LOSS error, which the
+// two-phase-commit operator prefixes with the checkpoint id.
+func TestJobFailsOnLostTransaction(t *testing.T) {
+	const timeout = time.Second
+	b := newBroker(t)
+	topic := b.topic(t, 1)
+	j := newJob(t, 1)
+	res := j.run(t, func(env *weir.Env) {
+		results := demo.Aggregate(env, demo.Options{Events: 50_000, Keys: 97})
+		weir.SinkToTransactional(results, func() weir.TwoPhaseCommitSink[demo.Result, *Txn] {
+			return &slowCommit{delay: timeout + time.Second, TwoPhaseCommitSink: ExactlyOnce(b.addrs, topic, func(r demo.Result, rec *kgo.Record) {
+				rec.Value = r.AppendLine(nil)
+			}, TransactionalIDPrefix("lost-"+topic), TransactionTimeout(timeout),
+				Checkpointing(10*time.Millisecond, 500*time.Millisecond, 100*time.Millisecond))()}
+		}).UID("kafka")
+	})
+	err := res.err
+	if !errors.Is(err, weir.ErrTransactionLost) {
+		t.Fatalf("Execute = %v, want ErrTransactionLost\nlog:\n%s", err, res.log)
+	}
+	if res.restarts != 0 {
+		t.Errorf("%d restarts; a lost transaction must fail the job at once", res.restarts)
+	}
+	m := regexp.MustCompile(`commit transaction of checkpoint (\d+): kafka sink "kafka": DATA LOSS: commit lost-` + regexp.QuoteMeta(topic) + `-kafka-0-\d\(producer \d+ epoch \d+\): .*its (\d+) records, (\d+) bytes are lost`).FindStringSubmatch(err.Error())
+	if m == nil || m[2] == "0" {
+		t.Fatalf("the job's error does not name the checkpoint, transaction and records: %v", err)
+	}
+	if !strings.Contains(res.log.String(), "level=ERROR") || !strings.Contains(res.log.String(), "records="+m[2]) {
+		t.Errorf("no ERROR data-loss alert with records=%s in the log:\n%s", m[2], res.log)
+	}
+	t.Logf("checkpoint %s lost %s records (%s bytes): %v", m[1], m[2], m[3], err)
 }
