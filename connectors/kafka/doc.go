@@ -73,8 +73,9 @@
 //	                 (epoch bumped) begins a transaction; the handle records
 //	                 producer id and epoch
 //	Write            produce into it
-//	PreCommit        flush, mark Empty if nothing was written, close the
-//	                 producer; no EndTxn
+//	PreCommit        flush, mark Empty if nothing was written, count the
+//	                 records and bytes in the handle, close the producer;
+//	                 no EndTxn
 //	Commit           EndTxn(commit) by the handle's producer id and epoch,
 //	                 from this instance or any later one
 //	Abort            EndTxn(abort) likewise
@@ -83,20 +84,62 @@
 // completes, so that restoring the same checkpoint twice finds the id at the
 // same epoch and the broker answers the repeated commit with success
 // (Kafka: CompleteCommit at that epoch; kfake and transaction version 2:
-// the retry of the end that bumped the epoch). Commit errors that mean the
-// transaction is gone (PRODUCER_FENCED, INVALID_PRODUCER_EPOCH,
-// INVALID_PRODUCER_ID_MAPPING, INVALID_TXN_STATE) fail the job for good as
-// possible data loss: the id was initialized again before the commit (a
-// transaction timeout, or another job with the same prefix and uid);
-// INVALID_TXN_STATE, the broker's word that it aborted the transaction,
-// wraps weir.ErrTransactionLost. Abort
-// reports weir.ErrAlreadyCommitted when the broker says the transaction was
-// committed (INVALID_TXN_STATE with transaction version 2; otherwise
-// confirmed with DescribeTransactions).
+// the retry of the end that bumped the epoch).
 //
-// The transaction timeout (default 15 min) must exceed the checkpoint
-// interval, timeout and restart delay, which the sink's context does not
-// expose: give them with Checkpointing; Open checks.
+// # A commit with an unknown outcome
+//
+// When the connection to the transaction coordinator fails after an
+// EndTxn (commit or abort) was sent, the sink cannot tell whether the
+// broker ended the transaction. franz-go resends the request first; if it
+// gives up, the sink logs a warning and asks the broker by resending the
+// same EndTxn at the same producer epoch, backing off up to 1 s, for up
+// to 60 s. The coordinator answers a resend as it answered the first
+// (success if it committed; a Kafka broker still completing a
+// PREPARE_COMMIT answers CONCURRENT_TRANSACTIONS until it is done), and a
+// request that never arrived takes effect now; no other transaction can
+// exist at that epoch, since every transaction begins on a newly
+// initialized producer and a committed id rests as described above. So
+// the commit returns success once, the records are visible once, and
+// nothing is left open. The sink does not initialize the producer again
+// to learn the outcome: InitProducerID aborts a transaction still ONGOING
+// (kfake at once; Kafka too, though it completes one already in
+// PREPARE_COMMIT), which is where a commit that never reached the broker
+// leaves it. If no answer comes, the commit fails the task with "commit
+// outcome unknown", naming the transactional id (the operator adds the
+// checkpoint); the restore commits the transaction again from the
+// checkpoint's handle, which is idempotent.
+//
+// # Data loss after the transaction timeout
+//
+// A broker aborts a transaction open longer than its transaction timeout,
+// pre-committed or not. If the broker (or the sink's way to it) is away
+// longer than that between a pre-commit and its commit, the records of a
+// completed checkpoint are gone, and a restart cannot write them again.
+// The commit then fails the job for good (weir.Unrecoverable, no restart)
+// with an error that starts "DATA LOSS", names the transactional id, the
+// records and bytes the transaction held (counted in the handle at
+// pre-commit) and the timeout, says to raise kafka.TransactionTimeout and
+// the broker's transaction.max.timeout.ms with it, and wraps
+// weir.ErrTransactionLost; the operator prefixes the checkpoint id. The
+// same fields are logged at ERROR level as the data-loss alert. This is
+// the broker's INVALID_TXN_STATE answer (kfake, and Kafka with transaction
+// version 2), or a fenced epoch (PRODUCER_FENCED, INVALID_PRODUCER_EPOCH,
+// INVALID_PRODUCER_ID_MAPPING) where DescribeTransactions shows the
+// transaction aborted at the next epoch (how Kafka leaves a timed-out
+// one). A fenced epoch without that is "POSSIBLE DATA LOSS", also fatal:
+// the id was initialized again before the commit (the timeout, or another
+// job with the same prefix and uid), unless an older checkpoint than the
+// last one is being restored. Abort reports weir.ErrAlreadyCommitted when
+// the broker says the transaction was committed (INVALID_TXN_STATE with
+// transaction version 2; otherwise confirmed with DescribeTransactions).
+//
+// The transaction timeout (default 15 min, the broker's default
+// transaction.max.timeout.ms; franz-go alone would ask for 40 s) must
+// exceed the checkpoint interval, timeout and restart delay, which the
+// sink's context does not expose: give them with Checkpointing; Open
+// checks. The sink value has a TransactionTimeout() time.Duration method,
+// so that the JobManager can fail a job whose checkpoints cannot complete
+// before its open transactions would time out.
 //
 // Limit: after a scale-out then a restore of an older checkpoint at a
 // lower parallelism, ids of subtasks above both parallelisms are not

@@ -38,6 +38,7 @@ type liveTxn struct {
 	k        int
 	cl       *kgo.Client
 	produced int64
+	bytes    int64 // key, value and header bytes produced
 
 	mu  sync.Mutex
 	err error // first produce failure, set by promises
@@ -187,6 +188,7 @@ func (s *eoSink[T]) Write(ctx context.Context, txn *Txn, batch []T) error {
 		r := &kgo.Record{Topic: s.topic}
 		s.serialize(v, r)
 		r.Topic = s.topic
+		lt.bytes += recordBytes(r)
 		lt.cl.Produce(ctx, r, lt.promise)
 	}
 	lt.produced += int64(len(batch))
@@ -233,29 +235,32 @@ func (s *eoSink[T]) PreCommit(ctx context.Context, txn *Txn) error {
 		}
 	}
 	txn.Empty = lt.produced == 0
+	txn.Records, txn.Bytes = lt.produced, lt.bytes
 	s.pool.precommitted(lt.k, txn.Empty)
 	return nil
 }
 
 // Commit ends a pre-committed transaction with a commit. Committing a
 // committed transaction succeeds: the broker answers a repeated commit by
-// the same producer epoch with success. A transaction the broker aborted
-// fails with weir.ErrTransactionLost, as the file and postgres sinks'
-// lost transactions do.
+// the same producer epoch with success. A commit whose connection failed
+// after the request went out is resolved by resending it (see end). A
+// transaction the broker aborted fails the job for good with a DATA LOSS
+// error wrapping weir.ErrTransactionLost, as the file and postgres sinks'
+// lost transactions do (see lost).
 func (s *eoSink[T]) Commit(ctx context.Context, txn *Txn) error {
 	if txn.Empty {
 		s.settleRestored(txn)
 		return nil
 	}
-	_, err := endTxn(ctx, s.admin, txn.TransactionalID, txn.ProducerID, txn.Epoch, true)
+	_, err := s.end(ctx, txn, true)
 	switch {
 	case err == nil:
 	case isStale(err):
-		return weir.Unrecoverable(fmt.Errorf("kafka sink %q: commit %v: %w: possible data loss: the transactional id was initialized again before this commit, so the transaction was aborted (by the broker's transaction timeout, or by another producer with the same id: another job with the same prefix and uid?) unless an older checkpoint than the last one is being restored", s.uid, txn, err))
+		return s.stale(ctx, txn, err)
 	case errors.Is(err, kerr.InvalidTxnState):
-		return weir.Unrecoverable(fmt.Errorf("kafka sink %q: commit %v: %w: data loss: the broker aborted this pre-committed transaction: %w", s.uid, txn, err, weir.ErrTransactionLost))
+		return s.lost(txn, err, "the broker answered that it aborted this pre-committed transaction")
 	default:
-		return fmt.Errorf("kafka sink %q: commit %v: %w", s.uid, txn, err)
+		return fmt.Errorf("kafka sink %q: commit %v (%s): %w", s.uid, txn, txn.held(), err)
 	}
 	if k, ok := s.slotOf[txn.TransactionalID]; ok {
 		s.pool.committed(k)
@@ -278,7 +283,7 @@ func (s *eoSink[T]) Abort(ctx context.Context, txn *Txn) error {
 		aerr := lt.cl.AbortBufferedRecords(ctx)
 		lt.cl.Close()
 		if lt.produced > 0 {
-			if _, err := endTxn(ctx, s.admin, txn.TransactionalID, txn.ProducerID, txn.Epoch, false); err != nil && !isStale(err) {
+			if _, err := s.end(ctx, txn, false); err != nil && !isStale(err) {
 				return fmt.Errorf("kafka sink %q: abort %v: %w", s.uid, txn, errors.Join(err, aerr))
 			}
 		}
@@ -289,7 +294,7 @@ func (s *eoSink[T]) Abort(ctx context.Context, txn *Txn) error {
 		s.settleRestored(txn)
 		return nil
 	}
-	version, err := endTxn(ctx, s.admin, txn.TransactionalID, txn.ProducerID, txn.Epoch, false)
+	version, err := s.end(ctx, txn, false)
 	switch {
 	case err == nil:
 	case isStale(err):

@@ -99,6 +99,7 @@ type options struct {
 	ckptInterval    time.Duration
 	ckptTimeout     time.Duration
 	maxRestartDelay time.Duration
+	requestTimeout  time.Duration // how long a transaction end with an unknown outcome is resent
 }
 
 func defaults() options {
@@ -113,6 +114,7 @@ func defaults() options {
 		ckptInterval:    time.Second,
 		ckptTimeout:     10 * time.Minute,
 		maxRestartDelay: time.Minute,
+		requestTimeout:  requestTimeout,
 	}
 }
 
@@ -142,6 +144,10 @@ func PartitionDiscoveryInterval(d time.Duration) Option {
 
 // withClock replaces the clock that paces partition discovery (tests).
 func withClock(now func() time.Time) Option { return func(o *options) { o.now = now } }
+
+// withRequestTimeout bounds how long the sink resends a transaction end
+// whose outcome is unknown (tests; default requestTimeout).
+func withRequestTimeout(d time.Duration) Option { return func(o *options) { o.requestTimeout = d } }
 
 // CommitOffsetsToGroup makes the source commit, when a checkpoint
 // completes, the offsets that checkpoint holds to consumer group group, so
@@ -188,8 +194,12 @@ func TransactionalIDPrefix(p string) Option { return func(o *options) { o.prefix
 // time.
 func PoolSize(n int) Option { return func(o *options) { o.poolSize = n } }
 
-// TransactionTimeout sets the sink's transaction timeout (default 15 min,
-// the broker's default max.transaction.timeout.ms). A pre-committed
+// TransactionTimeout sets the sink's transaction timeout, the producers'
+// transaction.timeout.ms (default 15 min, the broker's default
+// transaction.max.timeout.ms; franz-go's own default is 40 s). The broker
+// refuses a timeout above its transaction.max.timeout.ms, and aborts a
+// transaction open longer than the timeout: if that happens to a
+// pre-committed one, its commit fails the job as DATA LOSS. A pre-committed
 // transaction must outlive its checkpoint and any restart before its
 // commit: the sink refuses to open unless the timeout exceeds the interval,
 // timeout and restart delay given by Checkpointing.
@@ -216,7 +226,7 @@ func (o options) validateSink() error {
 	}
 	need := o.ckptInterval + o.ckptTimeout + o.maxRestartDelay
 	if o.txnTimeout <= need {
-		return fmt.Errorf("kafka sink: transaction timeout %v does not exceed checkpoint interval %v + checkpoint timeout %v + restart delay %v = %v: the broker would abort pre-committed transactions before their commit; raise kafka.TransactionTimeout (and the broker's max.transaction.timeout.ms) or lower the checkpoint timeout", o.txnTimeout, o.ckptInterval, o.ckptTimeout, o.maxRestartDelay, need)
+		return fmt.Errorf("kafka sink: transaction timeout %v does not exceed checkpoint interval %v + checkpoint timeout %v + restart delay %v = %v: the broker would abort pre-committed transactions before their commit; raise kafka.TransactionTimeout (and the broker's transaction.max.timeout.ms) or lower the checkpoint timeout", o.txnTimeout, o.ckptInterval, o.ckptTimeout, o.maxRestartDelay, need)
 	}
 	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"slices"
 	"strings"
 	"testing"
@@ -19,6 +20,8 @@ type sinkUnit struct {
 	b      *broker
 	topic  string
 	prefix string
+	opts   []Option     // more sink options
+	log    *slog.Logger // nil: silent
 }
 
 func newSinkUnit(t *testing.T) *sinkUnit {
@@ -31,10 +34,10 @@ func serializeString(v string, r *kgo.Record) { r.Value = []byte(v) }
 
 // open returns a sink instance of subtask s of p opened with restored.
 func (u *sinkUnit) open(s, p int, restored ...*Txn) (*eoSink[string], error) {
-	f := ExactlyOnce[string](u.b.addrs, u.topic, serializeString, TransactionalIDPrefix(u.prefix), PoolSize(4))
+	f := ExactlyOnce[string](u.b.addrs, u.topic, serializeString, append([]Option{TransactionalIDPrefix(u.prefix), PoolSize(4)}, u.opts...)...)
 	sink := f().(*eoSink[string])
 	u.t.Cleanup(func() { sink.Close(context.Background()) })
-	return sink, sink.open(context.Background(), "sink", s, p, nil, restored)
+	return sink, sink.open(context.Background(), "sink", s, p, u.log, restored)
 }
 
 func (u *sinkUnit) mustOpen(s, p int, restored ...*Txn) *eoSink[string] {
@@ -231,7 +234,7 @@ func TestSinkFencesZombie(t *testing.T) {
 	if err == nil {
 		t.Fatal("zombie pre-committed after being fenced")
 	}
-	if err := zombie.Commit(context.Background(), zt); err == nil || !strings.Contains(err.Error(), "possible data loss") {
+	if err := zombie.Commit(context.Background(), zt); err == nil || !strings.Contains(err.Error(), "POSSIBLE DATA LOSS") {
 		t.Fatalf("zombie commit = %v, want a possible-data-loss error", err)
 	}
 	// kfake registers the zombie's partition in a transaction at the

@@ -23,6 +23,10 @@ type Txn struct {
 	// Empty is set at pre-commit when nothing was produced: no transaction
 	// exists on the broker and Commit and Abort do nothing.
 	Empty bool
+	// Records and Bytes count what was written into the transaction (key,
+	// value and header bytes), set at pre-commit. A commit that finds the
+	// transaction aborted reports them as the data lost.
+	Records, Bytes int64
 }
 
 // String names the transaction in messages.
@@ -31,6 +35,11 @@ func (t *Txn) String() string {
 		return "<nil>"
 	}
 	return fmt.Sprintf("%s(producer %d epoch %d)", t.TransactionalID, t.ProducerID, t.Epoch)
+}
+
+// held describes what the transaction holds, for messages.
+func (t *Txn) held() string {
+	return fmt.Sprintf("%d records, %d bytes", t.Records, t.Bytes)
 }
 
 // transactionalID is the id of slot k of subtask s.
