@@ -36,7 +36,8 @@
 //  4. When the checkpoint completes, Commit runs COMMIT PREPARED. If the
 //     id is no longer prepared, the marker row decides: visible means a
 //     previous Commit got there (success), absent means the data is lost
-//     (ErrTxnLost).
+//     (ErrTxnLost). If the answer never comes, see "Commits with an
+//     unknown outcome" below.
 //  5. A restore commits the transactions its checkpoint pre-committed and
 //     aborts the one it recorded as open (ROLLBACK PREPARED if it got
 //     prepared later). Aborting a transaction whose marker is visible
@@ -50,6 +51,59 @@
 // checkpoint completed but the task died before COMMIT PREPARED (or after
 // it, before noting it); the restore commits it, or finds its marker and
 // treats it as done.
+//
+// # Commits with an unknown outcome
+//
+// A COMMIT PREPARED can be sent and its answer lost: the connection drops,
+// the server restarts, the network breaks. The server may have committed
+// or not. The sink does not guess and does not fail the task for it; it
+// asks, on a new connection:
+//
+//   - still listed in pg_prepared_xacts: the commit did not happen; it
+//     sends COMMIT PREPARED again;
+//   - no longer listed: it happened, or someone rolled the transaction
+//     back by hand. The marker row tells which: it is visible exactly when
+//     the transaction committed. Committed means done (nothing is sent
+//     twice); rolled back means the rows are lost, and Commit fails with
+//     ErrTxnLost, which fails the job rather than hide the loss.
+//
+// The list is read first and the marker second, in separate statements,
+// so that a commit still finishing in the old session cannot look like a
+// loss. While the server cannot be reached, the sink reconnects with
+// backoff (50 ms, doubling to 1 s), for at most WithResolveTimeout
+// (default 1 minute). Until then the task waits, and its input backs up.
+// Past the bound the task fails with an error that names the checkpoint,
+// the transaction id and the server and wraps ErrOutcomeUnknown, for
+// example:
+//
+//	commit transaction of checkpoint 12: postgres sink demo:pg/0: commit prepared demo:pg:0:11
+//	on db:5432/app: outcome unknown after 23 attempts in 1m0s (WithResolveTimeout 1m0s): the
+//	connection broke after the statement was sent and the database stayed unreachable; the
+//	transaction is either finished or still prepared, and the restore of its checkpoint finishes it: …
+//
+// (or, if the statement never got out, "database unreachable … the
+// transaction is still prepared"). The job's restart strategy then
+// restarts it, and the restore commits the transaction, or finds it
+// committed, once the database is back: a transaction is never committed
+// twice and never left prepared. ROLLBACK PREPARED, which a restore sends
+// for the transaction its checkpoint had open, is resolved the same way;
+// there a visible marker means the transaction committed, and Abort says
+// so with weir.ErrAlreadyCommitted.
+//
+// # Database restarts
+//
+// A restart or crash of the server (pg_ctlcluster restart, or stop -m
+// immediate and start) ends the sink's sessions. The open transaction, not yet
+// prepared, is rolled back by the server; its records are not lost, the
+// task fails and the job restores its newest completed checkpoint, which
+// replays them. Prepared transactions survive the restart on disk: the
+// restore commits those its checkpoint completed and rolls back the rest.
+// A commit under way when the server went down is resolved as above. The
+// result is exactly one row per record and no prepared transaction left,
+// with one restart per outage (more, with the restart strategy's backoff,
+// while the server is still down: Open fails to connect until it is
+// back). cmd/weir's TestPostgresRestart and TestPostgresCrashStop check
+// this with the demo.
 //
 // After a restore at a lower parallelism, leftover prepared transactions of
 // old subtask j are rolled back by new subtask j mod parallelism, the one

@@ -82,6 +82,9 @@ func (s *exactlyOnce[T]) open(ctx context.Context, uid string, subtask, parallel
 		return weir.Unrecoverable(fmt.Errorf("postgres sink %s: %w", uid, err))
 	}
 	if log == nil {
+		log = s.cfg.logger
+	}
+	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
 	s.sink, s.subtask, s.log = sinkID(s.cfg.prefix, uid), subtask, log
@@ -152,7 +155,7 @@ func (s *exactlyOnce[T]) prepareSchema(ctx context.Context) error {
 // Begin hands out the next transaction id. Nothing is sent yet: BEGIN goes
 // out with the first rows, or at PreCommit for an empty transaction.
 func (s *exactlyOnce[T]) Begin(context.Context) (Txn, error) {
-	if s.control == nil {
+	if s.data == nil {
 		return Txn{}, fmt.Errorf("postgres sink %s/%d: begin before Open or after Close", s.sink, s.subtask)
 	}
 	if s.hasCur {
@@ -236,21 +239,15 @@ func (s *exactlyOnce[T]) PreCommit(ctx context.Context, txn Txn) error {
 }
 
 // Commit commits a prepared transaction. It is idempotent: if txn is not
-// prepared but its marker row is visible, it was committed before.
+// prepared but its marker row is visible, it was committed before. When
+// the connection breaks after COMMIT PREPARED went out, Commit resolves
+// the outcome on a new connection, retrying while the server is out of
+// reach, for at most WithResolveTimeout (see finishPrepared).
 func (s *exactlyOnce[T]) Commit(ctx context.Context, txn Txn) error {
 	if s.isCurrent(txn) {
 		return fmt.Errorf("postgres sink %s/%d: commit %s: not pre-committed; call PreCommit at the barrier first", s.sink, s.subtask, txn.GID)
 	}
-	ctx, cancel := s.cfg.op(ctx)
-	defer cancel()
-	_, err := s.control.Exec(ctx, "COMMIT PREPARED "+quoteLiteral(txn.GID))
-	if err == nil {
-		return nil
-	}
-	if sqlState(err) != undefinedObject {
-		return fmt.Errorf("postgres sink %s/%d: commit prepared %s on %s: %w", s.sink, s.subtask, txn.GID, s.server, err)
-	}
-	committed, err := s.committed(ctx, txn)
+	committed, err := s.finishPrepared(ctx, txn, true)
 	switch {
 	case err != nil:
 		return err
@@ -265,31 +262,25 @@ func (s *exactlyOnce[T]) Commit(ctx context.Context, txn Txn) error {
 // connection, a prepared one with ROLLBACK PREPARED. Aborting a
 // transaction that does not exist (never prepared, or rolled back before)
 // succeeds; one whose marker row is visible was committed, and Abort says
-// so with weir.ErrAlreadyCommitted. After a cancellation (Close's abort)
+// so with weir.ErrAlreadyCommitted. ROLLBACK PREPARED whose answer is lost
+// is resolved as Commit resolves COMMIT PREPARED. After a cancellation (Close's abort)
 // ctx is done and the ROLLBACK fails at once; the server rolls the open
 // transaction back anyway when Close drops the connection.
 func (s *exactlyOnce[T]) Abort(ctx context.Context, txn Txn) error {
-	ctx, cancel := s.cfg.op(ctx)
-	defer cancel()
 	if s.isCurrent(txn) {
 		s.hasCur = false
 		s.buf.reset()
 		if !s.begun {
 			return nil
 		}
+		ctx, cancel := s.cfg.op(ctx)
+		defer cancel()
 		if _, err := s.data.Exec(ctx, "ROLLBACK"); err != nil {
 			return fmt.Errorf("postgres sink %s/%d: roll back open %s on %s: %w", s.sink, s.subtask, txn.GID, s.server, err)
 		}
 		return nil
 	}
-	_, err := s.control.Exec(ctx, "ROLLBACK PREPARED "+quoteLiteral(txn.GID))
-	if err == nil {
-		return nil
-	}
-	if sqlState(err) != undefinedObject {
-		return fmt.Errorf("postgres sink %s/%d: rollback prepared %s on %s: %w", s.sink, s.subtask, txn.GID, s.server, err)
-	}
-	committed, err := s.committed(ctx, txn)
+	committed, err := s.finishPrepared(ctx, txn, false)
 	switch {
 	case err != nil:
 		return err
@@ -299,15 +290,15 @@ func (s *exactlyOnce[T]) Abort(ctx context.Context, txn Txn) error {
 	return nil
 }
 
-// committed reports whether txn's marker row is visible, that is whether
-// txn committed: the row was inserted in txn itself.
-func (s *exactlyOnce[T]) committed(ctx context.Context, txn Txn) (bool, error) {
+// markerVisible reports whether txn's marker row is visible, that is
+// whether txn committed: the row was inserted in txn itself.
+func (s *exactlyOnce[T]) markerVisible(ctx context.Context, txn Txn) (bool, error) {
 	ctx, cancel := s.cfg.op(ctx)
 	defer cancel()
 	var ok bool
 	err := s.control.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM "+s.markers.Sanitize()+" WHERE gid = $1)", txn.GID).Scan(&ok)
 	if err != nil {
-		return false, fmt.Errorf("postgres sink %s/%d: look up marker of %s in %s: %w", s.sink, s.subtask, txn.GID, s.cfg.markerTable, err)
+		return false, fmt.Errorf("look up marker of %s in %s: %w", txn.GID, s.cfg.markerTable, err)
 	}
 	return ok, nil
 }

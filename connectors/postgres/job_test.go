@@ -51,13 +51,22 @@ type jobResult struct {
 func (j *job) run(t testing.TB, ctx context.Context, onStart func(*weir.Env)) jobResult {
 	t.Helper()
 	env := weir.NewEnv(weir.WithConfig(testutil.FaultConfig(t, j.parallelism, j.stateDir, j.interval, j.restartNone, nil)))
+	return j.runEnv(t, ctx, env, onStart)
+}
+
+// runEnv is run in an environment made by the caller (for its config).
+func (j *job) runEnv(t testing.TB, ctx context.Context, env *weir.Env, onStart ...func(*weir.Env)) jobResult {
+	t.Helper()
 	res := jobResult{env: env}
 	res.log, res.inj = testutil.Observe(env, j.plan)
 	j.sink(demo.Aggregate(env, demo.Options{Events: j.n, Keys: j.k, Rate: j.rate}))
-	if onStart != nil {
+	for _, f := range onStart {
+		if f == nil {
+			continue
+		}
 		done := make(chan struct{})
 		defer func() { <-done }()
-		go func() { defer close(done); onStart(env) }()
+		go func() { defer close(done); f(env) }()
 	}
 	start := time.Now()
 	// Not "demo": the CLI's end-to-end test runs a job of that name

@@ -15,6 +15,7 @@ type config struct {
 	batchRows       int
 	timeout         time.Duration
 	connectTimeout  time.Duration
+	resolveTimeout  time.Duration
 	prefix          string
 	prefixSet       bool
 	markerTable     string
@@ -27,6 +28,7 @@ func defaultConfig() config {
 		batchRows:       10_000,
 		timeout:         time.Minute,
 		connectTimeout:  10 * time.Second,
+		resolveTimeout:  time.Minute,
 		prefix:          "weir",
 		markerTable:     "weir_sink_commits",
 		markerRetention: 10_000,
@@ -68,6 +70,21 @@ func WithTimeout(d time.Duration) Option {
 // the connection string does not set connect_timeout.
 func WithConnectTimeout(d time.Duration) Option {
 	return func(c *config) { c.connectTimeout = d }
+}
+
+// WithResolveTimeout bounds how long the exactly-once sink's Commit and
+// Abort keep trying when COMMIT PREPARED or ROLLBACK PREPARED gets no
+// answer because the connection broke or the server is unreachable
+// (restarting, crashed, network down); default 1 minute. Meanwhile they
+// reconnect with backoff (50 ms doubling to 1 s), ask pg_prepared_xacts and
+// the marker table what became of the transaction, and finish it if it is
+// still prepared. Past the bound the task fails with an error wrapping
+// ErrOutcomeUnknown (or saying the database was unreachable) that names the
+// transaction and the server, and the restore of the checkpoint finishes
+// the transaction. Values of 0 or below remove the bound: only the task's
+// cancellation stops the retries.
+func WithResolveTimeout(d time.Duration) Option {
+	return func(c *config) { c.resolveTimeout = d }
 }
 
 // WithTransactionPrefix sets the first part of the exactly-once sink's

@@ -129,3 +129,24 @@ func TestUpsertStatement(t *testing.T) {
 		t.Errorf("unknown key column: %v", err)
 	}
 }
+
+// TestRetryableState: which server errors leave a COMMIT/ROLLBACK
+// PREPARED's outcome to be resolved, and which answer it for good.
+func TestRetryableState(t *testing.T) {
+	for state, want := range map[string]bool{
+		"57P01": true,  // admin_shutdown: the server is restarting
+		"57P02": true,  // crash_shutdown
+		"57P03": true,  // cannot_connect_now: starting up
+		"08006": true,  // connection_failure
+		"53300": true,  // too_many_connections
+		"58030": true,  // io_error
+		"55000": true,  // prepared transaction … is busy
+		"42501": false, // permission denied to finish prepared transaction
+		"0A000": false, // prepared transaction belongs to another database
+		"42704": false, // not prepared: answered, the marker decides
+	} {
+		if got := retryableState(state); got != want {
+			t.Errorf("retryableState(%s) = %v, want %v", state, got, want)
+		}
+	}
+}
