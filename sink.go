@@ -109,7 +109,19 @@ type TwoPhaseCommitSink[T, TXN any] interface {
 
 // SinkToTransactional adds an exactly-once two-phase-commit sink; newSink
 // is called once per subtask.
+//
+// A sink whose transactions time out on their own (Kafka's
+// transaction.timeout.ms) says so with a method TransactionTimeout()
+// time.Duration; newSink is called once while the graph is built to ask.
+// While checkpoint storage fails no checkpoint can commit, and the job
+// then fails, saying why, before such a transaction would outlive its
+// timeout (execution.checkpointing.storage-failure-timeout).
 func SinkToTransactional[T, TXN any](s Stream[T], newSink func() TwoPhaseCommitSink[T, TXN]) Stream[T] {
+	if tt, ok := any(newSink()).(interface{ TransactionTimeout() time.Duration }); ok {
+		if d := tt.TransactionTimeout(); d > 0 && (s.env.p.TransactionTimeout == 0 || d < s.env.p.TransactionTimeout) {
+			s.env.p.TransactionTimeout = d
+		}
+	}
 	n := newNode[T](s.env, "TwoPhaseCommitSink", forward(s.node), func(int) runtime.Operator {
 		return &twoPhaseOp[T, TXN]{sink: newSink()}
 	})

@@ -19,6 +19,7 @@ import (
 	"math/rand/v2"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/weirstream/weir/internal/checkpoint/coordinator"
 	"github.com/weirstream/weir/internal/config"
@@ -58,6 +59,11 @@ type Plan struct {
 	// runs set it to print the start line and to discard a finished job's
 	// checkpoints only after their report. nil is RunLocal.
 	Executor func(ctx context.Context, g *runtime.Graph, jc runtime.JobConfig) error
+	// TransactionTimeout is the shortest transaction timeout the job's
+	// two-phase-commit sinks declare (0: none does): while checkpoint
+	// storage fails, the job fails before their open transactions would
+	// outlive it.
+	TransactionTimeout time.Duration
 
 	err error // first error met while building the graph
 }
@@ -128,6 +134,7 @@ func (p *Plan) jobConfig(jobName string) (runtime.JobConfig, error) {
 
 		StorageFailureTimeout: c.Duration(config.CheckpointingStorageFailureTimeout),
 		StorageMaxBackoff:     c.Duration(config.CheckpointingStorageMaxBackoff),
+		TransactionTimeout:    p.TransactionTimeout,
 	}
 	return runtime.JobConfig{
 		JobName:               jobName,
