@@ -401,3 +401,12 @@ func BenchmarkInfoPlain(b *testing.B) {
 		log.Info("checkpoint completed", "id", i, "kind", "CHECKPOINT")
 	}
 }
+
+// TestFlushEveryStops: stop ends the goroutine (goleak in TestMain
+// checks), twice is harmless.
+func TestFlushEveryStops(t *testing.T) {
+	h := logagg.New(text(io.Discard, slog.LevelInfo), logagg.Options{})
+	stop := h.FlushEvery(time.Millisecond)
+	stop()
+	stop()
+}
