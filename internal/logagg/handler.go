@@ -127,8 +127,10 @@ func New(inner slog.Handler, o Options) *Handler {
 		c.maxGroups = DefaultMaxGroups
 	}
 	c.ignore = map[string]struct{}{}
-	for _, k := range append(DefaultIgnoreKeys, o.IgnoreKeys...) {
-		c.ignore[k] = struct{}{}
+	for _, keys := range [][]string{DefaultIgnoreKeys, o.IgnoreKeys} {
+		for _, k := range keys {
+			c.ignore[k] = struct{}{}
+		}
 	}
 	c.next.Store(math.MaxInt64)
 	c.bufs.New = func() any { b := make([]byte, 0, 256); return &b }
