@@ -34,7 +34,9 @@ type Options struct {
 	// Level is the lowest level that is aggregated (default WARN); records
 	// below it pass through unchanged.
 	Level slog.Leveler
-	// Now is the clock (default time.Now); tests inject one.
+	// Now is the clock; tests inject one. By default it is the wall
+	// clock, read from each record's own time (slog sets it with
+	// time.Now), so an INFO record costs no second clock read.
 	Now func() time.Time
 	// IgnoreKeys are added to DefaultIgnoreKeys.
 	IgnoreKeys []string
@@ -87,6 +89,7 @@ type core struct {
 	window    time.Duration
 	level     slog.Leveler
 	now       func() time.Time
+	wall      bool // now is time.Now: a record's own time will do
 	ignore    map[string]struct{}
 	maxGroups int
 
@@ -121,7 +124,7 @@ func New(inner slog.Handler, o Options) *Handler {
 		c.level = slog.LevelWarn
 	}
 	if c.now == nil {
-		c.now = time.Now
+		c.now, c.wall = time.Now, true
 	}
 	if c.maxGroups <= 0 {
 		c.maxGroups = DefaultMaxGroups
@@ -146,7 +149,10 @@ func (h *Handler) Enabled(ctx context.Context, level slog.Level) bool {
 // writes the summaries of windows that have ended.
 func (h *Handler) Handle(ctx context.Context, r slog.Record) error {
 	c := h.c
-	now := c.now()
+	now := r.Time
+	if !c.wall || now.IsZero() {
+		now = c.now() // an injected clock; or a record made without a time
+	}
 	if r.Level < c.level.Level() {
 		err := c.flushDue(ctx, now)
 		return errors.Join(err, h.inner.Handle(ctx, r))
