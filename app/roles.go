@@ -42,12 +42,14 @@ func (f *roleFlags) load() (*weir.Config, config.ClusterTiming, error) {
 	return cfg, t, nil
 }
 
-func (f *roleFlags) logger(p *Program) *slog.Logger {
+// logger is a role's logger, with repeated warnings aggregated; end
+// writes the pending summaries when the role stops.
+func (f *roleFlags) logger(p *Program) (log *slog.Logger, end func()) {
 	level := slog.LevelInfo
 	if f.verbose || p.getenv("WEIR_DEBUG") != "" {
 		level = slog.LevelDebug
 	}
-	return slog.New(slog.NewTextHandler(p.stderr(), &slog.HandlerOptions{Level: level}))
+	return aggregated(slog.NewTextHandler(p.stderr(), &slog.HandlerOptions{Level: level}))
 }
 
 // buildID returns the injected build id or the executable's.
@@ -117,7 +119,8 @@ high-availability.storageDir (docs/cluster.md, "High availability").`,
 			}
 			ctx, stop := signalContext(c.Context())
 			defer stop()
-			log := rf.logger(p)
+			log, endLog := rf.logger(p)
+			defer endLog()
 			haServices, closeHA, err := jobManagerHA(ctx, hooks.Config(conf), log)
 			if err != nil {
 				return err
@@ -216,7 +219,8 @@ largest parallelism, over all TaskManagers.`,
 			}
 			ctx, stop := signalContext(c.Context())
 			defer stop()
-			log := rf.logger(p)
+			log, endLog := rf.logger(p)
+			defer endLog()
 			var locate func(context.Context) ([]string, error)
 			var terms func(context.Context) <-chan int64
 			h, err := connectHA(ctx, cfg, log)

@@ -17,6 +17,7 @@ import (
 
 	"github.com/weirstream/weir"
 	"github.com/weirstream/weir/internal/cluster/pb"
+	"github.com/weirstream/weir/internal/config"
 	"github.com/weirstream/weir/internal/hooks"
 	"github.com/weirstream/weir/internal/runtime"
 )
@@ -116,7 +117,7 @@ func (p *Program) jobCommand(j Job) *cobra.Command {
 			}
 		}
 		if lf.client.jobmanager == "" {
-			return p.runLocal(ctx, &lf, cfg, run)
+			return p.runLocal(ctx, &lf, fs, cfg, run)
 		}
 		args, err := normalizeArgs(fs, jobFlags, chooseSeed)
 		if err != nil {
@@ -156,19 +157,26 @@ func chooseSeed() int64 {
 // runLocal builds and executes the job in this process until it ends or
 // SIGINT/SIGTERM arrives, with the REST API (--rest-address) and the
 // progress line (unless --quiet) while it runs and the summary after.
-func (p *Program) runLocal(ctx context.Context, lf *launchFlags, cfg *weir.Config, run Run) error {
+// Its logs aggregate repeated warnings (internal/logagg); the pending
+// summaries are written before the run's summary.
+func (p *Program) runLocal(ctx context.Context, lf *launchFlags, fs *pflag.FlagSet, cfg *weir.Config, run Run) error {
 	name := lf.jobName
 	env := weir.NewEnv(weir.WithConfig(cfg))
 	if err := run.Build(env); err != nil {
 		return err
 	}
+	jobLog, endJobLog := aggregated(hooks.Plan(env).Logger.Handler())
+	defer endJobLog()
+	hooks.Plan(env).Logger = jobLog
+	restLog, endRESTLog := p.localLogger()
+	defer endRESTLog()
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	ctx, cancelJob := context.WithCancel(ctx)
 	defer cancelJob()
 	var canceled atomic.Bool
 	cancel := func() { canceled.Store(true); cancelJob() }
-	stopREST, err := lf.rest.startREST(env, name, cancel, p.localLogger(), p.stderr())
+	stopREST, err := lf.rest.startREST(env, name, cancel, restLog, p.stderr())
 	if err != nil {
 		return err
 	}
@@ -182,8 +190,12 @@ func (p *Program) runLocal(ctx context.Context, lf *launchFlags, cfg *weir.Confi
 	// while it reports resumes the final checkpoint (committing nothing
 	// new) and reports again.
 	var finished *runtime.JobConfig
+	// storage is the job's checkpoint folder, for the summary.
+	var storage string
 	local := func(ctx context.Context, g *runtime.Graph, jc runtime.JobConfig) error {
-		if err := p.executeLocal(ctx, g, jc); err != nil {
+		storage = storageLocation(jc, hooks.Config(cfg).String(config.CheckpointsDir))
+		source, overridden := lf.storageSource(fs, cfg)
+		if err := p.executeLocal(ctx, g, jc, storageLine(storage, source, overridden)); err != nil {
 			return err
 		}
 		finished = &jc
@@ -193,7 +205,12 @@ func (p *Program) runLocal(ctx context.Context, lf *launchFlags, cfg *weir.Confi
 	hooks.Plan(env).Executor = local
 	err = exec(ctx, env, name)
 	prog.finish()
-	fmt.Fprintln(p.stderr(), prog.summary())
+	endJobLog()
+	summary := prog.summary()
+	if storage != "" {
+		summary += "; checkpoint storage " + storage
+	}
+	fmt.Fprintln(p.stderr(), summary)
 	if run.Summary != nil {
 		fmt.Fprint(p.stderr(), run.Summary())
 	}
@@ -210,14 +227,16 @@ func (p *Program) runLocal(ctx context.Context, lf *launchFlags, cfg *weir.Confi
 }
 
 // executeLocal runs the job in this process as env.Execute would, saying
-// first where it starts: from scratch, from --from, or resuming the
-// checkpoint an unfinished earlier run left.
-func (p *Program) executeLocal(ctx context.Context, g *runtime.Graph, jc runtime.JobConfig) error {
+// first where it starts (from scratch, from --from, or resuming the
+// checkpoint an unfinished earlier run left), then storage, the line
+// naming its checkpoint storage and where that came from.
+func (p *Program) executeLocal(ctx context.Context, g *runtime.Graph, jc runtime.JobConfig, storage string) error {
 	line, err := runtime.StartLine(jc)
 	if err != nil {
 		return fmt.Errorf("job %s: look for checkpoints to resume: %w", jc.JobName, err)
 	}
 	fmt.Fprintln(p.stderr(), line)
+	fmt.Fprintln(p.stderr(), storage)
 	return runtime.Execute(ctx, g, jc)
 }
 
@@ -233,13 +252,14 @@ func (p *Program) discardFinished(jc runtime.JobConfig) {
 }
 
 // localLogger is the REST API's logger in a local run: warnings, or
-// everything with WEIR_DEBUG set.
-func (p *Program) localLogger() *slog.Logger {
+// everything with WEIR_DEBUG set; repeated warnings are aggregated until
+// end.
+func (p *Program) localLogger() (log *slog.Logger, end func()) {
 	level := slog.LevelWarn
 	if p.getenv("WEIR_DEBUG") != "" {
 		level = slog.LevelDebug
 	}
-	return slog.New(slog.NewTextHandler(p.stderr(), &slog.HandlerOptions{Level: level}))
+	return aggregated(slog.NewTextHandler(p.stderr(), &slog.HandlerOptions{Level: level}))
 }
 
 // submit builds the job once here (a job that does not build fails before

@@ -69,8 +69,14 @@ func (f *jobFlags) register(fs *pflag.FlagSet, defaultInterval string) {
 	fs.StringSliceVar(&f.faultPoints, "fault-points", nil, "restrict --inject-failures to these fault points (comma-separated: "+pointNames()+"; default all)")
 	fs.Int64Var(&f.faultSeed, "fault-seed", 0, "seed for --inject-failures (0: from the clock)")
 	fs.BoolVarP(&f.verbose, "verbose", "v", false, "log checkpoints and restores")
-	for _, name := range []string{"parallelism", "checkpoint-interval", "state-dir", "state-backend"} {
+	for name, key := range map[string]string{
+		"parallelism":         config.ParallelismDefault,
+		"checkpoint-interval": config.CheckpointingInterval,
+		"state-dir":           config.CheckpointsDir,
+		"state-backend":       config.StateBackendType,
+	} {
 		app.MarkClientOnly(fs, name)
+		app.MarkConfigKey(fs, name, key)
 	}
 	app.MarkPath(fs, "from")
 	app.MarkPath(fs, "from-savepoint")
