@@ -18,6 +18,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/johannesboyne/gofakes3"
@@ -40,7 +41,14 @@ type Server struct {
 	URL string
 	// Backend holds the objects; tests may inspect or alter it directly.
 	Backend *s3mem.Backend
+
+	down atomic.Bool
 }
+
+// SetDown makes the server unreachable (true) or reachable again: while
+// down it drops every connection as it arrives, without an answer, as a
+// server that crashed or a network that fails does. Objects are kept.
+func (s *Server) SetDown(down bool) { s.down.Store(down) }
 
 // Start runs a server with the given buckets until the test ends.
 func Start(t testing.TB, buckets ...string) *Server {
@@ -52,9 +60,23 @@ func Start(t testing.TB, buckets ...string) *Server {
 		}
 	}
 	faker := gofakes3.New(be, gofakes3.WithLogger(gofakes3.DiscardLog()))
-	hs := httptest.NewServer(checkAccessKey(faker.Server()))
+	s := &Server{Backend: be}
+	api := checkAccessKey(faker.Server())
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if s.down.Load() {
+			if hj, ok := w.(http.Hijacker); ok {
+				if c, _, err := hj.Hijack(); err == nil {
+					c.Close()
+					return
+				}
+			}
+			panic(http.ErrAbortHandler)
+		}
+		api.ServeHTTP(w, r)
+	}))
 	t.Cleanup(hs.Close)
-	return &Server{URL: hs.URL, Backend: be}
+	s.URL = hs.URL
+	return s
 }
 
 // checkAccessKey refuses requests that are unsigned or signed with another
