@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/weirstream/weir/internal/runtime"
@@ -65,6 +66,13 @@ func (p *progress) checkpointLine() string {
 	}
 	if f := p.st.FailedCheckpoints.Load(); f > 0 {
 		s += fmt.Sprintf("  failed %d", f)
+		var causes []string
+		for _, c := range p.st.FailedByCause() {
+			causes = append(causes, fmt.Sprintf("%s %d", c.Cause, c.Count))
+		}
+		if len(causes) > 0 {
+			s += " (" + strings.Join(causes, ", ") + ")"
+		}
 	}
 	if r := p.st.Restarts.Load(); r > 0 {
 		s += fmt.Sprintf("  restarts %d", r)

@@ -58,6 +58,7 @@ func (jm *JobMaster) perform(act jobmaster.Action) {
 	case jobmaster.NotifyAborted:
 		if !act.Subsumed {
 			st.FailedCheckpoints.Add(1)
+			st.failedByCause[int(act.Cause)%len(st.failedByCause)].Add(1)
 		}
 		if act.Cause == coordinator.CauseStorage {
 			st.FailedStorage.Add(1)

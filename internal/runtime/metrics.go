@@ -1,10 +1,13 @@
 package runtime
 
 import (
+	"cmp"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/weirstream/weir/internal/checkpoint/coordinator"
 	"github.com/weirstream/weir/internal/network"
 )
 
@@ -103,8 +106,10 @@ type JobStatus struct {
 	// FailedStorage counts the failed checkpoints whose cause was
 	// checkpoint storage; StorageFailing is 1 from a storage failure
 	// until the next completed checkpoint (checkpointStorageFailing).
-	FailedStorage    atomic.Int64
-	StorageFailing   atomic.Bool
+	FailedStorage  atomic.Int64
+	StorageFailing atomic.Bool
+	// failedByCause counts FailedCheckpoints by coordinator.Cause.
+	failedByCause    [8]atomic.Int64
 	LastCheckpointID atomic.Int64
 	// LastCheckpointDuration is trigger-to-completion, in nanoseconds.
 	LastCheckpointDuration atomic.Int64
@@ -165,3 +170,23 @@ func (s *JobStatus) LastFailure() string {
 }
 
 func (s *JobStatus) setFailure(msg string) { s.lastFailure.Store(&msg) }
+
+// FailedByCause returns FailedCheckpoints by cause ("storage", "declined",
+// "timeout", "task-failure", "registration"), the causes with a count
+// only, most first.
+func (s *JobStatus) FailedByCause() []CauseCount {
+	var out []CauseCount
+	for _, c := range coordinator.Causes() {
+		if n := s.failedByCause[int(c)%len(s.failedByCause)].Load(); n > 0 {
+			out = append(out, CauseCount{Cause: c.String(), Count: n})
+		}
+	}
+	slices.SortStableFunc(out, func(a, b CauseCount) int { return cmp.Compare(b.Count, a.Count) })
+	return out
+}
+
+// CauseCount is a number of failed checkpoints of one cause.
+type CauseCount struct {
+	Cause string
+	Count int64
+}

@@ -13,6 +13,9 @@ func (s *JobStatus) Reset() {
 	s.CompletedCheckpoints.Store(0)
 	s.FailedCheckpoints.Store(0)
 	s.FailedStorage.Store(0)
+	for i := range s.failedByCause {
+		s.failedByCause[i].Store(0)
+	}
 	s.StorageFailing.Store(false)
 	s.LastCheckpointID.Store(0)
 	s.LastCheckpointDuration.Store(0)
