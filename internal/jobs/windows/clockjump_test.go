@@ -73,7 +73,7 @@ func TestWindowsClockJump(t *testing.T) {
 			var (
 				mu      sync.Mutex
 				trigger = map[int64]time.Time{} // completed checkpoints' trigger times
-				jumpAt  time.Time                // real time.Now at the step
+				jumpAt  time.Time               // real time.Now at the step
 			)
 			stop := make(chan struct{})
 			var wg sync.WaitGroup
@@ -178,8 +178,8 @@ type heldSource struct {
 }
 
 func (s *heldSource) Open(context.Context, *weir.RuntimeContext) error { return nil }
-func (s *heldSource) SnapshotState(int64) error                       { return nil }
-func (s *heldSource) Close(context.Context) error                     { return nil }
+func (s *heldSource) SnapshotState(int64) error                        { return nil }
+func (s *heldSource) Close(context.Context) error                      { return nil }
 func (s *heldSource) Read(ctx context.Context, dst []int64, max int) ([]int64, error) {
 	for s.next < s.n && len(dst) < max {
 		dst = append(dst, s.next)
