@@ -164,6 +164,13 @@ type generation[T any] struct {
 	ts     []int64
 	clock  eventClock // the emitted watermark, checkpointed: the core's floor
 	perRec bool       // interval 0: tick after every batch
+	// origin is the first tick's time and lastTick the last ms passed to
+	// the core: Tick takes milliseconds on the monotonic clock since
+	// origin, so a step of the wall clock neither makes every quiet split
+	// idle at once (forward: their records would turn late) nor keeps
+	// them active for the size of the step (back).
+	origin   time.Time
+	lastTick int64
 }
 
 func (g *generation[T]) open(rc *RuntimeContext, interval time.Duration) error {
@@ -245,7 +252,11 @@ func (g *generation[T]) finish(id string) {
 }
 
 func (g *generation[T]) tick(ctx context.Context, now time.Time) error {
-	return g.perform(ctx, g.core.Tick(now.UnixMilli()))
+	if g.origin.IsZero() {
+		g.origin = now
+	}
+	g.lastTick = max(g.lastTick, now.Sub(g.origin).Milliseconds())
+	return g.perform(ctx, g.core.Tick(g.lastTick))
 }
 
 func (g *generation[T]) perform(ctx context.Context, acts []watermark.Action) error {

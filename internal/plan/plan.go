@@ -55,6 +55,11 @@ type Plan struct {
 	// (tests inject disk-full errors and torn writes); nil is the OS's,
 	// or S3 for s3:// storage.
 	CheckpointFS vfs.FS
+	// Now replaces the clock the job's runtime reads (runtime.JobConfig.Now):
+	// processing time is its wall reading, every timeout, interval and
+	// backoff its monotonic one. Tests inject a clock whose wall reading
+	// jumps (internal/testutil/clocktest); nil is time.Now.
+	Now func() time.Time
 	// Executor runs the resolved job in place of RunLocal; app's local
 	// runs set it to print the start line and to discard a finished job's
 	// checkpoints only after their report. nil is RunLocal.
@@ -157,6 +162,7 @@ func (p *Plan) jobConfig(jobName string) (runtime.JobConfig, error) {
 		Restart:               strategy,
 		Faults:                p.Faults,
 		StorageFS:             p.CheckpointFS,
+		Now:                   p.Now,
 		Logger:                p.Logger,
 		Status:                p.Status,
 		StateBackend: state.BackendConfig{

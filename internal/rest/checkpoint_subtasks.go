@@ -70,7 +70,6 @@ func (a *api) checkpointSubtasks(w http.ResponseWriter, r *http.Request, j Job) 
 		return
 	}
 	out := TaskCheckpointStatistics{ID: int64(c.ID), Status: c.Status, NumSubtasks: v.Parallelism, Subtasks: []SubtaskCheckpointStatistics{}}
-	trigger := millis(c.TriggerTime)
 	for _, s := range c.SubtaskStats {
 		if s.Vertex != vertex {
 			continue
@@ -81,7 +80,7 @@ func (a *api) checkpointSubtasks(w http.ResponseWriter, r *http.Request, j Job) 
 		out.ProcessedData += s.ProcessedInFlightBytes
 		out.PersistedData += s.PersistedInFlightBytes
 		out.Subtasks = append(out.Subtasks, SubtaskCheckpointStatistics{
-			Index: s.Subtask, Status: "completed", AckTimestamp: ack, EndToEndDuration: max(0, ack-trigger),
+			Index: s.Subtask, Status: "completed", AckTimestamp: ack, EndToEndDuration: max(0, s.AckTime.Sub(c.TriggerTime).Milliseconds()),
 			Alignment: SubtaskAlignment{
 				Buffered: s.AlignmentBufferedBytes, Processed: s.ProcessedInFlightBytes,
 				Persisted: s.PersistedInFlightBytes, Duration: s.AlignmentDuration.Milliseconds(),

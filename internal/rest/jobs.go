@@ -105,10 +105,13 @@ func jobTimes(s *runtime.JobStatus, now time.Time) JobTimes {
 	t := JobTimes{StartTime: millis(start), EndTime: millis(end), Duration: -1}
 	switch {
 	case start.IsZero():
+	// Durations are differences of the times, not of their unix
+	// milliseconds: on the monotonic clock, so a step of the wall clock
+	// does not make a running job an hour older (or younger than 0).
 	case end.IsZero():
-		t.Duration = now.UnixMilli() - t.StartTime
+		t.Duration = max(now.Sub(start).Milliseconds(), 0)
 	default:
-		t.Duration = t.EndTime - t.StartTime
+		t.Duration = max(end.Sub(start).Milliseconds(), 0)
 	}
 	return t
 }

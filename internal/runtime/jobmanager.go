@@ -68,7 +68,14 @@ type JobConfig struct {
 	Locations Locations
 	Logger    *slog.Logger
 	Status    *JobStatus
-	// Now is the clock; time.Now when nil.
+	// Now is the clock; time.Now when nil. Its wall reading (UnixMilli)
+	// is processing time; every timeout, interval, backoff and heartbeat
+	// is a difference of its values (Sub, Add, Before), which Go takes on
+	// the monotonic reading, so a step of the wall clock moves processing
+	// time only (docs/event-time.md, "When the wall clock jumps"). An
+	// injected clock must keep time.Now's monotonic reading, as
+	// internal/testutil/clocktest does; never round or serialize a time
+	// that a duration is later taken from.
 	Now func() time.Time
 	// StateBackend selects the keyed state backend (state.backend.*);
 	// keyed operators find it in OperatorContext.StateBackend.

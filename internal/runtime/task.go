@@ -149,12 +149,25 @@ func (t *Task) endInput(ctx context.Context) error {
 	return nil
 }
 
+// processingTimerPoll is the longest an idle task with a processing-time
+// timer waits before it reads the wall clock again, the bound on how late
+// a timer fires after the wall clock jumps forward past it.
+const processingTimerPoll = time.Second
+
 // waitIdle blocks until a control message, input, a timer or cancellation.
 func (t *Task) waitIdle(ctx context.Context, gateReady <-chan struct{}) error {
 	var timerC <-chan time.Time
 	var wake time.Time
 	if at, ok := t.nextTimer(); ok {
-		wake = time.UnixMilli(at)
+		// Processing-time timers are wall-clock instants, but the wait
+		// for one is a monotonic duration, capped so that a step of the
+		// wall clock is noticed: after a jump forward the timers it
+		// passed fire within processingTimerPoll, not when the wait
+		// computed before the jump ends; after a jump back they wait
+		// until the wall clock reaches them again (docs/event-time.md).
+		now := t.now()
+		d := time.Duration(at-now.UnixMilli()) * time.Millisecond
+		wake = now.Add(min(max(d, 0), processingTimerPoll))
 	}
 	if len(t.chain.writers) > 0 && t.out.bufferTimeout > 0 && !t.end.done {
 		// (After EndOfData the writers are flushed and stay empty: no

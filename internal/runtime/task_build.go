@@ -48,6 +48,7 @@ func newTask(ctx context.Context, in taskInputs) (*Task, error) {
 			enabled:          cfg.Unaligned,
 			priorityTriggers: cfg.Unaligned && cfg.AlignedTimeout == 0,
 			maxChannelState:  cfg.MaxChannelStateBytes,
+			alignTimeout:     cfg.AlignedTimeout,
 		},
 	}
 	ch, err := newChain(ctx, in, v, t.logger, t.metrics, t.out.debt)

@@ -27,7 +27,8 @@ type unalignedState struct {
 	chans            []channelInfo // per gate channel, when needed
 	rec              *channelRecorder
 	maxChannelState  int64
-	alignAt          time.Time // alignment timer, zero when not armed
+	alignAt          time.Time     // alignment timer, zero when not armed; monotonic
+	alignTimeout     time.Duration // execution.checkpointing.aligned-checkpoint-timeout
 	alignID          checkpoint.ID
 	overtaken        []any // reused by StopRecording
 	// lastSeq[c] is the Seq of the last data buffer polled from gate
@@ -44,7 +45,7 @@ type unalignedState struct {
 func (t *Task) performRecording(ctx context.Context, cur *polled, a barrier.Action) (ok bool, err error) {
 	switch a := a.(type) {
 	case barrier.ArmTimer:
-		t.ua.alignAt, t.ua.alignID = a.At, a.ID
+		t.ua.alignAt, t.ua.alignID = t.alignDeadline(a.At), a.ID
 	case barrier.Prioritize:
 		t.gate.Prioritize(a.ID)
 		if t.links != nil {
@@ -162,6 +163,26 @@ func (t *Task) attachChannelState(ctx context.Context, rec *channelRecorder, st 
 	// entry carries only the channel state.
 	st.Operators = append([]checkpoint.OperatorSubtaskState{{UID: uid, Channels: h}}, st.Operators...)
 	return nil
+}
+
+// alignDeadline turns the handler's alignment deadline (the checkpoint's
+// timestamp plus the timeout) into a deadline on this task's monotonic
+// clock. The timestamp has a monotonic reading only when it was taken in
+// this process and never crossed a wire (a barrier from a remote channel,
+// a trigger from a JobManager in another process carries unix
+// nanoseconds): then at.Sub(now) is a wall-clock difference, which a step
+// of either wall clock, or skew between JobManager and TaskManager, would
+// move by hours. So the wait left is read once and bounded by the timeout
+// itself: a jump back cannot hold the switch to unaligned longer than the
+// timeout, a jump forward switches at once, and the armed deadline then
+// runs on monotonic time.
+func (t *Task) alignDeadline(at time.Time) time.Time {
+	now := t.now()
+	left := at.Sub(now)
+	if t.ua.alignTimeout > 0 {
+		left = min(left, t.ua.alignTimeout)
+	}
+	return now.Add(max(left, 0))
 }
 
 // checkAlignTimer steps the alignment timeout once the clock passed the
