@@ -73,9 +73,13 @@ func (p *Program) checkpointsCommand() *cobra.Command {
 		w := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
 		fmt.Fprintln(w, "ID\tKIND\tSTATUS\tTRIGGERED\tDURATION\tSIZE\tACKS\tFAILURE")
 		for _, h := range r.GetHistory() {
+			failure := h.GetFailure()
+			if c := h.GetFailureCause(); c != "" {
+				failure = "[" + c + "] " + failure
+			}
 			fmt.Fprintf(w, "%d\t%s\t%s\t%s\t%s\t%d\t%d/%d\t%s\n", h.GetId(), h.GetKind(), h.GetStatus(),
 				unixMillis(h.GetTriggerUnixMillis()), time.Duration(h.GetDurationMillis())*time.Millisecond,
-				h.GetStateSize(), h.GetAcknowledged(), h.GetSubtasks(), h.GetFailure())
+				h.GetStateSize(), h.GetAcknowledged(), h.GetSubtasks(), failure)
 		}
 		return w.Flush()
 	})

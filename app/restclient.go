@@ -106,7 +106,7 @@ func (c restClient) Checkpoints(ctx context.Context, job string) (*pb.Checkpoint
 		out.History = append(out.History, &pb.CheckpointStats{
 			Id: h.ID, Kind: h.Kind, Status: h.Status, TriggerUnixMillis: h.TriggerTimestamp,
 			DurationMillis: h.EndToEndDuration, StateSize: h.StateSize,
-			Acknowledged: int32(h.NumAcknowledgedSubtasks), Subtasks: int32(h.NumSubtasks), Failure: h.FailureMessage,
+			Acknowledged: int32(h.NumAcknowledgedSubtasks), Subtasks: int32(h.NumSubtasks), Failure: h.FailureMessage, FailureCause: h.FailureCause,
 		})
 	}
 	return out, nil

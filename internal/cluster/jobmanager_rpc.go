@@ -197,7 +197,7 @@ func (m *jobManager) Checkpoints(ctx context.Context, r *pb.CheckpointsRequest) 
 		out.History = append(out.History, &pb.CheckpointStats{
 			Id: int64(c.ID), Kind: c.Kind, Status: c.Status, TriggerUnixMillis: c.TriggerTime.UnixMilli(),
 			DurationMillis: c.Duration.Milliseconds(), StateSize: c.StateSize,
-			Acknowledged: int32(c.Acknowledged), Subtasks: int32(c.Subtasks), Failure: c.FailureReason,
+			Acknowledged: int32(c.Acknowledged), Subtasks: int32(c.Subtasks), Failure: c.FailureReason, FailureCause: c.FailureCause,
 		})
 	}
 	return out, nil

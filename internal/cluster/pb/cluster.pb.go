@@ -2789,8 +2789,11 @@ type CheckpointStats struct {
 	Acknowledged      int32                  `protobuf:"varint,7,opt,name=acknowledged,proto3" json:"acknowledged,omitempty"`
 	Subtasks          int32                  `protobuf:"varint,8,opt,name=subtasks,proto3" json:"subtasks,omitempty"`
 	Failure           string                 `protobuf:"bytes,9,opt,name=failure,proto3" json:"failure,omitempty"`
-	unknownFields     protoimpl.UnknownFields
-	sizeCache         protoimpl.SizeCache
+	// failure_cause classifies a failed checkpoint: declined, timeout,
+	// storage, registration, task-failure.
+	FailureCause  string `protobuf:"bytes,10,opt,name=failure_cause,json=failureCause,proto3" json:"failure_cause,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *CheckpointStats) Reset() {
@@ -2882,6 +2885,13 @@ func (x *CheckpointStats) GetSubtasks() int32 {
 func (x *CheckpointStats) GetFailure() string {
 	if x != nil {
 		return x.Failure
+	}
+	return ""
+}
+
+func (x *CheckpointStats) GetFailureCause() string {
+	if x != nil {
+		return x.FailureCause
 	}
 	return ""
 }
@@ -3142,7 +3152,7 @@ const file_cluster_proto_rawDesc = "" +
 	"\x03job\x18\x01 \x01(\tR\x03job\"\x10\n" +
 	"\x0eCancelResponse\"&\n" +
 	"\x12CheckpointsRequest\x12\x10\n" +
-	"\x03job\x18\x01 \x01(\tR\x03job\"\x9f\x02\n" +
+	"\x03job\x18\x01 \x01(\tR\x03job\"\xc4\x02\n" +
 	"\x0fCheckpointStats\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x03R\x02id\x12\x12\n" +
 	"\x04kind\x18\x02 \x01(\tR\x04kind\x12\x16\n" +
@@ -3153,7 +3163,9 @@ const file_cluster_proto_rawDesc = "" +
 	"state_size\x18\x06 \x01(\x03R\tstateSize\x12\"\n" +
 	"\facknowledged\x18\a \x01(\x05R\facknowledged\x12\x1a\n" +
 	"\bsubtasks\x18\b \x01(\x05R\bsubtasks\x12\x18\n" +
-	"\afailure\x18\t \x01(\tR\afailure\"\xa3\x01\n" +
+	"\afailure\x18\t \x01(\tR\afailure\x12#\n" +
+	"\rfailure_cause\x18\n" +
+	" \x01(\tR\ffailureCause\"\xa3\x01\n" +
 	"\x13CheckpointsResponse\x12\x1c\n" +
 	"\tcompleted\x18\x01 \x01(\x03R\tcompleted\x12\x16\n" +
 	"\x06failed\x18\x02 \x01(\x03R\x06failed\x12\x1a\n" +
