@@ -105,6 +105,9 @@ func (j *Job) Collect(ch chan<- prometheus.Metric) {
 		storageFailing = 1
 	}
 	gauge(j.d.storageFailing, storageFailing)
+	for _, c := range s.FailedByCause() {
+		gauge(j.d.failedByCause, float64(c.Count), c.Cause)
+	}
 	gauge(j.d.inProgress, float64(inProgress))
 	gauge(j.d.total, float64(completed+failed+int64(inProgress)))
 	gauge(j.d.restarts, float64(s.Restarts.Load()))

@@ -35,7 +35,7 @@ type descs struct {
 	lastDuration, lastSize, lastFullSize, lastCompletedID *prometheus.Desc
 	lastBuffered, lastProcessed, lastPersisted            *prometheus.Desc
 	completed, failed, inProgress, total                  *prometheus.Desc
-	failedStorage, storageFailing                         *prometheus.Desc
+	failedStorage, storageFailing, failedByCause          *prometheus.Desc
 	restarts, restoredID, uptime                          *prometheus.Desc
 	restoreTimestamp, restoreDuration                     *prometheus.Desc
 	recordsIn, recordsOut, recordsInRate, recordsOutRate  *prometheus.Desc
@@ -62,6 +62,7 @@ func newDescs(job prometheus.Labels) descs {
 		completed:        j("numberOfCompletedCheckpoints", "Checkpoints completed since the job started."),
 		failed:           j("numberOfFailedCheckpoints", "Checkpoints failed or declined since the job started."),
 		failedStorage:    j("numberOfFailedCheckpointsStorage", "Checkpoints failed since the job started because checkpoint storage failed (disk full, I/O error, S3 unreachable); they do not count towards tolerable-failed-checkpoints."),
+		failedByCause:    prometheus.NewDesc(jobPrefix+"numberOfFailedCheckpointsByCause", "Checkpoints failed or abandoned since the job started, by cause: declined, timeout, storage, registration, task-failure (absent until one of the cause fails).", []string{"cause"}, job),
 		storageFailing:   j("checkpointStorageFailing", "1 while checkpoint storage fails (from a storage failure until a checkpoint completes), else 0."),
 		inProgress:       j("numberOfInProgressCheckpoints", "Checkpoints triggered and not yet completed or failed."),
 		total:            j("totalNumberOfCheckpoints", "Completed, failed and in-progress checkpoints."),
