@@ -111,7 +111,11 @@ func jobTimes(s *runtime.JobStatus, now time.Time) JobTimes {
 	case end.IsZero():
 		t.Duration = max(now.Sub(start).Milliseconds(), 0)
 	default:
+		// The end follows from the duration, in whole milliseconds, so
+		// that end-time − start-time == duration exactly (the two
+		// truncated wall times could differ from it by 1).
 		t.Duration = max(end.Sub(start).Milliseconds(), 0)
+		t.EndTime = t.StartTime + t.Duration
 	}
 	return t
 }
