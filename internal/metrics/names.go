@@ -88,6 +88,7 @@ func newDescs(job prometheus.Labels) descs {
 func (d descs) all() []*prometheus.Desc {
 	return []*prometheus.Desc{
 		d.lastDuration, d.lastSize, d.lastFullSize, d.lastCompletedID, d.lastBuffered, d.lastProcessed, d.lastPersisted, d.completed, d.failed, d.inProgress, d.total,
+		d.failedStorage, d.storageFailing, d.failedByCause,
 		d.restarts, d.restoredID, d.restoreTimestamp, d.restoreDuration, d.uptime,
 		d.recordsIn, d.recordsOut, d.recordsInRate, d.recordsOutRate, d.backPressured, d.alignmentTime, d.creditsAvailable,
 		d.inputWatermark, d.outputWatermark, d.watermarkLag, d.lateDropped,
