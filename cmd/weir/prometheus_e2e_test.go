@@ -341,8 +341,11 @@ func TestPrometheusScrapesCluster(t *testing.T) {
 	start := time.Now()
 
 	// The JobManager, then two TaskManagers serving /metrics on free
-	// addresses (startE2ECluster's own turn theirs off).
-	c := startE2ECluster(t, 0, 0)
+	// addresses (startE2ECluster's own turn theirs off). The JobManager's
+	// task series change once per heartbeat, whose answer carries the task
+	// reports: at the default 10 s its numRecordsInPerSecond would see one
+	// report of the 15 s job and stay 0.
+	c := startE2ECluster(t, 0, 0, "heartbeat.interval=1s")
 	var tmMetrics []string
 	for i := range 2 {
 		id, addr := fmt.Sprintf("tm-%d", i), testutil.FreeAddr(t)
@@ -431,6 +434,14 @@ scrape_configs:
 		var b strings.Builder
 		for _, q := range queries {
 			fmt.Fprintf(&b, "%s: %d series\n", q, len(found[q]))
+		}
+		for _, q := range []string{`max_over_time(weir_taskmanager_job_task_numRecordsInPerSecond[1m])`, `max_over_time(weir_taskmanager_job_task_numRecordsIn[1m])`} {
+			resp, err := http.Get(base + "/api/v1/query?query=" + url.QueryEscape(q))
+			if err == nil {
+				body, _ := io.ReadAll(resp.Body)
+				resp.Body.Close()
+				fmt.Fprintf(&b, "%s: %s\n", q, body)
+			}
 		}
 		return b.String() + promTargets(base) + c.logs()
 	})
