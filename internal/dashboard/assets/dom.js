@@ -1,4 +1,4 @@
-// Building DOM nodes without innerHTML: every server string becomes a
+// Building DOM nodes without parsing markup: every server string becomes a
 // text node, so nothing the REST API answers is ever parsed as markup.
 
 const SVG = "http://www.w3.org/2000/svg";
