@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -32,14 +33,15 @@ import (
 // chromium is Debian's browser, which .ci/chromium.sh installs.
 const chromium = "/usr/bin/chromium"
 
-// demoJob is the demo as the REST API sees it.
+// demoJob is a job as the REST API sees it; its id is its name.
 type demoJob struct {
+	name   string
 	status *runtime.JobStatus
 	cfg    *config.Config
 }
 
-func (j demoJob) ID() string                 { return "demo" }
-func (j demoJob) Name() string               { return "demo" }
+func (j demoJob) ID() string                 { return j.name }
+func (j demoJob) Name() string               { return j.name }
 func (j demoJob) Status() *runtime.JobStatus { return j.status }
 func (j demoJob) Config() *config.Config     { return j.cfg }
 
@@ -87,7 +89,7 @@ func TestBrowser(t *testing.T) {
 	env := weir.NewEnv(weir.WithConfig(cfg))
 	// 15 s of events; the test cancels the job once it has looked.
 	demo.Build(env, demo.Options{Events: 300_000, Keys: 53, Rate: 20_000, Out: filepath.Join(dir, "out")})
-	j := demoJob{status: hooks.Plan(env).Status, cfg: hooks.Config(env.Config())}
+	j := demoJob{name: "demo", status: hooks.Plan(env).Status, cfg: hooks.Config(env.Config())}
 	reg := prometheus.NewRegistry()
 	m, err := metrics.NewJob(reg, "demo", "demo", j.status, metrics.Options{})
 	if err != nil {
@@ -258,6 +260,9 @@ func TestBrowser(t *testing.T) {
 	}
 	shot("narrow-400px.png")
 
+	run("widen the window", chromedp.EmulateViewport(1280, 900))
+	clusterViews(t, browser, run, until, shot)
+
 	if os.Getenv("WEIR_UPDATE_SCREENSHOT") == "1" {
 		if err := os.WriteFile(filepath.Join("..", "..", "docs", "dashboard.png"), graphPNG, 0o644); err != nil {
 			t.Fatal(err)
@@ -292,4 +297,48 @@ func waitCompleted(t *testing.T, url string) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+}
+
+// clusterViews checks what a JobManager's API adds, on a fake one that
+// refuses every write (403): the HA leader and the TaskManagers show; a
+// job named with markup shows as text; Trigger checkpoint, refused, is
+// disabled with the API's reason.
+func clusterViews(t *testing.T, browser context.Context, run func(string, ...chromedp.Action[chromedp.Void]), until func(string, string), shot func(string) []byte) {
+	const evil = `<img src=x onerror="window.pwned=1">`
+	api := rest.NewHandler(rest.Config{
+		Jobs: func() []rest.Job { return []rest.Job{demoJob{name: evil, status: &runtime.JobStatus{}, cfg: config.New()}} },
+		TaskManagers: func() []rest.TaskManagerInfo {
+			return []rest.TaskManagerInfo{{ID: "tm-3f9c1a", Path: "127.0.0.1:41234", DataPort: "127.0.0.1:39001", MetricsAddr: "127.0.0.1:9249",
+				Registered: time.Now().UnixMilli(), SlotsNumber: 2, FreeSlots: 1}}
+		},
+		Leadership: func() rest.LeaderStatus {
+			return rest.LeaderStatus{Leader: true, ID: "jm-a", RESTAddress: "127.0.0.1:8081", Term: 42, Changes: 3}
+		},
+		UI: dashboard.Handler(),
+	})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodGet && r.Method != http.MethodHead {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusForbidden)
+			_, _ = w.Write([]byte(`{"errors":["this REST API is read-only"]}` + "\n"))
+			return
+		}
+		api.ServeHTTP(w, r)
+	}))
+	defer srv.Close()
+
+	run("open a JobManager's overview", chromedp.Navigate(srv.URL+"/"))
+	until("the HA leader and the TaskManager count", `!!document.querySelector('[data-leader="true"]') && /jm-a/.test(document.body.textContent) && document.querySelector('.cards .value').textContent === "1"`)
+	until("the job named with markup, as text", `document.querySelector('#jobs tr[data-job] a').textContent === `+"`"+evil+"`"+` && !document.querySelector('#jobs img') && window.pwned === undefined`)
+	shot("overview-cluster.png")
+
+	run("open the TaskManagers", chromedp.Navigate(srv.URL+"/#/taskmanagers"))
+	until("the TaskManager", `!!document.querySelector('#taskmanagers tr[data-taskmanager="tm-3f9c1a"]')`)
+	shot("taskmanagers.png")
+
+	run("open the job", chromedp.Navigate(srv.URL+"/#/jobs/"+url.PathEscape(evil)))
+	until("the job page", `document.querySelector('h1').textContent === `+"`"+evil+"`")
+	run("click Trigger checkpoint", chromedp.Click(chromedp.CSS("#trigger-checkpoint")))
+	until("Trigger checkpoint disabled with the API's reason", `document.querySelector('#trigger-checkpoint').disabled && /read-only/.test(document.querySelector('#trigger-checkpoint').title) && /read-only/.test(document.querySelector('#action-result').textContent)`)
+	until("the other buttons still enabled", `!document.querySelector('#stop').disabled && window.pwned === undefined && !document.querySelector('img')`)
 }

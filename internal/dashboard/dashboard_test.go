@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/weirstream/weir/internal/dashboard"
+	"github.com/weirstream/weir/internal/rest"
 )
 
 // The handler serves the page at / and the assets under /ui/, with the
@@ -71,6 +72,46 @@ func TestAssetsSelfContained(t *testing.T) {
 		}
 		if m := remote.Find(b); m != nil {
 			t.Errorf("%s loads from another origin (%s): embed it instead", f, m)
+		}
+	}
+}
+
+// The REST API serves the dashboard at / and /ui/ when rest.Config.UI is
+// set; its own paths and errors are unchanged, and without UI / is the
+// API's JSON 404.
+func TestServedByREST(t *testing.T) {
+	none := func() []rest.Job { return nil }
+	with := httptest.NewServer(rest.NewHandler(rest.Config{Jobs: none, UI: dashboard.Handler()}))
+	defer with.Close()
+	without := httptest.NewServer(rest.NewHandler(rest.Config{Jobs: none}))
+	defer without.Close()
+	for _, c := range []struct {
+		srv            *httptest.Server
+		method, path   string
+		code           int
+		ctype, contain string
+	}{
+		{with, "GET", "/", 200, "text/html", "/ui/app.js"},
+		{with, "GET", "/ui/graph.js", 200, "text/javascript", "export function graph"},
+		{with, "GET", "/overview", 200, "application/json", "jobs-running"},
+		{with, "POST", "/", 405, "application/json", "errors"},
+		{with, "GET", "/nope", 404, "application/json", "errors"},
+		{without, "GET", "/", 404, "application/json", "errors"},
+		{without, "GET", "/ui/app.js", 404, "application/json", "errors"},
+	} {
+		req, _ := http.NewRequest(c.method, c.srv.URL+c.path, nil)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		name := "with UI"
+		if c.srv == without {
+			name = "without UI"
+		}
+		if resp.StatusCode != c.code || !strings.HasPrefix(resp.Header.Get("Content-Type"), c.ctype) || !strings.Contains(string(b), c.contain) {
+			t.Errorf("%s: %s %s: %d %q %.80q; want %d %s containing %q", name, c.method, c.path, resp.StatusCode, resp.Header.Get("Content-Type"), b, c.code, c.ctype, c.contain)
 		}
 	}
 }
