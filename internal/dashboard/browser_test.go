@@ -306,7 +306,9 @@ func waitCompleted(t *testing.T, url string) {
 func clusterViews(t *testing.T, browser context.Context, run func(string, ...chromedp.Action[chromedp.Void]), until func(string, string), shot func(string) []byte) {
 	const evil = `<img src=x onerror="window.pwned=1">`
 	api := rest.NewHandler(rest.Config{
-		Jobs: func() []rest.Job { return []rest.Job{demoJob{name: evil, status: &runtime.JobStatus{}, cfg: config.New()}} },
+		Jobs: func() []rest.Job {
+			return []rest.Job{demoJob{name: evil, status: &runtime.JobStatus{}, cfg: config.New()}}
+		},
 		TaskManagers: func() []rest.TaskManagerInfo {
 			return []rest.TaskManagerInfo{{ID: "tm-3f9c1a", Path: "127.0.0.1:41234", DataPort: "127.0.0.1:39001", MetricsAddr: "127.0.0.1:9249",
 				Registered: time.Now().UnixMilli(), SlotsNumber: 2, FreeSlots: 1}}
