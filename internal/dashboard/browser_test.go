@@ -218,6 +218,10 @@ func TestBrowser(t *testing.T) {
 	until("a records rate on the source", `/in|out/.test(document.querySelector('#graph g[data-vertex="0"] .rates').textContent) && !/out —/.test(document.querySelector('#graph g[data-vertex="0"] .rates').textContent)`)
 	until("back pressure colours", `[...document.querySelectorAll('#graph g[data-vertex]')].every(g => ["ok","low","high"].includes(g.dataset.backpressure))`)
 	graphPNG := shot("job-graph.png")
+	run("click the aggregate vertex", chromedp.Click(chromedp.CSS(`#graph g[data-vertex="1"] rect`)))
+	until("its subtasks with back pressure and watermarks", fmt.Sprintf(`location.hash.endsWith('/vertices/1') && document.querySelectorAll('#subtasks tr[data-subtask]').length === %d
+		&& [...document.querySelectorAll('#subtasks tr[data-subtask]')].every(r => /ok|low|high/.test(r.cells[1].textContent) && /Watermark|:/.test(r.cells[3].textContent))`, p))
+	shot("vertex.png")
 
 	// Checkpoints: at least one completed; trigger one more.
 	run("open the checkpoints", chromedp.Navigate(srv.URL+"/#/jobs/demo/checkpoints"))

@@ -3,6 +3,7 @@
 //   #/                          overview: TaskManagers, slots, jobs, HA leader
 //   #/taskmanagers              the registered TaskManagers
 //   #/jobs/{id}                 a job: status and its graph
+//   #/jobs/{id}/vertices/{v}    … and one vertex's subtasks
 //   #/jobs/{id}/checkpoints     counts, history, configuration
 //   #/jobs/{id}/checkpoints/{c} … and one checkpoint's per-subtask details
 //   #/jobs/{id}/config          the job's configuration (if served)
@@ -30,7 +31,11 @@ function parseRoute() {
   if (parts[0] === "taskmanagers") return { page: "taskmanagers" };
   if (parts[0] === "jobs" && parts[1]) {
     const tab = parts[2] === "checkpoints" || parts[2] === "config" ? parts[2] : "graph";
-    return { page: "job", job: parts[1], tab, checkpoint: tab === "checkpoints" ? parts[3] : undefined };
+    return {
+      page: "job", job: parts[1], tab,
+      checkpoint: tab === "checkpoints" ? parts[3] : undefined,
+      vertex: parts[2] === "vertices" ? parts[3] : undefined,
+    };
   }
   return { page: "overview" };
 }
@@ -292,14 +297,14 @@ function jobView(r0) {
       const r = route;
       if (r.tab === "checkpoints") await checkpointsTab(content, path, details, r.checkpoint);
       else if (r.tab === "config") await configTab(content, path);
-      else await graphTab(content, path, details);
+      else await graphTab(content, path, details, r.vertex);
     },
   };
 }
 
-async function graphTab(el, path, d) {
+async function graphTab(el, path, d, selected) {
   const vertices = d.vertices || [];
-  const [extra, plan, exceptions] = await Promise.all([
+  const [extra, plan, exceptions, vdetails] = await Promise.all([
     Promise.all(vertices.map(async (v) => {
       const base = `${path}/vertices/${api.enc(v.id)}`;
       const [bp, wm] = await Promise.all([api.get(`${base}/backpressure`).catch(() => null), api.get(`${base}/watermarks`).catch(() => null)]);
@@ -307,6 +312,7 @@ async function graphTab(el, path, d) {
     })),
     api.optional(`${path}/plan`).catch(() => null),
     api.optional(`${path}/exceptions`).catch(() => null),
+    selected !== undefined ? api.optional(`${path}/vertices/${api.enc(selected)}`).catch(() => null) : null,
   ]);
   const rows = vertices.map((v, i) => {
     const key = `${d.jid}/${v.id}`;
@@ -336,13 +342,44 @@ async function graphTab(el, path, d) {
   const failure = d["last-failure"] ? h("div", {}, h("h2", {}, "Last failure"), h("pre", { class: "failure" }, d["last-failure"])) : null;
 
   const table_ = table(["ID", "Vertex", "Parallelism", "Running", "Records in", "Records out", "In/s", "Out/s", "Back pressure", "Watermark"],
-    rows.map(({ v, rin, rout, level, wm }) => h("tr", { "data-vertex-row": v.id },
+    rows.map(({ v, rin, rout, level, wm }) => h("tr", {
+      "data-vertex-row": v.id, class: `clickable${String(v.id) === selected ? " selected" : ""}`,
+      onclick: () => { location.hash = `#${path}/vertices/${api.enc(v.id)}`; },
+    },
       h("td", {}, v.id), h("td", {}, v.name), h("td", {}, f.count(v.parallelism)), h("td", {}, f.count(v["running-subtasks"])),
       h("td", {}, f.count(v.metrics["read-records"])), h("td", {}, f.count(v.metrics["write-records"])),
       h("td", {}, f.rate(rin)), h("td", {}, f.rate(rout)),
       h("td", {}, h("span", { class: `bp bp-${level}` }, level)), h("td", {}, wm))), { id: "vertices" });
 
-  replace(el, times, failure, h("h2", {}, "Job graph"), graph(rows, plan), table_, exceptionsView(exceptions));
+  const i = vertices.findIndex((v) => String(v.id) === selected);
+  const sub = i < 0 ? (selected !== undefined ? h("p", { class: "muted" }, `No vertex ${selected}.`) : h("p", { class: "muted" }, "Click a vertex for its subtasks."))
+    : subtasksView(vertices[i], extra[i], vdetails);
+  replace(el, times, failure, h("h2", {}, "Job graph"), graph(rows, plan, (id) => { location.hash = `#${path}/vertices/${api.enc(id)}`; }, selected),
+    table_, h("div", { id: "vertex-details" }, sub), exceptionsView(exceptions));
+}
+
+// subtasksView lists a vertex's subtasks: back pressure and watermark of
+// each, and with GET /jobs/{id}/vertices/{vid} (if served) their status,
+// TaskManager and records.
+function subtasksView(v, extra, details) {
+  const bp = new Map(((extra.bp && extra.bp.subtasks) || []).map((x) => [x.subtask, x]));
+  const wm = new Map((extra.wm || []).map((x) => [Number(String(x.id).split(".")[0]), x.value]));
+  const ds = new Map(((details && details.subtasks) || []).map((x) => [x.subtask, x]));
+  const n = Math.max(v.parallelism || 0, ...[...bp.keys(), ...wm.keys(), ...ds.keys()].map((k) => k + 1));
+  const rows = [];
+  for (let i = 0; i < n; i++) {
+    const b = bp.get(i), d = ds.get(i) || {}, m = d.metrics || {};
+    const level = b ? b["backpressure-level"] : "unknown";
+    rows.push(h("tr", { "data-subtask": i },
+      h("td", {}, i),
+      h("td", {}, h("span", { class: `bp bp-${level}` }, level)), h("td", {}, b ? b.ratio : "—"),
+      h("td", {}, wm.has(i) ? f.watermark([wm.get(i)]) : "—"),
+      details ? [h("td", {}, d.status ? badge(d.status) : "—"), h("td", {}, d["taskmanager-id"] || d.endpoint || d.host || "—"),
+        h("td", {}, f.count(m["read-records"])), h("td", {}, f.count(m["write-records"])), h("td", {}, f.duration(d.duration))] : null));
+  }
+  const head = ["Subtask", "Back pressure", "Ratio", "Watermark"];
+  if (details) head.push("Status", "TaskManager", "Records in", "Records out", "Duration");
+  return h("div", {}, h("h2", {}, `Subtasks of ${v.name}`), table(head, rows, { id: "subtasks" }));
 }
 
 // exceptionsView renders Flink's GET /jobs/{id}/exceptions body, when the

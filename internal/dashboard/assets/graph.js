@@ -30,8 +30,9 @@ function clip(text, n) {
   return text.length > n ? `${text.slice(0, n - 1)}…` : text;
 }
 
-// graph returns an element drawing rows ({v, rin, rout, level, wm}).
-export function graph(rows, plan) {
+// graph returns an element drawing rows ({v, rin, rout, level, wm});
+// clicking a vertex calls open(id); the selected one is outlined.
+export function graph(rows, plan, open, selected) {
   if (rows.length === 0) return h("p", { class: "muted" }, "No vertices.");
   const edges = edgesOf(rows, plan);
   const depth = new Map(rows.map((r) => [String(r.v.id), 0]));
@@ -64,7 +65,11 @@ export function graph(rows, plan) {
   for (const r of rows) {
     const { x, y } = pos.get(String(r.v.id));
     const m = r.v.metrics || {};
-    svg.append(s("g", { class: `vertex bp-${r.level}`, "data-vertex": r.v.id, "data-backpressure": r.level, transform: `translate(${x} ${y})` },
+    svg.append(s("g", {
+      class: `vertex bp-${r.level}${String(r.v.id) === selected ? " selected" : ""}`, "data-vertex": r.v.id, "data-backpressure": r.level,
+      transform: `translate(${x} ${y})`, tabindex: 0, role: "link",
+      onclick: () => open && open(r.v.id), onkeydown: (ev) => { if (ev.key === "Enter" && open) open(r.v.id); },
+    },
       s("title", {}, `${r.v.name} (vertex ${r.v.id}) — back pressure ${r.level}`),
       s("rect", { width: W, height: H, rx: 6 }),
       s("text", { x: 10, y: 20, class: "vname" }, clip(r.v.name, 28)),
