@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -304,7 +305,8 @@ func waitCompleted(t *testing.T, url string) {
 }
 
 // clusterViews checks what a JobManager's API adds, on a fake one that
-// refuses every write (403): the HA leader and the TaskManagers show; a
+// wants a token and refuses every write (403): the page asks for the
+// token once; the HA leader and the TaskManagers show; a
 // job named with markup shows as text; Trigger checkpoint, refused, is
 // disabled with the API's reason.
 func clusterViews(t *testing.T, browser context.Context, run func(string, ...chromedp.Action[chromedp.Void]), until func(string, string), shot func(string) []byte) {
@@ -323,6 +325,13 @@ func clusterViews(t *testing.T, browser context.Context, run func(string, ...chr
 		UI: dashboard.Handler(),
 	})
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		// The page and its assets are open; the API wants a token.
+		if r.URL.Path != "/" && !strings.HasPrefix(r.URL.Path, dashboard.Prefix) && r.Header.Get("Authorization") != "Bearer s3cret" {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusUnauthorized)
+			_, _ = w.Write([]byte(`{"errors":["missing or wrong token"]}` + "\n"))
+			return
+		}
 		if r.Method != http.MethodGet && r.Method != http.MethodHead {
 			w.Header().Set("Content-Type", "application/json")
 			w.WriteHeader(http.StatusForbidden)
@@ -334,6 +343,8 @@ func clusterViews(t *testing.T, browser context.Context, run func(string, ...chr
 	defer srv.Close()
 
 	run("open a JobManager's overview", chromedp.Navigate(srv.URL+"/"))
+	until("the dashboard to ask for the token", `!!document.querySelector('#token-form input')`)
+	run("give the token", chromedp.SendKeys(chromedp.CSS("#token-form input"), "s3cret"), chromedp.Click(chromedp.CSS("#token-form button")))
 	until("the HA leader and the TaskManager count", `!!document.querySelector('[data-leader="true"]') && /jm-a/.test(document.body.textContent) && document.querySelector('.cards .value').textContent === "1"`)
 	until("the job named with markup, as text", `document.querySelector('#jobs tr[data-job] a').textContent === `+"`"+evil+"`"+` && !document.querySelector('#jobs img') && window.pwned === undefined`)
 	shot("overview-cluster.png")

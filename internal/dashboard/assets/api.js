@@ -7,8 +7,23 @@ export class ApiError extends Error {
   }
 }
 
+// The REST API's bearer token (security.rest.token-file), asked for once
+// when the API answers 401 and kept for the browser tab's session.
+const TOKEN_KEY = "weir-rest-token";
+
+export function setToken(token) {
+  if (token) sessionStorage.setItem(TOKEN_KEY, token);
+  else sessionStorage.removeItem(TOKEN_KEY);
+}
+
+export function hasToken() {
+  return Boolean(sessionStorage.getItem(TOKEN_KEY));
+}
+
 async function request(method, path, body) {
   const init = { method, headers: { Accept: "application/json" } };
+  const token = sessionStorage.getItem(TOKEN_KEY);
+  if (token) init.headers.Authorization = `Bearer ${token}`;
   if (body !== undefined) {
     init.headers["Content-Type"] = "application/json";
     init.body = JSON.stringify(body);

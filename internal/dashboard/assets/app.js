@@ -62,11 +62,33 @@ async function refresh() {
     if (v === view) setStatus(`updated ${f.time(Date.now()).slice(11, 19)}`, false);
   } catch (e) {
     if (v === view) setStatus(e.message, true);
+    if (e.status === 401) {
+      askToken(e.message);
+      return; // until a token is given
+    }
   }
   if (v === view) {
     clearTimeout(timer);
     timer = setTimeout(refresh, REFRESH_MS);
   }
+}
+
+// askToken shows a form for the REST API's bearer token once a request
+// answered 401; the token is kept for the session.
+function askToken(message) {
+  if (document.getElementById("token-form")) return;
+  const input = h("input", { type: "password", name: "token", autocomplete: "off", required: true, "aria-label": "REST API token" });
+  const form = h("form", { id: "token-form", class: "token-form" },
+    h("p", {}, api.hasToken() ? "The token was refused: " : "This REST API needs a token: ", message),
+    input, h("button", { type: "submit" }, "Use token"));
+  form.addEventListener("submit", (ev) => {
+    ev.preventDefault();
+    api.setToken(input.value.trim());
+    form.remove();
+    refresh();
+  });
+  main.prepend(form);
+  input.focus();
 }
 
 function setStatus(text, error) {
@@ -165,6 +187,16 @@ const ACTIONS = [
 
 const ENDED = new Set(["FINISHED", "FAILED", "CANCELED"]);
 
+// dashboardFeatures reads the features of GET /config once (null if the
+// server has no such endpoint).
+let featuresOnce = null;
+function dashboardFeatures() {
+  if (!featuresOnce) {
+    featuresOnce = api.optional("/config").then((c) => (c && c.features) || null, (e) => { featuresOnce = null; throw e; });
+  }
+  return featuresOnce;
+}
+
 function jobView(r0) {
   const jid = r0.job;
   const path = `/jobs/${api.enc(jid)}`;
@@ -221,15 +253,17 @@ function jobView(r0) {
     }
   }
 
-  const dir = h("input", { type: "text", name: "target", placeholder: "/absolute/target/directory", required: true, "aria-label": "savepoint target directory" });
+  const dir = h("input", { type: "text", name: "target", placeholder: "target directory (empty: the server's default)", "aria-label": "savepoint target directory" });
   replace(form, dir, h("button", { type: "submit" }, "Take savepoint"), h("button", { type: "button", onclick: () => { form.hidden = true; } }, "Close"));
   form.addEventListener("submit", async (ev) => {
     ev.preventDefault();
     form.hidden = true;
-    report(`Savepoint to ${dir.value} in progress…`);
+    const target = dir.value.trim();
+    report(`Savepoint${target ? ` to ${target}` : ""} in progress…`);
     try {
-      const res = await api.post(`${path}/savepoints`, { "target-directory": dir.value, "cancel-job": false });
-      const op = res.operation || {};
+      const body = { "cancel-job": false };
+      if (target) body["target-directory"] = target;
+      const op = await operation("savepoints", await api.post(`${path}/savepoints`, body));
       if (op["failure-cause"]) report(`Savepoint failed: ${op["failure-cause"]}`, "error");
       else report(`Savepoint written to ${op.location}`, "ok");
     } catch (e) {
@@ -238,12 +272,25 @@ function jobView(r0) {
     refresh();
   });
 
+  // operation waits for an asynchronous savepoint or stop: an answer
+  // with a request-id is polled at …/{kind}/{id} until it completed
+  // (Flink's asynchronous operations); a synchronous answer is the result.
+  async function operation(kind, res) {
+    if (!res || !res["request-id"]) return (res && res.operation) || {};
+    for (;;) {
+      await new Promise((ok) => setTimeout(ok, 500));
+      const st = await api.get(`${path}/${kind}/${api.enc(res["request-id"])}`);
+      if (st.status && st.status.id !== "IN_PROGRESS") return st.operation || {};
+    }
+  }
+
   async function stop() {
     if (!confirm(`Stop job ${jid}? Its sources stop, a final checkpoint is taken and the job finishes.`)) return;
     report("Stopping…");
     try {
-      await api.post(`${path}/stop`, {});
-      report(`Job ${jid} stopped.`, "ok");
+      const op = await operation("stop", await api.post(`${path}/stop`, {}));
+      if (op["failure-cause"]) report(`Stop failed: ${op["failure-cause"]}`, "error");
+      else report(`Job ${jid} stopped${op.location ? `; savepoint at ${op.location}` : ""}.`, "ok");
     } catch (e) {
       refused("stop", e);
     }
@@ -290,7 +337,8 @@ function jobView(r0) {
       replace(content);
     },
     async refresh() {
-      const details = await api.get(path);
+      const [details, features] = await Promise.all([api.get(path), dashboardFeatures()]);
+      if (features && features["web-cancel"] === false) denied.set("cancel", "this server does not offer cancelling from the web (GET /config)");
       state = details.state;
       replace(stateEl, badge(details.state));
       syncButtons();
@@ -374,11 +422,12 @@ function subtasksView(v, extra, details) {
       h("td", {}, i),
       h("td", {}, h("span", { class: `bp bp-${level}` }, level)), h("td", {}, b ? b.ratio : "—"),
       h("td", {}, wm.has(i) ? f.watermark([wm.get(i)]) : "—"),
-      details ? [h("td", {}, d.status ? badge(d.status) : "—"), h("td", {}, d["taskmanager-id"] || d.endpoint || d.host || "—"),
-        h("td", {}, f.count(m["read-records"])), h("td", {}, f.count(m["write-records"])), h("td", {}, f.duration(d.duration))] : null));
+      details ? [h("td", {}, d.status ? badge(d.status) : "—"), h("td", {}, d.attempt ?? "—"),
+        h("td", {}, f.count(m["read-records"])), h("td", {}, f.count(m["write-records"])),
+        h("td", {}, m["credits-available"] ?? "—"), h("td", {}, m["checkpoint-alignment-time"] !== undefined ? f.duration(m["checkpoint-alignment-time"]) : "—")] : null));
   }
   const head = ["Subtask", "Back pressure", "Ratio", "Watermark"];
-  if (details) head.push("Status", "TaskManager", "Records in", "Records out", "Duration");
+  if (details) head.push("Status", "Attempt", "Records in", "Records out", "Credits", "Last alignment");
   return h("div", {}, h("h2", {}, `Subtasks of ${v.name}`), table(head, rows, { id: "subtasks" }));
 }
 
