@@ -215,7 +215,7 @@ func TestBrowser(t *testing.T) {
 
 	// The job graph: both vertices as boxes, rates once two samples exist.
 	run("open the job", chromedp.Navigate(srv.URL+"/#/jobs/demo"))
-	until("the graph's two vertices", `document.querySelectorAll('#graph g[data-vertex]').length === 2`)
+	until("the graph's two vertices, joined by an arrow", `document.querySelectorAll('#graph g[data-vertex]').length === 2 && document.querySelectorAll('#graph path.edge').length === 1`)
 	until("a records rate on the source", `/in|out/.test(document.querySelector('#graph g[data-vertex="0"] .rates').textContent) && !/out —/.test(document.querySelector('#graph g[data-vertex="0"] .rates').textContent)`)
 	until("back pressure colours", `[...document.querySelectorAll('#graph g[data-vertex]')].every(g => ["ok","low","high"].includes(g.dataset.backpressure))`)
 	graphPNG := shot("job-graph.png")

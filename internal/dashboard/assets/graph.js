@@ -11,7 +11,9 @@ const W = 220, H = 96, GX = 70, GY = 24, PAD = 12;
 function edgesOf(rows, plan) {
   const ids = new Set(rows.map((r) => String(r.v.id)));
   const nodes = plan && plan.plan && Array.isArray(plan.plan.nodes) ? plan.plan.nodes : null;
-  if (nodes && nodes.every((n) => ids.has(String(n.id)))) {
+  // A plan whose nodes have no inputs knows no edges (a server's Job
+  // without them): fall back to the vertex order.
+  if (nodes && nodes.every((n) => ids.has(String(n.id))) && nodes.some((n) => (n.inputs || []).length > 0)) {
     const out = [];
     for (const n of nodes) {
       for (const i of n.inputs || []) {
