@@ -264,6 +264,13 @@ func TestBrowser(t *testing.T) {
 		t.Errorf("at 400 px the page is %d px wider than the window", overflow)
 	}
 	shot("narrow-400px.png")
+	// A table scrolled sideways stays scrolled through the next refresh.
+	run("scroll the vertex table", chromedp.Evaluate[chromedp.Void](`(() => {
+		const s = document.querySelector('#vertices').parentElement; s.scrollLeft = 120;
+		window.beforeRefresh = document.getElementById('status').textContent;
+		window.scrolledRows = document.querySelector('#vertices tbody tr'); })()`))
+	until("a refresh that keeps the scroll", `document.getElementById('status').textContent !== window.beforeRefresh
+		&& document.querySelector('#vertices tbody tr') !== window.scrolledRows && document.querySelector('#vertices').parentElement.scrollLeft >= 100`)
 
 	run("widen the window", chromedp.EmulateViewport(1280, 900))
 	clusterViews(t, browser, run, until, shot)

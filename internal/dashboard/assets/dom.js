@@ -26,10 +26,16 @@ export function s(tag, attrs, ...children) {
   return build(document.createElementNS(SVG, tag), attrs, children);
 }
 
-// replace swaps el's children for the given ones.
+// replace swaps el's children for the given ones. The live refresh
+// rebuilds views every 2 s, so the sideways scroll of each scrolling
+// container and the open state of each <details> carry over by position.
 export function replace(el, ...children) {
+  const scrolls = [...el.querySelectorAll(".scroll")].map((x) => x.scrollLeft);
+  const opened = [...el.querySelectorAll("details")].map((x) => x.open);
   el.replaceChildren();
   build(el, {}, children);
+  el.querySelectorAll(".scroll").forEach((x, i) => { if (scrolls[i]) x.scrollLeft = scrolls[i]; });
+  el.querySelectorAll("details").forEach((x, i) => { if (opened[i]) x.open = true; });
 }
 
 // table renders rows (arrays of cells) under a header, in a container
