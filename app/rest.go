@@ -15,6 +15,7 @@ import (
 
 	"github.com/weirstream/weir"
 	"github.com/weirstream/weir/internal/config"
+	"github.com/weirstream/weir/internal/dashboard"
 	"github.com/weirstream/weir/internal/hooks"
 	"github.com/weirstream/weir/internal/metrics"
 	"github.com/weirstream/weir/internal/rest"
@@ -76,6 +77,7 @@ func (f *restFlags) startREST(env *weir.Env, job string, cancel func(), logger *
 		Metrics: metrics.Handler(reg, logger),
 		Logger:  logger,
 		Version: version(),
+		UI:      dashboard.Handler(),
 	}), logger)
 	fmt.Fprintf(stderr, "REST API listening on %s\n", srv.Addr())
 	return func() {

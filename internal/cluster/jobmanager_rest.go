@@ -15,6 +15,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
 	"github.com/weirstream/weir/internal/config"
+	"github.com/weirstream/weir/internal/dashboard"
 	"github.com/weirstream/weir/internal/metrics"
 	"github.com/weirstream/weir/internal/rest"
 	"github.com/weirstream/weir/internal/runtime"
@@ -88,6 +89,7 @@ func (r *jmREST) lead(m *jobManager, leadership func() rest.LeaderStatus) {
 		Logger:       r.cfg.Logger,
 		TaskManagers: func() []rest.TaskManagerInfo { return taskManagerInfos(m.dispatcher()) },
 		Leadership:   leadership,
+		UI:           dashboard.Handler(),
 	})
 	r.h.Store(&h)
 }

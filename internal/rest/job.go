@@ -47,4 +47,7 @@ type Config struct {
 	// Leadership reports the JobManager's leadership for GET /overview
 	// under high availability; nil without it.
 	Leadership func() LeaderStatus
+	// UI serves the web dashboard at GET / and its assets under GET /ui/
+	// (nil: both answer 404). internal/dashboard provides it.
+	UI http.Handler
 }

@@ -53,6 +53,10 @@ func NewHandler(cfg Config) http.Handler {
 	if cfg.Metrics != nil {
 		m.Handle("GET /metrics", cfg.Metrics)
 	}
+	if cfg.UI != nil {
+		m.Handle("GET /{$}", cfg.UI)
+		m.Handle("GET /ui/", cfg.UI)
+	}
 	return a
 }
 
