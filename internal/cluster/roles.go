@@ -41,6 +41,10 @@ type JobManagerConfig struct {
 	HeartbeatInterval  time.Duration
 	HeartbeatTimeout   time.Duration
 	SlotRequestTimeout time.Duration
+	// TLS, if set, serves the RPC with mutual TLS
+	// (security.ssl.internal.*), the standby's under high availability
+	// too; nil is plain TCP.
+	TLS *TLS
 	// Logger (nil: silent).
 	Logger *slog.Logger
 	// Ready, if set, is called once the RPC (and REST) listeners are bound.
@@ -100,6 +104,9 @@ type TaskManagerProcessConfig struct {
 	// running this long after its cancellation makes the TaskManager exit
 	// with an error naming it.
 	CancellationTimeout time.Duration
+	// TLS, if set, dials the JobManager and serves and dials the data
+	// plane with mutual TLS (security.ssl.internal.*); nil is plain TCP.
+	TLS *TLS
 	// Logger (nil: silent).
 	Logger *slog.Logger
 	// Ready, if set, is called once the data plane (and metrics) listen.
