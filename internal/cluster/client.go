@@ -169,7 +169,7 @@ func (c *Client) find(ctx context.Context, hint, avoid string) (*jmConn, error) 
 			if err == nil {
 				return jc, nil
 			}
-			if errors.Is(err, security.ErrHandshake) {
+			if errors.Is(err, security.ErrHandshake) || isPlainRefused(err) {
 				return nil, err
 			}
 			last = err
@@ -220,7 +220,7 @@ func (c *Client) connect(ctx context.Context, addr string, patient bool) (*jmCon
 			return &jmConn{addr: addr, conn: conn, rpc: pb.NewJobManagerClient(conn)}, nil
 		}
 		if s == connectivity.TransientFailure {
-			if f := creds.failure(); f != nil && (!patient || errors.Is(f, security.ErrHandshake)) {
+			if f := creds.failure(); f != nil && (!patient || creds.final() != nil) {
 				conn.Close()
 				return nil, f
 			}
@@ -229,8 +229,16 @@ func (c *Client) connect(ctx context.Context, addr string, patient bool) (*jmCon
 			conn.Close()
 			return nil, fmt.Errorf("JobManager at %s: connection failed", addr)
 		}
-		if !conn.WaitForStateChange(ctx, s) {
+		// A failing connection stays in TransientFailure while gRPC
+		// retries, so look at the failures again now and then.
+		wctx, cancel := context.WithTimeout(ctx, 100*time.Millisecond)
+		changed := conn.WaitForStateChange(wctx, s)
+		cancel()
+		if !changed && ctx.Err() != nil {
 			conn.Close()
+			if f := creds.failure(); f != nil {
+				return nil, f
+			}
 			return nil, fmt.Errorf("JobManager at %s: %s", addr, s)
 		}
 	}

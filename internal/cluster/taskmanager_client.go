@@ -365,6 +365,9 @@ type registrar struct {
 	fence  *fence
 	log    *slog.Logger
 	avoid  string // the address of a deposed leader: tried last
+	// plain counts, by address, plain connections closed unanswered in a
+	// row (the JobManager requires TLS?).
+	plain map[string]int
 }
 
 // register tries to open a session until it succeeds, is rejected, ctx
@@ -400,6 +403,7 @@ func (r *registrar) register(ctx context.Context) (*JobManagerSession, *grpc.Cli
 					r.log.Warn("refused a session of a deposed leader, looking for the leader", "jobmanager", addr, "term", s.FencingToken, "newest", newest)
 				} else {
 					r.fence.raise(s.FencingToken)
+					r.plain = nil
 					return s, conn, stream, nil
 				}
 			}
@@ -423,12 +427,22 @@ func (r *registrar) register(ctx context.Context) (*JobManagerSession, *grpc.Cli
 				r.log.Error("JobManager refused the TLS handshake", "jobmanager", addr, "error", err)
 				return nil, nil, nil, err
 			case isPlainRefused(err):
+				if r.plain == nil {
+					r.plain = make(map[string]int)
+				}
+				if r.plain[addr]++; r.plain[addr] >= plainRefusals {
+					r.log.Error("JobManager closed every connection unanswered", "jobmanager", addr, "error", err)
+					return nil, nil, nil, err
+				}
 				r.log.Warn("registration failed", "jobmanager", addr, "error", err)
 			case status.Code(err) == codes.AlreadyExists:
 				// The JobManager holds another live session under this id.
 				r.log.Warn("registration refused for now, retrying", "jobmanager", addr, "error", err)
 			default:
 				r.log.Debug("registration failed", "jobmanager", addr, "error", err)
+			}
+			if !isPlainRefused(err) {
+				delete(r.plain, addr)
 			}
 			last = err
 			if time.Until(deadline) <= 0 {
@@ -472,6 +486,9 @@ func attempt(ctx context.Context, cfg TaskManagerConfig, addr string, deadline t
 	stream, err := pb.NewJobManagerClient(conn).Connect(context.WithoutCancel(ctx))
 	if err != nil {
 		conn.Close()
+		if f := creds.failure(); f != nil && status.Code(err) == codes.Unavailable {
+			err = f
+		}
 		return nil, nil, nil, err
 	}
 	answer := make(chan error, 1)

@@ -59,7 +59,13 @@ type dialCreds struct {
 
 	mu     sync.Mutex
 	failed error
+	plain  int // plain connections closed unanswered
 }
+
+// plainRefusals is how many plain connections in a row a JobManager must
+// close unanswered before a client takes it for a TLS server and gives
+// up: one could be a JobManager stopping.
+const plainRefusals = 3
 
 func newDialCreds(t *TLS, addr string) *dialCreds {
 	if t == nil {
@@ -101,6 +107,17 @@ func (c *dialCreds) failure() error {
 	return c.failed
 }
 
+// final is failure when no retry can help: a refused TLS handshake, or
+// plainRefusals plain connections closed unanswered.
+func (c *dialCreds) final() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if errors.Is(c.failed, security.ErrHandshake) || c.plain >= plainRefusals {
+		return c.failed
+	}
+	return nil
+}
+
 // explainConn explains the errors of a connection's first read: a server
 // that refuses this side's certificate says so with an alert after the
 // client finished its part of the handshake (TLS 1.3), and a TLS server
@@ -122,6 +139,9 @@ func (e *explainConn) Read(p []byte) (int, error) {
 		} else if security.IsEOF(err) || isReset(err) {
 			x := &plainRefusedError{hint: security.PlainHint("JobManager", e.c.addr), err: err}
 			e.c.record(x)
+			e.c.mu.Lock()
+			e.c.plain++
+			e.c.mu.Unlock()
 			err = x
 		}
 	}
