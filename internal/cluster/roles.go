@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/weirstream/weir/internal/runtime"
+	"github.com/weirstream/weir/internal/security"
 )
 
 // Resolver builds a job's graph and configuration from its spec with the
@@ -25,6 +26,9 @@ type JobManagerConfig struct {
 	// RESTAddress serves the REST API and /metrics (--rest-address,
 	// 127.0.0.1:8081); "" turns REST off.
 	RESTAddress string
+	// RESTTLS, if set, serves the REST API over https
+	// (security.ssl.rest.*); nil is http.
+	RESTTLS *security.REST
 	// AllowNonLoopbackREST lets RESTAddress bind beyond loopback.
 	AllowNonLoopbackREST bool
 	// StateDir holds submitted jobs and, unless a job sets
