@@ -38,8 +38,12 @@ type serverTLS struct {
 func (s *serverTLS) ServerHandshake(raw net.Conn) (net.Conn, credentials.AuthInfo, error) {
 	conn, info, err := s.TransportCredentials.ServerHandshake(raw)
 	if err != nil {
+		level := slog.LevelError
+		if security.IsEOF(err) {
+			level = slog.LevelDebug // a port probe: connected and closed
+		}
 		err = security.ServerError("TaskManager or client", raw.RemoteAddr().String(), s.caFile, err)
-		s.log.Error("JobManager rpc: refused a connection", "error", err)
+		s.log.Log(context.Background(), level, "JobManager rpc: refused a connection", "error", err)
 	}
 	return conn, info, err
 }

@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"sync"
 	"time"
@@ -186,7 +187,11 @@ func (m *ConnManager) accept(nc net.Conn) {
 		err := tc.HandshakeContext(ctx)
 		cancel()
 		if err != nil {
-			m.cfg.Logger.Error("network: refused a connection", "remote", nc.RemoteAddr().String(), "err", security.ServerError("TaskManager", nc.RemoteAddr().String(), m.cfg.TLS.CAFile, err))
+			level := slog.LevelError
+			if security.IsEOF(err) {
+				level = slog.LevelDebug // a port probe: connected and closed
+			}
+			m.cfg.Logger.Log(context.Background(), level, "network: refused a connection", "remote", nc.RemoteAddr().String(), "err", security.ServerError("TaskManager", nc.RemoteAddr().String(), m.cfg.TLS.CAFile, err))
 			_ = nc.Close()
 			return
 		}
