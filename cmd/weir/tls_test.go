@@ -72,13 +72,13 @@ func TestTLSCluster(t *testing.T) {
 }
 
 // TestTLSREST: a local run's --rest-address with security.ssl.rest.*
-// answers https to a client trusting the CA and refuses plain http; the
+// (ca-file set: client certificates required) answers https to a client
+// with a certificate of the CA, refuses one without and plain http; the
 // client commands speak https with the same keys.
 func TestTLSREST(t *testing.T) {
 	dir := t.TempDir()
 	conf := tlsConf(t, filepath.Join(dir, "certs"), "rest")
-	// No client certificates: the server gets no ca-file.
-	server := conf[:3]
+	server := conf
 	addr := freePort(t)
 	r := startWeir(t, 2*time.Minute, append([]string{"run", "demo", "--events", "1000000", "--rate", "20000", "-p", "1",
 		"--checkpoint-interval", "100ms", "--state-dir", filepath.Join(dir, "state"), "-q", "--rest-address", addr}, defines(server)...)...)
@@ -94,7 +94,16 @@ func TestTLSREST(t *testing.T) {
 	}
 	pool := x509.NewCertPool()
 	pool.AppendCertsFromPEM(pem)
-	hc := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
+	noCert := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
+	if resp, err := noCert.Get("https://" + addr + "/jobs/overview"); err == nil {
+		resp.Body.Close()
+		t.Fatalf("https without a client certificate answered %d", resp.StatusCode)
+	}
+	cert, err := tls.LoadX509KeyPair(filepath.Join(dir, "certs", "node.pem"), filepath.Join(dir, "certs", "node-key.pem"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	hc := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool, Certificates: []tls.Certificate{cert}}}}
 	resp, err := hc.Get("https://" + addr + "/jobs/overview")
 	if err != nil {
 		t.Fatalf("https: %v\n%s", err, r.stderr())

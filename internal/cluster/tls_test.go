@@ -141,3 +141,27 @@ func serveFakeWith(t *testing.T, cfg DispatcherConfig) *Dispatcher {
 	t.Cleanup(d.Stop)
 	return d
 }
+
+// TestTLSStandby: under high availability a standby JobManager's RPC
+// serves with the same TLS: a TaskManager of the CA is sent to the leader,
+// a plain one is refused.
+func TestTLSStandby(t *testing.T) {
+	good, _ := securitytest.InternalTLS(t, nil)
+	ln, err := Listen("127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	log := &testutil.SyncBuffer{}
+	self := LeaderInfo{ID: "jm-standby", RPCAddress: ln.Addr().String()}
+	leader := LeaderInfo{ID: "jm-leader", RPCAddress: "127.0.0.1:1", Term: 3}
+	sb := serveStandby(ln, self, func() LeaderInfo { return leader }, good, slog.New(slog.NewTextHandler(log, nil)))
+	defer sb.stop()
+
+	c := dialTest(t, ClientConfig{Address: self.RPCAddress, TLS: good})
+	if _, err := c.List(context.Background()); err == nil || strings.Contains(err.Error(), "TLS") {
+		t.Fatalf("List on a standby over TLS: %v, want the leader's refusal", err)
+	}
+	_, err = Dial(context.Background(), ClientConfig{Address: self.RPCAddress, DialTimeout: 2 * time.Second})
+	wantErr(t, err, "closed the connection without answering", "security.ssl.internal.enabled=true")
+	waitLog(t, log, "did not start a TLS handshake")
+}
