@@ -9,6 +9,7 @@ import (
 
 	"github.com/weirstream/weir"
 	"github.com/weirstream/weir/internal/cluster"
+	"github.com/weirstream/weir/internal/security"
 )
 
 // clientFlags are the flags of the commands that call a JobManager.
@@ -37,14 +38,22 @@ func (f *clientFlags) dial(ctx context.Context, p *Program, fs *pflag.FlagSet, c
 		return clusterClient{}, err
 	}
 	list, err := jobManagerList(fs, f.jobmanager, h != nil)
+	var rpcTLS *security.Internal
+	var restT *security.REST
 	if err == nil {
-		cc := cluster.ClientConfig{Address: list, DialTimeout: f.timeout, Command: p.name()}
+		rpcTLS, err = internalTLS(cfg)
+	}
+	if err == nil {
+		restT, err = restTLS(cfg, false)
+	}
+	if err == nil {
+		cc := cluster.ClientConfig{Address: list, DialTimeout: f.timeout, Command: p.name(), TLS: rpcTLS}
 		if h != nil {
 			cc.Locate = h.Locate
 		}
 		var cl *cluster.Client
 		if cl, err = cluster.Dial(ctx, cc); err == nil {
-			return clusterClient{cl, h}, nil
+			return clusterClient{Client: cl, ha: h, restTLS: restT}, nil
 		}
 	}
 	if h != nil {
@@ -107,5 +116,9 @@ func (f *addressFlags) open(ctx context.Context, fs *pflag.FlagSet, p *Program) 
 	if _, _, err := net.SplitHostPort(f.rest); err != nil {
 		return nil, Usagef("--rest-address %q: want HOST:PORT, e.g. 127.0.0.1:8081", f.rest)
 	}
-	return newRESTClient(f.rest), nil
+	restT, err := restTLS(cfg, false)
+	if err != nil {
+		return nil, err
+	}
+	return newRESTClient(f.rest).withTLS(restT), nil
 }

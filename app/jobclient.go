@@ -5,6 +5,7 @@ import (
 
 	"github.com/weirstream/weir/internal/cluster"
 	"github.com/weirstream/weir/internal/cluster/pb"
+	"github.com/weirstream/weir/internal/security"
 )
 
 // jobClient is what the client commands ask of a job's manager: a
@@ -30,6 +31,9 @@ type jobClient interface {
 type clusterClient struct {
 	*cluster.Client
 	ha *haLeader
+	// restTLS is security.ssl.rest.* for the JobManager's REST API
+	// (savepoint, stop); nil: http.
+	restTLS *security.REST
 }
 
 func (c clusterClient) Close() error {
@@ -61,5 +65,5 @@ func (c clusterClient) rest(ctx context.Context) (restClient, error) {
 	if err != nil {
 		return restClient{}, err
 	}
-	return newRESTClient(addr), nil
+	return newRESTClient(addr).withTLS(c.restTLS), nil
 }

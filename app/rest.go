@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -57,12 +58,19 @@ func (f *restFlags) startREST(env *weir.Env, job string, cancel func(), logger *
 	if f.address == "" {
 		return func() {}, nil
 	}
+	restT, err := restTLS(env.Config(), true)
+	if err != nil {
+		return nil, err
+	}
 	ln, err := rest.Listen(f.address, f.allowRemote)
 	if errors.Is(err, rest.ErrRemoteAddress) {
 		return nil, Usagef("--rest-address: %v (--rest-allow-remote)", err)
 	}
 	if err != nil {
 		return nil, Usagef("--rest-address: %v", err)
+	}
+	if restT != nil {
+		ln = tls.NewListener(ln, restT.Server)
 	}
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))

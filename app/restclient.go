@@ -11,7 +11,9 @@ import (
 	"time"
 
 	"github.com/weirstream/weir/internal/cluster/pb"
+	"github.com/weirstream/weir/internal/config"
 	"github.com/weirstream/weir/internal/rest"
+	"github.com/weirstream/weir/internal/security"
 )
 
 // restClient talks to a REST API: a local run's (run --rest-address) or a
@@ -19,11 +21,33 @@ import (
 type restClient struct {
 	addr string
 	http *http.Client
+	// tls is set with security.ssl.rest.enabled: the client speaks https.
+	tls bool
 }
 
 func newRESTClient(addr string) restClient {
 	// Savepoints of large state take minutes; the API answers when done.
 	return restClient{addr: addr, http: &http.Client{Timeout: 15 * time.Minute}}
+}
+
+// withTLS makes c speak https trusting t's CAs (security.ssl.rest.*); a
+// nil t leaves it on http.
+func (c restClient) withTLS(t *security.REST) restClient {
+	if t == nil {
+		return c
+	}
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.TLSClientConfig = t.Client
+	c.http = &http.Client{Timeout: c.http.Timeout, Transport: tr}
+	c.tls = true
+	return c
+}
+
+func (c restClient) scheme() string {
+	if c.tls {
+		return "https"
+	}
+	return "http"
 }
 
 func (c restClient) Close() error { return nil }
@@ -41,7 +65,7 @@ func (c restClient) do(ctx context.Context, method, path string, body, out any) 
 		}
 		rd = bytes.NewReader(b)
 	}
-	req, err := http.NewRequestWithContext(ctx, method, "http://"+c.addr+path, rd)
+	req, err := http.NewRequestWithContext(ctx, method, c.scheme()+"://"+c.addr+path, rd)
 	if err != nil {
 		return err
 	}
@@ -50,6 +74,9 @@ func (c restClient) do(ctx context.Context, method, path string, body, out any) 
 	}
 	resp, err := c.http.Do(req)
 	if err != nil {
+		if hint := restTLSHint(c.addr, c.tls, err); hint != "" {
+			return fmt.Errorf("%w: %s", err, hint)
+		}
 		return fmt.Errorf("%w; is a job running with --rest-address %s?", err, c.addr)
 	}
 	defer resp.Body.Close()
@@ -61,6 +88,9 @@ func (c restClient) do(ctx context.Context, method, path string, body, out any) 
 		var e rest.ErrorResponse
 		if json.Unmarshal(data, &e) == nil && len(e.Errors) > 0 {
 			return fmt.Errorf("%s", e.Errors[0])
+		}
+		if !c.tls && bytes.Contains(data, []byte("HTTP request to an HTTPS server")) {
+			return fmt.Errorf("the REST API at %s serves https: set %s=true (and %s to its CA)", c.addr, config.SSLRESTEnabled, config.SSLRESTCAFile)
 		}
 		return fmt.Errorf("%s: %s", resp.Status, data)
 	}

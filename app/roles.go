@@ -132,7 +132,17 @@ high-availability.storageDir (docs/cluster.md, "High availability").`,
 			if err != nil {
 				return err
 			}
+			rpcTLS, err := internalTLS(conf)
+			if err != nil {
+				return err
+			}
+			restT, err := restTLS(conf, true)
+			if err != nil {
+				return err
+			}
 			return cluster.RunJobManager(ctx, cluster.JobManagerConfig{
+				TLS:                  rpcTLS,
+				RESTTLS:              restT,
 				HA:                   haServices,
 				ID:                   jmID,
 				CrashPoint:           crash,
@@ -208,6 +218,10 @@ largest parallelism, over all TaskManagers.`,
 			if slots < 1 {
 				return Usagef("--slots must be at least 1, got %d: a TaskManager without slots runs nothing", slots)
 			}
+			rpcTLS, err := internalTLS(cfg)
+			if err != nil {
+				return err
+			}
 			haOn := hooks.Config(cfg).String(config.HAType) == config.HATypeEtcd
 			list, err := jobManagerList(c.Flags(), jobmanager, haOn)
 			if err != nil {
@@ -232,6 +246,7 @@ largest parallelism, over all TaskManagers.`,
 				locate, terms = h.Locate, h.LeaderTerms
 			}
 			return cluster.RunTaskManagerProcess(ctx, cluster.TaskManagerProcessConfig{
+				TLS:                 rpcTLS,
 				JobManager:          list,
 				Locate:              locate,
 				LeaderTerms:         terms,

@@ -14,12 +14,13 @@ import (
 	"google.golang.org/grpc/backoff"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/connectivity"
-	"google.golang.org/grpc/credentials/insecure"
+
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
 	"github.com/weirstream/weir/internal/cluster/pb"
 	"github.com/weirstream/weir/internal/runtime"
+	"github.com/weirstream/weir/internal/security"
 )
 
 // ErrVersionMismatch is wrapped by a client's error when the JobManager
@@ -57,6 +58,9 @@ type ClientConfig struct {
 	// MinBackoff and MaxBackoff bound the wait between reconnection
 	// attempts (DefaultMinBackoff, DefaultMaxBackoff: 100ms to 5s).
 	MinBackoff, MaxBackoff time.Duration
+	// TLS, if set, dials with mutual TLS (security.ssl.internal.*); nil
+	// is plain TCP.
+	TLS *TLS
 	// Command is the program name that messages tell the user to run
 	// ("weir" when empty): "start one with `weir jobmanager`".
 	Command string
@@ -165,6 +169,9 @@ func (c *Client) find(ctx context.Context, hint, avoid string) (*jmConn, error) 
 			if err == nil {
 				return jc, nil
 			}
+			if errors.Is(err, security.ErrHandshake) || isPlainRefused(err) {
+				return nil, err
+			}
 			last = err
 			if dctx.Err() != nil {
 				break
@@ -194,8 +201,9 @@ func (c *Client) find(ctx context.Context, hint, avoid string) (*jmConn, error) 
 func (c *Client) connect(ctx context.Context, addr string, patient bool) (*jmConn, error) {
 	bc := backoff.DefaultConfig
 	bc.BaseDelay, bc.MaxDelay = c.cfg.MinBackoff, c.cfg.MaxBackoff
+	creds := newDialCreds(c.cfg.TLS, addr)
 	opts := append(versionClientOptions(c.cfg.protocolVersion),
-		grpc.WithTransportCredentials(insecure.NewCredentials()),
+		creds.option(),
 		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(maxMessageSize), grpc.MaxCallSendMsgSize(maxMessageSize)),
 		// gRPC's own reconnection backoff grows to 2 minutes; a restarted
 		// JobManager must be found within Wait's backoff instead.
@@ -211,12 +219,26 @@ func (c *Client) connect(ctx context.Context, addr string, patient bool) (*jmCon
 		if s == connectivity.Ready {
 			return &jmConn{addr: addr, conn: conn, rpc: pb.NewJobManagerClient(conn)}, nil
 		}
+		if s == connectivity.TransientFailure {
+			if f := creds.failure(); f != nil && (!patient || creds.final() != nil) {
+				conn.Close()
+				return nil, f
+			}
+		}
 		if s == connectivity.TransientFailure && !patient {
 			conn.Close()
 			return nil, fmt.Errorf("JobManager at %s: connection failed", addr)
 		}
-		if !conn.WaitForStateChange(ctx, s) {
+		// A failing connection stays in TransientFailure while gRPC
+		// retries, so look at the failures again now and then.
+		wctx, cancel := context.WithTimeout(ctx, 100*time.Millisecond)
+		changed := conn.WaitForStateChange(wctx, s)
+		cancel()
+		if !changed && ctx.Err() != nil {
 			conn.Close()
+			if f := creds.failure(); f != nil {
+				return nil, f
+			}
 			return nil, fmt.Errorf("JobManager at %s: %s", addr, s)
 		}
 	}

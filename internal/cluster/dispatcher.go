@@ -117,6 +117,7 @@ func ServeDispatcher(ln net.Listener, cfg DispatcherConfig) (*Dispatcher, error)
 		grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{MinTime: keepaliveTime / 3, PermitWithoutStream: true}),
 		grpc.KeepaliveParams(keepalive.ServerParameters{Time: keepaliveTime, Timeout: keepaliveTime / 3}),
 	)
+	opts = append(opts, serverTLSOption(cfg.TLS, d.log)...)
 	d.srv = grpc.NewServer(opts...)
 	pb.RegisterJobManagerServer(d.srv, d)
 	d.wg.Add(2)
@@ -127,7 +128,7 @@ func ServeDispatcher(ln net.Listener, cfg DispatcherConfig) (*Dispatcher, error)
 			d.log.Error("JobManager rpc: serve", "addr", d.addr, "error", err)
 		}
 	}()
-	d.log.Info("JobManager rpc listening", "addr", d.addr)
+	d.log.Info("JobManager rpc listening", "addr", d.addr, "tls", cfg.TLS != nil)
 	return d, nil
 }
 

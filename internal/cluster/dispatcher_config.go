@@ -58,6 +58,10 @@ type DispatcherConfig struct {
 	// availability (0 without): it goes into Registered and every message
 	// to a TaskManager, which drops the messages of older terms.
 	FencingToken uint64
+	// TLS, if set, serves the RPC with mutual TLS
+	// (security.ssl.internal.*): peers without a certificate its CA
+	// signed are refused and logged with the key to set.
+	TLS *TLS
 
 	// The callbacks below are the JobMaster layer's view of TaskManagers.
 	// For one TaskManager session they are called in the order

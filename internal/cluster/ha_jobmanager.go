@@ -205,7 +205,7 @@ func (d *roleDriver) perform(acts []role.Action) {
 		switch a := a.(type) {
 		case role.ServeStandby:
 			d.rs.standby(d.st.rest)
-			d.sb = serveStandby(d.hl.view(), d.self, d.st.current, d.log)
+			d.sb = serveStandby(d.hl.view(), d.self, d.st.current, d.cfg.TLS, d.log)
 		case role.StopStandby:
 			d.sb.stop()
 			d.sb = nil

@@ -95,6 +95,7 @@ func serveTerm(ctx context.Context, cfg JobManagerConfig, t term) error {
 		Logger:                  cfg.Logger,
 		Jobs:                    m,
 		FencingToken:            fencing,
+		TLS:                     cfg.TLS,
 		OnTaskManagerRegistered: m.onRegistered,
 		OnTaskManagerMessage:    m.onMessage,
 		OnTaskManagerLost:       m.onLost,

@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -64,6 +65,9 @@ func startJobManagerREST(cfg JobManagerConfig) (*jmREST, error) {
 	}
 	if err != nil {
 		return nil, fmt.Errorf("--rest-address: %w", err)
+	}
+	if cfg.RESTTLS != nil {
+		ln = tls.NewListener(ln, cfg.RESTTLS.Server)
 	}
 	r.srv = rest.Serve(ln, http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		(*r.h.Load()).ServeHTTP(w, req)

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/weirstream/weir/internal/runtime"
+	"github.com/weirstream/weir/internal/security"
 )
 
 // Resolver builds a job's graph and configuration from its spec with the
@@ -25,6 +26,9 @@ type JobManagerConfig struct {
 	// RESTAddress serves the REST API and /metrics (--rest-address,
 	// 127.0.0.1:8081); "" turns REST off.
 	RESTAddress string
+	// RESTTLS, if set, serves the REST API over https
+	// (security.ssl.rest.*); nil is http.
+	RESTTLS *security.REST
 	// AllowNonLoopbackREST lets RESTAddress bind beyond loopback.
 	AllowNonLoopbackREST bool
 	// StateDir holds submitted jobs and, unless a job sets
@@ -41,6 +45,10 @@ type JobManagerConfig struct {
 	HeartbeatInterval  time.Duration
 	HeartbeatTimeout   time.Duration
 	SlotRequestTimeout time.Duration
+	// TLS, if set, serves the RPC with mutual TLS
+	// (security.ssl.internal.*), the standby's under high availability
+	// too; nil is plain TCP.
+	TLS *TLS
 	// Logger (nil: silent).
 	Logger *slog.Logger
 	// Ready, if set, is called once the RPC (and REST) listeners are bound.
@@ -100,6 +108,9 @@ type TaskManagerProcessConfig struct {
 	// running this long after its cancellation makes the TaskManager exit
 	// with an error naming it.
 	CancellationTimeout time.Duration
+	// TLS, if set, dials the JobManager and serves and dials the data
+	// plane with mutual TLS (security.ssl.internal.*); nil is plain TCP.
+	TLS *TLS
 	// Logger (nil: silent).
 	Logger *slog.Logger
 	// Ready, if set, is called once the data plane (and metrics) listen.

@@ -26,9 +26,10 @@ type standbyServer struct {
 }
 
 // serveStandby serves ln until stop.
-func serveStandby(ln net.Listener, self LeaderInfo, leader func() LeaderInfo, log *slog.Logger) *standbyServer {
+func serveStandby(ln net.Listener, self LeaderInfo, leader func() LeaderInfo, t *TLS, log *slog.Logger) *standbyServer {
 	s := &standbyServer{self: self, leader: leader, log: log, done: make(chan struct{})}
-	s.srv = grpc.NewServer(append(VersionServerOptions(), grpc.MaxRecvMsgSize(maxMessageSize))...)
+	opts := append(VersionServerOptions(), grpc.MaxRecvMsgSize(maxMessageSize))
+	s.srv = grpc.NewServer(append(opts, serverTLSOption(t, log)...)...)
 	pb.RegisterJobManagerServer(s.srv, s)
 	go func() {
 		defer close(s.done)

@@ -12,12 +12,13 @@ import (
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/credentials/insecure"
+
 	"google.golang.org/grpc/keepalive"
 	"google.golang.org/grpc/status"
 
 	"github.com/weirstream/weir/internal/cluster/pb"
 	"github.com/weirstream/weir/internal/heartbeat"
+	"github.com/weirstream/weir/internal/security"
 )
 
 // ErrRejected marks a registration the JobManager refused; the
@@ -122,6 +123,10 @@ type TaskManagerConfig struct {
 	Handler TaskManagerHandler
 	// Now is the clock the heartbeat Monitor reads (time.Now when nil).
 	Now func() time.Time
+	// TLS, if set, dials the JobManager with mutual TLS
+	// (security.ssl.internal.*); nil is plain TCP. A refused handshake
+	// ends the registration at once with an error naming the keys.
+	TLS *TLS
 	// Logger (nil: silent).
 	Logger *slog.Logger
 
@@ -360,6 +365,9 @@ type registrar struct {
 	fence  *fence
 	log    *slog.Logger
 	avoid  string // the address of a deposed leader: tried last
+	// plain counts, by address, plain connections closed unanswered in a
+	// row (the JobManager requires TLS?).
+	plain map[string]int
 }
 
 // register tries to open a session until it succeeds, is rejected, ctx
@@ -395,6 +403,7 @@ func (r *registrar) register(ctx context.Context) (*JobManagerSession, *grpc.Cli
 					r.log.Warn("refused a session of a deposed leader, looking for the leader", "jobmanager", addr, "term", s.FencingToken, "newest", newest)
 				} else {
 					r.fence.raise(s.FencingToken)
+					r.plain = nil
 					return s, conn, stream, nil
 				}
 			}
@@ -413,11 +422,27 @@ func (r *registrar) register(ctx context.Context) (*JobManagerSession, *grpc.Cli
 				}
 			case errors.Is(err, ErrRejected):
 				return nil, nil, nil, err
+			case errors.Is(err, security.ErrHandshake):
+				// Certificates do not change by waiting.
+				r.log.Error("JobManager refused the TLS handshake", "jobmanager", addr, "error", err)
+				return nil, nil, nil, err
+			case isPlainRefused(err):
+				if r.plain == nil {
+					r.plain = make(map[string]int)
+				}
+				if r.plain[addr]++; r.plain[addr] >= plainRefusals {
+					r.log.Error("JobManager closed every connection unanswered", "jobmanager", addr, "error", err)
+					return nil, nil, nil, err
+				}
+				r.log.Warn("registration failed", "jobmanager", addr, "error", err)
 			case status.Code(err) == codes.AlreadyExists:
 				// The JobManager holds another live session under this id.
 				r.log.Warn("registration refused for now, retrying", "jobmanager", addr, "error", err)
 			default:
 				r.log.Debug("registration failed", "jobmanager", addr, "error", err)
+			}
+			if !isPlainRefused(err) {
+				delete(r.plain, addr)
 			}
 			last = err
 			if time.Until(deadline) <= 0 {
@@ -447,8 +472,9 @@ func (r *registrar) register(ctx context.Context) (*JobManagerSession, *grpc.Cli
 // caller owns the connection and the stream (whose context lives until the
 // connection closes).
 func attempt(ctx context.Context, cfg TaskManagerConfig, addr string, deadline time.Time) (*JobManagerSession, *grpc.ClientConn, grpc.BidiStreamingClient[pb.TaskManagerMessage, pb.JobManagerMessage], error) {
+	creds := newDialCreds(cfg.TLS, addr)
 	opts := append(versionClientOptions(int(cfg.protocolVersion)),
-		grpc.WithTransportCredentials(insecure.NewCredentials()),
+		creds.option(),
 		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(maxMessageSize), grpc.MaxCallSendMsgSize(maxMessageSize)),
 		grpc.WithKeepaliveParams(keepalive.ClientParameters{Time: keepaliveTime, Timeout: keepaliveTime / 3, PermitWithoutStream: true}),
 	)
@@ -460,6 +486,9 @@ func attempt(ctx context.Context, cfg TaskManagerConfig, addr string, deadline t
 	stream, err := pb.NewJobManagerClient(conn).Connect(context.WithoutCancel(ctx))
 	if err != nil {
 		conn.Close()
+		if f := creds.failure(); f != nil && status.Code(err) == codes.Unavailable {
+			err = f
+		}
 		return nil, nil, nil, err
 	}
 	answer := make(chan error, 1)
@@ -515,6 +544,9 @@ func attempt(ctx context.Context, cfg TaskManagerConfig, addr string, deadline t
 	conn.Close() // also ends the goroutine above if it still waits
 	if !answered {
 		<-answer
+	}
+	if f := creds.failure(); f != nil && status.Code(err) == codes.Unavailable {
+		err = f
 	}
 	return nil, nil, nil, err
 }

@@ -43,7 +43,7 @@ func runTaskManagerProcess(ctx context.Context, cfg TaskManagerProcessConfig) er
 	if err != nil {
 		return fmt.Errorf("--data-address %s: %w", addr, err)
 	}
-	mgr, err := remote.NewConnManager(remote.Config{ResourceID: cfg.ResourceID, BuildID: cfg.BuildID, Logger: log}, ln, nil)
+	mgr, err := remote.NewConnManager(remote.Config{ResourceID: cfg.ResourceID, BuildID: cfg.BuildID, TLS: cfg.TLS, Logger: log}, ln, nil)
 	if err != nil {
 		ln.Close()
 		return err
@@ -105,6 +105,7 @@ func runTaskManagerProcess(ctx context.Context, cfg TaskManagerProcessConfig) er
 		MetricsAddress:      addrString(msrv.addr()),
 		BuildID:             cfg.BuildID,
 		RegistrationTimeout: cfg.RegistrationTimeout,
+		TLS:                 cfg.TLS,
 		Handler:             h,
 		Logger:              log,
 	})

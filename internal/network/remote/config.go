@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"log/slog"
 	"time"
+
+	"github.com/weirstream/weir/internal/security"
 )
 
 // Config configures a ConnManager and everything it creates.
@@ -22,6 +24,12 @@ type Config struct {
 	// (taskmanager.memory.segment-size). Default 32 KiB. A batch that
 	// encodes larger travels in one larger buffer.
 	SegmentSize int
+	// TLS, if set, secures every connection with mutual TLS
+	// (security.ssl.internal.*): the listener requires and verifies the
+	// peer's certificate, dials verify the peer's against the address's
+	// host. A refused handshake is logged or returned naming the keys.
+	// nil is plain TCP.
+	TLS *security.Internal
 	// Logger receives connection failures and malformed frames; nil is
 	// silent.
 	Logger *slog.Logger

@@ -2,11 +2,15 @@ package remote
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"sync"
 	"time"
+
+	"github.com/weirstream/weir/internal/security"
 )
 
 // ConnManager keeps one Conn per peer TaskManager. Of two TaskManagers the
@@ -40,6 +44,9 @@ func NewConnManager(cfg Config, ln net.Listener, reg *PartitionRegistry) (*ConnM
 	}
 	if reg == nil {
 		reg = NewPartitionRegistry(cfg.ConnectTimeout)
+	}
+	if cfg.TLS != nil {
+		ln = tls.NewListener(ln, cfg.TLS.Config)
 	}
 	m := &ConnManager{
 		cfg:     cfg,
@@ -131,9 +138,20 @@ func (m *ConnManager) dial(ctx context.Context, peer, addr string) (*Conn, error
 	for {
 		nc, err := d.DialContext(ctx, "tcp", addr)
 		if err == nil {
+			if m.cfg.TLS != nil {
+				tc := tls.Client(nc, security.ClientConfig(m.cfg.TLS.Config, addr))
+				if herr := tc.HandshakeContext(ctx); herr != nil {
+					_ = nc.Close()
+					return nil, fmt.Errorf("connection to TaskManager %s: %w", peer, security.ClientError("TaskManager "+peer, addr, m.cfg.TLS.CAFile, herr))
+				}
+				nc = tc
+			}
 			rd, herr := dialHandshake(nc, &m.cfg, peer)
 			if herr != nil {
 				_ = nc.Close()
+				if m.cfg.TLS != nil {
+					herr = security.ClientError("TaskManager "+peer, addr, m.cfg.TLS.CAFile, herr)
+				}
 				return nil, herr
 			}
 			return newConn(nc, rd, m.cfg.ResourceID, peer, m.reg, &m.cfg, &m.traffic, m.remove), nil
@@ -164,6 +182,20 @@ func (m *ConnManager) acceptLoop() {
 
 func (m *ConnManager) accept(nc net.Conn) {
 	defer m.wg.Done()
+	if tc, ok := nc.(*tls.Conn); ok {
+		ctx, cancel := context.WithTimeout(context.Background(), m.cfg.ConnectTimeout)
+		err := tc.HandshakeContext(ctx)
+		cancel()
+		if err != nil {
+			level := slog.LevelError
+			if security.IsEOF(err) {
+				level = slog.LevelDebug // a port probe: connected and closed
+			}
+			m.cfg.Logger.Log(context.Background(), level, "network: refused a connection", "remote", nc.RemoteAddr().String(), "err", security.ServerError("TaskManager", nc.RemoteAddr().String(), m.cfg.TLS.CAFile, err))
+			_ = nc.Close()
+			return
+		}
+	}
 	rd, peer, err := acceptHandshake(nc, &m.cfg)
 	if err != nil {
 		m.cfg.Logger.Error("network: refused a connection", "remote", nc.RemoteAddr().String(), "err", err)

@@ -26,7 +26,7 @@ func dialHandshake(nc net.Conn, cfg *Config, peer string) (*wire.Reader, error) 
 	rd := wire.NewReader(nc, 0)
 	f, err := rd.Next()
 	if err != nil {
-		return nil, fmt.Errorf("read hello answer of %s at %s: %v: %w", peer, nc.RemoteAddr(), err, ErrHandshake)
+		return nil, fmt.Errorf("read hello answer of %s at %s: %w: %w", peer, nc.RemoteAddr(), err, ErrHandshake)
 	}
 	if f.Kind == wire.Error {
 		return nil, fmt.Errorf("%s at %s refused the connection: %q: %w", peer, nc.RemoteAddr(), wire.DecodeError(f.Payload), ErrHandshake)

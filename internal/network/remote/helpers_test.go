@@ -14,6 +14,7 @@ import (
 
 	"github.com/weirstream/weir/internal/checkpoint"
 	"github.com/weirstream/weir/internal/network"
+	"github.com/weirstream/weir/internal/security"
 )
 
 // int64Codec encodes *network.Batch[int64] as the runtime's codecs do: a
@@ -77,7 +78,10 @@ type tm struct {
 	log *syncBuf
 }
 
-func newTM(t testing.TB, id string) *tm {
+func newTM(t testing.TB, id string) *tm { return newTLSTM(t, id, nil) }
+
+// newTLSTM is newTM with the data plane's TLS (nil: plain TCP).
+func newTLSTM(t testing.TB, id string, tlsCfg *security.Internal) *tm {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -88,6 +92,7 @@ func newTM(t testing.TB, id string) *tm {
 		ResourceID:     id,
 		BuildID:        "test-build",
 		ConnectTimeout: 5 * time.Second,
+		TLS:            tlsCfg,
 		Logger:         slog.New(slog.NewTextHandler(logs, nil)),
 	}, ln, nil)
 	if err != nil {
