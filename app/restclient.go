@@ -22,8 +22,8 @@ type restClient struct {
 }
 
 func newRESTClient(addr string) restClient {
-	// Savepoints of large state take minutes; the API answers when done.
-	return restClient{addr: addr, http: &http.Client{Timeout: 15 * time.Minute}}
+	// Each request is short: savepoints are polled (operation).
+	return restClient{addr: addr, http: &http.Client{Timeout: time.Minute}}
 }
 
 func (c restClient) Close() error { return nil }
@@ -113,23 +113,46 @@ func (c restClient) Checkpoints(ctx context.Context, job string) (*pb.Checkpoint
 }
 
 func (c restClient) Savepoint(ctx context.Context, job, target string) (string, error) {
-	var st rest.SavepointStatus
-	if err := c.do(ctx, http.MethodPost, jobPath(job)+"/savepoints", rest.SavepointRequest{TargetDirectory: target}, &st); err != nil {
+	loc, err := c.operation(ctx, job, "savepoints", rest.SavepointRequest{TargetDirectory: target})
+	if err != nil {
 		return "", fmt.Errorf("savepoint of job %s: %w", job, err)
 	}
-	if st.Status.ID != "COMPLETED" {
-		return "", fmt.Errorf("savepoint of job %s failed: %s", job, st.Operation.FailureCause)
-	}
-	return st.Operation.Location, nil
+	return loc, nil
 }
 
 func (c restClient) Stop(ctx context.Context, job, target string) (string, error) {
-	var st rest.SavepointStatus
-	if err := c.do(ctx, http.MethodPost, jobPath(job)+"/stop", rest.StopRequest{TargetDirectory: target}, &st); err != nil {
+	loc, err := c.operation(ctx, job, "stop", rest.StopRequest{TargetDirectory: target})
+	if err != nil {
 		return "", fmt.Errorf("stop job %s: %w", job, err)
 	}
-	if st.Status.ID != "COMPLETED" {
-		return "", fmt.Errorf("stop job %s failed: %s", job, st.Operation.FailureCause)
+	return loc, nil
+}
+
+// operation starts an asynchronous savepoint or stop (POST
+// /jobs/{job}/{kind}) and polls its trigger id until it completed,
+// returning the savepoint's location.
+func (c restClient) operation(ctx context.Context, job, kind string, body any) (string, error) {
+	var tr rest.TriggerResponse
+	if err := c.do(ctx, http.MethodPost, jobPath(job)+"/"+kind, body, &tr); err != nil {
+		return "", err
 	}
-	return st.Operation.Location, nil
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		var st rest.SavepointStatus
+		if err := c.do(ctx, http.MethodGet, jobPath(job)+"/"+kind+"/"+url.PathEscape(tr.RequestID), nil, &st); err != nil {
+			return "", err
+		}
+		if st.Status.ID == "COMPLETED" && st.Operation != nil {
+			if st.Operation.FailureCause != "" {
+				return "", fmt.Errorf("failed: %s", st.Operation.FailureCause)
+			}
+			return st.Operation.Location, nil
+		}
+		select {
+		case <-ctx.Done():
+			return "", ctx.Err()
+		case <-tick.C:
+		}
+	}
 }
