@@ -9,6 +9,7 @@ import (
 
 	"github.com/weirstream/weir"
 	"github.com/weirstream/weir/internal/cluster"
+	"github.com/weirstream/weir/internal/hooks"
 )
 
 // clientFlags are the flags of the commands that call a JobManager.
@@ -44,7 +45,15 @@ func (f *clientFlags) dial(ctx context.Context, p *Program, fs *pflag.FlagSet, c
 		}
 		var cl *cluster.Client
 		if cl, err = cluster.Dial(ctx, cc); err == nil {
-			return clusterClient{cl, h}, nil
+			tok, err := restToken(hooks.Config(cfg))
+			if err != nil {
+				cl.Close()
+				if h != nil {
+					h.Close()
+				}
+				return clusterClient{}, err
+			}
+			return clusterClient{cl, h, tok}, nil
 		}
 	}
 	if h != nil {
@@ -107,5 +116,9 @@ func (f *addressFlags) open(ctx context.Context, fs *pflag.FlagSet, p *Program) 
 	if _, _, err := net.SplitHostPort(f.rest); err != nil {
 		return nil, Usagef("--rest-address %q: want HOST:PORT, e.g. 127.0.0.1:8081", f.rest)
 	}
-	return newRESTClient(f.rest), nil
+	tok, err := restToken(hooks.Config(cfg))
+	if err != nil {
+		return nil, err
+	}
+	return newRESTClient(f.rest, tok), nil
 }

@@ -30,6 +30,8 @@ type jobClient interface {
 type clusterClient struct {
 	*cluster.Client
 	ha *haLeader
+	// restToken is the REST API's bearer token (security.rest.token-file).
+	restToken string
 }
 
 func (c clusterClient) Close() error {
@@ -61,5 +63,5 @@ func (c clusterClient) rest(ctx context.Context) (restClient, error) {
 	if err != nil {
 		return restClient{}, err
 	}
-	return newRESTClient(addr), nil
+	return newRESTClient(addr, c.restToken), nil
 }

@@ -58,7 +58,8 @@ func TestClientCommandsLocal(t *testing.T) {
 	done := make(chan int, 1)
 	go func() {
 		done <- runner.Run(context.Background(), []string{"run", "count", "--events", "0", "--out", filepath.Join(dir, "out"),
-			"-D", "state.checkpoints.dir=" + dir, "-D", "execution.checkpointing.interval=20ms", "--rest-address", addr})
+			"-D", "state.checkpoints.dir=" + dir, "-D", "state.savepoints.dir=" + filepath.Join(dir, "saves"),
+			"-D", "execution.checkpointing.interval=20ms", "--rest-address", addr})
 	}()
 	client := func(args ...string) (int, string, string) {
 		p, stdout, stderr := testProgram(nil)

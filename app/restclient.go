@@ -17,13 +17,14 @@ import (
 // restClient talks to a REST API: a local run's (run --rest-address) or a
 // JobManager's.
 type restClient struct {
-	addr string
-	http *http.Client
+	addr  string
+	token string // bearer token; empty: none
+	http  *http.Client
 }
 
-func newRESTClient(addr string) restClient {
+func newRESTClient(addr, token string) restClient {
 	// Each request is short: savepoints are polled (operation).
-	return restClient{addr: addr, http: &http.Client{Timeout: time.Minute}}
+	return restClient{addr: addr, token: token, http: &http.Client{Timeout: time.Minute}}
 }
 
 func (c restClient) Close() error { return nil }
@@ -47,6 +48,9 @@ func (c restClient) do(ctx context.Context, method, path string, body, out any) 
 	}
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
+	}
+	if c.token != "" {
+		req.Header.Set("Authorization", "Bearer "+c.token)
 	}
 	resp, err := c.http.Do(req)
 	if err != nil {

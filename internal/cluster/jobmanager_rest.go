@@ -64,9 +64,10 @@ func startJobManagerREST(cfg JobManagerConfig) (*jmREST, error) {
 	if err != nil {
 		return nil, fmt.Errorf("--rest-address: %w", err)
 	}
-	r.srv = rest.Serve(ln, http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+	// The token guards every state: starting, leading and standby.
+	r.srv = rest.Serve(ln, rest.RequireToken(cfg.RESTToken, http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		(*r.h.Load()).ServeHTTP(w, req)
-	}), cfg.Logger)
+	})), cfg.Logger)
 	return r, nil
 }
 
@@ -88,6 +89,10 @@ func (r *jmREST) lead(m *jobManager, leadership func() rest.LeaderStatus) {
 		Logger:       r.cfg.Logger,
 		TaskManagers: func() []rest.TaskManagerInfo { return taskManagerInfos(m.dispatcher()) },
 		Leadership:   leadership,
+
+		ClusterConfig:           r.cfg.RESTConfig,
+		SavepointsDir:           r.cfg.SavepointsDir,
+		AllowAnySavepointTarget: r.cfg.AllowAnySavepointTarget,
 	})
 	r.h.Store(&h)
 }
@@ -103,9 +108,12 @@ func (r *jmREST) standby(leadership func() rest.LeaderStatus) {
 		Metrics:    metrics.Handler(r.reg, r.cfg.Logger),
 		Logger:     r.cfg.Logger,
 		Leadership: leadership,
+		// A standby is alive but not ready: a Service's readiness probe
+		// sends traffic to the leader only.
+		Ready: func() error { return errors.New("this JobManager is a standby") },
 	})
 	var h http.Handler = http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
-		if req.URL.Path == "/overview" || req.URL.Path == "/metrics" {
+		if p := req.URL.Path; p == "/overview" || p == "/metrics" || p == "/healthz" || p == "/readyz" {
 			api.ServeHTTP(w, req)
 			return
 		}
