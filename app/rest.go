@@ -66,7 +66,19 @@ func (f *restFlags) startREST(env *weir.Env, job string, cancel func(), logger *
 		return nil, Usagef("--rest-address: %v", err)
 	}
 	conf := hooks.Config(env.Config())
-	sec, err := restSecurity(conf, "", f.allowRemote, logger)
+	// A local run's state folder is its checkpoint folder (weir run
+	// --state-dir sets state.checkpoints.dir): savepoints default under it.
+	var defaultSavepoints string
+	if d := conf.String(config.CheckpointsDir); d != "" {
+		defaultSavepoints = strings.TrimSuffix(d, "/") + "/savepoints"
+		if !strings.Contains(d, "://") {
+			defaultSavepoints = filepath.Join(d, "savepoints")
+			if abs, err := filepath.Abs(defaultSavepoints); err == nil {
+				defaultSavepoints = abs
+			}
+		}
+	}
+	sec, err := restSecurity(conf, defaultSavepoints, f.allowRemote, logger)
 	if err != nil {
 		ln.Close()
 		return nil, err

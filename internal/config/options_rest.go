@@ -19,7 +19,7 @@ func restOptions() []Option {
 	return []Option{
 		{Key: SavepointsDir, Default: "", Kind: KindString,
 			FallbackKeys: []string{"execution.checkpointing.savepoint-dir"},
-			Description:  "Folder (local path or s3:// URI) that savepoints requested through the REST API or the CLI go under: a request's target must lie inside it (no .., no symbolic link out of it) or is refused with 400. Default for weir jobmanager: <--state-dir>/savepoints; a local run with --rest-address takes the one its job sets."},
+			Description:  "Folder (local path or s3:// URI) that savepoints requested through the REST API or the CLI go under: a request's target must lie inside it (no .., no symbolic link out of it) or is refused with 400. Defaults: weir jobmanager <--state-dir>/savepoints; a local run with --rest-address <state.checkpoints.dir>/savepoints."},
 		{Key: RESTSavepointsAllowAnyTarget, Default: "false", Kind: KindBool,
 			Description: "weir: let a savepoint request through the REST API name any target folder the process can write, not only folders under state.savepoints.dir. Only for APIs that nobody untrusted reaches."},
 		{Key: RESTTokenFile, Default: "", Kind: KindString,
