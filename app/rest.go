@@ -91,7 +91,7 @@ func (f *restFlags) startREST(env *weir.Env, job string, cancel func(), logger *
 		return nil, err
 	}
 	j := envJob{name: job, env: env, cancel: cancel}
-	srv := rest.Serve(ln, rest.NewHandler(rest.Config{
+	h := rest.NewHandler(rest.Config{
 		Jobs:    func() []rest.Job { return []rest.Job{j} },
 		Metrics: metrics.Handler(reg, logger),
 		Logger:  logger,
@@ -101,9 +101,15 @@ func (f *restFlags) startREST(env *weir.Env, job string, cancel func(), logger *
 		SavepointsDir:           sec.savepointsDir,
 		AllowAnySavepointTarget: sec.allowAny,
 		Token:                   sec.token,
-	}), logger)
+	})
+	srv := rest.Serve(ln, h, logger)
 	fmt.Fprintf(stderr, "REST API listening on %s\n", srv.Addr())
 	return func() {
+		// A client polling a stop or savepoint (weir stop) gets its result
+		// before the API goes away with the run.
+		wait, cancelWait := context.WithTimeout(context.Background(), 5*time.Second)
+		h.AwaitPolled(wait)
+		cancelWait()
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		defer cancel()
 		if err := srv.Shutdown(ctx); err != nil {

@@ -59,6 +59,7 @@ type SavepointStatus struct {
 type operation struct {
 	job, kind string
 	done      bool
+	polled    bool // its result was answered
 	result    SavepointOperation
 }
 
@@ -116,6 +117,7 @@ func (o *operations) status(job, kind, id string) (SavepointStatus, bool) {
 		return SavepointStatus{Status: OperationStatus{ID: "IN_PROGRESS"}}, true
 	}
 	res := op.result
+	op.polled = true
 	return SavepointStatus{Status: OperationStatus{ID: "COMPLETED"}, Operation: &res}, true
 }
 
@@ -199,27 +201,59 @@ func validTriggerID(s string) bool {
 	return err == nil
 }
 
-func (a *api) operationStatus(kind string) func(http.ResponseWriter, *http.Request, Job) {
-	return func(w http.ResponseWriter, r *http.Request, j Job) {
-		id := r.PathValue("triggerid")
-		if !validTriggerID(id) {
-			a.fail(w, r, http.StatusNotFound, "trigger id "+strconv.Quote(id)+" is not one: want the 32 hex digits of the request-id that POST /jobs/"+j.ID()+"/"+kind+" answered")
-			return
-		}
-		path := "savepoints"
-		if kind == "stop" {
-			path = "stop"
-		}
-		st, ok := a.ops.status(j.ID(), kind, id)
+// operationStatus answers a savepoint or stop operation. It is looked up
+// before the job: a stopped job leaves the JobManager's job list when it
+// finishes, and its stop's result must stay readable.
+func (a *api) operationStatus(kind string) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		jobID, id := r.PathValue("jobid"), r.PathValue("triggerid")
+		st, ok := a.ops.status(jobID, kind, id)
 		if !ok && kind == "savepoint" {
 			// A savepoint with cancel-job is a stop; Flink polls it at
-			// savepoints/{triggerid}, accept both.
-			st, ok = a.ops.status(j.ID(), "stop", id)
+			// savepoints/{triggerid}.
+			st, ok = a.ops.status(jobID, "stop", id)
 		}
-		if !ok {
-			a.fail(w, r, http.StatusNotFound, "no "+kind+" operation "+id+" of job "+strconv.Quote(j.ID())+" (the API remembers the last "+strconv.Itoa(maxOperations)+", until it restarts); POST /jobs/"+j.ID()+"/"+path+" starts one")
+		if ok {
+			writeJSON(w, http.StatusOK, st)
 			return
 		}
-		writeJSON(w, http.StatusOK, st)
+		a.withJob(func(w http.ResponseWriter, r *http.Request, j Job) {
+			path := "savepoints"
+			if kind == "stop" {
+				path = "stop"
+			}
+			if !validTriggerID(id) {
+				a.fail(w, r, http.StatusNotFound, "trigger id "+strconv.Quote(id)+" is not one: want the 32 hex digits of the request-id that POST /jobs/"+j.ID()+"/"+path+" answered")
+				return
+			}
+			a.fail(w, r, http.StatusNotFound, "no "+kind+" operation "+id+" of job "+strconv.Quote(j.ID())+" (the API remembers the last "+strconv.Itoa(maxOperations)+", until it restarts); POST /jobs/"+j.ID()+"/"+path+" starts one")
+		})(w, r)
 	}
+}
+
+// AwaitPolled waits until every savepoint and stop operation has finished
+// and its result has been answered at least once, or ctx ends. A local
+// run calls it before shutting the API down when its job ended, so that
+// the client of a stop (weir stop) reads the result.
+func (h *Handler) AwaitPolled(ctx context.Context) {
+	t := time.NewTicker(10 * time.Millisecond)
+	defer t.Stop()
+	for !h.a.ops.allPolled() {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+func (o *operations) allPolled() bool {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	for _, op := range o.ops {
+		if !op.polled {
+			return false
+		}
+	}
+	return true
 }

@@ -18,9 +18,18 @@ type api struct {
 	ops *operations
 }
 
+// Handler is the API's HTTP handler.
+type Handler struct {
+	a *api
+	h http.Handler
+}
+
+// ServeHTTP serves r.
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) { h.h.ServeHTTP(w, r) }
+
 // NewHandler returns the API's HTTP handler. It panics if cfg.Jobs is nil
 // (a programming error, not a runtime condition).
-func NewHandler(cfg Config) http.Handler {
+func NewHandler(cfg Config) *Handler {
 	if cfg.Jobs == nil {
 		panic("rest: Config.Jobs is nil")
 	}
@@ -60,14 +69,14 @@ func NewHandler(cfg Config) http.Handler {
 	m.HandleFunc("GET /jobs/{jobid}/vertices/{vertexid}/backpressure", a.withJob(a.backpressure))
 	m.HandleFunc("GET /jobs/{jobid}/vertices/{vertexid}/watermarks", a.withJob(a.watermarks))
 	m.HandleFunc("POST /jobs/{jobid}/savepoints", a.withJob(a.savepoint))
-	m.HandleFunc("GET /jobs/{jobid}/savepoints/{triggerid}", a.withJob(a.operationStatus("savepoint")))
+	m.HandleFunc("GET /jobs/{jobid}/savepoints/{triggerid}", a.operationStatus("savepoint"))
 	m.HandleFunc("POST /jobs/{jobid}/stop", a.withJob(a.stop))
-	m.HandleFunc("GET /jobs/{jobid}/stop/{triggerid}", a.withJob(a.operationStatus("stop")))
+	m.HandleFunc("GET /jobs/{jobid}/stop/{triggerid}", a.operationStatus("stop"))
 	m.HandleFunc("PATCH /jobs/{jobid}", a.withJob(a.cancel))
 	if cfg.Metrics != nil {
 		m.Handle("GET /metrics", cfg.Metrics)
 	}
-	return RequireToken(cfg.Token, a)
+	return &Handler{a: a, h: RequireToken(cfg.Token, a)}
 }
 
 // maxBody bounds request bodies; the API's bodies are a few bytes of JSON.
