@@ -24,7 +24,20 @@ type restClient struct {
 
 func newRESTClient(addr, token string) restClient {
 	// Each request is short: savepoints are polled (operation).
-	return restClient{addr: addr, token: token, http: &http.Client{Timeout: time.Minute}}
+	hc := &http.Client{Timeout: time.Minute}
+	if token != "" {
+		// A standby JobManager redirects to the leader, which may be on
+		// another host; net/http drops Authorization on such a redirect.
+		// The token is the cluster's, so send it to the leader too.
+		hc.CheckRedirect = func(req *http.Request, via []*http.Request) error {
+			if len(via) >= 10 {
+				return fmt.Errorf("stopped after %d redirects", len(via))
+			}
+			req.Header.Set("Authorization", "Bearer "+token)
+			return nil
+		}
+	}
+	return restClient{addr: addr, token: token, http: hc}
 }
 
 func (c restClient) Close() error { return nil }
