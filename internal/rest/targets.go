@@ -7,6 +7,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"strconv"
 	"strings"
 )
 
@@ -115,9 +116,10 @@ func resolve(p string) string {
 	}
 }
 
+// quote quotes a target for an error message, shortened if long.
 func quote(s string) string {
 	if len(s) > 200 {
 		s = s[:200] + "…"
 	}
-	return strings.ReplaceAll(strings.ReplaceAll(`"`+strings.ReplaceAll(s, `"`, `\"`)+`"`, "\n", `\n`), "\r", `\r`)
+	return strconv.Quote(s)
 }
