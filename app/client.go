@@ -9,6 +9,7 @@ import (
 
 	"github.com/weirstream/weir"
 	"github.com/weirstream/weir/internal/cluster"
+	"github.com/weirstream/weir/internal/hooks"
 	"github.com/weirstream/weir/internal/security"
 )
 
@@ -53,7 +54,15 @@ func (f *clientFlags) dial(ctx context.Context, p *Program, fs *pflag.FlagSet, c
 		}
 		var cl *cluster.Client
 		if cl, err = cluster.Dial(ctx, cc); err == nil {
-			return clusterClient{Client: cl, ha: h, restTLS: restT}, nil
+			tok, err := restToken(hooks.Config(cfg))
+			if err != nil {
+				cl.Close()
+				if h != nil {
+					h.Close()
+				}
+				return clusterClient{}, err
+			}
+			return clusterClient{Client: cl, ha: h, restTLS: restT, restToken: tok}, nil
 		}
 	}
 	if h != nil {
@@ -120,5 +129,9 @@ func (f *addressFlags) open(ctx context.Context, fs *pflag.FlagSet, p *Program) 
 	if err != nil {
 		return nil, err
 	}
-	return newRESTClient(f.rest).withTLS(restT), nil
+	tok, err := restToken(hooks.Config(cfg))
+	if err != nil {
+		return nil, err
+	}
+	return newRESTClient(f.rest, tok).withTLS(restT), nil
 }

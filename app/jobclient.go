@@ -34,6 +34,8 @@ type clusterClient struct {
 	// restTLS is security.ssl.rest.* for the JobManager's REST API
 	// (savepoint, stop); nil: http.
 	restTLS *security.REST
+	// restToken is the REST API's bearer token (security.rest.token-file).
+	restToken string
 }
 
 func (c clusterClient) Close() error {
@@ -65,5 +67,5 @@ func (c clusterClient) rest(ctx context.Context) (restClient, error) {
 	if err != nil {
 		return restClient{}, err
 	}
-	return newRESTClient(addr).withTLS(c.restTLS), nil
+	return newRESTClient(addr, c.restToken).withTLS(c.restTLS), nil
 }

@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -54,15 +55,21 @@ func TestRerunFinishedLocal(t *testing.T) {
 func TestClientCommandsLocal(t *testing.T) {
 	dir := t.TempDir()
 	addr := testutil.FreeAddr(t)
+	// The API requires a token; the client commands send it (-D).
+	tok := filepath.Join(dir, "token")
+	if err := os.WriteFile(tok, []byte("tok-123\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	runner, _, runErr := testProgram(nil)
 	done := make(chan int, 1)
 	go func() {
 		done <- runner.Run(context.Background(), []string{"run", "count", "--events", "0", "--out", filepath.Join(dir, "out"),
-			"-D", "state.checkpoints.dir=" + dir, "-D", "execution.checkpointing.interval=20ms", "--rest-address", addr})
+			"-D", "state.checkpoints.dir=" + dir, "-D", "state.savepoints.dir=" + filepath.Join(dir, "saves"),
+			"-D", "execution.checkpointing.interval=20ms", "-D", "security.rest.token-file=" + tok, "--rest-address", addr})
 	}()
 	client := func(args ...string) (int, string, string) {
 		p, stdout, stderr := testProgram(nil)
-		code := p.Run(context.Background(), append(args, "--rest-address", addr))
+		code := p.Run(context.Background(), append(args, "--rest-address", addr, "-D", "security.rest.token-file="+tok))
 		return code, stdout.String(), stderr.String()
 	}
 	deadline := time.Now().Add(20 * time.Second)
@@ -75,6 +82,11 @@ func TestClientCommandsLocal(t *testing.T) {
 			t.Fatalf("no completed checkpoint through the REST API within 20 s: exit %d, %s", code, stdout)
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+	if resp, err := http.Get("http://" + addr + "/jobs"); err != nil || resp.StatusCode != http.StatusUnauthorized {
+		t.Fatalf("GET /jobs without the token: %v %v, want 401", resp, err)
+	} else {
+		resp.Body.Close()
 	}
 	code, stdout, stderr := client("list")
 	if code != 0 || !strings.Contains(stdout, "count") || !strings.Contains(stdout, "RUNNING") {

@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"path/filepath"
 	"runtime/debug"
+	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -31,7 +33,7 @@ type restFlags struct {
 
 func (f *restFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&f.address, "rest-address", "", "serve the REST API and Prometheus /metrics on HOST:PORT while the job runs, e.g. 127.0.0.1:8081 (empty: off; on a cluster the JobManager serves it: jobmanager --rest-address)")
-	fs.BoolVar(&f.allowRemote, "rest-allow-remote", false, "allow a --rest-address other hosts can reach (the API has no authentication and can trigger checkpoints)")
+	fs.BoolVar(&f.allowRemote, "rest-allow-remote", false, "allow a --rest-address other hosts can reach (the API can trigger checkpoints and savepoints: set security.rest.token-file too)")
 }
 
 // envJob is the job of an Env as the REST API sees it; in local mode the
@@ -72,6 +74,24 @@ func (f *restFlags) startREST(env *weir.Env, job string, cancel func(), logger *
 	if restT != nil {
 		ln = tls.NewListener(ln, restT.Server)
 	}
+	conf := hooks.Config(env.Config())
+	// A local run's state folder is its checkpoint folder (weir run
+	// --state-dir sets state.checkpoints.dir): savepoints default under it.
+	var defaultSavepoints string
+	if d := conf.String(config.CheckpointsDir); d != "" {
+		defaultSavepoints = strings.TrimSuffix(d, "/") + "/savepoints"
+		if !strings.Contains(d, "://") {
+			defaultSavepoints = filepath.Join(d, "savepoints")
+			if abs, err := filepath.Abs(defaultSavepoints); err == nil {
+				defaultSavepoints = abs
+			}
+		}
+	}
+	sec, err := restSecurity(conf, defaultSavepoints, f.allowRemote, logger)
+	if err != nil {
+		ln.Close()
+		return nil, err
+	}
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	m, err := metrics.NewJob(reg, job, job, jobStatus(env), metrics.Options{})
@@ -80,15 +100,26 @@ func (f *restFlags) startREST(env *weir.Env, job string, cancel func(), logger *
 		return nil, err
 	}
 	j := envJob{name: job, env: env, cancel: cancel}
-	srv := rest.Serve(ln, rest.NewHandler(rest.Config{
+	h := rest.NewHandler(rest.Config{
 		Jobs:    func() []rest.Job { return []rest.Job{j} },
 		Metrics: metrics.Handler(reg, logger),
 		Logger:  logger,
 		Version: version(),
 		UI:      dashboard.Handler(),
-	}), logger)
+
+		ClusterConfig:           conf,
+		SavepointsDir:           sec.savepointsDir,
+		AllowAnySavepointTarget: sec.allowAny,
+		Token:                   sec.token,
+	})
+	srv := rest.Serve(ln, h, logger)
 	fmt.Fprintf(stderr, "REST API listening on %s\n", srv.Addr())
 	return func() {
+		// A client polling a stop or savepoint (weir stop) gets its result
+		// before the API goes away with the run.
+		wait, cancelWait := context.WithTimeout(context.Background(), 5*time.Second)
+		h.AwaitPolled(wait)
+		cancelWait()
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		defer cancel()
 		if err := srv.Shutdown(ctx); err != nil {
@@ -104,4 +135,52 @@ func version() string {
 		return bi.Main.Version
 	}
 	return "unknown"
+}
+
+// restToken reads security.rest.token-file of c: the token a client
+// sends and a server requires; "" if the key is not set.
+func restToken(c *config.Config) (string, error) {
+	path := c.String(config.RESTTokenFile)
+	if path == "" {
+		return "", nil
+	}
+	tok, err := rest.ReadTokenFile(path)
+	if err != nil {
+		return "", Usagef("%v", err)
+	}
+	return tok, nil
+}
+
+// restSecurityConfig is what a REST API server reads from the
+// configuration: its token and where savepoints may go.
+type restSecurityConfig struct {
+	token         string
+	savepointsDir string
+	allowAny      bool
+}
+
+// restSecurity reads the REST API's security keys of c.
+// defaultSavepoints is state.savepoints.dir when the key is not set (""
+// for none: then savepoint requests are refused naming the key). Remote
+// access without a token logs a warning: anyone who reaches the address
+// may trigger savepoints and cancel jobs.
+func restSecurity(c *config.Config, defaultSavepoints string, allowRemote bool, logger *slog.Logger) (restSecurityConfig, error) {
+	tok, err := restToken(c)
+	if err != nil {
+		return restSecurityConfig{}, err
+	}
+	s := restSecurityConfig{token: tok, savepointsDir: c.String(config.SavepointsDir), allowAny: c.Bool(config.RESTSavepointsAllowAnyTarget)}
+	if s.savepointsDir == "" {
+		s.savepointsDir = defaultSavepoints
+	} else if !strings.Contains(s.savepointsDir, "://") {
+		abs, err := filepath.Abs(s.savepointsDir)
+		if err != nil {
+			return restSecurityConfig{}, Usagef("%s %s: %v", config.SavepointsDir, s.savepointsDir, err)
+		}
+		s.savepointsDir = abs
+	}
+	if allowRemote && tok == "" && logger != nil {
+		logger.Warn("the REST API is reachable from other hosts (--rest-allow-remote) without authentication: anyone who reaches it can trigger savepoints and cancel jobs; set " + config.RESTTokenFile)
+	}
+	return s, nil
 }

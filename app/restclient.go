@@ -19,15 +19,29 @@ import (
 // restClient talks to a REST API: a local run's (run --rest-address) or a
 // JobManager's.
 type restClient struct {
-	addr string
-	http *http.Client
+	addr  string
+	token string // bearer token; empty: none
+	http  *http.Client
 	// tls is set with security.ssl.rest.enabled: the client speaks https.
 	tls bool
 }
 
-func newRESTClient(addr string) restClient {
-	// Savepoints of large state take minutes; the API answers when done.
-	return restClient{addr: addr, http: &http.Client{Timeout: 15 * time.Minute}}
+func newRESTClient(addr, token string) restClient {
+	// Each request is short: savepoints are polled (operation).
+	hc := &http.Client{Timeout: time.Minute}
+	if token != "" {
+		// A standby JobManager redirects to the leader, which may be on
+		// another host; net/http drops Authorization on such a redirect.
+		// The token is the cluster's, so send it to the leader too.
+		hc.CheckRedirect = func(req *http.Request, via []*http.Request) error {
+			if len(via) >= 10 {
+				return fmt.Errorf("stopped after %d redirects", len(via))
+			}
+			req.Header.Set("Authorization", "Bearer "+token)
+			return nil
+		}
+	}
+	return restClient{addr: addr, token: token, http: hc}
 }
 
 // withTLS makes c speak https trusting t's CAs (security.ssl.rest.*); a
@@ -71,6 +85,9 @@ func (c restClient) do(ctx context.Context, method, path string, body, out any) 
 	}
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
+	}
+	if c.token != "" {
+		req.Header.Set("Authorization", "Bearer "+c.token)
 	}
 	resp, err := c.http.Do(req)
 	if err != nil {
@@ -143,23 +160,46 @@ func (c restClient) Checkpoints(ctx context.Context, job string) (*pb.Checkpoint
 }
 
 func (c restClient) Savepoint(ctx context.Context, job, target string) (string, error) {
-	var st rest.SavepointStatus
-	if err := c.do(ctx, http.MethodPost, jobPath(job)+"/savepoints", rest.SavepointRequest{TargetDirectory: target}, &st); err != nil {
+	loc, err := c.operation(ctx, job, "savepoints", rest.SavepointRequest{TargetDirectory: target})
+	if err != nil {
 		return "", fmt.Errorf("savepoint of job %s: %w", job, err)
 	}
-	if st.Status.ID != "COMPLETED" {
-		return "", fmt.Errorf("savepoint of job %s failed: %s", job, st.Operation.FailureCause)
-	}
-	return st.Operation.Location, nil
+	return loc, nil
 }
 
 func (c restClient) Stop(ctx context.Context, job, target string) (string, error) {
-	var st rest.SavepointStatus
-	if err := c.do(ctx, http.MethodPost, jobPath(job)+"/stop", rest.StopRequest{TargetDirectory: target}, &st); err != nil {
+	loc, err := c.operation(ctx, job, "stop", rest.StopRequest{TargetDirectory: target})
+	if err != nil {
 		return "", fmt.Errorf("stop job %s: %w", job, err)
 	}
-	if st.Status.ID != "COMPLETED" {
-		return "", fmt.Errorf("stop job %s failed: %s", job, st.Operation.FailureCause)
+	return loc, nil
+}
+
+// operation starts an asynchronous savepoint or stop (POST
+// /jobs/{job}/{kind}) and polls its trigger id until it completed,
+// returning the savepoint's location.
+func (c restClient) operation(ctx context.Context, job, kind string, body any) (string, error) {
+	var tr rest.TriggerResponse
+	if err := c.do(ctx, http.MethodPost, jobPath(job)+"/"+kind, body, &tr); err != nil {
+		return "", err
 	}
-	return st.Operation.Location, nil
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		var st rest.SavepointStatus
+		if err := c.do(ctx, http.MethodGet, jobPath(job)+"/"+kind+"/"+url.PathEscape(tr.RequestID), nil, &st); err != nil {
+			return "", err
+		}
+		if st.Status.ID == "COMPLETED" && st.Operation != nil {
+			if st.Operation.FailureCause != "" {
+				return "", fmt.Errorf("failed: %s", st.Operation.FailureCause)
+			}
+			return st.Operation.Location, nil
+		}
+		select {
+		case <-ctx.Done():
+			return "", ctx.Err()
+		case <-tick.C:
+		}
+	}
 }

@@ -140,22 +140,30 @@ high-availability.storageDir (docs/cluster.md, "High availability").`,
 			if err != nil {
 				return err
 			}
+			sec, err := restSecurity(hooks.Config(conf), filepath.Join(dir, "savepoints"), allowRemote && restAddr != "", log)
+			if err != nil {
+				return err
+			}
 			return cluster.RunJobManager(ctx, cluster.JobManagerConfig{
-				TLS:                  rpcTLS,
-				RESTTLS:              restT,
-				HA:                   haServices,
-				ID:                   jmID,
-				CrashPoint:           crash,
-				RPCAddress:           rpcAddr,
-				RESTAddress:          restAddr,
-				AllowNonLoopbackREST: allowRemote,
-				StateDir:             dir,
-				Resolve:              p.resolve,
-				BuildID:              id,
-				HeartbeatInterval:    t.HeartbeatInterval,
-				HeartbeatTimeout:     t.HeartbeatTimeout,
-				SlotRequestTimeout:   t.SlotRequestTimeout,
-				Logger:               log,
+				TLS:                     rpcTLS,
+				RESTTLS:                 restT,
+				RESTToken:               sec.token,
+				SavepointsDir:           sec.savepointsDir,
+				AllowAnySavepointTarget: sec.allowAny,
+				RESTConfig:              hooks.Config(conf),
+				HA:                      haServices,
+				ID:                      jmID,
+				CrashPoint:              crash,
+				RPCAddress:              rpcAddr,
+				RESTAddress:             restAddr,
+				AllowNonLoopbackREST:    allowRemote,
+				StateDir:                dir,
+				Resolve:                 p.resolve,
+				BuildID:                 id,
+				HeartbeatInterval:       t.HeartbeatInterval,
+				HeartbeatTimeout:        t.HeartbeatTimeout,
+				SlotRequestTimeout:      t.SlotRequestTimeout,
+				Logger:                  log,
 				Ready: func(rpc, rest net.Addr) {
 					if rest != nil {
 						log.Info("JobManager ready", "rpc", rpc.String(), "rest", rest.String())
@@ -169,7 +177,7 @@ high-availability.storageDir (docs/cluster.md, "High availability").`,
 	fs := c.Flags()
 	fs.StringVar(&rpcAddr, "rpc-address", "127.0.0.1:6123", "HOST:PORT for TaskManagers and clients")
 	fs.StringVar(&restAddr, "rest-address", "127.0.0.1:8081", "HOST:PORT for the REST API and Prometheus /metrics (empty: off)")
-	fs.BoolVar(&allowRemote, "rest-allow-remote", false, "allow a --rest-address other hosts can reach (the API has no authentication)")
+	fs.BoolVar(&allowRemote, "rest-allow-remote", false, "allow a --rest-address other hosts can reach (set security.rest.token-file too: without it the API has no authentication)")
 	fs.StringVar(&stateDir, "state-dir", "./weir-cluster", "folder for submitted jobs and, by default, their checkpoints; a JobManager restarted on it recovers unfinished jobs")
 	MarkPath(fs, "state-dir")
 	fs.StringVar(&jmID, "id", "", "this JobManager's name among the JobManagers of a highly available cluster (default jm-<random>)")

@@ -26,14 +26,15 @@ JobManagers' high-availability.* keys) the leader is found in etcd;
 func (p *Program) savepointCommand() *cobra.Command {
 	var target string
 	c := p.clientCommand("savepoint JOB", "Take a savepoint of a running job", exactlyOneJob, func(ctx context.Context, cl jobClient, args []string) error {
-		if target == "" {
-			return Usagef("--target is required: the folder to write the savepoint into")
+		// No --target: the serving process's state.savepoints.dir.
+		if target != "" {
+			abs, err := absLocation(target)
+			if err != nil {
+				return Usagef("--target %s: %v", target, err)
+			}
+			target = abs
 		}
-		abs, err := absLocation(target)
-		if err != nil {
-			return Usagef("--target %s: %v", target, err)
-		}
-		path, err := cl.Savepoint(ctx, args[0], abs)
+		path, err := cl.Savepoint(ctx, args[0], target)
 		if err != nil {
 			return err
 		}
@@ -42,10 +43,13 @@ func (p *Program) savepointCommand() *cobra.Command {
 	})
 	c.Long = `savepoint asks the running job for a checkpoint and copies it into a new
 folder under --target: self-contained and relocatable, never deleted by
-retention. Resume from it with 'run … --from PATH' at any parallelism.
+retention. The target must lie under the serving process's
+state.savepoints.dir (without --target: that folder), unless it sets
+rest.savepoints.allow-any-target: true. With security.rest.token-file in
+--config/-D the client sends the REST API's token. Resume from it with 'run … --from PATH' at any parallelism.
 On a cluster the savepoint is taken through the JobManager's REST API,
 whose address the JobManager tells the client.` + addressingLong
-	c.Flags().StringVar(&target, "target", "", "folder to write the savepoint into (every TaskManager must reach it at the same path)")
+	c.Flags().StringVar(&target, "target", "", "folder to write the savepoint into, under the server's state.savepoints.dir (default: that folder; every TaskManager must reach it at the same path)")
 	return c
 }
 

@@ -406,7 +406,8 @@ func TestClusterStopWithSavepointAndRescale(t *testing.T) {
 		t.Fatalf("submit: exit %d\n%s", r.code, r.stderr)
 	}
 	time.Sleep(1000 * time.Millisecond)
-	saves := filepath.Join(c.dir, "saves")
+	// Under the JobManager's default state.savepoints.dir.
+	saves := filepath.Join(c.dir, "jm", "savepoints")
 	r := runWeir(t, time.Minute, "savepoint", "demo", "--jobmanager", c.rpc, "--target", saves)
 	if r.code != 0 || !strings.HasPrefix(strings.TrimSpace(r.stdout), filepath.Join(saves, "savepoint-demo-")) {
 		t.Fatalf("savepoint --jobmanager: exit %d, printed %q\n%s\n%s", r.code, r.stdout, r.stderr, c.logs())

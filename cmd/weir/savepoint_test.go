@@ -23,7 +23,7 @@ func TestSavepointStopAndResume(t *testing.T) {
 	addr := freePort(t)
 	run := startWeir(t, 2*time.Minute, "run", "demo", "--events", fmt.Sprint(n), "--rate", "100000", "--parallelism", "2",
 		"--checkpoint-interval", "100ms", "--state-dir", filepath.Join(dir, "state"), "--out", out,
-		"--rest-address", addr, "-v", "-q")
+		"--rest-address", addr, "-D", "state.savepoints.dir="+filepath.Join(dir, "saves"), "-v", "-q")
 	run.waitCompleted(t, 2)
 	r := runWeir(t, time.Minute, "savepoint", "demo", "--rest-address", addr, "--target", filepath.Join(dir, "saves"))
 	wantExit(t, r, 0)

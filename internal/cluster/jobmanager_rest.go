@@ -69,9 +69,10 @@ func startJobManagerREST(cfg JobManagerConfig) (*jmREST, error) {
 	if cfg.RESTTLS != nil {
 		ln = tls.NewListener(ln, cfg.RESTTLS.Server)
 	}
-	r.srv = rest.Serve(ln, http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+	// The token guards every state: starting, leading and standby.
+	r.srv = rest.Serve(ln, rest.RequireToken(cfg.RESTToken, http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		(*r.h.Load()).ServeHTTP(w, req)
-	}), cfg.Logger)
+	})), cfg.Logger)
 	return r, nil
 }
 
@@ -94,6 +95,10 @@ func (r *jmREST) lead(m *jobManager, leadership func() rest.LeaderStatus) {
 		TaskManagers: func() []rest.TaskManagerInfo { return taskManagerInfos(m.dispatcher()) },
 		Leadership:   leadership,
 		UI:           dashboard.Handler(),
+
+		ClusterConfig:           r.cfg.RESTConfig,
+		SavepointsDir:           r.cfg.SavepointsDir,
+		AllowAnySavepointTarget: r.cfg.AllowAnySavepointTarget,
 	})
 	r.h.Store(&h)
 }
@@ -109,9 +114,12 @@ func (r *jmREST) standby(leadership func() rest.LeaderStatus) {
 		Metrics:    metrics.Handler(r.reg, r.cfg.Logger),
 		Logger:     r.cfg.Logger,
 		Leadership: leadership,
+		// A standby is alive but not ready: a Service's readiness probe
+		// sends traffic to the leader only.
+		Ready: func() error { return errors.New("this JobManager is a standby") },
 	})
 	var h http.Handler = http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
-		if req.URL.Path == "/overview" || req.URL.Path == "/metrics" {
+		if p := req.URL.Path; p == "/overview" || p == "/metrics" || p == "/healthz" || p == "/readyz" {
 			api.ServeHTTP(w, req)
 			return
 		}

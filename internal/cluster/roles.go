@@ -6,6 +6,7 @@ import (
 	"net"
 	"time"
 
+	"github.com/weirstream/weir/internal/config"
 	"github.com/weirstream/weir/internal/runtime"
 	"github.com/weirstream/weir/internal/security"
 )
@@ -31,6 +32,16 @@ type JobManagerConfig struct {
 	RESTTLS *security.REST
 	// AllowNonLoopbackREST lets RESTAddress bind beyond loopback.
 	AllowNonLoopbackREST bool
+	// RESTToken, if set, is the bearer token every REST request but
+	// /healthz and /readyz must carry (security.rest.token-file).
+	RESTToken string
+	// SavepointsDir is where REST-requested savepoints may go
+	// (state.savepoints.dir); AllowAnySavepointTarget lifts the check
+	// (rest.savepoints.allow-any-target).
+	SavepointsDir           string
+	AllowAnySavepointTarget bool
+	// RESTConfig is the configuration GET /jobmanager/config shows.
+	RESTConfig *config.Config
 	// StateDir holds submitted jobs and, unless a job sets
 	// state.checkpoints.dir, their checkpoints (--state-dir). A JobManager
 	// restarted on the same folder recovers its unfinished jobs.

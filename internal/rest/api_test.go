@@ -27,13 +27,14 @@ func TestRoutes(t *testing.T) {
 		config.CheckpointingTolerableFailures: "4",
 		config.CheckpointsNumRetained:         "5",
 		config.CheckpointsDir:                 "/data/chk",
+		config.S3SecretKey:                    "hunter2",
 	} {
 		if err := cfg.Set(k, v); err != nil {
 			t.Fatal(err)
 		}
 	}
 	j := &job{id: "j1", name: "wordcount", status: &runtime.JobStatus{}, cfg: cfg}
-	now := time.UnixMilli(1_700_000_000_000)
+	now := time.UnixMilli(1_700_000_000_000).UTC()
 	metrics := http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.Write([]byte("weir_x 1\n")) })
 	srv := httptest.NewServer(rest.NewHandler(rest.Config{Jobs: jobs(j), Metrics: metrics, Now: func() time.Time { return now }, Version: "v0.test"}))
 	defer srv.Close()
@@ -52,6 +53,21 @@ func TestRoutes(t *testing.T) {
 		{"GET", "/jobs/j1/checkpoints", 200, `{"counts":{"restored":0,"total":0,"in_progress":0,"completed":0,"failed":0},"summary":{"checkpointed_size":{"min":0,"max":0,"avg":0},"state_size":{"min":0,"max":0,"avg":0},"end_to_end_duration":{"min":0,"max":0,"avg":0},"alignment_buffered":{"min":0,"max":0,"avg":0},"processed_data":{"min":0,"max":0,"avg":0},"persisted_data":{"min":0,"max":0,"avg":0}},"latest":{"completed":null,"savepoint":null,"failed":null,"restored":null},"history":[]}`, ""},
 		{"GET", "/jobs/j1/checkpoints/config", 200, `{"mode":"at_least_once","interval":3000,"timeout":60000,"min_pause":250,"max_concurrent":2,"tolerable_failed_checkpoints":4,"unaligned_checkpoints":false,"aligned_checkpoint_timeout":0,"num_retained":5,"checkpoint_storage":"/data/chk"}`, ""},
 		{"GET", "/metrics", 200, "weir_x 1", ""},
+		{"GET", "/healthz", 200, `{"status":"ok"}`, ""},
+		{"GET", "/readyz", 200, `{"status":"ready"}`, ""},
+		{"GET", "/config", 200, `{"refresh-interval":3000,"timezone-name":"UTC","timezone-offset":0,"weir-version":"v0.test","features":{"web-submit":false,"web-cancel":true,"web-rescale":false,"web-history":false}}`, ""},
+		{"GET", "/jobmanager/config", 200, `[]`, ""},
+		{"GET", "/jobmanager/metrics?get=numRunningJobs,taskSlotsTotal,nope", 200, `[{"id":"numRunningJobs","value":"0"},{"id":"taskSlotsTotal","value":"0"}]`, ""},
+		{"GET", "/jobmanager/metrics", 200, `[{"id":"Status.Go.Goroutines"},{"id":"Status.Go.Memory.Heap.Committed"},{"id":"Status.Go.Memory.Heap.Used"},{"id":"numRegisteredTaskManagers"},{"id":"numRunningJobs"},{"id":"taskSlotsAvailable"},{"id":"taskSlotsTotal"}]`, ""},
+		{"GET", "/taskmanagers/tm-1", 404, `{"errors":["taskmanager \"tm-1\" not found; known taskmanagers: none (GET /taskmanagers lists them)"]}`, ""},
+		{"GET", "/jobs/j1/plan", 200, `{"plan":{"jid":"j1","name":"wordcount","type":"STREAMING","nodes":[]}}`, ""},
+		{"GET", "/jobs/j1/exceptions", 200, `{"root-exception":null,"timestamp":null,"all-exceptions":[],"truncated":false,"exceptionHistory":{"entries":[],"truncated":false}}`, ""},
+		{"GET", "/jobs/j1/config", 200, `{"jid":"j1","name":"wordcount","execution-config":{"execution-mode":"PIPELINED","restart-strategy":"exponential-delay","job-parallelism":1,"object-reuse-mode":false,"user-config":{"execution.checkpointing.interval":"3 s","execution.checkpointing.max-concurrent-checkpoints":"2","execution.checkpointing.min-pause":"250 ms","execution.checkpointing.mode":"AT_LEAST_ONCE","execution.checkpointing.timeout":"1 min","execution.checkpointing.tolerable-failed-checkpoints":"4","s3.secret-key":"******","state.checkpoints.dir":"/data/chk","state.checkpoints.num-retained":"5"}}}`, ""},
+		{"GET", "/jobs/j1/vertices/0", 404, `{"errors":["vertex \"0\" of job \"j1\" not found; its vertices are none (GET /jobs/j1 lists them)"]}`, ""},
+		{"POST", "/jobs/j1/savepoints", 400, `{"errors":["savepoint of job \"j1\": no target directory given and state.savepoints.dir is not set: send one or set state.savepoints.dir"]}`, ""},
+		{"GET", "/jobs/j1/savepoints/0123456789abcdef0123456789abcdef", 404, `{"errors":["no savepoint operation 0123456789abcdef0123456789abcdef of job \"j1\" (the API remembers the last 256, until it restarts); POST /jobs/j1/savepoints starts one"]}`, ""},
+		{"GET", "/jobs/j1/stop/x", 404, `{"errors":["trigger id \"x\" is not one: want the 32 hex digits of the request-id that POST /jobs/j1/stop answered"]}`, ""},
+		{"POST", "/jobs/j1/stop", 409, `{"errors":["stop of job \"j1\": job is not running (it is CREATED)"]}`, ""},
 		{"POST", "/jobs/j1/checkpoints", 503, `{"errors":["trigger a checkpoint of job \"j1\": job is not running (it is CREATED)"]}`, ""},
 		{"GET", "/jobs/nope", 404, `{"errors":["job \"nope\" not found; known jobs: \"j1\" (GET /jobs lists them)"]}`, ""},
 		{"GET", "/jobs/nope/checkpoints", 404, `{"errors":["job \"nope\" not found; known jobs: \"j1\" (GET /jobs lists them)"]}`, ""},
@@ -62,7 +78,7 @@ func TestRoutes(t *testing.T) {
 		{"GET", "/jobs/j1/vertices/0/backpressure", 404, `{"errors":["vertex \"0\" of job \"j1\" not found; its vertices are none (GET /jobs/j1 lists them)"]}`, ""},
 		{"GET", "/jobs/j1/vertices/0/watermarks", 404, `{"errors":["vertex \"0\" of job \"j1\" not found; its vertices are none (GET /jobs/j1 lists them)"]}`, ""},
 		{"GET", "/nothing/here", 404, `{"errors":["no such path /nothing/here; see docs/rest.md for the endpoints"]}`, ""},
-		{"DELETE", "/jobs/j1", 405, `{"errors":["DELETE is not allowed on /jobs/j1; use GET or HEAD"]}`, "GET, HEAD"},
+		{"DELETE", "/jobs/j1", 405, `{"errors":["DELETE is not allowed on /jobs/j1; use GET or PATCH or HEAD"]}`, "GET, PATCH, HEAD"},
 		{"PUT", "/jobs/j1/checkpoints", 405, `{"errors":["PUT is not allowed on /jobs/j1/checkpoints; use GET or POST or HEAD"]}`, "GET, POST, HEAD"},
 		{"POST", "/overview", 405, `{"errors":["POST is not allowed on /overview; use GET or HEAD"]}`, "GET, HEAD"},
 		{"POST", "/metrics", 405, `{"errors":["POST is not allowed on /metrics; use GET or HEAD"]}`, "GET, HEAD"},

@@ -5,10 +5,18 @@
 //
 // The handlers are thin: each reads one job's typed snapshot
 // (runtime.JobStatus: State, Times, Checkpoints, Vertices, Tasks) and
-// renders it; the only write is POST /jobs/{jobid}/checkpoints, which asks
-// the job's coordinator for a checkpoint now. Jobs come in through the Job
-// interface, so local mode (one job in the weir process) and the cluster's
-// JobManager (many jobs) share the handlers.
+// renders it; the writes are POST /jobs/{jobid}/checkpoints (a checkpoint
+// now), the asynchronous savepoint and stop (POST answers a request-id, GET
+// …/savepoints|stop/{triggerid} polls it) and PATCH …?mode=cancel. Jobs
+// come in through the Job interface, so local mode (one job in the weir
+// process) and the cluster's JobManager (many jobs) share the handlers.
+//
+// Security (targets.go, auth.go): savepoint targets must lie under
+// Config.SavepointsDir (state.savepoints.dir) unless
+// Config.AllowAnySavepointTarget; Config.Token (security.rest.token-file)
+// makes every request but GET /healthz and /readyz carry a bearer token
+// (RequireToken wraps any handler, e.g. a JobManager's outer one); bodies
+// are limited to 1 MiB.
 //
 // A walkthrough of local mode, as cmd/weir does it:
 //

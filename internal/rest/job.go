@@ -50,4 +50,21 @@ type Config struct {
 	// UI serves the web dashboard at GET / and its assets under GET /ui/
 	// (nil: both answer 404). internal/dashboard provides it.
 	UI http.Handler
+	// Ready reports whether the process is ready to serve (GET /readyz
+	// answers 503 with its error); nil: always ready.
+	Ready func() error
+	// ClusterConfig is the process's configuration, served by GET
+	// /jobmanager/config with secrets hidden (nil: an empty list).
+	ClusterConfig *config.Config
+	// SavepointsDir is state.savepoints.dir: savepoints requested through
+	// the API go under it (targets.go); empty: only with
+	// AllowAnySavepointTarget, and then with a target.
+	SavepointsDir string
+	// AllowAnySavepointTarget (rest.savepoints.allow-any-target) lets a
+	// request name any target folder.
+	AllowAnySavepointTarget bool
+	// Token, if not empty, is the bearer token every request but GET
+	// /healthz and /readyz must carry (security.rest.token-file; see
+	// RequireToken).
+	Token string
 }

@@ -15,11 +15,21 @@ type api struct {
 	cfg Config
 	log *slog.Logger
 	mux *http.ServeMux
+	ops *operations
 }
+
+// Handler is the API's HTTP handler.
+type Handler struct {
+	a *api
+	h http.Handler
+}
+
+// ServeHTTP serves r.
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) { h.h.ServeHTTP(w, r) }
 
 // NewHandler returns the API's HTTP handler. It panics if cfg.Jobs is nil
 // (a programming error, not a runtime condition).
-func NewHandler(cfg Config) http.Handler {
+func NewHandler(cfg Config) *Handler {
 	if cfg.Jobs == nil {
 		panic("rest: Config.Jobs is nil")
 	}
@@ -29,16 +39,27 @@ func NewHandler(cfg Config) http.Handler {
 	if cfg.TriggerTimeout <= 0 {
 		cfg.TriggerTimeout = 10 * time.Second
 	}
-	a := &api{cfg: cfg, log: cfg.Logger, mux: http.NewServeMux()}
+	a := &api{cfg: cfg, log: cfg.Logger, mux: http.NewServeMux(), ops: &operations{}}
 	if a.log == nil {
 		a.log = slog.New(slog.DiscardHandler)
 	}
 	m := a.mux
+	m.HandleFunc("GET /healthz", a.healthz)
+	m.HandleFunc("GET /readyz", a.readyz)
+	m.HandleFunc("GET /config", a.dashboardConfig)
 	m.HandleFunc("GET /overview", a.overview)
+	m.HandleFunc("GET /jobmanager/config", a.jobManagerConfig)
+	m.HandleFunc("GET /jobmanager/metrics", a.jobManagerMetrics)
+	m.HandleFunc("GET /taskmanagers/{tmid}", a.taskManagerDetails)
+	m.HandleFunc("GET /taskmanagers/{tmid}/metrics", a.taskManagerMetrics)
 	m.HandleFunc("GET /jobs", a.jobs)
 	m.HandleFunc("GET /taskmanagers", a.taskManagers)
 	m.HandleFunc("GET /jobs/overview", a.jobsOverview)
 	m.HandleFunc("GET /jobs/{jobid}", a.withJob(a.job))
+	m.HandleFunc("GET /jobs/{jobid}/plan", a.withJob(a.plan))
+	m.HandleFunc("GET /jobs/{jobid}/config", a.withJob(a.jobConfig))
+	m.HandleFunc("GET /jobs/{jobid}/exceptions", a.withJob(a.exceptions))
+	m.HandleFunc("GET /jobs/{jobid}/vertices/{vertexid}", a.withJob(a.vertexDetails))
 	m.HandleFunc("GET /jobs/{jobid}/checkpoints", a.withJob(a.checkpoints))
 	m.HandleFunc("POST /jobs/{jobid}/checkpoints", a.withJob(a.trigger))
 	m.HandleFunc("GET /jobs/{jobid}/checkpoints/config", a.withJob(a.checkpointConfig))
@@ -48,7 +69,9 @@ func NewHandler(cfg Config) http.Handler {
 	m.HandleFunc("GET /jobs/{jobid}/vertices/{vertexid}/backpressure", a.withJob(a.backpressure))
 	m.HandleFunc("GET /jobs/{jobid}/vertices/{vertexid}/watermarks", a.withJob(a.watermarks))
 	m.HandleFunc("POST /jobs/{jobid}/savepoints", a.withJob(a.savepoint))
+	m.HandleFunc("GET /jobs/{jobid}/savepoints/{triggerid}", a.operationStatus("savepoint"))
 	m.HandleFunc("POST /jobs/{jobid}/stop", a.withJob(a.stop))
+	m.HandleFunc("GET /jobs/{jobid}/stop/{triggerid}", a.operationStatus("stop"))
 	m.HandleFunc("PATCH /jobs/{jobid}", a.withJob(a.cancel))
 	if cfg.Metrics != nil {
 		m.Handle("GET /metrics", cfg.Metrics)
@@ -57,15 +80,19 @@ func NewHandler(cfg Config) http.Handler {
 		m.Handle("GET /{$}", cfg.UI)
 		m.Handle("GET /ui/", cfg.UI)
 	}
-	return a
+	return &Handler{a: a, h: RequireToken(cfg.Token, a)}
 }
 
+// maxBody bounds request bodies; the API's bodies are a few bytes of JSON.
+const maxBody = 1 << 20
+
 // methods the API answers; used to tell 405 from 404.
-var methods = []string{http.MethodGet, http.MethodPost}
+var methods = []string{http.MethodGet, http.MethodPost, http.MethodPatch}
 
 // ServeHTTP routes r; requests no pattern matches get a JSON error: 405
 // with Allow if the path exists for another method, else 404.
 func (a *api) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	r.Body = http.MaxBytesReader(w, r.Body, maxBody)
 	if _, pattern := a.mux.Handler(r); pattern != "" {
 		a.mux.ServeHTTP(w, r)
 		return
