@@ -165,6 +165,12 @@ type SubtaskMetrics struct {
 	ProcessedBytes int64 `json:"processedBytes,omitempty"`
 	// Unaligned is set when the subtask snapshotted unaligned.
 	Unaligned bool `json:"unaligned,omitempty"`
+	// SyncNanos is the synchronous part of the subtask's snapshot (the
+	// operators' capture and forwarding the barrier); AsyncNanos the
+	// asynchronous part (writing the state, and channel state, to
+	// checkpoint storage) until the acknowledgement.
+	SyncNanos  int64 `json:"syncNanos,omitempty"`
+	AsyncNanos int64 `json:"asyncNanos,omitempty"`
 }
 
 // OperatorState gathers the subtask states of one operator across the job.

@@ -34,6 +34,15 @@ type SubtaskCheckpointStatistics struct {
 	// StartDelay is the trigger to the first barrier reaching the subtask.
 	StartDelay          int64 `json:"start_delay"`
 	UnalignedCheckpoint bool  `json:"unaligned_checkpoint"`
+	// Checkpoint holds the durations of the snapshot's synchronous and
+	// asynchronous parts, in milliseconds (Flink's checkpoint.sync/async).
+	Checkpoint SubtaskCheckpointDuration `json:"checkpoint"`
+}
+
+// SubtaskCheckpointDuration is a subtask snapshot's two parts, in ms.
+type SubtaskCheckpointDuration struct {
+	Sync  int64 `json:"sync"`
+	Async int64 `json:"async"`
 }
 
 // TaskCheckpointStatistics is the body of GET
@@ -86,6 +95,7 @@ func (a *api) checkpointSubtasks(w http.ResponseWriter, r *http.Request, j Job) 
 				Persisted: s.PersistedInFlightBytes, Duration: s.AlignmentDuration.Milliseconds(),
 			},
 			StartDelay: s.StartDelay.Milliseconds(), UnalignedCheckpoint: s.Unaligned,
+			Checkpoint: SubtaskCheckpointDuration{Sync: s.SyncDuration.Milliseconds(), Async: s.AsyncDuration.Milliseconds()},
 		})
 	}
 	sort.Slice(out.Subtasks, func(i, k int) bool { return out.Subtasks[i].Index < out.Subtasks[k].Index })

@@ -34,6 +34,10 @@ type SubtaskCheckpointStats struct {
 	// file (unaligned only).
 	PersistedInFlightBytes int64 `json:"persisted_data"`
 	Unaligned              bool  `json:"unaligned_checkpoint"`
+	// SyncDuration and AsyncDuration are the synchronous and asynchronous
+	// parts of the subtask's snapshot.
+	SyncDuration  time.Duration `json:"sync_duration"`
+	AsyncDuration time.Duration `json:"async_duration"`
 }
 
 // subtaskStats reads a subtask's acknowledgement.
@@ -46,6 +50,8 @@ func subtaskStats(st checkpoint.TaskState, at time.Time) SubtaskCheckpointStats 
 		AlignmentBufferedBytes: m.AlignmentBufferedBytes,
 		ProcessedInFlightBytes: m.ProcessedBytes,
 		Unaligned:              m.Unaligned,
+		SyncDuration:           time.Duration(m.SyncNanos),
+		AsyncDuration:          time.Duration(m.AsyncNanos),
 	}
 	for _, os := range st.Operators {
 		if os.Channels != nil {

@@ -98,8 +98,10 @@ func (t *Task) snapshot(ctx context.Context, b checkpoint.Barrier, unaligned boo
 	if b.Kind == checkpoint.Final {
 		t.ckpt.finalID = b.ID
 	}
-	t.metrics.syncSnapshot(t.now().Sub(start))
+	syncTime := t.now().Sub(start)
+	t.metrics.syncSnapshot(syncTime)
 	metrics := t.snapshotMetrics(b, unaligned)
+	metrics.SyncNanos = int64(syncTime)
 	sw := t.ckpt.store.ForCheckpoint(b.ID)
 	var rec *channelRecorder
 	if unaligned {
@@ -117,6 +119,7 @@ func (t *Task) snapshot(ctx context.Context, b checkpoint.Barrier, unaligned boo
 	t.ckpt.asyncWG.Add(1)
 	go func() {
 		defer t.ckpt.asyncWG.Done()
+		asyncStart := t.now()
 		st, err := t.runAsync(ctx, b.ID, asyncs, sw)
 		if err == nil && rec != nil {
 			err = t.attachChannelState(ctx, rec, &st)
@@ -141,6 +144,7 @@ func (t *Task) snapshot(ctx context.Context, b checkpoint.Barrier, unaligned boo
 		}
 		// (An unaligned snapshot's metrics were completed before its
 		// recorder's result was published.)
+		metrics.AsyncNanos = int64(t.now().Sub(asyncStart))
 		st.Metrics = *metrics
 		t.gw.Acknowledge(t.ID, b.ID, st)
 	}()

@@ -506,9 +506,10 @@ async function checkpointDetails(path, job, cid) {
   const failure = d.failure_message ? h("pre", { class: "failure" }, `${d.failure_cause ? `[${d.failure_cause}] ` : ""}${d.failure_message}`) : null;
   const vertices = per.map(({ v, t }) => h("div", { class: "vertex-detail", "data-subtasks-vertex": v.id },
     h("h3", {}, `${v.name} — ${t ? `${t.num_acknowledged_subtasks}/${t.num_subtasks} acknowledged, buffered ${f.bytes(t.alignment_buffered)}, processed ${f.bytes(t.processed_data)}, persisted ${f.bytes(t.persisted_data)}` : "no details"}`),
-    t && t.subtasks.length ? table(["Subtask", "Acknowledged", "End to end", "Start delay", "Alignment", "Buffered", "Processed", "Persisted", "Unaligned"],
+    t && t.subtasks.length ? table(["Subtask", "Acknowledged", "End to end", "Sync", "Async", "Start delay", "Alignment", "Buffered", "Processed", "Persisted", "Unaligned"],
       t.subtasks.map((st) => h("tr", {},
         h("td", {}, st.index), h("td", {}, f.time(st.ack_timestamp)), h("td", {}, f.duration(st.end_to_end_duration)),
+        h("td", {}, st.checkpoint ? f.duration(st.checkpoint.sync) : "—"), h("td", {}, st.checkpoint ? f.duration(st.checkpoint.async) : "—"),
         h("td", {}, f.duration(st.start_delay)), h("td", {}, f.duration(st.alignment.duration)),
         h("td", {}, f.bytes(st.alignment.buffered)), h("td", {}, f.bytes(st.alignment.processed)), h("td", {}, f.bytes(st.alignment.persisted)),
         h("td", {}, st.unaligned_checkpoint ? "yes" : "no")))) : null));
