@@ -132,6 +132,7 @@ func (c *Coordinator) Step(ev Event) []Action {
 	case Tick:
 		c.observe(ev.Now)
 		c.expire()
+		c.storageTimedOut()
 		c.maybeProbe()
 		if due, ok := c.periodicDue(); ok && !c.now.Before(due) {
 			c.trigger(checkpoint.Periodic)
@@ -246,6 +247,9 @@ func (c *Coordinator) NextDeadline() (time.Time, bool) {
 	if c.finalDue && c.storageBackingOff() {
 		consider(c.storage.retryAt)
 	}
+	if s := c.storage; s.failing && !s.gaveUp && c.cfg.StorageFailureTimeout > 0 {
+		consider(s.since.Add(c.cfg.StorageFailureTimeout))
+	}
 	return best, found
 }
 
@@ -267,7 +271,7 @@ func (c *Coordinator) observe(now time.Time) {
 // periodicDue returns when the next periodic checkpoint may start, if one
 // may start without another event than time passing.
 func (c *Coordinator) periodicDue() (time.Time, bool) {
-	if c.cfg.Interval <= 0 || c.ended || c.suspended || c.endUnstamped || c.scheduleUnstamped || len(c.pending) >= c.cfg.MaxConcurrent {
+	if c.cfg.Interval <= 0 || c.ended || c.suspended || c.endUnstamped || c.scheduleUnstamped || len(c.pending) >= c.cfg.MaxConcurrent || c.storage.gaveUp {
 		return time.Time{}, false
 	}
 	due := c.nextPeriodic

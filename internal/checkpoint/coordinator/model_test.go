@@ -43,6 +43,7 @@ type model struct {
 	sCount, sSinceAlert                                int
 	sWait                                              time.Duration
 	sProbing, sProbeBad, sDone                         bool
+	sReason                                            string
 	storageFails, timeouts                             int
 
 	out []string
@@ -97,10 +98,9 @@ func (m *model) storageFail(reason string) {
 	if m.sDone {
 		return
 	}
+	m.sReason = reason
 	for_ := m.clock.Sub(m.sFrom)
-	if m.storageTimeout > 0 && for_ >= m.storageTimeout {
-		m.sDone = true
-		m.emit("fail-job: checkpoint storage has failed for %v (%d checkpoints; execution.checkpointing.storage-failure-timeout is %v); last: %s", modelRound(for_), m.sCount, m.storageTimeout, reason)
+	if m.storageBound() {
 		return
 	}
 	if m.txnTimeout > 0 && m.sRetry.Sub(m.openFrom) >= m.txnTimeout {
@@ -117,6 +117,20 @@ func (m *model) storageFail(reason string) {
 		m.emit("storage-alert since=%v failures=%d recent=%d next-retry=%v give-up-in=%v: %s", since(m.sFrom), m.sCount, m.sSinceAlert, m.sWait, left, reason)
 		m.sAlertAt, m.sSinceAlert = m.clock, 0
 	}
+}
+
+// storageBound fails the job once storage has failed for the timeout.
+func (m *model) storageBound() bool {
+	if !m.sOn || m.sDone || m.storageTimeout <= 0 {
+		return m.sDone
+	}
+	for_ := m.clock.Sub(m.sFrom)
+	if for_ < m.storageTimeout {
+		return false
+	}
+	m.sDone = true
+	m.emit("fail-job: checkpoint storage has failed for %v (%d checkpoints; execution.checkpointing.storage-failure-timeout is %v); last: %s", modelRound(for_), m.sCount, m.storageTimeout, m.sReason)
+	return true
 }
 
 // waiting reports whether storage fails and its backoff has not passed.
@@ -205,6 +219,7 @@ func (m *model) step(ev Event) []string {
 				}
 			}
 		}
+		m.storageBound()
 		if m.sOn && !m.sProbing && !m.suspended && !m.clock.Before(m.sProbeAt) {
 			m.sProbing = true
 			m.sProbeAt = m.clock.Add(m.probeGap())
@@ -292,7 +307,7 @@ func (m *model) step(ev Event) []string {
 			if m.sOn {
 				m.emit("storage-recovered failures=%d after=%v", m.sCount, m.clock.Sub(m.sFrom))
 			}
-			m.sOn, m.sProbing, m.sProbeBad = false, false, false
+			m.sOn, m.sProbing, m.sProbeBad, m.sDone = false, false, false, false
 			m.openFrom = cp.ts
 			m.lastDone, m.lastDoneDur = ev.ID, m.clock.Sub(cp.ts)
 			m.streak = 0
@@ -328,7 +343,7 @@ func (m *model) step(ev Event) []string {
 }
 
 func (m *model) due() (time.Time, bool) {
-	if m.interval == 0 || m.ended || m.suspended || m.stampPause || m.stampSched || m.count("pending", "persisting") >= m.maxConc {
+	if m.interval == 0 || m.ended || m.suspended || m.stampPause || m.stampSched || m.count("pending", "persisting") >= m.maxConc || m.sOn && m.sDone {
 		return time.Time{}, false
 	}
 	due := m.periodicAt
@@ -359,6 +374,9 @@ func (m *model) deadline() (time.Time, bool) {
 	}
 	if m.finalDue && m.waiting() {
 		cands = append(cands, m.sRetry)
+	}
+	if m.sOn && !m.sDone && m.storageTimeout > 0 {
+		cands = append(cands, m.sFrom.Add(m.storageTimeout))
 	}
 	if len(cands) == 0 {
 		return time.Time{}, false

@@ -72,10 +72,7 @@ func (c *Coordinator) storageFailed(reason string) {
 		return
 	}
 	failingFor := c.now.Sub(s.since)
-	if t := c.cfg.StorageFailureTimeout; t > 0 && failingFor >= t {
-		s.gaveUp = true
-		c.emit(FailJob{Reason: fmt.Sprintf("checkpoint storage has failed for %v (%d checkpoints; execution.checkpointing.storage-failure-timeout is %v); last: %s",
-			roundDuration(failingFor), s.failures, t, reason)})
+	if c.storageTimedOut() {
 		return
 	}
 	if t := c.cfg.TransactionTimeout; t > 0 && s.retryAt.Sub(c.openSince) >= t {
@@ -92,6 +89,25 @@ func (c *Coordinator) storageFailed(reason string) {
 		c.emit(StorageAlert{Reason: reason, Since: s.since, Failures: s.failures, Recent: s.recent, NextRetry: s.backoff, GiveUpIn: giveUp})
 		s.lastAlert, s.recent = c.now, 0
 	}
+}
+
+// storageTimedOut fails the job once storage has failed for
+// StorageFailureTimeout: at a failure, or at the first Tick past the
+// bound (a checkpoint backing off may not fail again before it).
+func (c *Coordinator) storageTimedOut() bool {
+	s := &c.storage
+	t := c.cfg.StorageFailureTimeout
+	if !s.failing || s.gaveUp || t <= 0 {
+		return s.gaveUp
+	}
+	failingFor := c.now.Sub(s.since)
+	if failingFor < t {
+		return false
+	}
+	s.gaveUp = true
+	c.emit(FailJob{Reason: fmt.Sprintf("checkpoint storage has failed for %v (%d checkpoints; execution.checkpointing.storage-failure-timeout is %v); last: %s",
+		roundDuration(failingFor), s.failures, t, s.reason)})
+	return true
 }
 
 // storageRecovered ends a storage failure at a completed checkpoint.
