@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"strings"
@@ -26,19 +27,35 @@ type haLeader struct {
 // returns nil (and no error) otherwise. Bad keys are usage errors naming
 // the key; an etcd that does not answer is an error naming the endpoints.
 func connectHA(ctx context.Context, cfg *weir.Config, log *slog.Logger) (*haLeader, error) {
-	hc, enabled, err := ha.FromConfig(hooks.Config(cfg))
+	cli, hc, err := dialHA(ctx, hooks.Config(cfg), log, false)
+	if cli == nil || err != nil {
+		if err != nil && !errors.As(err, new(UsageError)) {
+			err = fmt.Errorf("find the leading JobManager in etcd (%s): %w", config.HAEtcdEndpoints, err)
+		}
+		return nil, err
+	}
+	return leaderFromHA(cli, strings.Join(hc.Endpoints, ",")), nil
+}
+
+// dialHA reads the high-availability.* keys and connects to etcd; a nil
+// client and no error without high availability. Bad keys are usage
+// errors naming the key (a JobManager also needs
+// high-availability.storageDir); an etcd that does not answer is
+// ha.Connect's error naming the endpoints.
+func dialHA(ctx context.Context, conf *config.Config, log *slog.Logger, jobManager bool) (*ha.Client, ha.Config, error) {
+	hc, enabled, err := ha.FromConfig(conf)
+	if err == nil && enabled && jobManager {
+		err = hc.ValidateJobManager()
+	}
 	if err != nil {
-		return nil, Usagef("configuration: %v", err)
+		return nil, hc, Usagef("configuration: %v", err)
 	}
 	if !enabled {
-		return nil, nil
+		return nil, hc, nil
 	}
 	hc.Logger = log
 	cli, err := ha.Connect(ctx, hc)
-	if err != nil {
-		return nil, fmt.Errorf("find the leading JobManager in etcd (%s): %w", config.HAEtcdEndpoints, err)
-	}
-	return leaderFromHA(cli, strings.Join(hc.Endpoints, ",")), nil
+	return cli, hc, err
 }
 
 // leaderFromHA wires Locate and LeaderTerms to an etcd client; Close

@@ -20,19 +20,8 @@ import (
 // The connection is checked at start: bad endpoints or credentials fail
 // here, naming the endpoint and the key.
 func jobManagerHA(ctx context.Context, conf *config.Config, log *slog.Logger) (cluster.HA, func(), error) {
-	hc, enabled, err := ha.FromConfig(conf)
-	if err != nil {
-		return nil, nil, Usagef("configuration: %v", err)
-	}
-	if !enabled {
-		return nil, nil, nil
-	}
-	if err := hc.ValidateJobManager(); err != nil {
-		return nil, nil, Usagef("configuration: %v", err)
-	}
-	hc.Logger = log
-	c, err := ha.Connect(ctx, hc)
-	if err != nil {
+	c, hc, err := dialHA(ctx, conf, log, true)
+	if c == nil || err != nil {
 		return nil, nil, err
 	}
 	return haServices{c: c, storage: hc.StorageDir}, func() { _ = c.Close() }, nil

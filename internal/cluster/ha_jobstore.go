@@ -48,7 +48,7 @@ func (s haJobStore) load() ([]jobRecord, []error) {
 	for name, b := range raw {
 		var r jobRecord
 		if err := json.Unmarshal(b, &r); err != nil {
-			errs = append(errs, fmt.Errorf("job record %s in etcd is corrupt (%v): cancel the job to forget it, then submit it again with --from its newest chk-N folder", name, err))
+			errs = append(errs, fmt.Errorf("job record %s in etcd is corrupt (%v): delete its key under <high-availability.cluster-id>/jobs/ with etcdctl to forget the job, then submit it again with --from its newest chk-N folder", name, err))
 			continue
 		}
 		if err := r.Spec.Validate(); err != nil {
