@@ -81,6 +81,9 @@ type Query struct {
 	// Stateful queries keep keyed state (they are run with the lsm
 	// backend in the benchmark and the failure tests).
 	Stateful bool
+	// MayBeEmpty queries can commit no rows over a small input (say why
+	// where it is set); the tests otherwise refuse an empty result.
+	MayBeEmpty bool
 	// Build adds the query to env, reading events (with timestamps and
 	// watermarks dateTime − 4 s), and ends it in Sink.
 	Build func(env *weir.Env, events weir.Stream[nexmark.Event], p Params) error
