@@ -6,8 +6,9 @@ import (
 	"github.com/cockroachdb/pebble/v2"
 )
 
-// The raw handles act on the backend's current key. Value and list
-// handles go through the write buffer (wbuf.go), map handles to Pebble. A handle writes its
+// The raw handles act on the backend's current key. They go through the
+// write buffer (wbuf.go); a map handle's iteration and Clear write or drop
+// its buffered entries first and then work on Pebble. A handle writes its
 // state id into the backend's current store key and uses that slice
 // directly: Pebble copies keys and values it keeps, and reads copy the
 // value out before the next call, so nothing aliases it for long.
@@ -51,9 +52,9 @@ type valueHandle[K comparable] struct {
 	sid uint16
 }
 
-func (h *valueHandle[K]) Get() ([]byte, bool) { return h.b.bget(h.b.keyOf(h.sid)) }
-func (h *valueHandle[K]) Put(v []byte)        { h.b.bput(h.b.keyOf(h.sid), v) }
-func (h *valueHandle[K]) Delete()             { h.b.bdel(h.b.keyOf(h.sid)) }
+func (h *valueHandle[K]) Get() ([]byte, bool) { return h.b.bget(h.b.keyOf(h.sid), 0) }
+func (h *valueHandle[K]) Put(v []byte)        { h.b.bput(h.b.keyOf(h.sid), v, 0) }
+func (h *valueHandle[K]) Delete()             { h.b.bdel(h.b.keyOf(h.sid), 0) }
 func (h *valueHandle[K]) Fail(err error)      { h.b.fail(err) }
 
 // listHandle serves list states: one store key per key, whose value is a
@@ -63,9 +64,9 @@ type listHandle[K comparable] struct {
 	sid uint16
 }
 
-func (h *listHandle[K]) Get() ([]byte, bool)  { return h.b.bget(h.b.keyOf(h.sid)) }
-func (h *listHandle[K]) Put(frames []byte)    { h.b.bput(h.b.keyOf(h.sid), frames) }
-func (h *listHandle[K]) Delete()              { h.b.bdel(h.b.keyOf(h.sid)) }
+func (h *listHandle[K]) Get() ([]byte, bool)  { return h.b.bget(h.b.keyOf(h.sid), 0) }
+func (h *listHandle[K]) Put(frames []byte)    { h.b.bput(h.b.keyOf(h.sid), frames, 0) }
+func (h *listHandle[K]) Delete()              { h.b.bdel(h.b.keyOf(h.sid), 0) }
 func (h *listHandle[K]) Fail(err error)       { h.b.fail(err) }
 func (h *listHandle[K]) Append(frames []byte) { h.b.bappend(h.b.keyOf(h.sid), frames) }
 
@@ -76,14 +77,17 @@ type mapHandle[K comparable] struct {
 	sid uint16
 }
 
-func (h *mapHandle[K]) entry(uk []byte) []byte {
-	h.b.mkey = appendUserKey(append(h.b.mkey[:0], h.b.keyOf(h.sid)...), uk)
-	return h.b.mkey
+// entry returns the store key of user key uk and the length of its
+// prefix (the current key's store key).
+func (h *mapHandle[K]) entry(uk []byte) ([]byte, int) {
+	p := h.b.keyOf(h.sid)
+	h.b.mkey = appendUserKey(append(h.b.mkey[:0], p...), uk)
+	return h.b.mkey, len(p)
 }
 
-func (h *mapHandle[K]) Get(uk []byte) ([]byte, bool) { return h.b.get(h.entry(uk)) }
-func (h *mapHandle[K]) Put(uk, v []byte)             { h.b.set(h.entry(uk), v) }
-func (h *mapHandle[K]) Delete(uk []byte)             { h.b.del(h.entry(uk)) }
+func (h *mapHandle[K]) Get(uk []byte) ([]byte, bool) { k, p := h.entry(uk); return h.b.bget(k, p) }
+func (h *mapHandle[K]) Put(uk, v []byte)             { k, p := h.entry(uk); h.b.bput(k, v, p) }
+func (h *mapHandle[K]) Delete(uk []byte)             { k, p := h.entry(uk); h.b.bdel(k, p) }
 func (h *mapHandle[K]) Fail(err error)               { h.b.fail(err) }
 
 // bounds returns the current key's entry range, copied: fn may use other
@@ -95,6 +99,7 @@ func (h *mapHandle[K]) bounds() (lo, hi []byte) {
 
 func (h *mapHandle[K]) Iterate(fn func(uk, v []byte) bool) {
 	lo, hi := h.bounds()
+	h.b.flushGroup(lo)
 	it, err := h.b.db.NewIter(&pebble.IterOptions{LowerBound: lo, UpperBound: hi})
 	if err != nil {
 		h.b.fail(err)
@@ -124,6 +129,7 @@ func (h *mapHandle[K]) Iterate(fn func(uk, v []byte) bool) {
 // reading them.
 func (h *mapHandle[K]) Clear() {
 	lo, hi := h.bounds()
+	h.b.dropGroup(lo)
 	if err := h.b.db.DeleteRange(lo, hi, pebble.NoSync); err != nil {
 		h.b.fail(err)
 	}

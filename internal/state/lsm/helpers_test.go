@@ -2,8 +2,10 @@ package lsm
 
 import (
 	"bytes"
+	"fmt"
 	"maps"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/weirstream/weir/internal/codec"
@@ -119,6 +121,20 @@ func (f *fixture) read(k int) view {
 	v.MapLen = f.mp.Len()
 	v.Sum, v.HasSum = f.sum.Get()
 	return v
+}
+
+// lookup reads key k's value, sum and the map entry of user key x (as
+// apply names them), without iterating the map.
+func (f *fixture) lookup(k int, x int64) string {
+	f.set(k)
+	val, hv := f.val.Value()
+	sum, hs := f.sum.Get()
+	uk := fmt.Sprint(x % 7 * 1111 % 2000)
+	if x%5 == 0 {
+		uk = strings.Repeat("l", 250+int(x%10))
+	}
+	m, hm := f.mp.Get(uk)
+	return fmt.Sprint(val, hv, sum, hs, m, hm)
 }
 
 // dump reads the given keys that lie in f's range.

@@ -15,10 +15,15 @@ import (
 // place; a key that is not there is read from Pebble once and kept.
 //
 // Buffered are the keys of value, reducing and list states (one store key
-// per key). Map states are not: their entries share a prefix that
-// iteration, Len and Clear (a range delete) work on as a range of the
-// store, and a hash map has no ranges. A list Append to a key that is not
-// buffered stays a blind Pebble merge.
+// per key) and the entries of map states (one store key per user key).
+// A map's entries share their key's store key as prefix, and iteration and
+// Clear work on that prefix as a range of the store, which a hash map does
+// not have: so the buffer also groups the buffered entries of each map
+// prefix (groups), and an iteration first writes the dirty entries of its
+// group, a Clear forgets them before its range delete. Without this a
+// window operator, whose windows are map entries, paid a Pebble read and
+// a memtable insert per record and window. A list Append to a key that is
+// not buffered stays a blind Pebble merge.
 //
 // Dirty entries reach Pebble in batches: when the buffer is full, a clock
 // sweep (second chance for entries used since the hand last passed)
@@ -37,6 +42,8 @@ type writeBuffer struct {
 	free     []int32 // unused slots, their value buffers kept for reuse
 	hand     int     // the clock hand: next slot to examine
 	batch    *pebble.Batch
+	// groups lists, per map prefix, the slots of its buffered entries.
+	groups map[string][]int32
 }
 
 // slot is one buffered store key. An absent slot records that the key has
@@ -45,6 +52,16 @@ type slot struct {
 	key                       string
 	val                       []byte
 	used, present, dirty, ref bool
+	// plen is the length of a map entry's prefix (its key's store key),
+	// 0 for other states; gi is the slot's index in its group.
+	plen int32
+	gi   int32
+	// stored: Pebble may hold a value for the key (it was read there, or
+	// written, or the slot was created by a blind write). A key that was
+	// read absent and never written back needs no tombstone when it is
+	// deleted: a window's entry, created and cleared between two
+	// evictions, then never reaches Pebble at all.
+	stored bool
 }
 
 // slotOverhead is what a slot costs beyond its key and value capacity: the
@@ -61,6 +78,7 @@ func (w *writeBuffer) init(capacity int64) {
 	w.capacity = capacity
 	if capacity > 0 {
 		w.index = map[string]int32{}
+		w.groups = map[string][]int32{}
 	}
 }
 
@@ -82,7 +100,8 @@ func (w *writeBuffer) lookup(key []byte) *slot {
 }
 
 // bget reads key through the buffer, keeping what it read from Pebble.
-func (b *Backend[K]) bget(key []byte) ([]byte, bool) {
+// plen is the length of a map entry's prefix in key, 0 for other states.
+func (b *Backend[K]) bget(key []byte, plen int) ([]byte, bool) {
 	w := &b.buf
 	if w.index == nil {
 		return b.get(key)
@@ -96,13 +115,13 @@ func (b *Backend[K]) bget(key []byte) ([]byte, bool) {
 		return v, ok
 	}
 	if int64(len(key)+len(v)+slotOverhead) <= w.maxEntry() {
-		b.insert(key, v, ok, false)
+		b.insert(key, v, ok, false, plen)
 	}
 	return v, ok
 }
 
 // bput sets key to v in the buffer.
-func (b *Backend[K]) bput(key, v []byte) {
+func (b *Backend[K]) bput(key, v []byte, plen int) {
 	w := &b.buf
 	if w.index == nil {
 		b.set(key, v)
@@ -119,12 +138,12 @@ func (b *Backend[K]) bput(key, v []byte) {
 		b.evict()
 		return
 	}
-	b.insert(key, v, true, true)
+	b.insert(key, v, true, true, plen)
 }
 
 // bdel deletes key in the buffer: a dirty absent slot, a Delete once
 // written.
-func (b *Backend[K]) bdel(key []byte) {
+func (b *Backend[K]) bdel(key []byte, plen int) {
 	w := &b.buf
 	if w.index == nil {
 		b.del(key)
@@ -132,10 +151,10 @@ func (b *Backend[K]) bdel(key []byte) {
 	}
 	if s := w.lookup(key); s != nil {
 		s.val = s.val[:0]
-		s.present, s.dirty, s.ref = false, true, true
+		s.present, s.dirty, s.ref = false, s.stored, true
 		return
 	}
-	b.insert(key, nil, false, true)
+	b.insert(key, nil, false, true, plen)
 }
 
 // bappend appends list frames to key: in place if the key is buffered,
@@ -192,7 +211,7 @@ func assign(s *slot, v []byte) int64 {
 // insert adds a slot for key, then makes room. A reused slot brings the
 // value buffer of the entry it held before, so that a steady stream of
 // same-sized values allocates nothing.
-func (b *Backend[K]) insert(key, v []byte, present, dirty bool) {
+func (b *Backend[K]) insert(key, v []byte, present, dirty bool, plen int) {
 	w := &b.buf
 	var i int32
 	if n := len(w.free); n > 0 {
@@ -207,7 +226,16 @@ func (b *Backend[K]) insert(key, v []byte, present, dirty bool) {
 	w.size += int64(len(s.key) + slotOverhead + cap(s.val))
 	w.size += assign(s, v)
 	s.used, s.present, s.dirty, s.ref = true, present, dirty, false
+	// Read from Pebble (clean): stored if found. Written blind (dirty):
+	// Pebble may hold an older value.
+	s.stored = present || dirty
+	s.plen = int32(plen)
 	w.index[s.key] = i
+	if plen > 0 {
+		g := s.key[:plen]
+		s.gi = int32(len(w.groups[g]))
+		w.groups[g] = append(w.groups[g], i)
+	}
 	b.evict()
 }
 
@@ -217,10 +245,61 @@ func (b *Backend[K]) insert(key, v []byte, present, dirty bool) {
 func (w *writeBuffer) release(i int32) {
 	s := &w.slots[i]
 	delete(w.index, s.key)
+	if s.plen > 0 {
+		w.ungroup(s)
+	}
 	w.size -= int64(len(s.key) + slotOverhead + cap(s.val))
 	s.key, s.used, s.dirty, s.present, s.ref = "", false, false, false, false
+	s.plen, s.gi, s.stored = 0, 0, false
 	s.val = s.val[:0]
 	w.free = append(w.free, i)
+}
+
+// ungroup removes map entry s from its group: the group's last slot takes
+// its place.
+func (w *writeBuffer) ungroup(s *slot) {
+	g := s.key[:s.plen]
+	list := w.groups[g]
+	last := list[len(list)-1]
+	list[s.gi] = last
+	w.slots[last].gi = s.gi
+	list = list[:len(list)-1]
+	if len(list) == 0 {
+		delete(w.groups, g)
+		return
+	}
+	w.groups[g] = list
+}
+
+// flushGroup writes the dirty buffered entries of map prefix p, so that
+// an iteration of the store's range sees them.
+func (b *Backend[K]) flushGroup(p []byte) {
+	w := &b.buf
+	if w.index == nil {
+		return
+	}
+	for _, i := range w.groups[string(p)] {
+		if s := &w.slots[i]; s.dirty {
+			b.stage(s)
+		}
+	}
+	b.commitBuffer()
+}
+
+// dropGroup forgets the buffered entries of map prefix p without writing
+// them: the caller deletes the prefix's range in the store.
+func (b *Backend[K]) dropGroup(p []byte) {
+	w := &b.buf
+	if w.index == nil {
+		return
+	}
+	for {
+		list := w.groups[string(p)]
+		if len(list) == 0 {
+			return
+		}
+		w.release(list[len(list)-1])
+	}
 }
 
 // evict runs the clock when the buffer is over its capacity: it evicts
@@ -269,7 +348,7 @@ func (b *Backend[K]) stage(s *slot) {
 	if err != nil {
 		b.fail(err)
 	}
-	s.dirty = false
+	s.dirty, s.stored = false, s.present
 }
 
 func (b *Backend[K]) commitBuffer() {
