@@ -48,7 +48,7 @@ func registerList[K comparable, V any](b Backend[K], name string, c codec.Codec[
 		}
 		return registerRaw[ListState[V]](b, StateSpec{
 			Name: name, Kind: kind, Desc: desc, ValueLen: lenOf(c), TTL: ttl,
-			Wrap: func(raw any) any { return &rawList[V]{name: name, raw: raw.(RawList), c: c} },
+			Wrap: func(raw any) any { return &rawList[V]{name: name, raw: raw.(RawList), c: newLocalCodec(c)} },
 		})
 	}
 	return registerHeapList(hb, name, kind, desc, c)

@@ -54,7 +54,9 @@ func registerMap[K comparable, UK comparable, UV any](b Backend[K], name string,
 		}
 		return registerRaw[MapState[UK, UV]](b, StateSpec{
 			Name: name, Kind: kind, Desc: desc, TTL: ttl, ValueLen: lenOf(vc), UserKeyLen: lenOf(kc),
-			Wrap: func(raw any) any { return &rawMap[UK, UV]{name: name, raw: raw.(RawMap), kc: kc, vc: vc} },
+			Wrap: func(raw any) any {
+				return &rawMap[UK, UV]{name: name, raw: raw.(RawMap), kc: newLocalCodec(kc), vc: newLocalCodec(vc)}
+			},
 		})
 	}
 	return registerHeapMap(hb, name, kind, desc, kc, vc)

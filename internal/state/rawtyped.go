@@ -66,7 +66,7 @@ func decodeAll[V any](c codec.Codec[V], b []byte) (V, error) {
 type rawValue[V any] struct {
 	name string
 	raw  RawValue
-	c    codec.Codec[V]
+	c    localCodec[V]
 	buf  []byte
 }
 
@@ -76,7 +76,7 @@ func (s *rawValue[V]) Value() (V, bool) {
 	if !ok {
 		return zero, false
 	}
-	v, err := decodeAll(s.c, b)
+	v, err := s.c.decodeAll(b)
 	if err != nil {
 		s.raw.Fail(fmt.Errorf("state %q: decode value: %w", s.name, err))
 		return zero, false
@@ -85,7 +85,7 @@ func (s *rawValue[V]) Value() (V, bool) {
 }
 
 func (s *rawValue[V]) Update(v V) {
-	s.buf = s.c.Append(s.buf[:0], v)
+	s.buf = s.c.append(s.buf[:0], v)
 	s.raw.Put(s.buf)
 }
 
@@ -112,7 +112,7 @@ func (s *rawReducing[V]) Add(v V) {
 type rawList[V any] struct {
 	name     string
 	raw      RawList
-	c        codec.Codec[V]
+	c        localCodec[V]
 	buf, elm []byte
 }
 
@@ -126,7 +126,7 @@ func (s *rawList[V]) Get() []V {
 		e, rest, err := NextFrame(b)
 		var v V
 		if err == nil {
-			v, err = decodeAll(s.c, e)
+			v, err = s.c.decodeAll(e)
 		}
 		if err != nil {
 			s.raw.Fail(fmt.Errorf("state %q: decode list element %d: %w", s.name, len(out), err))
@@ -139,7 +139,7 @@ func (s *rawList[V]) Get() []V {
 }
 
 func (s *rawList[V]) frame(dst []byte, v V) []byte {
-	s.elm = s.c.Append(s.elm[:0], v)
+	s.elm = s.c.append(s.elm[:0], v)
 	return AppendFrame(dst, s.elm)
 }
 
@@ -177,19 +177,19 @@ func (s *rawList[V]) Clear() { s.raw.Delete() }
 type rawMap[UK comparable, UV any] struct {
 	name   string
 	raw    RawMap
-	kc     codec.Codec[UK]
-	vc     codec.Codec[UV]
+	kc     localCodec[UK]
+	vc     localCodec[UV]
 	kb, vb []byte
 }
 
 func (s *rawMap[UK, UV]) Get(k UK) (UV, bool) {
 	var zero UV
-	s.kb = s.kc.Append(s.kb[:0], k)
+	s.kb = s.kc.append(s.kb[:0], k)
 	b, ok := s.raw.Get(s.kb)
 	if !ok {
 		return zero, false
 	}
-	v, err := decodeAll(s.vc, b)
+	v, err := s.vc.decodeAll(b)
 	if err != nil {
 		s.raw.Fail(fmt.Errorf("state %q: decode map value: %w", s.name, err))
 		return zero, false
@@ -198,18 +198,18 @@ func (s *rawMap[UK, UV]) Get(k UK) (UV, bool) {
 }
 
 func (s *rawMap[UK, UV]) Put(k UK, v UV) {
-	s.kb = s.kc.Append(s.kb[:0], k)
-	s.vb = s.vc.Append(s.vb[:0], v)
+	s.kb = s.kc.append(s.kb[:0], k)
+	s.vb = s.vc.append(s.vb[:0], v)
 	s.raw.Put(s.kb, s.vb)
 }
 
 func (s *rawMap[UK, UV]) Remove(k UK) {
-	s.kb = s.kc.Append(s.kb[:0], k)
+	s.kb = s.kc.append(s.kb[:0], k)
 	s.raw.Delete(s.kb)
 }
 
 func (s *rawMap[UK, UV]) Contains(k UK) bool {
-	s.kb = s.kc.Append(s.kb[:0], k)
+	s.kb = s.kc.append(s.kb[:0], k)
 	_, ok := s.raw.Get(s.kb)
 	return ok
 }
@@ -220,10 +220,10 @@ func (s *rawMap[UK, UV]) Contains(k UK) bool {
 func (s *rawMap[UK, UV]) All() iter.Seq2[UK, UV] {
 	return func(yield func(UK, UV) bool) {
 		s.raw.Iterate(func(kb, vb []byte) bool {
-			k, err := decodeAll(s.kc, kb)
+			k, err := s.kc.decodeAll(kb)
 			var v UV
 			if err == nil {
-				v, err = decodeAll(s.vc, vb)
+				v, err = s.vc.decodeAll(vb)
 			}
 			if err != nil {
 				s.raw.Fail(fmt.Errorf("state %q: decode map entry: %w", s.name, err))

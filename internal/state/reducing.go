@@ -51,7 +51,7 @@ func registerReducing[K comparable, V any](b Backend[K], name string, reduce fun
 		return registerRaw[ReducingState[V]](b, StateSpec{
 			Name: name, Kind: kind, Desc: desc, TTL: ttl, ValueLen: lenOf(c),
 			Wrap: func(raw any) any {
-				return &rawReducing[V]{rawValue: rawValue[V]{name: name, raw: raw.(RawValue), c: c}, reduce: reduce}
+				return &rawReducing[V]{rawValue: rawValue[V]{name: name, raw: raw.(RawValue), c: newLocalCodec(c)}, reduce: reduce}
 			},
 		})
 	}

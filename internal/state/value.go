@@ -51,7 +51,7 @@ func registerValue[K comparable, V any](b Backend[K], name string, c codec.Codec
 		}
 		return registerRaw[ValueState[V]](b, StateSpec{
 			Name: name, Kind: kind, Desc: desc, ValueLen: lenOf(c), TTL: ttl,
-			Wrap: func(raw any) any { return &rawValue[V]{name: name, raw: raw.(RawValue), c: c} },
+			Wrap: func(raw any) any { return &rawValue[V]{name: name, raw: raw.(RawValue), c: newLocalCodec(c)} },
 		})
 	}
 	return registerHeapValue(hb, name, kind, desc, c)
