@@ -12,10 +12,10 @@ import (
 // reflects on it. Keys of other kinds need a Hashable implementation.
 func Hasher[K comparable]() (func(K) uint32, error) {
 	var zero K
-	if _, ok := any(zero).(Hashable); ok {
-		return func(k K) uint32 { return any(k).(Hashable).StableHash() }, nil
-	}
 	t := reflect.TypeFor[K]()
+	if _, ok := any(zero).(Hashable); ok {
+		return hashableHasher[K](t), nil
+	}
 	switch t.Kind() {
 	case reflect.String:
 		return func(k K) uint32 { return String(*(*string)(unsafe.Pointer(&k))) }, nil
@@ -33,6 +33,20 @@ func Hasher[K comparable]() (func(K) uint32, error) {
 		return func(k K) uint32 { return Uint64(uint64(math.Float32bits(*(*float32)(unsafe.Pointer(&k))))) }, nil
 	}
 	return nil, fmt.Errorf("key type %s has no stable hash: use a string or integer key, or give the type a method StableHash() uint32 (the same value in every process and run)", t)
+}
+
+// hashableHasher calls K's StableHash. Converting each key to Hashable
+// would copy it to the heap (one allocation per record at every keyed
+// exchange of a struct key); the method expression K.StableHash, a plain
+// func(K) uint32 found once by reflection, takes the key by value.
+func hashableHasher[K comparable](t reflect.Type) func(K) uint32 {
+	if m, ok := t.MethodByName("StableHash"); ok {
+		if f, ok := m.Func.Interface().(func(K) uint32); ok {
+			return f
+		}
+	}
+	// A pointer receiver on a pointer key type, say: convert each key.
+	return func(k K) uint32 { return any(k).(Hashable).StableHash() }
 }
 
 // Hashable is implemented by key types that supply their own stable hash
