@@ -62,10 +62,10 @@ func (g *Generator) Config() Config { return g.cfg }
 
 // Kind is the kind of event n.
 func (g *Generator) Kind(n int64) Kind {
-	switch rem := n % g.total; {
-	case rem < g.people:
+	switch _, off := g.split(n); {
+	case off < g.people:
 		return KindPerson
-	case rem < g.people+g.auctions:
+	case off < g.people+g.auctions:
 		return KindAuction
 	}
 	return KindBid
@@ -91,10 +91,18 @@ func (g *Generator) Counts(events int64) (people, auctions, bids int64) {
 	return people, auctions, events - people - auctions
 }
 
+// split returns event n's epoch (n div the total proportion) and offset
+// in it (n mod the total), dividing by a constant for the default 50.
+func (g *Generator) split(n int64) (epoch, off int64) {
+	if g.total == 50 {
+		return n / 50, n % 50
+	}
+	return n / g.total, n % g.total
+}
+
 // lastPerson is Flink's lastBase0PersonId: the base-0 id of the last
-// person generated at or before event n.
-func (g *Generator) lastPerson(n int64) int64 {
-	epoch, off := n/g.total, n%g.total
+// person generated at or before the event at offset off of epoch.
+func (g *Generator) lastPerson(epoch, off int64) int64 {
 	if off >= g.people {
 		off = g.people - 1
 	}
@@ -102,9 +110,9 @@ func (g *Generator) lastPerson(n int64) int64 {
 }
 
 // lastAuction is Flink's lastBase0AuctionId: the base-0 id of the last
-// auction generated at or before event n (−1 before the first).
-func (g *Generator) lastAuction(n int64) int64 {
-	epoch, off := n/g.total, n%g.total
+// auction generated at or before the event at offset off of epoch (−1
+// before the first).
+func (g *Generator) lastAuction(epoch, off int64) int64 {
 	switch {
 	case off < g.people:
 		epoch--
@@ -119,8 +127,8 @@ func (g *Generator) lastAuction(n int64) int64 {
 
 // nextPerson is Flink's nextBase0PersonId: one of the NumActivePeople
 // latest people or up to personIDLead beyond the last (one draw).
-func (g *Generator) nextPerson(n int64, r *rng) int64 {
-	people := g.lastPerson(n) + 1
+func (g *Generator) nextPerson(lastPerson int64, r *rng) int64 {
+	people := lastPerson + 1
 	active := min(people, g.active)
 	return people - active + r.intn(active+personIDLead)
 }
@@ -128,8 +136,8 @@ func (g *Generator) nextPerson(n int64, r *rng) int64 {
 // nextAuction is Flink's nextBase0AuctionId: one of the
 // NumInFlightAuctions+1 latest auctions or up to auctionIDLead beyond the
 // last (one draw).
-func (g *Generator) nextAuction(n int64, r *rng) int64 {
-	hi := g.lastAuction(n)
+func (g *Generator) nextAuction(lastAuction int64, r *rng) int64 {
+	hi := lastAuction
 	lo := max(hi-g.inFlight, 0)
 	return lo + r.intn(hi-lo+1+auctionIDLead)
 }
@@ -139,24 +147,25 @@ func (g *Generator) nextAuction(n int64, r *rng) int64 {
 func (g *Generator) At(n int64, e *Event) {
 	r := eventRand(n)
 	ts := g.Timestamp(n)
-	switch rem := n % g.total; {
-	case rem < g.people:
+	epoch, off := g.split(n)
+	switch {
+	case off < g.people:
 		e.Kind = KindPerson
 		e.Auction, e.Bid = Auction{}, Bid{}
-		g.person(n, &r, ts, &e.Person)
-	case rem < g.people+g.auctions:
+		g.person(epoch, off, &r, ts, &e.Person)
+	case off < g.people+g.auctions:
 		e.Kind = KindAuction
 		e.Person, e.Bid = Person{}, Bid{}
-		g.auction(n, &r, ts, &e.Auction)
+		g.auction(n, epoch, off, &r, ts, &e.Auction)
 	default:
 		e.Kind = KindBid
 		e.Person, e.Auction = Person{}, Auction{}
-		g.bid(n, &r, ts, &e.Bid)
+		g.bid(epoch, off, &r, ts, &e.Bid)
 	}
 }
 
 // person is Flink's PersonGenerator.nextPerson.
-func (g *Generator) person(n int64, r *rng, ts int64, p *Person) {
+func (g *Generator) person(epoch, off int64, r *rng, ts int64, p *Person) {
 	t := g.tabs
 	first := r.intn(int64(len(firstNames)))
 	last := r.intn(int64(len(lastNames)))
@@ -167,7 +176,7 @@ func (g *Generator) person(n int64, r *rng, ts int64, p *Person) {
 	state := usStates[r.intn(int64(len(usStates)))]
 	size := int64(8 + len(name) + len(email) + len(card) + len(city) + len(state))
 	*p = Person{
-		ID:           g.lastPerson(n) + firstPersonID,
+		ID:           g.lastPerson(epoch, off) + firstPersonID,
 		Name:         name,
 		EmailAddress: email,
 		CreditCard:   card,
@@ -179,13 +188,14 @@ func (g *Generator) person(n int64, r *rng, ts int64, p *Person) {
 }
 
 // auction is Flink's AuctionGenerator.nextAuction.
-func (g *Generator) auction(n int64, r *rng, ts int64, a *Auction) {
+func (g *Generator) auction(n, epoch, off int64, r *rng, ts int64, a *Auction) {
 	t := g.tabs
+	lastPerson := g.lastPerson(epoch, off)
 	var seller int64
 	if r.intn(g.hotSellers) > 0 {
-		seller = g.lastPerson(n) / hotBatch * hotBatch
+		seller = lastPerson / hotBatch * hotBatch
 	} else {
-		seller = g.nextPerson(n, r)
+		seller = g.nextPerson(lastPerson, r)
 	}
 	category := firstCategory + r.intn(numCategories)
 	initialBid := r.price()
@@ -198,7 +208,7 @@ func (g *Generator) auction(n int64, r *rng, ts int64, a *Auction) {
 	reserve := initialBid + r.price()
 	size := int64(8 + len(name) + len(desc) + 8 + 8 + 8 + 8 + 8)
 	*a = Auction{
-		ID:          g.lastAuction(n) + firstAuctionID,
+		ID:          g.lastAuction(epoch, off) + firstAuctionID,
 		ItemName:    name,
 		Description: desc,
 		InitialBid:  initialBid,
@@ -213,21 +223,23 @@ func (g *Generator) auction(n int64, r *rng, ts int64, a *Auction) {
 
 // bid is Flink's BidGenerator.nextBid, except that the bidder is a real
 // person id (Flink adds FIRST_PERSON_ID twice; see doc.go).
-func (g *Generator) bid(n int64, r *rng, ts int64, b *Bid) {
+func (g *Generator) bid(epoch, off int64, r *rng, ts int64, b *Bid) {
 	t := g.tabs
+	lastAuction := g.lastAuction(epoch, off)
 	var auction int64
 	if r.intn(g.hotAuctions) > 0 {
-		auction = g.lastAuction(n) / hotBatch * hotBatch
+		auction = lastAuction / hotBatch * hotBatch
 	} else {
-		auction = g.nextAuction(n, r)
+		auction = g.nextAuction(lastAuction, r)
 	}
+	lastPerson := g.lastPerson(epoch, off)
 	var bidder int64
 	if r.intn(g.hotBidders) > 0 {
 		// The second person of the batch, so that hot bidders and hot
 		// sellers differ.
-		bidder = g.lastPerson(n)/hotBatch*hotBatch + 1
+		bidder = lastPerson/hotBatch*hotBatch + 1
 	} else {
-		bidder = g.nextPerson(n, r)
+		bidder = g.nextPerson(lastPerson, r)
 	}
 	price := r.price()
 	var channel, url string
@@ -236,7 +248,8 @@ func (g *Generator) bid(n int64, r *rng, ts int64, b *Bid) {
 		channel, url = hotChannels[i], t.hotURLs[i]
 	} else {
 		i := r.intn(numChannels)
-		channel, url = t.channels[i], t.urls[i]
+		c := &t.channels[i]
+		channel, url = c.name, c.url
 	}
 	*b = Bid{
 		Auction:  auction + firstAuctionID,

@@ -40,14 +40,17 @@ const (
 	tableSeed = -1
 )
 
+// channel is a cold channel: its name and URL side by side, one cache
+// line to read.
+type channel struct{ name, url string }
+
 type tables struct {
 	extraPool string // extraPoolLen letters a–z
 	textPool  string // textPoolLen characters: ' ' with probability 1/13, else a–z
 	names     [len(firstNames) * len(lastNames)]string
 	emails    [numEmails]string
 	cards     string // numCardGroups groups "dddd " (the last without the space)
-	channels  [numChannels]string
-	urls      [numChannels]string
+	channels  [numChannels]channel
 	hotURLs   [len(hotChannels)]string
 }
 
@@ -121,14 +124,23 @@ func buildTables() *tables {
 	}
 	urls := string(b)
 	sliceAll(t.hotURLs[:], urls, 0, urlEnds[:len(hotChannels)])
-	sliceAll(t.urls[:], urls, urlEnds[len(hotChannels)-1], urlEnds[len(hotChannels):])
+	start := urlEnds[len(hotChannels)-1]
+	for i, end := range urlEnds[len(hotChannels):] {
+		t.channels[i].url = urls[start:end]
+		start = end
+	}
 	b = b[:0]
 	chEnds := make([]int, numChannels)
 	for i := range t.channels {
 		b = strconv.AppendInt(append(b, "channel-"...), int64(i), 10)
 		chEnds[i] = len(b)
 	}
-	sliceAll(t.channels[:], string(b), 0, chEnds)
+	names := string(b)
+	start = 0
+	for i, end := range chEnds {
+		t.channels[i].name = names[start:end]
+		start = end
+	}
 	return t
 }
 

@@ -55,7 +55,7 @@ func (r *rng) price() int64 {
 	i := int(x)
 	d := (x - float64(i)) * (math.Ln10 / priceSteps)
 	p := 1 + d*(1+d*(1.0/2+d*(1.0/6+d*(1.0/24))))
-	return int64(math.Round(pow10Table[i] * p))
+	return int64(pow10Table[i]*p + 0.5) // round half up: the value is positive
 }
 
 // priceSteps is the number of table entries per decade.
