@@ -144,6 +144,11 @@ func (g *Generator) nextAuction(lastAuction int64, r *rng) int64 {
 
 // At stores event n (n ≥ 0) in e. It allocates nothing: e's strings point
 // into immutable tables shared by all generators.
+//
+// Event n is a pure function of n and the Config: its draws come from a
+// splitmix64 stream of its own, starting at state
+// mix64(uint64(n) XOR 0x016b72616d78656e), in the order the package doc
+// lists (Flink's order, one length and one offset per string).
 func (g *Generator) At(n int64, e *Event) {
 	r := eventRand(n)
 	ts := g.Timestamp(n)

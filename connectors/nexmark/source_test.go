@@ -1,4 +1,4 @@
-package nexmark_test
+package nexmark
 
 import (
 	"context"
@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/weirstream/weir"
-	"github.com/weirstream/weir/connectors/nexmark"
 	"github.com/weirstream/weir/internal/config"
 )
 
@@ -14,7 +13,7 @@ import (
 type count struct{ n *atomic.Int64 }
 
 func (c count) Open(context.Context, *weir.RuntimeContext) error { return nil }
-func (c count) Write(_ context.Context, b []nexmark.Event) error {
+func (c count) Write(_ context.Context, b []Event) error {
 	c.n.Add(int64(len(b)))
 	return nil
 }
@@ -30,7 +29,7 @@ func runSource(tb testing.TB, events int64) int64 {
 	}
 	env := weir.NewEnv(weir.WithConfig(cfg))
 	var n atomic.Int64
-	weir.SinkTo(nexmark.Events(env, nexmark.DefaultConfig(), events, 0), func() weir.Sink[nexmark.Event] { return count{&n} }).UID("count")
+	weir.SinkTo(Events(env, DefaultConfig(), events, 0), func() weir.Sink[Event] { return count{&n} }).UID("count")
 	if err := env.Execute(context.Background(), "nexmark-source"); err != nil {
 		tb.Fatal(err)
 	}
@@ -45,10 +44,13 @@ func TestSource(t *testing.T) {
 
 // BenchmarkSource is the generator as a job's source (with its watermarks)
 // feeding a counting sink: per event, so allocs/op is the job's setup
-// amortized over b.N events.
+// amortized over b.N events, and cpu-ns/op all the job's goroutines'
+// CPU time per event.
 func BenchmarkSource(b *testing.B) {
 	b.ReportAllocs()
+	cpu := startCPU()
 	if n := runSource(b, int64(b.N)); n != int64(b.N) {
 		b.Fatalf("%d events, want %d", n, b.N)
 	}
+	cpu.report(b)
 }
