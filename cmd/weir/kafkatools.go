@@ -86,7 +86,7 @@ specification needs.`,
 	produce.Flags().Int64Var(&events, "events", 1_000_000, "number of events")
 	produce.Flags().Int64Var(&keys, "keys", 1000, "number of accounts K (the demo's --keys must match)")
 	produce.Flags().Int32Var(&partitions, "partitions", 4, "partitions of the topic if it is created")
-	tools.AddCommand(produce, newCertsCmd())
+	tools.AddCommand(produce, newCertsCmd(), newNexmarkEventsCmd())
 	return tools
 }
 
