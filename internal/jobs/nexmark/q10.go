@@ -2,6 +2,7 @@ package nexmark
 
 import (
 	"strconv"
+	"sync/atomic"
 
 	"github.com/weirstream/weir"
 	"github.com/weirstream/weir/connectors/nexmark"
@@ -118,25 +119,55 @@ func civil(days int64) (year int64, month, day int) {
 }
 
 // dateFormat is DATE_FORMAT(ms, 'yyyy-MM-dd') and DATE_FORMAT(ms, 'HH:mm')
-// of the UTC time ms (epoch milliseconds).
+// of the UTC time ms (epoch milliseconds). The date of the last day
+// formatted is memoized (events are in time order, so nearly every call
+// hits it), and the 1440 minutes of a day are a table.
 func dateFormat(ms int64) (dt dateText, hm [5]byte) {
 	days, rest := floorDivMod(ms, msPerDay)
-	minute := rest / msPerMinute
-	h, m := minute/60, minute%60
-	hm = [5]byte{byte('0' + h/10), byte('0' + h%10), ':', byte('0' + m/10), byte('0' + m%10)}
+	hm = minuteText[rest/msPerMinute]
+	if c := lastDay.Load(); c != nil && c.days == days {
+		return c.text, hm
+	}
+	c := &dayText{days, formatDate(days)}
+	lastDay.Store(c)
+	return c.text, hm
+}
 
+// dayText is a memoized date.
+type dayText struct {
+	days int64
+	text dateText
+}
+
+// lastDay is the last date dateFormat computed: shared by the subtasks
+// (a pure function's memo, replaced whole, so the race is harmless and
+// race-free).
+var lastDay atomic.Pointer[dayText]
+
+// minuteText is 'HH:mm' of every minute of the day.
+var minuteText = func() (t [24 * 60][5]byte) {
+	for i := range t {
+		h, m := i/60, i%60
+		t[i] = [5]byte{byte('0' + h/10), byte('0' + h%10), ':', byte('0' + m/10), byte('0' + m%10)}
+	}
+	return t
+}()
+
+// formatDate is DATE_FORMAT('yyyy-MM-dd') of the day days after 1970-01-01.
+func formatDate(days int64) (dt dateText) {
 	y, mo, d := civil(days)
 	if y <= 0 { // year of era: 0 is 1 BCE
 		y = 1 - y
 	}
-	b := dt.b[:0]
-	if y > 9999 {
-		b = append(b, '+')
-		b = strconv.AppendInt(b, y, 10)
-	} else {
-		b = append(b, byte('0'+y/1000), byte('0'+y/100%10), byte('0'+y/10%10), byte('0'+y%10))
+	if y <= 9999 { // the common case: fixed positions
+		dt.b = [16]byte{byte('0' + y/1000), byte('0' + y/100%10), byte('0' + y/10%10), byte('0' + y%10), '-',
+			byte('0' + mo/10), byte('0' + mo%10), '-', byte('0' + d/10), byte('0' + d%10)}
+		dt.n = 10
+		return dt
 	}
+	b := append(dt.b[:0], '+')
+	b = strconv.AppendInt(b, y, 10)
 	b = append(b, '-', byte('0'+mo/10), byte('0'+mo%10), '-', byte('0'+d/10), byte('0'+d%10))
 	dt.n = uint8(len(b))
-	return dt, hm
+	return dt
 }

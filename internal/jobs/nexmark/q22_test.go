@@ -65,7 +65,7 @@ func TestSplitIndex(t *testing.T) {
 	}
 	rng := rand.New(rand.NewPCG(11, 12))
 	var sb strings.Builder
-	for range 30_000 {
+	for range 8_000 {
 		sb.Reset()
 		for k := rng.IntN(12); k > 0; k-- {
 			sb.WriteString([]string{"/", "//", "a", "bc", ":", "é"}[rng.IntN(6)])
