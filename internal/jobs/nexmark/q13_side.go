@@ -17,11 +17,11 @@ import (
 // The default table is the one nexmark/nexmark's side_input_gen.sh
 // writes (SideInputGenerator with --num 10000): SideInputRows rows, key i
 // with the value i in decimal, for i = 0 … 9999. weir builds it in memory;
-// WriteSideInput writes it to a file to inspect or change, and
-// Params.SideInput (weir run nexmark --side-input FILE) reads a file of
-// the same format instead:
+// WriteSideInput writes it to a file to inspect or change, and a file of
+// the same format named by Params.SideInput replaces it:
 //
-//   - a CSV file (RFC 4180, UTF-8), one row per line, no header;
+//   - a CSV file (RFC 4180, UTF-8), one row per line (a quoted value may
+//     span lines), no header, empty lines skipped;
 //   - each row has two fields: key, a decimal BIGINT (no spaces), and
 //     value, any string (quoted when it holds a comma, a quote or a line
 //     break; an empty field is the empty string);
