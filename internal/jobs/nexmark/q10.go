@@ -45,8 +45,8 @@ func init() {
 type q10Row struct {
 	Auction, Bidder, Price, DateTime int64
 	Extra                            string
-	Dt                               dateText
-	Hm                               [5]byte
+	Dt                               *dayText // the memoized date (immutable)
+	Hm                               uint16   // minute of the day, minuteText's index
 }
 
 func newQ10Row(b *nexmark.Bid) q10Row {
@@ -66,9 +66,9 @@ func (r q10Row) AppendCSV(dst []byte) []byte {
 	dst = append(dst, ',')
 	dst = AppendString(dst, r.Extra)
 	dst = append(dst, ',')
-	dst = append(dst, r.Dt.b[:r.Dt.n]...)
+	dst = append(dst, r.Dt.text.b[:r.Dt.text.n]...)
 	dst = append(dst, ',')
-	return append(dst, r.Hm[:]...)
+	return append(dst, minuteText[r.Hm][:]...)
 }
 
 // dateText is DATE_FORMAT(t, 'yyyy-MM-dd') held by value: 10 bytes for
@@ -119,18 +119,20 @@ func civil(days int64) (year int64, month, day int) {
 }
 
 // dateFormat is DATE_FORMAT(ms, 'yyyy-MM-dd') and DATE_FORMAT(ms, 'HH:mm')
-// of the UTC time ms (epoch milliseconds). The date of the last day
+// of the UTC time ms (epoch milliseconds): the day's text and the minute
+// of the day (minuteText[hm] is its text). The date of the last day
 // formatted is memoized (events are in time order, so nearly every call
-// hits it), and the 1440 minutes of a day are a table.
-func dateFormat(ms int64) (dt dateText, hm [5]byte) {
+// hits it; a miss allocates one dayText), and the 1440 minutes of a day
+// are a table, so a row carries a pointer and an index, not the text.
+func dateFormat(ms int64) (dt *dayText, hm uint16) {
 	days, rest := floorDivMod(ms, msPerDay)
-	hm = minuteText[rest/msPerMinute]
+	hm = uint16(rest / msPerMinute)
 	if c := lastDay.Load(); c != nil && c.days == days {
-		return c.text, hm
+		return c, hm
 	}
 	c := &dayText{days, formatDate(days)}
 	lastDay.Store(c)
-	return c.text, hm
+	return c, hm
 }
 
 // dayText is a memoized date.

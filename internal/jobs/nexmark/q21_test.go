@@ -55,7 +55,7 @@ func TestChannelIDMatchesRegexp(t *testing.T) {
 		check(c.url)
 	}
 	// Random URLs built of the pieces that matter.
-	pieces := []string{"channel_id=", "&channel_id=", "channel_id", "&", "=", "x", "1", "_id=", "chan", "?", "/", "&&", "é"}
+	pieces := []string{"channel_id=", "&channel_id=", "channel_id", "&", "=", "x", "1", "_id=", "chan", "?", "/", "&&", "é", "\n"}
 	rng := rand.New(rand.NewPCG(7, 8))
 	var sb strings.Builder
 	for range 8_000 {
