@@ -21,8 +21,10 @@ func benchEngine(b *testing.B, name string) {
 		b.Fatal(err)
 	}
 	cfg := weir.NewConfig()
-	if err := cfg.Set("parallelism.default", "1"); err != nil {
-		b.Fatal(err)
+	for k, v := range map[string]string{"parallelism.default": "1", "state.checkpoints.dir": b.TempDir()} {
+		if err := cfg.Set(k, v); err != nil {
+			b.Fatal(err)
+		}
 	}
 	env := weir.NewEnv(weir.WithConfig(cfg))
 	p := q.Params{Gen: nexmark.DefaultConfig()}
