@@ -1,0 +1,5 @@
+package nexmark
+
+import "testing"
+
+func BenchmarkRefQ2(b *testing.B) { benchStatelessRef(b, "q2") }
