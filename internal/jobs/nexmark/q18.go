@@ -100,15 +100,30 @@ func (f *q18Dedup) Open(_ context.Context, kc *weir.KeyedContext[q18Key]) (err e
 
 func (f *q18Dedup) ProcessElement(b nexmark.Bid, kc *weir.KeyedContext[q18Key], out *weir.Collector[Change[q18Row]]) error {
 	old, ok := f.last.Value()
-	switch {
-	case !ok:
-		out.Collect(Change[q18Row]{Insert, q18Row(b)})
-	case q18Later(&b, &old) > 0:
-		out.Collect(Change[q18Row]{UpdateBefore, q18Row(old)})
-		out.Collect(Change[q18Row]{UpdateAfter, q18Row(b)})
-	default:
+	var changes [2]Change[q18Row]
+	n := q18Step(&old, ok, &b, &changes)
+	if n == 0 {
 		return nil
+	}
+	for _, c := range changes[:n] {
+		out.Collect(c)
 	}
 	f.last.Update(b)
 	return nil
+}
+
+// q18Step is q18's per-bid logic as a pure function: given the kept bid
+// old (ok false if none), it writes the changes bid b causes into out and
+// returns their number; b is to be kept if it is not 0.
+func q18Step(old *nexmark.Bid, ok bool, b *nexmark.Bid, out *[2]Change[q18Row]) int {
+	switch {
+	case !ok:
+		out[0] = Change[q18Row]{Insert, q18Row(*b)}
+		return 1
+	case q18Later(b, old) > 0:
+		out[0] = Change[q18Row]{UpdateBefore, q18Row(*old)}
+		out[1] = Change[q18Row]{UpdateAfter, q18Row(*b)}
+		return 2
+	}
+	return 0
 }
