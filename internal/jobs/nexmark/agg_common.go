@@ -49,7 +49,7 @@ func civilDate(day int64) (y, m, d int64) {
 	if z < 0 && z%146097 != 0 {
 		era--
 	}
-	doe := z - era*146097                                // [0, 146096]
+	doe := z - era*146097                                  // [0, 146096]
 	yoe := (doe - doe/1460 + doe/36524 - doe/146096) / 365 // [0, 399]
 	y = yoe + era*400
 	doy := doe - (365*yoe + yoe/4 - yoe/100) // [0, 365]

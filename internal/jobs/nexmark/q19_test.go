@@ -51,8 +51,10 @@ func TestQ19Changelog(t *testing.T) {
 			t.Fatalf("%+v changed the full list: %q", b, q19Lines(out))
 		}
 	}
+	price := int64(1000)
 	if n := testing.AllocsPerRun(100, func() {
-		b := bid(1000, 0)
+		price++ // a new best bid: shifts every position
+		b := bid(price, 0)
 		_, out = q19Insert(&top, &b, out[:0])
 	}); n != 0 {
 		t.Fatalf("q19Insert allocates %v times", n)
