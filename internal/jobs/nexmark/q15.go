@@ -27,8 +27,9 @@ import (
 //	GROUP BY DATE_FORMAT(`dateTime`, 'yyyy-MM-dd');
 //
 // A non-windowed GROUP BY: the output is a changelog, +I for a day's first
-// bid, then -U old row / +U new row for each further bid. The stream is
-// keyed by the epoch day (the same groups as the day's string).
+// bid, then -U old row / +U new row for each further bid. Groups are
+// epoch days (the same groups as the day's string); the distinct counts
+// are split by id over two keyed stages before the day's (distinctSplit).
 func init() {
 	register(&Query{
 		Name: "q15",
@@ -38,10 +39,8 @@ func init() {
 		Changelog: true,
 		Stateful:  true,
 		Build: func(env *weir.Env, events weir.Stream[nexmark.Event], p Params) error {
-			byDay := weir.KeyBy(Bids(events), func(b nexmark.Bid) int64 { return epochDay(b.DateTime) })
-			Sink(weir.Process(byDay, func() weir.KeyedProcessFunction[int64, nexmark.Bid, Change[q15Row]] {
-				return &distinctAgg[int64, q15Row]{row: newQ15Row}
-			}).Name("q15-agg").UID("q15-agg"), p)
+			Sink(distinctSplit("q15", Bids(events), func(b *nexmark.Bid) int64 { return epochDay(b.DateTime) },
+				func(day, id int64) q15IDKey { return q15IDKey{day, id} }, newQ15Row), p)
 			return nil
 		},
 		Reference: q15Ref,

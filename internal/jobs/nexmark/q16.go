@@ -27,7 +27,7 @@ import (
 //	FROM bid
 //	GROUP BY channel, DATE_FORMAT(`dateTime`, 'yyyy-MM-dd');
 //
-// A changelog as q15's. The 'HH:mm' strings of one day order as the
+// A changelog as q15's, computed in the same three keyed stages. The 'HH:mm' strings of one day order as the
 // minutes of the day, so the max is kept as the largest minute.
 func init() {
 	register(&Query{
@@ -38,10 +38,8 @@ func init() {
 		Changelog: true,
 		Stateful:  true,
 		Build: func(env *weir.Env, events weir.Stream[nexmark.Event], p Params) error {
-			keyed := weir.KeyBy(Bids(events), func(b nexmark.Bid) q16Key { return q16Key{b.Channel, epochDay(b.DateTime)} })
-			Sink(weir.Process(keyed, func() weir.KeyedProcessFunction[q16Key, nexmark.Bid, Change[q16Row]] {
-				return &distinctAgg[q16Key, q16Row]{row: newQ16Row}
-			}).Name("q16-agg").UID("q16-agg"), p)
+			Sink(distinctSplit("q16", Bids(events), func(b *nexmark.Bid) q16Key { return q16Key{b.Channel, epochDay(b.DateTime)} },
+				func(g q16Key, id int64) q16IDKey { return q16IDKey{g, id} }, newQ16Row), p)
 			return nil
 		},
 		Reference: q16Ref,
