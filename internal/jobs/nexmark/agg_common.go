@@ -301,9 +301,13 @@ func distinctSplit[G comparable, KI comparable, R interface {
 		return distinctDelta[G]{G: group(&b), Bidder: b.Bidder, Auction: b.Auction, Minute: minuteOfDay(b.DateTime), Mask: rankMask(b.Price)}
 	}).Name(name + "-group").UID(name + "-group")
 	byBidder := weir.Process(weir.KeyBy(deltas, func(d distinctDelta[G]) KI { return idKey(d.G, d.Bidder) }),
-		func() weir.KeyedProcessFunction[KI, distinctDelta[G], distinctDelta[G]] { return &distinctSeen[KI, G]{} }).Name(name + "-bidders").UID(name + "-bidders")
+		func() weir.KeyedProcessFunction[KI, distinctDelta[G], distinctDelta[G]] {
+			return &distinctSeen[KI, G]{}
+		}).Name(name + "-bidders").UID(name + "-bidders")
 	byAuction := weir.Process(weir.KeyBy(byBidder, func(d distinctDelta[G]) KI { return idKey(d.G, d.Auction) }),
-		func() weir.KeyedProcessFunction[KI, distinctDelta[G], distinctDelta[G]] { return &distinctSeen[KI, G]{auction: true} }).Name(name + "-auctions").UID(name + "-auctions")
+		func() weir.KeyedProcessFunction[KI, distinctDelta[G], distinctDelta[G]] {
+			return &distinctSeen[KI, G]{auction: true}
+		}).Name(name + "-auctions").UID(name + "-auctions")
 	return weir.Process(weir.KeyBy(byAuction, func(d distinctDelta[G]) G { return d.G }),
 		func() weir.KeyedProcessFunction[G, distinctDelta[G], Change[R]] { return &distinctSum[G, R]{row: row} }).Name(name + "-agg").UID(name + "-agg")
 }
