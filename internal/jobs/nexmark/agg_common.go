@@ -41,31 +41,6 @@ func minuteOfDay(t int64) int64 {
 	return m / 60_000
 }
 
-// civilDate converts an epoch day to a proleptic Gregorian date (the
-// days-from-civil inverse: eras of 400 years, March-based years).
-func civilDate(day int64) (y, m, d int64) {
-	z := day + 719468
-	era := z / 146097
-	if z < 0 && z%146097 != 0 {
-		era--
-	}
-	doe := z - era*146097                                  // [0, 146096]
-	yoe := (doe - doe/1460 + doe/36524 - doe/146096) / 365 // [0, 399]
-	y = yoe + era*400
-	doy := doe - (365*yoe + yoe/4 - yoe/100) // [0, 365]
-	mp := (5*doy + 2) / 153                  // [0, 11], March = 0
-	d = doy - (153*mp+2)/5 + 1
-	if mp < 10 {
-		m = mp + 3
-	} else {
-		m = mp - 9
-	}
-	if m <= 2 {
-		y++
-	}
-	return y, m, d
-}
-
 // appendPadded appends v with at least width digits (v ≥ 0).
 func appendPadded(dst []byte, v int64, width int) []byte {
 	for p, w := int64(10), 1; w < width; p, w = p*10, w+1 {
@@ -77,18 +52,10 @@ func appendPadded(dst []byte, v int64, width int) []byte {
 }
 
 // appendDay appends DATE_FORMAT(t, 'yyyy-MM-dd') of a time on epoch day
-// day.
+// day (formatDate: Java's year of era).
 func appendDay(dst []byte, day int64) []byte {
-	y, m, d := civilDate(day)
-	if y < 0 {
-		dst = append(dst, '-')
-		y = -y
-	}
-	dst = appendPadded(dst, y, 4)
-	dst = append(dst, '-')
-	dst = appendPadded(dst, m, 2)
-	dst = append(dst, '-')
-	return appendPadded(dst, d, 2)
+	t := formatDate(day)
+	return append(dst, t.b[:t.n]...)
 }
 
 // appendMinute appends DATE_FORMAT(t, 'HH:mm') of a time in minute

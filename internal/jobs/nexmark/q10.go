@@ -2,7 +2,6 @@ package nexmark
 
 import (
 	"strconv"
-	"sync/atomic"
 
 	"github.com/weirstream/weir"
 	"github.com/weirstream/weir/connectors/nexmark"
@@ -45,7 +44,7 @@ func init() {
 type q10Row struct {
 	Auction, Bidder, Price, DateTime int64
 	Extra                            string
-	Dt                               *dayText // the memoized date (immutable)
+	Dt                               dateText // the date's text
 	Hm                               uint16   // minute of the day, minuteText's index
 }
 
@@ -66,7 +65,7 @@ func (r q10Row) AppendCSV(dst []byte) []byte {
 	dst = append(dst, ',')
 	dst = AppendString(dst, r.Extra)
 	dst = append(dst, ',')
-	dst = append(dst, r.Dt.text.b[:r.Dt.text.n]...)
+	dst = append(dst, r.Dt.b[:r.Dt.n]...)
 	dst = append(dst, ',')
 	return append(dst, minuteText[r.Hm][:]...)
 }
@@ -85,7 +84,6 @@ func (d dateText) String() string { return string(d.b[:d.n]) }
 const (
 	msPerMinute = 60 * 1000
 	msPerHour   = 60 * msPerMinute
-	msPerDay    = 24 * msPerHour
 )
 
 // floorDivMod divides rounding towards −∞: 0 ≤ m < d.
@@ -120,31 +118,12 @@ func civil(days int64) (year int64, month, day int) {
 
 // dateFormat is DATE_FORMAT(ms, 'yyyy-MM-dd') and DATE_FORMAT(ms, 'HH:mm')
 // of the UTC time ms (epoch milliseconds): the day's text and the minute
-// of the day (minuteText[hm] is its text). The date of the last day
-// formatted is memoized (events are in time order, so nearly every call
-// hits it; a miss allocates one dayText), and the 1440 minutes of a day
-// are a table, so a row carries a pointer and an index, not the text.
-func dateFormat(ms int64) (dt *dayText, hm uint16) {
+// of the day (minuteText[hm] is its text). Both are computed per call, by
+// value: a memo of the last day would be state shared by the subtasks.
+func dateFormat(ms int64) (dt dateText, hm uint16) {
 	days, rest := floorDivMod(ms, msPerDay)
-	hm = uint16(rest / msPerMinute)
-	if c := lastDay.Load(); c != nil && c.days == days {
-		return c, hm
-	}
-	c := &dayText{days, formatDate(days)}
-	lastDay.Store(c)
-	return c, hm
+	return formatDate(days), uint16(rest / msPerMinute)
 }
-
-// dayText is a memoized date.
-type dayText struct {
-	days int64
-	text dateText
-}
-
-// lastDay is the last date dateFormat computed: shared by the subtasks
-// (a pure function's memo, replaced whole, so the race is harmless and
-// race-free).
-var lastDay atomic.Pointer[dayText]
 
 // minuteText is 'HH:mm' of every minute of the day.
 var minuteText = func() (t [24 * 60][5]byte) {

@@ -12,7 +12,7 @@ func TestDateFormatMatchesTimeFormat(t *testing.T) {
 		t.Helper()
 		dt, hm := dateFormat(ms)
 		tm := time.UnixMilli(ms).UTC()
-		if got, want := dt.text.String(), tm.Format("2006-01-02"); got != want {
+		if got, want := dt.String(), tm.Format("2006-01-02"); got != want {
 			t.Fatalf("DATE_FORMAT(%d, 'yyyy-MM-dd') = %s, want %s", ms, got, want)
 		}
 		if got, want := string(minuteText[hm][:]), tm.Format("15:04"); got != want {
@@ -55,8 +55,8 @@ func TestDateFormatYearsOutsideFourDigits(t *testing.T) {
 		{math.MinInt64, "+292275056-05-16", "16:47"},
 	} {
 		dt, hm := dateFormat(c.ms)
-		if dt.text.String() != c.dt || string(minuteText[hm][:]) != c.hm {
-			t.Errorf("DATE_FORMAT(%d) = %s %s, want %s %s", c.ms, dt.text, minuteText[hm][:], c.dt, c.hm)
+		if dt.String() != c.dt || string(minuteText[hm][:]) != c.hm {
+			t.Errorf("DATE_FORMAT(%d) = %s %s, want %s %s", c.ms, dt, minuteText[hm][:], c.dt, c.hm)
 		}
 	}
 }
