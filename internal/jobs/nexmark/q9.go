@@ -2,6 +2,7 @@ package nexmark
 
 import (
 	"context"
+	"slices"
 	"strconv"
 
 	"github.com/weirstream/weir"
@@ -142,13 +143,21 @@ func q9First(x, y *q9Bid) bool {
 	return c < 0 || c == 0 && x.Extra < y.Extra
 }
 
-// q9Hot is the state every bid reads: the auction's interval and the
-// current winner's order keys. The strings, needed only when the winner
-// changes, are in q9Cold.
+// q9Hot is the state every bid reads, one value per auction id: once the
+// auction has arrived (Known), its interval and the current winner's
+// order keys (the strings, needed only when the winner changes, are in
+// q9Cold); before, the bids waiting for it.
 type q9Hot struct {
+	Known                      bool
 	DateTime, Expires          int64
 	HasWinner                  bool
 	Price, BidDateTime, Bidder int64
+	// Waiting holds, per dateTime, the first in the winner's order of the
+	// bids that came before the auction: whether a bid falls within the
+	// auction depends on its dateTime alone, so a bid behind another of
+	// the same dateTime can never win. At 10 M events/s thousands of bids
+	// share a millisecond, so the list stays a few entries long.
+	Waiting []q9Bid
 }
 
 // q9Cold is the rest of the auction's columns and the winner's extra.
@@ -184,19 +193,15 @@ func buildQ9(env *weir.Env, events weir.Stream[nexmark.Event], p Params) error {
 
 // q9Winner is the join and top-1, keyed by the auction id.
 type q9Winner struct {
-	hot     weir.ValueState[q9Hot]
-	cold    weir.ValueState[q9Cold]
-	waiting weir.ListState[q9Bid]
+	hot  weir.ValueState[q9Hot]
+	cold weir.ValueState[q9Cold]
 }
 
 func (w *q9Winner) Open(_ context.Context, kc *weir.KeyedContext[int64]) (err error) {
 	if w.hot, err = weir.GetValueState[q9Hot](kc, "auction"); err != nil {
 		return err
 	}
-	if w.cold, err = weir.GetValueState[q9Cold](kc, "auction-columns"); err != nil {
-		return err
-	}
-	w.waiting, err = weir.GetListState[q9Bid](kc, "waiting")
+	w.cold, err = weir.GetValueState[q9Cold](kc, "auction-columns")
 	return err
 }
 
@@ -210,9 +215,22 @@ func (w *q9Winner) row(id int64, h *q9Hot, c *q9Cold, b q9Bid) q9Row {
 // waits for the auction.
 func (w *q9Winner) ProcessElement1(in q9BidIn, kc *weir.KeyedContext[int64], out *weir.Collector[Change[q9Row]]) error {
 	b := in.q9Bid
-	h, ok := w.hot.Value()
-	if !ok {
-		w.waiting.Add(b)
+	h, _ := w.hot.Value()
+	if !h.Known {
+		for i, x := range h.Waiting {
+			if x.DateTime == b.DateTime {
+				if q9First(&b, &x) {
+					// A copy: the heap backend's value (which a snapshot
+					// may be reading) shares the slice.
+					h.Waiting = slices.Clone(h.Waiting)
+					h.Waiting[i] = b
+					w.hot.Update(h)
+				}
+				return nil
+			}
+		}
+		h.Waiting = append(h.Waiting[:len(h.Waiting):len(h.Waiting)], b)
+		w.hot.Update(h)
 		kc.RegisterEventTimeTimer(b.DateTime)
 		return nil
 	}
@@ -245,21 +263,19 @@ func (w *q9Winner) ProcessElement1(in q9BidIn, kc *weir.KeyedContext[int64], out
 // ProcessElement2 takes an auction (each arrives once): its winner starts
 // as the best of the bids that came first.
 func (w *q9Winner) ProcessElement2(a nexmark.Auction, kc *weir.KeyedContext[int64], out *weir.Collector[Change[q9Row]]) error {
-	h := q9Hot{DateTime: a.DateTime, Expires: a.Expires}
+	waiting, _ := w.hot.Value()
+	h := q9Hot{Known: true, DateTime: a.DateTime, Expires: a.Expires}
 	c := q9Cold{ItemName: a.ItemName, Description: a.Description, InitialBid: a.InitialBid, Reserve: a.Reserve,
 		Seller: a.Seller, Category: a.Category, Extra: a.Extra}
-	if waiting := w.waiting.Get(); waiting != nil {
-		var best q9Bid
-		for _, b := range waiting {
-			if b.DateTime >= a.DateTime && b.DateTime <= a.Expires && (!h.HasWinner || q9First(&b, &best)) {
-				best, h.HasWinner = b, true
-			}
+	var best q9Bid
+	for _, b := range waiting.Waiting {
+		if b.DateTime >= a.DateTime && b.DateTime <= a.Expires && (!h.HasWinner || q9First(&b, &best)) {
+			best, h.HasWinner = b, true
 		}
-		w.waiting.Clear()
-		if h.HasWinner {
-			h.Price, h.BidDateTime, h.Bidder, c.BidExtra = best.Price, best.DateTime, best.Bidder, best.Extra
-			out.Collect(Change[q9Row]{Insert, q9Row{a, best}})
-		}
+	}
+	if h.HasWinner {
+		h.Price, h.BidDateTime, h.Bidder, c.BidExtra = best.Price, best.DateTime, best.Bidder, best.Extra
+		out.Collect(Change[q9Row]{Insert, q9Row{a, best}})
 	}
 	w.hot.Update(h)
 	w.cold.Update(c)
@@ -271,21 +287,26 @@ func (w *q9Winner) ProcessElement2(a nexmark.Auction, kc *weir.KeyedContext[int6
 // once the watermark passed its expires, and the waiting bids at or
 // before the watermark.
 func (w *q9Winner) OnTimer(ts int64, _ *weir.KeyedContext[int64], _ *weir.Collector[Change[q9Row]]) error {
-	if h, ok := w.hot.Value(); ok && h.Expires <= ts {
-		w.hot.Clear()
-		w.cold.Clear()
-	}
-	if waiting := w.waiting.Get(); waiting != nil {
-		var keep []q9Bid
-		for _, b := range waiting {
+	h, ok := w.hot.Value()
+	switch {
+	case !ok:
+	case h.Known:
+		if h.Expires <= ts {
+			w.hot.Clear()
+			w.cold.Clear()
+		}
+	default:
+		keep := h.Waiting[:0:0]
+		for _, b := range h.Waiting {
 			if b.DateTime > ts {
 				keep = append(keep, b)
 			}
 		}
-		if keep == nil {
-			w.waiting.Clear()
-		} else if len(keep) < len(waiting) {
-			w.waiting.Update(keep)
+		if len(keep) == 0 {
+			w.hot.Clear()
+		} else if len(keep) < len(h.Waiting) {
+			h.Waiting = keep
+			w.hot.Update(h)
 		}
 	}
 	return nil
