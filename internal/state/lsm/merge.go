@@ -18,7 +18,13 @@ var listMerger = &pebble.Merger{
 	},
 }
 
-type concat struct{ buf []byte }
+// concat gathers the operands. Older ones arrive newest first and are
+// kept apart until Finish: prepending each to the buffer copied the whole
+// list per operand, so reading a list built by n Adds cost O(n²).
+type concat struct {
+	buf   []byte   // the first operand and every newer one, in order
+	older [][]byte // older operands, newest first (copies: Pebble reuses them)
+}
 
 func (c *concat) MergeNewer(value []byte) error {
 	c.buf = append(c.buf, value...)
@@ -26,8 +32,21 @@ func (c *concat) MergeNewer(value []byte) error {
 }
 
 func (c *concat) MergeOlder(value []byte) error {
-	c.buf = append(append(make([]byte, 0, len(value)+len(c.buf)), value...), c.buf...)
+	c.older = append(c.older, append([]byte(nil), value...))
 	return nil
 }
 
-func (c *concat) Finish(bool) ([]byte, io.Closer, error) { return c.buf, nil, nil }
+func (c *concat) Finish(bool) ([]byte, io.Closer, error) {
+	if len(c.older) == 0 {
+		return c.buf, nil, nil
+	}
+	n := len(c.buf)
+	for _, o := range c.older {
+		n += len(o)
+	}
+	out := make([]byte, 0, n)
+	for i := len(c.older) - 1; i >= 0; i-- {
+		out = append(out, c.older[i]...)
+	}
+	return append(out, c.buf...), nil, nil
+}
