@@ -8,6 +8,13 @@ import "github.com/weirstream/weir/connectors/nexmark"
 // then also emits the bids at exactly that end with the closed window's
 // maximum price (BETWEEN is inclusive).
 func q7Ref(p Params, n int64, out *RefOut) error {
+	q7Loop(nexmark.NewGenerator(p.Gen), n, out)
+	return nil
+}
+
+// q7Loop is q7Ref over events 0 … n-1 of any source of events (a test
+// hands it events of its own).
+func q7Loop[G interface{ At(int64, *nexmark.Event) }](g G, n int64, out *RefOut) {
 	size := q7Size.Milliseconds()
 	var (
 		end     int64   = -1 // of the open window; -1: none yet
@@ -16,7 +23,6 @@ func q7Ref(p Params, n int64, out *RefOut) error {
 		prevEnd int64   = -1 // of the window closed last
 		prevMax int64
 	)
-	g := nexmark.NewGenerator(p.Gen)
 	var e nexmark.Event
 	for i := range n {
 		g.At(i, &e)
@@ -52,5 +58,4 @@ func q7Ref(p Params, n int64, out *RefOut) error {
 	for _, r := range atBest {
 		Emit(out, r)
 	}
-	return nil
 }
