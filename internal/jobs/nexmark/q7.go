@@ -33,13 +33,14 @@ import (
 // The plan, bounded by the windows rather than by every bid as Flink's
 // regular join keeps them: every bid goes to the window it belongs to
 // and, when its dateTime is a window end, to that window as a boundary
-// bid. Keyed by (window end, a hash bucket of the bid), each bucket keeps
-// its window's largest price so far, the bids at it and the boundary
-// bids at or above it; an event-time timer at the window's end (the
-// watermark then promises every bid up to and including E) sends these
-// candidates on, keyed by window end, where the same reduction over all
-// buckets leaves the window's maximum and at its timer the rows: the
-// window's bids at the maximum and the boundary bids of that price.
+// bid. Keyed by (window end, a hash bucket of the price), each bucket
+// keeps its window's largest price so far, the bids at it and the
+// boundary bids at or above it; an event-time timer at the window's end
+// (the watermark then promises every bid up to and including E) sends on
+// those at the bucket's maximum, keyed by window end, where the same
+// reduction over all buckets leaves the window's maximum and at its
+// timer the rows: the window's bids at the maximum and the boundary bids
+// of that price.
 func init() {
 	register(&Query{
 		Name:     "q7",
@@ -50,7 +51,7 @@ func init() {
 			local := weir.Process(weir.KeyBy(cands, q7Bucket),
 				func() weir.KeyedProcessFunction[int64, q7Cand, q7Cand] { return &q7Max{} }).Name("q7-local-max").UID("q7-local-max")
 			global := weir.Process(weir.KeyBy(local, func(c q7Cand) int64 { return c.End }),
-				func() weir.KeyedProcessFunction[int64, q7Cand, q7Cand] { return &q7Max{final: true} }).Name("q7-max").UID("q7-max")
+				func() weir.KeyedProcessFunction[int64, q7Cand, q7Cand] { return &q7Max{} }).Name("q7-max").UID("q7-max")
 			Sink(global, p)
 			return nil
 		},
@@ -89,7 +90,7 @@ type q7Cand struct {
 	Boundary bool
 }
 
-// AppendCSV writes the bid's row (the final q7Max emits candidates).
+// AppendCSV writes the bid's row (the last q7Max emits candidates).
 func (c q7Cand) AppendCSV(dst []byte) []byte { return c.Bid.AppendCSV(dst) }
 
 // q7Candidates sends a bid to its window and, at a window end, to the
@@ -109,18 +110,21 @@ func q7Candidates(e nexmark.Event, out *weir.Collector[q7Cand]) error {
 	return nil
 }
 
-// q7Bucket keys a candidate by its window end and a hash of the bid.
+// q7Bucket keys a candidate by its window end and a hash of its price:
+// the bids of one price meet in one bucket.
 func q7Bucket(c q7Cand) int64 {
-	h := (uint64(c.Bid.Price)*0x9e3779b97f4a7c15 ^ uint64(c.Bid.DateTime)*0xbf58476d1ce4e5b9 ^ uint64(c.Bid.Bidder)) * 0x94d049bb133111eb
+	h := uint64(c.Bid.Price) * 0x9e3779b97f4a7c15
 	return c.End*q7Buckets + int64(h>>56)%q7Buckets
 }
 
 // q7Max reduces a window's candidates: the largest price of the window's
 // own bids so far, the bids at it and the boundary bids at or above it
 // (below it they cannot match the window's maximum). At the window's end
-// it sends them all on or, final, emits the rows.
+// it emits the candidates at the maximum: first per bucket, where a
+// boundary bid of another price cannot be at the window's maximum either
+// (the window's bids of that price would be in its bucket), then per
+// window, where they are the rows.
 type q7Max struct {
-	final bool
 	max   weir.ValueState[int64] // -1: no own bid yet
 	cands weir.ListState[q7Cand]
 	keep  []q7Cand
@@ -164,7 +168,7 @@ func (f *q7Max) ProcessElement(c q7Cand, kc *weir.KeyedContext[int64], _ *weir.C
 func (f *q7Max) OnTimer(_ int64, _ *weir.KeyedContext[int64], out *weir.Collector[q7Cand]) error {
 	m, _ := f.max.Value()
 	for _, c := range f.cands.Get() {
-		if !f.final || c.Bid.Price == m {
+		if c.Bid.Price == m {
 			out.Collect(c)
 		}
 	}
