@@ -47,8 +47,9 @@ func windowedRun(t *testing.T, query *q.Query, params q.Params, p int, backend s
 // spread over 40 s of event time (500 events/s instead of 10 M/s, at
 // which the harness's 20 000 events are 2 ms: a single window), so that
 // many hop/tumble windows fire, sessions end and restart, and windows
-// fire both on the watermark and at the end of the input: at p=1 on heap
-// and at p=2 on lsm (state cleared by timers on both backends).
+// fire both on the watermark and at the end of the input. Heap only: the
+// harness runs them on lsm, and sliding windows on lsm are slow under
+// -race (q5: 5 windows per bid, each a read-modify-write).
 func TestWindowQueriesOverManyWindows(t *testing.T) {
 	const n = 20_000
 	gen := nexmark.DefaultConfig()
@@ -61,7 +62,7 @@ func TestWindowQueriesOverManyWindows(t *testing.T) {
 		for _, c := range []struct {
 			p       int
 			backend string
-		}{{1, "heap"}, {2, "lsm"}} {
+		}{{1, "heap"}, {2, "heap"}} {
 			t.Run(fmt.Sprintf("%s/p%d/%s", name, c.p, c.backend), func(t *testing.T) {
 				params := q.Params{Gen: gen}
 				lines := windowedRun(t, query, params, c.p, c.backend, func(env *weir.Env) weir.Stream[nexmark.Event] {
@@ -76,5 +77,28 @@ func TestWindowQueriesOverManyWindows(t *testing.T) {
 				t.Logf("%d lines committed, equal to the reference", len(lines))
 			})
 		}
+	}
+}
+
+// BenchmarkWindowReferences measures the references (the benchmark's
+// hand-written baselines) over 1 M events at the default rate: ns and
+// allocations per event.
+func BenchmarkWindowReferences(b *testing.B) {
+	const n = 1_000_000
+	for _, name := range []string{"q5", "q7", "q8", "q11", "q12"} {
+		query, err := q.Lookup(name)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Run(name, func(b *testing.B) {
+			params := q.Params{Gen: nexmark.DefaultConfig()}
+			b.ReportAllocs()
+			for range b.N {
+				if err := query.Reference(params, n, &q.RefOut{}); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/event")
+		})
 	}
 }
