@@ -35,7 +35,7 @@ func newRun(t *testing.T, name string, n int64, p int, backend string) *run {
 	}
 	dir := t.TempDir()
 	return &run{query: query, n: n, p: p, backend: backend, dir: dir,
-		params: q.Params{Gen: nexmark.DefaultConfig(), Out: filepath.Join(dir, "out"), SideInput: filepath.Join(dir, "side-input.csv")}}
+		params: q.Params{Gen: nexmark.DefaultConfig(), Out: filepath.Join(dir, "out")}}
 }
 
 // execute runs the job to its end and returns the committed lines.

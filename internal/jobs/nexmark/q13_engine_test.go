@@ -2,6 +2,7 @@ package nexmark_test
 
 import (
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -24,6 +25,7 @@ func TestQ13SideInputFile(t *testing.T) {
 			b.WriteString(strconv.Itoa(k) + ",a\n" + strconv.Itoa(k) + ",\"b,\"\"c\"\"\"\n")
 		}
 	}
+	r.params.SideInput = filepath.Join(r.dir, "side-input.csv")
 	if err := os.WriteFile(r.params.SideInput, []byte(b.String()), 0o644); err != nil {
 		t.Fatal(err)
 	}

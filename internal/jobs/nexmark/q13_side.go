@@ -65,14 +65,15 @@ func defaultSideInput() *sideInput {
 }
 
 // loadSideInput reads the side input from path, or returns the default
-// table when path is empty or names no file.
+// table when path is empty. A named file that is not there is an error:
+// a mistyped path must not quietly run the default table.
 func loadSideInput(path string) (*sideInput, error) {
 	if path == "" {
 		return defaultSideInput(), nil
 	}
 	f, err := os.Open(path)
 	if errors.Is(err, fs.ErrNotExist) {
-		return defaultSideInput(), nil
+		return nil, fmt.Errorf("q13 side input %s does not exist: give a file of key,value lines, or leave --side-input out to use the default table (keys 0 … 9999, value = key)", path)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("q13 side input: %w", err)

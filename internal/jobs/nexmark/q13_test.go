@@ -49,10 +49,15 @@ func TestWriteSideInputRoundTrips(t *testing.T) {
 
 func TestLoadSideInput(t *testing.T) {
 	dir := t.TempDir()
-	// No file: the default table.
-	s, err := loadSideInput(filepath.Join(dir, "missing.csv"))
+	// No path: the default table. A named file that is missing: an
+	// error naming it.
+	s, err := loadSideInput("")
 	if err != nil || !slices.Equal(s.lookup(10_042), []string{"42"}) {
-		t.Fatalf("missing file: %v, %q", err, s.lookup(10_042))
+		t.Fatalf("default table: %v, %q", err, s.lookup(10_042))
+	}
+	missing := filepath.Join(dir, "missing.csv")
+	if _, err := loadSideInput(missing); err == nil || !strings.Contains(err.Error(), missing) {
+		t.Fatalf("missing file: %v, want an error naming %s", err, missing)
 	}
 	path := filepath.Join(dir, "side.csv")
 	if err := os.WriteFile(path, []byte("1,one\n\n2,\"t,w\"\"o\"\n1,uno\n-5,minus five\n10000,never\n9999,last\n"), 0o644); err != nil {
