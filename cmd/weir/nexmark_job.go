@@ -11,7 +11,6 @@ import (
 
 	"github.com/weirstream/weir"
 	"github.com/weirstream/weir/app"
-	"github.com/weirstream/weir/connectors/file"
 	"github.com/weirstream/weir/internal/config"
 	"github.com/weirstream/weir/internal/hooks"
 	nxq "github.com/weirstream/weir/internal/jobs/nexmark"
@@ -142,7 +141,7 @@ func (n *nexmarkFlags) finish(context.Context, *weir.Config) error {
 	if err != nil {
 		return err
 	}
-	lines, err := file.ReadCommitted(n.out)
+	lines, err := nxq.ReadCommitted(n.out)
 	if err != nil {
 		return err
 	}

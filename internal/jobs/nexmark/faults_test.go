@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/weirstream/weir"
-	"github.com/weirstream/weir/connectors/file"
 	"github.com/weirstream/weir/connectors/nexmark"
 	"github.com/weirstream/weir/internal/config"
 	"github.com/weirstream/weir/internal/faults"
@@ -177,7 +176,7 @@ func runWithFaults(t *testing.T, c faultCase) faultResult {
 	res.stats = job.Stats()
 	res.restored = strings.Count(res.log.String(), "msg=restoring")
 	if res.err == nil {
-		res.lines, res.err = file.ReadCommitted(res.params.Out)
+		res.lines, res.err = q.ReadCommitted(res.params.Out)
 	}
 	return res
 }
