@@ -11,6 +11,7 @@ import (
 
 	"github.com/weirstream/weir"
 	"github.com/weirstream/weir/app"
+	"github.com/weirstream/weir/connectors/file"
 	"github.com/weirstream/weir/internal/config"
 	"github.com/weirstream/weir/internal/hooks"
 	nxq "github.com/weirstream/weir/internal/jobs/nexmark"
@@ -74,7 +75,7 @@ func (n *nexmarkFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&n.query, "query", "", "the query to run: "+strings.Join(nxq.Names(), ", ")+" (required)")
 	n.gen.register(fs, 1_000_000, true)
 	fs.StringVar(&n.out, "out", "", "folder for the committed part files (default <state-dir>/out)")
-	fs.StringVar(&n.sideInput, "side-input", "", "q13's side input file of key,value lines (default <state-dir>/side-input.csv)")
+	fs.StringVar(&n.sideInput, "side-input", "", "q13's side input: a file of key,value lines (default: the table of Flink's benchmark, keys 0 … 9999 with value = key, built in memory)")
 	fs.BoolVar(&n.verify, "verify", false, "after the run, check the committed rows against a hand-written computation of the query over the same events")
 	n.jf.register(fs, "1s")
 	app.MarkPath(fs, "out")
@@ -100,7 +101,7 @@ func (n *nexmarkFlags) options() (*nxq.Query, nxq.Params, error) {
 }
 
 // configure checks the flags where the job is launched; the default --out
-// and --side-input are set as flags so that a submitted job carries them.
+// is set as a flag so that a submitted job carries them.
 func (n *nexmarkFlags) configure(fs *pflag.FlagSet, cfg *weir.Config) error {
 	if _, _, err := n.options(); err != nil {
 		return usagef("%v", err)
@@ -114,11 +115,6 @@ func (n *nexmarkFlags) configure(fs *pflag.FlagSet, cfg *weir.Config) error {
 	stateDir := hooks.Config(cfg).String(config.CheckpointsDir)
 	if n.out == "" {
 		if err := fs.Set("out", filepath.Join(stateDir, "out")); err != nil {
-			return err
-		}
-	}
-	if n.sideInput == "" {
-		if err := fs.Set("side-input", filepath.Join(stateDir, "side-input.csv")); err != nil {
 			return err
 		}
 	}
@@ -141,7 +137,7 @@ func (n *nexmarkFlags) finish(context.Context, *weir.Config) error {
 	if err != nil {
 		return err
 	}
-	lines, err := nxq.ReadCommitted(n.out)
+	lines, err := file.ReadCommitted(n.out)
 	if err != nil {
 		return err
 	}

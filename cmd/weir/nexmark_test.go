@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/weirstream/weir/connectors/file"
 	"github.com/weirstream/weir/connectors/nexmark"
 	nxq "github.com/weirstream/weir/internal/jobs/nexmark"
 )
@@ -37,11 +38,11 @@ func checkNexmarkOut(t *testing.T, dir, query string, events int64, rate float64
 		gen.FirstEventRate = rate
 	}
 	out := filepath.Join(dir, "out")
-	lines, err := nxq.ReadCommitted(out) // in commit order, for changelogs
+	lines, err := file.ReadCommitted(out) // in commit order, for changelogs
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := nxq.Params{Gen: gen, Out: out, SideInput: filepath.Join(dir, "state", "side-input.csv")}
+	p := nxq.Params{Gen: gen, Out: out}
 	if err := nxq.Verify(q, p, events, lines); err != nil {
 		t.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/weirstream/weir"
+	"github.com/weirstream/weir/connectors/file"
 	"github.com/weirstream/weir/connectors/nexmark"
 	"github.com/weirstream/weir/internal/config"
 	"github.com/weirstream/weir/internal/faults"
@@ -153,7 +154,7 @@ func runWithFaults(t *testing.T, c faultCase) faultResult {
 	dir := t.TempDir()
 	gen := nexmark.DefaultConfig()
 	gen.FirstEventRate = faultEventRate
-	res := faultResult{params: q.Params{Gen: gen, Out: filepath.Join(dir, "out"), SideInput: filepath.Join(dir, "side-input.csv")}}
+	res := faultResult{params: q.Params{Gen: gen, Out: filepath.Join(dir, "out")}}
 	cfg := testutil.FaultConfig(t, 2, filepath.Join(dir, "state"), "10ms", false, map[string]string{
 		config.StateBackendType:   c.backend,
 		config.StateBackendLSMDir: filepath.Join(dir, "lsm"),
@@ -176,7 +177,7 @@ func runWithFaults(t *testing.T, c faultCase) faultResult {
 	res.stats = job.Stats()
 	res.restored = strings.Count(res.log.String(), "msg=restoring")
 	if res.err == nil {
-		res.lines, res.err = q.ReadCommitted(res.params.Out)
+		res.lines, res.err = file.ReadCommitted(res.params.Out)
 	}
 	return res
 }

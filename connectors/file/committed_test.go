@@ -1,12 +1,10 @@
-package nexmark_test
+package file
 
 import (
 	"os"
 	"path/filepath"
 	"slices"
 	"testing"
-
-	q "github.com/weirstream/weir/internal/jobs/nexmark"
 )
 
 // ReadCommitted orders part files by subtask and sequence number as
@@ -28,15 +26,12 @@ func TestReadCommittedCommitOrder(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	got, err := q.ReadCommitted(dir)
+	got, err := ReadCommitted(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := []string{"+I,a,1", "-U,a,1", "+U,a,2", "+I,c,1", "+I,b,1", "x"}
 	if !slices.Equal(got, want) {
 		t.Fatalf("got %q, want %q", got, want)
-	}
-	if _, err := q.ApplyChangelog(got[:5]); err != nil {
-		t.Fatalf("the lines in commit order are not a consistent changelog: %v", err)
 	}
 }
