@@ -1,6 +1,7 @@
 package main
 
 import (
+	"flag"
 	"fmt"
 	"path/filepath"
 	"strconv"
@@ -114,6 +115,9 @@ func TestNexmarkUsage(t *testing.T) {
 // (q4), TopN (q9) and a changelog TopN (q19).
 var nexmarkKillQueries = []string{"q5", "q4", "q9", "q19"}
 
+// nexmarkKillAll runs the kill test for every stateful event-time query.
+var nexmarkKillAll = flag.Bool("nexmark-all", false, "TestNexmarkKillRerun: kill and rerun every stateful event-time Nexmark query on both backends, not only q5, q4, q9 and q19 (slow)")
+
 // TestNexmarkKillRerun starts a throttled query with frequent checkpoints,
 // SIGKILLs it once some have completed, and starts the same command again
 // on the same --state-dir: the rerun resumes the checkpoint and --verify
@@ -127,7 +131,16 @@ func TestNexmarkKillRerun(t *testing.T) {
 	)
 	type kcase struct{ query, backend string }
 	cases := []kcase{{"q0", "heap"}}
-	for _, q := range nexmarkKillQueries {
+	queries := nexmarkKillQueries
+	if *nexmarkKillAll {
+		queries = nil
+		for _, name := range nxq.Names() {
+			if q, _ := nxq.Lookup(name); q.Stateful && !q.ProcessingTime {
+				queries = append(queries, name)
+			}
+		}
+	}
+	for _, q := range queries {
 		for _, b := range []string{"heap", "lsm"} {
 			cases = append(cases, kcase{q, b})
 		}
