@@ -29,7 +29,7 @@ func (o nexmarkOpts) runChild(ctx context.Context, queries []*nxq.Query) error {
 		return err
 	}
 	defer os.RemoveAll(dir)
-	p := nxq.Params{Gen: nexmark.DefaultConfig(), SideInput: filepath.Join(dir, "side-input.csv")}
+	p := nxq.Params{Gen: nexmark.DefaultConfig()}
 	r := nexmarkChildResult{Role: o.childMode, Events: o.events}
 	switch o.childMode {
 	case nexmarkChildGenerator:
