@@ -61,7 +61,7 @@ func Options() []Option {
 			FallbackKeys: []string{"state.backend.rocksdb.writebuffer.size"},
 			Description:  "lsm backend: size of one memtable per task's store; at most two exist at a time, so a store uses up to block-cache-size + 2 × memtable-size outside the Go heap, plus the write buffer (write-buffer-size) in it."},
 		{Key: StateBackendLSMWriteBufferSize, Default: "128 mb", Kind: KindString, Validate: memorySizeAtLeast(0),
-			Description: "lsm backend: capacity per task's store of the write buffer, a cache of recently read and written value and list state in front of the store with read-your-writes: a read-modify-write of a buffered key touches no store, dirty entries are written in batches when evicted and before every checkpoint. Counted per entry with its overhead; 0 turns it off."},
+			Description: "lsm backend: capacity per task's store of the write buffer, a cache of recently read and written value, list and map state entries in front of the store with read-your-writes: a read-modify-write of a buffered key touches no store, dirty entries are written in batches when evicted and before every checkpoint. Counted per entry with its overhead; 0 turns it off."},
 		{Key: CheckpointsDir, Default: "", Kind: KindString,
 			FallbackKeys: []string{"execution.checkpointing.dir"},
 			Description:  "Directory (file:// or s3:// URI or a local path) where checkpoint data and metadata are written."},
