@@ -40,8 +40,9 @@
 // clock sweep evicts entries not used since the hand last passed down to
 // 15/16 of the capacity and writes the dirty ones in one batch. Entries
 // above an eighth of the capacity (long lists) are written through. Map
-// states bypass the buffer: their iteration, Len and Clear work on
-// ranges of the store. Every scan of the store first writes back every
+// state entries are buffered too, grouped by their map: an iteration (and
+// Len) first writes back its map's dirty entries and then reads the
+// store's range, a Clear forgets them before its range delete. Every scan of the store first writes back every
 // dirty entry: Snapshot and IncrementalSnapshot (so that a checkpoint
 // holds every write before its barrier and none after), Keys, and
 // restores (which also empty it). The TTL sweep judges a buffered key by
