@@ -444,6 +444,15 @@ func (l *Leadership) monitor(ctx context.Context, fromRev int64, expires time.Ti
 		err error
 	}
 	var checkc chan check
+	// lose ends the term unless monitor was stopped: stopping cancels ctx,
+	// which also ends the keepalive and may close the session, and select
+	// picks among ready cases at random; a stopped monitor must not then
+	// declare the term lost (Resign and Close end it themselves).
+	lose := func(reason string) {
+		if ctx.Err() == nil {
+			l.lose(reason)
+		}
+	}
 	for {
 		select {
 		case <-ctx.Done():
@@ -451,21 +460,21 @@ func (l *Leadership) monitor(ctx context.Context, fromRev int64, expires time.Ti
 		case <-l.done:
 			return
 		case <-l.sess.Done():
-			l.lose("lease keepalive ended: lease expired, revoked or not expires for the TTL")
+			lose("lease keepalive ended: lease expired, revoked or not expires for the TTL")
 			return
 		case ka, ok := <-kach:
 			if !ok {
-				l.lose("lease keepalive ended: lease expired, revoked or not expires for the TTL")
+				lose("lease keepalive ended: lease expired, revoked or not expires for the TTL")
 				return
 			}
 			deadline.Reset(time.Duration(ka.TTL)*time.Second - margin)
 		case <-deadline.C:
-			l.lose(fmt.Sprintf("lease not expires for %s of its %s TTL (etcd unreachable?)", ttl-margin, ttl))
+			lose(fmt.Sprintf("lease not expires for %s of its %s TTL (etcd unreachable?)", ttl-margin, ttl))
 			return
 		case wr, ok := <-wch:
 			for _, ev := range wr.Events {
 				if ev.Type == mvccpb.DELETE || ev.Kv.CreateRevision != l.info.Term {
-					l.lose("election key deleted")
+					lose("election key deleted")
 					return
 				}
 			}
