@@ -96,43 +96,55 @@ func WriteCSV(ctx context.Context, dir string, cfg Config, events int64) (err er
 func AppendCSV(b []byte, e *Event) []byte {
 	switch e.Kind {
 	case KindPerson:
-		p := &e.Person
-		b = strconv.AppendInt(b, p.ID, 10)
-		b = appendField(append(b, ','), p.Name)
-		b = appendField(append(b, ','), p.EmailAddress)
-		b = appendField(append(b, ','), p.CreditCard)
-		b = appendField(append(b, ','), p.City)
-		b = appendField(append(b, ','), p.State)
-		b = strconv.AppendInt(append(b, ','), p.DateTime, 10)
-		b = appendField(append(b, ','), p.Extra)
+		b = AppendPerson(b, &e.Person)
 	case KindAuction:
-		a := &e.Auction
-		b = strconv.AppendInt(b, a.ID, 10)
-		b = appendField(append(b, ','), a.ItemName)
-		b = appendField(append(b, ','), a.Description)
-		b = strconv.AppendInt(append(b, ','), a.InitialBid, 10)
-		b = strconv.AppendInt(append(b, ','), a.Reserve, 10)
-		b = strconv.AppendInt(append(b, ','), a.DateTime, 10)
-		b = strconv.AppendInt(append(b, ','), a.Expires, 10)
-		b = strconv.AppendInt(append(b, ','), a.Seller, 10)
-		b = strconv.AppendInt(append(b, ','), a.Category, 10)
-		b = appendField(append(b, ','), a.Extra)
+		b = AppendAuction(b, &e.Auction)
 	default:
-		d := &e.Bid
-		b = strconv.AppendInt(b, d.Auction, 10)
-		b = strconv.AppendInt(append(b, ','), d.Bidder, 10)
-		b = strconv.AppendInt(append(b, ','), d.Price, 10)
-		b = appendField(append(b, ','), d.Channel)
-		b = appendField(append(b, ','), d.URL)
-		b = strconv.AppendInt(append(b, ','), d.DateTime, 10)
-		b = appendField(append(b, ','), d.Extra)
+		b = AppendBid(b, &e.Bid)
 	}
 	return append(b, '\n')
 }
 
-// appendField appends s as an RFC 4180 field: quoted, its quotes doubled,
+// AppendPerson appends p's columns (id … extra), without a newline.
+func AppendPerson(b []byte, p *Person) []byte {
+	b = strconv.AppendInt(b, p.ID, 10)
+	b = AppendField(append(b, ','), p.Name)
+	b = AppendField(append(b, ','), p.EmailAddress)
+	b = AppendField(append(b, ','), p.CreditCard)
+	b = AppendField(append(b, ','), p.City)
+	b = AppendField(append(b, ','), p.State)
+	b = strconv.AppendInt(append(b, ','), p.DateTime, 10)
+	return AppendField(append(b, ','), p.Extra)
+}
+
+// AppendAuction appends a's columns (id … extra), without a newline.
+func AppendAuction(b []byte, a *Auction) []byte {
+	b = strconv.AppendInt(b, a.ID, 10)
+	b = AppendField(append(b, ','), a.ItemName)
+	b = AppendField(append(b, ','), a.Description)
+	b = strconv.AppendInt(append(b, ','), a.InitialBid, 10)
+	b = strconv.AppendInt(append(b, ','), a.Reserve, 10)
+	b = strconv.AppendInt(append(b, ','), a.DateTime, 10)
+	b = strconv.AppendInt(append(b, ','), a.Expires, 10)
+	b = strconv.AppendInt(append(b, ','), a.Seller, 10)
+	b = strconv.AppendInt(append(b, ','), a.Category, 10)
+	return AppendField(append(b, ','), a.Extra)
+}
+
+// AppendBid appends d's columns (auction … extra), without a newline.
+func AppendBid(b []byte, d *Bid) []byte {
+	b = strconv.AppendInt(b, d.Auction, 10)
+	b = strconv.AppendInt(append(b, ','), d.Bidder, 10)
+	b = strconv.AppendInt(append(b, ','), d.Price, 10)
+	b = AppendField(append(b, ','), d.Channel)
+	b = AppendField(append(b, ','), d.URL)
+	b = strconv.AppendInt(append(b, ','), d.DateTime, 10)
+	return AppendField(append(b, ','), d.Extra)
+}
+
+// AppendField appends s as an RFC 4180 field: quoted, its quotes doubled,
 // if it holds a comma, a quote, CR or LF.
-func appendField(b []byte, s string) []byte {
+func AppendField(b []byte, s string) []byte {
 	quote := false
 	for i := 0; i < len(s); i++ {
 		if c := s[i]; c == ',' || c == '"' || c == '\r' || c == '\n' {

@@ -79,8 +79,8 @@ func TestAppendField(t *testing.T) {
 		"two\nlines": "\"two\nlines\"",
 		"cr\r":       "\"cr\r\"",
 	} {
-		if got := string(appendField(nil, in)); got != want {
-			t.Errorf("appendField(%q) = %q, want %q", in, got, want)
+		if got := string(AppendField(nil, in)); got != want {
+			t.Errorf("AppendField(%q) = %q, want %q", in, got, want)
 		}
 	}
 }

@@ -39,5 +39,5 @@ func (r q0Row) AppendCSV(dst []byte) []byte {
 	dst = append(dst, ',')
 	dst = strconv.AppendInt(dst, r.DateTime, 10)
 	dst = append(dst, ',')
-	return AppendString(dst, r.Extra)
+	return nexmark.AppendField(dst, r.Extra)
 }

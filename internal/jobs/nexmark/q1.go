@@ -45,7 +45,7 @@ func (r q1Row) AppendCSV(dst []byte) []byte {
 	dst = append(dst, ',')
 	dst = strconv.AppendInt(dst, r.DateTime, 10)
 	dst = append(dst, ',')
-	return AppendString(dst, r.Extra)
+	return nexmark.AppendField(dst, r.Extra)
 }
 
 // dec3 is an exact decimal with three fractional digits, Int + Frac/1000.

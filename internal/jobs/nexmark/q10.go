@@ -63,7 +63,7 @@ func (r q10Row) AppendCSV(dst []byte) []byte {
 	dst = append(dst, ',')
 	dst = strconv.AppendInt(dst, r.DateTime, 10)
 	dst = append(dst, ',')
-	dst = AppendString(dst, r.Extra)
+	dst = nexmark.AppendField(dst, r.Extra)
 	dst = append(dst, ',')
 	dst = append(dst, r.Dt.b[:r.Dt.n]...)
 	dst = append(dst, ',')

@@ -62,5 +62,5 @@ func (r q13Row) AppendCSV(dst []byte) []byte {
 	dst = append(dst, ',')
 	dst = strconv.AppendInt(dst, r.DateTime, 10)
 	dst = append(dst, ',')
-	return AppendString(dst, r.Value)
+	return nexmark.AppendField(dst, r.Value)
 }

@@ -76,7 +76,7 @@ func newQ16Row(k q16Key, c *distinctCounts) q16Row {
 }
 
 func (r q16Row) AppendCSV(dst []byte) []byte {
-	dst = AppendString(dst, r.Channel)
+	dst = nexmark.AppendField(dst, r.Channel)
 	dst = append(dst, ',')
 	dst = appendDay(dst, r.Day)
 	dst = append(dst, ',')

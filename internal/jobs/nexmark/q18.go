@@ -79,13 +79,13 @@ func appendBid(dst []byte, b *nexmark.Bid) []byte {
 	dst = append(dst, ',')
 	dst = strconv.AppendInt(dst, b.Price, 10)
 	dst = append(dst, ',')
-	dst = AppendString(dst, b.Channel)
+	dst = nexmark.AppendField(dst, b.Channel)
 	dst = append(dst, ',')
-	dst = AppendString(dst, b.URL)
+	dst = nexmark.AppendField(dst, b.URL)
 	dst = append(dst, ',')
 	dst = strconv.AppendInt(dst, b.DateTime, 10)
 	dst = append(dst, ',')
-	return AppendString(dst, b.Extra)
+	return nexmark.AppendField(dst, b.Extra)
 }
 
 // q18Dedup keeps each partition's last bid in a ValueState.

@@ -60,9 +60,9 @@ func (r q21Row) AppendCSV(dst []byte) []byte {
 	dst = append(dst, ',')
 	dst = strconv.AppendInt(dst, r.Price, 10)
 	dst = append(dst, ',')
-	dst = AppendString(dst, r.Channel)
+	dst = nexmark.AppendField(dst, r.Channel)
 	dst = append(dst, ',')
-	return AppendString(dst, r.ChannelID)
+	return nexmark.AppendField(dst, r.ChannelID)
 }
 
 // q21Of is q21's row for b and whether the WHERE keeps it.

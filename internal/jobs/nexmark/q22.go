@@ -53,10 +53,10 @@ func (r q22Row) AppendCSV(dst []byte) []byte {
 	dst = append(dst, ',')
 	dst = strconv.AppendInt(dst, r.Price, 10)
 	dst = append(dst, ',')
-	dst = AppendString(dst, r.Channel)
+	dst = nexmark.AppendField(dst, r.Channel)
 	for _, d := range r.Dir {
 		dst = append(dst, ',')
-		dst = AppendString(dst, d)
+		dst = nexmark.AppendField(dst, d)
 	}
 	return dst
 }

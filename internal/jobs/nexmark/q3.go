@@ -39,11 +39,11 @@ type q3Row struct {
 }
 
 func (r q3Row) AppendCSV(dst []byte) []byte {
-	dst = AppendString(dst, r.Name)
+	dst = nexmark.AppendField(dst, r.Name)
 	dst = append(dst, ',')
-	dst = AppendString(dst, r.City)
+	dst = nexmark.AppendField(dst, r.City)
 	dst = append(dst, ',')
-	dst = AppendString(dst, r.State)
+	dst = nexmark.AppendField(dst, r.State)
 	dst = append(dst, ',')
 	return strconv.AppendInt(dst, r.ID, 10)
 }

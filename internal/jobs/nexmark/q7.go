@@ -79,7 +79,7 @@ func (r q7Row) AppendCSV(dst []byte) []byte {
 	dst = append(dst, ',')
 	dst = strconv.AppendInt(dst, r.DateTime, 10)
 	dst = append(dst, ',')
-	return AppendString(dst, r.Extra)
+	return nexmark.AppendField(dst, r.Extra)
 }
 
 // q7Cand is a bid that may join the window ending at End: one of the

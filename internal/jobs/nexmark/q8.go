@@ -71,7 +71,7 @@ type q8Row struct {
 func (r q8Row) AppendCSV(dst []byte) []byte {
 	dst = strconv.AppendInt(dst, r.ID, 10)
 	dst = append(dst, ',')
-	dst = AppendString(dst, r.Name)
+	dst = nexmark.AppendField(dst, r.Name)
 	dst = append(dst, ',')
 	return strconv.AppendInt(dst, r.Start, 10)
 }

@@ -81,27 +81,8 @@ type q9Row struct {
 
 func (r q9Row) AppendCSV(dst []byte) []byte {
 	a, b := &r.A, &r.B
-	dst = strconv.AppendInt(dst, a.ID, 10)
-	dst = append(dst, ',')
-	dst = AppendString(dst, a.ItemName)
-	dst = append(dst, ',')
-	dst = AppendString(dst, a.Description)
-	dst = append(dst, ',')
-	dst = strconv.AppendInt(dst, a.InitialBid, 10)
-	dst = append(dst, ',')
-	dst = strconv.AppendInt(dst, a.Reserve, 10)
-	dst = append(dst, ',')
-	dst = strconv.AppendInt(dst, a.DateTime, 10)
-	dst = append(dst, ',')
-	dst = strconv.AppendInt(dst, a.Expires, 10)
-	dst = append(dst, ',')
-	dst = strconv.AppendInt(dst, a.Seller, 10)
-	dst = append(dst, ',')
-	dst = strconv.AppendInt(dst, a.Category, 10)
-	dst = append(dst, ',')
-	dst = AppendString(dst, a.Extra)
-	dst = append(dst, ',')
-	dst = strconv.AppendInt(dst, a.ID, 10) // B.auction = A.id
+	dst = append(nexmark.AppendAuction(dst, a), ',') // A.*
+	dst = strconv.AppendInt(dst, a.ID, 10)           // B.auction = A.id
 	dst = append(dst, ',')
 	dst = strconv.AppendInt(dst, b.Bidder, 10)
 	dst = append(dst, ',')
@@ -109,7 +90,7 @@ func (r q9Row) AppendCSV(dst []byte) []byte {
 	dst = append(dst, ',')
 	dst = strconv.AppendInt(dst, b.DateTime, 10)
 	dst = append(dst, ',')
-	return AppendString(dst, b.Extra)
+	return nexmark.AppendField(dst, b.Extra)
 }
 
 // q9Cmp3 orders bids by the first three keys of the winner's order
