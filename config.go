@@ -149,6 +149,9 @@ const (
 const (
 	ExactlyOnce = "EXACTLY_ONCE"
 	AtLeastOnce = "AT_LEAST_ONCE"
+	// WeaklyConsistent takes barrier-free per-task snapshots with
+	// single-task failover (docs/weak-consistency.md).
+	WeaklyConsistent = "WEAKLY_CONSISTENT"
 
 	HeapStateBackend = "heap"
 	LSMStateBackend  = "lsm"

@@ -12,6 +12,7 @@ const (
 	CheckpointingStorageFailureTimeout  = "execution.checkpointing.storage-failure-timeout"
 	CheckpointingStorageMaxBackoff      = "execution.checkpointing.storage-failure-max-backoff"
 	CheckpointingUnaligned              = "execution.checkpointing.unaligned.enabled"
+	WeakInFlightLogMaxRecords           = "execution.checkpointing.weak.in-flight-log.max-records"
 	CheckpointingAlignedTimeout         = "execution.checkpointing.aligned-checkpoint-timeout"
 	CheckpointingMaxChannelStateBytes   = "execution.checkpointing.unaligned.max-channel-state-bytes"
 	StateBackendType                    = "state.backend.type"
@@ -49,6 +50,7 @@ const (
 const (
 	ModeExactlyOnce = "EXACTLY_ONCE"
 	ModeAtLeastOnce = "AT_LEAST_ONCE"
+	ModeWeak        = "WEAKLY_CONSISTENT"
 	BackendHeap     = "heap"
 	BackendLSM      = "lsm"
 	RestartNone     = "none"

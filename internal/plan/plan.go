@@ -148,6 +148,8 @@ func (p *Plan) jobConfig(jobName string) (runtime.JobConfig, error) {
 		AllowNonRestoredState: p.AllowNonRestoredState,
 		Checkpoint:            cc,
 		AtLeastOnce:           c.String(config.CheckpointingMode) == config.ModeAtLeastOnce,
+		Weak:                  c.String(config.CheckpointingMode) == config.ModeWeak,
+		WeakLogMaxRecords:     c.Int(config.WeakInFlightLogMaxRecords),
 		Unaligned:             c.Bool(config.CheckpointingUnaligned),
 		AlignedTimeout:        c.Duration(config.CheckpointingAlignedTimeout),
 		MaxOverdraft:          c.Int(config.NetworkMaxOverdraft),

@@ -33,6 +33,13 @@ type JobConfig struct {
 	Checkpoint            coordinator.Config
 	// AtLeastOnce selects barrier tracking without alignment.
 	AtLeastOnce bool
+	// Weak selects WEAKLY_CONSISTENT: no barriers, per-task snapshots
+	// triggered by the JobMaster, single-task failover, and per-channel
+	// in-flight logs at the producers (docs/weak-consistency.md).
+	Weak bool
+	// WeakLogMaxRecords bounds each output channel's in-flight log, in
+	// records (execution.checkpointing.weak.in-flight-log.max-records).
+	WeakLogMaxRecords int
 	// Unaligned selects unaligned checkpoints
 	// (execution.checkpointing.unaligned.enabled): barriers overtake
 	// in-flight records, which are stored as channel state.
@@ -128,6 +135,14 @@ func (c *JobConfig) fill() error {
 	}
 	if c.MaxChannelStateBytes <= 0 {
 		c.MaxChannelStateBytes = 256 << 20
+	}
+	if c.Weak {
+		if c.Unaligned {
+			return errors.New("execution.checkpointing.unaligned.enabled needs execution.checkpointing.mode EXACTLY_ONCE: WEAKLY_CONSISTENT sends no barriers, so there is nothing to make unaligned; drop one of the two settings")
+		}
+		if c.WeakLogMaxRecords < 1 {
+			c.WeakLogMaxRecords = 1_000_000
+		}
 	}
 	if c.Unaligned {
 		// As in Flink: at-least-once has no alignment to skip, and a

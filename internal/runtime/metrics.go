@@ -157,6 +157,10 @@ type JobStatus struct {
 	LastRestoreDuration  atomic.Int64
 	lastFailure          atomic.Pointer[string]
 
+	// Weak is the accounting of WEAKLY_CONSISTENT mode (all zero in the
+	// other modes).
+	Weak WeakStats
+
 	once sync.Once
 	m    *monitor
 }
@@ -189,4 +193,37 @@ func (s *JobStatus) FailedByCause() []CauseCount {
 type CauseCount struct {
 	Cause string
 	Count int64
+}
+
+// WeakStats is the accounting of WEAKLY_CONSISTENT mode
+// (docs/weak-consistency.md): what failed, what restarted alone, what the
+// in-flight logs replayed, and every record lost or possibly duplicated,
+// counted exactly.
+type WeakStats struct {
+	// Failures counts task failures (a lost TaskManager counts once per
+	// task it ran); TaskRestarts the task executions deployed again.
+	Failures     atomic.Int64
+	TaskRestarts atomic.Int64
+	// Replayed counts records producers sent again from their in-flight
+	// logs to restarted consumers.
+	Replayed atomic.Int64
+	// Lost counts records a restarted consumer needed that no log held any
+	// more (dropped by execution.checkpointing.weak.in-flight-log.max-records,
+	// or gone with a producer's TaskManager), and source positions skipped.
+	Lost atomic.Int64
+	// Duplicated counts records delivered twice because a restarted
+	// producer could not replay deterministically.
+	Duplicated atomic.Int64
+	// Dropped counts records the logs dropped for their size bound while
+	// no consumer needed them (lost only if a consumer fails later).
+	Dropped atomic.Int64
+	// SnapshotsCompleted and SnapshotsFailed count per-task snapshots.
+	SnapshotsCompleted atomic.Int64
+	SnapshotsFailed    atomic.Int64
+	// RecoveryNanos is the sum, and LastRecoveryNanos the latest, of the
+	// times from a task's failure until its new execution processes again;
+	// Recoveries how many were measured.
+	RecoveryNanos     atomic.Int64
+	LastRecoveryNanos atomic.Int64
+	Recoveries        atomic.Int64
 }
