@@ -1,0 +1,15 @@
+// Package weak holds the pure cores of WEAKLY_CONSISTENT mode
+// (docs/weak-consistency.md): the bookkeeping of a producer's in-flight
+// log per output channel (log.go), which lets a restarted consumer be
+// replayed what it lost and drops what a restarted producer emits again,
+// and the JobMaster's per-task snapshot schedule (snapshots.go).
+//
+// Nothing here does IO, starts a goroutine or reads a clock: the runtime
+// (internal/runtime, weak_*.go) holds the payloads and performs what these
+// cores decide, and the tests drive them with datadriven scripts and
+// seeded random interleavings against naive models that track every
+// record.
+//
+// Owns: the rules of the mode. Must not touch: gates, channels, storage,
+// goroutines or the clock; internal/archtest keeps it pure.
+package weak

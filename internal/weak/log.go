@@ -1,0 +1,254 @@
+package weak
+
+import "fmt"
+
+// Position is how far a consumer read one input channel: the log entries
+// (buffers: data batches and events, in send order) and the records they
+// held. A task's snapshot stores one per input channel; the producer's log
+// is truncated up to it once the snapshot completes, and a restarted
+// consumer is replayed what follows it.
+type Position struct {
+	Buffers uint64 `json:"buffers"`
+	Records uint64 `json:"records"`
+}
+
+func (p Position) String() string { return fmt.Sprintf("%d/%d", p.Buffers, p.Records) }
+
+// Event is the kind of an event entry. Watermarks and status changes may be
+// logged many times; end of data and end of partition only once.
+type Event uint8
+
+const (
+	// EventOther is any event that may repeat (watermark, status).
+	EventOther Event = iota + 1
+	// EventEndOfData is the producer's end of data.
+	EventEndOfData
+	// EventEndOfPartition is the producer's last buffer.
+	EventEndOfPartition
+)
+
+// entry is one logged buffer: a data batch of records (event 0) or an
+// event.
+type entry struct {
+	records uint64
+	event   Event
+}
+
+// Log is the bookkeeping of one producer's output channel in
+// WEAKLY_CONSISTENT mode. Entries are numbered from 1 in send order. The
+// log keeps every entry a consumer's completed snapshot does not cover
+// yet, up to a bound in records, and survives both ends of the channel
+// restarting:
+//
+//   - a restarted consumer reconnects at the Position of its snapshot and
+//     is sent every retained entry after it again (Reconnect); entries
+//     already dropped are counted as lost, exactly;
+//   - a restarted producer re-emits its records from the output position
+//     of its snapshot; the log skips those it holds already (Data returns
+//     how many), so the consumer never sees them twice as long as the
+//     producer replays deterministically.
+//
+// The runtime keeps the payloads in a ring parallel to the entries (index
+// i at Base()+k) and performs the sends; Log is not safe for concurrent
+// use.
+type Log struct {
+	max uint64 // records retained before the oldest entries are dropped
+
+	entries []entry // retained entries, oldest first: indexes base+1 ..
+	base    uint64  // index of the newest entry no longer retained
+	baseRec uint64  // records in entries up to base
+	held    uint64  // records in retained entries
+
+	end    uint64 // index of the newest entry
+	endRec uint64 // records logged in all
+	sent   uint64 // entries handed to the current consumer attempt
+	// truncated is the newest Position a consumer's completed snapshot
+	// covered; entries up to it were released, not dropped.
+	truncated Position
+
+	cursor  uint64 // records the current producer attempt emitted, from its restore point
+	eod     bool
+	eop     bool
+	counter Counters
+}
+
+// Counters are a log's accounting since it was created.
+type Counters struct {
+	// Replayed are records sent again to a restarted consumer.
+	Replayed uint64
+	// Lost are records a restarted consumer needed that were dropped.
+	Lost uint64
+	// Dropped are records dropped for the size bound (at risk: lost if a
+	// consumer restarts from before them).
+	Dropped uint64
+	// Skipped are records a restarted producer emitted again and the log
+	// held already.
+	Skipped uint64
+}
+
+// NewLog returns an empty log keeping up to maxRecords records (at least
+// the newest entry is always kept).
+func NewLog(maxRecords int) *Log {
+	return &Log{max: uint64(max(maxRecords, 1))}
+}
+
+// Data records that the producer emitted a batch of n records and returns
+// how many of them, from the front, the log holds already (a restarted
+// producer emitting again what its earlier attempt logged): the caller
+// drops those and, if any remain, logs the rest as one new entry, whose
+// index is End() afterwards. dropped is the number of oldest entries the
+// size bound removed (the caller frees their payloads).
+func (l *Log) Data(n int) (skip, dropped int) {
+	if n <= 0 {
+		return 0, 0
+	}
+	first := l.cursor
+	l.cursor += uint64(n)
+	if first < l.endRec {
+		skip = int(min(l.endRec-first, uint64(n)))
+		l.counter.Skipped += uint64(skip)
+	}
+	if skip == n {
+		return skip, 0
+	}
+	return skip, l.append(entry{records: uint64(n - skip)})
+}
+
+// Event records that the producer sent an event and reports whether it is
+// logged (and must be sent). A restarted producer's events are not logged
+// while it re-emits records the log holds (the earlier attempt's events
+// are in the log between them), nor a second end of data or partition.
+func (l *Log) Event(e Event) (logged bool, dropped int) {
+	switch {
+	case l.cursor < l.endRec:
+		return false, 0
+	case e == EventEndOfData && l.eod, e == EventEndOfPartition && l.eop:
+		return false, 0
+	}
+	if e == EventEndOfData {
+		l.eod = true
+	}
+	if e == EventEndOfPartition {
+		l.eop = true
+	}
+	return true, l.append(entry{event: e})
+}
+
+// append logs x and enforces the bound, returning the entries dropped.
+func (l *Log) append(x entry) (dropped int) {
+	l.entries = append(l.entries, x)
+	l.end++
+	l.endRec += x.records
+	l.held += x.records
+	for l.held > l.max && len(l.entries) > 1 {
+		l.counter.Dropped += l.entries[0].records
+		l.dropFront()
+		dropped++
+	}
+	return dropped
+}
+
+func (l *Log) dropFront() {
+	x := l.entries[0]
+	l.entries[0] = entry{}
+	l.entries = l.entries[1:]
+	l.base++
+	l.baseRec += x.records
+	l.held -= x.records
+	if l.sent < l.base {
+		l.sent = l.base // never sent to the current attempt; lost if it needed it
+	}
+}
+
+// MarkSent records that entries up to index i went to the current
+// consumer attempt.
+func (l *Log) MarkSent(i uint64) {
+	if i > l.sent && i <= l.end {
+		l.sent = i
+	}
+}
+
+// Truncate releases the entries a consumer's completed snapshot at p
+// covers and returns how many were released. A p beyond the log is an
+// error: the consumer read what this log never held.
+func (l *Log) Truncate(p Position) (released int, err error) {
+	if err := l.check(p); err != nil {
+		return 0, err
+	}
+	if p.Buffers > l.truncated.Buffers {
+		l.truncated = p
+	}
+	for l.base < p.Buffers && len(l.entries) > 0 {
+		l.dropFront()
+		released++
+	}
+	return released, nil
+}
+
+// Reconnect starts the replay for a restarted consumer whose snapshot read
+// up to p (the zero Position: it restarted without a snapshot): the
+// caller sends the entries from index `from` to End(), and lost records
+// were dropped before the consumer could read them. Records in entries up
+// to Sent() that go again count as replayed.
+func (l *Log) Reconnect(p Position) (from uint64, lost uint64, err error) {
+	if err := l.check(p); err != nil {
+		return 0, 0, err
+	}
+	from = p.Buffers + 1
+	if l.base >= from {
+		lost = l.baseRec - p.Records
+		from = l.base + 1
+	}
+	for i := from; i <= l.sent; i++ {
+		l.counter.Replayed += l.entries[i-l.base-1].records
+	}
+	l.counter.Lost += lost
+	l.sent = from - 1
+	return from, lost, nil
+}
+
+// check reports whether p is a position this log could have delivered.
+func (l *Log) check(p Position) error {
+	if p.Buffers > l.end || p.Records > l.endRec {
+		return fmt.Errorf("consumer position %s is beyond the producer's log (%d buffers, %d records): the log was lost with its producer's process", p, l.end, l.endRec)
+	}
+	return nil
+}
+
+// Restart rewinds the producer's cursor to the output position of the
+// snapshot its new attempt restored (records it had emitted then), so
+// that Data skips what the log holds. A position beyond the log is an
+// error: the snapshot covers output this log never saw.
+func (l *Log) Restart(records uint64) error {
+	if records > l.endRec {
+		return fmt.Errorf("producer restored at %d records, beyond its log's %d: the log was lost with its process", records, l.endRec)
+	}
+	l.cursor = records
+	return nil
+}
+
+// Base is the index of the newest entry no longer retained: entry i is at
+// offset i-Base()-1 of the retained ones.
+func (l *Log) Base() uint64 { return l.base }
+
+// End is the index of the newest entry.
+func (l *Log) End() uint64 { return l.end }
+
+// Sent is the newest entry handed to the current consumer attempt.
+func (l *Log) Sent() uint64 { return l.sent }
+
+// Records is the number of records logged in all; Held those retained.
+func (l *Log) Records() uint64 { return l.endRec }
+
+// Held is the number of records retained.
+func (l *Log) Held() uint64 { return l.held }
+
+// Cursor is the records the current producer attempt emitted, counted
+// from the start of the channel; past Records() it is live.
+func (l *Log) Cursor() uint64 { return l.cursor }
+
+// Counters returns the log's accounting.
+func (l *Log) Counters() Counters { return l.counter }
+
+// EndOfPartition reports whether the producer's last buffer is logged.
+func (l *Log) EndOfPartition() bool { return l.eop }
