@@ -132,6 +132,29 @@ type OperatorSubtaskState struct {
 	// Incremental is keyed state as the files of an LSM store (an
 	// incremental checkpoint); set instead of Keyed.
 	Incremental *IncrementalKeyedStateHandle `json:"incremental,omitempty"`
+	// Weak is set on the chain's head operator in a WEAKLY_CONSISTENT
+	// per-task snapshot: how far the task read each input channel and
+	// wrote each output channel, for the in-flight logs.
+	Weak *WeakPositions `json:"weak,omitempty"`
+}
+
+// WeakPositions are a task's channel positions in a WEAKLY_CONSISTENT
+// snapshot (docs/weak-consistency.md). A restored task asks each producer
+// to replay its log after Inputs[ch]; each of its output logs skips what
+// the earlier attempt emitted beyond Outputs; Determinants is how many
+// entries of the task's log of consumed channels the snapshot covers.
+type WeakPositions struct {
+	// Inputs are per gate channel: buffers and records consumed.
+	Inputs []WeakChannelPosition `json:"inputs,omitempty"`
+	// Outputs are per output edge, per consumer subtask: records sent.
+	Outputs      [][]uint64 `json:"outputs,omitempty"`
+	Determinants uint64     `json:"determinants,omitempty"`
+}
+
+// WeakChannelPosition is how far a consumer read one input channel.
+type WeakChannelPosition struct {
+	Buffers uint64 `json:"buffers"`
+	Records uint64 `json:"records"`
 }
 
 // TaskState is the acknowledgement payload of one subtask: the states of the

@@ -2,6 +2,7 @@ package network
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 )
@@ -36,6 +37,27 @@ type Channel struct {
 	sentData   uint64 // also the Seq of the last Data buffer sent
 	sentEvents uint64
 	onCredit   func(n int) // Gate.SetCreditListener: called after a Data Poll
+	gone       bool        // Abandon was called: the consumer is gone
+}
+
+// ErrConsumerGone is returned by a Send to a channel whose consumer was
+// abandoned (Channel.Abandon): the buffer was not queued.
+var ErrConsumerGone = errors.New("the consumer of this channel is gone")
+
+// Abandon marks the channel's consumer as gone, for good: every Send
+// waiting for a credit returns an error wrapping ErrConsumerGone, and so
+// does every later Send. WEAKLY_CONSISTENT mode abandons the channels into
+// a failed task's gate, so that its producers, which keep running, never
+// wait for a consumer that will not poll again.
+func (c *Channel) Abandon() {
+	g := c.gate
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	c.gone = true
+	select {
+	case c.wake <- struct{}{}:
+	default:
+	}
 }
 
 // noLimit is the overdraft of a send that must not wait: the flush of open
@@ -141,6 +163,10 @@ func (c *Channel) send(ctx context.Context, b Buffer, maxOverdraft int, d *Debt)
 		g.mu.Unlock()
 		return fmt.Errorf("send %s to channel %d: channel already ended with end of partition; send nothing after it", b.Kind, c.index)
 	}
+	if c.gone {
+		g.mu.Unlock()
+		return fmt.Errorf("send %s to channel %d: %w", b.Kind, c.index, ErrConsumerGone)
+	}
 	b.Priority = false
 	if b.Kind.IsEvent() {
 		c.sendEventLocked(b)
@@ -151,6 +177,10 @@ func (c *Channel) send(ctx context.Context, b Buffer, maxOverdraft int, d *Debt)
 		c.waits++
 		c.waitMax = max(c.waitMax, maxOverdraft)
 		for c.credits <= -maxOverdraft {
+			if c.gone {
+				g.mu.Unlock()
+				return fmt.Errorf("send data to channel %d: %w", c.index, ErrConsumerGone)
+			}
 			c.waiters++
 			g.mu.Unlock()
 			select {
@@ -167,7 +197,18 @@ func (c *Channel) send(ctx context.Context, b Buffer, maxOverdraft int, d *Debt)
 			}
 			g.mu.Lock()
 			c.waiters--
+			if c.gone {
+				// Pass the wake-up on to any other waiter of the channel.
+				select {
+				case c.wake <- struct{}{}:
+				default:
+				}
+			}
 		}
+	}
+	if c.gone {
+		g.mu.Unlock()
+		return fmt.Errorf("send data to channel %d: %w", c.index, ErrConsumerGone)
 	}
 	c.credits--
 	if c.credits == -1 && d != nil {

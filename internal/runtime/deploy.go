@@ -27,8 +27,9 @@ func (te *TaskExecutor) build(ctx context.Context, j *teJob, d Deployment, execs
 	}
 	gates := make([]*network.Gate, len(d.Tasks))
 	links := make([]*taskLinks, len(d.Tasks))
+	reg := j.weakRegistry()
 	for i := range d.Tasks {
-		links[i] = &taskLinks{self: te.cfg.ID, job: d.Job, parts: j.parts, net: te.cfg.Network, credits: cfg.CreditsPerChannel, announce: cfg.Unaligned && cfg.AlignedTimeout > 0}
+		links[i] = &taskLinks{self: te.cfg.ID, job: d.Job, parts: j.parts, net: te.cfg.Network, credits: cfg.CreditsPerChannel, announce: cfg.Unaligned && cfg.AlignedTimeout > 0, weak: reg}
 		execs[i].links = links[i]
 	}
 	// Every TaskManager the channels name gets its connection now, for
@@ -60,6 +61,12 @@ func (te *TaskExecutor) build(ctx context.Context, j *teJob, d Deployment, execs
 		if err := links[i].openInputs(ctx, td.Exec, v, td.Inputs, gates[i], execs[i].failAsync); err != nil {
 			return nil, i, err
 		}
+		if reg != nil {
+			pos := rp.weakFor(v.Chain[0].UID, td.Exec.Task.Subtask)
+			if err := reg.connectInputs(execs[i].ctx, td.Exec, weakInputKeys(v, td), gates[i], pos, execs[i].failAsync); err != nil {
+				return nil, i, fmt.Errorf("deploy %s: %w", td.Exec, err)
+			}
+		}
 	}
 	sw := &storeWriters{fs: j.prep.Store}
 	gw := func(attempt int) JobGateway { return execGateway{jm: te.cfg.JobMaster, job: d.Job, attempt: attempt} }
@@ -68,6 +75,13 @@ func (te *TaskExecutor) build(ctx context.Context, j *teJob, d Deployment, execs
 		t, err := newTask(ctx, taskInputs{prep: j.prep, td: td, mail: execs[i].mail, restore: rp, gw: gw(td.Exec.Attempt), gate: gates[i], links: links[i], store: sw})
 		if err != nil {
 			return nil, i, err
+		}
+		if reg != nil {
+			v := jg.Vertices[td.Exec.Task.Vertex]
+			restarted := reg.deploy(td.Exec.Task)
+			if err := t.setupWeak(reg, td.Exec, links[i].weakOuts, rp.weakFor(v.Chain[0].UID, td.Exec.Task.Subtask), restarted); err != nil {
+				return nil, i, fmt.Errorf("deploy %s: %w", td.Exec, err)
+			}
 		}
 		tasks = append(tasks, t)
 	}
@@ -121,4 +135,19 @@ func checkEdgeCodecs(jg *JobGraph, batchSize int) error {
 		}
 	}
 	return nil
+}
+
+// weakInputKeys names the output channel behind each gate channel of a
+// consuming task, for the producers' in-flight logs.
+func weakInputKeys(v *Vertex, td TaskDeployment) []weakKey {
+	offsets, _ := gateOffsets(v)
+	keys := make([]weakKey, len(td.Inputs))
+	for ch, in := range td.Inputs {
+		input := 0
+		for input+1 < len(offsets) && offsets[input+1] <= ch {
+			input++
+		}
+		keys[ch] = weakKey{producer: in.Peer.Task, edge: outputEdge(v.Inputs[input].From, v, input), consumer: td.Exec.Task.Subtask}
+	}
+	return keys
 }

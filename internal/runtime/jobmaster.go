@@ -312,6 +312,19 @@ func (jm *JobMaster) initialRestorePoint(ctx context.Context) (*restorePoint, ch
 	if ids, err := jm.store.Completed(); err == nil && len(ids) > 0 {
 		next = ids[len(ids)-1] + 1
 	}
+	if jm.cfg.Weak {
+		// Each completed snapshot of a WEAKLY_CONSISTENT job is one
+		// task's: no single one restores the job. A whole-job restart
+		// from every task's newest snapshot is not built yet
+		// (docs/weak-consistency.md, Limits), so the job starts fresh.
+		if jm.cfg.FromPath != "" {
+			return nil, 0, Unrecoverable(fmt.Errorf("--from %s: execution.checkpointing.mode WEAKLY_CONSISTENT cannot start from a checkpoint or savepoint yet; start it without --from, or use EXACTLY_ONCE", jm.cfg.FromPath))
+		}
+		if next > 1 {
+			jm.log.Warn("WEAKLY_CONSISTENT mode does not restore a whole job from its tasks' snapshots yet; starting fresh", "newest snapshot", next-1)
+		}
+		return nil, next, nil
+	}
 	if jm.cfg.FromPath != "" && jm.cfg.resumeFrom > 0 && next > jm.cfg.resumeFrom {
 		rp, err := jm.latestRestorePoint(ctx)
 		if err != nil {

@@ -34,6 +34,12 @@ type taskLinks struct {
 
 	outs []*remote.OutChannel
 	ins  []*remote.InputChannel
+
+	// weak is the job's registry in WEAKLY_CONSISTENT mode (nil
+	// otherwise); weakOuts the execution's output logs, per edge, per
+	// consumer.
+	weak     *weakRegistry
+	weakOuts [][]*weakSender
 }
 
 // sender returns the channel from producer to consumer subtask j of its
@@ -41,6 +47,9 @@ type taskLinks struct {
 // one is registered for the consumer's partition request; codec makes
 // the edge's encoder on first use.
 func (l *taskLinks) sender(producer ExecutionID, k, j, index int, consumer ChannelDesc, codec func() (ChannelCodec, error)) (network.Sender, error) {
+	if l.weak != nil {
+		return l.weakSender(producer, k, j, index, consumer)
+	}
 	if consumer.TM == l.self {
 		return l.parts.local(producer, consumer, index)
 	}
@@ -204,4 +213,31 @@ func (c wireCodec) Records(data any) int {
 		return s.Records
 	}
 	return c.ChannelCodec.Records(data)
+}
+
+// weakSender returns the log of the execution's channel to consumer
+// subtask j of output edge k, WEAKLY_CONSISTENT mode: the job's own for
+// that channel, created and connected to the consumer's gate by the
+// producer's first execution, kept by the registry across restarts of
+// either end.
+func (l *taskLinks) weakSender(producer ExecutionID, k, j, index int, consumer ChannelDesc) (network.Sender, error) {
+	if consumer.TM != l.self {
+		return nil, Unrecoverable(fmt.Errorf("output of %s to %s on TaskManager %s: execution.checkpointing.mode WEAKLY_CONSISTENT keeps in-flight logs in the producer's TaskManager and supports only channels within one TaskManager for now; run the job on one TaskManager (local mode, minicluster.number-of-taskmanagers 1) or use EXACTLY_ONCE", producer, consumer.Peer, consumer.TM))
+	}
+	s, existed := l.weak.sender(weakKey{producer: producer.Task, edge: k, consumer: j})
+	if !existed {
+		ch, err := l.parts.local(producer, consumer, index)
+		if err != nil {
+			return nil, err
+		}
+		s.connect(ch)
+	}
+	for len(l.weakOuts) <= k {
+		l.weakOuts = append(l.weakOuts, nil)
+	}
+	for len(l.weakOuts[k]) <= j {
+		l.weakOuts[k] = append(l.weakOuts[k], nil)
+	}
+	l.weakOuts[k][j] = s
+	return s, nil
 }

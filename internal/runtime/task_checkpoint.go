@@ -33,7 +33,9 @@ type checkpointing struct {
 // input channels, for the job's checkpointing mode.
 func newBarrierHandler(cfg *JobConfig, n int) barrier.Handler {
 	switch {
-	case cfg.AtLeastOnce:
+	case cfg.AtLeastOnce, cfg.Weak:
+		// (WEAKLY_CONSISTENT sends no barriers; the tracker only sees
+		// end of partition.)
 		return barrier.NewAtLeastOnce(n)
 	case cfg.Unaligned:
 		return barrier.NewUnaligned(n, cfg.AlignedTimeout)
@@ -50,6 +52,11 @@ func (t *Task) notifyComplete(ctx context.Context, id checkpoint.ID) error {
 	if err := t.chain.notifyComplete(ctx, id); err != nil {
 		return err
 	}
+	if t.weak.on {
+		if err := t.weakCompleted(id); err != nil {
+			return err
+		}
+	}
 	if t.ckpt.finalID != 0 && id >= t.ckpt.finalID {
 		t.ckpt.finished = true
 	}
@@ -57,6 +64,9 @@ func (t *Task) notifyComplete(ctx context.Context, id checkpoint.ID) error {
 }
 
 func (t *Task) notifyAborted(ctx context.Context, id checkpoint.ID) error {
+	if t.weak.on {
+		t.weak.reg.aborted(t.ID, id)
+	}
 	if t.ckpt.handler != nil {
 		if err := t.perform(ctx, nil, t.ckpt.handler.Step(barrier.AbortRequested{ID: id})); err != nil {
 			return err
@@ -76,6 +86,16 @@ func (t *Task) snapshot(ctx context.Context, b checkpoint.Barrier, unaligned boo
 		return fmt.Errorf("checkpoint %d synchronous snapshot: %w", b.ID, err)
 	}
 	start := t.now()
+	var weakPos *checkpoint.WeakPositions
+	if t.weak.on {
+		// No barrier: the positions say where the snapshot cuts each
+		// channel, after the open batches went out.
+		var err error
+		if weakPos, err = t.weakPositions(ctx); err != nil {
+			return fmt.Errorf("snapshot %d: %w", b.ID, err)
+		}
+		t.weak.reg.snapshotTaken(t.ID, b.ID, weakPos)
+	}
 	asyncs, err := t.chain.snapshotSync(ctx, b)
 	if err != nil {
 		return err
@@ -85,6 +105,9 @@ func (t *Task) snapshot(ctx context.Context, b checkpoint.Barrier, unaligned boo
 	// unaligned. Final checkpoints and savepoints are always aligned.
 	priority := unaligned || t.ua.priorityTriggers && t.chain.source != nil && b.Kind == checkpoint.Periodic
 	for _, w := range t.chain.writers {
+		if t.weak.on {
+			break
+		}
 		var err error
 		if priority {
 			err = w.BroadcastPriority(network.Buffer{Kind: network.Barrier, Barrier: b})
@@ -146,6 +169,9 @@ func (t *Task) snapshot(ctx context.Context, b checkpoint.Barrier, unaligned boo
 		// recorder's result was published.)
 		metrics.AsyncNanos = int64(t.now().Sub(asyncStart))
 		st.Metrics = *metrics
+		if weakPos != nil {
+			attachWeak(&st, t.chain.ocs[0].UID, weakPos)
+		}
 		t.gw.Acknowledge(t.ID, b.ID, st)
 	}()
 	return nil

@@ -58,7 +58,15 @@ func (t *Task) runInput(ctx context.Context) error {
 		if err := t.checkAlignTimer(ctx); err != nil {
 			return err
 		}
+		if t.weak.replaying {
+			t.weakBeforePoll()
+		}
 		ch, buf, ok := t.gate.Poll()
+		if ok && t.weak.on {
+			if err := t.weakPolled(ch, buf); err != nil {
+				return err
+			}
+		}
 		if !ok {
 			if err := t.fireTimers(ctx); err != nil {
 				return err

@@ -94,6 +94,32 @@ type teJob struct {
 	rpMu  sync.Mutex
 	rpRef RestoreRef
 	rp    *restorePoint // the restore point of rpRef, read once
+
+	weakOnce sync.Once
+	weak     *weakRegistry // WEAKLY_CONSISTENT mode: logs that outlive tasks
+}
+
+// isWeak reports whether the job is prepared and WEAKLY_CONSISTENT.
+func (j *teJob) isWeak() bool {
+	select {
+	case <-j.ready:
+		return j.prep != nil && j.prep.Config.Weak
+	default:
+		return false
+	}
+}
+
+// weakRegistry returns the job's registry in WEAKLY_CONSISTENT mode, nil
+// in the others. The job must be prepared.
+func (j *teJob) weakRegistry() *weakRegistry {
+	if !j.prep.Config.Weak {
+		return nil
+	}
+	j.weakOnce.Do(func() {
+		cfg := &j.prep.Config
+		j.weak = newWeakRegistry(cfg.WeakLogMaxRecords, &cfg.Status.Weak, cfg.Now)
+	})
+	return j.weak
 }
 
 // execution is one deployed execution. Its mailbox exists from Deploy on,
@@ -355,6 +381,11 @@ func buildContext(parent context.Context, execs []*execution) (ctx context.Conte
 func (te *TaskExecutor) end(j *teJob, e *execution, st ExecState, err error) {
 	e.cancel()
 	j.parts.release(e.id)
+	if j.isWeak() {
+		// Before the JobMaster hears of it, so that the next attempt's
+		// replay never waits behind a send to this one.
+		j.weakRegistry().ended(e.id, st == ExecFailed)
+	}
 	if e.links != nil {
 		e.links.release(st == ExecFinished, j.prep.Config.Status)
 	}
@@ -408,7 +439,7 @@ func (te *TaskExecutor) Trigger(job string, exec ExecutionID, b checkpoint.Barri
 // NotifyComplete tells every execution of the job that checkpoint id
 // completed.
 func (te *TaskExecutor) NotifyComplete(job string, id checkpoint.ID) {
-	for _, e := range te.lookup(job, nil) {
+	for _, e := range te.weakOwners(job, id) {
 		e.mail.put(mail{kind: mailNotifyComplete, id: id})
 	}
 }
@@ -416,7 +447,7 @@ func (te *TaskExecutor) NotifyComplete(job string, id checkpoint.ID) {
 // NotifyAborted tells every execution of the job that checkpoint id was
 // aborted.
 func (te *TaskExecutor) NotifyAborted(job string, id checkpoint.ID) {
-	for _, e := range te.lookup(job, nil) {
+	for _, e := range te.weakOwners(job, id) {
 		e.mail.put(mail{kind: mailNotifyAborted, id: id})
 	}
 }
@@ -498,4 +529,29 @@ func (j *teJob) restorePoint(ctx context.Context, ref *RestoreRef) (*restorePoin
 	}
 	j.rpRef, j.rp = *ref, &restorePoint{md: md, fs: fs, path: path}
 	return j.rp, nil
+}
+
+// weakOwners returns the executions a notification about checkpoint id
+// goes to: every execution of the job, but in WEAKLY_CONSISTENT mode only
+// the task whose own snapshot id is (another task's snapshot completing
+// says nothing about its own, whose transactions must not commit on it).
+func (te *TaskExecutor) weakOwners(job string, id checkpoint.ID) []*execution {
+	all := te.lookup(job, nil)
+	te.mu.Lock()
+	j := te.jobs[job]
+	te.mu.Unlock()
+	if j == nil || !j.isWeak() {
+		return all
+	}
+	owner, ok := j.weakRegistry().ownerOf(id)
+	if !ok {
+		return nil
+	}
+	var out []*execution
+	for _, e := range all {
+		if e.id.Task == owner {
+			out = append(out, e)
+		}
+	}
+	return out
 }

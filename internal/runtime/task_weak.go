@@ -1,0 +1,201 @@
+package runtime
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/weirstream/weir/internal/checkpoint"
+	"github.com/weirstream/weir/internal/network"
+)
+
+// weakTask is a task's side of WEAKLY_CONSISTENT mode (zero and off in the
+// other modes): how far it read each input channel, the logs of its
+// output channels, its determinant log and, after a restore, the replay
+// of that log. Touched by the task goroutine only.
+type weakTask struct {
+	on   bool
+	reg  *weakRegistry
+	exec ExecutionID
+	// inputs are per gate channel: buffers and records consumed.
+	inputs []checkpoint.WeakChannelPosition
+	// outs are the output channels' logs, per writer, per consumer.
+	outs [][]*weakSender
+	dets *determinants
+	// While replaying, the task polls only the channel of determinant
+	// next until it passed replayTo; cur is the one channel unblocked.
+	replaying  bool
+	next       uint64
+	replayTo   uint64
+	cur        int
+	recovering bool // a restarted attempt that has not processed yet
+}
+
+// setupWeak prepares a task of a WEAKLY_CONSISTENT job: restored positions
+// (pos, nil when it starts without a snapshot of its own) and, for a
+// restarted consuming task, the replay of the order it consumed its input
+// in since that snapshot.
+func (t *Task) setupWeak(reg *weakRegistry, exec ExecutionID, outs [][]*weakSender, pos *checkpoint.WeakPositions, restarted bool) error {
+	w := &t.weak
+	w.on, w.reg, w.exec, w.outs, w.cur = true, reg, exec, outs, -1
+	w.recovering = restarted
+	for k, ws := range outs {
+		for j, s := range ws {
+			var at uint64
+			if pos != nil && k < len(pos.Outputs) && j < len(pos.Outputs[k]) {
+				at = pos.Outputs[k][j]
+			}
+			if err := s.restart(at); err != nil {
+				return fmt.Errorf("output %d to subtask %d: %w", k, j, err)
+			}
+		}
+	}
+	if t.gate == nil {
+		return nil
+	}
+	w.inputs = make([]checkpoint.WeakChannelPosition, t.gate.NumChannels())
+	if pos != nil {
+		copy(w.inputs, pos.Inputs)
+	}
+	w.dets = reg.determinants(t.ID)
+	from := uint64(0)
+	if pos != nil {
+		from = pos.Determinants
+	}
+	if end := w.dets.end(); end > from {
+		if w.dets.base > from {
+			// Not possible while determinants are truncated only by the
+			// completed snapshot a restart restores; if it were, the
+			// replay could not follow the earlier order.
+			return fmt.Errorf("determinants from %d are needed, the log starts at %d", from+1, w.dets.base+1)
+		}
+		w.replaying, w.next, w.replayTo = true, from+1, end
+		for ch := range t.gate.NumChannels() {
+			t.gate.Block(ch)
+		}
+	}
+	// Entries beyond the replay are dropped with the failed attempt's
+	// order: the new attempt logs its own from here.
+	return nil
+}
+
+// weakBeforePoll unblocks, while replaying, only the channel the next
+// determinant names.
+func (t *Task) weakBeforePoll() {
+	w := &t.weak
+	if !w.replaying {
+		return
+	}
+	want := int(w.dets.chans[w.next-w.dets.base-1])
+	if want != w.cur {
+		if w.cur >= 0 {
+			t.gate.Block(w.cur)
+		}
+		t.gate.Unblock(want)
+		w.cur = want
+	}
+}
+
+// weakPolled records a polled buffer: the channel's position and, unless
+// it replays, a determinant.
+func (t *Task) weakPolled(ch int, b network.Buffer) error {
+	w := &t.weak
+	in := &w.inputs[ch]
+	in.Buffers++
+	if b.Kind == network.Data {
+		if ops, ok := b.Data.(network.BatchOps); ok {
+			in.Records += uint64(ops.Len())
+		}
+	}
+	if w.recovering && b.Kind == network.Data {
+		w.recovering = false
+		w.reg.recovered(t.ID)
+	}
+	if !w.replaying {
+		w.dets.chans = append(w.dets.chans, int32(ch))
+		return nil
+	}
+	if want := int(w.dets.chans[w.next-w.dets.base-1]); want != ch {
+		return fmt.Errorf("replay: determinant %d names channel %d, polled channel %d", w.next, want, ch)
+	}
+	w.next++
+	if w.next > w.replayTo {
+		w.replaying = false
+		w.cur = -1
+		// The failed attempt's later determinants were for input it
+		// polled after this point; the new attempt logs its own.
+		w.dets.chans = w.dets.chans[:w.replayTo-w.dets.base]
+		t.gate.UnblockAll()
+	}
+	return nil
+}
+
+// weakPositions flushes the writers and returns the positions a snapshot
+// taken now stores.
+func (t *Task) weakPositions(ctx context.Context) (*checkpoint.WeakPositions, error) {
+	w := &t.weak
+	for _, wr := range t.chain.writers {
+		if err := wr.Flush(ctx); err != nil {
+			return nil, fmt.Errorf("flush before the snapshot: %w", err)
+		}
+	}
+	p := &checkpoint.WeakPositions{Inputs: append([]checkpoint.WeakChannelPosition(nil), w.inputs...)}
+	for _, ws := range w.outs {
+		row := make([]uint64, len(ws))
+		for j, s := range ws {
+			row[j] = s.cursor()
+		}
+		p.Outputs = append(p.Outputs, row)
+	}
+	if w.dets != nil {
+		p.Determinants = w.dets.end()
+		if w.replaying {
+			p.Determinants = w.next - 1
+		}
+	}
+	return p, nil
+}
+
+// weakCompleted releases what t's completed snapshot id covers: its
+// producers' logs up to the positions it read, its determinants up to it.
+func (t *Task) weakCompleted(id checkpoint.ID) error {
+	w := &t.weak
+	w.reg.mu.Lock()
+	p := w.reg.pending[t.ID][id]
+	w.reg.mu.Unlock()
+	if err := w.reg.completed(t.ID, w.exec, id); err != nil {
+		return err
+	}
+	if p != nil && w.dets != nil && !w.replaying {
+		w.dets.truncate(p.Determinants)
+	}
+	return nil
+}
+
+// attachWeak puts the positions on the head operator's state.
+func attachWeak(st *checkpoint.TaskState, headUID string, p *checkpoint.WeakPositions) {
+	for i := range st.Operators {
+		if st.Operators[i].UID == headUID {
+			st.Operators[i].Weak = p
+			return
+		}
+	}
+	st.Operators = append([]checkpoint.OperatorSubtaskState{{UID: headUID, Weak: p}}, st.Operators...)
+}
+
+// weakFor returns the positions a subtask of the task headed by headUID
+// restores, nil if none.
+func (rp *restorePoint) weakFor(headUID string, subtask int) *checkpoint.WeakPositions {
+	if rp == nil {
+		return nil
+	}
+	op := rp.md.Operator(headUID)
+	if op == nil {
+		return nil
+	}
+	for _, s := range op.Subtasks {
+		if s.Subtask == subtask {
+			return s.State.Weak
+		}
+	}
+	return nil
+}

@@ -1,0 +1,251 @@
+package runtime
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/weirstream/weir/internal/checkpoint"
+	"github.com/weirstream/weir/internal/network"
+	"github.com/weirstream/weir/internal/weak"
+)
+
+// weakKey names one output channel for the life of a job, whatever the
+// attempts of its ends: producer subtask, its output edge, consumer subtask.
+type weakKey struct {
+	producer checkpoint.TaskID
+	edge     int
+	consumer int
+}
+
+// weakRegistry is what a TaskExecutor keeps of a WEAKLY_CONSISTENT job
+// outside its tasks, so that it survives a task's failure: the in-flight
+// log of every output channel (weakSender), each consuming task's log of
+// the channels it consumed in order (determinants), the positions of its
+// snapshots until they complete, and who owns each snapshot id.
+//
+// The task goroutine appends determinants without a lock: only the
+// current attempt of a task touches its log, and a restarted attempt is
+// built after the failed one ended.
+type weakRegistry struct {
+	maxRecords int
+	stats      *WeakStats
+	now        func() time.Time
+
+	mu       sync.Mutex
+	senders  map[weakKey]*weakSender
+	dets     map[checkpoint.TaskID]*determinants
+	inputs   map[ExecutionID][]weakInput // a consuming execution's channels
+	pending  map[checkpoint.TaskID]map[checkpoint.ID]*checkpoint.WeakPositions
+	owner    map[checkpoint.ID]checkpoint.TaskID
+	failedAt map[checkpoint.TaskID]time.Time
+	deployed map[checkpoint.TaskID]bool
+}
+
+// weakInput is one gate channel of a consuming execution.
+type weakInput struct {
+	key weakKey
+	ch  *network.Channel
+}
+
+// determinants is a task's log of the gate channel of every buffer it
+// polled, in order: entries base+1 … base+len(chans). A restarted attempt
+// polls its replayed input in this order up to the end of the log, so it
+// computes and emits exactly what the failed attempt did.
+type determinants struct {
+	base  uint64
+	chans []int32
+}
+
+func (d *determinants) end() uint64 { return d.base + uint64(len(d.chans)) }
+
+// truncate forgets the entries up to index upTo.
+func (d *determinants) truncate(upTo uint64) {
+	if upTo <= d.base {
+		return
+	}
+	n := min(upTo-d.base, uint64(len(d.chans)))
+	d.chans = append(d.chans[:0], d.chans[n:]...)
+	d.base += n
+}
+
+func newWeakRegistry(maxRecords int, stats *WeakStats, now func() time.Time) *weakRegistry {
+	return &weakRegistry{
+		maxRecords: maxRecords, stats: stats, now: now,
+		senders:  map[weakKey]*weakSender{},
+		dets:     map[checkpoint.TaskID]*determinants{},
+		inputs:   map[ExecutionID][]weakInput{},
+		pending:  map[checkpoint.TaskID]map[checkpoint.ID]*checkpoint.WeakPositions{},
+		owner:    map[checkpoint.ID]checkpoint.TaskID{},
+		failedAt: map[checkpoint.TaskID]time.Time{},
+		deployed: map[checkpoint.TaskID]bool{},
+	}
+}
+
+// sender returns the log of channel k and whether it existed already.
+func (r *weakRegistry) sender(k weakKey) (s *weakSender, existed bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if s = r.senders[k]; s != nil {
+		return s, true
+	}
+	s = newWeakSender(r.maxRecords, r.stats)
+	r.senders[k] = s
+	return s, false
+}
+
+// lookup returns the log of channel k, nil if its producer never ran.
+func (r *weakRegistry) lookup(k weakKey) *weakSender {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.senders[k]
+}
+
+// dets returns a task's determinant log.
+func (r *weakRegistry) determinants(t checkpoint.TaskID) *determinants {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	d := r.dets[t]
+	if d == nil {
+		d = &determinants{}
+		r.dets[t] = d
+	}
+	return d
+}
+
+// deploy notes that t is deployed and reports whether it ran before: a
+// restart, counted.
+func (r *weakRegistry) deploy(t checkpoint.TaskID) (restart bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	restart = r.deployed[t]
+	r.deployed[t] = true
+	if restart {
+		r.stats.TaskRestarts.Add(1)
+	}
+	return restart
+}
+
+// connectInputs wires a consuming execution's gate to its producers'
+// logs: a producer that ran already replays what follows the position
+// the consumer's snapshot read (pos nil: from the start); one that did not
+// connects itself when it is built. done is called with a replay's error
+// (the consumer fails).
+func (r *weakRegistry) connectInputs(ctx context.Context, exec ExecutionID, keys []weakKey, g *network.Gate, pos *checkpoint.WeakPositions, done func(error)) error {
+	ins := make([]weakInput, len(keys))
+	for ch, k := range keys {
+		ins[ch] = weakInput{key: k, ch: g.Channel(ch)}
+		s := r.lookup(k)
+		if s == nil {
+			continue
+		}
+		var p weak.Position
+		if pos != nil && ch < len(pos.Inputs) {
+			p = weak.Position{Buffers: pos.Inputs[ch].Buffers, Records: pos.Inputs[ch].Records}
+		}
+		if _, err := s.reconnect(ctx, g.Channel(ch), p, func(err error) {
+			if err != nil && ctx.Err() == nil {
+				done(err)
+			}
+		}); err != nil {
+			return fmt.Errorf("input channel %d of %s from task %d/%d: %w", ch, exec, k.producer.Vertex, k.producer.Subtask, err)
+		}
+	}
+	r.mu.Lock()
+	r.inputs[exec] = ins
+	r.mu.Unlock()
+	return nil
+}
+
+// ended disconnects an ended consuming execution from its producers' logs
+// (they keep logging for its next attempt) and notes a failure's time.
+func (r *weakRegistry) ended(exec ExecutionID, failed bool) {
+	r.mu.Lock()
+	ins := r.inputs[exec]
+	delete(r.inputs, exec)
+	if failed {
+		r.failedAt[exec.Task] = r.now()
+		r.stats.Failures.Add(1)
+	}
+	r.mu.Unlock()
+	for _, in := range ins {
+		if s := r.lookup(in.key); s != nil {
+			s.disconnect(in.ch)
+		}
+	}
+}
+
+// recovered records that t's restarted attempt processes again.
+func (r *weakRegistry) recovered(t checkpoint.TaskID) {
+	r.mu.Lock()
+	at, ok := r.failedAt[t]
+	delete(r.failedAt, t)
+	r.mu.Unlock()
+	if ok {
+		d := r.now().Sub(at)
+		r.stats.RecoveryNanos.Add(int64(d))
+		r.stats.LastRecoveryNanos.Store(int64(d))
+		r.stats.Recoveries.Add(1)
+	}
+}
+
+// snapshotTaken remembers the positions of t's snapshot id until it
+// completes, and that id is t's.
+func (r *weakRegistry) snapshotTaken(t checkpoint.TaskID, id checkpoint.ID, p *checkpoint.WeakPositions) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	m := r.pending[t]
+	if m == nil {
+		m = map[checkpoint.ID]*checkpoint.WeakPositions{}
+		r.pending[t] = m
+	}
+	m[id] = p
+	r.owner[id] = t
+}
+
+// ownerOf returns the task whose snapshot id is.
+func (r *weakRegistry) ownerOf(id checkpoint.ID) (checkpoint.TaskID, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	t, ok := r.owner[id]
+	return t, ok
+}
+
+// completed releases, for t's completed snapshot id, what its producers'
+// logs kept for it (everything up to the positions it read) and the
+// determinants it covers; older pending snapshots of t are forgotten.
+func (r *weakRegistry) completed(t checkpoint.TaskID, exec ExecutionID, id checkpoint.ID) error {
+	r.mu.Lock()
+	p := r.pending[t][id]
+	for old := range r.pending[t] {
+		if old <= id {
+			delete(r.pending[t], old)
+			delete(r.owner, old)
+		}
+	}
+	ins := r.inputs[exec]
+	r.mu.Unlock()
+	if p == nil {
+		return nil
+	}
+	for ch, in := range ins {
+		if ch >= len(p.Inputs) {
+			break
+		}
+		if s := r.lookup(in.key); s != nil {
+			if err := s.truncate(weak.Position{Buffers: p.Inputs[ch].Buffers, Records: p.Inputs[ch].Records}); err != nil {
+				return fmt.Errorf("snapshot %d: input channel %d: %w", id, ch, err)
+			}
+		}
+	}
+	return nil
+}
+
+// aborted forgets t's snapshot id.
+func (r *weakRegistry) aborted(t checkpoint.TaskID, id checkpoint.ID) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	delete(r.pending[t], id)
+	delete(r.owner, id)
+}

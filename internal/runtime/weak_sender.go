@@ -1,0 +1,273 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/weirstream/weir/internal/network"
+	"github.com/weirstream/weir/internal/weak"
+)
+
+// weakSender is one output channel of a producer in WEAKLY_CONSISTENT
+// mode: the network.Sender its writer sends through, in front of the
+// consumer's gate channel. It logs every buffer it sends (weak.Log decides
+// what, the sender holds the payloads) and outlives both ends: the
+// TaskExecutor keeps it while producer and consumer restart, so a
+// restarted consumer is replayed what its snapshot did not cover, and a
+// restarted producer's records that the log holds already are dropped.
+//
+// mu is held while a buffer is sent (also while that waits for credit) and
+// while a replay runs: a replay and the producer's sends never interleave.
+// The target channel is read without mu by disconnect, which abandons it
+// to wake a send waiting for credit from a consumer that is gone.
+type weakSender struct {
+	mu       sync.Mutex
+	log      *weak.Log
+	payloads []network.Buffer // retained entries, index Base()+1 first
+	target   *network.Channel // nil while the consumer is down or replaying
+	up       chan struct{}    // closed when a consumer (re)connects; replaced on disconnect
+	stats    *WeakStats
+	max      uint64
+
+	tmu     sync.Mutex
+	current *network.Channel // the channel disconnect abandons
+}
+
+func newWeakSender(maxRecords int, stats *WeakStats) *weakSender {
+	return &weakSender{log: weak.NewLog(maxRecords), up: make(chan struct{}), stats: stats, max: uint64(max(maxRecords, 1))}
+}
+
+var _ network.Sender = (*weakSender)(nil)
+
+// Send logs and sends an event, or a Data buffer as SendOverdraft.
+func (s *weakSender) Send(ctx context.Context, b network.Buffer) error {
+	return s.SendOverdraft(ctx, b, 0, nil)
+}
+
+// SendOverdraft logs b and sends it to the consumer if one is connected.
+func (s *weakSender) SendOverdraft(ctx context.Context, b network.Buffer, maxOverdraft int, d *network.Debt) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if b.Kind == network.Data {
+		ops := b.Data.(network.BatchOps)
+		n := ops.Len()
+		before := s.log.Counters().Dropped
+		skip, dropped := s.log.Data(n)
+		s.drop(dropped)
+		s.stats.Dropped.Add(int64(s.log.Counters().Dropped - before))
+		if skip >= n {
+			ops.Recycle()
+			return nil
+		}
+		if skip > 0 {
+			ops.DropFront(skip)
+		}
+		s.payloads = append(s.payloads, network.Buffer{Kind: network.Data, Data: ops.Copy()})
+	} else {
+		before := s.log.Counters().Dropped
+		logged, dropped := s.log.Event(eventKind(b.Kind))
+		s.drop(dropped)
+		s.stats.Dropped.Add(int64(s.log.Counters().Dropped - before))
+		if !logged {
+			return nil
+		}
+		s.payloads = append(s.payloads, network.Buffer{Kind: b.Kind, Watermark: b.Watermark, Idle: b.Idle})
+	}
+	end := s.log.End()
+	// While no consumer is connected the log holds the buffer; a producer
+	// whose log is full waits for the consumer instead of dropping what
+	// the consumer has not read (that would lose it for sure).
+	for s.target == nil {
+		if s.log.Held() < s.max {
+			recycleBuffer(b)
+			return nil
+		}
+		up := s.up
+		s.mu.Unlock()
+		select {
+		case <-up:
+		case <-ctx.Done():
+			s.mu.Lock()
+			recycleBuffer(b)
+			return fmt.Errorf("weak output: waiting for a restarted consumer: %w", ctx.Err())
+		}
+		s.mu.Lock()
+		if s.log.Sent() >= end {
+			recycleBuffer(b) // the replay sent it
+			return nil
+		}
+	}
+	if s.log.Sent() != end-1 {
+		// Entries before this one are still unsent (the consumer just
+		// reconnected): the replay covers this one too.
+		recycleBuffer(b)
+		return nil
+	}
+	if err := s.target.SendOverdraft(ctx, b, maxOverdraft, d); err != nil {
+		recycleBuffer(b)
+		if errors.Is(err, network.ErrConsumerGone) {
+			s.target = nil // logged; a restarted consumer gets it replayed
+			return nil
+		}
+		return err
+	}
+	s.log.MarkSent(end)
+	return nil
+}
+
+// SendPriority is not used in WEAKLY_CONSISTENT mode, which has no
+// barriers to prioritize.
+func (s *weakSender) SendPriority(b network.Buffer) error {
+	return fmt.Errorf("priority send of %s in WEAKLY_CONSISTENT mode: there are no barriers to prioritize", b.Kind)
+}
+
+// BackpressureWaits counts the sends to the current consumer that waited.
+func (s *weakSender) BackpressureWaits() uint64 {
+	s.tmu.Lock()
+	c := s.current
+	s.tmu.Unlock()
+	if c == nil {
+		return 0
+	}
+	return c.BackpressureWaits()
+}
+
+// drop frees the payloads of the n oldest entries the log removed.
+func (s *weakSender) drop(n int) {
+	for i := range n {
+		recycleBuffer(s.payloads[i])
+		s.payloads[i] = network.Buffer{}
+	}
+	s.payloads = s.payloads[n:]
+}
+
+// connect makes ch the channel of a consumer that starts without a
+// snapshot of its own, at the log's start (first deployment).
+func (s *weakSender) connect(ch *network.Channel) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.setCurrent(ch)
+	s.target = ch
+	close(s.up)
+}
+
+// disconnect forgets a consumer that failed or was cancelled: a send
+// waiting for its credit returns, and later sends are only logged.
+func (s *weakSender) disconnect(ch *network.Channel) {
+	s.tmu.Lock()
+	if s.current != ch {
+		s.tmu.Unlock()
+		return
+	}
+	s.current = nil
+	s.tmu.Unlock()
+	ch.Abandon()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.target == ch {
+		s.target = nil
+	}
+	select {
+	case <-s.up:
+		s.up = make(chan struct{})
+	default:
+	}
+}
+
+func (s *weakSender) setCurrent(ch *network.Channel) {
+	s.tmu.Lock()
+	s.current = ch
+	s.tmu.Unlock()
+}
+
+// reconnect replays to a restarted consumer's channel ch every entry after
+// the position its snapshot read, then makes ch the target. It returns the
+// records lost (dropped before the consumer read them) and runs the
+// replay on its own goroutine, holding mu, so the producer's sends queue
+// behind it; ctx ends it (the consumer failed again, the job ends).
+func (s *weakSender) reconnect(ctx context.Context, ch *network.Channel, p weak.Position, done func(error)) (lost uint64, err error) {
+	s.tmu.Lock()
+	old := s.current
+	s.tmu.Unlock()
+	if old != nil && old != ch {
+		s.disconnect(old) // wakes a send still waiting for the old attempt
+	}
+	s.mu.Lock()
+	before := s.log.Counters().Replayed
+	from, lost, err := s.log.Reconnect(p)
+	if err != nil {
+		s.mu.Unlock()
+		return 0, err
+	}
+	s.stats.Replayed.Add(int64(s.log.Counters().Replayed - before))
+	s.stats.Lost.Add(int64(lost))
+	s.setCurrent(ch)
+	go func() {
+		defer s.mu.Unlock()
+		base := s.log.Base()
+		for i := from; i <= s.log.End(); i++ {
+			b := s.payloads[i-base-1]
+			if b.Kind == network.Data {
+				b.Data = b.Data.(network.BatchOps).Copy()
+			}
+			// No overdraft limit: the consumer polls as fast as it can,
+			// and its credits bound what is queued.
+			if err := ch.Send(ctx, b); err != nil {
+				recycleBuffer(b)
+				done(fmt.Errorf("replay entry %d of %d to a restarted consumer: %w", i, s.log.End(), err))
+				return
+			}
+			s.log.MarkSent(i)
+		}
+		s.target = ch
+		close(s.up)
+		done(nil)
+	}()
+	return lost, nil
+}
+
+// restart rewinds the log's producer cursor to a restarted producer's
+// snapshot position.
+func (s *weakSender) restart(records uint64) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.log.Restart(records)
+}
+
+// cursor is the records the current producer attempt emitted.
+func (s *weakSender) cursor() uint64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.log.Cursor()
+}
+
+// truncate releases what a consumer's completed snapshot covers.
+func (s *weakSender) truncate(p weak.Position) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n, err := s.log.Truncate(p)
+	if err != nil {
+		return err
+	}
+	s.drop(n)
+	return nil
+}
+
+func eventKind(k network.Kind) weak.Event {
+	switch k {
+	case network.EndOfData:
+		return weak.EventEndOfData
+	case network.EndOfPartition:
+		return weak.EventEndOfPartition
+	}
+	return weak.EventOther
+}
+
+// recycleBuffer returns a Data buffer's batch to its pool.
+func recycleBuffer(b network.Buffer) {
+	if b.Kind == network.Data && b.Data != nil {
+		recycle(b.Data)
+	}
+}
