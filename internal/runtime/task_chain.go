@@ -123,10 +123,22 @@ func (t *Task) fireTimers(ctx context.Context) error {
 	if !ok {
 		return nil
 	}
+	if t.weak.replaying {
+		// The replay fires timers where the determinants say.
+		return nil
+	}
 	now := t.now().UnixMilli()
 	if at > now {
 		return nil
 	}
+	if t.weak.on {
+		t.weakTimers(now)
+	}
+	return t.fireTimersAt(ctx, now)
+}
+
+// fireTimersAt fires the processing-time timers due at time now.
+func (t *Task) fireTimersAt(ctx context.Context, now int64) error {
 	for i, op := range t.chain.ops {
 		if to, ok := op.(TimerOperator); ok {
 			if err := to.FireTimers(ctx, now); err != nil {

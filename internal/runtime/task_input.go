@@ -59,7 +59,9 @@ func (t *Task) runInput(ctx context.Context) error {
 			return err
 		}
 		if t.weak.replaying {
-			t.weakBeforePoll()
+			if err := t.weakBeforePoll(ctx); err != nil {
+				return err
+			}
 		}
 		ch, buf, ok := t.gate.Poll()
 		if ok && t.weak.on {

@@ -78,20 +78,45 @@ func (t *Task) setupWeak(reg *weakRegistry, exec ExecutionID, outs [][]*weakSend
 	return nil
 }
 
-// weakBeforePoll unblocks, while replaying, only the channel the next
-// determinant names.
-func (t *Task) weakBeforePoll() {
+// weakBeforePoll, while replaying, fires the timers the next
+// determinants name at their logged times, then unblocks only the channel
+// of the next one.
+func (t *Task) weakBeforePoll(ctx context.Context) error {
 	w := &t.weak
-	if !w.replaying {
-		return
+	for w.replaying && w.dets.chans[w.next-w.dets.base-1].ch < 0 {
+		if err := t.fireTimersAt(ctx, w.dets.chans[w.next-w.dets.base-1].at); err != nil {
+			return err
+		}
+		w.advance(t)
 	}
-	want := int(w.dets.chans[w.next-w.dets.base-1])
+	if !w.replaying {
+		return nil
+	}
+	want := int(w.dets.chans[w.next-w.dets.base-1].ch)
 	if want != w.cur {
 		if w.cur >= 0 {
 			t.gate.Block(w.cur)
 		}
 		t.gate.Unblock(want)
 		w.cur = want
+	}
+	return nil
+}
+
+// advance moves the replay past one determinant, ending it after the last.
+func (w *weakTask) advance(t *Task) {
+	w.next++
+	if w.next > w.replayTo {
+		w.replaying = false
+		w.cur = -1
+		t.gate.UnblockAll()
+	}
+}
+
+// weakTimers logs a firing of processing-time timers at time at.
+func (t *Task) weakTimers(at int64) {
+	if w := &t.weak; w.dets != nil && !w.replaying {
+		w.dets.chans = append(w.dets.chans, determinant{ch: -1, at: at})
 	}
 }
 
@@ -111,21 +136,13 @@ func (t *Task) weakPolled(ch int, b network.Buffer) error {
 		w.reg.recovered(t.ID)
 	}
 	if !w.replaying {
-		w.dets.chans = append(w.dets.chans, int32(ch))
+		w.dets.chans = append(w.dets.chans, determinant{ch: int32(ch)})
 		return nil
 	}
-	if want := int(w.dets.chans[w.next-w.dets.base-1]); want != ch {
+	if want := int(w.dets.chans[w.next-w.dets.base-1].ch); want != ch {
 		return fmt.Errorf("replay: determinant %d names channel %d, polled channel %d", w.next, want, ch)
 	}
-	w.next++
-	if w.next > w.replayTo {
-		w.replaying = false
-		w.cur = -1
-		// The failed attempt's later determinants were for input it
-		// polled after this point; the new attempt logs its own.
-		w.dets.chans = w.dets.chans[:w.replayTo-w.dets.base]
-		t.gate.UnblockAll()
-	}
+	w.advance(t)
 	return nil
 }
 

@@ -49,13 +49,22 @@ type weakInput struct {
 	ch  *network.Channel
 }
 
-// determinants is a task's log of the gate channel of every buffer it
-// polled, in order: entries base+1 … base+len(chans). A restarted attempt
-// polls its replayed input in this order up to the end of the log, so it
-// computes and emits exactly what the failed attempt did.
+// determinants is a task's log of what made its run nondeterministic, in
+// order: the gate channel of every buffer it polled, and the time of
+// every firing of processing-time timers; entries base+1 … base+len(log).
+// A restarted attempt polls its replayed input and fires its timers in
+// this order, at these times, up to the end of the log, so it computes
+// and emits exactly what the failed attempt did.
 type determinants struct {
 	base  uint64
-	chans []int32
+	chans []determinant
+}
+
+// determinant is one entry: a polled channel (ch >= 0), or processing-time
+// timers fired at time at (ch < 0).
+type determinant struct {
+	ch int32
+	at int64
 }
 
 func (d *determinants) end() uint64 { return d.base + uint64(len(d.chans)) }
