@@ -30,6 +30,10 @@ type weakSender struct {
 	up       chan struct{}    // closed when a consumer (re)connects; replaced on disconnect
 	stats    *WeakStats
 	max      uint64
+	// wm is the largest watermark logged: a restarted producer's lower
+	// one is not, so watermarks stay monotonic downstream.
+	wm    int64
+	hasWM bool
 
 	tmu     sync.Mutex
 	current *network.Channel // the channel disconnect abandons
@@ -66,12 +70,20 @@ func (s *weakSender) SendOverdraft(ctx context.Context, b network.Buffer, maxOve
 		}
 		s.payloads = append(s.payloads, network.Buffer{Kind: network.Data, Data: ops.Copy()})
 	} else {
+		if b.Kind == network.Watermark {
+			if s.hasWM && b.Watermark <= s.wm {
+				return nil
+			}
+		}
 		before := s.log.Counters().Dropped
 		logged, dropped := s.log.Event(eventKind(b.Kind))
 		s.drop(dropped)
 		s.stats.Dropped.Add(int64(s.log.Counters().Dropped - before))
 		if !logged {
 			return nil
+		}
+		if b.Kind == network.Watermark {
+			s.wm, s.hasWM = b.Watermark, true
 		}
 		s.payloads = append(s.payloads, network.Buffer{Kind: b.Kind, Watermark: b.Watermark, Idle: b.Idle})
 	}
