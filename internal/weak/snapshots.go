@@ -67,6 +67,11 @@ type flight struct {
 	at       time.Time
 	deadline time.Time
 	acked    bool
+	// orphan: the execution that took it stopped while its metadata was
+	// written. It may still complete (and be the restore point), but a
+	// final one does not finish the task's next execution, which reads
+	// its input again.
+	orphan bool
 }
 
 // NewSnapshots returns the bookkeeping of tasks' snapshots, started at
@@ -186,6 +191,9 @@ func (s *Snapshots) running(t checkpoint.TaskID, ts *task, now time.Time) {
 func (s *Snapshots) down(t checkpoint.TaskID, ts *task, reason string) {
 	ts.up, ts.eod, ts.finalDone, ts.soon = false, false, false, false
 	ts.due = time.Time{}
+	if ts.flight != nil && ts.flight.acked {
+		ts.flight.orphan = true
+	}
 	if ts.flight != nil && !ts.flight.acked {
 		s.abort(t, ts, fmt.Sprintf("task %d/%d stopped: %s", t.Vertex, t.Subtask, reason), coordinator.CauseTaskFailure)
 	}
@@ -252,7 +260,7 @@ func (s *Snapshots) persisted(ev Persisted) {
 	prev := ts.latest
 	ts.latest = f.id
 	s.completed++
-	if f.kind == checkpoint.Final && ts.up {
+	if f.kind == checkpoint.Final && ts.up && !f.orphan {
 		ts.finalDone = true
 	}
 	s.emit(Complete{Task: t, ID: f.id, Kind: f.kind, Discard: prev})
