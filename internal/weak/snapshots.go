@@ -27,7 +27,6 @@ type Config struct {
 // package doc for the rules; Step applies one event at a time.
 type Snapshots struct {
 	cfg   Config
-	start time.Time
 	next  checkpoint.ID
 	tasks []checkpoint.TaskID
 	state map[checkpoint.TaskID]*task
@@ -74,9 +73,9 @@ type flight struct {
 	orphan bool
 }
 
-// NewSnapshots returns the bookkeeping of tasks' snapshots, started at
-// now: the spread of the first snapshots counts from it.
-func NewSnapshots(cfg Config, tasks []checkpoint.TaskID, now time.Time) *Snapshots {
+// NewSnapshots returns the bookkeeping of tasks' snapshots; the order of
+// tasks is the order of the spread. Feed it Running as tasks run.
+func NewSnapshots(cfg Config, tasks []checkpoint.TaskID) *Snapshots {
 	if cfg.Timeout <= 0 {
 		cfg.Timeout = coordinator.DefaultTimeout
 	}
@@ -84,7 +83,7 @@ func NewSnapshots(cfg Config, tasks []checkpoint.TaskID, now time.Time) *Snapsho
 		cfg.FirstID = 1
 	}
 	s := &Snapshots{
-		cfg: cfg, start: now, next: cfg.FirstID,
+		cfg: cfg, next: cfg.FirstID,
 		tasks:      append([]checkpoint.TaskID(nil), tasks...),
 		state:      map[checkpoint.TaskID]*task{},
 		persisting: map[checkpoint.ID]checkpoint.TaskID{},
@@ -176,8 +175,11 @@ func (s *Snapshots) running(t checkpoint.TaskID, ts *task, now time.Time) {
 		if ts.ran {
 			ts.due = now.Add(s.cfg.Interval)
 		} else {
+			// Counted from when the task first runs, not from NewSnapshots:
+			// a deployment that waited for slots would otherwise bring
+			// every task up overdue, and they would snapshot at once.
 			n := time.Duration(len(s.tasks))
-			ts.due = s.start.Add(s.cfg.Interval * time.Duration(ts.index+1) / n)
+			ts.due = now.Add(s.cfg.Interval * time.Duration(ts.index+1) / n)
 		}
 	}
 	ts.ran = true

@@ -10,7 +10,7 @@
 // Request), actions out (Trigger, Persist, Complete, Abort). It does no IO,
 // starts no goroutine and reads no clock; time comes with each event.
 //
-//	s := weak.NewSnapshots(weak.Config{Interval: time.Second}, tasks, now)
+//	s := weak.NewSnapshots(weak.Config{Interval: time.Second}, tasks)
 //	s.Step(weak.Running{Task: t, Now: now})     // t's first snapshot is due at now + 1s*(i+1)/n
 //	s.Step(weak.Tick{Now: due})                 // Trigger{t, 1, Periodic}
 //	s.Step(weak.Ack{Task: t, ID: 1, State: st}) // Persist{t, 1, st}: write t's metadata
@@ -27,9 +27,10 @@
 //
 //   - A task's periodic snapshots are spread so that tasks do not snapshot
 //     at once: task i of n (in the order given to NewSnapshots) is first
-//     due at start + Interval*(i+1)/n, then Interval after its previous
-//     snapshot ended (completed or failed). A restarted task is next due
-//     Interval after it runs again. Interval 0: no periodic snapshots.
+//     due Interval*(i+1)/n after it first runs (all run at about the
+//     job's start), then Interval after its previous snapshot ended
+//     (completed or failed). A restarted task is next due Interval after
+//     it runs again. Interval 0: no periodic snapshots.
 //   - At most one snapshot per task is in flight, from its Trigger until it
 //     completes or fails; ids come from one increasing counter.
 //   - Only a running task is triggered. Down (the task failed, was lost or

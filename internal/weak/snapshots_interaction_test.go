@@ -59,7 +59,7 @@ func (e *snapEnv) handle(t *testing.T, d *datadriven.TestData) string {
 		}
 		e.up = map[checkpoint.TaskID]bool{}
 		cfg := Config{Interval: durArg(t, d, "interval", 0), Timeout: durArg(t, d, "timeout", 0), FirstID: checkpoint.ID(intArg(t, d, "first", 0))}
-		e.s = NewSnapshots(cfg, e.tasks, epoch)
+		e.s = NewSnapshots(cfg, e.tasks)
 		return "ok\n"
 	case "running":
 		var out []Action

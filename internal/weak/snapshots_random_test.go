@@ -69,7 +69,7 @@ func runSnapshotsRandom(t *testing.T, seed uint64, steps int) (completed, failed
 	interval := time.Duration(r.IntN(3)) * time.Second // 0 in a third of the runs
 	timeout := time.Duration(500+r.IntN(3000)) * time.Millisecond
 	now := epoch
-	s := NewSnapshots(Config{Interval: interval, Timeout: timeout, FirstID: checkpoint.ID(1 + r.IntN(50))}, tasks, now)
+	s := NewSnapshots(Config{Interval: interval, Timeout: timeout, FirstID: checkpoint.ID(1 + r.IntN(50))}, tasks)
 	m := &model{
 		up: map[checkpoint.TaskID]bool{}, eod: map[checkpoint.TaskID]bool{}, finalDone: map[checkpoint.TaskID]bool{},
 		finished: map[checkpoint.TaskID]bool{}, inflight: map[checkpoint.TaskID]checkpoint.ID{}, acked: map[checkpoint.ID]bool{}, orphan: map[checkpoint.ID]bool{},

@@ -25,7 +25,7 @@ func SuccessAtScale(tasks int, pFail float64, rounds int, seed uint64) (global, 
 		ids[i] = checkpoint.TaskID{Vertex: i}
 	}
 	now := time.Unix(0, 0)
-	s := NewSnapshots(Config{}, ids, now)
+	s := NewSnapshots(Config{}, ids)
 	for _, t := range ids {
 		s.Step(Running{Task: t, Now: now})
 	}
