@@ -114,9 +114,12 @@ func (s *Snapshots) Step(ev Event) []Action {
 			ts.finished = true
 		}
 	case EndOfData:
-		if ts := s.state[ev.Task]; ts != nil && ts.up && !ts.eod {
+		// A task deployed but not yet reported running may reach the end
+		// of its input first: its final snapshot is then triggered as it
+		// runs.
+		if ts := s.state[ev.Task]; ts != nil && !ts.finished && !ts.eod {
 			ts.eod = true
-			if ts.flight == nil {
+			if ts.up && ts.flight == nil {
 				s.trigger(ev.Task, ts, ev.Now)
 			}
 		}
@@ -183,7 +186,7 @@ func (s *Snapshots) running(t checkpoint.TaskID, ts *task, now time.Time) {
 		}
 	}
 	ts.ran = true
-	if ts.flight == nil && !ts.due.IsZero() && !now.Before(ts.due) {
+	if ts.flight == nil && (ts.eod || !ts.due.IsZero() && !now.Before(ts.due)) {
 		s.trigger(t, ts, now)
 	}
 }

@@ -113,7 +113,7 @@ func runSnapshotsRandom(t *testing.T, seed uint64, steps int) (completed, failed
 					mayAbort = &x
 				}
 			case 2:
-				if x, ok := pick(func(x checkpoint.TaskID) bool { return m.up[x] }); ok && r.IntN(3) == 0 {
+				if x, ok := pick(func(x checkpoint.TaskID) bool { return !m.finished[x] }); ok && r.IntN(3) == 0 {
 					ev = EndOfData{Task: x, Now: now}
 				}
 			case 3, 4:
