@@ -496,9 +496,12 @@ func (m *Machine) taskFailed(t checkpoint.TaskID, err error) {
 		m.feed(failover.GlobalFailure{Reason: err.Error(), Now: m.now})
 		return
 	}
-	if unrecoverable {
+	switch {
+	case unrecoverable:
 		m.log.Warn("task failed with an error no restart can fix; failing the job", "task", t, "cause", err)
-	} else {
+	case m.snaps != nil:
+		m.log.Warn("task failed; it restarts alone", "task", t, "restore", m.weakRestorePoint(t), "cause", err)
+	default:
 		m.log.Warn("task failed; its region fails over", "task", t, "region", r, "cause", err)
 	}
 	m.feed(failover.TaskFailed{Task: t, Err: err, Unrecoverable: unrecoverable, Now: m.now})

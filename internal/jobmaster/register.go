@@ -53,7 +53,9 @@ func (m *Machine) registered(ev Registered) {
 	err := ev.Err
 	if err != nil {
 		m.log.Warn("checkpoint registration refused", "id", ev.ID, "err", err)
-		err = fmt.Errorf("register checkpoint: %w", err)
+		if m.snaps == nil {
+			err = fmt.Errorf("register checkpoint: %w", err)
+		}
 	}
 	m.persisted(ev.ID, err, err != nil)
 }

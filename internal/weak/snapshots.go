@@ -252,11 +252,11 @@ func (s *Snapshots) persisted(ev Persisted) {
 	ts := s.state[t]
 	f := ts.flight
 	if ev.Err != nil {
-		cause := coordinator.CauseStorage
+		cause, what := coordinator.CauseStorage, "write the metadata"
 		if ev.Registration {
-			cause = coordinator.CauseRegistration
+			cause, what = coordinator.CauseRegistration, "registration"
 		}
-		s.abort(t, ts, fmt.Sprintf("metadata of task %d/%d's snapshot: %v", t.Vertex, t.Subtask, ev.Err), cause)
+		s.abort(t, ts, fmt.Sprintf("task %d/%d's snapshot %d: %s: %v", t.Vertex, t.Subtask, f.id, what, ev.Err), cause)
 		s.ended(t, ts, ev.Now)
 		return
 	}
