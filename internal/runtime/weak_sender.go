@@ -278,7 +278,7 @@ func (s *weakSender) truncate(p weak.Position) error {
 	return nil
 }
 
-func eventKind(k network.Kind) weak.Event {
+func eventKind(k network.Kind) weak.LogEvent {
 	switch k {
 	case network.EndOfData:
 		return weak.EventEndOfData

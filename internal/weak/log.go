@@ -23,13 +23,13 @@ type Position struct {
 
 func (p Position) String() string { return fmt.Sprintf("%d/%d", p.Buffers, p.Records) }
 
-// Event is the kind of an event entry. Watermarks and status changes may be
+// LogEvent is the kind of an event entry. Watermarks and status changes may be
 // logged many times; end of data and end of partition only once.
-type Event uint8
+type LogEvent uint8
 
 const (
 	// EventOther is any event that may repeat (watermark, status).
-	EventOther Event = iota + 1
+	EventOther LogEvent = iota + 1
 	// EventEndOfData is the producer's end of data.
 	EventEndOfData
 	// EventEndOfPartition is the producer's last buffer.
@@ -40,7 +40,7 @@ const (
 // event.
 type entry struct {
 	records uint64
-	event   Event
+	event   LogEvent
 }
 
 // Log is the bookkeeping of one producer's output channel in
@@ -145,7 +145,7 @@ func (l *Log) Data(n int) (skip, dropped int) {
 // are in the log between them), nor a second end of data, nor anything
 // after the end of partition: a producer restarted after its last buffer
 // emits its final watermark again, and the consumer's channel is closed.
-func (l *Log) Event(e Event) (logged bool, dropped int) {
+func (l *Log) Event(e LogEvent) (logged bool, dropped int) {
 	switch {
 	case l.cursor < l.endRec:
 		return false, 0

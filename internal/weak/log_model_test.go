@@ -17,7 +17,7 @@ import (
 //     different batches; it snapshots its cursor and restarts from the
 //     latest snapshot;
 //   - the runtime holds the payloads (the ids) in a ring parallel to the
-//     log's entries, frees what Data, Event and Truncate drop, and sends
+//     log's entries, frees what Data, LogEvent and Truncate drop, and sends
 //     entries Sent()+1.. to the connected consumer: at once after each
 //     append (eager), or a few at a time as credits allow (lazy), so that
 //     entries wait while the log is bounded;
@@ -61,7 +61,7 @@ func TestLogRandomAgainstModel(t *testing.T) {
 // first..first+n-1, or an event (a watermark carries the producer's cursor).
 type logPayload struct {
 	first, n int
-	event    Event
+	event    LogEvent
 	wm       int
 }
 
@@ -243,7 +243,7 @@ func (m *logModel) produce(maxBatch int) error {
 	return nil
 }
 
-func (m *logModel) event(e Event, before uint64) error {
+func (m *logModel) event(e LogEvent, before uint64) error {
 	logged, dropped := m.l.Event(e)
 	want := uint64(m.pcur) >= before
 	switch {

@@ -52,7 +52,7 @@ func runLogCmd(t *testing.T, d *datadriven.TestData, lp **Log) string {
 	case "event":
 		var kind string
 		d.ScanArgs(t, "kind", &kind)
-		e, ok := map[string]Event{"wm": EventOther, "eod": EventEndOfData, "eop": EventEndOfPartition}[kind]
+		e, ok := map[string]LogEvent{"wm": EventOther, "eod": EventEndOfData, "eop": EventEndOfPartition}[kind]
 		if !ok {
 			d.Fatalf(t, "kind=%s: want wm, eod or eop", kind)
 		}

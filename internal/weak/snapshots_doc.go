@@ -1,7 +1,3 @@
-// Package weak holds the pure cores of WEAKLY_CONSISTENT mode
-// (execution.checkpointing.mode, issue 14): no barriers, no alignment, no
-// global rollback.
-//
 // # Per-task snapshots (snapshots*.go)
 //
 // Snapshots is the JobMaster's bookkeeping of every task's own snapshots,
@@ -52,4 +48,8 @@
 // Owns: which task snapshots when and which snapshot each task restores.
 // Must not touch: TaskManagers, storage, goroutines or the clock (checked
 // by internal/archtest); the JobMaster's Machine performs the actions.
+//
+// (This file continues the package documentation in doc.go; it is not
+// itself the package comment.)
+
 package weak
