@@ -149,6 +149,10 @@ type WeakPositions struct {
 	// Outputs are per output edge, per consumer subtask: records sent.
 	Outputs      [][]uint64 `json:"outputs,omitempty"`
 	Determinants uint64     `json:"determinants,omitempty"`
+	// Ended is set when the task's input had ended (its final snapshot,
+	// or one taken while it waited for that): a restored task ends its
+	// input again at once, since no producer will send end of data again.
+	Ended bool `json:"ended,omitempty"`
 }
 
 // WeakChannelPosition is how far a consumer read one input channel.

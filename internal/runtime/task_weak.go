@@ -28,6 +28,8 @@ type weakTask struct {
 	replayTo   uint64
 	cur        int
 	recovering bool // a restarted attempt that has not processed yet
+	// ended: the restored snapshot was taken after the input ended.
+	ended bool
 }
 
 // setupWeak prepares a task of a WEAKLY_CONSISTENT job: restored positions
@@ -38,6 +40,7 @@ func (t *Task) setupWeak(reg *weakRegistry, exec ExecutionID, outs [][]*weakSend
 	w := &t.weak
 	w.on, w.reg, w.exec, w.outs, w.cur = true, reg, exec, outs, -1
 	w.recovering = restarted
+	w.ended = pos != nil && pos.Ended
 	for k, ws := range outs {
 		for j, s := range ws {
 			var at uint64
@@ -149,7 +152,7 @@ func (t *Task) weakPositions(ctx context.Context) (*checkpoint.WeakPositions, er
 			return nil, fmt.Errorf("flush before the snapshot: %w", err)
 		}
 	}
-	p := &checkpoint.WeakPositions{Inputs: append([]checkpoint.WeakChannelPosition(nil), w.inputs...)}
+	p := &checkpoint.WeakPositions{Inputs: append([]checkpoint.WeakChannelPosition(nil), w.inputs...), Ended: t.end.done}
 	for _, ws := range w.outs {
 		row := make([]uint64, len(ws))
 		for j, s := range ws {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/weirstream/weir/internal/config"
 	"github.com/weirstream/weir/internal/faults"
@@ -26,7 +27,10 @@ func TestWeakConsistentUnderFaults(t *testing.T) {
 			r := newRun(t, n, k, p)
 			r.extra = map[string]string{config.CheckpointingMode: config.ModeWeak}
 			r.plan = faultPlan(6, int64(300+p), n, faults.AllPoints()...)
-			res := r.execute(t, context.Background(), nil)
+			// A stuck replay would hang the job: fail with its log instead.
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			defer cancel()
+			res := r.execute(t, ctx, nil)
 			if res.err != nil {
 				t.Fatalf("Execute: %v\nlog:\n%s", res.err, res.log)
 			}
