@@ -6,6 +6,7 @@ import (
 
 	"github.com/weirstream/weir/internal/checkpoint"
 	"github.com/weirstream/weir/internal/network"
+	"github.com/weirstream/weir/internal/watermark"
 )
 
 // weakTask is a task's side of WEAKLY_CONSISTENT mode (zero and off in the
@@ -58,6 +59,7 @@ func (t *Task) setupWeak(reg *weakRegistry, exec ExecutionID, outs [][]*weakSend
 	w.inputs = make([]checkpoint.WeakChannelPosition, t.gate.NumChannels())
 	if pos != nil {
 		copy(w.inputs, pos.Inputs)
+		t.restoreChannelEvents(w.inputs)
 	}
 	w.dets = reg.determinants(t.ID)
 	from := uint64(0)
@@ -127,7 +129,16 @@ func (t *Task) weakTimers(at int64) {
 // it replays, a determinant.
 func (t *Task) weakPolled(ch int, b network.Buffer) error {
 	w := &t.weak
-	w.inputs[ch] = checkpoint.WeakChannelPosition{Buffers: b.LogBuffers, Records: b.LogRecords}
+	in := &w.inputs[ch]
+	in.Buffers, in.Records = b.LogBuffers, b.LogRecords
+	switch b.Kind {
+	case network.Watermark:
+		in.Watermark, in.Marked = b.Watermark, true
+	case network.WatermarkStatus:
+		in.Idle = b.Idle
+	case network.EndOfData:
+		in.EndOfData = true
+	}
 	if w.recovering && b.Kind == network.Data {
 		w.recovering = false
 		w.reg.recovered(t.ID)
@@ -212,4 +223,31 @@ func (rp *restorePoint) weakFor(headUID string, subtask int) *checkpoint.WeakPos
 		}
 	}
 	return nil
+}
+
+// restoreChannelEvents gives a restored task what its channels' events
+// before the snapshot's positions said, since no producer replays them:
+// which channels ended, and each channel's last watermark and status for
+// the valve. The valve's answers are not performed: the operators'
+// restored state has seen those watermarks already, and what the valve
+// emits next goes downstream as usual.
+func (t *Task) restoreChannelEvents(ins []checkpoint.WeakChannelPosition) {
+	for ch, in := range ins {
+		if in.EndOfData && !t.end.ended[ch] {
+			t.end.ended[ch] = true
+			t.end.count++
+		}
+		if t.et.valve == nil {
+			continue
+		}
+		if in.Marked {
+			t.et.valve.Step(watermark.Advance{Ch: ch, TS: in.Watermark})
+		}
+		if in.Idle {
+			t.et.valve.Step(watermark.Idle{Ch: ch})
+		}
+	}
+	if t.et.valve != nil {
+		t.metrics.InputWatermark.Store(t.et.valve.Watermark())
+	}
 }

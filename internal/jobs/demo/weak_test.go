@@ -28,7 +28,7 @@ func TestWeakConsistentUnderFaults(t *testing.T) {
 			r.extra = map[string]string{config.CheckpointingMode: config.ModeWeak}
 			r.plan = faultPlan(6, int64(300+p), n, faults.AllPoints()...)
 			// A stuck replay would hang the job: fail with its log instead.
-			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 			defer cancel()
 			res := r.execute(t, ctx, nil)
 			if res.err != nil {
