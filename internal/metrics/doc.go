@@ -33,7 +33,7 @@
 // weakTaskRestarts, weakRecordsReplayed, weakRecordsLost,
 // weakRecordsDuplicated, weakRecordsDropped, weakSnapshotsCompleted,
 // weakSnapshotsFailed, weakLastRecoveryDuration, weakRecoveries and
-// weakRecoveryDurationTotal under the job scope; see weak.go and
+// weakRecoveryDurationTotal under the job scope; see names.go, weak.go and
 // docs/weak-consistency.md.
 //
 // Owns: metric names, labels and rates. Must not touch: the job; it only
