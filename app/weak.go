@@ -27,8 +27,9 @@ func weakLine(w *runtime.WeakStats) string {
 
 // weakSnapshotLine is the progress line's checkpoint part in
 // WEAKLY_CONSISTENT mode: there is no global checkpoint to report, but
-// each task's own snapshots and restarts. Global checkpoints and job
-// restarts appear only if the runtime fell back to them.
+// each task's own snapshots and restarts. (The runtime counts the tasks'
+// snapshots and restarts in the job's checkpoint and restart counters
+// too, so those would only repeat them.)
 func (p *progress) weakSnapshotLine() string {
 	w := &p.st.Weak
 	s := fmt.Sprintf("task snapshots %d", w.SnapshotsCompleted.Load())
@@ -37,12 +38,6 @@ func (p *progress) weakSnapshotLine() string {
 	}
 	if r := w.TaskRestarts.Load(); r > 0 {
 		s += fmt.Sprintf("  task restarts %d", r)
-	}
-	if c := p.st.CompletedCheckpoints.Load(); c > 0 {
-		s += fmt.Sprintf("  checkpoints %d", c)
-	}
-	if r := p.st.Restarts.Load(); r > 0 {
-		s += fmt.Sprintf("  job restarts %d", r)
 	}
 	return s
 }

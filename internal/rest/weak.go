@@ -18,14 +18,13 @@ type WeakAccounting struct {
 	// RecordsReplayed counts records producers sent again from their
 	// in-flight logs to restarted consumers.
 	RecordsReplayed int64 `json:"records-replayed"`
-	// RecordsLost and RecordsDuplicated are exact: the records lost (no
-	// log held them any more, or a source position was skipped) and
-	// delivered twice (a restarted producer could not replay
-	// deterministically).
+	// RecordsLost and RecordsDuplicated are exact: the records lost (a
+	// consumer needed them and no log held them any more) and delivered
+	// twice (a restarted producer could not replay deterministically).
 	RecordsLost       int64 `json:"records-lost"`
 	RecordsDuplicated int64 `json:"records-duplicated"`
-	// RecordsDropped counts records the logs dropped for their size bound
-	// while no consumer needed them.
+	// RecordsDropped counts records the logs dropped for their size
+	// bound, the lost ones included.
 	RecordsDropped int64 `json:"records-dropped"`
 	// SnapshotsCompleted and SnapshotsFailed count per-task snapshots.
 	SnapshotsCompleted int64 `json:"snapshots-completed"`
