@@ -5,7 +5,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -75,10 +74,13 @@ func TestDemoVerifyWeak(t *testing.T) {
 
 var weakFailoverLine = regexp.MustCompile(`(?m)^weak failover: (\d+) failures, (\d+) task restarts, (\d+) replayed, (\d+) lost, (\d+) duplicated$`)
 
-// weir run demo in WEAKLY_CONSISTENT mode with injected failures: the run
-// ends with the weak failover line, and --verify finds the committed
-// lines' missing and duplicated counts equal to the accounting (exit 0),
-// the two lines agreeing on lost and duplicated.
+// weir run demo in WEAKLY_CONSISTENT mode with injected failures: each
+// failure that fired restarted exactly one task, the run ends with the
+// weak failover line, and --verify finds the committed lines' missing and
+// duplicated counts equal to the accounting (exit 0), the two lines
+// agreeing on lost and duplicated. (Not every planned failure fires: a
+// source does not rewind for a failure downstream, so the job may end
+// before it reaches a planned fault's position again.)
 func TestDemoWeakVerify(t *testing.T) {
 	if testing.Short() {
 		t.Skip("restarts with backoff take a few seconds")
@@ -89,14 +91,18 @@ func TestDemoWeakVerify(t *testing.T) {
 		"--inject-failures", "5", "--fault-seed", "11",
 		"--state-dir", filepath.Join(dir, "state"), "--out", filepath.Join(dir, "out"), "-q", "--verify")
 	wantExit(t, res, 0)
-	wantFired(t, res.stderr, 5)
+	fired := firedRE.FindStringSubmatch(res.stderr)
+	if fired == nil {
+		t.Fatalf("no fault summary in stderr:\n%s", tail(res.stderr, 2000))
+	}
 	m := weakFailoverLine.FindStringSubmatch(res.stderr)
 	if m == nil {
 		t.Fatalf("no weak failover line in stderr:\n%s", tail(res.stderr, 2000))
 	}
+	if m[1] != fired[1] || m[2] != fired[1] {
+		t.Errorf("%s failures and %s task restarts for %s fired failures; each failure restarts exactly one task:\n%s",
+			m[1], m[2], fired[1], tail(res.stderr, 2000))
+	}
 	lost, dup := m[4], m[5]
 	wantContains(t, res.stderr, "duplicated lines (accounting: "+lost+" lost, "+dup+" duplicated)\n")
-	if f, _ := strconv.Atoi(m[1]); f > 5 {
-		t.Errorf("%d failures counted, but only 5 were injected", f)
-	}
 }
