@@ -33,6 +33,8 @@ type weakSender struct {
 	stats    *WeakStats
 	max      uint64
 	gen      uint64 // incremented by every (re)connect and disconnect
+	// accounted are the log's counters already added to stats.
+	accounted weak.Counters
 	// wm is the largest watermark logged: a restarted producer's lower
 	// one is not, so watermarks stay monotonic downstream.
 	wm    int64
@@ -57,8 +59,7 @@ func (s *weakSender) Send(ctx context.Context, b network.Buffer) error {
 func (s *weakSender) SendOverdraft(ctx context.Context, b network.Buffer, maxOverdraft int, d *network.Debt) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	before := s.log.Counters()
-	defer s.account(before)
+	defer s.account()
 	if b.Kind == network.Data {
 		ops := b.Data.(network.BatchOps)
 		n := ops.Len()
@@ -157,12 +158,14 @@ func (s *weakSender) BackpressureWaits() uint64 {
 	return c.BackpressureWaits()
 }
 
-// account adds what the log counted since before to the job's figures.
-func (s *weakSender) account(before weak.Counters) {
+// account adds what the log counted since the last call to the job's
+// figures (mu held).
+func (s *weakSender) account() {
 	c := s.log.Counters()
-	s.stats.Replayed.Add(int64(c.Replayed - before.Replayed))
-	s.stats.Lost.Add(int64(c.Lost - before.Lost))
-	s.stats.Dropped.Add(int64(c.Dropped - before.Dropped))
+	s.stats.Replayed.Add(int64(c.Replayed - s.accounted.Replayed))
+	s.stats.Lost.Add(int64(c.Lost - s.accounted.Lost))
+	s.stats.Dropped.Add(int64(c.Dropped - s.accounted.Dropped))
+	s.accounted = c
 }
 
 // drop frees the payloads of the n oldest entries the log removed.
@@ -238,9 +241,8 @@ func (s *weakSender) reconnect(ctx context.Context, ch *network.Channel, p weak.
 		s.disconnect(old) // wakes a send still waiting for the old attempt
 	}
 	s.mu.Lock()
-	before := s.log.Counters()
 	_, lost, err = s.log.Reconnect(p)
-	s.account(before)
+	s.account()
 	if err != nil {
 		s.mu.Unlock()
 		return 0, err
@@ -288,9 +290,8 @@ func (s *weakSender) replay(ctx context.Context, ch *network.Channel, gen uint64
 			return
 		}
 		if s.gen == gen {
-			before := s.log.Counters()
 			s.log.MarkSent(i)
-			s.account(before)
+			s.account()
 		}
 		s.mu.Unlock()
 	}
@@ -315,8 +316,7 @@ func (s *weakSender) cursor() uint64 {
 func (s *weakSender) truncate(p weak.Position) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	before := s.log.Counters()
-	defer s.account(before)
+	defer s.account()
 	n, err := s.log.Truncate(p)
 	if err != nil {
 		return err
