@@ -28,6 +28,7 @@ func (te *TaskExecutor) build(ctx context.Context, j *teJob, d Deployment, execs
 	gates := make([]*network.Gate, len(d.Tasks))
 	links := make([]*taskLinks, len(d.Tasks))
 	reg := j.weakRegistry()
+	lost := make([]uint64, len(d.Tasks)) // weak: input records the logs no longer held
 	for i := range d.Tasks {
 		links[i] = &taskLinks{self: te.cfg.ID, job: d.Job, parts: j.parts, net: te.cfg.Network, credits: cfg.CreditsPerChannel, announce: cfg.Unaligned && cfg.AlignedTimeout > 0, weak: reg}
 		execs[i].links = links[i]
@@ -63,7 +64,7 @@ func (te *TaskExecutor) build(ctx context.Context, j *teJob, d Deployment, execs
 		}
 		if reg != nil {
 			pos := rp.weakFor(v.Chain[0].UID, td.Exec.Task.Subtask)
-			if err := reg.connectInputs(execs[i].ctx, td.Exec, weakInputKeys(v, td), gates[i], pos, execs[i].failAsync); err != nil {
+			if lost[i], err = reg.connectInputs(execs[i].ctx, td.Exec, weakInputKeys(v, td), gates[i], pos, execs[i].failAsync); err != nil {
 				return nil, i, fmt.Errorf("deploy %s: %w", td.Exec, err)
 			}
 		}
@@ -79,7 +80,7 @@ func (te *TaskExecutor) build(ctx context.Context, j *teJob, d Deployment, execs
 		if reg != nil {
 			v := jg.Vertices[td.Exec.Task.Vertex]
 			restarted := reg.deploy(td.Exec.Task)
-			if err := t.setupWeak(reg, td.Exec, links[i].weakOuts, rp.weakFor(v.Chain[0].UID, td.Exec.Task.Subtask), restarted); err != nil {
+			if err := t.setupWeak(reg, td.Exec, links[i].weakOuts, rp.weakFor(v.Chain[0].UID, td.Exec.Task.Subtask), restarted, lost[i] > 0); err != nil {
 				return nil, i, fmt.Errorf("deploy %s: %w", td.Exec, err)
 			}
 		}

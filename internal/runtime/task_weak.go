@@ -37,7 +37,12 @@ type weakTask struct {
 // (pos, nil when it starts without a snapshot of its own) and, for a
 // restarted consuming task, the replay of the order it consumed its input
 // in since that snapshot.
-func (t *Task) setupWeak(reg *weakRegistry, exec ExecutionID, outs [][]*weakSender, pos *checkpoint.WeakPositions, restarted bool) error {
+//
+// lostInput says the producers' logs no longer held some input the task
+// needs: its replay cannot follow the failed attempt's order then, so it
+// reads freely, and what its output logs skip as already sent may differ
+// from what it emits now, counted as possibly duplicated.
+func (t *Task) setupWeak(reg *weakRegistry, exec ExecutionID, outs [][]*weakSender, pos *checkpoint.WeakPositions, restarted, lostInput bool) error {
 	w := &t.weak
 	w.on, w.reg, w.exec, w.outs, w.cur = true, reg, exec, outs, -1
 	w.recovering = restarted
@@ -48,7 +53,7 @@ func (t *Task) setupWeak(reg *weakRegistry, exec ExecutionID, outs [][]*weakSend
 			if pos != nil && k < len(pos.Outputs) && j < len(pos.Outputs[k]) {
 				at = pos.Outputs[k][j]
 			}
-			if err := s.restart(at); err != nil {
+			if err := s.restart(at, lostInput); err != nil {
 				return fmt.Errorf("output %d to subtask %d: %w", k, j, err)
 			}
 		}
@@ -65,6 +70,11 @@ func (t *Task) setupWeak(reg *weakRegistry, exec ExecutionID, outs [][]*weakSend
 	from := uint64(0)
 	if pos != nil {
 		from = pos.Determinants
+	}
+	if lostInput {
+		// The failed attempt's order names buffers that are gone.
+		w.dets.truncate(from)
+		w.dets.chans = w.dets.chans[:0]
 	}
 	if end := w.dets.end(); end > from {
 		if w.dets.base > from {

@@ -141,7 +141,10 @@ func (r *weakRegistry) deploy(t checkpoint.TaskID) (restart bool) {
 // the consumer's snapshot read (pos nil: from the start); one that did not
 // connects itself when it is built. done is called with a replay's error
 // (the consumer fails).
-func (r *weakRegistry) connectInputs(ctx context.Context, exec ExecutionID, keys []weakKey, g *network.Gate, pos *checkpoint.WeakPositions, done func(error)) error {
+//
+// lost is the records the consumer needed that the logs no longer held:
+// then its replay cannot follow its determinants.
+func (r *weakRegistry) connectInputs(ctx context.Context, exec ExecutionID, keys []weakKey, g *network.Gate, pos *checkpoint.WeakPositions, done func(error)) (lost uint64, err error) {
 	ins := make([]weakInput, len(keys))
 	for ch, k := range keys {
 		ins[ch] = weakInput{key: k, ch: g.Channel(ch)}
@@ -153,18 +156,20 @@ func (r *weakRegistry) connectInputs(ctx context.Context, exec ExecutionID, keys
 		if pos != nil && ch < len(pos.Inputs) {
 			p = weak.Position{Buffers: pos.Inputs[ch].Buffers, Records: pos.Inputs[ch].Records}
 		}
-		if _, err := s.reconnect(ctx, g.Channel(ch), p, func(err error) {
+		n, err := s.reconnect(ctx, g.Channel(ch), p, func(err error) {
 			if err != nil && ctx.Err() == nil {
 				done(err)
 			}
-		}); err != nil {
-			return fmt.Errorf("input channel %d of %s from task %d/%d: %w", ch, exec, k.producer.Vertex, k.producer.Subtask, err)
+		})
+		if err != nil {
+			return lost, fmt.Errorf("input channel %d of %s from task %d/%d: %w", ch, exec, k.producer.Vertex, k.producer.Subtask, err)
 		}
+		lost += n
 	}
 	r.mu.Lock()
 	r.inputs[exec] = ins
 	r.mu.Unlock()
-	return nil
+	return lost, nil
 }
 
 // ended disconnects an ended consuming execution from its producers' logs

@@ -33,6 +33,9 @@ type weakSender struct {
 	stats    *WeakStats
 	max      uint64
 	gen      uint64 // incremented by every (re)connect and disconnect
+	// suspect are records a nondeterministic restart will re-emit where
+	// the log skips them: counted as possibly duplicated as they go.
+	suspect uint64
 	// accounted are the log's counters already added to stats.
 	accounted weak.Counters
 	// wm is the largest watermark logged: a restarted producer's lower
@@ -65,6 +68,11 @@ func (s *weakSender) SendOverdraft(ctx context.Context, b network.Buffer, maxOve
 		n := ops.Len()
 		skip, dropped := s.log.Data(n)
 		s.drop(dropped)
+		if s.suspect > 0 && skip > 0 {
+			d := min(uint64(skip), s.suspect)
+			s.suspect -= d
+			s.stats.Duplicated.Add(int64(d))
+		}
 		if skip >= n {
 			ops.Recycle()
 			return nil
@@ -298,11 +306,21 @@ func (s *weakSender) replay(ctx context.Context, ch *network.Channel, gen uint64
 }
 
 // restart rewinds the log's producer cursor to a restarted producer's
-// snapshot position.
-func (s *weakSender) restart(records uint64) error {
+// snapshot position. A producer that cannot replay deterministically
+// (nondeterministic: it lost input) may emit other records where the log
+// skips those it holds: each skipped record then counts as possibly
+// duplicated.
+func (s *weakSender) restart(records uint64, nondeterministic bool) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.log.Restart(records)
+	if err := s.log.Restart(records); err != nil {
+		return err
+	}
+	s.suspect = 0
+	if nondeterministic {
+		s.suspect = s.log.Records() - records
+	}
+	return nil
 }
 
 // cursor is the records the current producer attempt emitted.

@@ -107,7 +107,7 @@ func TestWeakSenderProducerRestart(t *testing.T) {
 	sendRange(t, s, pool, 0, 30, 10)
 	// The producer's snapshot was at 15 records; it fails at 30 and
 	// re-emits from 15 in batches of another size.
-	if err := s.restart(15); err != nil {
+	if err := s.restart(15, false); err != nil {
 		t.Fatal(err)
 	}
 	go sendRange(t, s, pool, 15, 50, 7)
