@@ -29,6 +29,7 @@ var pureCores = []string{
 	"internal/watermark",
 	"internal/window",
 	"internal/ha/role",
+	"internal/weak",
 }
 
 // pureStd are the standard packages a pure core may import: values,
@@ -54,7 +55,7 @@ var (
 	lowerLayers = []string{
 		"internal/checkpoint", "internal/codec", "internal/config", "internal/failover",
 		"internal/faults", "internal/jobmaster", "internal/watermark", "internal/window", "internal/heartbeat", "internal/keygroup", "internal/network",
-		"internal/restart", "internal/state", "internal/twophase", "internal/vfs",
+		"internal/restart", "internal/state", "internal/twophase", "internal/vfs", "internal/weak",
 	}
 	// lowerExempt are tools that live under a lower layer's folder but sit
 	// on top of the runtime.

@@ -8,7 +8,7 @@
 //     internal/checkpoint and its barrier, coordinator and registry,
 //     internal/failover, internal/twophase, internal/network/credit,
 //     internal/heartbeat, internal/restart, internal/jobmaster,
-//     internal/watermark and internal/window import only a small set of
+//     internal/watermark, internal/window and internal/weak import only a small set of
 //     standard packages and each other, start no goroutine and read no
 //     clock (time arrives as an event). Tests can then replay any
 //     interleaving deterministically.

@@ -35,7 +35,9 @@ type CancelExecs struct{ Groups []Group }
 
 // TriggerCheckpoint sends checkpoint ID's barrier to the source
 // executions in Groups (none while the job drains: the status still
-// records the trigger).
+// records the trigger). With Config.Weak it goes to exactly one
+// execution, source or not, which snapshots on its own without a
+// barrier: ID is that task's snapshot.
 type TriggerCheckpoint struct {
 	ID        checkpoint.ID
 	Timestamp time.Time
@@ -49,11 +51,18 @@ type StopSources struct{ Groups []Group }
 // NotifyComplete reports a completed checkpoint. TMs are told unless Held:
 // a final checkpoint that completed while a region restarts is not told
 // (see doc.go); the next final checkpoint's notification covers it.
+//
+// With Config.Weak the checkpoint is one task's snapshot and Groups holds
+// that task's execution (none if it stopped meanwhile; TMs is then empty
+// too): only it may be told. Snapshot ids are not cumulative across tasks
+// (another task's id 7 says nothing about this task's 5), so the
+// notification must not reach the other executions on its TaskManager.
 type NotifyComplete struct {
-	ID   checkpoint.ID
-	Kind checkpoint.Kind
-	TMs  []TM
-	Held bool
+	ID     checkpoint.ID
+	Kind   checkpoint.Kind
+	TMs    []TM
+	Held   bool
+	Groups []Group
 }
 
 // NotifyAborted tells TMs that checkpoint ID was abandoned.
@@ -66,6 +75,9 @@ type NotifyAborted struct {
 	// task-failure, subsumed).
 	Cause coordinator.Cause
 	TMs   []TM
+	// Groups, with Config.Weak, is the one execution whose snapshot
+	// failed (see NotifyComplete).
+	Groups []Group
 }
 
 // ProbeStorage tests checkpoint storage with a small write and feeds

@@ -117,6 +117,10 @@ func (m *Machine) releaseHeld() {
 	if m.reserving || m.sweeping > 0 {
 		return
 	}
+	if m.snaps != nil {
+		m.releaseWeak()
+		return
+	}
 	held := m.held
 	m.held = nil
 	pending := m.coord.Pending()
@@ -156,6 +160,10 @@ func (m *Machine) idsReserved(ev IDsReserved) {
 func (m *Machine) serve(req Request) {
 	if m.draining {
 		m.emit(Answer{Req: req.Req, Err: errEnding})
+		return
+	}
+	if m.snaps != nil {
+		m.serveWeak(req)
 		return
 	}
 	if req.Kind == RequestStop {

@@ -156,6 +156,57 @@
 // barriers only below a durable id reservation; and, once nothing fails
 // any more, that the job ends (no region waits forever).
 //
+// # WEAKLY_CONSISTENT (Config.Weak)
+//
+// With Config.Weak there are no barriers and no global rollback (issue
+// 14, seed 001). The coordinator stays suspended and triggers nothing;
+// internal/weak's Snapshots decides when each task snapshots, and the
+// Machine speaks the actions of every mode (weak.go):
+//
+//	m.Step(now, jobmaster.Tick{})            // TriggerCheckpoint{7, Periodic, Groups: [one exec]}
+//	m.Step(now, jobmaster.Ack{Exec: x, ID: 7})     // PersistMetadata{7, States: [x's state]}
+//	m.Step(now, jobmaster.StoreDone{ID: 7})  // NotifyComplete{7, Groups: [x]}, Discard{x's previous}
+//	m.Step(now, jobmaster.EndOfData{Exec: x})      // TriggerCheckpoint{8, Final, Groups: [x]}
+//
+// The rules:
+//
+//   - Each task snapshots every Checkpoint.Interval, spread so tasks do not
+//     snapshot at once, with at most one snapshot in flight; only a
+//     RUNNING execution is triggered (weak_snapshots.txt).
+//   - A decline, a timeout or a failed metadata write fails only that
+//     task's snapshot (NotifyAborted and Discard for it): never a
+//     failover, never counted towards tolerable failures. A completed one
+//     replaces the task's previous one, which is discarded.
+//     NotifyComplete and NotifyAborted name the one execution in Groups:
+//     ids are not cumulative across tasks, so no other execution may be
+//     told. No Retain: retention of the newest N checkpoints would delete
+//     other tasks' restore points.
+//   - Every task is its own region (Config.Regions is ignored): a failed
+//     task restarts alone through the failover handler, after the restart
+//     strategy's delay, from its own newest completed snapshot
+//     (Restore{ID, Own}) or else Config.Initial; no LoadLatest. Its
+//     snapshot not yet acknowledged is aborted; a metadata write of its
+//     own in flight is waited for (weak_failover.txt). A lost TaskManager
+//     is one failure restarting the tasks it ran, each from its own point:
+//     one Deploy per restore point (weak_tm_lost.txt). No task is
+//     cancelled while the job runs.
+//   - End of data triggers the task's final snapshot; once told it
+//     completed, the task finishes, and the job finishes when every task
+//     did. A task failing after others finished restarts alone: there is
+//     no global failover in this mode (weak_end_of_data.txt).
+//   - A checkpoint request triggers every running task's snapshot now and
+//     is answered with the first id; savepoints and stop-with-savepoint
+//     are refused (they need a consistent cut); a stop without a target
+//     stops the sources and each task finishes by its own final snapshot
+//     (weak_requests.txt).
+//   - High availability works as in every mode: with Config.Register a
+//     written snapshot is registered before it completes; a refused
+//     registration fails that snapshot only. Id reservation
+//     (Config.Reserve) holds triggers as it holds barriers.
+//
+// WeakSnapshots and LatestSnapshot report the counts and each task's
+// restore point. TestRandomInterleavingsWeak checks the mode's invariants.
+//
 // # Placement
 //
 // Placement is the one interface over local and cluster placement: local

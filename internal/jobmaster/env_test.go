@@ -72,6 +72,11 @@ type env struct {
 	// after the step that asked for it. autoSweeps counts those due.
 	manualSweep bool
 	autoSweeps  int
+	// Config.Weak: the task each snapshot was triggered for, and each
+	// task's snapshot in flight (from its trigger until it is told
+	// complete or aborted).
+	triggeredFor map[checkpoint.ID]checkpoint.TaskID
+	weakInFlight map[checkpoint.TaskID]checkpoint.ID
 }
 
 func newEnv(cfg Config, regions [][]checkpoint.TaskID, tms int, cluster bool, slots []int) *env {
@@ -82,6 +87,7 @@ func newEnv(cfg Config, regions [][]checkpoint.TaskID, tms int, cluster bool, sl
 		durable: map[checkpoint.ID]bool{}, registered: map[checkpoint.ID]bool{}, acked: map[checkpoint.ID]map[checkpoint.TaskID]bool{},
 		ackedBy: map[ExecutionID][]checkpoint.ID{}, eodSent: map[ExecutionID]bool{}, finalNotified: map[checkpoint.ID]bool{},
 		deployedDuring: map[checkpoint.ID]bool{}, deployedAt: map[ExecutionID]int{},
+		triggeredFor: map[checkpoint.ID]checkpoint.TaskID{}, weakInFlight: map[checkpoint.TaskID]checkpoint.ID{},
 	}
 	if cluster {
 		for i, n := range slots {
@@ -195,7 +201,17 @@ func (e *env) perform(a Action) {
 		if rp := a.Restore; e.cfg.Register && rp != nil && rp.Own && !e.registered[rp.ID] && (e.cfg.Initial == nil || rp.ID != e.cfg.Initial.ID) {
 			e.violate("deploy restores checkpoint %d, which is not registered", rp.ID)
 		}
-		if e.cfg.Initial == nil {
+		if e.cfg.Weak {
+			// A task restarts alone from its own newest completed
+			// snapshot, else the job's initial point.
+			for _, g := range a.Groups {
+				for _, x := range g.Execs {
+					if want := e.weakLatest(x.Task); want.String() != a.Restore.String() {
+						e.violate("deploy of %s restores %s, its newest completed snapshot is %s", x, a.Restore, want)
+					}
+				}
+			}
+		} else if e.cfg.Initial == nil {
 			// A region restarts from the newest completed checkpoint.
 			if want := e.latest(); want.String() != a.Restore.String() {
 				e.violate("deploy restores %s, the newest completed checkpoint is %s", a.Restore, want)
@@ -204,12 +220,21 @@ func (e *env) perform(a Action) {
 		for _, p := range e.pending {
 			// A write (or registration) in flight may still complete a
 			// newer checkpoint, which the deployment would then not
-			// restore.
+			// restore. With Config.Weak only a write of a task deployed
+			// matters.
+			var id checkpoint.ID
 			switch p := p.(type) {
 			case PersistMetadata:
-				e.deployedDuring[p.ID] = true
+				id = p.ID
 			case RegisterCheckpoint:
-				e.deployedDuring[p.ID] = true
+				id = p.ID
+			default:
+				continue
+			}
+			if !e.cfg.Weak || slices.ContainsFunc(a.Groups, func(g Group) bool {
+				return slices.ContainsFunc(g.Execs, func(x ExecutionID) bool { return x.Task == e.triggeredFor[id] })
+			}) {
+				e.deployedDuring[id] = true
 			}
 		}
 		for _, g := range a.Groups {
@@ -228,6 +253,11 @@ func (e *env) perform(a Action) {
 			}
 		}
 	case CancelExecs:
+		if e.cfg.Weak && !e.m.draining {
+			// A failure restarts the failed task alone: no other task is
+			// ever cancelled but when the job ends.
+			e.violate("cancel %s while the job runs", formatGroups(a.Groups))
+		}
 		for _, g := range a.Groups {
 			for _, x := range g.Execs {
 				if _, ok := e.running[x]; ok {
@@ -236,6 +266,14 @@ func (e *env) perform(a Action) {
 			}
 		}
 	case PersistMetadata:
+		if e.cfg.Weak {
+			t := e.triggeredFor[a.ID]
+			if len(a.States) != 1 || a.States[0].Task != t || !e.acked[a.ID][t] {
+				e.violate("snapshot %d of %d/%d persisted with %d states, without its ack", a.ID, t.Vertex, t.Subtask, len(a.States))
+			}
+			e.pending = append(e.pending, a)
+			break
+		}
 		if len(a.States) != len(e.cfg.Tasks) {
 			e.violate("checkpoint %d persisted with %d of %d states", a.ID, len(a.States), len(e.cfg.Tasks))
 		}
@@ -262,9 +300,17 @@ func (e *env) perform(a Action) {
 		if e.cfg.Register && !e.registered[a.ID] {
 			e.violate("checkpoint %d notified complete before it was registered", a.ID)
 		}
-		for _, t := range e.cfg.Tasks {
+		if e.cfg.Weak {
+			t := e.triggeredFor[a.ID]
 			if !e.acked[a.ID][t] {
-				e.violate("checkpoint %d completed without an ack of %d/%d", a.ID, t.Vertex, t.Subtask)
+				e.violate("snapshot %d completed without an ack of %d/%d", a.ID, t.Vertex, t.Subtask)
+			}
+			e.weakTold(a.ID, t, a.Groups)
+		} else {
+			for _, t := range e.cfg.Tasks {
+				if !e.acked[a.ID][t] {
+					e.violate("checkpoint %d completed without an ack of %d/%d", a.ID, t.Vertex, t.Subtask)
+				}
 			}
 		}
 		if a.Kind == checkpoint.Final && !a.Held {
@@ -278,7 +324,28 @@ func (e *env) perform(a Action) {
 				e.autoSweeps++
 			}
 		}
+	case NotifyAborted:
+		if e.cfg.Weak {
+			e.weakTold(a.ID, e.triggeredFor[a.ID], a.Groups)
+		}
 	case TriggerCheckpoint:
+		if e.cfg.Weak {
+			// No barriers: a snapshot goes to one running execution, and
+			// a task has at most one in flight.
+			if len(a.Groups) != 1 || len(a.Groups[0].Execs) != 1 {
+				e.violate("weak trigger %d to %s: want exactly one execution", a.ID, formatGroups(a.Groups))
+				break
+			}
+			x := a.Groups[0].Execs[0]
+			if e.running[x] != ExecRunning {
+				e.violate("snapshot %d triggered on %s, which is not running", a.ID, x)
+			}
+			if id, ok := e.weakInFlight[x.Task]; ok {
+				e.violate("snapshot %d triggered on %s while its snapshot %d is in flight", a.ID, x, id)
+			}
+			e.weakInFlight[x.Task] = a.ID
+			e.triggeredFor[a.ID] = x.Task
+		}
 		// A sweep deletes shared files no completed checkpoint references:
 		// a barrier sent before it ran would have its uploads deleted.
 		for _, p := range e.pending {
@@ -318,11 +385,54 @@ func (e *env) report(x ExecutionID, st ExecState, err error) string {
 	return e.step(StateChanged{Exec: x, State: st, Err: err})
 }
 
+// weakTold ends snapshot id of task t once its task was told its outcome:
+// only t's execution may be (none if it stopped).
+func (e *env) weakTold(id checkpoint.ID, t checkpoint.TaskID, groups []Group) {
+	if e.weakInFlight[t] == id {
+		delete(e.weakInFlight, t)
+	}
+	for _, g := range groups {
+		for _, x := range g.Execs {
+			if x.Task != t {
+				e.violate("the outcome of %d/%d's snapshot %d told to %s", t.Vertex, t.Subtask, id, x)
+			}
+		}
+	}
+}
+
+// weakLatest is task t's newest completed snapshot, else the initial point.
+func (e *env) weakLatest(t checkpoint.TaskID) *RestorePoint {
+	complete := e.durable
+	if e.cfg.Register {
+		complete = e.registered
+	}
+	var newest checkpoint.ID
+	for id := range complete {
+		if e.triggeredFor[id] == t && id > newest {
+			newest = id
+		}
+	}
+	if newest == 0 {
+		return e.cfg.Initial
+	}
+	return &RestorePoint{ID: newest, Own: true}
+}
+
+// weakToAck is the snapshot x was triggered for and has not acked.
+func (e *env) weakToAck(x ExecutionID) (checkpoint.ID, bool) {
+	id, ok := e.weakInFlight[x.Task]
+	if !ok || slices.Contains(e.ackedBy[x], id) || !slices.Contains(e.triggered[e.deployedAt[x]:], id) {
+		return 0, false
+	}
+	return id, true
+}
+
 // ack sends an ack of checkpoint id from x.
 func (e *env) ack(x ExecutionID, id checkpoint.ID) string {
 	// Only an ack of a barrier this execution could have seen (triggered
 	// after its deployment) counts; the Machine must ignore any other.
-	if e.m.Current(x) && slices.Contains(e.triggered[e.deployedAt[x]:], id) {
+	// With Config.Weak only the snapshot triggered for its task.
+	if e.m.Current(x) && slices.Contains(e.triggered[e.deployedAt[x]:], id) && (!e.cfg.Weak || e.triggeredFor[id] == x.Task) {
 		if e.acked[id] == nil {
 			e.acked[id] = map[checkpoint.TaskID]bool{}
 		}
@@ -463,9 +573,15 @@ func format(a Action, now time.Time) string {
 		if a.Held {
 			return fmt.Sprintf("complete cp=%d kind=%s HELD BACK", a.ID, a.Kind)
 		}
+		if a.Groups != nil {
+			return fmt.Sprintf("complete cp=%d kind=%s tms=%v: %s", a.ID, a.Kind, a.TMs, formatGroups(a.Groups))
+		}
 		return fmt.Sprintf("complete cp=%d kind=%s tms=%v", a.ID, a.Kind, a.TMs)
 	case NotifyAborted:
 		s := fmt.Sprintf("aborted cp=%d tms=%v: %s", a.ID, a.TMs, a.Reason)
+		if a.Groups != nil {
+			s = fmt.Sprintf("aborted cp=%d tms=%v %s: %s", a.ID, a.TMs, formatGroups(a.Groups), a.Reason)
+		}
 		if a.Subsumed {
 			s += " (subsumed)"
 		}

@@ -29,11 +29,17 @@ func (m *Machine) runFailover() {
 func (m *Machine) performFailover(act failover.Action) {
 	switch act := act.(type) {
 	case failover.SuspendCheckpointing:
+		if m.snaps != nil {
+			return // the other tasks keep snapshotting
+		}
 		m.log.Info("checkpointing suspended", "reason", act.Reason)
 		m.coordStep(coordinator.Suspend{Reason: act.Reason})
 	case failover.ResumeCheckpointing:
+		if m.snaps != nil {
+			return
+		}
 		m.log.Info("checkpointing resumed")
-		m.coordStep(coordinator.Resume{Now: m.now})
+		m.resumeCheckpointing()
 	case failover.Cancel:
 		for _, t := range act.Tasks {
 			// Its region restarts and reads its input again.
@@ -114,6 +120,10 @@ func (m *Machine) stopSources(tasks []checkpoint.TaskID) {
 // complete a checkpoint, which must then be the one restored. The restart
 // itself happens when LatestLoaded comes back.
 func (m *Machine) restartDue() {
+	if m.snaps != nil {
+		m.weakRestartDue()
+		return
+	}
 	if len(m.restarts) == 0 || m.persisting > 0 || m.loading || m.draining {
 		return
 	}

@@ -26,10 +26,12 @@ import (
 //	    [tolerable=N] (execution.checkpointing.tolerable-failed-checkpoints)
 //	    [storagetimeout=D] (execution.checkpointing.storage-failure-timeout)
 //	    [register] (Config.Register: a written checkpoint completes once registered)
+//	    [weak] (Config.Weak: per-task snapshots, single-task failover) [timeout=D]
 //	    one region per input line: tasks as V/I; vertex 0 is the source
 //	deploy                        Start, and Prepared from a TaskManager (local)
 //	running [t=V/I,...]           RUNNING from deployed executions (default: all)
 //	ack cp=ID [t=V/I,...] [attempt=N]  (default: every live execution)
+//	ack [t=V/I,...]               weak: each its own snapshot in flight
 //	decline cp=ID t=V/I [reason=S] [storage]  (storage: the snapshot write failed)
 //	eod [t=V/I,...] [attempt=N]   end of data (default: every live execution)
 //	fail t=V/I [err=S] [unrecoverable] [attempt=N]
@@ -98,6 +100,8 @@ func newScriptEnv(t *testing.T, d *datadriven.TestData) *env {
 	}
 	cfg.FirstAttempt = intArg(t, d, "first-attempt", 0)
 	cfg.Register = d.HasArg("register")
+	cfg.Weak = d.HasArg("weak")
+	cfg.Checkpoint.Timeout = durArg(t, d, "timeout", cfg.Checkpoint.Timeout)
 	var regions [][]checkpoint.TaskID
 	for _, line := range strings.Split(strings.TrimSpace(d.Input), "\n") {
 		var r []checkpoint.TaskID
@@ -148,6 +152,13 @@ func runCommand(t *testing.T, e *env, d *datadriven.TestData) string {
 		id := checkpoint.ID(intArg(t, d, "cp", 0))
 		var b strings.Builder
 		for _, x := range e.execsArg(t, d, nil) {
+			if id == 0 && e.cfg.Weak {
+				// ack without cp=: each its own snapshot in flight.
+				if own, ok := e.weakToAck(x); ok {
+					b.WriteString(e.ack(x, own))
+				}
+				continue
+			}
 			b.WriteString(e.ack(x, id))
 		}
 		return squash(b.String())
@@ -307,8 +318,16 @@ func (e *env) execsArg(t *testing.T, d *datadriven.TestData, state func(ExecStat
 func (e *env) state() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "job %s restarts=%d\n", e.m.State(), e.m.Restarts())
+	if e.cfg.Weak {
+		c, f := e.m.WeakSnapshots()
+		fmt.Fprintf(&b, "snapshots completed=%d failed=%d\n", c, f)
+	}
 	for _, t := range e.cfg.Tasks {
 		x, st := e.m.Exec(t)
+		if e.cfg.Weak {
+			fmt.Fprintf(&b, "%s %s latest=%d\n", x, st, e.m.LatestSnapshot(t))
+			continue
+		}
 		fmt.Fprintf(&b, "%s %s\n", x, st)
 	}
 	for _, a := range e.pending {

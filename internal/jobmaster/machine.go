@@ -11,6 +11,7 @@ import (
 	"github.com/weirstream/weir/internal/checkpoint/coordinator"
 	"github.com/weirstream/weir/internal/failover"
 	"github.com/weirstream/weir/internal/restart"
+	"github.com/weirstream/weir/internal/weak"
 )
 
 // Config describes the job a Machine runs.
@@ -51,6 +52,12 @@ type Config struct {
 	// (RegisterCheckpoint, answered by Registered), and nothing about it
 	// is told before. False, a written metadata completes it (StoreDone).
 	Register bool
+	// Weak selects WEAKLY_CONSISTENT (execution.checkpointing.mode): no
+	// barriers; each task snapshots on its own schedule and restarts
+	// alone from its own newest snapshot. Regions is ignored (every task
+	// is its own region), Checkpoint's Interval and Timeout apply per
+	// task, and savepoints are refused. See weak.go.
+	Weak bool
 	// Logger; nil is silent.
 	Logger *slog.Logger
 }
@@ -92,6 +99,10 @@ type Machine struct {
 	handler  *failover.Handler
 	strategy *recordingStrategy
 	coord    *coordinator.Coordinator
+	// snaps are the per-task snapshots of Config.Weak (nil otherwise);
+	// weakHeld their triggers waiting for an id reservation.
+	snaps    *weak.Snapshots
+	weakHeld []weak.Trigger
 
 	execs    map[checkpoint.TaskID]*execution
 	live     int // executions deployed and not terminal
@@ -166,6 +177,13 @@ func New(cfg Config, now time.Time) *Machine {
 	if cfg.FirstOwn < 1 {
 		cfg.FirstOwn = 1
 	}
+	if cfg.Weak {
+		// Every task is its own region: a failure restarts it alone.
+		cfg.Regions = make([][]checkpoint.TaskID, len(cfg.Tasks))
+		for i, t := range cfg.Tasks {
+			cfg.Regions[i] = []checkpoint.TaskID{t}
+		}
+	}
 	m := &Machine{
 		cfg:        cfg,
 		log:        cfg.Logger,
@@ -183,7 +201,14 @@ func New(cfg Config, now time.Time) *Machine {
 		persistKind: map[checkpoint.ID]checkpoint.Kind{},
 	}
 	m.handler = failover.NewHandler(cfg.Regions, m.strategy)
-	m.coord = coordinator.New(cfg.Checkpoint, cfg.Tasks, cfg.Sources, cfg.FirstOwn, now)
+	cc := cfg.Checkpoint
+	if cfg.Weak {
+		// The coordinator stays suspended and triggers nothing; the
+		// tasks' own snapshots replace its checkpoints.
+		cc.Interval = 0
+		m.snaps = weak.NewSnapshots(weak.Config{Interval: cfg.Checkpoint.Interval, Timeout: cfg.Checkpoint.Timeout, FirstID: cfg.FirstOwn}, cfg.Tasks)
+	}
+	m.coord = coordinator.New(cc, cfg.Tasks, cfg.Sources, cfg.FirstOwn, now)
 	// No checkpoint before the job is deployed: a barrier sent before
 	// Deploy reaches no execution, and its checkpoint would stay pending
 	// until execution.checkpointing.timeout, holding back the final
@@ -241,6 +266,11 @@ func (m *Machine) NextDeadline() (time.Time, bool) {
 	if d, ok := m.coord.NextDeadline(); ok {
 		at = d
 	}
+	if m.snaps != nil {
+		if d, ok := m.snaps.NextDeadline(); ok && (at.IsZero() || d.Before(at)) {
+			at = d
+		}
+	}
 	for _, t := range m.timers {
 		if at.IsZero() || t.Before(at) {
 			at = t
@@ -285,6 +315,9 @@ func (m *Machine) handle(ev Event) {
 		}
 		m.slotTick()
 		m.coordStep(coordinator.Tick{Now: m.now})
+		if m.snaps != nil {
+			m.weakStep(weak.Tick{Now: m.now})
+		}
 		m.timers = slices.DeleteFunc(m.timers, func(at time.Time) bool { return !at.After(m.now) })
 		m.feed(failover.Tick{Now: m.now})
 	case Request:
@@ -296,11 +329,21 @@ func (m *Machine) handle(ev Event) {
 			m.stateChanged(ev.Exec.Task, e, ev.State, ev.Err)
 		}
 	case Ack:
-		if m.current(ev.Exec) != nil {
+		switch {
+		case m.current(ev.Exec) == nil:
+		case m.snaps != nil:
+			if !m.draining {
+				m.weakStep(weak.Ack{Task: ev.Exec.Task, ID: ev.ID, State: ev.State, Now: m.now})
+			}
+		default:
 			m.coordStep(coordinator.Ack{Task: ev.Exec.Task, ID: ev.ID, State: ev.State})
 		}
 	case Decline:
-		if m.current(ev.Exec) != nil {
+		if m.snaps != nil {
+			if m.current(ev.Exec) != nil && !m.draining {
+				m.weakStep(weak.Decline{Task: ev.Exec.Task, ID: ev.ID, Reason: ev.Reason, Storage: ev.Storage, Now: m.now})
+			}
+		} else if m.current(ev.Exec) != nil {
 			cause := coordinator.CauseDeclined
 			if ev.Storage {
 				cause = coordinator.CauseStorage
@@ -366,12 +409,28 @@ func (m *Machine) preparedJob(err error) {
 	if m.waiting == nil && !m.anyRegionFailing() {
 		// Deployed at once; a deployment waiting for slots resumes once
 		// it is placed (retryWaiting).
+		m.resumeCheckpointing()
+	}
+}
+
+// resumeCheckpointing lets the coordinator trigger again. With
+// Config.Weak it never does: each task's snapshots follow its own state
+// (weak.Snapshots), not the job's.
+func (m *Machine) resumeCheckpointing() {
+	if m.snaps == nil {
 		m.coordStep(coordinator.Resume{Now: m.now})
 	}
 }
 
 func (m *Machine) endOfData(t checkpoint.TaskID) {
 	if m.eod[t] || m.draining {
+		return
+	}
+	if m.snaps != nil {
+		// The task's own final snapshot, at once; once told of it, the
+		// task finishes.
+		m.eod[t] = true
+		m.weakStep(weak.EndOfData{Task: t, Now: m.now})
 		return
 	}
 	if m.regionFailing(m.regionOf[t]) {
@@ -407,6 +466,9 @@ func (m *Machine) stateChanged(t checkpoint.TaskID, e *execution, st ExecState, 
 	case ExecFailed:
 		m.taskFailed(t, err)
 	}
+	if m.snaps != nil {
+		m.weakStateChanged(t, st, err)
+	}
 }
 
 // taskFailed tells the failover handler about a failed execution.
@@ -434,9 +496,12 @@ func (m *Machine) taskFailed(t checkpoint.TaskID, err error) {
 		m.feed(failover.GlobalFailure{Reason: err.Error(), Now: m.now})
 		return
 	}
-	if unrecoverable {
+	switch {
+	case unrecoverable:
 		m.log.Warn("task failed with an error no restart can fix; failing the job", "task", t, "cause", err)
-	} else {
+	case m.snaps != nil:
+		m.log.Warn("task failed; it restarts alone", "task", t, "restore", m.weakRestorePoint(t), "cause", err)
+	default:
 		m.log.Warn("task failed; its region fails over", "task", t, "region", r, "cause", err)
 	}
 	m.feed(failover.TaskFailed{Task: t, Err: err, Unrecoverable: unrecoverable, Now: m.now})

@@ -9,6 +9,7 @@ import (
 	"github.com/weirstream/weir/internal/checkpoint"
 	"github.com/weirstream/weir/internal/checkpoint/coordinator"
 	"github.com/weirstream/weir/internal/failover"
+	"github.com/weirstream/weir/internal/weak"
 )
 
 // A deployment takes the logical slots of its tasks from the Placement,
@@ -82,7 +83,7 @@ func (m *Machine) retryWaiting() {
 	}
 	m.deployTo(w.tasks, w.rp, placed)
 	if w.shortage != "" && !m.anyRegionFailing() {
-		m.coordStep(coordinator.Resume{Now: m.now})
+		m.resumeCheckpointing()
 	}
 }
 
@@ -94,12 +95,16 @@ func (m *Machine) deployTo(tasks []checkpoint.TaskID, rp *RestorePoint, placed m
 		e.state, e.tm = ExecDeploying, placed[t.Subtask].TM
 		m.live++
 	}
-	m.emit(Deploy{
-		Groups:  m.groups(tasks, live),
-		Slots:   placed,
-		Restore: rp,
-		Attempt: m.execs[tasks[0]].attempt,
-	})
+	if m.snaps != nil {
+		m.weakDeploy(tasks, placed)
+	} else {
+		m.emit(Deploy{
+			Groups:  m.groups(tasks, live),
+			Slots:   placed,
+			Restore: rp,
+			Attempt: m.execs[tasks[0]].attempt,
+		})
+	}
 	if len(m.stops) > 0 {
 		// A stop was asked for before: the redeployed sources stop too.
 		m.stopSources(tasks)
@@ -161,6 +166,13 @@ func (m *Machine) taskManagerLost(tm TM, cause string) {
 	}
 	m.log.Warn("TaskManager lost; restarting its regions", "tm", tm, "reason", cause, "tasks", len(lost))
 	m.emit(Failure{Cause: cause})
+	if m.snaps != nil {
+		// Each lost task restarts alone, from its own point; the
+		// failover handler restarts their singleton regions.
+		for _, t := range lost {
+			m.weakStep(weak.Down{Task: t, Reason: cause, Now: m.now})
+		}
+	}
 	m.failCause = errors.New(cause)
 	if m.finalDone {
 		// The lost tasks are gone. The global failure's cancel counts

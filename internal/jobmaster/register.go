@@ -5,6 +5,7 @@ import (
 
 	"github.com/weirstream/weir/internal/checkpoint"
 	"github.com/weirstream/weir/internal/checkpoint/coordinator"
+	"github.com/weirstream/weir/internal/weak"
 )
 
 // Checkpoint registration (Config.Register, high availability): a
@@ -52,7 +53,9 @@ func (m *Machine) registered(ev Registered) {
 	err := ev.Err
 	if err != nil {
 		m.log.Warn("checkpoint registration refused", "id", ev.ID, "err", err)
-		err = fmt.Errorf("register checkpoint: %w", err)
+		if m.snaps == nil {
+			err = fmt.Errorf("register checkpoint: %w", err)
+		}
 	}
 	m.persisted(ev.ID, err, err != nil)
 }
@@ -62,6 +65,10 @@ func (m *Machine) registered(ev Registered) {
 // asks for its restore point.
 func (m *Machine) persisted(id checkpoint.ID, err error, registration bool) {
 	m.persisting--
-	m.coordStep(coordinator.Persisted{ID: id, Err: err, Registration: registration, Now: m.now})
+	if m.snaps != nil {
+		m.weakStep(weak.Persisted{ID: id, Err: err, Registration: registration, Now: m.now})
+	} else {
+		m.coordStep(coordinator.Persisted{ID: id, Err: err, Registration: registration, Now: m.now})
+	}
 	m.restartDue()
 }

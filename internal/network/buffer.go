@@ -100,4 +100,10 @@ type Buffer struct {
 	// Idle is set for WatermarkStatus buffers: true when the producer's
 	// output became idle, false when it is active again.
 	Idle bool
+	// LogBuffers and LogRecords are set in WEAKLY_CONSISTENT mode: the
+	// position in the producer's in-flight log after this buffer (its
+	// entry's index, the records logged up to it). A consumer's snapshot
+	// stores them, and they count entries the consumer never got (dropped
+	// from the log before it read them), which its own count would not.
+	LogBuffers, LogRecords uint64
 }

@@ -140,6 +140,9 @@ func (c *JobConfig) fill() error {
 		if c.Unaligned {
 			return errors.New("execution.checkpointing.unaligned.enabled needs execution.checkpointing.mode EXACTLY_ONCE: WEAKLY_CONSISTENT sends no barriers, so there is nothing to make unaligned; drop one of the two settings")
 		}
+		if c.LocalTaskManagers > 1 {
+			return fmt.Errorf("execution.checkpointing.mode WEAKLY_CONSISTENT with minicluster.number-of-taskmanagers %d: the mode keeps its in-flight logs within one TaskManager and supports no channels between TaskManagers yet; set minicluster.number-of-taskmanagers 1 or use EXACTLY_ONCE", c.LocalTaskManagers)
+		}
 		if c.WeakLogMaxRecords < 1 {
 			c.WeakLogMaxRecords = 1_000_000
 		}

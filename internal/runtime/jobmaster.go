@@ -129,6 +129,7 @@ func (jm *JobMaster) newMachine() *jobmaster.Machine {
 		Reserve:      jm.reserveIDs != nil,
 		Reserved:     jm.reserved,
 		Register:     jm.cfg.registry != nil,
+		Weak:         jm.cfg.Weak,
 		Logger:       jm.log,
 	}, jm.cfg.Now())
 }

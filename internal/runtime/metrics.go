@@ -207,15 +207,17 @@ type WeakStats struct {
 	// Replayed counts records producers sent again from their in-flight
 	// logs to restarted consumers.
 	Replayed atomic.Int64
-	// Lost counts records a restarted consumer needed that no log held any
-	// more (dropped by execution.checkpointing.weak.in-flight-log.max-records,
-	// or gone with a producer's TaskManager), and source positions skipped.
+	// Lost counts records a consumer needed that no log held any more:
+	// dropped by execution.checkpointing.weak.in-flight-log.max-records
+	// before it read them, or after, when it restarts from before them.
+	// Each record once.
 	Lost atomic.Int64
 	// Duplicated counts records delivered twice because a restarted
 	// producer could not replay deterministically.
 	Duplicated atomic.Int64
-	// Dropped counts records the logs dropped for their size bound while
-	// no consumer needed them (lost only if a consumer fails later).
+	// Dropped counts records the logs dropped for their size bound, the
+	// lost ones included (the others are lost only if their consumer
+	// restarts from before them).
 	Dropped atomic.Int64
 	// SnapshotsCompleted and SnapshotsFailed count per-task snapshots.
 	SnapshotsCompleted atomic.Int64

@@ -124,13 +124,7 @@ func (t *Task) weakTimers(at int64) {
 // it replays, a determinant.
 func (t *Task) weakPolled(ch int, b network.Buffer) error {
 	w := &t.weak
-	in := &w.inputs[ch]
-	in.Buffers++
-	if b.Kind == network.Data {
-		if ops, ok := b.Data.(network.BatchOps); ok {
-			in.Records += uint64(ops.Len())
-		}
-	}
+	w.inputs[ch] = checkpoint.WeakChannelPosition{Buffers: b.LogBuffers, Records: b.LogRecords}
 	if w.recovering && b.Kind == network.Data {
 		w.recovering = false
 		w.reg.recovered(t.ID)

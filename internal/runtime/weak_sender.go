@@ -25,11 +25,15 @@ import (
 type weakSender struct {
 	mu       sync.Mutex
 	log      *weak.Log
-	payloads []network.Buffer // retained entries, index Base()+1 first
+	payloads []network.Buffer // retained entries, index Base()+1 first, stamped with their positions
 	target   *network.Channel // nil while the consumer is down or replaying
 	up       chan struct{}    // closed when a consumer (re)connects; replaced on disconnect
 	stats    *WeakStats
 	max      uint64
+	// wm is the largest watermark logged: a restarted producer's lower
+	// one is not, so watermarks stay monotonic downstream.
+	wm    int64
+	hasWM bool
 
 	tmu     sync.Mutex
 	current *network.Channel // the channel disconnect abandons
@@ -50,13 +54,13 @@ func (s *weakSender) Send(ctx context.Context, b network.Buffer) error {
 func (s *weakSender) SendOverdraft(ctx context.Context, b network.Buffer, maxOverdraft int, d *network.Debt) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	before := s.log.Counters()
+	defer s.account(before)
 	if b.Kind == network.Data {
 		ops := b.Data.(network.BatchOps)
 		n := ops.Len()
-		before := s.log.Counters().Dropped
 		skip, dropped := s.log.Data(n)
 		s.drop(dropped)
-		s.stats.Dropped.Add(int64(s.log.Counters().Dropped - before))
 		if skip >= n {
 			ops.Recycle()
 			return nil
@@ -64,16 +68,24 @@ func (s *weakSender) SendOverdraft(ctx context.Context, b network.Buffer, maxOve
 		if skip > 0 {
 			ops.DropFront(skip)
 		}
-		s.payloads = append(s.payloads, network.Buffer{Kind: network.Data, Data: ops.Copy()})
+		b.LogBuffers, b.LogRecords = s.log.End(), s.log.Records()
+		s.payloads = append(s.payloads, network.Buffer{Kind: network.Data, Data: ops.Copy(), LogBuffers: b.LogBuffers, LogRecords: b.LogRecords})
 	} else {
-		before := s.log.Counters().Dropped
+		if b.Kind == network.Watermark {
+			if s.hasWM && b.Watermark <= s.wm {
+				return nil
+			}
+		}
 		logged, dropped := s.log.Event(eventKind(b.Kind))
 		s.drop(dropped)
-		s.stats.Dropped.Add(int64(s.log.Counters().Dropped - before))
 		if !logged {
 			return nil
 		}
-		s.payloads = append(s.payloads, network.Buffer{Kind: b.Kind, Watermark: b.Watermark, Idle: b.Idle})
+		if b.Kind == network.Watermark {
+			s.wm, s.hasWM = b.Watermark, true
+		}
+		b.LogBuffers, b.LogRecords = s.log.End(), s.log.Records()
+		s.payloads = append(s.payloads, network.Buffer{Kind: b.Kind, Watermark: b.Watermark, Idle: b.Idle, LogBuffers: b.LogBuffers, LogRecords: b.LogRecords})
 	}
 	end := s.log.End()
 	// While no consumer is connected the log holds the buffer; a producer
@@ -132,6 +144,14 @@ func (s *weakSender) BackpressureWaits() uint64 {
 		return 0
 	}
 	return c.BackpressureWaits()
+}
+
+// account adds what the log counted since before to the job's figures.
+func (s *weakSender) account(before weak.Counters) {
+	c := s.log.Counters()
+	s.stats.Replayed.Add(int64(c.Replayed - before.Replayed))
+	s.stats.Lost.Add(int64(c.Lost - before.Lost))
+	s.stats.Dropped.Add(int64(c.Dropped - before.Dropped))
 }
 
 // drop frees the payloads of the n oldest entries the log removed.
@@ -195,17 +215,18 @@ func (s *weakSender) reconnect(ctx context.Context, ch *network.Channel, p weak.
 		s.disconnect(old) // wakes a send still waiting for the old attempt
 	}
 	s.mu.Lock()
-	before := s.log.Counters().Replayed
+	before := s.log.Counters()
 	from, lost, err := s.log.Reconnect(p)
+	s.account(before)
 	if err != nil {
 		s.mu.Unlock()
 		return 0, err
 	}
-	s.stats.Replayed.Add(int64(s.log.Counters().Replayed - before))
-	s.stats.Lost.Add(int64(lost))
 	s.setCurrent(ch)
 	go func() {
 		defer s.mu.Unlock()
+		before := s.log.Counters()
+		defer s.account(before)
 		base := s.log.Base()
 		for i := from; i <= s.log.End(); i++ {
 			b := s.payloads[i-base-1]
@@ -247,6 +268,8 @@ func (s *weakSender) cursor() uint64 {
 func (s *weakSender) truncate(p weak.Position) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	before := s.log.Counters()
+	defer s.account(before)
 	n, err := s.log.Truncate(p)
 	if err != nil {
 		return err
@@ -255,7 +278,7 @@ func (s *weakSender) truncate(p weak.Position) error {
 	return nil
 }
 
-func eventKind(k network.Kind) weak.Event {
+func eventKind(k network.Kind) weak.LogEvent {
 	switch k {
 	case network.EndOfData:
 		return weak.EventEndOfData

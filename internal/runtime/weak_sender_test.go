@@ -30,11 +30,10 @@ func (c *weakConsumer) pollAll(t *testing.T, until int) {
 			time.Sleep(time.Millisecond)
 			continue
 		}
-		c.pos.Buffers++
+		c.pos = weak.Position{Buffers: b.LogBuffers, Records: b.LogRecords}
 		if b.Kind == network.Data {
 			bt := b.Data.(*network.Batch[int])
 			c.got = append(c.got, bt.Records...)
-			c.pos.Records += uint64(len(bt.Records))
 			bt.Recycle()
 		}
 	}

@@ -10,6 +10,9 @@
 // seeded random interleavings against naive models that track every
 // record.
 //
+// The in-flight log and the snapshot schedule are described below and in
+// their files.
+//
 // Owns: the rules of the mode. Must not touch: gates, channels, storage,
 // goroutines or the clock; internal/archtest keeps it pure.
 package weak

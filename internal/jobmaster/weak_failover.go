@@ -1,0 +1,107 @@
+package jobmaster
+
+import (
+	"slices"
+
+	"github.com/weirstream/weir/internal/checkpoint"
+	"github.com/weirstream/weir/internal/failover"
+	"github.com/weirstream/weir/internal/weak"
+)
+
+// Single-task failover (Config.Weak). Every task is its own region, so the
+// failover handler restarts a failed task alone, after the restart
+// strategy's delay (one decision per failure: a lost TaskManager is one
+// failure however many tasks it ran). The task is deployed from its own
+// newest completed snapshot, else Config.Initial; there is no LoadLatest,
+// since the Machine knows each task's point. Its snapshot not yet
+// acknowledged is aborted; one whose metadata is being written is waited
+// for: a write that completes must be the snapshot restored. The other
+// tasks keep running and snapshotting. There is no global failover: a
+// task that fails after others finished restarts alone too.
+
+// weakStateChanged tells the snapshots about an execution's new state.
+func (m *Machine) weakStateChanged(t checkpoint.TaskID, st ExecState, err error) {
+	switch st {
+	case ExecRunning:
+		m.weakStep(weak.Running{Task: t, Now: m.now})
+	case ExecFinished:
+		m.weakStep(weak.Finished{Task: t})
+	case ExecCanceled:
+		m.weakStep(weak.Down{Task: t, Reason: "cancelled", Now: m.now})
+	case ExecFailed:
+		reason := "failed"
+		if err != nil {
+			reason = err.Error()
+		}
+		m.weakStep(weak.Down{Task: t, Reason: reason, Now: m.now})
+	}
+}
+
+// weakRestartDue deploys the tasks due for a restart whose own metadata
+// write is not in flight; the others wait for it (persisted calls again).
+func (m *Machine) weakRestartDue() {
+	if len(m.restarts) == 0 || m.draining {
+		return
+	}
+	var ready []checkpoint.TaskID
+	var wait []int
+	for _, r := range m.restarts {
+		if m.handler.State(r) != failover.Restoring {
+			continue
+		}
+		t := m.cfg.Regions[r][0]
+		if m.snaps.Persisting(t) {
+			wait = append(wait, r)
+			continue
+		}
+		ready = append(ready, t)
+	}
+	m.restarts = wait
+	if len(ready) == 0 {
+		return
+	}
+	slices.SortFunc(ready, compareTaskID)
+	for _, t := range ready {
+		e := m.execs[t]
+		if e.state == ExecFinished {
+			m.finished-- // not possible: a finished task never fails
+		}
+		e.attempt++
+		delete(m.eod, t)
+	}
+	m.log.Info("restarting tasks alone", "tasks", len(ready), "attempt", m.handler.Restarts())
+	m.deploy(ready, nil)
+}
+
+// weakRestorePoint is what task t restores: its newest completed snapshot,
+// else the job's initial point.
+func (m *Machine) weakRestorePoint(t checkpoint.TaskID) *RestorePoint {
+	if id := m.snaps.Latest(t); id > 0 {
+		return &RestorePoint{ID: id, Own: true}
+	}
+	return m.cfg.Initial
+}
+
+// weakDeploy deploys tasks, each from its own restore point: one Deploy
+// per distinct point, in the order of their first task. The restore
+// points are chosen now, when the slots are there: no write of these
+// tasks is in flight (they do not run, and weakRestartDue waited).
+func (m *Machine) weakDeploy(tasks []checkpoint.TaskID, placed map[int]Slot) {
+	var points []*RestorePoint
+	byPoint := map[string][]checkpoint.TaskID{}
+	for _, t := range tasks {
+		rp := m.weakRestorePoint(t)
+		k := rp.String()
+		if _, ok := byPoint[k]; !ok {
+			points = append(points, rp)
+		}
+		byPoint[k] = append(byPoint[k], t)
+	}
+	for _, rp := range points {
+		ts := byPoint[rp.String()]
+		if rp != nil {
+			m.log.Info("restoring", "checkpoint", rp.ID, "path", rp.Path, "tasks", len(ts), "attempt", m.execs[ts[0]].attempt)
+		}
+		m.emit(Deploy{Groups: m.groups(ts, live), Slots: placed, Restore: rp, Attempt: m.execs[ts[0]].attempt})
+	}
+}
