@@ -40,21 +40,44 @@ type recFailure struct {
 // in this process): the failure armed for a subtask, the failures that
 // fired, and every subtask's processed records.
 type recProbe struct {
-	armed     atomic.Int32 // subtask+1 of the armed failure; 0: none
+	armed atomic.Int32 // subtask+1 of the armed failure; 0: none
+	// processed counts, per subtask, the records it processed for the
+	// first time: a record replayed after a rollback (a barrier mode's
+	// global failover rewinds the sources) is work done again, not
+	// progress. Each source subtask emits its accounts' events in index
+	// order and a channel keeps order, so a record is new if its index is
+	// above the highest seen from its source subtask (seen, per subtask
+	// and source subtask, kept across the subtask's instances).
 	processed []*atomic.Int64
+	seen      [][]atomic.Int64
+	keys      int64
 
 	mu      sync.Mutex
 	fired   []recFailure
 	pending []int // per subtask: index into fired waiting for its recovery, -1: none
 }
 
-func newRecProbe(p int) *recProbe {
-	pr := &recProbe{pending: make([]int, p)}
+func newRecProbe(p int, keys int64) *recProbe {
+	pr := &recProbe{pending: make([]int, p), keys: keys}
 	for i := range p {
 		pr.processed = append(pr.processed, new(atomic.Int64))
 		pr.pending[i] = -1
+		seen := make([]atomic.Int64, p)
+		for j := range seen {
+			seen[j].Store(-1)
+		}
+		pr.seen = append(pr.seen, seen)
 	}
 	return pr
+}
+
+// progress counts event i at subtask s if it is new.
+func (pr *recProbe) progress(s int, i int64) {
+	hw := &pr.seen[s][demo.Account(i, pr.keys)%int64(len(pr.seen[s]))]
+	if i > hw.Load() {
+		hw.Store(i)
+		pr.processed[s].Add(1)
+	}
 }
 
 // fire fails subtask s if a failure is armed for it.
@@ -116,7 +139,7 @@ func (a *recAggregate) ProcessElement(e stampedEvent, _ *weir.KeyedContext[int64
 	t.Total += e.Amount
 	a.state.Update(t)
 	out.Collect(demo.Result{I: e.I, Account: e.Account, Count: t.Count, Total: t.Total})
-	a.probe.processed[a.subtask].Add(1)
+	a.probe.progress(a.subtask, e.I)
 	return nil
 }
 
@@ -224,7 +247,7 @@ func buildRecJob(o weakOptions, mode string, n int64, rate float64, keep bool) (
 	if err != nil {
 		return nil, err
 	}
-	j := &recJob{env: env, probe: newRecProbe(o.parallelism), store: newRecStore(keep), cleanup: cleanup}
+	j := &recJob{env: env, probe: newRecProbe(o.parallelism, o.keys), store: newRecStore(keep), cleanup: cleanup}
 	k := o.keys
 	// As demo.Events: every account belongs to one source subtask, so its
 	// events reach the aggregate in index order and the output is

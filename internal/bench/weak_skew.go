@@ -27,7 +27,10 @@ type skewRecord struct {
 const skewSampleEvery = 16
 
 // skewSource emits keys 0..keys-1 for duration at rate (0: as fast as the
-// job takes them), stamping A's records with one clock read per Read.
+// job takes them). With stamp it stamps each record with the time it was
+// due: start + seq/rate when paced, so that the time the job held the
+// source back counts in the latency (no coordinated omission); the time
+// of its Read when unthrottled (then a latency is only the queues').
 type skewSource struct {
 	clock    latencyClock
 	stamp    bool
@@ -35,8 +38,9 @@ type skewSource struct {
 	keys     int64
 	duration time.Duration
 
-	start time.Time
-	seq   int64
+	start      time.Time
+	startClock int64
+	seq        int64
 }
 
 func (s *skewSource) Open(context.Context, *weir.RuntimeContext) error { return nil }
@@ -44,7 +48,7 @@ func (s *skewSource) Open(context.Context, *weir.RuntimeContext) error { return 
 func (s *skewSource) Read(ctx context.Context, dst []skewRecord, max int) ([]skewRecord, error) {
 	now := time.Now()
 	if s.start.IsZero() {
-		s.start = now
+		s.start, s.startClock = now, s.clock.now()
 	}
 	if now.Sub(s.start) >= s.duration {
 		return dst, io.EOF
@@ -59,10 +63,13 @@ func (s *skewSource) Read(ctx context.Context, dst []skewRecord, max int) ([]ske
 		n = int(min(int64(max), due))
 	}
 	created := int64(-1)
-	if s.stamp {
+	if s.stamp && s.rate == 0 {
 		created = s.clock.now()
 	}
 	for range n {
+		if s.stamp && s.rate > 0 {
+			created = s.startClock + int64(float64(s.seq)*1e9/s.rate)
+		}
 		dst = append(dst, skewRecord{Key: s.seq % s.keys, Seq: s.seq, Created: created})
 		s.seq++
 	}
@@ -73,7 +80,8 @@ func (s *skewSource) SnapshotState(int64) error   { return nil }
 func (s *skewSource) Close(context.Context) error { return nil }
 
 // skewCount counts per key and records the latency of sampled A records
-// into the job's one histogram (the count runs at p=1).
+// into the job's one histogram (the count runs at p=1); processed counts
+// A's records only (B's throttled trickle goes on during alignment).
 type skewCount struct {
 	clock     latencyClock
 	hist      *latencyHist
@@ -87,12 +95,14 @@ func (k *skewCount) Open(ctx context.Context, kc *weir.KeyedContext[int64]) (err
 }
 
 func (k *skewCount) ProcessElement(r skewRecord, _ *weir.KeyedContext[int64], _ *weir.Collector[skewRecord]) error {
-	if r.Created >= 0 && r.Seq%skewSampleEvery == 0 {
-		k.hist.record(k.clock.now() - r.Created)
+	if r.Created >= 0 {
+		if r.Seq%skewSampleEvery == 0 {
+			k.hist.record(k.clock.now() - r.Created)
+		}
+		k.processed.Add(1)
 	}
 	c, _ := k.count.Value()
 	k.count.Update(c + 1)
-	k.processed.Add(1)
 	return nil
 }
 
