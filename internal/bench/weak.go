@@ -40,7 +40,7 @@ var weakSections = []string{sectionSkew, sectionRecovery, sectionScale, sectionC
 
 // The targets of issue 14.
 const (
-	weakSkewTarget      = 1.3  // weak throughput >= 1.3 x aligned under skew
+	weakSkewTarget      = 1.3 // weak throughput >= 1.3 x aligned under skew
 	weakRecoveryP50     = time.Second
 	weakOthersTarget    = 0.9  // tasks that did not fail keep >= 90 % of their rate
 	weakCostTarget      = 0.05 // weak costs <= 5 % of the throughput without checkpoints
@@ -57,8 +57,8 @@ type weakOptions struct {
 	interval time.Duration // checkpoint / snapshot interval
 	sections []string
 
-	delay   time.Duration // skew: how long B's queue takes to drain
-	rate    float64       // skew: A's records/s (0: unthrottled)
+	delay time.Duration // skew: how long B's queue takes to drain
+	rate  float64       // skew: A's records/s (0: unthrottled)
 
 	parallelism  int           // recovery and cost
 	keys         int64         // recovery and cost
