@@ -235,7 +235,7 @@ of each section in its own child process:
 	fs.IntVar(&o.scaleTasks, "scale-tasks", weakScaleTasks, "scale: tasks whose snapshots may fail")
 	fs.Float64Var(&o.scaleFailure, "scale-failure", weakScaleFailure, "scale: probability that a task's snapshot fails")
 	fs.DurationVar(&o.scaleInterval, "scale-interval", 200*time.Millisecond, "scale: checkpoint / snapshot interval")
-	fs.IntVar(&o.costRounds, "cost-rounds", 2, "cost: rounds of every mode, alternating their order")
+	fs.IntVar(&o.costRounds, "cost-rounds", 3, "cost: rounds of every mode, alternating their order")
 	fs.BoolVar(&asJSON, "json", false, "print one JSON object")
 	fs.StringVar(&childSection, "child-section", "", "run one section's mode and print its result line (used by the bench itself)")
 	fs.StringVar(&childMode, "child-mode", "", "the mode of --child-section (used by the bench itself)")
