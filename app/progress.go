@@ -12,10 +12,12 @@ import (
 
 // progress prints one status line per second while a job runs: records
 // emitted by the sources (replays included), rate, last checkpoint,
-// restarts.
+// restarts; in WEAKLY_CONSISTENT mode the tasks' snapshots and restarts
+// instead of checkpoints.
 type progress struct {
 	out   io.Writer
 	st    *runtime.JobStatus
+	weak  bool
 	start time.Time
 	stop  chan struct{}
 	done  chan struct{}
@@ -23,9 +25,9 @@ type progress struct {
 }
 
 // startProgress starts the line on out if out is a terminal and quiet is
-// false.
-func startProgress(out io.Writer, st *runtime.JobStatus, quiet bool) *progress {
-	p := &progress{out: out, st: st, start: time.Now(), stop: make(chan struct{}), done: make(chan struct{})}
+// false; weak selects the line of WEAKLY_CONSISTENT mode.
+func startProgress(out io.Writer, st *runtime.JobStatus, weak, quiet bool) *progress {
+	p := &progress{out: out, st: st, weak: weak, start: time.Now(), stop: make(chan struct{}), done: make(chan struct{})}
 	if f, ok := out.(*os.File); ok {
 		if fi, err := f.Stat(); err == nil && fi.Mode()&os.ModeCharDevice != 0 {
 			p.tty = true
@@ -60,6 +62,9 @@ func (p *progress) loop() {
 }
 
 func (p *progress) checkpointLine() string {
+	if p.weak {
+		return p.weakSnapshotLine()
+	}
 	s := fmt.Sprintf("checkpoints %d", p.st.CompletedCheckpoints.Load())
 	if id := p.st.LastCheckpointID.Load(); id > 0 {
 		s += fmt.Sprintf(" (last #%d, %s, %s)", id, time.Duration(p.st.LastCheckpointDuration.Load()).Round(time.Millisecond), byteSize(p.st.LastCheckpointSize.Load()))
@@ -98,6 +103,15 @@ func (p *progress) summary() string {
 		s += fmt.Sprintf(", last restored from checkpoint %d", p.st.RestoredCheckpoint.Load())
 	}
 	return s
+}
+
+// weakSummary is the line that follows the summary in WEAKLY_CONSISTENT
+// mode, "" in the others.
+func (p *progress) weakSummary() string {
+	if !p.weak {
+		return ""
+	}
+	return weakLine(&p.st.Weak)
 }
 
 func human(v float64) string {

@@ -94,7 +94,7 @@ func (f *restFlags) startREST(env *weir.Env, job string, cancel func(), logger *
 	}
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	m, err := metrics.NewJob(reg, job, job, jobStatus(env), metrics.Options{})
+	m, err := metrics.NewJob(reg, job, job, jobStatus(env), metrics.Options{Weak: weakMode(env.Config())})
 	if err != nil {
 		ln.Close()
 		return nil, err

@@ -201,7 +201,7 @@ func (p *Program) runLocal(ctx context.Context, lf *launchFlags, fs *pflag.FlagS
 		finished = &jc
 		return nil
 	}
-	prog := startProgress(p.stderr(), jobStatus(env), lf.quiet)
+	prog := startProgress(p.stderr(), jobStatus(env), weakMode(env.Config()), lf.quiet)
 	hooks.Plan(env).Executor = local
 	err = exec(ctx, env, name)
 	prog.finish()
@@ -211,6 +211,9 @@ func (p *Program) runLocal(ctx context.Context, lf *launchFlags, fs *pflag.FlagS
 		summary += "; checkpoint storage " + storage
 	}
 	fmt.Fprintln(p.stderr(), summary)
+	if w := prog.weakSummary(); w != "" {
+		fmt.Fprintln(p.stderr(), w)
+	}
 	if run.Summary != nil {
 		fmt.Fprint(p.stderr(), run.Summary())
 	}

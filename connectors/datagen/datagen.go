@@ -150,18 +150,24 @@ func (s *Source[T]) Open(ctx context.Context, rc *weir.RuntimeContext) error {
 		}
 		return s.start()
 	}
-	if err := checkPositions(restored); err != nil {
-		return weir.Unrecoverable(fmt.Errorf("datagen source %q: %w", rc.UID(), err))
-	}
 	if restored[0].Parallelism == int64(s.parallelism) {
+		// Same parallelism: this subtask's own position is all it needs.
+		// (A task's own snapshot in WEAKLY_CONSISTENT mode holds only
+		// that one; a job-wide checkpoint holds every subtask's.)
 		for _, p := range restored {
-			if p.Subtask == int64(s.subtask) {
+			if p.Subtask == int64(s.subtask) && p.Parallelism == int64(s.parallelism) {
 				s.next = p.Next
 				s.setFloor(p.Floor)
 				return s.start()
 			}
 		}
+		if err := checkPositions(restored); err != nil {
+			return weir.Unrecoverable(fmt.Errorf("datagen source %q: %w", rc.UID(), err))
+		}
 		return weir.Unrecoverable(fmt.Errorf("datagen source %q: no position for subtask %d in the checkpoint", rc.UID(), s.subtask))
+	}
+	if err := checkPositions(restored); err != nil {
+		return weir.Unrecoverable(fmt.Errorf("datagen source %q: %w", rc.UID(), err))
 	}
 	// Rescaled: scan from the lowest old position; skip what old owners
 	// emitted.

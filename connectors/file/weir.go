@@ -38,7 +38,11 @@ func (t *txSink[T]) Open(ctx context.Context, rc *weir.RuntimeContext, restored 
 	if err != nil {
 		return err
 	}
-	if !rc.Restored() {
+	if !rc.Restored() && rc.Attempt() == 0 {
+		// (Only the job's first execution checks: a later attempt
+		// without state restarts within the run, and in
+		// WEAKLY_CONSISTENT mode the other subtasks committed their own
+		// output meanwhile.)
 		if err := refuseEarlierOutput(t.dir, rc.UID()); err != nil {
 			return weir.Unrecoverable(err) // no restart would change the folder
 		}

@@ -149,12 +149,23 @@ type WeakPositions struct {
 	// Outputs are per output edge, per consumer subtask: records sent.
 	Outputs      [][]uint64 `json:"outputs,omitempty"`
 	Determinants uint64     `json:"determinants,omitempty"`
+	// Ended is set when the task's input had ended (its final snapshot,
+	// or one taken while it waited for that): a restored task ends its
+	// input again at once, since no producer will send end of data again.
+	Ended bool `json:"ended,omitempty"`
 }
 
-// WeakChannelPosition is how far a consumer read one input channel.
+// WeakChannelPosition is how far a consumer read one input channel, and
+// what of the channel's events before that point a restored task must
+// know: they are not replayed. Watermark is the last watermark read (if
+// Marked), Idle the channel's last status, EndOfData whether it ended.
 type WeakChannelPosition struct {
-	Buffers uint64 `json:"buffers"`
-	Records uint64 `json:"records"`
+	Buffers   uint64 `json:"buffers"`
+	Records   uint64 `json:"records"`
+	Watermark int64  `json:"watermark,omitempty"`
+	Marked    bool   `json:"marked,omitempty"`
+	Idle      bool   `json:"idle,omitempty"`
+	EndOfData bool   `json:"eod,omitempty"`
 }
 
 // TaskState is the acknowledgement payload of one subtask: the states of the

@@ -28,6 +28,14 @@
 // output watermark, left out while it means nothing) and
 // numLateRecordsDropped; see watermark.go.
 //
+// A job in WEAKLY_CONSISTENT mode (Options.Weak) adds its failover
+// accounting, which Flink has no counterpart of: weakFailures,
+// weakTaskRestarts, weakRecordsReplayed, weakRecordsLost,
+// weakRecordsDuplicated, weakRecordsDropped, weakSnapshotsCompleted,
+// weakSnapshotsFailed, weakLastRecoveryDuration, weakRecoveries and
+// weakRecoveryDurationTotal under the job scope; see names.go, weak.go and
+// docs/weak-consistency.md.
+//
 // Owns: metric names, labels and rates. Must not touch: the job; it only
 // reads runtime.JobStatus snapshots and never blocks the JobMaster or a
 // task.

@@ -20,6 +20,11 @@ type Options struct {
 	// RateWindow is the span numRecords*PerSecond average over (0: one
 	// minute, as Flink's MeterView).
 	RateWindow time.Duration
+	// Weak exports the accounting of WEAKLY_CONSISTENT mode (weak.go);
+	// set it for a job in that mode (execution.checkpointing.mode), whose
+	// runtime.JobStatus.Weak the runtime fills. Other jobs leave it out
+	// rather than export zeros that mean nothing.
+	Weak bool
 }
 
 // Job exports one job's status as Prometheus metrics. It is a
@@ -31,6 +36,7 @@ type Job struct {
 	now    func() time.Time
 	window time.Duration
 	d      descs
+	weak   *weakDescs // nil unless Options.Weak
 
 	mu     sync.Mutex // guards meters
 	meters map[taskKey]*taskMeters
@@ -54,6 +60,10 @@ func NewJob(reg prometheus.Registerer, id, name string, status *runtime.JobStatu
 		d:      newDescs(prometheus.Labels{"job_id": id, "job_name": name}),
 		meters: map[taskKey]*taskMeters{},
 	}
+	if o.Weak {
+		w := newWeakDescs(prometheus.Labels{"job_id": id, "job_name": name})
+		j.weak = &w
+	}
 	if j.now == nil {
 		j.now = time.Now
 	}
@@ -73,6 +83,11 @@ func (j *Job) Unregister() { j.reg.Unregister(j) }
 func (j *Job) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range j.d.all() {
 		ch <- d
+	}
+	if j.weak != nil {
+		for _, d := range j.weak.all() {
+			ch <- d
+		}
 	}
 }
 
@@ -115,6 +130,9 @@ func (j *Job) Collect(ch chan<- prometheus.Metric) {
 	gauge(j.d.restoreTimestamp, float64(s.LastRestoreTimestamp.Load()))
 	gauge(j.d.restoreDuration, float64(time.Duration(s.LastRestoreDuration.Load()).Milliseconds()))
 	gauge(j.d.uptime, uptime(s, now))
+	if j.weak != nil {
+		j.weak.collect(ch, &s.Weak)
+	}
 
 	tasks := s.Tasks()
 	attempt := s.Restarts.Load()

@@ -94,3 +94,43 @@ func (d descs) all() []*prometheus.Desc {
 		d.inputWatermark, d.outputWatermark, d.watermarkLag, d.lateDropped,
 	}
 }
+
+// The job metrics of WEAKLY_CONSISTENT mode (runtime.WeakStats,
+// docs/weak-consistency.md), exported only for a job in that mode
+// (Options.Weak). Flink has no such mode, so the names are weir's, in the
+// job scope's camelCase with a weak prefix that keeps them together:
+// weir_jobmanager_job_weakRecordsLost and so on. Like every job metric
+// they are gauges of counts since the job started; the recovery time is
+// in milliseconds, as lastRestoreDuration.
+type weakDescs struct {
+	failures, taskRestarts                        *prometheus.Desc
+	replayed, lost, duplicated, dropped           *prometheus.Desc
+	snapshotsCompleted, snapshotsFailed           *prometheus.Desc
+	lastRecovery, recoveries, recoveryDurationSum *prometheus.Desc
+}
+
+func newWeakDescs(job prometheus.Labels) weakDescs {
+	j := func(name, help string) *prometheus.Desc {
+		return prometheus.NewDesc(jobPrefix+name, help, nil, job)
+	}
+	return weakDescs{
+		failures:            j("weakFailures", "WEAKLY_CONSISTENT: task failures since the job started (a lost TaskManager counts once per task it ran)."),
+		taskRestarts:        j("weakTaskRestarts", "WEAKLY_CONSISTENT: task executions deployed again, each alone from its own latest snapshot."),
+		replayed:            j("weakRecordsReplayed", "WEAKLY_CONSISTENT: records producers sent again from their in-flight logs to restarted consumers."),
+		lost:                j("weakRecordsLost", "WEAKLY_CONSISTENT: records a consumer needed that no in-flight log held any more (dropped by the bound before it read them, or after, when it restarted from before them), each once; exact, not an estimate."),
+		duplicated:          j("weakRecordsDuplicated", "WEAKLY_CONSISTENT: records delivered twice because a restarted producer could not replay deterministically; exact, not an estimate."),
+		dropped:             j("weakRecordsDropped", "WEAKLY_CONSISTENT: records the in-flight logs dropped for their size bound (execution.checkpointing.weak.in-flight-log.max-records), the lost ones included; the others are lost only if their consumer restarts from before them."),
+		snapshotsCompleted:  j("weakSnapshotsCompleted", "WEAKLY_CONSISTENT: per-task snapshots completed."),
+		snapshotsFailed:     j("weakSnapshotsFailed", "WEAKLY_CONSISTENT: per-task snapshots failed or declined; one task's failed snapshot fails no other."),
+		lastRecovery:        j("weakLastRecoveryDuration", "WEAKLY_CONSISTENT: milliseconds from the latest task failure until the task's new execution processed again (0: no recovery yet)."),
+		recoveries:          j("weakRecoveries", "WEAKLY_CONSISTENT: task recoveries measured (the count of weakRecoveryDurationTotal)."),
+		recoveryDurationSum: j("weakRecoveryDurationTotal", "WEAKLY_CONSISTENT: milliseconds of all measured task recoveries; divided by weakRecoveries, the mean recovery time."),
+	}
+}
+
+func (d weakDescs) all() []*prometheus.Desc {
+	return []*prometheus.Desc{
+		d.failures, d.taskRestarts, d.replayed, d.lost, d.duplicated, d.dropped,
+		d.snapshotsCompleted, d.snapshotsFailed, d.lastRecovery, d.recoveries, d.recoveryDurationSum,
+	}
+}

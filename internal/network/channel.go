@@ -54,6 +54,12 @@ func (c *Channel) Abandon() {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	c.gone = true
+	if c.debt != nil {
+		// Nobody will poll the overdrawn buffers back: the producer,
+		// which keeps running, must not wait for that repayment.
+		c.debt.Repay()
+		c.debt = nil
+	}
 	select {
 	case c.wake <- struct{}{}:
 	default:

@@ -11,7 +11,7 @@ import (
 // the job's execution.checkpointing.* and state.checkpoints.* settings,
 // durations in milliseconds.
 type CheckpointConfig struct {
-	// Mode is exactly_once or at_least_once.
+	// Mode is exactly_once, at_least_once or weakly_consistent.
 	Mode string `json:"mode"`
 	// Interval is 0 when periodic checkpoints are off.
 	Interval                   int64  `json:"interval"`
@@ -23,6 +23,10 @@ type CheckpointConfig struct {
 	AlignedCheckpointTimeout   int64  `json:"aligned_checkpoint_timeout"`
 	NumRetained                int    `json:"num_retained"`
 	CheckpointStorage          string `json:"checkpoint_storage"`
+	// WeakInFlightLogMaxRecords is
+	// execution.checkpointing.weak.in-flight-log.max-records, in
+	// weakly_consistent mode only.
+	WeakInFlightLogMaxRecords int `json:"weak_in_flight_log_max_records,omitempty"`
 }
 
 func (a *api) checkpointConfig(w http.ResponseWriter, r *http.Request, j Job) {
@@ -38,5 +42,6 @@ func (a *api) checkpointConfig(w http.ResponseWriter, r *http.Request, j Job) {
 		AlignedCheckpointTimeout:   c.Duration(config.CheckpointingAlignedTimeout).Milliseconds(),
 		NumRetained:                c.Int(config.CheckpointsNumRetained),
 		CheckpointStorage:          c.String(config.CheckpointsDir),
+		WeakInFlightLogMaxRecords:  weakLogBound(c),
 	})
 }

@@ -172,6 +172,9 @@ type JobDetails struct {
 	Restarts    int64       `json:"restarts"`
 	LastFailure string      `json:"last-failure,omitempty"`
 	Vertices    []JobVertex `json:"vertices"`
+	// Weak is the failover accounting of a job in WEAKLY_CONSISTENT mode
+	// (weak.go); absent in the other modes.
+	Weak *WeakAccounting `json:"weak,omitempty"`
 }
 
 func (a *api) job(w http.ResponseWriter, r *http.Request, j Job) {
@@ -180,6 +183,7 @@ func (a *api) job(w http.ResponseWriter, r *http.Request, j Job) {
 	d := JobDetails{
 		ID: j.ID(), Name: j.Name(), State: string(s.State()), JobTimes: jobTimes(s, now), Now: now.UnixMilli(),
 		Restarts: s.Restarts.Load(), LastFailure: s.LastFailure(), Vertices: []JobVertex{},
+		Weak: weakAccounting(j),
 	}
 	idx := map[int]int{}
 	for _, v := range s.Vertices() {

@@ -40,6 +40,9 @@ func (jm *JobMaster) perform(act jobmaster.Action) {
 			}
 		}
 	case jobmaster.NotifyComplete:
+		if jm.cfg.Weak {
+			st.Weak.SnapshotsCompleted.Add(1)
+		}
 		st.CompletedCheckpoints.Add(1)
 		st.LastCheckpointID.Store(int64(act.ID))
 		if t0, ok := jm.triggeredAt[act.ID]; ok {
@@ -56,6 +59,9 @@ func (jm *JobMaster) perform(act jobmaster.Action) {
 			}
 		}
 	case jobmaster.NotifyAborted:
+		if jm.cfg.Weak {
+			st.Weak.SnapshotsFailed.Add(1)
+		}
 		if !act.Subsumed {
 			st.FailedCheckpoints.Add(1)
 			st.failedByCause[int(act.Cause)%len(st.failedByCause)].Add(1)

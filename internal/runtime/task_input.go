@@ -39,6 +39,14 @@ func (t *Task) runInput(ctx context.Context) error {
 			return err
 		}
 	}
+	if t.weak.ended {
+		// Restored from a snapshot taken after the input ended: its
+		// producers' end of data is behind the positions, so end the
+		// input now (what it emits again, its output logs hold already).
+		if err := t.endInput(ctx); err != nil {
+			return err
+		}
+	}
 	ready := t.gate.Ready()
 	for {
 		if t.mail.pending() {

@@ -6,6 +6,7 @@ import (
 
 	"github.com/weirstream/weir/internal/checkpoint"
 	"github.com/weirstream/weir/internal/network"
+	"github.com/weirstream/weir/internal/watermark"
 )
 
 // weakTask is a task's side of WEAKLY_CONSISTENT mode (zero and off in the
@@ -28,6 +29,8 @@ type weakTask struct {
 	replayTo   uint64
 	cur        int
 	recovering bool // a restarted attempt that has not processed yet
+	// ended: the restored snapshot was taken after the input ended.
+	ended bool
 }
 
 // setupWeak prepares a task of a WEAKLY_CONSISTENT job: restored positions
@@ -38,6 +41,7 @@ func (t *Task) setupWeak(reg *weakRegistry, exec ExecutionID, outs [][]*weakSend
 	w := &t.weak
 	w.on, w.reg, w.exec, w.outs, w.cur = true, reg, exec, outs, -1
 	w.recovering = restarted
+	w.ended = pos != nil && pos.Ended
 	for k, ws := range outs {
 		for j, s := range ws {
 			var at uint64
@@ -55,6 +59,7 @@ func (t *Task) setupWeak(reg *weakRegistry, exec ExecutionID, outs [][]*weakSend
 	w.inputs = make([]checkpoint.WeakChannelPosition, t.gate.NumChannels())
 	if pos != nil {
 		copy(w.inputs, pos.Inputs)
+		t.restoreChannelEvents(w.inputs)
 	}
 	w.dets = reg.determinants(t.ID)
 	from := uint64(0)
@@ -124,7 +129,16 @@ func (t *Task) weakTimers(at int64) {
 // it replays, a determinant.
 func (t *Task) weakPolled(ch int, b network.Buffer) error {
 	w := &t.weak
-	w.inputs[ch] = checkpoint.WeakChannelPosition{Buffers: b.LogBuffers, Records: b.LogRecords}
+	in := &w.inputs[ch]
+	in.Buffers, in.Records = b.LogBuffers, b.LogRecords
+	switch b.Kind {
+	case network.Watermark:
+		in.Watermark, in.Marked = b.Watermark, true
+	case network.WatermarkStatus:
+		in.Idle = b.Idle
+	case network.EndOfData:
+		in.EndOfData = true
+	}
 	if w.recovering && b.Kind == network.Data {
 		w.recovering = false
 		w.reg.recovered(t.ID)
@@ -149,7 +163,7 @@ func (t *Task) weakPositions(ctx context.Context) (*checkpoint.WeakPositions, er
 			return nil, fmt.Errorf("flush before the snapshot: %w", err)
 		}
 	}
-	p := &checkpoint.WeakPositions{Inputs: append([]checkpoint.WeakChannelPosition(nil), w.inputs...)}
+	p := &checkpoint.WeakPositions{Inputs: append([]checkpoint.WeakChannelPosition(nil), w.inputs...), Ended: t.end.done}
 	for _, ws := range w.outs {
 		row := make([]uint64, len(ws))
 		for j, s := range ws {
@@ -209,4 +223,31 @@ func (rp *restorePoint) weakFor(headUID string, subtask int) *checkpoint.WeakPos
 		}
 	}
 	return nil
+}
+
+// restoreChannelEvents gives a restored task what its channels' events
+// before the snapshot's positions said, since no producer replays them:
+// which channels ended, and each channel's last watermark and status for
+// the valve. The valve's answers are not performed: the operators'
+// restored state has seen those watermarks already, and what the valve
+// emits next goes downstream as usual.
+func (t *Task) restoreChannelEvents(ins []checkpoint.WeakChannelPosition) {
+	for ch, in := range ins {
+		if in.EndOfData && !t.end.ended[ch] {
+			t.end.ended[ch] = true
+			t.end.count++
+		}
+		if t.et.valve == nil {
+			continue
+		}
+		if in.Marked {
+			t.et.valve.Step(watermark.Advance{Ch: ch, TS: in.Watermark})
+		}
+		if in.Idle {
+			t.et.valve.Step(watermark.Idle{Ch: ch})
+		}
+	}
+	if t.et.valve != nil {
+		t.metrics.InputWatermark.Store(t.et.valve.Watermark())
+	}
 }

@@ -18,10 +18,12 @@ import (
 // restarted consumer is replayed what its snapshot did not cover, and a
 // restarted producer's records that the log holds already are dropped.
 //
-// mu is held while a buffer is sent (also while that waits for credit) and
-// while a replay runs: a replay and the producer's sends never interleave.
-// The target channel is read without mu by disconnect, which abandons it
-// to wake a send waiting for credit from a consumer that is gone.
+// mu guards the log and the payloads, never a wait: the producer's send to
+// its consumer and a replay's sends happen without it, so the consumer
+// task, which truncates the log when its snapshot completes, never waits
+// for a producer that waits for the consumer's credit. While a replay
+// runs, target is nil and the producer only logs; gen tells a send or a
+// replay that the consumer changed while it was sending.
 type weakSender struct {
 	mu       sync.Mutex
 	log      *weak.Log
@@ -30,6 +32,9 @@ type weakSender struct {
 	up       chan struct{}    // closed when a consumer (re)connects; replaced on disconnect
 	stats    *WeakStats
 	max      uint64
+	gen      uint64 // incremented by every (re)connect and disconnect
+	// accounted are the log's counters already added to stats.
+	accounted weak.Counters
 	// wm is the largest watermark logged: a restarted producer's lower
 	// one is not, so watermarks stay monotonic downstream.
 	wm    int64
@@ -54,8 +59,7 @@ func (s *weakSender) Send(ctx context.Context, b network.Buffer) error {
 func (s *weakSender) SendOverdraft(ctx context.Context, b network.Buffer, maxOverdraft int, d *network.Debt) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	before := s.log.Counters()
-	defer s.account(before)
+	defer s.account()
 	if b.Kind == network.Data {
 		ops := b.Data.(network.BatchOps)
 		n := ops.Len()
@@ -117,15 +121,23 @@ func (s *weakSender) SendOverdraft(ctx context.Context, b network.Buffer, maxOve
 		recycleBuffer(b)
 		return nil
 	}
-	if err := s.target.SendOverdraft(ctx, b, maxOverdraft, d); err != nil {
+	target, gen := s.target, s.gen
+	s.mu.Unlock()
+	err := target.SendOverdraft(ctx, b, maxOverdraft, d)
+	s.mu.Lock()
+	if err != nil {
 		recycleBuffer(b)
 		if errors.Is(err, network.ErrConsumerGone) {
-			s.target = nil // logged; a restarted consumer gets it replayed
+			if s.target == target {
+				s.target = nil // logged; a restarted consumer gets it replayed
+			}
 			return nil
 		}
 		return err
 	}
-	s.log.MarkSent(end)
+	if s.gen == gen {
+		s.log.MarkSent(end)
+	}
 	return nil
 }
 
@@ -146,12 +158,14 @@ func (s *weakSender) BackpressureWaits() uint64 {
 	return c.BackpressureWaits()
 }
 
-// account adds what the log counted since before to the job's figures.
-func (s *weakSender) account(before weak.Counters) {
+// account adds what the log counted since the last call to the job's
+// figures (mu held).
+func (s *weakSender) account() {
 	c := s.log.Counters()
-	s.stats.Replayed.Add(int64(c.Replayed - before.Replayed))
-	s.stats.Lost.Add(int64(c.Lost - before.Lost))
-	s.stats.Dropped.Add(int64(c.Dropped - before.Dropped))
+	s.stats.Replayed.Add(int64(c.Replayed - s.accounted.Replayed))
+	s.stats.Lost.Add(int64(c.Lost - s.accounted.Lost))
+	s.stats.Dropped.Add(int64(c.Dropped - s.accounted.Dropped))
+	s.accounted = c
 }
 
 // drop frees the payloads of the n oldest entries the log removed.
@@ -169,8 +183,18 @@ func (s *weakSender) connect(ch *network.Channel) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.setCurrent(ch)
+	s.gen++
 	s.target = ch
-	close(s.up)
+	s.release()
+}
+
+// release wakes producers waiting for a consumer (mu held).
+func (s *weakSender) release() {
+	select {
+	case <-s.up:
+	default:
+		close(s.up)
+	}
 }
 
 // disconnect forgets a consumer that failed or was cancelled: a send
@@ -186,6 +210,7 @@ func (s *weakSender) disconnect(ch *network.Channel) {
 	ch.Abandon()
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.gen++
 	if s.target == ch {
 		s.target = nil
 	}
@@ -205,8 +230,9 @@ func (s *weakSender) setCurrent(ch *network.Channel) {
 // reconnect replays to a restarted consumer's channel ch every entry after
 // the position its snapshot read, then makes ch the target. It returns the
 // records lost (dropped before the consumer read them) and runs the
-// replay on its own goroutine, holding mu, so the producer's sends queue
-// behind it; ctx ends it (the consumer failed again, the job ends).
+// replay on its own goroutine; meanwhile the producer's sends are only
+// logged, and the replay sends them too. ctx ends it (the consumer failed
+// again, the job ends).
 func (s *weakSender) reconnect(ctx context.Context, ch *network.Channel, p weak.Position, done func(error)) (lost uint64, err error) {
 	s.tmu.Lock()
 	old := s.current
@@ -215,38 +241,60 @@ func (s *weakSender) reconnect(ctx context.Context, ch *network.Channel, p weak.
 		s.disconnect(old) // wakes a send still waiting for the old attempt
 	}
 	s.mu.Lock()
-	before := s.log.Counters()
-	from, lost, err := s.log.Reconnect(p)
-	s.account(before)
+	_, lost, err = s.log.Reconnect(p)
+	s.account()
 	if err != nil {
 		s.mu.Unlock()
 		return 0, err
 	}
 	s.setCurrent(ch)
-	go func() {
-		defer s.mu.Unlock()
-		before := s.log.Counters()
-		defer s.account(before)
-		base := s.log.Base()
-		for i := from; i <= s.log.End(); i++ {
-			b := s.payloads[i-base-1]
-			if b.Kind == network.Data {
-				b.Data = b.Data.(network.BatchOps).Copy()
-			}
-			// No overdraft limit: the consumer polls as fast as it can,
-			// and its credits bound what is queued.
-			if err := ch.Send(ctx, b); err != nil {
-				recycleBuffer(b)
-				done(fmt.Errorf("replay entry %d of %d to a restarted consumer: %w", i, s.log.End(), err))
-				return
-			}
-			s.log.MarkSent(i)
-		}
-		s.target = ch
-		close(s.up)
-		done(nil)
-	}()
+	s.gen++
+	s.target = nil
+	gen := s.gen
+	s.mu.Unlock()
+	go s.replay(ctx, ch, gen, done)
 	return lost, nil
+}
+
+// replay sends the log's unsent entries to ch one at a time, mu released
+// while it waits for ch's credit, and hands ch the live sends once it
+// caught up. It stops when the consumer changed (gen).
+func (s *weakSender) replay(ctx context.Context, ch *network.Channel, gen uint64, done func(error)) {
+	for {
+		s.mu.Lock()
+		if s.gen != gen {
+			s.mu.Unlock()
+			done(nil)
+			return
+		}
+		i := s.log.Sent() + 1
+		if i > s.log.End() {
+			s.target = ch
+			s.release()
+			s.mu.Unlock()
+			done(nil)
+			return
+		}
+		b := s.payloads[i-s.log.Base()-1]
+		if b.Kind == network.Data {
+			b.Data = b.Data.(network.BatchOps).Copy()
+		}
+		s.mu.Unlock()
+		// No overdraft: the consumer's credits bound what is queued.
+		err := ch.Send(ctx, b)
+		s.mu.Lock()
+		if err != nil {
+			s.mu.Unlock()
+			recycleBuffer(b)
+			done(fmt.Errorf("replay entry %d to a restarted consumer: %w", i, err))
+			return
+		}
+		if s.gen == gen {
+			s.log.MarkSent(i)
+			s.account()
+		}
+		s.mu.Unlock()
+	}
 }
 
 // restart rewinds the log's producer cursor to a restarted producer's
@@ -268,8 +316,7 @@ func (s *weakSender) cursor() uint64 {
 func (s *weakSender) truncate(p weak.Position) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	before := s.log.Counters()
-	defer s.account(before)
+	defer s.account()
 	n, err := s.log.Truncate(p)
 	if err != nil {
 		return err
