@@ -323,11 +323,9 @@ func fillCheckpoints(r *weakChild, cps []runtime.CheckpointStats, status *runtim
 		r.AlignmentMs = medianInt(align)
 	}
 	if mode == modeWeak {
-		// A task snapshot is a checkpoint of one task to the JobMaster's
-		// driver: its completions and failures are the job's checkpoint
-		// counters (WeakStats.SnapshotsCompleted and SnapshotsFailed are
-		// not fed by the engine yet, so they are reported as they are).
+		// Task snapshots: no barrier checkpoint exists.
 		r.Weak = loadWeak(&status.Weak)
-		r.Checkpoints = int(status.CompletedCheckpoints.Load())
+		r.Checkpoints = int(r.Weak.SnapshotsCompleted)
+		r.FailedCheckpoints = r.Weak.SnapshotsFailed
 	}
 }

@@ -96,10 +96,10 @@ func runWeakScale(o weakOptions, mode string) (weakChild, error) {
 	fillCheckpoints(&r, cps, status, mode)
 	r.InjectedFiles, r.InjectedFailures = failer.files.Load(), failer.fails.Load()
 	if mode == modeWeak {
-		// Every task's snapshots, as the driver counts them: the keyed
-		// tasks' and the source's (which writes no state file and so
-		// never fails), the final ones included.
-		r.Completed, r.Failed = status.CompletedCheckpoints.Load(), status.FailedCheckpoints.Load()
+		// Every task's snapshots: the keyed tasks' and the source's
+		// (which writes no state file and so never fails), the final
+		// ones included.
+		r.Completed, r.Failed = r.Weak.SnapshotsCompleted, r.Weak.SnapshotsFailed
 	} else {
 		// Periodic checkpoints only: the final one at the end is not
 		// what a running job's success rate is about, and the

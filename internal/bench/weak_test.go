@@ -127,6 +127,11 @@ func TestBenchWeakSmoke(t *testing.T) {
 			t.Errorf("scale %s: %d triggered, %d completed, %d failed, %d state files; want at least 5 triggered, the counts adding up, files seen", m.Mode, m.Triggered, m.Completed, m.Failed, m.InjectedFiles)
 		}
 	}
+	// Every injected failure declined a snapshot the engine counted
+	// (snapshots abandoned because their task stopped count too).
+	if cw.Failed < cw.InjectedFailures || cw.Weak == nil || cw.Weak.SnapshotsCompleted != cw.Completed {
+		t.Errorf("scale weak: %d task snapshots failed for %d injected failures, accounting %+v; want at least one per injection, counted in WeakStats", cw.Failed, cw.InjectedFailures, cw.Weak)
+	}
 	if cw.Share <= ca.Share || cw.Share < 0.7 {
 		t.Errorf("scale: weak task snapshots completed %.2f, aligned checkpoints %.2f; want weak above aligned and near %.2f", cw.Share, ca.Share, 1-pFail)
 	}
