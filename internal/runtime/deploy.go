@@ -67,6 +67,9 @@ func (te *TaskExecutor) build(ctx context.Context, j *teJob, d Deployment, execs
 			if lost[i], err = reg.connectInputs(execs[i].ctx, td.Exec, weakInputKeys(v, td), gates[i], pos, execs[i].failAsync); err != nil {
 				return nil, i, fmt.Errorf("deploy %s: %w", td.Exec, err)
 			}
+			if lost[i] > 0 {
+				te.log.Warn("restarted task lost input: its producers' in-flight logs no longer held it (execution.checkpointing.weak.in-flight-log.max-records)", "exec", td.Exec.String(), "lost records", lost[i])
+			}
 		}
 	}
 	sw := &storeWriters{fs: j.prep.Store}
