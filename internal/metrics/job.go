@@ -169,6 +169,9 @@ func (j *Job) Collect(ch chan<- prometheus.Metric) {
 			gauge(j.d.watermarkLag, lag, labels...)
 		}
 		gauge(j.d.lateDropped, float64(t.LateRecordsDropped), labels...)
+		if j.weak != nil && t.Weak != nil {
+			j.weak.collectTask(ch, t.Weak, labels...)
+		}
 	}
 	// Forget the meters of tasks that are gone (the job ended, or a
 	// rescaled restore has fewer subtasks).

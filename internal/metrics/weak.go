@@ -27,3 +27,16 @@ func (d weakDescs) collect(ch chan<- prometheus.Metric, w *runtime.WeakStats) {
 	gauge(d.recoveries, float64(w.Recoveries.Load()))
 	gauge(d.recoveryDurationSum, millis(w.RecoveryNanos.Load()))
 }
+
+// collectTask exports one subtask's weak figures under its task labels.
+func (d weakDescs) collectTask(ch chan<- prometheus.Metric, w *runtime.TaskWeakStats, labels ...string) {
+	gauge := func(desc *prometheus.Desc, v float64) {
+		ch <- prometheus.MustNewConstMetric(desc, prometheus.GaugeValue, v, labels...)
+	}
+	gauge(d.taskFailures, float64(w.Failures))
+	gauge(d.taskRestartsOf, float64(w.Restarts))
+	gauge(d.taskReplayed, float64(w.Replayed))
+	gauge(d.taskLost, float64(w.Lost))
+	gauge(d.taskDuplicated, float64(w.Duplicated))
+	gauge(d.taskLastRecovery, float64(w.LastRecovery.Milliseconds()))
+}

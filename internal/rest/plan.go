@@ -84,6 +84,27 @@ type SubtaskMetrics struct {
 	InputWatermark     int64 `json:"current-input-watermark"`
 	OutputWatermark    int64 `json:"current-output-watermark"`
 	LateRecordsDropped int64 `json:"num-late-records-dropped"`
+	// Weak is the subtask's accounting in WEAKLY_CONSISTENT mode, over
+	// its attempts; absent in the other modes.
+	Weak *SubtaskWeak `json:"weak,omitempty"`
+}
+
+// SubtaskWeak is one subtask's share of the job's "weak" object
+// (runtime.TaskWeakStats); the recovery in milliseconds.
+type SubtaskWeak struct {
+	Failures             int64 `json:"failures"`
+	Restarts             int64 `json:"restarts"`
+	RecordsReplayed      int64 `json:"records-replayed"`
+	RecordsLost          int64 `json:"records-lost"`
+	RecordsDuplicated    int64 `json:"records-duplicated"`
+	LastRecoveryDuration int64 `json:"last-recovery-duration"`
+}
+
+func subtaskWeak(w *runtime.TaskWeakStats) *SubtaskWeak {
+	if w == nil {
+		return nil
+	}
+	return &SubtaskWeak{Failures: w.Failures, Restarts: w.Restarts, RecordsReplayed: w.Replayed, RecordsLost: w.Lost, RecordsDuplicated: w.Duplicated, LastRecoveryDuration: w.LastRecovery.Milliseconds()}
 }
 
 // VertexSubtask is one subtask of GET /jobs/{jobid}/vertices/{vertexid}.
@@ -125,6 +146,7 @@ func (a *api) vertexDetails(w http.ResponseWriter, r *http.Request, j Job) {
 			ReadRecords: t.RecordsIn, ReadRecordsComplete: true, WriteRecords: t.RecordsOut, WriteRecordsComplete: true,
 			BackPressured: t.BackPressured, AlignmentTime: t.AlignmentTime.Milliseconds(), CreditsAvailable: t.CreditsAvailable,
 			InputWatermark: t.InputWatermark, OutputWatermark: t.OutputWatermark, LateRecordsDropped: t.LateRecordsDropped,
+			Weak: subtaskWeak(t.Weak),
 		}})
 	}
 	slices.SortFunc(d.Subtasks, func(x, y VertexSubtask) int { return x.Subtask - y.Subtask })

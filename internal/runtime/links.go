@@ -224,7 +224,7 @@ func (l *taskLinks) weakSender(producer ExecutionID, k, j, index int, consumer C
 	if consumer.TM != l.self {
 		return nil, Unrecoverable(fmt.Errorf("output of %s to %s on TaskManager %s: execution.checkpointing.mode WEAKLY_CONSISTENT keeps in-flight logs in the producer's TaskManager and supports only channels within one TaskManager for now; run the job on one TaskManager (local mode, minicluster.number-of-taskmanagers 1) or use EXACTLY_ONCE", producer, consumer.Peer, consumer.TM))
 	}
-	s, existed := l.weak.sender(weakKey{producer: producer.Task, edge: k, consumer: j})
+	s, existed := l.weak.sender(weakKey{producer: producer.Task, edge: k, consumer: j}, consumer.Peer.Task)
 	if !existed {
 		ch, err := l.parts.local(producer, consumer, index)
 		if err != nil {

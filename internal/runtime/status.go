@@ -101,6 +101,21 @@ type TaskStats struct {
 	// LateRecordsDropped counts records the task's window operators
 	// dropped as late beyond their allowed lateness (numLateRecordsDropped).
 	LateRecordsDropped int64 `json:"num_late_records_dropped"`
+	// Weak is the subtask's accounting in WEAKLY_CONSISTENT mode (nil in
+	// the other modes), over all its attempts.
+	Weak *TaskWeakStats `json:"weak,omitempty"`
+}
+
+// TaskWeakStats is one subtask's share of WeakStats: its failures and
+// restarts, the records replayed to it and lost on its way in, the
+// records it possibly duplicated on its way out, and its latest recovery.
+type TaskWeakStats struct {
+	Failures     int64         `json:"failures"`
+	Restarts     int64         `json:"restarts"`
+	Replayed     int64         `json:"records_replayed"`
+	Lost         int64         `json:"records_lost"`
+	Duplicated   int64         `json:"records_duplicated"`
+	LastRecovery time.Duration `json:"last_recovery"`
 }
 
 // VertexInfo describes a job vertex (an operator chain).

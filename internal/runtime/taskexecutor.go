@@ -464,7 +464,11 @@ func (te *TaskExecutor) StopSources(job string, execs []ExecutionID) {
 func (te *TaskExecutor) Report(job string) []TaskStats {
 	te.mu.Lock()
 	var tasks []*Task
+	var reg *weakRegistry
 	if j := te.jobs[job]; j != nil {
+		if j.isWeak() {
+			reg = j.weakRegistry()
+		}
 		for _, e := range j.execs {
 			if e.task != nil {
 				tasks = append(tasks, e.task)
@@ -485,6 +489,9 @@ func (te *TaskExecutor) Report(job string) []TaskStats {
 			OutputWatermark:    t.metrics.OutputWatermark.Load(),
 			LateRecordsDropped: t.metrics.LateRecordsDropped.Load(),
 		})
+		if reg != nil {
+			out[len(out)-1].Weak = reg.taskStats(t.ID)
+		}
 	}
 	return out
 }

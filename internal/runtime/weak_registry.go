@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/weirstream/weir/internal/checkpoint"
@@ -41,6 +42,35 @@ type weakRegistry struct {
 	owner    map[checkpoint.ID]checkpoint.TaskID
 	failedAt map[checkpoint.TaskID]time.Time
 	deployed map[checkpoint.TaskID]bool
+	perTask  map[checkpoint.TaskID]*taskWeak
+}
+
+// taskWeak is one subtask's figures (TaskWeakStats), kept across its
+// attempts; the senders add to their producer's and consumer's.
+type taskWeak struct {
+	failures, restarts, replayed, lost, duplicated, lastRecovery atomic.Int64
+}
+
+// task returns t's figures (r.mu held).
+func (r *weakRegistry) taskLocked(t checkpoint.TaskID) *taskWeak {
+	tw := r.perTask[t]
+	if tw == nil {
+		tw = &taskWeak{}
+		r.perTask[t] = tw
+	}
+	return tw
+}
+
+// taskStats returns t's figures for TaskStats.
+func (r *weakRegistry) taskStats(t checkpoint.TaskID) *TaskWeakStats {
+	r.mu.Lock()
+	tw := r.taskLocked(t)
+	r.mu.Unlock()
+	return &TaskWeakStats{
+		Failures: tw.failures.Load(), Restarts: tw.restarts.Load(),
+		Replayed: tw.replayed.Load(), Lost: tw.lost.Load(), Duplicated: tw.duplicated.Load(),
+		LastRecovery: time.Duration(tw.lastRecovery.Load()),
+	}
 }
 
 // weakInput is one gate channel of a consuming execution.
@@ -89,17 +119,20 @@ func newWeakRegistry(maxRecords int, stats *WeakStats, now func() time.Time) *we
 		owner:    map[checkpoint.ID]checkpoint.TaskID{},
 		failedAt: map[checkpoint.TaskID]time.Time{},
 		deployed: map[checkpoint.TaskID]bool{},
+		perTask:  map[checkpoint.TaskID]*taskWeak{},
 	}
 }
 
-// sender returns the log of channel k and whether it existed already.
-func (r *weakRegistry) sender(k weakKey) (s *weakSender, existed bool) {
+// sender returns the log of channel k, to consumer task to, and whether
+// it existed already.
+func (r *weakRegistry) sender(k weakKey, to checkpoint.TaskID) (s *weakSender, existed bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if s = r.senders[k]; s != nil {
 		return s, true
 	}
 	s = newWeakSender(r.maxRecords, r.stats)
+	s.from, s.to = r.taskLocked(k.producer), r.taskLocked(to)
 	r.senders[k] = s
 	return s, false
 }
@@ -132,6 +165,7 @@ func (r *weakRegistry) deploy(t checkpoint.TaskID) (restart bool) {
 	r.deployed[t] = true
 	if restart {
 		r.stats.TaskRestarts.Add(1)
+		r.taskLocked(t).restarts.Add(1)
 	}
 	return restart
 }
@@ -181,6 +215,7 @@ func (r *weakRegistry) ended(exec ExecutionID, failed bool) {
 	if failed {
 		r.failedAt[exec.Task] = r.now()
 		r.stats.Failures.Add(1)
+		r.taskLocked(exec.Task).failures.Add(1)
 	}
 	r.mu.Unlock()
 	for _, in := range ins {
@@ -195,9 +230,11 @@ func (r *weakRegistry) recovered(t checkpoint.TaskID) {
 	r.mu.Lock()
 	at, ok := r.failedAt[t]
 	delete(r.failedAt, t)
+	tw := r.taskLocked(t)
 	r.mu.Unlock()
 	if ok {
 		d := r.now().Sub(at)
+		tw.lastRecovery.Store(int64(d))
 		r.stats.RecoveryNanos.Add(int64(d))
 		r.stats.LastRecoveryNanos.Store(int64(d))
 		r.stats.Recoveries.Add(1)

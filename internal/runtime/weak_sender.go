@@ -38,6 +38,8 @@ type weakSender struct {
 	suspect uint64
 	// accounted are the log's counters already added to stats.
 	accounted weak.Counters
+	// from and to are the producer's and the consumer's figures.
+	from, to *taskWeak
 	// wm is the largest watermark logged: a restarted producer's lower
 	// one is not, so watermarks stay monotonic downstream.
 	wm    int64
@@ -72,6 +74,9 @@ func (s *weakSender) SendOverdraft(ctx context.Context, b network.Buffer, maxOve
 			d := min(uint64(skip), s.suspect)
 			s.suspect -= d
 			s.stats.Duplicated.Add(int64(d))
+			if s.from != nil {
+				s.from.duplicated.Add(int64(d))
+			}
 		}
 		if skip >= n {
 			ops.Recycle()
@@ -170,9 +175,14 @@ func (s *weakSender) BackpressureWaits() uint64 {
 // figures (mu held).
 func (s *weakSender) account() {
 	c := s.log.Counters()
-	s.stats.Replayed.Add(int64(c.Replayed - s.accounted.Replayed))
-	s.stats.Lost.Add(int64(c.Lost - s.accounted.Lost))
+	replayed, lost := int64(c.Replayed-s.accounted.Replayed), int64(c.Lost-s.accounted.Lost)
+	s.stats.Replayed.Add(replayed)
+	s.stats.Lost.Add(lost)
 	s.stats.Dropped.Add(int64(c.Dropped - s.accounted.Dropped))
+	if s.to != nil {
+		s.to.replayed.Add(replayed)
+		s.to.lost.Add(lost)
+	}
 	s.accounted = c
 }
 

@@ -125,6 +125,7 @@ func TestWeakSenderProducerRestart(t *testing.T) {
 func TestWeakSenderSmallLogCountsLoss(t *testing.T) {
 	st := &WeakStats{}
 	s := newWeakSender(10, st)
+	s.to = &taskWeak{}
 	pool := network.NewPool[int](5)
 	g1 := network.NewGate(1, 100)
 	s.connect(g1.Channel(0))
@@ -143,5 +144,8 @@ func TestWeakSenderSmallLogCountsLoss(t *testing.T) {
 	c2.pollAll(t, 40-int(lost))
 	if lost != 30 || st.Lost.Load() != 30 || c2.got[0] != 30 {
 		t.Fatalf("lost %d (stat %d), first replayed %d; want 30 lost and replay from record 30", lost, st.Lost.Load(), c2.got[0])
+	}
+	if got := s.to.lost.Load(); got != 30 {
+		t.Errorf("the consumer's own figures say %d lost, the job's 30", got)
 	}
 }
