@@ -119,12 +119,12 @@ func newWeakDescs(job prometheus.Labels) weakDescs {
 		return prometheus.NewDesc(taskPrefix+name, help, taskLabels, job)
 	}
 	return weakDescs{
-		taskFailures:     t("weakFailures", "WEAKLY_CONSISTENT: failures of this subtask since the job started."),
-		taskRestartsOf:   t("weakRestarts", "WEAKLY_CONSISTENT: executions of this subtask deployed again, each alone from its own latest snapshot."),
-		taskReplayed:     t("weakRecordsReplayed", "WEAKLY_CONSISTENT: records producers sent this subtask again from their in-flight logs after it restarted."),
-		taskLost:         t("weakRecordsLost", "WEAKLY_CONSISTENT: records this subtask needed that no in-flight log held any more; exact."),
-		taskDuplicated:   t("weakRecordsDuplicated", "WEAKLY_CONSISTENT: records this subtask possibly delivered twice after a restart it could not replay deterministically; exact."),
-		taskLastRecovery: t("weakLastRecoveryDuration", "WEAKLY_CONSISTENT: milliseconds from this subtask's latest failure until its new execution processed again (0: none)."),
+		taskFailures:        t("weakFailures", "WEAKLY_CONSISTENT: failures of this subtask since the job started."),
+		taskRestartsOf:      t("weakRestarts", "WEAKLY_CONSISTENT: executions of this subtask deployed again, each alone from its own latest snapshot."),
+		taskReplayed:        t("weakRecordsReplayed", "WEAKLY_CONSISTENT: records producers sent this subtask again from their in-flight logs after it restarted."),
+		taskLost:            t("weakRecordsLost", "WEAKLY_CONSISTENT: records this subtask needed that no in-flight log held any more; exact."),
+		taskDuplicated:      t("weakRecordsDuplicated", "WEAKLY_CONSISTENT: records this subtask possibly delivered twice after a restart it could not replay deterministically; exact."),
+		taskLastRecovery:    t("weakLastRecoveryDuration", "WEAKLY_CONSISTENT: milliseconds from this subtask's latest failure until its new execution processed again (0: none)."),
 		failures:            j("weakFailures", "WEAKLY_CONSISTENT: task failures since the job started (a lost TaskManager counts once per task it ran)."),
 		taskRestarts:        j("weakTaskRestarts", "WEAKLY_CONSISTENT: task executions deployed again, each alone from its own latest snapshot."),
 		replayed:            j("weakRecordsReplayed", "WEAKLY_CONSISTENT: records producers sent again from their in-flight logs to restarted consumers."),
