@@ -47,50 +47,63 @@ func (t *Task) setupWeak(reg *weakRegistry, exec ExecutionID, outs [][]*weakSend
 	w.on, w.reg, w.exec, w.outs, w.cur = true, reg, exec, outs, -1
 	w.recovering = restarted
 	w.ended = pos != nil && pos.Ended
+	nondeterministic := lostInput
+	if t.gate != nil {
+		w.inputs = make([]checkpoint.WeakChannelPosition, t.gate.NumChannels())
+		if pos != nil {
+			copy(w.inputs, pos.Inputs)
+			t.restoreChannelEvents(w.inputs)
+		}
+		w.dets = reg.determinants(t.ID)
+		from := uint64(0)
+		if pos != nil {
+			from = pos.Determinants
+		}
+		// The failed attempt's order is of no use when it names buffers
+		// that are gone, or when its start was dropped for the log's
+		// bound (no snapshot completed for maxDeterminants entries).
+		if w.dets.base > from {
+			nondeterministic = true
+		}
+		if nondeterministic {
+			w.dets.truncate(from)
+			w.dets.chans = w.dets.chans[:0]
+			w.dets.base = max(w.dets.base, from)
+		}
+		if end := w.dets.end(); end > from {
+			w.replaying, w.next, w.replayTo = true, from+1, end
+			for ch := range t.gate.NumChannels() {
+				t.gate.Block(ch)
+			}
+		}
+	}
 	for k, ws := range outs {
 		for j, s := range ws {
 			var at uint64
 			if pos != nil && k < len(pos.Outputs) && j < len(pos.Outputs[k]) {
 				at = pos.Outputs[k][j]
 			}
-			if err := s.restart(at, lostInput); err != nil {
+			if err := s.restart(at, nondeterministic); err != nil {
 				return fmt.Errorf("output %d to subtask %d: %w", k, j, err)
 			}
 		}
 	}
-	if t.gate == nil {
-		return nil
-	}
-	w.inputs = make([]checkpoint.WeakChannelPosition, t.gate.NumChannels())
-	if pos != nil {
-		copy(w.inputs, pos.Inputs)
-		t.restoreChannelEvents(w.inputs)
-	}
-	w.dets = reg.determinants(t.ID)
-	from := uint64(0)
-	if pos != nil {
-		from = pos.Determinants
-	}
-	if lostInput {
-		// The failed attempt's order names buffers that are gone.
-		w.dets.truncate(from)
-		w.dets.chans = w.dets.chans[:0]
-	}
-	if end := w.dets.end(); end > from {
-		if w.dets.base > from {
-			// Not possible while determinants are truncated only by the
-			// completed snapshot a restart restores; if it were, the
-			// replay could not follow the earlier order.
-			return fmt.Errorf("determinants from %d are needed, the log starts at %d", from+1, w.dets.base+1)
-		}
-		w.replaying, w.next, w.replayTo = true, from+1, end
-		for ch := range t.gate.NumChannels() {
-			t.gate.Block(ch)
-		}
-	}
-	// Entries beyond the replay are dropped with the failed attempt's
-	// order: the new attempt logs its own from here.
 	return nil
+}
+
+// maxDeterminants bounds a task's determinant log (16 bytes an entry):
+// beyond it, without a completed snapshot to truncate it, the oldest half
+// goes, and a restart from before them reads its replay freely.
+const maxDeterminants = 1 << 20
+
+// appendDeterminant logs d, keeping the log within maxDeterminants.
+func (w *weakTask) appendDeterminant(d determinant) {
+	if len(w.dets.chans) >= maxDeterminants {
+		n := len(w.dets.chans) / 2
+		w.dets.chans = append(w.dets.chans[:0], w.dets.chans[n:]...)
+		w.dets.base += uint64(n)
+	}
+	w.dets.chans = append(w.dets.chans, d)
 }
 
 // weakBeforePoll, while replaying, fires the timers the next
@@ -131,7 +144,7 @@ func (w *weakTask) advance(t *Task) {
 // weakTimers logs a firing of processing-time timers at time at.
 func (t *Task) weakTimers(at int64) {
 	if w := &t.weak; w.dets != nil && !w.replaying {
-		w.dets.chans = append(w.dets.chans, determinant{ch: -1, at: at})
+		w.appendDeterminant(determinant{ch: -1, at: at})
 	}
 }
 
@@ -154,7 +167,7 @@ func (t *Task) weakPolled(ch int, b network.Buffer) error {
 		w.reg.recovered(t.ID)
 	}
 	if !w.replaying {
-		w.dets.chans = append(w.dets.chans, determinant{ch: int32(ch)})
+		w.appendDeterminant(determinant{ch: int32(ch)})
 		return nil
 	}
 	if want := int(w.dets.chans[w.next-w.dets.base-1].ch); want != ch {
