@@ -13,6 +13,10 @@ type BatchOps interface {
 	// records and timestamps: recycling it is a no-op, so its holder and
 	// the consumer it is sent to never share a slice.
 	Copy() any
+	// CopyTo is Copy into dst, an earlier copy of the same type (or nil),
+	// reusing its slices: the in-flight log's copies cost no allocation
+	// once it reached its working size.
+	CopyTo(dst any) any
 	// Recycle returns the batch to its pool.
 	Recycle()
 }
@@ -39,6 +43,22 @@ func (b *Batch[T]) Copy() any {
 	c := &Batch[T]{Records: append([]T(nil), b.Records...)}
 	if b.Times != nil {
 		c.Times = append([]int64(nil), b.Times...)
+	}
+	return c
+}
+
+// CopyTo copies the batch into dst (a *Batch[T] outside every pool, or
+// nil) and returns it.
+func (b *Batch[T]) CopyTo(dst any) any {
+	c, _ := dst.(*Batch[T])
+	if c == nil || c.pool != nil {
+		c = &Batch[T]{}
+	}
+	c.Records = append(c.Records[:0], b.Records...)
+	if b.Times != nil {
+		c.Times = append(c.Times[:0], b.Times...)
+	} else {
+		c.Times = nil
 	}
 	return c
 }

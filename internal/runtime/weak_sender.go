@@ -40,6 +40,9 @@ type weakSender struct {
 	accounted weak.Counters
 	// from and to are the producer's and the consumer's figures.
 	from, to *taskWeak
+	// free are copies of batches the log released, reused by the next
+	// copies (at most maxFreeCopies).
+	free []any
 	// wm is the largest watermark logged: a restarted producer's lower
 	// one is not, so watermarks stay monotonic downstream.
 	wm    int64
@@ -86,7 +89,12 @@ func (s *weakSender) SendOverdraft(ctx context.Context, b network.Buffer, maxOve
 			ops.DropFront(skip)
 		}
 		b.LogBuffers, b.LogRecords = s.log.End(), s.log.Records()
-		s.payloads = append(s.payloads, network.Buffer{Kind: network.Data, Data: ops.Copy(), LogBuffers: b.LogBuffers, LogRecords: b.LogRecords})
+		var reuse any
+		if n := len(s.free); n > 0 {
+			reuse, s.free[n-1] = s.free[n-1], nil
+			s.free = s.free[:n-1]
+		}
+		s.payloads = append(s.payloads, network.Buffer{Kind: network.Data, Data: ops.CopyTo(reuse), LogBuffers: b.LogBuffers, LogRecords: b.LogRecords})
 	} else {
 		if b.Kind == network.Watermark {
 			if s.hasWM && b.Watermark <= s.wm {
@@ -186,10 +194,18 @@ func (s *weakSender) account() {
 	s.accounted = c
 }
 
-// drop frees the payloads of the n oldest entries the log removed.
+// maxFreeCopies bounds the released batch copies a sender keeps for reuse.
+const maxFreeCopies = 64
+
+// drop frees the payloads of the n oldest entries the log removed,
+// keeping their batches (cleared) for the next copies.
 func (s *weakSender) drop(n int) {
 	for i := range n {
-		recycleBuffer(s.payloads[i])
+		if b := s.payloads[i]; b.Kind == network.Data && len(s.free) < maxFreeCopies {
+			ops := b.Data.(network.BatchOps)
+			ops.DropFront(ops.Len()) // clears the records: no garbage pinned
+			s.free = append(s.free, b.Data)
+		}
 		s.payloads[i] = network.Buffer{}
 	}
 	s.payloads = s.payloads[n:]

@@ -149,3 +149,45 @@ func TestWeakSenderSmallLogCountsLoss(t *testing.T) {
 		t.Errorf("the consumer's own figures say %d lost, the job's 30", got)
 	}
 }
+
+// BenchmarkWeakSenderOverhead sends batches of 1024 ints to a consumer that
+// polls and recycles them, through a plain channel and through a weak
+// sender whose consumer completes a snapshot every 64 batches (truncating
+// the log): the cost per batch of logging (one copy of the batch) and
+// stamping.
+func BenchmarkWeakSenderOverhead(b *testing.B) {
+	const size = 1024
+	run := func(b *testing.B, weakMode bool) {
+		pool := network.NewPool[int](size)
+		g := network.NewGate(1, 8)
+		var send network.Sender = g.Channel(0)
+		var s *weakSender
+		if weakMode {
+			s = newWeakSender(1<<20, &WeakStats{})
+			s.connect(g.Channel(0))
+			send = s
+		}
+		var pos weak.Position
+		b.ReportAllocs()
+		b.SetBytes(size * 8)
+		for i := 0; b.Loop(); i++ {
+			bt := pool.Get()
+			for j := range size {
+				bt.Records = append(bt.Records, j)
+			}
+			if err := send.SendOverdraft(context.Background(), network.Buffer{Kind: network.Data, Data: bt}, 2, nil); err != nil {
+				b.Fatal(err)
+			}
+			_, got, _ := g.Poll()
+			pos = weak.Position{Buffers: got.LogBuffers, Records: got.LogRecords}
+			got.Data.(*network.Batch[int]).Recycle()
+			if weakMode && i%64 == 63 {
+				if err := s.truncate(pos); err != nil {
+					b.Fatal(err)
+				}
+			}
+		}
+	}
+	b.Run("channel", func(b *testing.B) { run(b, false) })
+	b.Run("weak", func(b *testing.B) { run(b, true) })
+}
