@@ -22,6 +22,7 @@ func TestDefaults(t *testing.T) {
 		{"execution.checkpointing.tolerable-failed-checkpoints", "0"},
 		{"execution.checkpointing.unaligned.enabled", "false"},
 		{"execution.checkpointing.unaligned.max-channel-state-bytes", "268435456"},
+		{"execution.checkpointing.weak.in-flight-log.max-records", "1000000"},
 		{"heartbeat.interval", "10 s"},
 		{"heartbeat.timeout", "50 s"},
 		{"high-availability.cluster-id", "/default"},
