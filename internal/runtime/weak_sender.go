@@ -71,14 +71,25 @@ func (s *weakSender) SendOverdraft(ctx context.Context, b network.Buffer, maxOve
 	if b.Kind == network.Data {
 		ops := b.Data.(network.BatchOps)
 		n := ops.Len()
+		// While no consumer reads (it restarts, or its replay runs), a
+		// producer whose log is full waits for it instead of dropping
+		// what the consumer has not read: that would lose it for sure.
+		// (A new producer attempt re-emitting what the log holds does not
+		// wait: those records are skipped, not logged.)
+		for s.target == nil && s.log.Held() > 0 && s.log.Held()+uint64(n) > s.max && s.log.Cursor() >= s.log.Records() {
+			if err := s.waitConsumer(ctx); err != nil {
+				recycleBuffer(b)
+				return err
+			}
+		}
 		skip, dropped := s.log.Data(n)
 		s.drop(dropped)
 		if s.suspect > 0 && skip > 0 {
-			d := min(uint64(skip), s.suspect)
-			s.suspect -= d
-			s.stats.Duplicated.Add(int64(d))
+			dup := min(uint64(skip), s.suspect)
+			s.suspect -= dup
+			s.stats.Duplicated.Add(int64(dup))
 			if s.from != nil {
-				s.from.duplicated.Add(int64(d))
+				s.from.duplicated.Add(int64(dup))
 			}
 		}
 		if skip >= n {
@@ -113,28 +124,11 @@ func (s *weakSender) SendOverdraft(ctx context.Context, b network.Buffer, maxOve
 		s.payloads = append(s.payloads, network.Buffer{Kind: b.Kind, Watermark: b.Watermark, Idle: b.Idle, LogBuffers: b.LogBuffers, LogRecords: b.LogRecords})
 	}
 	end := s.log.End()
-	// While no consumer is connected the log holds the buffer; a producer
-	// whose log is full waits for the consumer instead of dropping what
-	// the consumer has not read (that would lose it for sure).
-	for s.target == nil {
-		if s.log.Held() < s.max {
-			recycleBuffer(b)
-			return nil
-		}
-		up := s.up
-		s.mu.Unlock()
-		select {
-		case <-up:
-		case <-ctx.Done():
-			s.mu.Lock()
-			recycleBuffer(b)
-			return fmt.Errorf("weak output: waiting for a restarted consumer: %w", ctx.Err())
-		}
-		s.mu.Lock()
-		if s.log.Sent() >= end {
-			recycleBuffer(b) // the replay sent it
-			return nil
-		}
+	if s.target == nil {
+		// No consumer reads now: the log holds the buffer for the
+		// replay to its next attempt.
+		recycleBuffer(b)
+		return nil
 	}
 	if s.log.Sent() != end-1 {
 		// Entries before this one are still unsent (the consumer just
@@ -160,6 +154,20 @@ func (s *weakSender) SendOverdraft(ctx context.Context, b network.Buffer, maxOve
 		s.log.MarkSent(end)
 	}
 	return nil
+}
+
+// waitConsumer waits, mu released, until a consumer (re)connects and its
+// replay caught up, or ctx ends.
+func (s *weakSender) waitConsumer(ctx context.Context) error {
+	up := s.up
+	s.mu.Unlock()
+	defer s.mu.Lock()
+	select {
+	case <-up:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("weak output: waiting for a restarted consumer, the log full (execution.checkpointing.weak.in-flight-log.max-records %d): %w", s.max, ctx.Err())
+	}
 }
 
 // SendPriority is not used in WEAKLY_CONSISTENT mode, which has no
@@ -284,6 +292,11 @@ func (s *weakSender) reconnect(ctx context.Context, ch *network.Channel, p weak.
 	s.setCurrent(ch)
 	s.gen++
 	s.target = nil
+	select {
+	case <-s.up:
+		s.up = make(chan struct{}) // producers wait for this replay
+	default:
+	}
 	gen := s.gen
 	s.mu.Unlock()
 	go s.replay(ctx, ch, gen, done)
