@@ -183,7 +183,7 @@ func (c *Conn) readFailed(err error) {
 func (c *Conn) dispatch(f wire.Frame) error {
 	switch f.Kind {
 	case wire.Data:
-		d, err := wire.DecodeData(f.Payload)
+		d, err := wire.DecodeData(f.Flags, f.Payload)
 		if err != nil {
 			return err
 		}
@@ -196,7 +196,7 @@ func (c *Conn) dispatch(f wire.Frame) error {
 		}
 		c.unknown.Add(1)
 	case wire.Event:
-		m, err := wire.DecodeEvent(f.Payload)
+		m, err := wire.DecodeEvent(f.Flags, f.Payload)
 		if err != nil {
 			return err
 		}

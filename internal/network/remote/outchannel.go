@@ -448,7 +448,7 @@ func (o *OutChannel) writeNext(bw *bufio.Writer, traffic *Traffic) (more bool, e
 	o.mu.Unlock()
 
 	if f.data != nil {
-		_, err = bw.Write(wire.AppendDataHeader(bw.AvailableBuffer(), id, seq, backlog, f.data.Records, len(f.data.Bytes)))
+		_, err = bw.Write(wire.AppendDataHeader(bw.AvailableBuffer(), id, seq, wire.LogPos{}, backlog, f.data.Records, len(f.data.Bytes)))
 		if err == nil {
 			_, err = bw.Write(f.data.Bytes)
 		}

@@ -52,7 +52,7 @@ func BenchmarkData32KiB(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			d, err := DecodeData(f.Payload)
+			d, err := DecodeData(f.Flags, f.Payload)
 			if err != nil || d.Records != 1024 {
 				b.Fatal(err)
 			}

@@ -6,16 +6,22 @@
 //
 //	 0  u32  length of kind..payload, MinLength ≤ length ≤ MaxLength (64 MiB)
 //	 4  u8   kind: Hello, HelloOK, PartitionRequest, Data, Event, AddCredit,
-//	         CancelPartition, Error, Prioritize
-//	 5  u8   flags, 0 in version 1
+//	         CancelPartition, Error, Prioritize, Release
+//	 5  u8   flags: FlagLogPos on Data and Event, else 0
 //	 6  u32  channel id, 0 = the connection itself
 //	10  u64  sequence number of Data and Event frames within the channel
 //	18  …    payload
 //
 // Hello and HelloOK travel on channel 0 only; PartitionRequest, Data, Event,
-// AddCredit, CancelPartition and Prioritize on a channel other than 0;
-// Error on either.
-// Only Data and Event carry a sequence number, other kinds carry 0. Numbers
+// AddCredit, CancelPartition, Prioritize and Release on a channel other
+// than 0; Error on either.
+// Only Data and Event carry a sequence number, other kinds carry 0. Only
+// they may carry a flag: FlagLogPos says the payload starts with a LogPos,
+// the buffer's position in a WEAKLY_CONSISTENT producer's in-flight log
+// (docs/weak-consistency.md), so their decoders take the header's flags.
+// A weak PartitionRequest names the position to replay from, and Release
+// (consumer to producer) the position the consumer's completed snapshot
+// covers, so the producer can truncate its log. Numbers
 // inside payloads are canonical uvarints (an overlong encoding is refused)
 // or fixed-width big-endian integers, so an accepted payload re-encodes to
 // the same bytes; the fuzz tests hold the decoders to that.
@@ -42,10 +48,10 @@
 //		}
 //		switch f.Kind {
 //		case wire.Data:
-//			d, err := wire.DecodeData(f.Payload) // d.Bytes valid until Next
+//			d, err := wire.DecodeData(f.Flags, f.Payload) // d.Bytes valid until Next
 //			…
 //		case wire.Event:
-//			ev, err := wire.DecodeEvent(f.Payload)
+//			ev, err := wire.DecodeEvent(f.Flags, f.Payload)
 //			…
 //		}
 //	}

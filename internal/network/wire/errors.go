@@ -18,7 +18,8 @@ const (
 	DefectLength Defect = iota + 1
 	// DefectKind: the kind byte names no frame kind of version 1.
 	DefectKind
-	// DefectFlags: the flags byte is not 0 (reserved in version 1).
+	// DefectFlags: the flags byte has a bit not defined for the kind (only
+	// Data and Event may have FlagLogPos; the rest is reserved).
 	DefectFlags
 	// DefectChannel: the channel id is not allowed for the kind (Hello on a
 	// data channel, Data on channel 0).

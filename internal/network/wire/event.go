@@ -59,19 +59,32 @@ type EventMsg struct {
 	// Idle is set for a WatermarkStatus saying the producer went idle,
 	// clear for one saying it is active again.
 	Idle bool
+	// Pos is the event's position in a WEAKLY_CONSISTENT producer's
+	// in-flight log, zero for none. A nonzero one travels first in the
+	// payload, announced by FlagLogPos in the header.
+	Pos LogPos
 }
 
 // AppendEvent appends an Event frame on channel with sequence number seq.
 // It panics on a kind that is not an event: the caller converts buffers it
 // built.
 func AppendEvent(dst []byte, channel uint32, seq uint64, m EventMsg) []byte {
-	dst, start := beginFrame(dst, Header{Kind: Event, Channel: channel, Seq: seq})
+	dst, start := beginFrame(dst, Header{Kind: Event, Flags: m.Flags(), Channel: channel, Seq: seq})
 	dst = m.Append(dst)
 	return endFrame(dst, start)
 }
 
-// Append appends m's payload encoding. It panics like AppendEvent.
+// Flags returns the header flags of an Event frame carrying m: FlagLogPos
+// with a position, else 0.
+func (m EventMsg) Flags() uint8 { return m.Pos.flags() }
+
+// Append appends m's payload encoding, which starts with m.Pos if that is
+// not zero: the frame's header needs m.Flags(). It panics like
+// AppendEvent.
 func (m EventMsg) Append(dst []byte) []byte {
+	if !m.Pos.IsZero() {
+		dst = m.Pos.append(dst)
+	}
 	if m.Kind == network.Announcement {
 		if !m.Priority {
 			panic("wire: announcement without priority")
@@ -147,10 +160,12 @@ func (p *payload) barrier() checkpoint.Barrier {
 	return b
 }
 
-// DecodeEvent decodes an Event payload.
-func DecodeEvent(b []byte) (EventMsg, error) {
+// DecodeEvent decodes the payload of an Event frame with header flags
+// (Frame.Flags, which say whether a log position comes first).
+func DecodeEvent(flags uint8, b []byte) (EventMsg, error) {
 	p := payload{kind: Event, b: b}
 	var m EventMsg
+	pos := p.flaggedPos(flags)
 	code := p.u8("event code")
 	if code == codePriorityBarrier || code == codePriorityCancel {
 		m.Priority = true
@@ -192,6 +207,7 @@ func DecodeEvent(b []byte) (EventMsg, error) {
 	if err := p.end(m.Kind.String() + " event"); err != nil {
 		return EventMsg{}, err
 	}
+	m.Pos = pos
 	return m, nil
 }
 

@@ -35,7 +35,13 @@ const (
 	// of that checkpoint become priority events. Added with the runtime's
 	// remote channels; peers of one build always share it.
 	Prioritize
-	maxKind = Prioritize
+	// Release tells the producer, consumer to producer, that the
+	// consumer's completed snapshot covers the producer's in-flight log up
+	// to a LogPos (WEAKLY_CONSISTENT mode), so the log may drop it. Added
+	// with weak mode's remote channels, like Prioritize without a version
+	// bump: peers of one build always share it.
+	Release
+	maxKind = Release
 )
 
 // Valid reports whether k is a kind of version 1.
@@ -62,6 +68,8 @@ func (k Kind) String() string {
 		return "error"
 	case Prioritize:
 		return "prioritize"
+	case Release:
+		return "release"
 	}
 	return "kind(" + strconv.Itoa(int(k)) + ")"
 }
@@ -69,6 +77,10 @@ func (k Kind) String() string {
 // sequenced reports whether frames of kind k carry a sequence number: Data
 // and Event count per channel from 0, every other kind has 0.
 func (k Kind) sequenced() bool { return k == Data || k == Event }
+
+// positioned reports whether frames of kind k may carry FlagLogPos: Data
+// and Event, the buffers a weak producer's log holds.
+func (k Kind) positioned() bool { return k == Data || k == Event }
 
 // Layout constants of version 1.
 const (
@@ -87,7 +99,8 @@ const (
 // Header is the fixed part of a frame after its length.
 type Header struct {
 	Kind Kind
-	// Flags is 0 in version 1 (reserved for compression).
+	// Flags is FlagLogPos on a Data or Event frame whose payload starts
+	// with a LogPos, else 0; the other bits are reserved (compression).
 	Flags uint8
 	// Channel is chosen by the receiving side of the data; 0 addresses the
 	// connection itself.
@@ -110,7 +123,12 @@ func (h Header) check() error {
 		return malformed(0, DefectKind, "kind byte %d", uint8(h.Kind))
 	}
 	if h.Flags != 0 {
-		return malformed(h.Kind, DefectFlags, "flags %#02x on channel %d, want 0 in version 1", h.Flags, h.Channel)
+		if !h.Kind.positioned() {
+			return malformed(h.Kind, DefectFlags, "flags %#02x on channel %d, want 0 in version 1", h.Flags, h.Channel)
+		}
+		if h.Flags != FlagLogPos {
+			return malformed(h.Kind, DefectFlags, "flags %#02x on channel %d, want 0 or %#02x (log position) in version 1", h.Flags, h.Channel, FlagLogPos)
+		}
 	}
 	switch h.Kind {
 	case Hello, HelloOK:

@@ -54,8 +54,9 @@ func FuzzDecodeFrame(f *testing.F) {
 	})
 }
 
-// FuzzEventPayload feeds arbitrary bytes to DecodeEvent: an accepted
-// payload re-encodes to the same bytes and carries an event kind.
+// FuzzEventPayload feeds arbitrary bytes to DecodeEvent, as the payload of
+// a frame without and with FlagLogPos: an accepted payload re-encodes to
+// the same bytes with the same flags and carries an event kind.
 func FuzzEventPayload(f *testing.F) {
 	for _, s := range samples() {
 		if fr, _, _ := DecodeFrame(s.frame); fr.Kind == Event {
@@ -64,18 +65,20 @@ func FuzzEventPayload(f *testing.F) {
 	}
 	f.Add([]byte{1, 0x7f, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x80, 0, 0, 0, 0, 0, 0, 0, 2})
 	f.Fuzz(func(t *testing.T, b []byte) {
-		m, err := DecodeEvent(b)
-		if err != nil {
-			if !errors.Is(err, ErrMalformed) {
-				t.Fatalf("error %v is not ErrMalformed", err)
+		for _, flags := range []uint8{0, FlagLogPos} {
+			m, err := DecodeEvent(flags, b)
+			if err != nil {
+				if !errors.Is(err, ErrMalformed) {
+					t.Fatalf("flags %#02x: error %v is not ErrMalformed", flags, err)
+				}
+				continue
 			}
-			return
-		}
-		if !m.Kind.IsEvent() || m.Kind > network.WatermarkStatus {
-			t.Fatalf("decoded kind %s", m.Kind)
-		}
-		if re := m.Append(nil); !bytes.Equal(re, b) {
-			t.Fatalf("accepted event re-encoded\n%x\nwant\n%x", re, b)
+			if !m.Kind.IsEvent() || m.Kind > network.WatermarkStatus {
+				t.Fatalf("flags %#02x: decoded kind %s", flags, m.Kind)
+			}
+			if re := m.Append(nil); !bytes.Equal(re, b) || m.Flags() != flags {
+				t.Fatalf("flags %#02x: accepted event re-encoded with flags %#02x\n%x\nwant\n%x", flags, m.Flags(), re, b)
+			}
 		}
 	})
 }

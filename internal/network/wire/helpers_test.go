@@ -49,6 +49,19 @@ func samples() []sample {
 		{"error-fatal", AppendError(nil, 0, "frame 12, expected 11: frames lost or reordered")},
 		{"error-channel", AppendError(nil, 7, "")},
 		{"prioritize", AppendPrioritize(nil, 7, 12)},
+		{"partition-request-weak", AppendPartitionRequest(nil, 8, PartitionRequestMsg{
+			Job: "demo", Producer: checkpoint.TaskID{Vertex: 1}, Attempt: 4,
+			Edge: 1, Consumer: 2, Credit: 2, BufferSize: 1024, Weak: true, From: LogPos{Buffers: 300, Records: 1 << 40}})},
+		{"partition-request-weak-fresh", AppendPartitionRequest(nil, 8, PartitionRequestMsg{
+			Job: "demo", Credit: 2, BufferSize: 1024, Weak: true})},
+		{"data-positioned", AppendData(nil, 7, 24, DataMsg{Pos: LogPos{Buffers: 5, Records: 130}, Backlog: 1, Records: 2, Bytes: []byte("\x02ab\x01c")})},
+		{"data-positioned-records-0", AppendData(nil, 7, 25, DataMsg{Pos: LogPos{Buffers: 1}, Records: 1, Bytes: []byte{0}})},
+		{"watermark-positioned", AppendEvent(nil, 7, 26, EventMsg{Kind: network.Watermark, Watermark: 42, Pos: LogPos{Buffers: 6, Records: 130}})},
+		{"eop-positioned", AppendEvent(nil, 7, 27, EventMsg{Kind: network.EndOfPartition, Pos: LogPos{Buffers: 1 << 63, Records: 1<<64 - 1}})},
+		{"priority-barrier-positioned", AppendEvent(nil, 7, 28, EventMsg{Kind: network.Barrier, Priority: true, Seq: 2,
+			Barrier: checkpoint.Barrier{ID: 12, Timestamp: ts}, Pos: LogPos{Buffers: 7, Records: 131}})},
+		{"release", AppendRelease(nil, 7, LogPos{Buffers: 6, Records: 130})},
+		{"release-zero", AppendRelease(nil, 9, LogPos{})},
 	}
 }
 
@@ -71,17 +84,23 @@ func reencode(f Frame) ([]byte, string, error) {
 		}
 		return AppendPartitionRequest(nil, f.Channel, m), fmt.Sprintf("%+v", m), nil
 	case Data:
-		m, err := DecodeData(f.Payload)
+		m, err := DecodeData(f.Flags, f.Payload)
 		if err != nil {
 			return nil, "", err
 		}
-		return AppendData(nil, f.Channel, f.Seq, m), fmt.Sprintf("backlog=%d records=%d bytes=%q", m.Backlog, m.Records, m.Bytes), nil
+		return AppendData(nil, f.Channel, f.Seq, m), describePos(m.Pos) + fmt.Sprintf("backlog=%d records=%d bytes=%q", m.Backlog, m.Records, m.Bytes), nil
 	case Event:
-		m, err := DecodeEvent(f.Payload)
+		m, err := DecodeEvent(f.Flags, f.Payload)
 		if err != nil {
 			return nil, "", err
 		}
-		return AppendEvent(nil, f.Channel, f.Seq, m), describeEvent(m), nil
+		return AppendEvent(nil, f.Channel, f.Seq, m), describePos(m.Pos) + describeEvent(m), nil
+	case Release:
+		pos, err := DecodeRelease(f.Payload)
+		if err != nil {
+			return nil, "", err
+		}
+		return AppendRelease(nil, f.Channel, pos), fmt.Sprintf("%+v", pos), nil
 	case AddCredit:
 		n, err := DecodeAddCredit(f.Payload)
 		if err != nil {
@@ -104,6 +123,15 @@ func reencode(f Frame) ([]byte, string, error) {
 		return AppendError(nil, f.Channel, msg), fmt.Sprintf("%q", msg), nil
 	}
 	return nil, "", errors.New("unknown kind passed the header check")
+}
+
+// describePos renders a log position as "@buffers/records ", nothing for
+// none.
+func describePos(p LogPos) string {
+	if p.IsZero() {
+		return ""
+	}
+	return fmt.Sprintf("@%d/%d ", p.Buffers, p.Records)
 }
 
 func describeEvent(m EventMsg) string {

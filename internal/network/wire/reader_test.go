@@ -98,7 +98,7 @@ func TestReaderOversizedFrame(t *testing.T) {
 			t.Fatalf("frame %d: %d payload bytes, %v; want %d", i, len(f.Payload), err, n)
 		}
 		if n == 1002 {
-			d, err := DecodeData(f.Payload)
+			d, err := DecodeData(f.Flags, f.Payload)
 			if err != nil || !bytes.Equal(d.Bytes, big) {
 				t.Fatalf("frame %d: oversized data decoded wrong: %v", i, err)
 			}
@@ -151,6 +151,8 @@ func TestReaderNoAllocations(t *testing.T) {
 		b = AppendData(b, 3, uint64(i), DataMsg{Backlog: 1, Records: 100, Bytes: make([]byte, 5000)})
 		b = AppendEvent(b, 3, uint64(i), EventMsg{Kind: 1, Cancel: 0, Barrier: samplesBarrier})
 		b = AppendAddCredit(b, 3, 1)
+		b = AppendData(b, 4, uint64(i), DataMsg{Pos: LogPos{Buffers: uint64(i) + 1, Records: 100}, Records: 100, Bytes: make([]byte, 3000)})
+		b = AppendRelease(b, 4, LogPos{Buffers: uint64(i) + 1, Records: 100})
 	}
 	rd := NewReader(&cycle{b: b}, 0)
 	allocs := testing.AllocsPerRun(1000, func() {
@@ -160,11 +162,13 @@ func TestReaderNoAllocations(t *testing.T) {
 		}
 		switch f.Kind {
 		case Data:
-			_, err = DecodeData(f.Payload)
+			_, err = DecodeData(f.Flags, f.Payload)
 		case Event:
-			_, err = DecodeEvent(f.Payload)
+			_, err = DecodeEvent(f.Flags, f.Payload)
 		case AddCredit:
 			_, err = DecodeAddCredit(f.Payload)
+		case Release:
+			_, err = DecodeRelease(f.Payload)
 		}
 		if err != nil {
 			t.Fatal(err)
@@ -179,6 +183,9 @@ func TestReaderNoAllocations(t *testing.T) {
 		dst = AppendData(dst[:0], 3, 1, DataMsg{Backlog: 1, Records: 100, Bytes: payload})
 		dst = AppendEvent(dst, 3, 2, EventMsg{Kind: 1, Barrier: samplesBarrier})
 		dst = AppendAddCredit(dst, 3, 4)
+		dst = AppendData(dst, 4, 1, DataMsg{Pos: LogPos{Buffers: 9, Records: 900}, Records: 100, Bytes: payload})
+		dst = AppendEvent(dst, 4, 2, EventMsg{Kind: 3, Pos: LogPos{Buffers: 10, Records: 900}})
+		dst = AppendRelease(dst, 4, LogPos{Buffers: 10, Records: 900})
 	})
 	if allocs != 0 {
 		t.Fatalf("%.1f allocations per append round, want 0", allocs)

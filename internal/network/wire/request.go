@@ -14,7 +14,9 @@ import (
 type PartitionRequestMsg struct {
 	Job string
 	// Producer and Attempt name the producing execution; a request for a
-	// superseded attempt is answered with Error on the channel.
+	// superseded attempt is answered with Error on the channel. With Weak,
+	// Attempt is the consumer's attempt instead: the producer creates a
+	// channel per consumer attempt, and a newer one supersedes an older.
 	Producer checkpoint.TaskID
 	Attempt  int
 	// Edge is the producer's output edge, Consumer the consuming subtask:
@@ -25,13 +27,21 @@ type PartitionRequestMsg struct {
 	// BufferSize is the most record bytes one Data frame may carry, at
 	// least 1 (a larger single record comes alone).
 	BufferSize int
+	// Weak asks a WEAKLY_CONSISTENT producer for its logged output from
+	// From on: the position the consumer's snapshot read up to, zero for a
+	// consumer starting afresh. From is zero without Weak. Both travel
+	// after BufferSize in every request (a uvarint 0 or 1, then From's two
+	// uvarints); added with weak mode's remote channels, without a version
+	// bump, as peers of one build always share the layout.
+	Weak bool
+	From LogPos
 }
 
 // AppendPartitionRequest appends a PartitionRequest frame on channel. It
 // panics on a message DecodePartitionRequest would refuse: the fault is
 // this process's, and should not surface as the peer's malformed frame.
 func AppendPartitionRequest(dst []byte, channel uint32, m PartitionRequestMsg) []byte {
-	if m.Job == "" || len(m.Job) > maxString || m.Credit < 1 || m.BufferSize < 1 ||
+	if m.Job == "" || len(m.Job) > maxString || m.Credit < 1 || m.BufferSize < 1 || !m.Weak && !m.From.IsZero() ||
 		!inRange(m.Producer.Vertex, m.Producer.Subtask, m.Attempt, m.Edge, m.Consumer, m.Credit, m.BufferSize) {
 		panic(fmt.Sprintf("wire: PartitionRequest %+v out of range", m))
 	}
@@ -46,7 +56,12 @@ func (m PartitionRequestMsg) Append(dst []byte) []byte {
 	for _, v := range [...]int{m.Producer.Vertex, m.Producer.Subtask, m.Attempt, m.Edge, m.Consumer, m.Credit, m.BufferSize} {
 		dst = binary.AppendUvarint(dst, uint64(v))
 	}
-	return dst
+	weak := byte(0)
+	if m.Weak {
+		weak = 1
+	}
+	dst = append(dst, weak) // the uvarint 0 or 1
+	return m.From.append(dst)
 }
 
 // DecodePartitionRequest decodes a PartitionRequest payload.
@@ -61,7 +76,18 @@ func DecodePartitionRequest(b []byte) (PartitionRequestMsg, error) {
 	m.Consumer = p.count("consumer subtask", 0)
 	m.Credit = p.count("initial credit", 1)
 	m.BufferSize = p.count("buffer size", 1)
-	if err := p.end("buffer size"); err != nil {
+	switch weak := p.uvarint("weak"); {
+	case p.err != nil:
+	case weak > 1:
+		p.fail(DefectValue, "weak %d, want 0 or 1", weak)
+	default:
+		m.Weak = weak == 1
+	}
+	m.From = p.logPos("replay from buffers", "replay from records")
+	if p.err == nil && !m.Weak && !m.From.IsZero() {
+		p.fail(DefectValue, "replay position %d/%d on a request that is not weak", m.From.Buffers, m.From.Records)
+	}
+	if err := p.end("replay position"); err != nil {
 		return PartitionRequestMsg{}, err
 	}
 	return m, nil
