@@ -30,8 +30,9 @@ import (
 // channel 0, log the peer and the defect, and close the connection; its
 // channels fail with ErrConnClosed, the process goes on.
 //
-// Lock order: OutChannel.mu or InputChannel.mu before Conn.mu; the gate's
-// lock is never held while either is taken.
+// Lock order: PartitionRegistry.mu before OutChannel.mu, and
+// OutChannel.mu or InputChannel.mu before Conn.mu; the gate's lock is
+// never held while either is taken.
 type Conn struct {
 	nc      net.Conn
 	rd      *wire.Reader
@@ -134,6 +135,9 @@ func (c *Conn) fail(err error, notify bool) {
 	for _, oc := range outs {
 		oc.connFailed(err)
 	}
+	if c.reg != nil {
+		c.reg.connFailed(c)
+	}
 	if c.onClose != nil {
 		c.onClose(c)
 	}
@@ -217,14 +221,17 @@ func (c *Conn) dispatch(f wire.Frame) error {
 		if err := wire.DecodeCancelPartition(f.Payload); err != nil {
 			return err
 		}
+		// The registry first: it binds a waiting request under its lock,
+		// so a request it no longer holds is bound by now and found below.
+		if c.reg != nil && c.reg.cancelPending(c, f.Channel) {
+			return nil
+		}
 		c.mu.Lock()
 		oc := c.outputs[f.Channel]
 		delete(c.outputs, f.Channel)
 		c.mu.Unlock()
 		if oc == nil {
-			if c.reg == nil || !c.reg.cancelPending(c, f.Channel) {
-				c.unknown.Add(1)
-			}
+			c.unknown.Add(1)
 			return nil
 		}
 		oc.fail(fmt.Errorf("remote channel %s: consumer on %s: %w", oc.key, c.peer, ErrCancelled), false)
@@ -235,6 +242,18 @@ func (c *Conn) dispatch(f wire.Frame) error {
 		}
 		if oc := c.output(f.Channel); oc != nil {
 			oc.prioritize(id)
+			return nil
+		}
+		c.unknown.Add(1)
+	case wire.Release:
+		p, err := wire.DecodeRelease(f.Payload)
+		if err != nil {
+			return err
+		}
+		// A Release for a channel that is gone (it just ended or failed)
+		// is dropped like any late frame: nothing is left to truncate.
+		if oc := c.output(f.Channel); oc != nil {
+			oc.release(p)
 			return nil
 		}
 		c.unknown.Add(1)

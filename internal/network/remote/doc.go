@@ -41,6 +41,19 @@
 // Prioritize frame that moves the queued barrier of that checkpoint ahead
 // of the producer's queue, as network.Gate.Prioritize does locally.
 //
+// WEAKLY_CONSISTENT mode (docs/weak-consistency.md) keeps, at the
+// producer, an in-flight log per output channel that outlives the
+// consumer's attempts. Across TaskManagers the consumer opens its input
+// with InputConfig.Weak, its own attempt and the log position to replay
+// from; the producer's PartitionRegistry hands that request to the
+// WeakHandler (SetWeakHandler), which makes an OutChannel for exactly that
+// consumer attempt (a newer attempt supersedes it). Buffers sent with a log
+// position (network.Buffer.LogBuffers, LogRecords) arrive with it, and the
+// consumer's InputChannel.Release tells the producer's
+// OutChannelConfig.OnRelease how far its completed snapshot covers the
+// log. Every error of a failed OutChannel wraps network.ErrConsumerGone,
+// so the log keeps what a lost consumer did not get.
+//
 // The runtime's TaskExecutor (internal/runtime/links.go) creates these
 // channels for every peer on another TaskManager; local mode with several
 // TaskManagers (minicluster.number-of-taskmanagers) runs them over
@@ -51,7 +64,8 @@
 // ErrConnClosed (OutChannel.Send errs, InputChannel's OnFailure runs). A
 // consumer's Close cancels its partition (the producer's Send fails with
 // ErrCancelled). A sequence gap fails only that channel. Nothing panics on
-// bad input.
+// bad input. A CancelPartition or Release for a channel that is gone is
+// dropped and counted (Conn.UnknownFrames), not a protocol error.
 //
 // Owns: TCP connections between TaskManagers, remote channels and the
 // partition registry. Must not touch: tasks or the JobMaster; the

@@ -31,6 +31,13 @@ func FuzzConnReader(f *testing.F) {
 	f.Add(wire.AppendEvent(nil, 1, 0, wire.EventMsg{Kind: network.Announcement, Priority: true, Seq: 2}))
 	f.Add(wire.AppendPrioritize(wire.AppendPrioritize(nil, 3, 5), 1, 5))
 	f.Add(wire.AppendHello(nil, wire.Hello, wire.HelloMsg{From: "a", To: "b"}))
+	// Weak mode: positioned data and events, a weak request (no handler
+	// here: refused), Releases for a known and an unknown channel.
+	f.Add(wire.AppendEvent(wire.AppendData(nil, 1, 0, wire.DataMsg{Pos: wire.LogPos{Buffers: 1, Records: 1}, Records: 1, Bytes: []byte{1, 2}}),
+		1, 1, wire.EventMsg{Kind: network.Watermark, Watermark: 5, Pos: wire.LogPos{Buffers: 2, Records: 1}}))
+	f.Add(wire.AppendRelease(wire.AppendPartitionRequest(nil, 3, wire.PartitionRequestMsg{Job: "job", Credit: 2, BufferSize: 10, Weak: true, From: wire.LogPos{Buffers: 4, Records: 9}}),
+		3, wire.LogPos{Buffers: 4, Records: 9}))
+	f.Add(wire.AppendRelease(nil, 1, wire.LogPos{Buffers: 1, Records: 1}))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		server, client := net.Pipe()
 		cfg := Config{ResourceID: "tm-b", ConnectTimeout: time.Second, Logger: slog.New(slog.DiscardHandler)}

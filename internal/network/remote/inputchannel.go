@@ -47,6 +47,9 @@ type InputChannel struct {
 type InputConfig struct {
 	// Job, Producer, Attempt, Edge and Consumer name the partition: the
 	// producer execution's output edge towards this consumer subtask.
+	// With Weak, Attempt is this consumer's own attempt instead: the
+	// producer makes a channel per consumer attempt, and a newer one
+	// supersedes an older.
 	Key     PartitionKey
 	Attempt int
 	// Gate and Channel are the consumer's gate and the channel index this
@@ -57,11 +60,22 @@ type InputConfig struct {
 	// channel fails (not after Close or end of partition). It must not
 	// block; the runtime mails the task.
 	OnFailure func(error)
+	// Weak subscribes to a WEAKLY_CONSISTENT producer's in-flight log: the
+	// producer's WeakHandler makes the channel, replaying from From (the
+	// log position the consumer's snapshot read up to; zero for a
+	// consumer starting afresh), and what arrives carries its log
+	// position (network.Buffer.LogBuffers, LogRecords). From must be zero
+	// without Weak.
+	Weak bool
+	From wire.LogPos
 }
 
 // OpenInput subscribes a gate channel to a partition produced on the
 // connection's peer. It fails if the connection has failed.
 func (c *Conn) OpenInput(cfg InputConfig) (*InputChannel, error) {
+	if !cfg.Weak && !cfg.From.IsZero() {
+		return nil, fmt.Errorf("open remote channel %s from %s: replay position %d/%d without Weak: only a WEAKLY_CONSISTENT input replays", cfg.Key, c.peer, cfg.From.Buffers, cfg.From.Records)
+	}
 	credits := cfg.Gate.CreditsPerChannel()
 	ic := &InputChannel{
 		conn:   c,
@@ -77,6 +91,7 @@ func (c *Conn) OpenInput(cfg InputConfig) (*InputChannel, error) {
 		Job: cfg.Key.Job, Producer: cfg.Key.Producer, Attempt: cfg.Attempt,
 		Edge: cfg.Key.Edge, Consumer: cfg.Key.Consumer,
 		Credit: credits, BufferSize: c.segment,
+		Weak: cfg.Weak, From: cfg.From,
 	}
 	if err := c.addInput(ic, req); err != nil {
 		return nil, fmt.Errorf("open remote channel %s: %w", ic.desc, err)
@@ -133,6 +148,19 @@ func (ic *InputChannel) Prioritize(id checkpoint.ID) {
 	ic.conn.queueCtrl(func(b []byte) []byte { return wire.AppendPrioritize(b, ic.id, id) })
 }
 
+// Release tells a WEAKLY_CONSISTENT producer that this consumer's
+// completed snapshot covers its in-flight log up to p, so it may drop that
+// part (OutChannelConfig.OnRelease). It queues a Release frame and never
+// blocks; after the channel ended, failed or was closed it does nothing.
+func (ic *InputChannel) Release(p wire.LogPos) {
+	ic.mu.Lock()
+	defer ic.mu.Unlock()
+	if ic.err != nil || ic.finished {
+		return
+	}
+	ic.conn.queueCtrl(func(b []byte) []byte { return wire.AppendRelease(b, ic.id, p) })
+}
+
 // freed is the gate's credit listener: n polled Data buffers free n
 // credits.
 func (ic *InputChannel) freed(n int) {
@@ -175,7 +203,7 @@ func (ic *InputChannel) receiveData(seq uint64, d wire.DataMsg) error {
 	s := ic.pool.Get(len(d.Bytes))
 	s.Bytes = append(s.Bytes, d.Bytes...)
 	s.Records = d.Records
-	if err := ic.ch.Deliver(network.Buffer{Kind: network.Data, Data: s}); err != nil {
+	if err := ic.ch.Deliver(network.Buffer{Kind: network.Data, Data: s, LogBuffers: d.Pos.Buffers, LogRecords: d.Pos.Records}); err != nil {
 		ic.mu.Unlock()
 		s.Release()
 		return fmt.Errorf("remote channel %s: %v: %w", ic.desc, err, credit.ErrViolation)
@@ -194,7 +222,8 @@ func (ic *InputChannel) receiveEvent(seq uint64, m wire.EventMsg) error {
 	if err := ic.ledger.Accept(seq, false, ic.ledger.Backlog()); err != nil {
 		return ic.rejectLocked(err)
 	}
-	b := network.Buffer{Kind: m.Kind, Barrier: m.Barrier, Cancel: m.Cancel, Watermark: m.Watermark, Idle: m.Idle}
+	b := network.Buffer{Kind: m.Kind, Barrier: m.Barrier, Cancel: m.Cancel, Watermark: m.Watermark, Idle: m.Idle,
+		LogBuffers: m.Pos.Buffers, LogRecords: m.Pos.Records}
 	var err error
 	if m.Priority {
 		b.Seq = m.Seq

@@ -47,8 +47,15 @@ type recycler interface{ Recycle() }
 //
 // An OutChannel starts unbound: it queues until its consumer's partition
 // request arrives (PartitionRegistry) and binds it to a connection. It
-// fails when the connection breaks, the consumer cancels, or Close is
-// called; Send then returns the error.
+// fails when the connection breaks, the consumer cancels, a newer attempt
+// supersedes it, or Close is called; Send then returns the error, which
+// also wraps network.ErrConsumerGone.
+//
+// In WEAKLY_CONSISTENT mode a producer's in-flight log sends through an
+// OutChannel made for one consumer attempt (PartitionRegistry's
+// WeakHandler): a buffer stamped with its log position
+// (network.Buffer.LogBuffers) carries it on its frame, and the consumer's
+// Releases reach OutChannelConfig.OnRelease.
 type OutChannel struct {
 	key     PartitionKey
 	attempt int
@@ -58,9 +65,12 @@ type OutChannel struct {
 	// announce: every ordinary periodic barrier is also announced as a
 	// priority event (OutChannelConfig.Announce).
 	announce bool
-	wake     chan struct{} // cap 1: room in the queue
-	done     chan struct{} // closed by fail
-	reg      *PartitionRegistry
+	// onRelease takes the consumer's Release frames
+	// (OutChannelConfig.OnRelease); nil drops them.
+	onRelease func(wire.LogPos)
+	wake      chan struct{} // cap 1: room in the queue
+	done      chan struct{} // closed by fail
+	reg       *PartitionRegistry
 
 	mu       sync.Mutex
 	queue    fifo[outFrame]
@@ -86,9 +96,11 @@ type OutChannel struct {
 	sentByte    uint64
 }
 
-// outFrame is a queued Data buffer (data != nil) or event.
+// outFrame is a queued Data buffer (data != nil) or event. pos is a Data
+// buffer's log position (an event's is in ev.Pos).
 type outFrame struct {
 	data *network.Serialized
+	pos  wire.LogPos
 	ev   wire.EventMsg
 }
 
@@ -111,6 +123,14 @@ type OutChannelConfig struct {
 	// while the barrier waits here for credit, as a local gate made
 	// network.WithAnnouncements does.
 	Announce bool
+	// OnRelease, if set, takes the consumer's Release frames (its
+	// completed snapshot covers the producer's in-flight log up to the
+	// position), in the order the consumer sent them, while the channel is
+	// bound. It is called from the connection's reader goroutine, so it
+	// must not block: a slow OnRelease stalls every channel of the
+	// connection. A Release arriving before the channel is bound or after
+	// it ended is dropped; a later one covers it.
+	OnRelease func(wire.LogPos)
 }
 
 // NewOutChannel returns an unbound OutChannel. Register it with a
@@ -123,14 +143,15 @@ func NewOutChannel(cfg OutChannelConfig) (*OutChannel, error) {
 		cfg.SegmentSize = DefaultSegmentSize
 	}
 	return &OutChannel{
-		key:      cfg.Key,
-		attempt:  cfg.Attempt,
-		codec:    cfg.Codec,
-		pool:     network.NewSerializedPool(cfg.SegmentSize),
-		limit:    cfg.Credits,
-		announce: cfg.Announce,
-		wake:     make(chan struct{}, 1),
-		done:     make(chan struct{}),
+		key:       cfg.Key,
+		attempt:   cfg.Attempt,
+		codec:     cfg.Codec,
+		pool:      network.NewSerializedPool(cfg.SegmentSize),
+		limit:     cfg.Credits,
+		announce:  cfg.Announce,
+		onRelease: cfg.OnRelease,
+		wake:      make(chan struct{}, 1),
+		done:      make(chan struct{}),
 	}, nil
 }
 
@@ -144,7 +165,9 @@ func (o *OutChannel) Send(ctx context.Context, b network.Buffer) error {
 // SendOverdraft queues b, a Data buffer overdrawing up to maxOverdraft
 // buffers beyond Credits (math.MaxInt: never wait) or an event; see
 // network.Sender. The batch is encoded before any wait, and recycled only
-// once queued: on an error the caller still owns it.
+// once queued: on an error the caller still owns it. A b with LogBuffers
+// set travels with its log position. The error of a failed channel wraps
+// network.ErrConsumerGone; one of ctx does not.
 func (o *OutChannel) SendOverdraft(ctx context.Context, b network.Buffer, maxOverdraft int, d *network.Debt) error {
 	if b.Kind.IsEvent() {
 		return o.sendEvent(b, false)
@@ -163,7 +186,7 @@ func (o *OutChannel) SendOverdraft(ctx context.Context, b network.Buffer, maxOve
 		s.Release()
 		return err
 	}
-	o.queue.push(outFrame{data: s})
+	o.queue.push(outFrame{data: s, pos: logPos(b)})
 	o.backlog++
 	o.dataSeq++
 	if o.limit-o.backlog == -1 && d != nil {
@@ -252,7 +275,7 @@ func (o *OutChannel) sendEvent(b network.Buffer, priority bool) error {
 	}
 	// Every event notes its position (the Data sent before it), which
 	// travels only once it is a priority event.
-	f := outFrame{ev: wire.EventMsg{Kind: b.Kind, Barrier: b.Barrier, Cancel: b.Cancel, Seq: o.dataSeq, Watermark: b.Watermark, Idle: b.Idle}}
+	f := outFrame{ev: wire.EventMsg{Kind: b.Kind, Barrier: b.Barrier, Cancel: b.Cancel, Seq: o.dataSeq, Watermark: b.Watermark, Idle: b.Idle, Pos: logPos(b)}}
 	switch {
 	case priority || b.Kind == network.Barrier && o.promote != 0 && b.Barrier.ID == o.promote:
 		f.ev.Priority = true
@@ -266,6 +289,24 @@ func (o *OutChannel) sendEvent(b network.Buffer, priority bool) error {
 	}
 	o.scheduleLocked()
 	return nil
+}
+
+// logPos is b's position in a weak producer's log, zero if b has none.
+func logPos(b network.Buffer) wire.LogPos {
+	if b.LogBuffers == 0 {
+		return wire.LogPos{}
+	}
+	return wire.LogPos{Buffers: b.LogBuffers, Records: b.LogRecords}
+}
+
+// release takes a Release from the consumer, on the connection's reader.
+func (o *OutChannel) release(p wire.LogPos) {
+	o.mu.Lock()
+	live := o.err == nil
+	o.mu.Unlock()
+	if live && o.onRelease != nil {
+		o.onRelease(p)
+	}
 }
 
 // prioritize takes a Prioritize from the consumer: the queued barrier of
@@ -345,6 +386,12 @@ func (o *OutChannel) AvailableCredits() int {
 func (o *OutChannel) Close() {
 	o.fail(fmt.Errorf("remote channel %s: %w", o.key, ErrClosed), true)
 }
+
+// Abandon is Close, for a WEAKLY_CONSISTENT producer giving up on this
+// consumer attempt (network.Channel.Abandon's counterpart): a Send waiting
+// for a credit returns at once, with an error wrapping
+// network.ErrConsumerGone like every later Send.
+func (o *OutChannel) Abandon() { o.Close() }
 
 // bind subscribes the channel to consumer channel id on c with the initial
 // credit of the partition request.
@@ -448,7 +495,7 @@ func (o *OutChannel) writeNext(bw *bufio.Writer, traffic *Traffic) (more bool, e
 	o.mu.Unlock()
 
 	if f.data != nil {
-		_, err = bw.Write(wire.AppendDataHeader(bw.AvailableBuffer(), id, seq, wire.LogPos{}, backlog, f.data.Records, len(f.data.Bytes)))
+		_, err = bw.Write(wire.AppendDataHeader(bw.AvailableBuffer(), id, seq, f.pos, backlog, f.data.Records, len(f.data.Bytes)))
 		if err == nil {
 			_, err = bw.Write(f.data.Bytes)
 		}
@@ -483,15 +530,16 @@ func (o *OutChannel) connFailed(err error) {
 }
 
 // fail ends the channel with err, once: queued buffers are released and
-// waiting senders return err. With notify, a bound consumer that has not
-// got end of partition gets an Error frame.
+// waiting senders return err, wrapped to match network.ErrConsumerGone
+// too. With notify, a bound consumer that has not got end of partition
+// gets an Error frame with err's message.
 func (o *OutChannel) fail(err error, notify bool) {
 	o.mu.Lock()
 	if o.err != nil {
 		o.mu.Unlock()
 		return
 	}
-	o.err = err
+	o.err = consumerGone{err}
 	for o.queue.len() > 0 {
 		if f := o.queue.pop(); f.data != nil {
 			f.data.Release()
@@ -518,6 +566,17 @@ func (o *OutChannel) fail(err error, notify bool) {
 		o.reg.unregister(o)
 	}
 }
+
+// consumerGone is the error of a failed OutChannel: err, which says why,
+// and network.ErrConsumerGone, which a weak producer tests for to tell a
+// lost consumer (its log keeps the buffer for the next attempt) from its
+// own end. Both are wrapped, as a fmt.Errorf with two %w would, and the
+// message is err's alone: "the consumer is gone" would be wrong for a
+// Close.
+type consumerGone struct{ err error }
+
+func (e consumerGone) Error() string   { return e.err.Error() }
+func (e consumerGone) Unwrap() []error { return []error{e.err, network.ErrConsumerGone} }
 
 // PartitionKey names one output channel of a producer: the consumer subtask
 // of one output edge of one producing subtask of a job.
