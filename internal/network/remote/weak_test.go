@@ -14,6 +14,14 @@ import (
 	"github.com/weirstream/weir/internal/network/wire"
 )
 
+// An OutChannel is a weak producer's target (the runtime's weakTarget).
+var _ interface {
+	Send(ctx context.Context, b network.Buffer) error
+	SendOverdraft(ctx context.Context, b network.Buffer, maxOverdraft int, d *network.Debt) error
+	BackpressureWaits() uint64
+	Abandon()
+} = (*OutChannel)(nil)
+
 // weakCall is one call of a test's WeakHandler.
 type weakCall struct {
 	key      PartitionKey
