@@ -21,8 +21,10 @@ type PrepareJob struct{ TM TM }
 
 // Deploy starts new executions, one Deployment per group. Slots places
 // every logical slot of the deployment (the channels between its tasks
-// need their peers' addresses); Restore is nil for a fresh start. Attempt
-// is the attempt restore timing follows.
+// need their peers' addresses; with Config.Weak, every logical slot of
+// the job, since a task restarted alone has channels to peers that keep
+// running); Restore is nil for a fresh start. Attempt is the attempt
+// restore timing follows.
 type Deploy struct {
 	Groups  []Group
 	Slots   map[int]Slot

@@ -91,10 +91,14 @@ func (s *recordingStrategy) OnFailure(now time.Time) restart.Decision {
 // Machine is the JobMaster's rules as a pure state machine: Step applies
 // an event at a time and returns the actions to perform. See doc.go.
 type Machine struct {
-	cfg      Config
-	log      *slog.Logger
-	now      time.Time
-	out      []Action
+	cfg Config
+	log *slog.Logger
+	now time.Time
+	out []Action
+	// slotOf is where each logical slot was placed last: a task restarted
+	// alone (Config.Weak) is deployed with the slots of its peers too,
+	// which keep running where they are.
+	slotOf   map[int]Slot
 	regionOf map[checkpoint.TaskID]int
 	handler  *failover.Handler
 	strategy *recordingStrategy

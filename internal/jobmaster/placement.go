@@ -3,6 +3,7 @@ package jobmaster
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"time"
 
@@ -95,8 +96,14 @@ func (m *Machine) deployTo(tasks []checkpoint.TaskID, rp *RestorePoint, placed m
 		e.state, e.tm = ExecDeploying, placed[t.Subtask].TM
 		m.live++
 	}
+	if m.slotOf == nil {
+		m.slotOf = map[int]Slot{}
+	}
+	for l, s := range placed {
+		m.slotOf[l] = s
+	}
 	if m.snaps != nil {
-		m.weakDeploy(tasks, placed)
+		m.weakDeploy(tasks, maps.Clone(m.slotOf))
 	} else {
 		m.emit(Deploy{
 			Groups:  m.groups(tasks, live),

@@ -85,8 +85,10 @@ func (m *Machine) weakRestorePoint(t checkpoint.TaskID) *RestorePoint {
 // weakDeploy deploys tasks, each from its own restore point: one Deploy
 // per distinct point, in the order of their first task. The restore
 // points are chosen now, when the slots are there: no write of these
-// tasks is in flight (they do not run, and weakRestartDue waited).
-func (m *Machine) weakDeploy(tasks []checkpoint.TaskID, placed map[int]Slot) {
+// tasks is in flight (they do not run, and weakRestartDue waited). slots
+// holds every logical slot's placement, the peers' included: the tasks'
+// channels reach peers that keep running where they are.
+func (m *Machine) weakDeploy(tasks []checkpoint.TaskID, slots map[int]Slot) {
 	var points []*RestorePoint
 	byPoint := map[string][]checkpoint.TaskID{}
 	for _, t := range tasks {
@@ -102,6 +104,6 @@ func (m *Machine) weakDeploy(tasks []checkpoint.TaskID, placed map[int]Slot) {
 		if rp != nil {
 			m.log.Info("restoring", "checkpoint", rp.ID, "path", rp.Path, "tasks", len(ts), "attempt", m.execs[ts[0]].attempt)
 		}
-		m.emit(Deploy{Groups: m.groups(ts, live), Slots: placed, Restore: rp, Attempt: m.execs[ts[0]].attempt})
+		m.emit(Deploy{Groups: m.groups(ts, live), Slots: slots, Restore: rp, Attempt: m.execs[ts[0]].attempt})
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/weirstream/weir/internal/checkpoint"
 	"github.com/weirstream/weir/internal/network"
 )
 
@@ -59,12 +60,15 @@ func (te *TaskExecutor) build(ctx context.Context, j *teJob, d Deployment, execs
 		}
 		gates[i] = network.NewGate(len(td.Inputs), cfg.CreditsPerChannel, gopts...)
 		j.parts.register(td.Exec, gates[i], td.Inputs)
-		if err := links[i].openInputs(ctx, td.Exec, v, td.Inputs, gates[i], execs[i].failAsync); err != nil {
+		var pos *checkpoint.WeakPositions
+		if reg != nil {
+			pos = rp.weakFor(v.Chain[0].UID, td.Exec.Task.Subtask)
+		}
+		if err := links[i].openInputs(ctx, td.Exec, v, td.Inputs, gates[i], pos, execs[i].failAsync); err != nil {
 			return nil, i, err
 		}
 		if reg != nil {
-			pos := rp.weakFor(v.Chain[0].UID, td.Exec.Task.Subtask)
-			if lost[i], err = reg.connectInputs(execs[i].ctx, td.Exec, weakInputKeys(v, td), gates[i], pos, execs[i].failAsync); err != nil {
+			if lost[i], err = reg.connectInputs(execs[i].ctx, td.Exec, weakInputKeys(v, td), gates[i], links[i].remoteIns, pos, execs[i].failAsync); err != nil {
 				return nil, i, fmt.Errorf("deploy %s: %w", td.Exec, err)
 			}
 			if lost[i] > 0 {
@@ -82,8 +86,8 @@ func (te *TaskExecutor) build(ctx context.Context, j *teJob, d Deployment, execs
 		}
 		if reg != nil {
 			v := jg.Vertices[td.Exec.Task.Vertex]
-			restarted := reg.deploy(td.Exec.Task)
-			if err := t.setupWeak(reg, td.Exec, links[i].weakOuts, rp.weakFor(v.Chain[0].UID, td.Exec.Task.Subtask), restarted, lost[i] > 0); err != nil {
+			ranHere := reg.deploy(td.Exec.Task, td.Exec.Attempt)
+			if err := t.setupWeak(reg, td.Exec, links[i].weakOuts, rp.weakFor(v.Chain[0].UID, td.Exec.Task.Subtask), ranHere, lost[i] > 0); err != nil {
 				return nil, i, fmt.Errorf("deploy %s: %w", td.Exec, err)
 			}
 		}

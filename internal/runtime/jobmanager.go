@@ -143,9 +143,6 @@ func (c *JobConfig) fill() error {
 		if c.StateBackend.Incremental {
 			return errors.New("state.backend.incremental with execution.checkpointing.mode WEAKLY_CONSISTENT: each task's snapshot is its own checkpoint, and the shared files of incremental snapshots are tracked per job-wide checkpoint; set state.backend.incremental false or use EXACTLY_ONCE")
 		}
-		if c.LocalTaskManagers > 1 {
-			return fmt.Errorf("execution.checkpointing.mode WEAKLY_CONSISTENT with minicluster.number-of-taskmanagers %d: the mode keeps its in-flight logs within one TaskManager and supports no channels between TaskManagers yet; set minicluster.number-of-taskmanagers 1 or use EXACTLY_ONCE", c.LocalTaskManagers)
-		}
 		if c.WeakLogMaxRecords < 1 {
 			c.WeakLogMaxRecords = 1_000_000
 		}

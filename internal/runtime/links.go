@@ -8,6 +8,7 @@ import (
 	"github.com/weirstream/weir/internal/checkpoint"
 	"github.com/weirstream/weir/internal/network"
 	"github.com/weirstream/weir/internal/network/remote"
+	"github.com/weirstream/weir/internal/network/wire"
 )
 
 // taskLinks connects one execution to its peers: a peer on this
@@ -34,6 +35,10 @@ type taskLinks struct {
 
 	outs []*remote.OutChannel
 	ins  []*remote.InputChannel
+	// remoteIns are the remote inputs by gate channel (nil: a local one),
+	// in WEAKLY_CONSISTENT mode, where a completed snapshot releases what
+	// their producers' logs hold for it (InputChannel.Release).
+	remoteIns []*remote.InputChannel
 
 	// weak is the job's registry in WEAKLY_CONSISTENT mode (nil
 	// otherwise); weakOuts the execution's output logs, per edge, per
@@ -48,7 +53,7 @@ type taskLinks struct {
 // the edge's encoder on first use.
 func (l *taskLinks) sender(producer ExecutionID, k, j, index int, consumer ChannelDesc, codec func() (ChannelCodec, error)) (network.Sender, error) {
 	if l.weak != nil {
-		return l.weakSender(producer, k, j, index, consumer)
+		return l.weakSender(producer, k, j, consumer)
 	}
 	if consumer.TM == l.self {
 		return l.parts.local(producer, consumer, index)
@@ -81,8 +86,16 @@ func (l *taskLinks) sender(producer ExecutionID, k, j, index int, consumer Chann
 // openInputs subscribes every gate channel of consumer whose producer runs
 // on another TaskManager; what arrives goes into that gate channel. A
 // channel that fails calls onFailure, which fails the task.
-func (l *taskLinks) openInputs(ctx context.Context, consumer ExecutionID, v *Vertex, inputs []ChannelDesc, gate *network.Gate, onFailure func(error)) error {
+//
+// In WEAKLY_CONSISTENT mode the request names the consumer's attempt, not
+// the producer's (whose attempts come and go behind the log), and asks the
+// producer's log for what follows the position pos read (nil: from the
+// start).
+func (l *taskLinks) openInputs(ctx context.Context, consumer ExecutionID, v *Vertex, inputs []ChannelDesc, gate *network.Gate, pos *checkpoint.WeakPositions, onFailure func(error)) error {
 	offsets, _ := gateOffsets(v)
+	if l.weak != nil {
+		l.remoteIns = make([]*remote.InputChannel, len(inputs))
+	}
 	for ch, in := range inputs {
 		if in.TM == l.self {
 			continue
@@ -99,17 +112,27 @@ func (l *taskLinks) openInputs(ctx context.Context, consumer ExecutionID, v *Ver
 		if err != nil {
 			return fmt.Errorf("input of %s from %s: %w", consumer, in.Peer, err)
 		}
-		ic, err := conn.OpenInput(remote.InputConfig{
+		cfg := remote.InputConfig{
 			Key:       remote.PartitionKey{Job: l.job, Producer: in.Peer.Task, Edge: edge, Consumer: consumer.Task.Subtask},
 			Attempt:   in.Peer.Attempt,
 			Gate:      gate,
 			Channel:   ch,
 			OnFailure: onFailure,
-		})
+		}
+		if l.weak != nil {
+			cfg.Weak, cfg.Attempt = true, consumer.Attempt
+			if pos != nil && ch < len(pos.Inputs) {
+				cfg.From = wire.LogPos{Buffers: pos.Inputs[ch].Buffers, Records: pos.Inputs[ch].Records}
+			}
+		}
+		ic, err := conn.OpenInput(cfg)
 		if err != nil {
 			return fmt.Errorf("input of %s from %s: %w", consumer, in.Peer, err)
 		}
 		l.ins = append(l.ins, ic)
+		if l.remoteIns != nil {
+			l.remoteIns[ch] = ic
+		}
 	}
 	return nil
 }
@@ -138,7 +161,14 @@ func (l *taskLinks) release(finished bool, st *JobStatus) {
 		}
 		o.Close()
 	}
-	l.ins, l.outs = nil, nil
+	if st != nil {
+		for _, ws := range l.weakOuts {
+			for _, s := range ws {
+				st.RemoteBytesSent.Add(int64(s.takeRemoteBytes()))
+			}
+		}
+	}
+	l.ins, l.outs, l.remoteIns = nil, nil, nil
 }
 
 // prioritize asks every remote producer to send the barrier of checkpoint
@@ -217,21 +247,14 @@ func (c wireCodec) Records(data any) int {
 
 // weakSender returns the log of the execution's channel to consumer
 // subtask j of output edge k, WEAKLY_CONSISTENT mode: the job's own for
-// that channel, created and connected to the consumer's gate by the
-// producer's first execution, kept by the registry across restarts of
-// either end.
-func (l *taskLinks) weakSender(producer ExecutionID, k, j, index int, consumer ChannelDesc) (network.Sender, error) {
-	if consumer.TM != l.self {
-		return nil, Unrecoverable(fmt.Errorf("output of %s to %s on TaskManager %s: execution.checkpointing.mode WEAKLY_CONSISTENT keeps in-flight logs in the producer's TaskManager and supports only channels within one TaskManager for now; run the job on one TaskManager (local mode, minicluster.number-of-taskmanagers 1) or use EXACTLY_ONCE", producer, consumer.Peer, consumer.TM))
-	}
-	s, existed := l.weak.sender(weakKey{producer: producer.Task, edge: k, consumer: j}, consumer.Peer.Task)
-	if !existed {
-		ch, err := l.parts.local(producer, consumer, index)
-		if err != nil {
-			return nil, err
-		}
-		s.connect(ch)
-	}
+// that channel, kept by the registry across restarts of either end. The
+// consumer connects itself, whenever it is deployed: in this TaskManager
+// to its gate channel (weakRegistry.connectInputs), from another through
+// its partition request, which makes an OutChannel for its attempt
+// (TaskExecutor.weakRequest); either replays the log from the position
+// the consumer's snapshot read.
+func (l *taskLinks) weakSender(producer ExecutionID, k, j int, consumer ChannelDesc) (network.Sender, error) {
+	s, _ := l.weak.sender(weakKey{producer: producer.Task, edge: k, consumer: j}, consumer.Peer.Task)
 	for len(l.weakOuts) <= k {
 		l.weakOuts = append(l.weakOuts, nil)
 	}

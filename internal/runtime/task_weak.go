@@ -42,10 +42,14 @@ type weakTask struct {
 // needs: its replay cannot follow the failed attempt's order then, so it
 // reads freely, and what its output logs skip as already sent may differ
 // from what it emits now, counted as possibly duplicated.
-func (t *Task) setupWeak(reg *weakRegistry, exec ExecutionID, outs [][]*weakSender, pos *checkpoint.WeakPositions, restarted, lostInput bool) error {
+func (t *Task) setupWeak(reg *weakRegistry, exec ExecutionID, outs [][]*weakSender, pos *checkpoint.WeakPositions, ranHere, lostInput bool) error {
 	w := &t.weak
+	// A later attempt that this TaskManager never ran before: it took
+	// over from one whose TaskManager was lost, and the logs that held
+	// its output went with it.
+	lostLog := exec.Attempt > 0 && !ranHere
 	w.on, w.reg, w.exec, w.outs, w.cur = true, reg, exec, outs, -1
-	w.recovering = restarted
+	w.recovering = exec.Attempt > 0
 	w.ended = pos != nil && pos.Ended
 	nondeterministic := lostInput
 	if t.gate != nil {
@@ -62,7 +66,9 @@ func (t *Task) setupWeak(reg *weakRegistry, exec ExecutionID, outs [][]*weakSend
 		// The failed attempt's order is of no use when it names buffers
 		// that are gone, or when its start was dropped for the log's
 		// bound (no snapshot completed for maxDeterminants entries).
-		if w.dets.base > from {
+		// The log ends before from when it was lost with the process
+		// that held it (a TaskManager died): this one starts empty.
+		if w.dets.base > from || w.dets.end() < from {
 			nondeterministic = true
 		}
 		if nondeterministic {
@@ -83,7 +89,7 @@ func (t *Task) setupWeak(reg *weakRegistry, exec ExecutionID, outs [][]*weakSend
 			if pos != nil && k < len(pos.Outputs) && j < len(pos.Outputs[k]) {
 				at = pos.Outputs[k][j]
 			}
-			if err := s.restart(at, nondeterministic); err != nil {
+			if err := s.restart(at, nondeterministic, lostLog); err != nil {
 				return fmt.Errorf("output %d to subtask %d: %w", k, j, err)
 			}
 		}
@@ -141,6 +147,26 @@ func (w *weakTask) advance(t *Task) {
 	}
 }
 
+// gap handles a buffer that skips entries of its producer's log: they
+// were dropped before this attempt read them (counted lost by the log).
+// A replay cannot follow the failed attempt's order any more: it ends
+// here, the determinants it did not reach are forgotten, and what the
+// task re-emits where its output logs hold records already counts as
+// possibly duplicated.
+func (w *weakTask) gap(t *Task) {
+	if w.replaying {
+		w.dets.chans = w.dets.chans[:w.next-1-w.dets.base]
+		w.replaying = false
+		w.cur = -1
+		t.gate.UnblockAll()
+	}
+	for _, ws := range w.outs {
+		for _, s := range ws {
+			s.nondeterministic()
+		}
+	}
+}
+
 // weakTimers logs a firing of processing-time timers at time at.
 func (t *Task) weakTimers(at int64) {
 	if w := &t.weak; w.dets != nil && !w.replaying {
@@ -153,6 +179,9 @@ func (t *Task) weakTimers(at int64) {
 func (t *Task) weakPolled(ch int, b network.Buffer) error {
 	w := &t.weak
 	in := &w.inputs[ch]
+	if b.LogBuffers > in.Buffers+1 {
+		w.gap(t)
+	}
 	in.Buffers, in.Records = b.LogBuffers, b.LogRecords
 	switch b.Kind {
 	case network.Watermark:

@@ -187,7 +187,11 @@ func NewTaskExecutor(cfg TaskExecutorConfig) *TaskExecutor {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &TaskExecutor{cfg: cfg, log: log, jobs: map[string]*teJob{}}
+	te := &TaskExecutor{cfg: cfg, log: log, jobs: map[string]*teJob{}}
+	if cfg.Network != nil {
+		cfg.Network.Registry().SetWeakHandler(te.weakRequest)
+	}
+	return te
 }
 
 // ID names the TaskManager.
@@ -536,6 +540,19 @@ func (j *teJob) restorePoint(ctx context.Context, ref *RestoreRef) (*restorePoin
 	}
 	j.rpRef, j.rp = *ref, &restorePoint{md: md, fs: fs, path: path}
 	return j.rp, nil
+}
+
+// WeakTotals returns the failover figures this TaskExecutor counted of a
+// WEAKLY_CONSISTENT job (the job's status when all its tasks run here),
+// nil for another job or one it does not run.
+func (te *TaskExecutor) WeakTotals(job string) *WeakStats {
+	te.mu.Lock()
+	j := te.jobs[job]
+	te.mu.Unlock()
+	if j == nil || !j.isWeak() {
+		return nil
+	}
+	return j.weakRegistry().stats
 }
 
 // weakOwners returns the executions a notification about checkpoint id

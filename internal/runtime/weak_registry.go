@@ -9,6 +9,8 @@ import (
 
 	"github.com/weirstream/weir/internal/checkpoint"
 	"github.com/weirstream/weir/internal/network"
+	"github.com/weirstream/weir/internal/network/remote"
+	"github.com/weirstream/weir/internal/network/wire"
 	"github.com/weirstream/weir/internal/weak"
 )
 
@@ -73,10 +75,14 @@ func (r *weakRegistry) taskStats(t checkpoint.TaskID) *TaskWeakStats {
 	}
 }
 
-// weakInput is one gate channel of a consuming execution.
+// weakInput is one gate channel of a consuming execution: fed by a
+// producer's log in this TaskManager (ch), or through the data plane from
+// one on another TaskManager (remote), which a completed snapshot tells
+// how far it may truncate.
 type weakInput struct {
-	key weakKey
-	ch  *network.Channel
+	key    weakKey
+	ch     *network.Channel
+	remote *remote.InputChannel
 }
 
 // determinants is a task's log of what made its run nondeterministic, in
@@ -156,36 +162,47 @@ func (r *weakRegistry) determinants(t checkpoint.TaskID) *determinants {
 	return d
 }
 
-// deploy notes that t is deployed and reports whether it ran before: a
-// restart, counted.
-func (r *weakRegistry) deploy(t checkpoint.TaskID) (restart bool) {
+// deploy notes that attempt of t is deployed and reports whether t ran
+// here before. Every later attempt is a restart, counted; one that never
+// ran here took over from an attempt whose TaskManager was lost, which
+// never reported its failure: that failure is counted now.
+func (r *weakRegistry) deploy(t checkpoint.TaskID, attempt int) (ranHere bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	restart = r.deployed[t]
+	ranHere = r.deployed[t]
 	r.deployed[t] = true
-	if restart {
+	if attempt > 0 || ranHere {
 		r.stats.TaskRestarts.Add(1)
 		r.taskLocked(t).restarts.Add(1)
+		if !ranHere {
+			r.failedAt[t] = r.now()
+			r.stats.Failures.Add(1)
+			r.taskLocked(t).failures.Add(1)
+		}
 	}
-	return restart
+	return ranHere
 }
 
 // connectInputs wires a consuming execution's gate to its producers'
-// logs: a producer that ran already replays what follows the position
-// the consumer's snapshot read (pos nil: from the start); one that did not
-// connects itself when it is built. done is called with a replay's error
-// (the consumer fails).
+// logs, creating those of producers not built yet: each replays what
+// follows the position the consumer's snapshot read (pos nil: from the
+// start), then sends live. done is called with a replay's error (the
+// consumer fails).
 //
 // lost is the records the consumer needed that the logs no longer held:
 // then its replay cannot follow its determinants.
-func (r *weakRegistry) connectInputs(ctx context.Context, exec ExecutionID, keys []weakKey, g *network.Gate, pos *checkpoint.WeakPositions, done func(error)) (lost uint64, err error) {
+//
+// Channels in remotes (non-nil there) come from producers on other
+// TaskManagers: their partition requests asked for the replay already.
+func (r *weakRegistry) connectInputs(ctx context.Context, exec ExecutionID, keys []weakKey, g *network.Gate, remotes []*remote.InputChannel, pos *checkpoint.WeakPositions, done func(error)) (lost uint64, err error) {
 	ins := make([]weakInput, len(keys))
 	for ch, k := range keys {
-		ins[ch] = weakInput{key: k, ch: g.Channel(ch)}
-		s := r.lookup(k)
-		if s == nil {
+		if ch < len(remotes) && remotes[ch] != nil {
+			ins[ch] = weakInput{key: k, remote: remotes[ch]}
 			continue
 		}
+		ins[ch] = weakInput{key: k, ch: g.Channel(ch)}
+		s, _ := r.sender(k, exec.Task)
 		var p weak.Position
 		if pos != nil && ch < len(pos.Inputs) {
 			p = weak.Position{Buffers: pos.Inputs[ch].Buffers, Records: pos.Inputs[ch].Records}
@@ -219,6 +236,9 @@ func (r *weakRegistry) ended(exec ExecutionID, failed bool) {
 	}
 	r.mu.Unlock()
 	for _, in := range ins {
+		if in.ch == nil {
+			continue // remote: closing the input cancels the partition
+		}
 		if s := r.lookup(in.key); s != nil {
 			s.disconnect(in.ch)
 		}
@@ -283,6 +303,10 @@ func (r *weakRegistry) completed(t checkpoint.TaskID, exec ExecutionID, id check
 	for ch, in := range ins {
 		if ch >= len(p.Inputs) {
 			break
+		}
+		if in.remote != nil {
+			in.remote.Release(wire.LogPos{Buffers: p.Inputs[ch].Buffers, Records: p.Inputs[ch].Records})
+			continue
 		}
 		if s := r.lookup(in.key); s != nil {
 			if err := s.truncate(weak.Position{Buffers: p.Inputs[ch].Buffers, Records: p.Inputs[ch].Records}); err != nil {

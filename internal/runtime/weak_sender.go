@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/weirstream/weir/internal/network"
+	"github.com/weirstream/weir/internal/network/remote"
 	"github.com/weirstream/weir/internal/weak"
 )
 
@@ -28,14 +29,15 @@ type weakSender struct {
 	mu       sync.Mutex
 	log      *weak.Log
 	payloads []network.Buffer // retained entries, index Base()+1 first, stamped with their positions
-	target   *network.Channel // nil while the consumer is down or replaying
+	target   weakTarget       // nil while the consumer is down or replaying
 	up       chan struct{}    // closed when a consumer (re)connects; replaced on disconnect
 	stats    *WeakStats
 	max      uint64
 	gen      uint64 // incremented by every (re)connect and disconnect
-	// suspect are records a nondeterministic restart will re-emit where
-	// the log skips them: counted as possibly duplicated as they go.
-	suspect uint64
+	// nondet: the current producer attempt may emit other records than
+	// its predecessor did, so each record the log skips as sent already
+	// counts as possibly duplicated.
+	nondet bool
 	// accounted are the log's counters already added to stats.
 	accounted weak.Counters
 	// from and to are the producer's and the consumer's figures.
@@ -49,7 +51,26 @@ type weakSender struct {
 	hasWM bool
 
 	tmu     sync.Mutex
-	current *network.Channel // the channel disconnect abandons
+	current weakTarget // the channel disconnect abandons
+	// produced: a producer attempt set this log up already (restart).
+	produced bool
+
+	// remoteSent are the bytes earlier remote targets sent, reported the
+	// bytes reported to the job's RemoteBytesSent already.
+	remoteSent, reported uint64
+}
+
+// weakTarget is the consumer side of a weakSender: a gate channel of a
+// consumer in this TaskManager (*network.Channel), or a remote.OutChannel
+// the consumer's partition request created for one consumer attempt on
+// another TaskManager. Both fail their sends with an error wrapping
+// network.ErrConsumerGone once their consumer is gone, and Abandon wakes a
+// send waiting for its credit.
+type weakTarget interface {
+	Send(ctx context.Context, b network.Buffer) error
+	SendOverdraft(ctx context.Context, b network.Buffer, maxOverdraft int, d *network.Debt) error
+	BackpressureWaits() uint64
+	Abandon()
 }
 
 func newWeakSender(maxRecords int, stats *WeakStats) *weakSender {
@@ -68,6 +89,14 @@ func (s *weakSender) SendOverdraft(ctx context.Context, b network.Buffer, maxOve
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	defer s.account()
+	// A log resumed after its process was lost numbers nothing until the
+	// consumer's position arrives.
+	for s.log.Pending() {
+		if err := s.waitConsumer(ctx); err != nil {
+			recycleBuffer(b)
+			return err
+		}
+	}
 	if b.Kind == network.Data {
 		ops := b.Data.(network.BatchOps)
 		n := ops.Len()
@@ -84,12 +113,10 @@ func (s *weakSender) SendOverdraft(ctx context.Context, b network.Buffer, maxOve
 		}
 		skip, dropped := s.log.Data(n)
 		s.drop(dropped)
-		if s.suspect > 0 && skip > 0 {
-			dup := min(uint64(skip), s.suspect)
-			s.suspect -= dup
-			s.stats.Duplicated.Add(int64(dup))
+		if s.nondet && skip > 0 {
+			s.stats.Duplicated.Add(int64(skip))
 			if s.from != nil {
-				s.from.duplicated.Add(int64(dup))
+				s.from.duplicated.Add(int64(skip))
 			}
 		}
 		if skip >= n {
@@ -219,17 +246,6 @@ func (s *weakSender) drop(n int) {
 	s.payloads = s.payloads[n:]
 }
 
-// connect makes ch the channel of a consumer that starts without a
-// snapshot of its own, at the log's start (first deployment).
-func (s *weakSender) connect(ch *network.Channel) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.setCurrent(ch)
-	s.gen++
-	s.target = ch
-	s.release()
-}
-
 // release wakes producers waiting for a consumer (mu held).
 func (s *weakSender) release() {
 	select {
@@ -241,11 +257,14 @@ func (s *weakSender) release() {
 
 // disconnect forgets a consumer that failed or was cancelled: a send
 // waiting for its credit returns, and later sends are only logged.
-func (s *weakSender) disconnect(ch *network.Channel) {
+func (s *weakSender) disconnect(ch weakTarget) {
 	s.tmu.Lock()
 	if s.current != ch {
 		s.tmu.Unlock()
 		return
+	}
+	if o, ok := ch.(*remote.OutChannel); ok {
+		s.remoteSent += o.Stats().SentBytes
 	}
 	s.current = nil
 	s.tmu.Unlock()
@@ -263,10 +282,27 @@ func (s *weakSender) disconnect(ch *network.Channel) {
 	}
 }
 
-func (s *weakSender) setCurrent(ch *network.Channel) {
+func (s *weakSender) setCurrent(ch weakTarget) {
 	s.tmu.Lock()
+	if o, ok := s.current.(*remote.OutChannel); ok && o != ch {
+		s.remoteSent += o.Stats().SentBytes
+	}
 	s.current = ch
 	s.tmu.Unlock()
+}
+
+// takeRemoteBytes returns the bytes its remote targets sent since the
+// last call.
+func (s *weakSender) takeRemoteBytes() uint64 {
+	s.tmu.Lock()
+	defer s.tmu.Unlock()
+	total := s.remoteSent
+	if o, ok := s.current.(*remote.OutChannel); ok {
+		total += o.Stats().SentBytes
+	}
+	d := total - s.reported
+	s.reported = total
+	return d
 }
 
 // reconnect replays to a restarted consumer's channel ch every entry after
@@ -275,7 +311,7 @@ func (s *weakSender) setCurrent(ch *network.Channel) {
 // replay on its own goroutine; meanwhile the producer's sends are only
 // logged, and the replay sends them too. ctx ends it (the consumer failed
 // again, the job ends).
-func (s *weakSender) reconnect(ctx context.Context, ch *network.Channel, p weak.Position, done func(error)) (lost uint64, err error) {
+func (s *weakSender) reconnect(ctx context.Context, ch weakTarget, p weak.Position, done func(error)) (lost uint64, err error) {
 	s.tmu.Lock()
 	old := s.current
 	s.tmu.Unlock()
@@ -306,7 +342,7 @@ func (s *weakSender) reconnect(ctx context.Context, ch *network.Channel, p weak.
 // replay sends the log's unsent entries to ch one at a time, mu released
 // while it waits for ch's credit, and hands ch the live sends once it
 // caught up. It stops when the consumer changed (gen).
-func (s *weakSender) replay(ctx context.Context, ch *network.Channel, gen uint64, done func(error)) {
+func (s *weakSender) replay(ctx context.Context, ch weakTarget, gen uint64, done func(error)) {
 	for {
 		s.mu.Lock()
 		if s.gen != gen {
@@ -349,17 +385,36 @@ func (s *weakSender) replay(ctx context.Context, ch *network.Channel, gen uint64
 // (nondeterministic: it lost input) may emit other records where the log
 // skips those it holds: each skipped record then counts as possibly
 // duplicated.
-func (s *weakSender) restart(records uint64, nondeterministic bool) error {
+//
+// lostLog says the producer restarts after the process that held this
+// channel's log was lost (a later attempt, and this TaskManager never ran
+// the producer): the log resumes the old one's numbering (weak.Log.Resume)
+// and holds the producer back until the consumer's position arrives.
+func (s *weakSender) restart(records uint64, nondeterministic, lostLog bool) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if err := s.log.Restart(records); err != nil {
+	defer s.account()
+	produced := s.produced
+	s.produced = true
+	if lostLog && !produced {
+		if err := s.log.Resume(records); err != nil {
+			return err
+		}
+	} else if err := s.log.Restart(records); err != nil {
 		return err
 	}
-	s.suspect = 0
-	if nondeterministic {
-		s.suspect = s.log.Records() - records
-	}
+	s.nondet = nondeterministic
 	return nil
+}
+
+// nondeterministic makes what the current producer attempt emits from
+// now on, where the log holds those records already and skips them, count
+// as possibly duplicated: the attempt stopped following its predecessor's
+// input (a gap in what it was replayed).
+func (s *weakSender) nondeterministic() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.nondet = true
 }
 
 // cursor is the records the current producer attempt emitted.

@@ -107,7 +107,7 @@ func TestWeakSenderProducerRestart(t *testing.T) {
 	sendRange(t, s, pool, 0, 30, 10)
 	// The producer's snapshot was at 15 records; it fails at 30 and
 	// re-emits from 15 in batches of another size.
-	if err := s.restart(15, false); err != nil {
+	if err := s.restart(15, false, false); err != nil {
 		t.Fatal(err)
 	}
 	go sendRange(t, s, pool, 15, 50, 7)
@@ -191,3 +191,15 @@ func BenchmarkWeakSenderOverhead(b *testing.B) {
 	b.Run("channel", func(b *testing.B) { run(b, false) })
 	b.Run("weak", func(b *testing.B) { run(b, true) })
 }
+
+// connect makes ch the channel of a consumer that starts at the log's
+// start, without a replay goroutine: the tests' shortcut.
+func (s *weakSender) connect(ch weakTarget) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.setCurrent(ch)
+	s.gen++
+	s.target = ch
+	s.release()
+}
+

@@ -85,7 +85,12 @@ type Log struct {
 	// before those.
 	counted []recRange
 
-	cursor  uint64 // records the current producer attempt emitted, from its restore point
+	cursor uint64 // records the current producer attempt emitted, from its restore point
+	// resume is set on a log that continues one lost with its producer's
+	// process (Resume); parked is the position of a consumer that
+	// reconnected before anything was logged (nil: none did).
+	resume  *resumeState
+	parked  *Position
 	eod     bool
 	eop     bool
 	counter Counters
@@ -238,6 +243,9 @@ func (l *Log) Truncate(p Position) (released int, err error) {
 // from the same snapshot). Records in entries an earlier attempt was sent
 // count as replayed when they go again (MarkSent).
 func (l *Log) Reconnect(p Position) (from uint64, lost uint64, err error) {
+	if l.untouched() {
+		return l.reconnectUntouched(p)
+	}
 	if err := l.check(p); err != nil {
 		return 0, 0, err
 	}

@@ -18,6 +18,7 @@ import (
 //	truncate buffers=B records=R      Truncate: released or the error
 //	reconnect buffers=B records=R     Reconnect: from, lost or the error
 //	restart records=R                 Restart: ok or the error
+//	resume records=R                  Resume: ok (and Pending) or the error
 //	show                              positions, held entries and counters
 //
 // Regenerate with: go test ./internal/weak -run LogScripts -rewrite
@@ -78,6 +79,11 @@ func runLogCmd(t *testing.T, d *datadriven.TestData, lp **Log) string {
 			return "error: " + err.Error()
 		}
 		return fmt.Sprintf("cursor=%d", l.Cursor())
+	case "resume":
+		if err := l.Resume(uint64(logIntArg(t, d, "records"))); err != nil {
+			return "error: " + err.Error()
+		}
+		return fmt.Sprintf("cursor=%d pending=%t", l.Cursor(), l.Pending())
 	case "show":
 		return showLog(l)
 	}
@@ -89,8 +95,12 @@ func runLogCmd(t *testing.T, d *datadriven.TestData, lp **Log) string {
 // or index:event) and its counters.
 func showLog(l *Log) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "base=%d end=%d sent=%d records=%d held=%d cursor=%d eop=%t\n",
+	fmt.Fprintf(&b, "base=%d end=%d sent=%d records=%d held=%d cursor=%d eop=%t",
 		l.Base(), l.End(), l.Sent(), l.Records(), l.Held(), l.Cursor(), l.EndOfPartition())
+	if l.Pending() {
+		b.WriteString(" pending")
+	}
+	b.WriteString("\n")
 	b.WriteString("entries:")
 	if len(l.entries) == 0 {
 		b.WriteString(" (none)")
