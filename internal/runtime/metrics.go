@@ -215,8 +215,8 @@ type WeakStats struct {
 	// Duplicated counts records delivered twice because a restarted
 	// producer could not replay deterministically.
 	Duplicated atomic.Int64
-	// Dropped counts records the logs dropped for their size bound, the
-	// lost ones included (the others are lost only if their consumer
+	// Dropped counts records the logs dropped for their size bound, those
+	// lost for it included (the others are lost only if their consumer
 	// restarts from before them).
 	Dropped atomic.Int64
 	// SnapshotsCompleted and SnapshotsFailed count per-task snapshots.

@@ -73,8 +73,12 @@ func (t *Task) runInput(ctx context.Context) error {
 		}
 		ch, buf, ok := t.gate.Poll()
 		if ok && t.weak.on {
-			if err := t.weakPolled(ch, buf); err != nil {
+			again, err := t.weakPolled(ch, buf)
+			if err != nil {
 				return err
+			}
+			if again {
+				continue
 			}
 		}
 		if !ok {

@@ -31,6 +31,8 @@ type weakTask struct {
 	recovering bool // a restarted attempt that has not processed yet
 	// ended: the restored snapshot was taken after the input ended.
 	ended bool
+	// eop: the gate channels that delivered their end of partition.
+	eop []bool
 }
 
 // setupWeak prepares a task of a WEAKLY_CONSISTENT job: restored positions
@@ -175,10 +177,25 @@ func (t *Task) weakTimers(at int64) {
 }
 
 // weakPolled records a polled buffer: the channel's position and, unless
-// it replays, a determinant.
-func (t *Task) weakPolled(ch int, b network.Buffer) error {
+// it replays, a determinant. again reports an end of data or of partition
+// the channel delivered before, which the task drops: a producer whose log
+// was lost with its TaskManager may send its end again (its new log
+// cannot know the consumer read it).
+func (t *Task) weakPolled(ch int, b network.Buffer) (again bool, err error) {
 	w := &t.weak
 	in := &w.inputs[ch]
+	switch {
+	case b.Kind == network.EndOfData && in.EndOfData:
+		return true, nil
+	case b.Kind == network.EndOfPartition:
+		if w.eop == nil {
+			w.eop = make([]bool, len(w.inputs))
+		}
+		if w.eop[ch] {
+			return true, nil
+		}
+		w.eop[ch] = true
+	}
 	if b.LogBuffers > in.Buffers+1 {
 		w.gap(t)
 	}
@@ -197,13 +214,13 @@ func (t *Task) weakPolled(ch int, b network.Buffer) error {
 	}
 	if !w.replaying {
 		w.appendDeterminant(determinant{ch: int32(ch)})
-		return nil
+		return false, nil
 	}
 	if want := int(w.dets.chans[w.next-w.dets.base-1].ch); want != ch {
-		return fmt.Errorf("replay: determinant %d names channel %d, polled channel %d", w.next, want, ch)
+		return false, fmt.Errorf("replay: determinant %d names channel %d, polled channel %d", w.next, want, ch)
 	}
 	w.advance(t)
-	return nil
+	return false, nil
 }
 
 // weakPositions flushes the writers and returns the positions a snapshot

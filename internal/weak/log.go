@@ -104,9 +104,10 @@ type Counters struct {
 	// were sent to it (counted as they are dropped), or after, when it
 	// restarts from before them (counted by Reconnect). Each once.
 	Lost uint64
-	// Dropped are records dropped for the size bound, the lost ones
+	// Dropped are records dropped for the size bound, those lost for it
 	// included (the others are at risk: lost if a consumer restarts from
-	// before them).
+	// before them). Records lost with a producer's process (Resume) are
+	// Lost, not Dropped.
 	Dropped uint64
 	// Skipped are records a restarted producer emitted again and the log
 	// held already.

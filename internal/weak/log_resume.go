@@ -76,7 +76,6 @@ func (l *Log) finish(p Position) (lost uint64) {
 	if p.Records < r.records {
 		lost = r.records - p.Records
 		l.counter.Lost += lost
-		l.counter.Dropped += lost
 		l.addCounted(p.Records, r.records)
 		l.baseRec = r.records
 	}
