@@ -220,8 +220,14 @@ func (l *Log) MarkSent(i uint64) {
 
 // Truncate releases the entries a consumer's completed snapshot at p
 // covers and returns how many were released. A p beyond the log is an
-// error: the consumer read what this log never held.
+// error: the consumer read what this log never held. Before anything was
+// logged it does nothing.
 func (l *Log) Truncate(p Position) (released int, err error) {
+	if l.untouched() {
+		// Nothing to release, and no numbering yet to check p against
+		// (a resumed log waiting for its consumer's position).
+		return 0, nil
+	}
 	if err := l.check(p); err != nil {
 		return 0, err
 	}
