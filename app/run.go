@@ -305,6 +305,9 @@ func (p *Program) submit(ctx context.Context, lf *launchFlags, fs *pflag.FlagSet
 		}
 		return err
 	}
+	if w := last.GetWeak(); w != nil {
+		fmt.Fprintln(p.stderr(), weakClusterLine(w))
+	}
 	return p.finished(ctx, id, last, cfg, run)
 }
 

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/weirstream/weir"
+	"github.com/weirstream/weir/internal/cluster/pb"
 	"github.com/weirstream/weir/internal/config"
 	"github.com/weirstream/weir/internal/hooks"
 	"github.com/weirstream/weir/internal/runtime"
@@ -21,8 +22,19 @@ func weakMode(cfg *weir.Config) bool {
 //
 //	weak failover: 3 failures, 3 task restarts, 1208 replayed, 0 lost, 0 duplicated
 func weakLine(w *runtime.WeakStats) string {
+	return weakLineOf(w.Failures.Load(), w.TaskRestarts.Load(), w.Replayed.Load(), w.Lost.Load(), w.Duplicated.Load())
+}
+
+// weakClusterLine is weakLine for a job that ran on a cluster: the
+// JobManager's sums of what its TaskManagers reported, from the job's
+// last update.
+func weakClusterLine(w *pb.WeakTaskReport) string {
+	return weakLineOf(w.GetFailures(), w.GetRestarts(), w.GetReplayed(), w.GetLost(), w.GetDuplicated())
+}
+
+func weakLineOf(failures, restarts, replayed, lost, duplicated int64) string {
 	return fmt.Sprintf("weak failover: %d failures, %d task restarts, %d replayed, %d lost, %d duplicated",
-		w.Failures.Load(), w.TaskRestarts.Load(), w.Replayed.Load(), w.Lost.Load(), w.Duplicated.Load())
+		failures, restarts, replayed, lost, duplicated)
 }
 
 // weakSnapshotLine is the progress line's checkpoint part in

@@ -340,6 +340,9 @@ func (d *Dispatcher) read(stream grpc.BidiStreamingServer[pb.TaskManagerMessage,
 		case *pb.TaskManagerMessage_Heartbeat:
 			reports := x.Heartbeat.GetReports()
 			tm.reports.Store(&reports)
+			if f := d.cfg.OnWeakReports; f != nil && len(x.Heartbeat.GetWeakJobs()) > 0 {
+				f(tm, x.Heartbeat.GetWeakJobs())
+			}
 		case *pb.TaskManagerMessage_Register:
 			tm.out.close(fmt.Errorf("%w: a second Register on one session: the peer is not a weir TaskManager of this build", ErrStreamClosed))
 			return

@@ -77,6 +77,9 @@ type DispatcherConfig struct {
 	// OnTaskManagerMessage delivers a gateway message (everything but
 	// Register and Heartbeat) from a TaskManager, in stream order.
 	OnTaskManagerMessage func(tm *TaskManager, msg *pb.TaskManagerMessage)
+	// OnWeakReports is called with a heartbeat's figures of
+	// WEAKLY_CONSISTENT jobs, in stream order.
+	OnWeakReports func(tm *TaskManager, reports []*pb.WeakJobReport)
 	// OnTaskManagerLost is called once a session ended: its stream broke,
 	// its heartbeats stopped, its queue overflowed, it registered anew or
 	// the Dispatcher stopped. Its slots have left the pool; slots lists the

@@ -35,3 +35,10 @@ func (d *Dispatcher) sessionList() []*TaskManager {
 	}
 	return out
 }
+
+// live reports whether tm is a current session.
+func (d *Dispatcher) live(tm *TaskManager) bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.sessions[tm.ID] == tm
+}

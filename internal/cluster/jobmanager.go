@@ -78,6 +78,9 @@ type managedJob struct {
 	// jc is the configuration the job runs with: where its checkpoints
 	// are, discarded once it FINISHED (finishedjob.go).
 	jc runtime.JobConfig
+	// weak are the TaskManagers' failover figures of a WEAKLY_CONSISTENT
+	// job, summed into status.Weak.
+	weak weakFigures
 }
 
 var _ JobService = (*jobManager)(nil)
@@ -329,6 +332,9 @@ func (m *jobManager) start(rec jobRecord, fresh bool) (*managedJob, error) {
 // JobManager would run it again.
 func (m *jobManager) finished(j *managedJob, err error) {
 	defer close(j.done)
+	// A WEAKLY_CONSISTENT job's figures are counted on the TaskManagers,
+	// which send their last ones as they release the job.
+	j.weak.awaitFinal(m.dispatcher().live, weakFinalTimeout)
 	if m.ctx.Err() != nil && errors.Is(err, context.Canceled) && !j.canceled.Load() {
 		m.log.Info("job suspended: the JobManager shuts down", "job", j.rec.Spec.Name)
 		return
@@ -454,6 +460,7 @@ func (m *jobManager) reports(job string, j *managedJob) []runtime.TaskStats {
 				AlignmentTime: time.Duration(r.GetAlignmentTimeNanos()), CreditsAvailable: int(r.GetCreditsAvailable()),
 				InputWatermark: reportedWatermark(r.InputWatermark), OutputWatermark: reportedWatermark(r.OutputWatermark),
 				LateRecordsDropped: r.GetLateRecordsDropped(),
+				Weak:               weakFromPB(r.GetWeak()),
 			})
 		}
 	}

@@ -98,6 +98,7 @@ func serveTerm(ctx context.Context, cfg JobManagerConfig, t term) error {
 		TLS:                     cfg.TLS,
 		OnTaskManagerRegistered: m.onRegistered,
 		OnTaskManagerMessage:    m.onMessage,
+		OnWeakReports:           m.onWeakReports,
 		OnTaskManagerLost:       m.onLost,
 	})
 	if err != nil {

@@ -110,7 +110,7 @@ func (m *jobManager) Wait(r *pb.WaitRequest, s grpc.ServerStreamingServer[pb.Job
 		}
 		if key := string(st) + "\x00" + failure; key != last || terminal {
 			last = key
-			if err := s.Send(&pb.JobUpdate{Job: j.rec.Spec.Name, State: string(st), Failure: failure, Terminal: terminal}); err != nil {
+			if err := s.Send(&pb.JobUpdate{Job: j.rec.Spec.Name, State: string(st), Failure: failure, Terminal: terminal, Weak: j.weakUpdate()}); err != nil {
 				return err
 			}
 		}

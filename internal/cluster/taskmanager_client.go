@@ -649,7 +649,11 @@ func dispatch(h TaskManagerHandler, s *JobManagerSession, m *pb.JobManagerMessag
 	switch x := m.GetMsg().(type) {
 	case *pb.JobManagerMessage_HeartbeatRequest:
 		// A full queue closes the session; serve notices.
-		_ = s.Send(&pb.TaskManagerMessage{Msg: &pb.TaskManagerMessage_Heartbeat{Heartbeat: &pb.Heartbeat{Seq: x.HeartbeatRequest.GetSeq(), Reports: h.Reports()}}})
+		hb := &pb.Heartbeat{Seq: x.HeartbeatRequest.GetSeq(), Reports: h.Reports()}
+		if w, ok := h.(interface{ weakJobs() []*pb.WeakJobReport }); ok {
+			hb.WeakJobs = w.weakJobs()
+		}
+		_ = s.Send(&pb.TaskManagerMessage{Msg: &pb.TaskManagerMessage_Heartbeat{Heartbeat: hb}})
 	case *pb.JobManagerMessage_PrepareJob:
 		h.PrepareJob(s, x.PrepareJob)
 	case *pb.JobManagerMessage_ReleaseJob:

@@ -90,6 +90,7 @@ func (h *executorHandler) Reports() []*pb.TaskReport {
 				InputWatermark:     &st.InputWatermark,
 				OutputWatermark:    &st.OutputWatermark,
 				LateRecordsDropped: st.LateRecordsDropped,
+				Weak:               weakToPB(st.Weak),
 			})
 		}
 	}
@@ -110,12 +111,18 @@ func (h *executorHandler) PrepareJob(_ *JobManagerSession, m *pb.PrepareJob) {
 	te.PrepareJob(spec, m.GetDescription())
 }
 
-func (h *executorHandler) ReleaseJob(_ *JobManagerSession, m *pb.ReleaseJob) {
+func (h *executorHandler) ReleaseJob(s *JobManagerSession, m *pb.ReleaseJob) {
 	if te := h.executor(); te != nil {
+		final := weakJobReport(te, m.GetJob(), true)
 		h.mu.Lock()
 		delete(h.jobs, m.GetJob())
 		h.mu.Unlock()
 		te.ReleaseJob(m.GetJob())
+		if final != nil {
+			// The job's last figures from here, unasked: the JobManager
+			// waits for them before it reports the job's end.
+			_ = s.Send(&pb.TaskManagerMessage{Msg: &pb.TaskManagerMessage_Heartbeat{Heartbeat: &pb.Heartbeat{Reports: h.Reports(), WeakJobs: []*pb.WeakJobReport{final}}}})
+		}
 	}
 }
 

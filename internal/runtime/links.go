@@ -39,6 +39,10 @@ type taskLinks struct {
 	// in WEAKLY_CONSISTENT mode, where a completed snapshot releases what
 	// their producers' logs hold for it (InputChannel.Release).
 	remoteIns []*remote.InputChannel
+	// watching are the producers' connections watchProducer watches,
+	// until stop is closed (release).
+	watching map[*remote.Conn]bool
+	stop     chan struct{}
 
 	// weak is the job's registry in WEAKLY_CONSISTENT mode (nil
 	// otherwise); weakOuts the execution's output logs, per edge, per
@@ -132,9 +136,35 @@ func (l *taskLinks) openInputs(ctx context.Context, consumer ExecutionID, v *Ver
 		l.ins = append(l.ins, ic)
 		if l.remoteIns != nil {
 			l.remoteIns[ch] = ic
+			l.watchProducer(conn, in.TM, onFailure)
 		}
 	}
 	return nil
+}
+
+// watchProducer fails the consumer, WEAKLY_CONSISTENT mode, when the
+// connection to a producer's TaskManager fails, even where all its
+// channels from there ended: the producers' logs there are gone, and a
+// producer that restarts elsewhere resumes its log's numbering only from
+// the position its consumer's new attempt asks for (weak.Log.Resume). (An
+// input still open fails by itself; an ended one would not.)
+func (l *taskLinks) watchProducer(conn *remote.Conn, tm ResourceID, onFailure func(error)) {
+	if l.watching == nil {
+		l.watching = map[*remote.Conn]bool{}
+		l.stop = make(chan struct{})
+	}
+	if l.watching[conn] {
+		return
+	}
+	l.watching[conn] = true
+	stop := l.stop
+	go func() {
+		select {
+		case <-conn.Done():
+			onFailure(fmt.Errorf("the connection to TaskManager %s, where producers of this task ran, failed (%v): their in-flight logs are gone, and the task restarts to ask their new attempts for its input", tm, conn.Err()))
+		case <-stop:
+		}
+	}()
 }
 
 func (l *taskLinks) noNetwork(exec ExecutionID, role string, peer ChannelDesc) error {
@@ -167,6 +197,10 @@ func (l *taskLinks) release(finished bool, st *JobStatus) {
 				st.RemoteBytesSent.Add(int64(s.takeRemoteBytes()))
 			}
 		}
+	}
+	if l.stop != nil {
+		close(l.stop)
+		l.stop, l.watching = nil, nil
 	}
 	l.ins, l.outs, l.remoteIns = nil, nil, nil
 }

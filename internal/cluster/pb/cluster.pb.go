@@ -482,9 +482,14 @@ func (x *Register) GetAppFingerprint() []byte {
 // Heartbeat answers a HeartbeatRequest and carries the TaskManager's task
 // reports.
 type Heartbeat struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Seq           uint64                 `protobuf:"varint,1,opt,name=seq,proto3" json:"seq,omitempty"`
-	Reports       []*TaskReport          `protobuf:"bytes,2,rep,name=reports,proto3" json:"reports,omitempty"`
+	state   protoimpl.MessageState `protogen:"open.v1"`
+	Seq     uint64                 `protobuf:"varint,1,opt,name=seq,proto3" json:"seq,omitempty"`
+	Reports []*TaskReport          `protobuf:"bytes,2,rep,name=reports,proto3" json:"reports,omitempty"`
+	// weak_jobs are the WEAKLY_CONSISTENT jobs' failover figures as this
+	// TaskManager counted them since it prepared each job (every failure,
+	// restart, replayed, lost and duplicated record is counted by exactly
+	// one TaskManager, so the JobManager sums them).
+	WeakJobs      []*WeakJobReport `protobuf:"bytes,3,rep,name=weak_jobs,json=weakJobs,proto3" json:"weak_jobs,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -533,6 +538,76 @@ func (x *Heartbeat) GetReports() []*TaskReport {
 	return nil
 }
 
+func (x *Heartbeat) GetWeakJobs() []*WeakJobReport {
+	if x != nil {
+		return x.WeakJobs
+	}
+	return nil
+}
+
+// WeakJobReport is one job's figures on one TaskManager.
+type WeakJobReport struct {
+	state   protoimpl.MessageState `protogen:"open.v1"`
+	Job     string                 `protobuf:"bytes,1,opt,name=job,proto3" json:"job,omitempty"`
+	Figures *WeakTaskReport        `protobuf:"bytes,2,opt,name=figures,proto3" json:"figures,omitempty"`
+	// final marks the report a TaskManager sends when it releases the job:
+	// its figures do not change any more.
+	Final         bool `protobuf:"varint,3,opt,name=final,proto3" json:"final,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *WeakJobReport) Reset() {
+	*x = WeakJobReport{}
+	mi := &file_cluster_proto_msgTypes[3]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *WeakJobReport) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*WeakJobReport) ProtoMessage() {}
+
+func (x *WeakJobReport) ProtoReflect() protoreflect.Message {
+	mi := &file_cluster_proto_msgTypes[3]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use WeakJobReport.ProtoReflect.Descriptor instead.
+func (*WeakJobReport) Descriptor() ([]byte, []int) {
+	return file_cluster_proto_rawDescGZIP(), []int{3}
+}
+
+func (x *WeakJobReport) GetJob() string {
+	if x != nil {
+		return x.Job
+	}
+	return ""
+}
+
+func (x *WeakJobReport) GetFigures() *WeakTaskReport {
+	if x != nil {
+		return x.Figures
+	}
+	return nil
+}
+
+func (x *WeakJobReport) GetFinal() bool {
+	if x != nil {
+		return x.Final
+	}
+	return false
+}
+
 // TaskReport is one execution's counters, sampled when the heartbeat is
 // answered.
 type TaskReport struct {
@@ -551,13 +626,16 @@ type TaskReport struct {
 	InputWatermark     *int64 `protobuf:"varint,10,opt,name=input_watermark,json=inputWatermark,proto3,oneof" json:"input_watermark,omitempty"`
 	OutputWatermark    *int64 `protobuf:"varint,11,opt,name=output_watermark,json=outputWatermark,proto3,oneof" json:"output_watermark,omitempty"`
 	LateRecordsDropped int64  `protobuf:"varint,12,opt,name=late_records_dropped,json=lateRecordsDropped,proto3" json:"late_records_dropped,omitempty"`
-	unknownFields      protoimpl.UnknownFields
-	sizeCache          protoimpl.SizeCache
+	// WEAKLY_CONSISTENT mode's per-subtask failover figures, as this
+	// TaskManager counted them (runtime.TaskWeakStats); absent otherwise.
+	Weak          *WeakTaskReport `protobuf:"bytes,13,opt,name=weak,proto3" json:"weak,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *TaskReport) Reset() {
 	*x = TaskReport{}
-	mi := &file_cluster_proto_msgTypes[3]
+	mi := &file_cluster_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -569,7 +647,7 @@ func (x *TaskReport) String() string {
 func (*TaskReport) ProtoMessage() {}
 
 func (x *TaskReport) ProtoReflect() protoreflect.Message {
-	mi := &file_cluster_proto_msgTypes[3]
+	mi := &file_cluster_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -582,7 +660,7 @@ func (x *TaskReport) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TaskReport.ProtoReflect.Descriptor instead.
 func (*TaskReport) Descriptor() ([]byte, []int) {
-	return file_cluster_proto_rawDescGZIP(), []int{3}
+	return file_cluster_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *TaskReport) GetJob() string {
@@ -669,6 +747,99 @@ func (x *TaskReport) GetLateRecordsDropped() int64 {
 	return 0
 }
 
+func (x *TaskReport) GetWeak() *WeakTaskReport {
+	if x != nil {
+		return x.Weak
+	}
+	return nil
+}
+
+// WeakTaskReport is runtime.TaskWeakStats: what one TaskManager counted of
+// a subtask since the job was deployed there.
+type WeakTaskReport struct {
+	state             protoimpl.MessageState `protogen:"open.v1"`
+	Failures          int64                  `protobuf:"varint,1,opt,name=failures,proto3" json:"failures,omitempty"`
+	Restarts          int64                  `protobuf:"varint,2,opt,name=restarts,proto3" json:"restarts,omitempty"`
+	Replayed          int64                  `protobuf:"varint,3,opt,name=replayed,proto3" json:"replayed,omitempty"`
+	Lost              int64                  `protobuf:"varint,4,opt,name=lost,proto3" json:"lost,omitempty"`
+	Duplicated        int64                  `protobuf:"varint,5,opt,name=duplicated,proto3" json:"duplicated,omitempty"`
+	LastRecoveryNanos int64                  `protobuf:"varint,6,opt,name=last_recovery_nanos,json=lastRecoveryNanos,proto3" json:"last_recovery_nanos,omitempty"`
+	unknownFields     protoimpl.UnknownFields
+	sizeCache         protoimpl.SizeCache
+}
+
+func (x *WeakTaskReport) Reset() {
+	*x = WeakTaskReport{}
+	mi := &file_cluster_proto_msgTypes[5]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *WeakTaskReport) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*WeakTaskReport) ProtoMessage() {}
+
+func (x *WeakTaskReport) ProtoReflect() protoreflect.Message {
+	mi := &file_cluster_proto_msgTypes[5]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use WeakTaskReport.ProtoReflect.Descriptor instead.
+func (*WeakTaskReport) Descriptor() ([]byte, []int) {
+	return file_cluster_proto_rawDescGZIP(), []int{5}
+}
+
+func (x *WeakTaskReport) GetFailures() int64 {
+	if x != nil {
+		return x.Failures
+	}
+	return 0
+}
+
+func (x *WeakTaskReport) GetRestarts() int64 {
+	if x != nil {
+		return x.Restarts
+	}
+	return 0
+}
+
+func (x *WeakTaskReport) GetReplayed() int64 {
+	if x != nil {
+		return x.Replayed
+	}
+	return 0
+}
+
+func (x *WeakTaskReport) GetLost() int64 {
+	if x != nil {
+		return x.Lost
+	}
+	return 0
+}
+
+func (x *WeakTaskReport) GetDuplicated() int64 {
+	if x != nil {
+		return x.Duplicated
+	}
+	return 0
+}
+
+func (x *WeakTaskReport) GetLastRecoveryNanos() int64 {
+	if x != nil {
+		return x.LastRecoveryNanos
+	}
+	return 0
+}
+
 // JobPrepared answers PrepareJob: the TaskManager built the job's graph
 // (and its fingerprint matched) or says why not.
 type JobPrepared struct {
@@ -685,7 +856,7 @@ type JobPrepared struct {
 
 func (x *JobPrepared) Reset() {
 	*x = JobPrepared{}
-	mi := &file_cluster_proto_msgTypes[4]
+	mi := &file_cluster_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -697,7 +868,7 @@ func (x *JobPrepared) String() string {
 func (*JobPrepared) ProtoMessage() {}
 
 func (x *JobPrepared) ProtoReflect() protoreflect.Message {
-	mi := &file_cluster_proto_msgTypes[4]
+	mi := &file_cluster_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -710,7 +881,7 @@ func (x *JobPrepared) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobPrepared.ProtoReflect.Descriptor instead.
 func (*JobPrepared) Descriptor() ([]byte, []int) {
-	return file_cluster_proto_rawDescGZIP(), []int{4}
+	return file_cluster_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *JobPrepared) GetJob() string {
@@ -749,7 +920,7 @@ type TaskStateChanged struct {
 
 func (x *TaskStateChanged) Reset() {
 	*x = TaskStateChanged{}
-	mi := &file_cluster_proto_msgTypes[5]
+	mi := &file_cluster_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -761,7 +932,7 @@ func (x *TaskStateChanged) String() string {
 func (*TaskStateChanged) ProtoMessage() {}
 
 func (x *TaskStateChanged) ProtoReflect() protoreflect.Message {
-	mi := &file_cluster_proto_msgTypes[5]
+	mi := &file_cluster_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -774,7 +945,7 @@ func (x *TaskStateChanged) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TaskStateChanged.ProtoReflect.Descriptor instead.
 func (*TaskStateChanged) Descriptor() ([]byte, []int) {
-	return file_cluster_proto_rawDescGZIP(), []int{5}
+	return file_cluster_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *TaskStateChanged) GetJob() string {
@@ -829,7 +1000,7 @@ type Acknowledge struct {
 
 func (x *Acknowledge) Reset() {
 	*x = Acknowledge{}
-	mi := &file_cluster_proto_msgTypes[6]
+	mi := &file_cluster_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -841,7 +1012,7 @@ func (x *Acknowledge) String() string {
 func (*Acknowledge) ProtoMessage() {}
 
 func (x *Acknowledge) ProtoReflect() protoreflect.Message {
-	mi := &file_cluster_proto_msgTypes[6]
+	mi := &file_cluster_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -854,7 +1025,7 @@ func (x *Acknowledge) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Acknowledge.ProtoReflect.Descriptor instead.
 func (*Acknowledge) Descriptor() ([]byte, []int) {
-	return file_cluster_proto_rawDescGZIP(), []int{6}
+	return file_cluster_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *Acknowledge) GetJob() string {
@@ -902,7 +1073,7 @@ type Decline struct {
 
 func (x *Decline) Reset() {
 	*x = Decline{}
-	mi := &file_cluster_proto_msgTypes[7]
+	mi := &file_cluster_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -914,7 +1085,7 @@ func (x *Decline) String() string {
 func (*Decline) ProtoMessage() {}
 
 func (x *Decline) ProtoReflect() protoreflect.Message {
-	mi := &file_cluster_proto_msgTypes[7]
+	mi := &file_cluster_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -927,7 +1098,7 @@ func (x *Decline) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Decline.ProtoReflect.Descriptor instead.
 func (*Decline) Descriptor() ([]byte, []int) {
-	return file_cluster_proto_rawDescGZIP(), []int{7}
+	return file_cluster_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *Decline) GetJob() string {
@@ -977,7 +1148,7 @@ type EndOfData struct {
 
 func (x *EndOfData) Reset() {
 	*x = EndOfData{}
-	mi := &file_cluster_proto_msgTypes[8]
+	mi := &file_cluster_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -989,7 +1160,7 @@ func (x *EndOfData) String() string {
 func (*EndOfData) ProtoMessage() {}
 
 func (x *EndOfData) ProtoReflect() protoreflect.Message {
-	mi := &file_cluster_proto_msgTypes[8]
+	mi := &file_cluster_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1002,7 +1173,7 @@ func (x *EndOfData) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EndOfData.ProtoReflect.Descriptor instead.
 func (*EndOfData) Descriptor() ([]byte, []int) {
-	return file_cluster_proto_rawDescGZIP(), []int{8}
+	return file_cluster_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *EndOfData) GetJob() string {
@@ -1047,7 +1218,7 @@ type JobManagerMessage struct {
 
 func (x *JobManagerMessage) Reset() {
 	*x = JobManagerMessage{}
-	mi := &file_cluster_proto_msgTypes[9]
+	mi := &file_cluster_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1059,7 +1230,7 @@ func (x *JobManagerMessage) String() string {
 func (*JobManagerMessage) ProtoMessage() {}
 
 func (x *JobManagerMessage) ProtoReflect() protoreflect.Message {
-	mi := &file_cluster_proto_msgTypes[9]
+	mi := &file_cluster_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1072,7 +1243,7 @@ func (x *JobManagerMessage) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobManagerMessage.ProtoReflect.Descriptor instead.
 func (*JobManagerMessage) Descriptor() ([]byte, []int) {
-	return file_cluster_proto_rawDescGZIP(), []int{9}
+	return file_cluster_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *JobManagerMessage) GetMsg() isJobManagerMessage_Msg {
@@ -1279,7 +1450,7 @@ type Registered struct {
 
 func (x *Registered) Reset() {
 	*x = Registered{}
-	mi := &file_cluster_proto_msgTypes[10]
+	mi := &file_cluster_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1291,7 +1462,7 @@ func (x *Registered) String() string {
 func (*Registered) ProtoMessage() {}
 
 func (x *Registered) ProtoReflect() protoreflect.Message {
-	mi := &file_cluster_proto_msgTypes[10]
+	mi := &file_cluster_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1304,7 +1475,7 @@ func (x *Registered) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Registered.ProtoReflect.Descriptor instead.
 func (*Registered) Descriptor() ([]byte, []int) {
-	return file_cluster_proto_rawDescGZIP(), []int{10}
+	return file_cluster_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *Registered) GetSessionId() string {
@@ -1364,7 +1535,7 @@ type Rejected struct {
 
 func (x *Rejected) Reset() {
 	*x = Rejected{}
-	mi := &file_cluster_proto_msgTypes[11]
+	mi := &file_cluster_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1376,7 +1547,7 @@ func (x *Rejected) String() string {
 func (*Rejected) ProtoMessage() {}
 
 func (x *Rejected) ProtoReflect() protoreflect.Message {
-	mi := &file_cluster_proto_msgTypes[11]
+	mi := &file_cluster_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1389,7 +1560,7 @@ func (x *Rejected) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Rejected.ProtoReflect.Descriptor instead.
 func (*Rejected) Descriptor() ([]byte, []int) {
-	return file_cluster_proto_rawDescGZIP(), []int{11}
+	return file_cluster_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *Rejected) GetCause() RejectCause {
@@ -1424,7 +1595,7 @@ type HeartbeatRequest struct {
 
 func (x *HeartbeatRequest) Reset() {
 	*x = HeartbeatRequest{}
-	mi := &file_cluster_proto_msgTypes[12]
+	mi := &file_cluster_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1436,7 +1607,7 @@ func (x *HeartbeatRequest) String() string {
 func (*HeartbeatRequest) ProtoMessage() {}
 
 func (x *HeartbeatRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_cluster_proto_msgTypes[12]
+	mi := &file_cluster_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1449,7 +1620,7 @@ func (x *HeartbeatRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HeartbeatRequest.ProtoReflect.Descriptor instead.
 func (*HeartbeatRequest) Descriptor() ([]byte, []int) {
-	return file_cluster_proto_rawDescGZIP(), []int{12}
+	return file_cluster_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *HeartbeatRequest) GetSeq() uint64 {
@@ -1475,7 +1646,7 @@ type JobSpec struct {
 
 func (x *JobSpec) Reset() {
 	*x = JobSpec{}
-	mi := &file_cluster_proto_msgTypes[13]
+	mi := &file_cluster_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1487,7 +1658,7 @@ func (x *JobSpec) String() string {
 func (*JobSpec) ProtoMessage() {}
 
 func (x *JobSpec) ProtoReflect() protoreflect.Message {
-	mi := &file_cluster_proto_msgTypes[13]
+	mi := &file_cluster_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1500,7 +1671,7 @@ func (x *JobSpec) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobSpec.ProtoReflect.Descriptor instead.
 func (*JobSpec) Descriptor() ([]byte, []int) {
-	return file_cluster_proto_rawDescGZIP(), []int{13}
+	return file_cluster_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *JobSpec) GetName() string {
@@ -1552,7 +1723,7 @@ type PrepareJob struct {
 
 func (x *PrepareJob) Reset() {
 	*x = PrepareJob{}
-	mi := &file_cluster_proto_msgTypes[14]
+	mi := &file_cluster_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1564,7 +1735,7 @@ func (x *PrepareJob) String() string {
 func (*PrepareJob) ProtoMessage() {}
 
 func (x *PrepareJob) ProtoReflect() protoreflect.Message {
-	mi := &file_cluster_proto_msgTypes[14]
+	mi := &file_cluster_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1577,7 +1748,7 @@ func (x *PrepareJob) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PrepareJob.ProtoReflect.Descriptor instead.
 func (*PrepareJob) Descriptor() ([]byte, []int) {
-	return file_cluster_proto_rawDescGZIP(), []int{14}
+	return file_cluster_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *PrepareJob) GetSpec() *JobSpec {
@@ -1604,7 +1775,7 @@ type ReleaseJob struct {
 
 func (x *ReleaseJob) Reset() {
 	*x = ReleaseJob{}
-	mi := &file_cluster_proto_msgTypes[15]
+	mi := &file_cluster_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1616,7 +1787,7 @@ func (x *ReleaseJob) String() string {
 func (*ReleaseJob) ProtoMessage() {}
 
 func (x *ReleaseJob) ProtoReflect() protoreflect.Message {
-	mi := &file_cluster_proto_msgTypes[15]
+	mi := &file_cluster_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1629,7 +1800,7 @@ func (x *ReleaseJob) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReleaseJob.ProtoReflect.Descriptor instead.
 func (*ReleaseJob) Descriptor() ([]byte, []int) {
-	return file_cluster_proto_rawDescGZIP(), []int{15}
+	return file_cluster_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *ReleaseJob) GetJob() string {
@@ -1651,7 +1822,7 @@ type ExecutionID struct {
 
 func (x *ExecutionID) Reset() {
 	*x = ExecutionID{}
-	mi := &file_cluster_proto_msgTypes[16]
+	mi := &file_cluster_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1663,7 +1834,7 @@ func (x *ExecutionID) String() string {
 func (*ExecutionID) ProtoMessage() {}
 
 func (x *ExecutionID) ProtoReflect() protoreflect.Message {
-	mi := &file_cluster_proto_msgTypes[16]
+	mi := &file_cluster_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1676,7 +1847,7 @@ func (x *ExecutionID) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExecutionID.ProtoReflect.Descriptor instead.
 func (*ExecutionID) Descriptor() ([]byte, []int) {
-	return file_cluster_proto_rawDescGZIP(), []int{16}
+	return file_cluster_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *ExecutionID) GetVertex() int32 {
@@ -1713,7 +1884,7 @@ type ChannelDesc struct {
 
 func (x *ChannelDesc) Reset() {
 	*x = ChannelDesc{}
-	mi := &file_cluster_proto_msgTypes[17]
+	mi := &file_cluster_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1725,7 +1896,7 @@ func (x *ChannelDesc) String() string {
 func (*ChannelDesc) ProtoMessage() {}
 
 func (x *ChannelDesc) ProtoReflect() protoreflect.Message {
-	mi := &file_cluster_proto_msgTypes[17]
+	mi := &file_cluster_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1738,7 +1909,7 @@ func (x *ChannelDesc) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ChannelDesc.ProtoReflect.Descriptor instead.
 func (*ChannelDesc) Descriptor() ([]byte, []int) {
-	return file_cluster_proto_rawDescGZIP(), []int{17}
+	return file_cluster_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *ChannelDesc) GetPeer() *ExecutionID {
@@ -1772,7 +1943,7 @@ type OutputEdge struct {
 
 func (x *OutputEdge) Reset() {
 	*x = OutputEdge{}
-	mi := &file_cluster_proto_msgTypes[18]
+	mi := &file_cluster_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1784,7 +1955,7 @@ func (x *OutputEdge) String() string {
 func (*OutputEdge) ProtoMessage() {}
 
 func (x *OutputEdge) ProtoReflect() protoreflect.Message {
-	mi := &file_cluster_proto_msgTypes[18]
+	mi := &file_cluster_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1797,7 +1968,7 @@ func (x *OutputEdge) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OutputEdge.ProtoReflect.Descriptor instead.
 func (*OutputEdge) Descriptor() ([]byte, []int) {
-	return file_cluster_proto_rawDescGZIP(), []int{18}
+	return file_cluster_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *OutputEdge) GetConsumers() []*ChannelDesc {
@@ -1822,7 +1993,7 @@ type TaskDeployment struct {
 
 func (x *TaskDeployment) Reset() {
 	*x = TaskDeployment{}
-	mi := &file_cluster_proto_msgTypes[19]
+	mi := &file_cluster_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1834,7 +2005,7 @@ func (x *TaskDeployment) String() string {
 func (*TaskDeployment) ProtoMessage() {}
 
 func (x *TaskDeployment) ProtoReflect() protoreflect.Message {
-	mi := &file_cluster_proto_msgTypes[19]
+	mi := &file_cluster_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1847,7 +2018,7 @@ func (x *TaskDeployment) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TaskDeployment.ProtoReflect.Descriptor instead.
 func (*TaskDeployment) Descriptor() ([]byte, []int) {
-	return file_cluster_proto_rawDescGZIP(), []int{19}
+	return file_cluster_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *TaskDeployment) GetExec() *ExecutionID {
@@ -1889,7 +2060,7 @@ type RestoreRef struct {
 
 func (x *RestoreRef) Reset() {
 	*x = RestoreRef{}
-	mi := &file_cluster_proto_msgTypes[20]
+	mi := &file_cluster_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1901,7 +2072,7 @@ func (x *RestoreRef) String() string {
 func (*RestoreRef) ProtoMessage() {}
 
 func (x *RestoreRef) ProtoReflect() protoreflect.Message {
-	mi := &file_cluster_proto_msgTypes[20]
+	mi := &file_cluster_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1914,7 +2085,7 @@ func (x *RestoreRef) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RestoreRef.ProtoReflect.Descriptor instead.
 func (*RestoreRef) Descriptor() ([]byte, []int) {
-	return file_cluster_proto_rawDescGZIP(), []int{20}
+	return file_cluster_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *RestoreRef) GetCheckpointId() int64 {
@@ -1944,7 +2115,7 @@ type Deploy struct {
 
 func (x *Deploy) Reset() {
 	*x = Deploy{}
-	mi := &file_cluster_proto_msgTypes[21]
+	mi := &file_cluster_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1956,7 +2127,7 @@ func (x *Deploy) String() string {
 func (*Deploy) ProtoMessage() {}
 
 func (x *Deploy) ProtoReflect() protoreflect.Message {
-	mi := &file_cluster_proto_msgTypes[21]
+	mi := &file_cluster_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1969,7 +2140,7 @@ func (x *Deploy) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Deploy.ProtoReflect.Descriptor instead.
 func (*Deploy) Descriptor() ([]byte, []int) {
-	return file_cluster_proto_rawDescGZIP(), []int{21}
+	return file_cluster_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *Deploy) GetJob() string {
@@ -2005,7 +2176,7 @@ type CancelTasks struct {
 
 func (x *CancelTasks) Reset() {
 	*x = CancelTasks{}
-	mi := &file_cluster_proto_msgTypes[22]
+	mi := &file_cluster_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2017,7 +2188,7 @@ func (x *CancelTasks) String() string {
 func (*CancelTasks) ProtoMessage() {}
 
 func (x *CancelTasks) ProtoReflect() protoreflect.Message {
-	mi := &file_cluster_proto_msgTypes[22]
+	mi := &file_cluster_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2030,7 +2201,7 @@ func (x *CancelTasks) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CancelTasks.ProtoReflect.Descriptor instead.
 func (*CancelTasks) Descriptor() ([]byte, []int) {
-	return file_cluster_proto_rawDescGZIP(), []int{22}
+	return file_cluster_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *CancelTasks) GetJob() string {
@@ -2061,7 +2232,7 @@ type Trigger struct {
 
 func (x *Trigger) Reset() {
 	*x = Trigger{}
-	mi := &file_cluster_proto_msgTypes[23]
+	mi := &file_cluster_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2073,7 +2244,7 @@ func (x *Trigger) String() string {
 func (*Trigger) ProtoMessage() {}
 
 func (x *Trigger) ProtoReflect() protoreflect.Message {
-	mi := &file_cluster_proto_msgTypes[23]
+	mi := &file_cluster_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2086,7 +2257,7 @@ func (x *Trigger) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Trigger.ProtoReflect.Descriptor instead.
 func (*Trigger) Descriptor() ([]byte, []int) {
-	return file_cluster_proto_rawDescGZIP(), []int{23}
+	return file_cluster_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *Trigger) GetJob() string {
@@ -2136,7 +2307,7 @@ type NotifyComplete struct {
 
 func (x *NotifyComplete) Reset() {
 	*x = NotifyComplete{}
-	mi := &file_cluster_proto_msgTypes[24]
+	mi := &file_cluster_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2148,7 +2319,7 @@ func (x *NotifyComplete) String() string {
 func (*NotifyComplete) ProtoMessage() {}
 
 func (x *NotifyComplete) ProtoReflect() protoreflect.Message {
-	mi := &file_cluster_proto_msgTypes[24]
+	mi := &file_cluster_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2161,7 +2332,7 @@ func (x *NotifyComplete) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use NotifyComplete.ProtoReflect.Descriptor instead.
 func (*NotifyComplete) Descriptor() ([]byte, []int) {
-	return file_cluster_proto_rawDescGZIP(), []int{24}
+	return file_cluster_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *NotifyComplete) GetJob() string {
@@ -2190,7 +2361,7 @@ type NotifyAborted struct {
 
 func (x *NotifyAborted) Reset() {
 	*x = NotifyAborted{}
-	mi := &file_cluster_proto_msgTypes[25]
+	mi := &file_cluster_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2202,7 +2373,7 @@ func (x *NotifyAborted) String() string {
 func (*NotifyAborted) ProtoMessage() {}
 
 func (x *NotifyAborted) ProtoReflect() protoreflect.Message {
-	mi := &file_cluster_proto_msgTypes[25]
+	mi := &file_cluster_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2215,7 +2386,7 @@ func (x *NotifyAborted) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use NotifyAborted.ProtoReflect.Descriptor instead.
 func (*NotifyAborted) Descriptor() ([]byte, []int) {
-	return file_cluster_proto_rawDescGZIP(), []int{25}
+	return file_cluster_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *NotifyAborted) GetJob() string {
@@ -2244,7 +2415,7 @@ type StopSources struct {
 
 func (x *StopSources) Reset() {
 	*x = StopSources{}
-	mi := &file_cluster_proto_msgTypes[26]
+	mi := &file_cluster_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2256,7 +2427,7 @@ func (x *StopSources) String() string {
 func (*StopSources) ProtoMessage() {}
 
 func (x *StopSources) ProtoReflect() protoreflect.Message {
-	mi := &file_cluster_proto_msgTypes[26]
+	mi := &file_cluster_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2269,7 +2440,7 @@ func (x *StopSources) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StopSources.ProtoReflect.Descriptor instead.
 func (*StopSources) Descriptor() ([]byte, []int) {
-	return file_cluster_proto_rawDescGZIP(), []int{26}
+	return file_cluster_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *StopSources) GetJob() string {
@@ -2295,7 +2466,7 @@ type SubmitRequest struct {
 
 func (x *SubmitRequest) Reset() {
 	*x = SubmitRequest{}
-	mi := &file_cluster_proto_msgTypes[27]
+	mi := &file_cluster_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2307,7 +2478,7 @@ func (x *SubmitRequest) String() string {
 func (*SubmitRequest) ProtoMessage() {}
 
 func (x *SubmitRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_cluster_proto_msgTypes[27]
+	mi := &file_cluster_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2320,7 +2491,7 @@ func (x *SubmitRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubmitRequest.ProtoReflect.Descriptor instead.
 func (*SubmitRequest) Descriptor() ([]byte, []int) {
-	return file_cluster_proto_rawDescGZIP(), []int{27}
+	return file_cluster_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *SubmitRequest) GetSpec() *JobSpec {
@@ -2339,7 +2510,7 @@ type SubmitResponse struct {
 
 func (x *SubmitResponse) Reset() {
 	*x = SubmitResponse{}
-	mi := &file_cluster_proto_msgTypes[28]
+	mi := &file_cluster_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2351,7 +2522,7 @@ func (x *SubmitResponse) String() string {
 func (*SubmitResponse) ProtoMessage() {}
 
 func (x *SubmitResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_cluster_proto_msgTypes[28]
+	mi := &file_cluster_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2364,7 +2535,7 @@ func (x *SubmitResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubmitResponse.ProtoReflect.Descriptor instead.
 func (*SubmitResponse) Descriptor() ([]byte, []int) {
-	return file_cluster_proto_rawDescGZIP(), []int{28}
+	return file_cluster_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *SubmitResponse) GetJob() string {
@@ -2383,7 +2554,7 @@ type WaitRequest struct {
 
 func (x *WaitRequest) Reset() {
 	*x = WaitRequest{}
-	mi := &file_cluster_proto_msgTypes[29]
+	mi := &file_cluster_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2395,7 +2566,7 @@ func (x *WaitRequest) String() string {
 func (*WaitRequest) ProtoMessage() {}
 
 func (x *WaitRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_cluster_proto_msgTypes[29]
+	mi := &file_cluster_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2408,7 +2579,7 @@ func (x *WaitRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WaitRequest.ProtoReflect.Descriptor instead.
 func (*WaitRequest) Descriptor() ([]byte, []int) {
-	return file_cluster_proto_rawDescGZIP(), []int{29}
+	return file_cluster_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *WaitRequest) GetJob() string {
@@ -2427,14 +2598,18 @@ type JobUpdate struct {
 	// failure is the latest failure cause, if any.
 	Failure string `protobuf:"bytes,3,opt,name=failure,proto3" json:"failure,omitempty"`
 	// terminal is set on the last update of the stream.
-	Terminal      bool `protobuf:"varint,4,opt,name=terminal,proto3" json:"terminal,omitempty"`
+	Terminal bool `protobuf:"varint,4,opt,name=terminal,proto3" json:"terminal,omitempty"`
+	// weak is a WEAKLY_CONSISTENT job's failover accounting so far, summed
+	// over its subtasks (failures, task restarts, records replayed, lost,
+	// duplicated); absent in the other modes.
+	Weak          *WeakTaskReport `protobuf:"bytes,5,opt,name=weak,proto3" json:"weak,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *JobUpdate) Reset() {
 	*x = JobUpdate{}
-	mi := &file_cluster_proto_msgTypes[30]
+	mi := &file_cluster_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2446,7 +2621,7 @@ func (x *JobUpdate) String() string {
 func (*JobUpdate) ProtoMessage() {}
 
 func (x *JobUpdate) ProtoReflect() protoreflect.Message {
-	mi := &file_cluster_proto_msgTypes[30]
+	mi := &file_cluster_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2459,7 +2634,7 @@ func (x *JobUpdate) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobUpdate.ProtoReflect.Descriptor instead.
 func (*JobUpdate) Descriptor() ([]byte, []int) {
-	return file_cluster_proto_rawDescGZIP(), []int{30}
+	return file_cluster_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *JobUpdate) GetJob() string {
@@ -2490,6 +2665,13 @@ func (x *JobUpdate) GetTerminal() bool {
 	return false
 }
 
+func (x *JobUpdate) GetWeak() *WeakTaskReport {
+	if x != nil {
+		return x.Weak
+	}
+	return nil
+}
+
 type ListRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	unknownFields protoimpl.UnknownFields
@@ -2498,7 +2680,7 @@ type ListRequest struct {
 
 func (x *ListRequest) Reset() {
 	*x = ListRequest{}
-	mi := &file_cluster_proto_msgTypes[31]
+	mi := &file_cluster_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2510,7 +2692,7 @@ func (x *ListRequest) String() string {
 func (*ListRequest) ProtoMessage() {}
 
 func (x *ListRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_cluster_proto_msgTypes[31]
+	mi := &file_cluster_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2523,7 +2705,7 @@ func (x *ListRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListRequest.ProtoReflect.Descriptor instead.
 func (*ListRequest) Descriptor() ([]byte, []int) {
-	return file_cluster_proto_rawDescGZIP(), []int{31}
+	return file_cluster_proto_rawDescGZIP(), []int{33}
 }
 
 type JobSummary struct {
@@ -2540,7 +2722,7 @@ type JobSummary struct {
 
 func (x *JobSummary) Reset() {
 	*x = JobSummary{}
-	mi := &file_cluster_proto_msgTypes[32]
+	mi := &file_cluster_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2552,7 +2734,7 @@ func (x *JobSummary) String() string {
 func (*JobSummary) ProtoMessage() {}
 
 func (x *JobSummary) ProtoReflect() protoreflect.Message {
-	mi := &file_cluster_proto_msgTypes[32]
+	mi := &file_cluster_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2565,7 +2747,7 @@ func (x *JobSummary) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobSummary.ProtoReflect.Descriptor instead.
 func (*JobSummary) Descriptor() ([]byte, []int) {
-	return file_cluster_proto_rawDescGZIP(), []int{32}
+	return file_cluster_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *JobSummary) GetName() string {
@@ -2619,7 +2801,7 @@ type ListResponse struct {
 
 func (x *ListResponse) Reset() {
 	*x = ListResponse{}
-	mi := &file_cluster_proto_msgTypes[33]
+	mi := &file_cluster_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2631,7 +2813,7 @@ func (x *ListResponse) String() string {
 func (*ListResponse) ProtoMessage() {}
 
 func (x *ListResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_cluster_proto_msgTypes[33]
+	mi := &file_cluster_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2644,7 +2826,7 @@ func (x *ListResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListResponse.ProtoReflect.Descriptor instead.
 func (*ListResponse) Descriptor() ([]byte, []int) {
-	return file_cluster_proto_rawDescGZIP(), []int{33}
+	return file_cluster_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *ListResponse) GetJobs() []*JobSummary {
@@ -2663,7 +2845,7 @@ type CancelRequest struct {
 
 func (x *CancelRequest) Reset() {
 	*x = CancelRequest{}
-	mi := &file_cluster_proto_msgTypes[34]
+	mi := &file_cluster_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2675,7 +2857,7 @@ func (x *CancelRequest) String() string {
 func (*CancelRequest) ProtoMessage() {}
 
 func (x *CancelRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_cluster_proto_msgTypes[34]
+	mi := &file_cluster_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2688,7 +2870,7 @@ func (x *CancelRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CancelRequest.ProtoReflect.Descriptor instead.
 func (*CancelRequest) Descriptor() ([]byte, []int) {
-	return file_cluster_proto_rawDescGZIP(), []int{34}
+	return file_cluster_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *CancelRequest) GetJob() string {
@@ -2706,7 +2888,7 @@ type CancelResponse struct {
 
 func (x *CancelResponse) Reset() {
 	*x = CancelResponse{}
-	mi := &file_cluster_proto_msgTypes[35]
+	mi := &file_cluster_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2718,7 +2900,7 @@ func (x *CancelResponse) String() string {
 func (*CancelResponse) ProtoMessage() {}
 
 func (x *CancelResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_cluster_proto_msgTypes[35]
+	mi := &file_cluster_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2731,7 +2913,7 @@ func (x *CancelResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CancelResponse.ProtoReflect.Descriptor instead.
 func (*CancelResponse) Descriptor() ([]byte, []int) {
-	return file_cluster_proto_rawDescGZIP(), []int{35}
+	return file_cluster_proto_rawDescGZIP(), []int{37}
 }
 
 type CheckpointsRequest struct {
@@ -2743,7 +2925,7 @@ type CheckpointsRequest struct {
 
 func (x *CheckpointsRequest) Reset() {
 	*x = CheckpointsRequest{}
-	mi := &file_cluster_proto_msgTypes[36]
+	mi := &file_cluster_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2755,7 +2937,7 @@ func (x *CheckpointsRequest) String() string {
 func (*CheckpointsRequest) ProtoMessage() {}
 
 func (x *CheckpointsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_cluster_proto_msgTypes[36]
+	mi := &file_cluster_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2768,7 +2950,7 @@ func (x *CheckpointsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CheckpointsRequest.ProtoReflect.Descriptor instead.
 func (*CheckpointsRequest) Descriptor() ([]byte, []int) {
-	return file_cluster_proto_rawDescGZIP(), []int{36}
+	return file_cluster_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *CheckpointsRequest) GetJob() string {
@@ -2798,7 +2980,7 @@ type CheckpointStats struct {
 
 func (x *CheckpointStats) Reset() {
 	*x = CheckpointStats{}
-	mi := &file_cluster_proto_msgTypes[37]
+	mi := &file_cluster_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2810,7 +2992,7 @@ func (x *CheckpointStats) String() string {
 func (*CheckpointStats) ProtoMessage() {}
 
 func (x *CheckpointStats) ProtoReflect() protoreflect.Message {
-	mi := &file_cluster_proto_msgTypes[37]
+	mi := &file_cluster_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2823,7 +3005,7 @@ func (x *CheckpointStats) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CheckpointStats.ProtoReflect.Descriptor instead.
 func (*CheckpointStats) Descriptor() ([]byte, []int) {
-	return file_cluster_proto_rawDescGZIP(), []int{37}
+	return file_cluster_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *CheckpointStats) GetId() int64 {
@@ -2908,7 +3090,7 @@ type CheckpointsResponse struct {
 
 func (x *CheckpointsResponse) Reset() {
 	*x = CheckpointsResponse{}
-	mi := &file_cluster_proto_msgTypes[38]
+	mi := &file_cluster_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2920,7 +3102,7 @@ func (x *CheckpointsResponse) String() string {
 func (*CheckpointsResponse) ProtoMessage() {}
 
 func (x *CheckpointsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_cluster_proto_msgTypes[38]
+	mi := &file_cluster_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2933,7 +3115,7 @@ func (x *CheckpointsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CheckpointsResponse.ProtoReflect.Descriptor instead.
 func (*CheckpointsResponse) Descriptor() ([]byte, []int) {
-	return file_cluster_proto_rawDescGZIP(), []int{38}
+	return file_cluster_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *CheckpointsResponse) GetCompleted() int64 {
@@ -2986,10 +3168,15 @@ const file_cluster_proto_rawDesc = "" +
 	"\x05slots\x18\x04 \x01(\rR\x05slots\x12!\n" +
 	"\fdata_address\x18\x05 \x01(\tR\vdataAddress\x12'\n" +
 	"\x0fmetrics_address\x18\x06 \x01(\tR\x0emetricsAddress\x12'\n" +
-	"\x0fapp_fingerprint\x18\a \x01(\fR\x0eappFingerprint\"T\n" +
+	"\x0fapp_fingerprint\x18\a \x01(\fR\x0eappFingerprint\"\x91\x01\n" +
 	"\tHeartbeat\x12\x10\n" +
 	"\x03seq\x18\x01 \x01(\x04R\x03seq\x125\n" +
-	"\areports\x18\x02 \x03(\v2\x1b.weir.cluster.v1.TaskReportR\areports\"\xa1\x04\n" +
+	"\areports\x18\x02 \x03(\v2\x1b.weir.cluster.v1.TaskReportR\areports\x12;\n" +
+	"\tweak_jobs\x18\x03 \x03(\v2\x1e.weir.cluster.v1.WeakJobReportR\bweakJobs\"r\n" +
+	"\rWeakJobReport\x12\x10\n" +
+	"\x03job\x18\x01 \x01(\tR\x03job\x129\n" +
+	"\afigures\x18\x02 \x01(\v2\x1f.weir.cluster.v1.WeakTaskReportR\afigures\x12\x14\n" +
+	"\x05final\x18\x03 \x01(\bR\x05final\"\xd6\x04\n" +
 	"\n" +
 	"TaskReport\x12\x10\n" +
 	"\x03job\x18\x01 \x01(\tR\x03job\x120\n" +
@@ -3006,9 +3193,19 @@ const file_cluster_proto_rawDesc = "" +
 	"\x0finput_watermark\x18\n" +
 	" \x01(\x03H\x00R\x0einputWatermark\x88\x01\x01\x12.\n" +
 	"\x10output_watermark\x18\v \x01(\x03H\x01R\x0foutputWatermark\x88\x01\x01\x120\n" +
-	"\x14late_records_dropped\x18\f \x01(\x03R\x12lateRecordsDroppedB\x12\n" +
+	"\x14late_records_dropped\x18\f \x01(\x03R\x12lateRecordsDropped\x123\n" +
+	"\x04weak\x18\r \x01(\v2\x1f.weir.cluster.v1.WeakTaskReportR\x04weakB\x12\n" +
 	"\x10_input_watermarkB\x13\n" +
-	"\x11_output_watermark\"[\n" +
+	"\x11_output_watermark\"\xc8\x01\n" +
+	"\x0eWeakTaskReport\x12\x1a\n" +
+	"\bfailures\x18\x01 \x01(\x03R\bfailures\x12\x1a\n" +
+	"\brestarts\x18\x02 \x01(\x03R\brestarts\x12\x1a\n" +
+	"\breplayed\x18\x03 \x01(\x03R\breplayed\x12\x12\n" +
+	"\x04lost\x18\x04 \x01(\x03R\x04lost\x12\x1e\n" +
+	"\n" +
+	"duplicated\x18\x05 \x01(\x03R\n" +
+	"duplicated\x12.\n" +
+	"\x13last_recovery_nanos\x18\x06 \x01(\x03R\x11lastRecoveryNanos\"[\n" +
 	"\vJobPrepared\x12\x10\n" +
 	"\x03job\x18\x01 \x01(\tR\x03job\x12\x14\n" +
 	"\x05error\x18\x02 \x01(\tR\x05error\x12$\n" +
@@ -3131,12 +3328,13 @@ const file_cluster_proto_rawDesc = "" +
 	"\x0eSubmitResponse\x12\x10\n" +
 	"\x03job\x18\x01 \x01(\tR\x03job\"\x1f\n" +
 	"\vWaitRequest\x12\x10\n" +
-	"\x03job\x18\x01 \x01(\tR\x03job\"i\n" +
+	"\x03job\x18\x01 \x01(\tR\x03job\"\x9e\x01\n" +
 	"\tJobUpdate\x12\x10\n" +
 	"\x03job\x18\x01 \x01(\tR\x03job\x12\x14\n" +
 	"\x05state\x18\x02 \x01(\tR\x05state\x12\x18\n" +
 	"\afailure\x18\x03 \x01(\tR\afailure\x12\x1a\n" +
-	"\bterminal\x18\x04 \x01(\bR\bterminal\"\r\n" +
+	"\bterminal\x18\x04 \x01(\bR\bterminal\x123\n" +
+	"\x04weak\x18\x05 \x01(\v2\x1f.weir.cluster.v1.WeakTaskReportR\x04weak\"\r\n" +
 	"\vListRequest\"\xb8\x01\n" +
 	"\n" +
 	"JobSummary\x12\x12\n" +
@@ -3213,7 +3411,7 @@ func file_cluster_proto_rawDescGZIP() []byte {
 }
 
 var file_cluster_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
-var file_cluster_proto_msgTypes = make([]protoimpl.MessageInfo, 40)
+var file_cluster_proto_msgTypes = make([]protoimpl.MessageInfo, 42)
 var file_cluster_proto_goTypes = []any{
 	(ExecState)(0),              // 0: weir.cluster.v1.ExecState
 	(RejectCause)(0),            // 1: weir.cluster.v1.RejectCause
@@ -3221,104 +3419,110 @@ var file_cluster_proto_goTypes = []any{
 	(*TaskManagerMessage)(nil),  // 3: weir.cluster.v1.TaskManagerMessage
 	(*Register)(nil),            // 4: weir.cluster.v1.Register
 	(*Heartbeat)(nil),           // 5: weir.cluster.v1.Heartbeat
-	(*TaskReport)(nil),          // 6: weir.cluster.v1.TaskReport
-	(*JobPrepared)(nil),         // 7: weir.cluster.v1.JobPrepared
-	(*TaskStateChanged)(nil),    // 8: weir.cluster.v1.TaskStateChanged
-	(*Acknowledge)(nil),         // 9: weir.cluster.v1.Acknowledge
-	(*Decline)(nil),             // 10: weir.cluster.v1.Decline
-	(*EndOfData)(nil),           // 11: weir.cluster.v1.EndOfData
-	(*JobManagerMessage)(nil),   // 12: weir.cluster.v1.JobManagerMessage
-	(*Registered)(nil),          // 13: weir.cluster.v1.Registered
-	(*Rejected)(nil),            // 14: weir.cluster.v1.Rejected
-	(*HeartbeatRequest)(nil),    // 15: weir.cluster.v1.HeartbeatRequest
-	(*JobSpec)(nil),             // 16: weir.cluster.v1.JobSpec
-	(*PrepareJob)(nil),          // 17: weir.cluster.v1.PrepareJob
-	(*ReleaseJob)(nil),          // 18: weir.cluster.v1.ReleaseJob
-	(*ExecutionID)(nil),         // 19: weir.cluster.v1.ExecutionID
-	(*ChannelDesc)(nil),         // 20: weir.cluster.v1.ChannelDesc
-	(*OutputEdge)(nil),          // 21: weir.cluster.v1.OutputEdge
-	(*TaskDeployment)(nil),      // 22: weir.cluster.v1.TaskDeployment
-	(*RestoreRef)(nil),          // 23: weir.cluster.v1.RestoreRef
-	(*Deploy)(nil),              // 24: weir.cluster.v1.Deploy
-	(*CancelTasks)(nil),         // 25: weir.cluster.v1.CancelTasks
-	(*Trigger)(nil),             // 26: weir.cluster.v1.Trigger
-	(*NotifyComplete)(nil),      // 27: weir.cluster.v1.NotifyComplete
-	(*NotifyAborted)(nil),       // 28: weir.cluster.v1.NotifyAborted
-	(*StopSources)(nil),         // 29: weir.cluster.v1.StopSources
-	(*SubmitRequest)(nil),       // 30: weir.cluster.v1.SubmitRequest
-	(*SubmitResponse)(nil),      // 31: weir.cluster.v1.SubmitResponse
-	(*WaitRequest)(nil),         // 32: weir.cluster.v1.WaitRequest
-	(*JobUpdate)(nil),           // 33: weir.cluster.v1.JobUpdate
-	(*ListRequest)(nil),         // 34: weir.cluster.v1.ListRequest
-	(*JobSummary)(nil),          // 35: weir.cluster.v1.JobSummary
-	(*ListResponse)(nil),        // 36: weir.cluster.v1.ListResponse
-	(*CancelRequest)(nil),       // 37: weir.cluster.v1.CancelRequest
-	(*CancelResponse)(nil),      // 38: weir.cluster.v1.CancelResponse
-	(*CheckpointsRequest)(nil),  // 39: weir.cluster.v1.CheckpointsRequest
-	(*CheckpointStats)(nil),     // 40: weir.cluster.v1.CheckpointStats
-	(*CheckpointsResponse)(nil), // 41: weir.cluster.v1.CheckpointsResponse
-	nil,                         // 42: weir.cluster.v1.JobSpec.ConfigEntry
+	(*WeakJobReport)(nil),       // 6: weir.cluster.v1.WeakJobReport
+	(*TaskReport)(nil),          // 7: weir.cluster.v1.TaskReport
+	(*WeakTaskReport)(nil),      // 8: weir.cluster.v1.WeakTaskReport
+	(*JobPrepared)(nil),         // 9: weir.cluster.v1.JobPrepared
+	(*TaskStateChanged)(nil),    // 10: weir.cluster.v1.TaskStateChanged
+	(*Acknowledge)(nil),         // 11: weir.cluster.v1.Acknowledge
+	(*Decline)(nil),             // 12: weir.cluster.v1.Decline
+	(*EndOfData)(nil),           // 13: weir.cluster.v1.EndOfData
+	(*JobManagerMessage)(nil),   // 14: weir.cluster.v1.JobManagerMessage
+	(*Registered)(nil),          // 15: weir.cluster.v1.Registered
+	(*Rejected)(nil),            // 16: weir.cluster.v1.Rejected
+	(*HeartbeatRequest)(nil),    // 17: weir.cluster.v1.HeartbeatRequest
+	(*JobSpec)(nil),             // 18: weir.cluster.v1.JobSpec
+	(*PrepareJob)(nil),          // 19: weir.cluster.v1.PrepareJob
+	(*ReleaseJob)(nil),          // 20: weir.cluster.v1.ReleaseJob
+	(*ExecutionID)(nil),         // 21: weir.cluster.v1.ExecutionID
+	(*ChannelDesc)(nil),         // 22: weir.cluster.v1.ChannelDesc
+	(*OutputEdge)(nil),          // 23: weir.cluster.v1.OutputEdge
+	(*TaskDeployment)(nil),      // 24: weir.cluster.v1.TaskDeployment
+	(*RestoreRef)(nil),          // 25: weir.cluster.v1.RestoreRef
+	(*Deploy)(nil),              // 26: weir.cluster.v1.Deploy
+	(*CancelTasks)(nil),         // 27: weir.cluster.v1.CancelTasks
+	(*Trigger)(nil),             // 28: weir.cluster.v1.Trigger
+	(*NotifyComplete)(nil),      // 29: weir.cluster.v1.NotifyComplete
+	(*NotifyAborted)(nil),       // 30: weir.cluster.v1.NotifyAborted
+	(*StopSources)(nil),         // 31: weir.cluster.v1.StopSources
+	(*SubmitRequest)(nil),       // 32: weir.cluster.v1.SubmitRequest
+	(*SubmitResponse)(nil),      // 33: weir.cluster.v1.SubmitResponse
+	(*WaitRequest)(nil),         // 34: weir.cluster.v1.WaitRequest
+	(*JobUpdate)(nil),           // 35: weir.cluster.v1.JobUpdate
+	(*ListRequest)(nil),         // 36: weir.cluster.v1.ListRequest
+	(*JobSummary)(nil),          // 37: weir.cluster.v1.JobSummary
+	(*ListResponse)(nil),        // 38: weir.cluster.v1.ListResponse
+	(*CancelRequest)(nil),       // 39: weir.cluster.v1.CancelRequest
+	(*CancelResponse)(nil),      // 40: weir.cluster.v1.CancelResponse
+	(*CheckpointsRequest)(nil),  // 41: weir.cluster.v1.CheckpointsRequest
+	(*CheckpointStats)(nil),     // 42: weir.cluster.v1.CheckpointStats
+	(*CheckpointsResponse)(nil), // 43: weir.cluster.v1.CheckpointsResponse
+	nil,                         // 44: weir.cluster.v1.JobSpec.ConfigEntry
 }
 var file_cluster_proto_depIdxs = []int32{
 	4,  // 0: weir.cluster.v1.TaskManagerMessage.register:type_name -> weir.cluster.v1.Register
 	5,  // 1: weir.cluster.v1.TaskManagerMessage.heartbeat:type_name -> weir.cluster.v1.Heartbeat
-	7,  // 2: weir.cluster.v1.TaskManagerMessage.job_prepared:type_name -> weir.cluster.v1.JobPrepared
-	8,  // 3: weir.cluster.v1.TaskManagerMessage.task_state_changed:type_name -> weir.cluster.v1.TaskStateChanged
-	9,  // 4: weir.cluster.v1.TaskManagerMessage.acknowledge:type_name -> weir.cluster.v1.Acknowledge
-	10, // 5: weir.cluster.v1.TaskManagerMessage.decline:type_name -> weir.cluster.v1.Decline
-	11, // 6: weir.cluster.v1.TaskManagerMessage.end_of_data:type_name -> weir.cluster.v1.EndOfData
-	6,  // 7: weir.cluster.v1.Heartbeat.reports:type_name -> weir.cluster.v1.TaskReport
-	19, // 8: weir.cluster.v1.TaskReport.exec:type_name -> weir.cluster.v1.ExecutionID
-	19, // 9: weir.cluster.v1.TaskStateChanged.exec:type_name -> weir.cluster.v1.ExecutionID
-	0,  // 10: weir.cluster.v1.TaskStateChanged.state:type_name -> weir.cluster.v1.ExecState
-	19, // 11: weir.cluster.v1.Acknowledge.exec:type_name -> weir.cluster.v1.ExecutionID
-	19, // 12: weir.cluster.v1.Decline.exec:type_name -> weir.cluster.v1.ExecutionID
-	19, // 13: weir.cluster.v1.EndOfData.exec:type_name -> weir.cluster.v1.ExecutionID
-	13, // 14: weir.cluster.v1.JobManagerMessage.registered:type_name -> weir.cluster.v1.Registered
-	14, // 15: weir.cluster.v1.JobManagerMessage.rejected:type_name -> weir.cluster.v1.Rejected
-	15, // 16: weir.cluster.v1.JobManagerMessage.heartbeat_request:type_name -> weir.cluster.v1.HeartbeatRequest
-	17, // 17: weir.cluster.v1.JobManagerMessage.prepare_job:type_name -> weir.cluster.v1.PrepareJob
-	18, // 18: weir.cluster.v1.JobManagerMessage.release_job:type_name -> weir.cluster.v1.ReleaseJob
-	24, // 19: weir.cluster.v1.JobManagerMessage.deploy:type_name -> weir.cluster.v1.Deploy
-	25, // 20: weir.cluster.v1.JobManagerMessage.cancel:type_name -> weir.cluster.v1.CancelTasks
-	26, // 21: weir.cluster.v1.JobManagerMessage.trigger:type_name -> weir.cluster.v1.Trigger
-	27, // 22: weir.cluster.v1.JobManagerMessage.notify_complete:type_name -> weir.cluster.v1.NotifyComplete
-	28, // 23: weir.cluster.v1.JobManagerMessage.notify_aborted:type_name -> weir.cluster.v1.NotifyAborted
-	29, // 24: weir.cluster.v1.JobManagerMessage.stop_sources:type_name -> weir.cluster.v1.StopSources
-	1,  // 25: weir.cluster.v1.Rejected.cause:type_name -> weir.cluster.v1.RejectCause
-	42, // 26: weir.cluster.v1.JobSpec.config:type_name -> weir.cluster.v1.JobSpec.ConfigEntry
-	16, // 27: weir.cluster.v1.PrepareJob.spec:type_name -> weir.cluster.v1.JobSpec
-	19, // 28: weir.cluster.v1.ChannelDesc.peer:type_name -> weir.cluster.v1.ExecutionID
-	20, // 29: weir.cluster.v1.OutputEdge.consumers:type_name -> weir.cluster.v1.ChannelDesc
-	19, // 30: weir.cluster.v1.TaskDeployment.exec:type_name -> weir.cluster.v1.ExecutionID
-	20, // 31: weir.cluster.v1.TaskDeployment.inputs:type_name -> weir.cluster.v1.ChannelDesc
-	21, // 32: weir.cluster.v1.TaskDeployment.outputs:type_name -> weir.cluster.v1.OutputEdge
-	23, // 33: weir.cluster.v1.Deploy.restore:type_name -> weir.cluster.v1.RestoreRef
-	22, // 34: weir.cluster.v1.Deploy.tasks:type_name -> weir.cluster.v1.TaskDeployment
-	19, // 35: weir.cluster.v1.CancelTasks.execs:type_name -> weir.cluster.v1.ExecutionID
-	19, // 36: weir.cluster.v1.Trigger.exec:type_name -> weir.cluster.v1.ExecutionID
-	2,  // 37: weir.cluster.v1.Trigger.kind:type_name -> weir.cluster.v1.CheckpointKind
-	19, // 38: weir.cluster.v1.StopSources.execs:type_name -> weir.cluster.v1.ExecutionID
-	16, // 39: weir.cluster.v1.SubmitRequest.spec:type_name -> weir.cluster.v1.JobSpec
-	35, // 40: weir.cluster.v1.ListResponse.jobs:type_name -> weir.cluster.v1.JobSummary
-	40, // 41: weir.cluster.v1.CheckpointsResponse.history:type_name -> weir.cluster.v1.CheckpointStats
-	3,  // 42: weir.cluster.v1.JobManager.Connect:input_type -> weir.cluster.v1.TaskManagerMessage
-	30, // 43: weir.cluster.v1.JobManager.Submit:input_type -> weir.cluster.v1.SubmitRequest
-	32, // 44: weir.cluster.v1.JobManager.Wait:input_type -> weir.cluster.v1.WaitRequest
-	34, // 45: weir.cluster.v1.JobManager.List:input_type -> weir.cluster.v1.ListRequest
-	37, // 46: weir.cluster.v1.JobManager.Cancel:input_type -> weir.cluster.v1.CancelRequest
-	39, // 47: weir.cluster.v1.JobManager.Checkpoints:input_type -> weir.cluster.v1.CheckpointsRequest
-	12, // 48: weir.cluster.v1.JobManager.Connect:output_type -> weir.cluster.v1.JobManagerMessage
-	31, // 49: weir.cluster.v1.JobManager.Submit:output_type -> weir.cluster.v1.SubmitResponse
-	33, // 50: weir.cluster.v1.JobManager.Wait:output_type -> weir.cluster.v1.JobUpdate
-	36, // 51: weir.cluster.v1.JobManager.List:output_type -> weir.cluster.v1.ListResponse
-	38, // 52: weir.cluster.v1.JobManager.Cancel:output_type -> weir.cluster.v1.CancelResponse
-	41, // 53: weir.cluster.v1.JobManager.Checkpoints:output_type -> weir.cluster.v1.CheckpointsResponse
-	48, // [48:54] is the sub-list for method output_type
-	42, // [42:48] is the sub-list for method input_type
-	42, // [42:42] is the sub-list for extension type_name
-	42, // [42:42] is the sub-list for extension extendee
-	0,  // [0:42] is the sub-list for field type_name
+	9,  // 2: weir.cluster.v1.TaskManagerMessage.job_prepared:type_name -> weir.cluster.v1.JobPrepared
+	10, // 3: weir.cluster.v1.TaskManagerMessage.task_state_changed:type_name -> weir.cluster.v1.TaskStateChanged
+	11, // 4: weir.cluster.v1.TaskManagerMessage.acknowledge:type_name -> weir.cluster.v1.Acknowledge
+	12, // 5: weir.cluster.v1.TaskManagerMessage.decline:type_name -> weir.cluster.v1.Decline
+	13, // 6: weir.cluster.v1.TaskManagerMessage.end_of_data:type_name -> weir.cluster.v1.EndOfData
+	7,  // 7: weir.cluster.v1.Heartbeat.reports:type_name -> weir.cluster.v1.TaskReport
+	6,  // 8: weir.cluster.v1.Heartbeat.weak_jobs:type_name -> weir.cluster.v1.WeakJobReport
+	8,  // 9: weir.cluster.v1.WeakJobReport.figures:type_name -> weir.cluster.v1.WeakTaskReport
+	21, // 10: weir.cluster.v1.TaskReport.exec:type_name -> weir.cluster.v1.ExecutionID
+	8,  // 11: weir.cluster.v1.TaskReport.weak:type_name -> weir.cluster.v1.WeakTaskReport
+	21, // 12: weir.cluster.v1.TaskStateChanged.exec:type_name -> weir.cluster.v1.ExecutionID
+	0,  // 13: weir.cluster.v1.TaskStateChanged.state:type_name -> weir.cluster.v1.ExecState
+	21, // 14: weir.cluster.v1.Acknowledge.exec:type_name -> weir.cluster.v1.ExecutionID
+	21, // 15: weir.cluster.v1.Decline.exec:type_name -> weir.cluster.v1.ExecutionID
+	21, // 16: weir.cluster.v1.EndOfData.exec:type_name -> weir.cluster.v1.ExecutionID
+	15, // 17: weir.cluster.v1.JobManagerMessage.registered:type_name -> weir.cluster.v1.Registered
+	16, // 18: weir.cluster.v1.JobManagerMessage.rejected:type_name -> weir.cluster.v1.Rejected
+	17, // 19: weir.cluster.v1.JobManagerMessage.heartbeat_request:type_name -> weir.cluster.v1.HeartbeatRequest
+	19, // 20: weir.cluster.v1.JobManagerMessage.prepare_job:type_name -> weir.cluster.v1.PrepareJob
+	20, // 21: weir.cluster.v1.JobManagerMessage.release_job:type_name -> weir.cluster.v1.ReleaseJob
+	26, // 22: weir.cluster.v1.JobManagerMessage.deploy:type_name -> weir.cluster.v1.Deploy
+	27, // 23: weir.cluster.v1.JobManagerMessage.cancel:type_name -> weir.cluster.v1.CancelTasks
+	28, // 24: weir.cluster.v1.JobManagerMessage.trigger:type_name -> weir.cluster.v1.Trigger
+	29, // 25: weir.cluster.v1.JobManagerMessage.notify_complete:type_name -> weir.cluster.v1.NotifyComplete
+	30, // 26: weir.cluster.v1.JobManagerMessage.notify_aborted:type_name -> weir.cluster.v1.NotifyAborted
+	31, // 27: weir.cluster.v1.JobManagerMessage.stop_sources:type_name -> weir.cluster.v1.StopSources
+	1,  // 28: weir.cluster.v1.Rejected.cause:type_name -> weir.cluster.v1.RejectCause
+	44, // 29: weir.cluster.v1.JobSpec.config:type_name -> weir.cluster.v1.JobSpec.ConfigEntry
+	18, // 30: weir.cluster.v1.PrepareJob.spec:type_name -> weir.cluster.v1.JobSpec
+	21, // 31: weir.cluster.v1.ChannelDesc.peer:type_name -> weir.cluster.v1.ExecutionID
+	22, // 32: weir.cluster.v1.OutputEdge.consumers:type_name -> weir.cluster.v1.ChannelDesc
+	21, // 33: weir.cluster.v1.TaskDeployment.exec:type_name -> weir.cluster.v1.ExecutionID
+	22, // 34: weir.cluster.v1.TaskDeployment.inputs:type_name -> weir.cluster.v1.ChannelDesc
+	23, // 35: weir.cluster.v1.TaskDeployment.outputs:type_name -> weir.cluster.v1.OutputEdge
+	25, // 36: weir.cluster.v1.Deploy.restore:type_name -> weir.cluster.v1.RestoreRef
+	24, // 37: weir.cluster.v1.Deploy.tasks:type_name -> weir.cluster.v1.TaskDeployment
+	21, // 38: weir.cluster.v1.CancelTasks.execs:type_name -> weir.cluster.v1.ExecutionID
+	21, // 39: weir.cluster.v1.Trigger.exec:type_name -> weir.cluster.v1.ExecutionID
+	2,  // 40: weir.cluster.v1.Trigger.kind:type_name -> weir.cluster.v1.CheckpointKind
+	21, // 41: weir.cluster.v1.StopSources.execs:type_name -> weir.cluster.v1.ExecutionID
+	18, // 42: weir.cluster.v1.SubmitRequest.spec:type_name -> weir.cluster.v1.JobSpec
+	8,  // 43: weir.cluster.v1.JobUpdate.weak:type_name -> weir.cluster.v1.WeakTaskReport
+	37, // 44: weir.cluster.v1.ListResponse.jobs:type_name -> weir.cluster.v1.JobSummary
+	42, // 45: weir.cluster.v1.CheckpointsResponse.history:type_name -> weir.cluster.v1.CheckpointStats
+	3,  // 46: weir.cluster.v1.JobManager.Connect:input_type -> weir.cluster.v1.TaskManagerMessage
+	32, // 47: weir.cluster.v1.JobManager.Submit:input_type -> weir.cluster.v1.SubmitRequest
+	34, // 48: weir.cluster.v1.JobManager.Wait:input_type -> weir.cluster.v1.WaitRequest
+	36, // 49: weir.cluster.v1.JobManager.List:input_type -> weir.cluster.v1.ListRequest
+	39, // 50: weir.cluster.v1.JobManager.Cancel:input_type -> weir.cluster.v1.CancelRequest
+	41, // 51: weir.cluster.v1.JobManager.Checkpoints:input_type -> weir.cluster.v1.CheckpointsRequest
+	14, // 52: weir.cluster.v1.JobManager.Connect:output_type -> weir.cluster.v1.JobManagerMessage
+	33, // 53: weir.cluster.v1.JobManager.Submit:output_type -> weir.cluster.v1.SubmitResponse
+	35, // 54: weir.cluster.v1.JobManager.Wait:output_type -> weir.cluster.v1.JobUpdate
+	38, // 55: weir.cluster.v1.JobManager.List:output_type -> weir.cluster.v1.ListResponse
+	40, // 56: weir.cluster.v1.JobManager.Cancel:output_type -> weir.cluster.v1.CancelResponse
+	43, // 57: weir.cluster.v1.JobManager.Checkpoints:output_type -> weir.cluster.v1.CheckpointsResponse
+	52, // [52:58] is the sub-list for method output_type
+	46, // [46:52] is the sub-list for method input_type
+	46, // [46:46] is the sub-list for extension type_name
+	46, // [46:46] is the sub-list for extension extendee
+	0,  // [0:46] is the sub-list for field type_name
 }
 
 func init() { file_cluster_proto_init() }
@@ -3335,8 +3539,8 @@ func file_cluster_proto_init() {
 		(*TaskManagerMessage_Decline)(nil),
 		(*TaskManagerMessage_EndOfData)(nil),
 	}
-	file_cluster_proto_msgTypes[3].OneofWrappers = []any{}
-	file_cluster_proto_msgTypes[9].OneofWrappers = []any{
+	file_cluster_proto_msgTypes[4].OneofWrappers = []any{}
+	file_cluster_proto_msgTypes[11].OneofWrappers = []any{
 		(*JobManagerMessage_Registered)(nil),
 		(*JobManagerMessage_Rejected)(nil),
 		(*JobManagerMessage_HeartbeatRequest)(nil),
@@ -3355,7 +3559,7 @@ func file_cluster_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_cluster_proto_rawDesc), len(file_cluster_proto_rawDesc)),
 			NumEnums:      3,
-			NumMessages:   40,
+			NumMessages:   42,
 			NumExtensions: 0,
 			NumServices:   1,
 		},
