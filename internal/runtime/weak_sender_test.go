@@ -202,4 +202,3 @@ func (s *weakSender) connect(ch weakTarget) {
 	s.target = ch
 	s.release()
 }
-
