@@ -307,6 +307,7 @@ func (p *Program) submit(ctx context.Context, lf *launchFlags, fs *pflag.FlagSet
 	}
 	if w := last.GetWeak(); w != nil {
 		fmt.Fprintln(p.stderr(), weakClusterLine(w))
+		ctx = context.WithValue(ctx, weakFiguresKey{}, w)
 	}
 	return p.finished(ctx, id, last, cfg, run)
 }

@@ -1,6 +1,7 @@
 package app
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/weirstream/weir"
@@ -52,4 +53,19 @@ func (p *progress) weakSnapshotLine() string {
 		s += fmt.Sprintf("  task restarts %d", r)
 	}
 	return s
+}
+
+// weakFiguresKey carries a cluster job's weak figures to Run.Finish.
+type weakFiguresKey struct{}
+
+// ClusterWeakFigures returns, in the ctx an attached client passes to
+// Run.Finish, the records a WEAKLY_CONSISTENT job lost and possibly
+// duplicated as its JobManager counted them to its end; ok is false in a
+// local run (whose figures are in the job's status) and in other modes.
+func ClusterWeakFigures(ctx context.Context) (lost, duplicated int64, ok bool) {
+	w, ok := ctx.Value(weakFiguresKey{}).(*pb.WeakTaskReport)
+	if !ok {
+		return 0, 0, false
+	}
+	return w.GetLost(), w.GetDuplicated(), true
 }

@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"regexp"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -26,8 +27,9 @@ var weakLineRE = regexp.MustCompile(`weak failover: (\d+) failures, (\d+) task r
 // output in another order, which the accounting counts as possibly
 // duplicated: each such record is delivered right, or twice with another
 // missing. So the committed lines may differ from a failure-free run, but
-// only within what the run reports: missing <= lost + duplicated and
-// duplicated lines <= duplicated.
+// only within what the run reports: lost <= missing <= lost + duplicated
+// and duplicated lines <= duplicated, which the client's --verify checks
+// with the JobManager's figures at the job's end, and the test again.
 func TestClusterWeakKillTaskManagers(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs a cluster of four processes for seconds")
@@ -40,7 +42,7 @@ func TestClusterWeakKillTaskManagers(t *testing.T) {
 	t.Logf("kills from seed %d (reproduce with -weir.seed=%d)", seed, seed)
 	rng := rand.New(rand.NewPCG(uint64(seed), 2))
 	c := startE2ECluster(t, 3, 2)
-	args, out := c.demoArgs(events, 150_000, 4, "-D", "execution.checkpointing.mode=WEAKLY_CONSISTENT")
+	args, out := c.demoArgs(events, 150_000, 4, "-D", "execution.checkpointing.mode=WEAKLY_CONSISTENT", "--verify")
 	client := startWeir(t, c.lifetime, args...)
 	prev := -1
 	for k := range kills {
@@ -78,8 +80,11 @@ func TestClusterWeakKillTaskManagers(t *testing.T) {
 	if failures < kills || restarts < kills {
 		t.Errorf("%d failures and %d task restarts counted for %d TaskManager kills", failures, restarts, kills)
 	}
-	if missing > lost+dupCount || dup > dupCount {
+	if missing < lost || missing > lost+dupCount || dup > dupCount {
 		t.Errorf("measured %d missing and %d duplicated lines, beyond the accounting's %d lost and %d possibly duplicated", missing, dup, lost, dupCount)
+	}
+	if !strings.Contains(res.stderr, "verify: weak mode: ") {
+		t.Errorf("--verify printed no weak verdict:\n%s", tail(res.stderr, 2000))
 	}
 	assertNoInProgress(t, out)
 }

@@ -196,7 +196,11 @@ func (d *demoFlags) finish(ctx context.Context, cfg *weir.Config) error {
 	}
 	fmt.Fprintf(os.Stderr, "committed %d lines to %s\n", len(lines), sinkEP)
 	if d.verify && hooks.Config(cfg).String(config.CheckpointingMode) == config.ModeWeak {
-		return d.verifyWeak(os.Stderr, d.status, lines)
+		lost, duplicated, known := app.ClusterWeakFigures(ctx)
+		if !known && d.status != nil {
+			lost, duplicated, known = d.status.Weak.Lost.Load(), d.status.Weak.Duplicated.Load(), true
+		}
+		return d.verifyWeak(os.Stderr, lost, duplicated, known, lines)
 	}
 	if d.verify {
 		if diff := demo.Diff(demo.Expected(d.events, d.keys), lines); diff != "" {

@@ -6,26 +6,24 @@ import (
 	"strings"
 
 	"github.com/weirstream/weir/internal/jobs/demo"
-	"github.com/weirstream/weir/internal/runtime"
 )
 
 // verifyWeak is --verify in WEAKLY_CONSISTENT mode: the mode may lose or
-// duplicate records, but it must count every one exactly
-// (docs/weak-consistency.md), so verify measures the committed lines by
-// event index and compares them with the accounting instead of failing on
-// any difference. st is the job's status in a local run; nil when the job
-// ran on a cluster, whose accounting stays with the JobManager.
-func (d *demoFlags) verifyWeak(w io.Writer, st *runtime.JobStatus, lines []string) error {
+// duplicate records, but it counts them (docs/weak-consistency.md), so
+// verify measures the committed lines by event index and compares them
+// with the accounting instead of failing on any difference. known says
+// the accounting is there: the job's status in a local run, the
+// JobManager's figures at the job's end for an attached client.
+func (d *demoFlags) verifyWeak(w io.Writer, lost, duplicated int64, known bool, lines []string) error {
 	missing, dup := demo.MissingDuplicated(d.events, lines)
-	if st == nil {
+	if !known {
 		fmt.Fprintf(w, "verify: weak mode: %d missing, %d duplicated lines (accounting: not available here; the JobManager's REST API shows it, GET /jobs/<jobid> \"weak\")\n", missing, dup)
 		if missing != 0 || dup != 0 {
 			return fmt.Errorf("verify: weak mode: %d lines missing, %d duplicated, and the accounting is not available to compare them with", missing, dup)
 		}
 		return d.verifyExact(w, lines)
 	}
-	lost, duplicated := st.Weak.Lost.Load(), st.Weak.Duplicated.Load()
-	fmt.Fprintf(w, "verify: weak mode: %d missing, %d duplicated lines (accounting: %d lost, %d duplicated)\n", missing, dup, lost, duplicated)
+	fmt.Fprintf(w, "verify: weak mode: %d missing, %d duplicated lines (accounting: %d lost, %d possibly duplicated)\n", missing, dup, lost, duplicated)
 	if err := weakVerdict(missing, dup, lost, duplicated); err != nil {
 		return err
 	}
@@ -48,18 +46,26 @@ func (d *demoFlags) verifyExact(w io.Writer, lines []string) error {
 }
 
 // weakVerdict compares the measured missing and duplicated lines with the
-// records the accounting reports lost and duplicated: the accounting must
-// be exact, not an estimate.
+// accounting. Lost records are counted exactly: each is a missing line.
+// Possibly duplicated records are those a restarted task that could not
+// replay deterministically emitted again where its output log skipped them
+// as sent: each is delivered right, or is one line twice and another
+// missing. So missing lines are at least the lost, and at most the lost
+// plus the possibly duplicated, and duplicated lines at most the possibly
+// duplicated.
 func weakVerdict(missing, dup, lost, duplicated int64) error {
 	var diffs []string
-	if missing != lost {
+	if missing < lost {
 		diffs = append(diffs, fmt.Sprintf("%d lines missing but %d records counted lost", missing, lost))
 	}
-	if dup != duplicated {
-		diffs = append(diffs, fmt.Sprintf("%d lines duplicated but %d records counted duplicated", dup, duplicated))
+	if missing > lost+duplicated {
+		diffs = append(diffs, fmt.Sprintf("%d lines missing, beyond the %d records counted lost and %d possibly duplicated", missing, lost, duplicated))
+	}
+	if dup > duplicated {
+		diffs = append(diffs, fmt.Sprintf("%d lines duplicated but %d records counted possibly duplicated", dup, duplicated))
 	}
 	if len(diffs) == 0 {
 		return nil
 	}
-	return fmt.Errorf("verify: weak mode: the accounting is not exact: %s", strings.Join(diffs, "; "))
+	return fmt.Errorf("verify: weak mode: the output is not within the accounting: %s", strings.Join(diffs, "; "))
 }

@@ -26,6 +26,8 @@ type executorHandler struct {
 	mu   sync.Mutex
 	te   *runtime.TaskExecutor
 	jobs map[string]bool // prepared on te, for heartbeat reports
+	// stopWeak ends the session's reportWeak.
+	stopWeak chan struct{}
 }
 
 var _ TaskManagerHandler = (*executorHandler)(nil)
@@ -38,15 +40,21 @@ func (h *executorHandler) executor() *runtime.TaskExecutor {
 
 func (h *executorHandler) Registered(s *JobManagerSession) {
 	te := h.newExecutor(sessionJobMaster{s: s})
+	stop := make(chan struct{})
 	h.mu.Lock()
-	h.te, h.jobs = te, map[string]bool{}
+	h.te, h.jobs, h.stopWeak = te, map[string]bool{}, stop
 	h.mu.Unlock()
+	go h.reportWeak(s, stop)
 }
 
 func (h *executorHandler) Disconnected(s *JobManagerSession, reason error) {
 	h.mu.Lock()
 	te := h.te
 	h.te, h.jobs = nil, nil
+	if h.stopWeak != nil {
+		close(h.stopWeak)
+		h.stopWeak = nil
+	}
 	h.mu.Unlock()
 	if te == nil {
 		return

@@ -155,3 +155,34 @@ func (w *weakFigures) awaitFinal(live func(*TaskManager) bool, timeout time.Dura
 		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+// weakReportInterval is how soon a TaskManager reports changed figures of
+// a WEAKLY_CONSISTENT job, between heartbeats: a TaskManager that dies
+// takes what it counted since its last report with it.
+const weakReportInterval = 200 * time.Millisecond
+
+// reportWeak sends, until stop, the figures of WEAKLY_CONSISTENT jobs that
+// changed since they were last sent, in an unasked heartbeat.
+func (h *executorHandler) reportWeak(s *JobManagerSession, stop <-chan struct{}) {
+	t := time.NewTicker(weakReportInterval)
+	defer t.Stop()
+	sent := map[string]string{}
+	for {
+		select {
+		case <-stop:
+			return
+		case <-t.C:
+		}
+		var changed []*pb.WeakJobReport
+		for _, r := range h.weakJobs() {
+			key := r.GetFigures().String()
+			if sent[r.GetJob()] != key {
+				sent[r.GetJob()] = key
+				changed = append(changed, r)
+			}
+		}
+		if len(changed) > 0 {
+			_ = s.Send(&pb.TaskManagerMessage{Msg: &pb.TaskManagerMessage_Heartbeat{Heartbeat: &pb.Heartbeat{Reports: h.Reports(), WeakJobs: changed}}})
+		}
+	}
+}
