@@ -153,6 +153,10 @@ type WeakPositions struct {
 	// or one taken while it waited for that): a restored task ends its
 	// input again at once, since no producer will send end of data again.
 	Ended bool `json:"ended,omitempty"`
+	// Logs is the file holding what the task's output logs retained at
+	// the snapshot (nil for a task without outputs): a task restarted
+	// after its TaskManager was lost rebuilds them from it.
+	Logs *StateFile `json:"logs,omitempty"`
 }
 
 // WeakChannelPosition is how far a consumer read one input channel, and

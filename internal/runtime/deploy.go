@@ -86,8 +86,10 @@ func (te *TaskExecutor) build(ctx context.Context, j *teJob, d Deployment, execs
 		}
 		if reg != nil {
 			v := jg.Vertices[td.Exec.Task.Vertex]
-			ranHere := reg.deploy(td.Exec.Task, td.Exec.Attempt)
-			if err := t.setupWeak(reg, td.Exec, links[i].weakOuts, rp.weakFor(v.Chain[0].UID, td.Exec.Task.Subtask), ranHere, lost[i] > 0); err != nil {
+			reg.deploy(td.Exec.Task, td.Exec.Attempt)
+			pos := rp.weakFor(v.Chain[0].UID, td.Exec.Task.Subtask)
+			logs := func() (map[[2]int]*restoredLog, error) { return rp.weakLogs(ctx, v, pos, cfg.BatchSize) }
+			if err := t.setupWeak(reg, td.Exec, links[i].weakOuts, pos, lost[i] > 0, logs); err != nil {
 				return nil, i, fmt.Errorf("deploy %s: %w", td.Exec, err)
 			}
 		}

@@ -57,7 +57,11 @@ type taskLinks struct {
 // the edge's encoder on first use.
 func (l *taskLinks) sender(producer ExecutionID, k, j, index int, consumer ChannelDesc, codec func() (ChannelCodec, error)) (network.Sender, error) {
 	if l.weak != nil {
-		return l.weakSender(producer, k, j, consumer)
+		c, err := codec()
+		if err != nil {
+			return nil, err
+		}
+		return l.weakSender(producer, k, j, consumer, c)
 	}
 	if consumer.TM == l.self {
 		return l.parts.local(producer, consumer, index)
@@ -287,8 +291,9 @@ func (c wireCodec) Records(data any) int {
 // its partition request, which makes an OutChannel for its attempt
 // (TaskExecutor.weakRequest); either replays the log from the position
 // the consumer's snapshot read.
-func (l *taskLinks) weakSender(producer ExecutionID, k, j int, consumer ChannelDesc) (network.Sender, error) {
+func (l *taskLinks) weakSender(producer ExecutionID, k, j int, consumer ChannelDesc, codec ChannelCodec) (network.Sender, error) {
 	s, _ := l.weak.sender(weakKey{producer: producer.Task, edge: k, consumer: j}, consumer.Peer.Task)
+	s.setCodec(codec)
 	for len(l.weakOuts) <= k {
 		l.weakOuts = append(l.weakOuts, nil)
 	}

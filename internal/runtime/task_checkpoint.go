@@ -87,6 +87,7 @@ func (t *Task) snapshot(ctx context.Context, b checkpoint.Barrier, unaligned boo
 	}
 	start := t.now()
 	var weakPos *checkpoint.WeakPositions
+	var weakLogs []byte
 	if t.weak.on {
 		// No barrier: the positions say where the snapshot cuts each
 		// channel, after the open batches went out.
@@ -95,6 +96,11 @@ func (t *Task) snapshot(ctx context.Context, b checkpoint.Barrier, unaligned boo
 			return fmt.Errorf("snapshot %d: %w", b.ID, err)
 		}
 		t.weak.reg.snapshotTaken(t.ID, b.ID, weakPos)
+		if len(t.weak.outs) > 0 {
+			if weakLogs, err = t.weak.snapshotLogs(); err != nil {
+				return fmt.Errorf("snapshot %d: %w", b.ID, err)
+			}
+		}
 	}
 	asyncs, err := t.chain.snapshotSync(ctx, b)
 	if err != nil {
@@ -147,6 +153,10 @@ func (t *Task) snapshot(ctx context.Context, b checkpoint.Barrier, unaligned boo
 		if err == nil && rec != nil {
 			err = t.attachChannelState(ctx, rec, &st)
 		}
+		var logs *checkpoint.StateFile
+		if err == nil && weakLogs != nil {
+			logs, err = writeLogs(ctx, sw, weakLogFileName(t.chain.ocs[0].UID, t.ID.Subtask), weakLogs)
+		}
 		switch {
 		case err == nil:
 		case ctx.Err() != nil:
@@ -170,7 +180,9 @@ func (t *Task) snapshot(ctx context.Context, b checkpoint.Barrier, unaligned boo
 		metrics.AsyncNanos = int64(t.now().Sub(asyncStart))
 		st.Metrics = *metrics
 		if weakPos != nil {
-			attachWeak(&st, t.chain.ocs[0].UID, weakPos)
+			p := *weakPos
+			p.Logs = logs
+			attachWeak(&st, t.chain.ocs[0].UID, &p)
 		}
 		t.gw.Acknowledge(t.ID, b.ID, st)
 	}()

@@ -44,12 +44,15 @@ type weakTask struct {
 // needs: its replay cannot follow the failed attempt's order then, so it
 // reads freely, and what its output logs skip as already sent may differ
 // from what it emits now, counted as possibly duplicated.
-func (t *Task) setupWeak(reg *weakRegistry, exec ExecutionID, outs [][]*weakSender, pos *checkpoint.WeakPositions, ranHere, lostInput bool) error {
+//
+// logs reads what pos's snapshot stored of the task's output logs, for a
+// task whose logs were lost with its TaskManager.
+func (t *Task) setupWeak(reg *weakRegistry, exec ExecutionID, outs [][]*weakSender, pos *checkpoint.WeakPositions, lostInput bool, logs func() (map[[2]int]*restoredLog, error)) error {
 	w := &t.weak
-	// A later attempt that this TaskManager never ran before: it took
+	// A later attempt whose output logs no attempt here set up: it took
 	// over from one whose TaskManager was lost, and the logs that held
-	// its output went with it.
-	lostLog := exec.Attempt > 0 && !ranHere
+	// its output went with it (weakSender.restart, resumeWith).
+	lostLog := exec.Attempt > 0
 	w.on, w.reg, w.exec, w.outs, w.cur = true, reg, exec, outs, -1
 	w.recovering = exec.Attempt > 0
 	w.ended = pos != nil && pos.Ended
@@ -85,18 +88,49 @@ func (t *Task) setupWeak(reg *weakRegistry, exec ExecutionID, outs [][]*weakSend
 			}
 		}
 	}
+	var restored map[[2]int]*restoredLog
+	if lostLog && pos != nil && pos.Logs != nil && anyUnset(outs) {
+		var err error
+		if restored, err = logs(); err != nil {
+			return fmt.Errorf("restore the output logs its snapshot stored: %w", err)
+		}
+	}
 	for k, ws := range outs {
 		for j, s := range ws {
 			var at uint64
 			if pos != nil && k < len(pos.Outputs) && j < len(pos.Outputs[k]) {
 				at = pos.Outputs[k][j]
 			}
-			if err := s.restart(at, nondeterministic, lostLog); err != nil {
+			done := false
+			var err error
+			if rl := restored[[2]int{k, j}]; rl != nil {
+				done, err = s.resumeWith(rl, at, nondeterministic)
+			}
+			if err == nil && !done {
+				err = s.restart(at, nondeterministic, lostLog)
+			}
+			if err != nil {
 				return fmt.Errorf("output %d to subtask %d: %w", k, j, err)
 			}
 		}
 	}
 	return nil
+}
+
+// anyUnset reports whether no producer attempt here set up one of the
+// logs yet.
+func anyUnset(outs [][]*weakSender) bool {
+	for _, ws := range outs {
+		for _, s := range ws {
+			s.mu.Lock()
+			produced := s.produced
+			s.mu.Unlock()
+			if !produced {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // maxDeterminants bounds a task's determinant log (16 bytes an entry):

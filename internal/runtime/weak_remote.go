@@ -52,6 +52,11 @@ func (te *TaskExecutor) weakRequest(ctx context.Context, key remote.PartitionKey
 	}
 	consumer := checkpoint.TaskID{Vertex: o.To.ID, Subtask: key.Consumer}
 	s, _ := reg.sender(weakKey{producer: key.Producer, edge: key.Edge, consumer: key.Consumer}, consumer)
+	// The log's own codec: the OutChannel encodes on the sending
+	// goroutines, the log for the producer's snapshot on its task's.
+	if own, err := f.NewChannelCodec(j.prep.Config.BatchSize); err == nil {
+		s.setCodec(own)
+	}
 	out, err := remote.NewOutChannel(remote.OutChannelConfig{
 		Key:     key,
 		Attempt: attempt,

@@ -54,6 +54,15 @@ type weakSender struct {
 	current weakTarget // the channel disconnect abandons
 	// produced: a producer attempt set this log up already (restart).
 	produced bool
+	// codec encodes the channel's batches for the producer's snapshot
+	// (weak_logfile.go); scratch is its buffer.
+	codec   ChannelCodec
+	scratch []byte
+	// rctx, rdone and rtarget are the latest reconnect's: a log restored
+	// after a consumer reconnected replays to it again (resumeWith).
+	rctx    context.Context
+	rdone   func(error)
+	rtarget weakTarget
 
 	// remoteSent are the bytes earlier remote targets sent, reported the
 	// bytes reported to the job's RemoteBytesSent already.
@@ -236,7 +245,7 @@ const maxFreeCopies = 64
 // keeping their batches (cleared) for the next copies.
 func (s *weakSender) drop(n int) {
 	for i := range n {
-		if b := s.payloads[i]; b.Kind == network.Data && len(s.free) < maxFreeCopies {
+		if b := s.payloads[i]; b.Kind == network.Data && b.Data != nil && len(s.free) < maxFreeCopies {
 			ops := b.Data.(network.BatchOps)
 			ops.DropFront(ops.Len()) // clears the records: no garbage pinned
 			s.free = append(s.free, b.Data)
@@ -325,6 +334,7 @@ func (s *weakSender) reconnect(ctx context.Context, ch weakTarget, p weak.Positi
 		s.mu.Unlock()
 		return 0, err
 	}
+	s.syncPayloads()
 	s.setCurrent(ch)
 	s.gen++
 	s.target = nil
@@ -334,6 +344,7 @@ func (s *weakSender) reconnect(ctx context.Context, ch weakTarget, p weak.Positi
 	default:
 	}
 	gen := s.gen
+	s.rctx, s.rdone, s.rtarget = ctx, done, ch
 	s.mu.Unlock()
 	go s.replay(ctx, ch, gen, done)
 	return lost, nil
@@ -359,6 +370,14 @@ func (s *weakSender) replay(ctx context.Context, ch weakTarget, gen uint64, done
 			return
 		}
 		b := s.payloads[i-s.log.Base()-1]
+		if b.Kind == network.Data && b.Data == nil {
+			// The entry standing for what a lost log held after the
+			// producer's snapshot (weak.EventResumed): never sent, so the
+			// consumer sees the hole.
+			s.log.MarkSent(i)
+			s.mu.Unlock()
+			continue
+		}
 		if b.Kind == network.Data {
 			b.Data = b.Data.(network.BatchOps).Copy()
 		}
@@ -405,6 +424,66 @@ func (s *weakSender) restart(records uint64, nondeterministic, lostLog bool) err
 	}
 	s.nondet = nondeterministic
 	return nil
+}
+
+// setCodec gives the sender its edge's codec, for the producer's
+// snapshot of the log, unless it has one.
+func (s *weakSender) setCodec(c ChannelCodec) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.codec == nil {
+		s.codec = c
+	}
+}
+
+// resumeWith rebuilds the log of a producer restarted after the process
+// that held it was lost, from what the producer's snapshot stored of it
+// (weak.Log.ResumeWith); the stored batches become the payloads, and an
+// empty one stands for the rest of the lost log. A consumer that
+// reconnected before is replayed the restored entries after its position.
+func (s *weakSender) resumeWith(rl *restoredLog, cursor uint64, nondeterministic bool) (ok bool, err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	defer s.account()
+	if s.produced {
+		return false, nil // an earlier attempt here set the log up: it is not lost
+	}
+	// The payloads first: ResumeWith may settle the numbering for a
+	// consumer that reconnected already, and release entries.
+	s.drop(len(s.payloads))
+	phantom := network.Buffer{Kind: network.Data, LogBuffers: rl.base.Buffers + uint64(len(rl.entries)) + 1, LogRecords: rl.base.Records}
+	for _, e := range rl.entries {
+		phantom.LogRecords += e.Records
+	}
+	s.payloads = append(append(s.payloads, rl.payloads...), phantom)
+	if err := s.log.ResumeWith(rl.base, rl.entries, cursor); err != nil {
+		s.payloads = s.payloads[:0]
+		return false, err
+	}
+	s.produced = true
+	s.syncPayloads()
+	s.nondet = nondeterministic
+	if s.log.Parked() && s.rtarget != nil {
+		// The consumer's replay ran on the empty log: run it again.
+		s.gen++
+		s.target = nil
+		select {
+		case <-s.up:
+			s.up = make(chan struct{})
+		default:
+		}
+		go s.replay(s.rctx, s.rtarget, s.gen, s.rdone)
+	}
+	return true, nil
+}
+
+// syncPayloads frees the payloads of entries the log released from its
+// front without the bound (a consumer reconnecting past a restored log's
+// entries) (mu held).
+func (s *weakSender) syncPayloads() {
+	if n := len(s.payloads) - int(s.log.End()-s.log.Base()); n > 0 {
+		s.drop(n)
+	}
 }
 
 // nondeterministic makes what the current producer attempt emits from

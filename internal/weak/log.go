@@ -34,6 +34,10 @@ const (
 	EventEndOfData
 	// EventEndOfPartition is the producer's last buffer.
 	EventEndOfPartition
+	// EventResumed stands, in a log restored from its producer's snapshot
+	// (ResumeWith), for the entries the lost log held after the snapshot:
+	// it is never sent, so a consumer sees a hole there.
+	EventResumed
 )
 
 // entry is one logged buffer: a data batch of records (event 0) or an
@@ -87,13 +91,16 @@ type Log struct {
 
 	cursor uint64 // records the current producer attempt emitted, from its restore point
 	// resume is set on a log that continues one lost with its producer's
-	// process (Resume); parked is the position of a consumer that
+	// process (Resume, ResumeWith); parked is the position of a consumer that
 	// reconnected before anything was logged (nil: none did).
-	resume  *resumeState
-	parked  *Position
-	eod     bool
-	eop     bool
-	counter Counters
+	resume *resumeState
+	parked *Position
+	// parkedSettled: ResumeWith settled the numbering to a parked
+	// consumer's position (Parked).
+	parkedSettled bool
+	eod           bool
+	eop           bool
+	counter       Counters
 }
 
 // Counters are a log's accounting since it was created.
@@ -223,9 +230,11 @@ func (l *Log) MarkSent(i uint64) {
 // error: the consumer read what this log never held. Before anything was
 // logged it does nothing.
 func (l *Log) Truncate(p Position) (released int, err error) {
-	if l.untouched() {
+	if l.untouched() || l.pastRestored(p) {
 		// Nothing to release, and no numbering yet to check p against
-		// (a resumed log waiting for its consumer's position).
+		// (a resumed log waiting for its consumer's position), or p is
+		// in the lost log's numbering after what was restored (the next
+		// reconnect settles it).
 		return 0, nil
 	}
 	if err := l.check(p); err != nil {
@@ -253,6 +262,14 @@ func (l *Log) Reconnect(p Position) (from uint64, lost uint64, err error) {
 	if l.untouched() {
 		return l.reconnectUntouched(p)
 	}
+	if l.resume != nil && l.resume.restored && !l.resume.final {
+		return l.settleRestored(p)
+	}
+	return l.reconnectWithin(p)
+}
+
+// reconnectWithin is Reconnect for a position within the log's numbering.
+func (l *Log) reconnectWithin(p Position) (from uint64, lost uint64, err error) {
 	if err := l.check(p); err != nil {
 		return 0, 0, err
 	}
@@ -339,6 +356,12 @@ func (l *Log) check(p Position) error {
 // that Data skips what the log holds. A position beyond the log is an
 // error: the snapshot covers output this log never saw.
 func (l *Log) Restart(records uint64) error {
+	if l.resume != nil && !l.resume.final && !l.resume.restored {
+		// Resumed, still waiting for the consumer's position: the new
+		// attempt resumes from its own snapshot instead.
+		l.resume.records, l.cursor = records, records
+		return nil
+	}
 	if records > l.endRec {
 		return fmt.Errorf("producer restored at %d records, beyond its log's %d: the log was lost with its process", records, l.endRec)
 	}
@@ -349,6 +372,9 @@ func (l *Log) Restart(records uint64) error {
 // Base is the index of the newest entry no longer retained: entry i is at
 // offset i-Base()-1 of the retained ones.
 func (l *Log) Base() uint64 { return l.base }
+
+// BaseRecords is the records in the entries up to Base.
+func (l *Log) BaseRecords() uint64 { return l.baseRec }
 
 // End is the index of the newest entry.
 func (l *Log) End() uint64 { return l.end }

@@ -19,6 +19,8 @@ import (
 //	reconnect buffers=B records=R     Reconnect: from, lost or the error
 //	restart records=R                 Restart: ok or the error
 //	resume records=R                  Resume: ok (and Pending) or the error
+//	resumewith buffers=B records=R entries=3,wm,eod cursor=C
+//	                                  ResumeWith: ok (Pending, Parked) or the error
 //	show                              positions, held entries and counters
 //
 // Regenerate with: go test ./internal/weak -run LogScripts -rewrite
@@ -84,6 +86,30 @@ func runLogCmd(t *testing.T, d *datadriven.TestData, lp **Log) string {
 			return "error: " + err.Error()
 		}
 		return fmt.Sprintf("cursor=%d pending=%t", l.Cursor(), l.Pending())
+	case "resumewith":
+		var list string
+		d.ScanArgs(t, "entries", &list)
+		var entries []Entry
+		for _, f := range strings.Split(list, ",") {
+			switch f {
+			case "wm":
+				entries = append(entries, Entry{Event: EventOther})
+			case "eod":
+				entries = append(entries, Entry{Event: EventEndOfData})
+			case "eop":
+				entries = append(entries, Entry{Event: EventEndOfPartition})
+			default:
+				var n uint64
+				if _, err := fmt.Sscan(f, &n); err != nil {
+					d.Fatalf(t, "entries: %q is no record count or event", f)
+				}
+				entries = append(entries, Entry{Records: n})
+			}
+		}
+		if err := l.ResumeWith(logPosArg(t, d), entries, uint64(logIntArg(t, d, "cursor"))); err != nil {
+			return "error: " + err.Error()
+		}
+		return fmt.Sprintf("cursor=%d pending=%t parked=%t", l.Cursor(), l.Pending(), l.Parked())
 	case "show":
 		return showLog(l)
 	}
@@ -116,6 +142,8 @@ func showLog(l *Log) string {
 			fmt.Fprintf(&b, " %d:eod", i)
 		case EventEndOfPartition:
 			fmt.Fprintf(&b, " %d:eop", i)
+		case EventResumed:
+			fmt.Fprintf(&b, " %d:resumed", i)
 		}
 	}
 	c := l.Counters()
