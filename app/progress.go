@@ -99,7 +99,9 @@ func (p *progress) summary() string {
 	el := time.Since(p.start)
 	n := p.st.SourceRecords.Load()
 	s := fmt.Sprintf("ran %s: %d source records (%s/s, replays included), %s", fmtDur(el), n, human(float64(n)/el.Seconds()), p.checkpointLine())
-	if p.st.RestoredCheckpoint.Load() > 0 {
+	// (In WEAKLY_CONSISTENT mode each task restores its own snapshot: no
+	// one checkpoint id says where the job restarted from.)
+	if p.st.RestoredCheckpoint.Load() > 0 && !p.weak {
 		s += fmt.Sprintf(", last restored from checkpoint %d", p.st.RestoredCheckpoint.Load())
 	}
 	return s

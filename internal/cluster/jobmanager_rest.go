@@ -155,7 +155,10 @@ func (r *jmREST) jobStarted(j *managedJob) {
 	if old := r.metrics[name]; old != nil {
 		old.Unregister()
 	}
-	mj, err := metrics.NewJob(r.reg, name, name, j.status, metrics.Options{})
+	// A WEAKLY_CONSISTENT job's failover figures are the TaskManagers'
+	// reports, summed (weakFigures).
+	weak := j.conf != nil && j.conf.String(config.CheckpointingMode) == config.ModeWeak
+	mj, err := metrics.NewJob(r.reg, name, name, j.status, metrics.Options{Weak: weak})
 	if err != nil {
 		return
 	}

@@ -34,19 +34,25 @@ func (w *weakFigures) update(tm *TaskManager, r *pb.WeakTaskReport, final bool, 
 	}
 	w.seen[tm] = r
 	w.final[tm] = final
-	var f, t, rep, lost, dup int64
+	var f, t, rep, lost, dup, drop, recs, recNanos int64
 	for _, x := range w.seen {
 		f += x.GetFailures()
 		t += x.GetRestarts()
 		rep += x.GetReplayed()
 		lost += x.GetLost()
 		dup += x.GetDuplicated()
+		drop += x.GetDropped()
+		recs += x.GetRecoveries()
+		recNanos += x.GetRecoveryNanosTotal()
 	}
 	st.Failures.Store(f)
 	st.TaskRestarts.Store(t)
 	st.Replayed.Store(rep)
 	st.Lost.Store(lost)
 	st.Duplicated.Store(dup)
+	st.Dropped.Store(drop)
+	st.Recoveries.Store(recs)
+	st.RecoveryNanos.Store(recNanos)
 	if n := r.GetLastRecoveryNanos(); n > 0 {
 		st.LastRecoveryNanos.Store(n)
 	}
@@ -110,6 +116,7 @@ func weakJobReport(te *runtime.TaskExecutor, job string, final bool) *pb.WeakJob
 	return &pb.WeakJobReport{Job: job, Final: final, Figures: &pb.WeakTaskReport{
 		Failures: w.Failures.Load(), Restarts: w.TaskRestarts.Load(), Replayed: w.Replayed.Load(),
 		Lost: w.Lost.Load(), Duplicated: w.Duplicated.Load(), LastRecoveryNanos: w.LastRecoveryNanos.Load(),
+		Dropped: w.Dropped.Load(), Recoveries: w.Recoveries.Load(), RecoveryNanosTotal: w.RecoveryNanos.Load(),
 	}}
 }
 

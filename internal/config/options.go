@@ -21,7 +21,7 @@ func Options() []Option {
 			ValueAliases: map[string]string{"exactly-once": ModeExactlyOnce, "at-least-once": ModeAtLeastOnce, "weakly-consistent": ModeWeak},
 			Description:  "Checkpointing guarantee: EXACTLY_ONCE aligns barriers, AT_LEAST_ONCE does not. weir: WEAKLY_CONSISTENT injects no barriers: each task snapshots on its own schedule, a failed task restarts alone from its own snapshot, and producers replay what it lost from their in-flight logs (docs/weak-consistency.md)."},
 		{Key: WeakInFlightLogMaxRecords, Default: "1000000", Kind: KindInt, Validate: intAtLeast(1),
-			Description: "weir, WEAKLY_CONSISTENT mode: the records each producer keeps per output channel for replay to a restarted consumer (those sent since the consumer's latest completed snapshot). Beyond it the oldest are dropped; a consumer that restarts and needs them counts them as lost."},
+			Description: "weir, WEAKLY_CONSISTENT mode: the records each producer keeps per output channel for replay to a restarted consumer (those sent since the consumer's latest completed snapshot; each producer's snapshot stores them too). While the consumer reads, the oldest beyond it are dropped, and lost only if the consumer restarts from before them; while it does not read (it restarts), the producer waits instead."},
 		{Key: CheckpointingTimeout, Default: "10 min", Kind: KindDuration, Validate: durationPositive,
 			Description: "A checkpoint not completed within this time is aborted."},
 		{Key: CheckpointingMinPause, Default: "0", Kind: KindDuration,

@@ -18,9 +18,10 @@ type WeakAccounting struct {
 	// RecordsReplayed counts records producers sent again from their
 	// in-flight logs to restarted consumers.
 	RecordsReplayed int64 `json:"records-replayed"`
-	// RecordsLost and RecordsDuplicated are exact: the records lost (a
-	// consumer needed them and no log held them any more) and delivered
-	// twice (a restarted producer could not replay deterministically).
+	// RecordsLost are exact: the records lost (a consumer needed them and
+	// no log held them any more). RecordsDuplicated bound those possibly
+	// delivered twice (a restarted task could not replay
+	// deterministically).
 	RecordsLost       int64 `json:"records-lost"`
 	RecordsDuplicated int64 `json:"records-duplicated"`
 	// RecordsDropped counts records the logs dropped for their size

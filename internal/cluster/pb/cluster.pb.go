@@ -764,8 +764,13 @@ type WeakTaskReport struct {
 	Lost              int64                  `protobuf:"varint,4,opt,name=lost,proto3" json:"lost,omitempty"`
 	Duplicated        int64                  `protobuf:"varint,5,opt,name=duplicated,proto3" json:"duplicated,omitempty"`
 	LastRecoveryNanos int64                  `protobuf:"varint,6,opt,name=last_recovery_nanos,json=lastRecoveryNanos,proto3" json:"last_recovery_nanos,omitempty"`
-	unknownFields     protoimpl.UnknownFields
-	sizeCache         protoimpl.SizeCache
+	// In job reports (WeakJobReport) only: records dropped for the logs'
+	// bound, and the recoveries measured with their summed time.
+	Dropped            int64 `protobuf:"varint,7,opt,name=dropped,proto3" json:"dropped,omitempty"`
+	Recoveries         int64 `protobuf:"varint,8,opt,name=recoveries,proto3" json:"recoveries,omitempty"`
+	RecoveryNanosTotal int64 `protobuf:"varint,9,opt,name=recovery_nanos_total,json=recoveryNanosTotal,proto3" json:"recovery_nanos_total,omitempty"`
+	unknownFields      protoimpl.UnknownFields
+	sizeCache          protoimpl.SizeCache
 }
 
 func (x *WeakTaskReport) Reset() {
@@ -836,6 +841,27 @@ func (x *WeakTaskReport) GetDuplicated() int64 {
 func (x *WeakTaskReport) GetLastRecoveryNanos() int64 {
 	if x != nil {
 		return x.LastRecoveryNanos
+	}
+	return 0
+}
+
+func (x *WeakTaskReport) GetDropped() int64 {
+	if x != nil {
+		return x.Dropped
+	}
+	return 0
+}
+
+func (x *WeakTaskReport) GetRecoveries() int64 {
+	if x != nil {
+		return x.Recoveries
+	}
+	return 0
+}
+
+func (x *WeakTaskReport) GetRecoveryNanosTotal() int64 {
+	if x != nil {
+		return x.RecoveryNanosTotal
 	}
 	return 0
 }
@@ -3196,7 +3222,7 @@ const file_cluster_proto_rawDesc = "" +
 	"\x14late_records_dropped\x18\f \x01(\x03R\x12lateRecordsDropped\x123\n" +
 	"\x04weak\x18\r \x01(\v2\x1f.weir.cluster.v1.WeakTaskReportR\x04weakB\x12\n" +
 	"\x10_input_watermarkB\x13\n" +
-	"\x11_output_watermark\"\xc8\x01\n" +
+	"\x11_output_watermark\"\xb4\x02\n" +
 	"\x0eWeakTaskReport\x12\x1a\n" +
 	"\bfailures\x18\x01 \x01(\x03R\bfailures\x12\x1a\n" +
 	"\brestarts\x18\x02 \x01(\x03R\brestarts\x12\x1a\n" +
@@ -3205,7 +3231,12 @@ const file_cluster_proto_rawDesc = "" +
 	"\n" +
 	"duplicated\x18\x05 \x01(\x03R\n" +
 	"duplicated\x12.\n" +
-	"\x13last_recovery_nanos\x18\x06 \x01(\x03R\x11lastRecoveryNanos\"[\n" +
+	"\x13last_recovery_nanos\x18\x06 \x01(\x03R\x11lastRecoveryNanos\x12\x18\n" +
+	"\adropped\x18\a \x01(\x03R\adropped\x12\x1e\n" +
+	"\n" +
+	"recoveries\x18\b \x01(\x03R\n" +
+	"recoveries\x120\n" +
+	"\x14recovery_nanos_total\x18\t \x01(\x03R\x12recoveryNanosTotal\"[\n" +
 	"\vJobPrepared\x12\x10\n" +
 	"\x03job\x18\x01 \x01(\tR\x03job\x12\x14\n" +
 	"\x05error\x18\x02 \x01(\tR\x05error\x12$\n" +
