@@ -140,8 +140,8 @@ type weakScaleRep struct {
 	// Pow is seed 001's estimate of the global success rate,
 	// (1-p)^tasks.
 	Pow float64 `json:"pow_estimate"`
-	// SimGlobal and SimPerTask are weak.SuccessAtScale's simulation, when
-	// the bench was built with it (null otherwise).
+	// SimGlobal and SimPerTask are weak.SuccessAtScale's simulation of
+	// the same setting (omitted when not computed).
 	SimGlobal  *float64 `json:"simulated_global,omitempty"`
 	SimPerTask *float64 `json:"simulated_per_task,omitempty"`
 	Baseline   string   `json:"baseline"` // "aligned": one failed task snapshot fails the checkpoint

@@ -1,7 +1,8 @@
 package bench
 
 // bench weak's skew section: bench skew's job (seed 003's Lab 2) with A
-// unthrottled by default, its records carrying their creation time.
+// paced at --skew-rate (500 000 records/s by default; 0 unthrottles it),
+// its records carrying the time they were due.
 
 import (
 	"context"

@@ -165,3 +165,42 @@ func TestWeakLogFileCorrupt(t *testing.T) {
 		t.Errorf("garbled kind: %v, want a corrupt output log error", err)
 	}
 }
+
+// BenchmarkWeakSnapshotLogs measures what a producer's snapshot adds in
+// WEAKLY_CONSISTENT mode: encoding what its output log retains, on the
+// task goroutine, per retained record (the log holds one snapshot
+// interval of output when consumers keep up).
+//
+//	go test ./internal/runtime -run XXX -bench WeakSnapshotLogs -benchmem
+func BenchmarkWeakSnapshotLogs(b *testing.B) {
+	for _, held := range []int{10_000, 100_000} {
+		b.Run(fmt.Sprintf("records=%d", held), func(b *testing.B) {
+			pool := network.NewPool[int](1024)
+			s := newWeakSender(held, &WeakStats{})
+			s.setCodec(intCodec{pool: pool})
+			g := network.NewGate(1, 1<<20)
+			s.connect(g.Channel(0))
+			for i := 0; i < held; i += 1024 {
+				bt := pool.Get()
+				for j := range min(1024, held-i) {
+					bt.Records = append(bt.Records, i+j)
+				}
+				if err := s.SendOverdraft(context.Background(), network.Buffer{Kind: network.Data, Data: bt}, 1<<20, nil); err != nil {
+					b.Fatal(err)
+				}
+			}
+			w := &weakTask{outs: [][]*weakSender{{s}}}
+			b.ReportAllocs()
+			var n int
+			for b.Loop() {
+				data, err := w.snapshotLogs()
+				if err != nil {
+					b.Fatal(err)
+				}
+				n = len(data)
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(held), "ns/record")
+			b.ReportMetric(float64(n)/float64(held), "bytes/record")
+		})
+	}
+}
