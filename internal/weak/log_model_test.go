@@ -45,7 +45,10 @@ import (
 // it) must hold every id the log handed over at most once, and the ids
 // missing from it must be exactly Counters().Lost (summed over the logs
 // the channel had); Replayed must be the number of ids a log handed over
-// more than once; Skipped and Dropped what the model counted. After a
+// more than once (a log ResumeWith restored counts the restored entries up
+// to the position its first consumer settled it at as handed once: the
+// consumer read them from the lost log); Skipped and Dropped what the model
+// counted. After a
 // process loss the ids the old log held beyond the consumer's position and
 // up to the producer's snapshot are counted lost by the new log, those the
 // producer emits again up to the consumer's position are skipped, and the
@@ -72,6 +75,26 @@ import (
 // A new log also refuses Truncate until it has its numbering (Resume and
 // the consumer's Reconnect): the model defers the truncation as the
 // runtime must.
+//
+// At a process loss the new log is rebuilt, at random, with ResumeWith
+// instead of Resume: the runtime's path for a producer whose snapshot
+// stored its output logs. The model captures, at each producer snapshot,
+// what the runtime encodes: Base()/BaseRecords(), Retained() and the
+// payloads (checked against each other); at the loss the new log is
+// rebuilt from the latest capture, the payloads being the stored ones and
+// an empty one for the EventResumed entry (which the runtime never sends:
+// it MarkSent()s it and goes on). A Resume stands for a snapshot that
+// stored no logs: a later loss resumes with entries again only after the
+// producer's next snapshot. A consumer that reconnected before ResumeWith
+// is parked and settles the numbering in it (Parked()); one whose position
+// is within the restored entries is replayed those after it, loses
+// nothing if it is at or after their base, and sees a hole exactly at the
+// EventResumed entry; one past them is handed the new entries after a hole
+// right after its position. The producer's re-emission up to the log's
+// records (or the consumer's position, when past) is skipped. A Truncate
+// before the first reconnect releases the restored entries it covers, and
+// nothing when it is past them (the model keeps it for after the reconnect,
+// which must then release nothing either).
 func TestLogRandomAgainstModel(t *testing.T) {
 	seeds := uint64(3000)
 	if testing.Short() {
@@ -92,7 +115,11 @@ func TestLogRandomAgainstModel(t *testing.T) {
 		"process lost", "process lost, consumer survived", "lost with the process", "resume parked",
 		"skip after resume", "truncate from before the loss", "reconnect from before the loss",
 		"survivor reads old in-flight", "survivor crashes before reconnecting", "process lost twice", "process lost after losses",
-		"hole after resume", "reconnect parked twice", "producer restart while pending", "truncate deferred"} {
+		"hole after resume", "reconnect parked twice", "producer restart while pending", "truncate deferred",
+		"resume with entries", "resume with entries, consumer past them", "resume with entries, parked",
+		"resume with entries, within", "resume with entries, replayed restored", "hole at the restored end",
+		"truncate restored while pending", "truncate past restored deferred", "stored log holds a resumed entry",
+		"resume with entries, lost before base", "process lost after resume with entries"} {
 		if seen[outcome] < 20 {
 			t.Errorf("outcome %q reached %d times, want at least 20: tune runLogModel", outcome, seen[outcome])
 		}
@@ -135,13 +162,26 @@ func (s logConsumerState) clone() logConsumerState {
 // logLoss is a process loss not settled yet: the new log waits for the
 // producer's Resume and the consumer's Reconnect.
 type logLoss struct {
-	resumed     bool     // the producer called Resume
+	with        bool     // the producer resumes with ResumeWith (its snapshot stored the log)
+	resumed     bool     // the producer called Resume (or ResumeWith)
 	records     uint64   // at this output position (its snapshot's)
 	reconnected bool     // the consumer called Reconnect (parked if first)
 	at          Position // at this position
 	// truncs are the consumer's snapshots completed while the new log had
 	// no numbering yet: the runtime truncates once it has.
 	truncs []Position
+}
+
+// logStored is what the producer's latest snapshot stored of its output
+// log, as the runtime encodes it (weaklog file): the log's Base() and
+// BaseRecords(), its Retained() entries and their payloads. valid is false
+// while the latest snapshot stands for one that stored no log (the model
+// resumed a loss with Resume).
+type logStored struct {
+	valid    bool
+	base     Position
+	entries  []Entry
+	payloads []logPayload
 }
 
 type logModel struct {
@@ -172,6 +212,15 @@ type logModel struct {
 	carriedUndropped         uint64
 	// loss is set from a process loss until the new log is settled.
 	loss *logLoss
+	// resumed: the current log continues one lost with the producer's
+	// process (Resume or ResumeWith). parkedLog: ResumeWith settled it for a
+	// parked consumer (Parked()). restoredEnd is the index of the
+	// EventResumed entry ResumeWith appended (0: none retained).
+	resumed     bool
+	parkedLog   bool
+	restoredEnd uint64
+	// stored is the producer's latest snapshot's log.
+	stored logStored
 	// holeAfter is the position a consumer reconnected at after a process
 	// loss: the first entry it is handed after it must leave a hole.
 	holeAfter *Position
@@ -219,6 +268,9 @@ func runLogModel(seed uint64, seen map[string]int) error {
 		lazy:         r.IntN(2) == 0,
 		seen:         seen,
 		reconnLostAt: map[Position]int{},
+		// Before its first snapshot the producer restores at 0, with an
+		// empty log.
+		stored: logStored{valid: true},
 	}
 	m.l = NewLog(m.max)
 	m.handedOver = make([]int, m.n)
@@ -251,7 +303,7 @@ func runLogModel(seed uint64, seen map[string]int) error {
 		case k < 88:
 			err = m.reconnect()
 		case k < 93:
-			m.psnap = m.pcur
+			err = m.snapshotProducer()
 		case k < 93+restartP:
 			err = m.restartProducer()
 		case k >= 100-lossP:
@@ -334,7 +386,7 @@ func (m *logModel) produce(maxBatch int) error {
 		if want < n {
 			m.seen["partial skip"]++
 		}
-		if m.off > 0 && uint64(m.pcur) < m.offRec {
+		if m.resumed && uint64(m.pcur) < m.offRec {
 			m.seen["skip after resume"]++
 		}
 	}
@@ -447,6 +499,25 @@ func (m *logModel) send(k int) error {
 		if p != m.entry(i) {
 			return fmt.Errorf("ring entry %d is %+v, the model logged %+v", i, p, m.entry(i))
 		}
+		if p.event == EventResumed {
+			// The entry standing for what a lost log held after the
+			// producer's snapshot: the runtime marks it sent and never
+			// sends it, so the consumer sees a hole there. It costs no
+			// credit.
+			m.l.MarkSent(i)
+			if m.l.Sent() != i {
+				return fmt.Errorf("MarkSent(%d) of the EventResumed entry left Sent()=%d", i, m.l.Sent())
+			}
+			m.handed = i
+			if i == m.restoredEnd {
+				m.seen["hole at the restored end"]++
+			}
+			k++
+			continue
+		}
+		if m.restoredEnd > 0 && i < m.restoredEnd {
+			m.seen["resume with entries, replayed restored"]++
+		}
 		if h := m.holeAfter; h != nil {
 			// The new log's entries are cut otherwise than the old one's:
 			// the consumer must see a hole, even if nothing was lost.
@@ -490,6 +561,9 @@ func (m *logModel) read(k int) error {
 		}
 		if i <= m.state.pos.Buffers {
 			return fmt.Errorf("consumer read entry %d at position %s", i, m.state.pos)
+		}
+		if p.event == EventResumed {
+			return fmt.Errorf("consumer was handed entry %d, the EventResumed entry that is never sent", i)
 		}
 		switch p.event {
 		case 0:
@@ -542,6 +616,23 @@ func (m *logModel) completeSnapshot() error {
 	s := m.pending[0]
 	m.pending = m.pending[1:]
 	m.completed = s
+	if m.restoredPending() {
+		// A log ResumeWith restored, waiting for the consumer's first
+		// reconnect: it releases the restored entries the snapshot covers,
+		// and nothing for a position past them (the model keeps that one
+		// for after the reconnect).
+		end := m.off + uint64(len(m.entries))
+		if s.pos.Buffers >= end || s.pos.Records > m.recordsUpTo(end) {
+			if released, err := m.l.Truncate(s.pos); err != nil || released != 0 {
+				return fmt.Errorf("Truncate(%s) past the restored entries (to %d, %d records) before the first reconnect: released %d, %v; want 0, nil", s.pos, end, m.recordsUpTo(end), released, err)
+			}
+			m.loss.truncs = append(m.loss.truncs, s.pos)
+			m.seen["truncate past restored deferred"]++
+			return nil
+		}
+		m.seen["truncate restored while pending"]++
+		return m.truncate(s.pos)
+	}
 	if m.loss != nil {
 		// A log without numbering yet releases nothing (and the model
 		// keeps the truncation for when it has one, which the runtime
@@ -567,7 +658,7 @@ func (m *logModel) truncate(p Position) error {
 		want = int(p.Buffers - base)
 		m.seen["released"]++
 	}
-	if m.off > 0 && p.Buffers < m.off {
+	if m.resumed && p.Buffers < m.off {
 		m.seen["truncate from before the loss"]++
 	}
 	if released != want {
@@ -615,7 +706,7 @@ func (m *logModel) reconnect() error {
 	if m.loss != nil {
 		return m.reconnectAfterLoss(p)
 	}
-	if m.off > 0 && p.Buffers < m.off {
+	if m.resumed && p.Buffers < m.off {
 		m.seen["reconnect from before the loss"]++
 		m.undroppedFrom = min(m.undroppedFrom, p.Records)
 	}
@@ -654,6 +745,16 @@ func (m *logModel) restartProducer() error {
 		// resumes if the last one did not.
 		m.seen["producer restart while pending"]++
 		m.pcur = m.psnap
+		if m.loss.resumed {
+			// The runtime's later attempt restarts the log an earlier one
+			// resumed.
+			if err := m.l.Restart(uint64(m.psnap)); err != nil {
+				return fmt.Errorf("Restart(%d) of a resumed log waiting for its consumer: %w", m.psnap, err)
+			}
+			if m.l.Cursor() != uint64(m.psnap) {
+				return fmt.Errorf("Restart(%d) of a resumed log waiting for its consumer left Cursor()=%d", m.psnap, m.l.Cursor())
+			}
+		}
 		return nil
 	}
 	if err := m.l.Restart(uint64(m.psnap)); err != nil {
@@ -679,13 +780,23 @@ func (m *logModel) loseProcess() error {
 		m.seen["process loss held back: past end of data"]++
 		return nil
 	}
-	if m.off > 0 {
+	if m.resumed {
 		m.seen["process lost twice"]++
 	}
 	if m.countedTo > 0 {
 		m.seen["process lost after losses"]++
 	}
 	m.seen["process lost"]++
+	if m.restoredEnd > 0 {
+		m.seen["process lost after resume with entries"]++
+	}
+	// The producer's latest snapshot stored its log (ResumeWith), or
+	// stands for one that did not (Resume): then the next loss resumes
+	// with entries only after a later snapshot.
+	with := m.stored.valid && m.r.IntN(100) < logModelWithP
+	if !with {
+		m.stored.valid = false
+	}
 	c := m.l.Counters()
 	m.carried.Replayed += c.Replayed
 	m.carried.Lost += c.Lost
@@ -695,7 +806,8 @@ func (m *logModel) loseProcess() error {
 	m.settledAt, m.undroppedFrom = 0, 0
 	m.l = NewLog(m.max)
 	m.lostSeen = 0
-	m.loss = &logLoss{}
+	m.loss = &logLoss{with: with}
+	m.parkedLog, m.restoredEnd = false, 0
 	m.ring, m.entries, m.recEnd = nil, nil, nil
 	m.off, m.offRec = 0, 0
 	clear(m.handedOver)
@@ -721,7 +833,22 @@ func (m *logModel) loseProcess() error {
 		if m.survivor && m.r.IntN(4) == 0 {
 			m.crashConsumer() // it fails before it reconnects
 		}
-		return m.resume()
+		if err := m.resume(); err != nil || !m.restoredPending() || !m.survivor {
+			return err
+		}
+		// The surviving consumer reads what was in flight to it and
+		// snapshots, and its snapshots complete while the restored log
+		// waits for it.
+		if err := m.read(len(m.inflight)); err != nil {
+			return err
+		}
+		m.snapshotConsumer()
+		for len(m.pending) > 0 {
+			if err := m.completeSnapshot(); err != nil {
+				return err
+			}
+		}
+		return nil
 	case 1:
 		if err := m.reconnect(); err != nil || m.r.IntN(3) != 0 {
 			return err
@@ -754,6 +881,9 @@ func (m *logModel) pastEndOfData() bool {
 func (m *logModel) resume() error {
 	m.pcur = m.psnap
 	c := uint64(m.psnap)
+	if m.loss.with {
+		return m.resumeWith()
+	}
 	if err := m.l.Resume(c); err != nil {
 		return fmt.Errorf("Resume(%d): %w", c, err)
 	}
@@ -767,6 +897,167 @@ func (m *logModel) resume() error {
 	}
 	if !m.l.Pending() {
 		return fmt.Errorf("Resume(%d) before the consumer reconnected: not Pending", c)
+	}
+	return nil
+}
+
+// logModelWithP is the percentage of process losses whose new log is
+// rebuilt with ResumeWith (if the producer's latest snapshot stored its
+// log), the others with Resume.
+const logModelWithP = 60
+
+// restoredPending reports whether the current log is one ResumeWith
+// restored that waits for the consumer's first reconnect.
+func (m *logModel) restoredPending() bool {
+	return m.loss != nil && m.loss.with && m.loss.resumed
+}
+
+// snapshotProducer is the producer's snapshot: its cursor, and what the
+// runtime encodes of its output log (Base, BaseRecords, Retained and the
+// payloads). A producer whose process was lost is not running before it
+// resumed, and a log it resumed with Resume holds nothing of it: the
+// snapshot is its previous one (the producer emitted nothing since).
+func (m *logModel) snapshotProducer() error {
+	if m.loss != nil && !m.restoredPending() {
+		if m.pcur != m.psnap {
+			return fmt.Errorf("the producer moved to %d while its log waits, snapshot at %d", m.pcur, m.psnap)
+		}
+		return nil
+	}
+	l := m.l
+	m.psnap = m.pcur
+	ret := l.Retained()
+	if len(ret) != len(m.ring) || uint64(len(ret)) != l.End()-l.Base() {
+		return fmt.Errorf("Retained() holds %d entries, the ring %d, End()-Base()=%d", len(ret), len(m.ring), l.End()-l.Base())
+	}
+	for k, e := range ret {
+		if p := m.ring[k]; e.Records != uint64(p.n) || e.Event != p.event {
+			return fmt.Errorf("Retained()[%d] (entry %d) is %+v, the ring holds %+v", k, l.Base()+uint64(k)+1, e, p)
+		}
+		if e.Event == EventResumed {
+			m.seen["stored log holds a resumed entry"]++
+		}
+	}
+	base := Position{Buffers: l.Base(), Records: l.BaseRecords()}
+	if base.Records != m.recordsUpTo(base.Buffers) {
+		return fmt.Errorf("BaseRecords()=%d, the model's entries up to %d hold %d", base.Records, base.Buffers, m.recordsUpTo(base.Buffers))
+	}
+	m.stored = logStored{valid: true, base: base, entries: ret, payloads: slices.Clone(m.ring)}
+	return nil
+}
+
+// resumeWith rebuilds the new log from the producer's latest snapshot
+// (ResumeWith): its payloads are the stored ones, and an empty one for the
+// EventResumed entry. A consumer that reconnected already is parked:
+// ResumeWith settles the numbering at its position.
+func (m *logModel) resumeWith() error {
+	s, c, l := m.stored, uint64(m.psnap), m.l
+	if err := l.ResumeWith(s.base, s.entries, c); err != nil {
+		return fmt.Errorf("ResumeWith(%s, %d entries, %d): %w", s.base, len(s.entries), c, err)
+	}
+	m.seen["resume with entries"]++
+	m.loss.resumed, m.loss.records = true, c
+	m.resumed = true
+	m.off, m.offRec = s.base.Buffers, s.base.Records
+	m.entries, m.recEnd, m.ring = nil, nil, nil
+	for _, p := range s.payloads {
+		m.appendEntry(p)
+		m.loggedEod = m.loggedEod || p.event == EventEndOfData
+		m.loggedEop = m.loggedEop || p.event == EventEndOfPartition
+	}
+	m.appendEntry(logPayload{event: EventResumed})
+	m.restoredEnd = m.off + uint64(len(m.entries))
+	if l.Cursor() != c {
+		return fmt.Errorf("ResumeWith(%s, %d entries, %d) left Cursor()=%d", s.base, len(s.entries), c, l.Cursor())
+	}
+	if !m.loss.reconnected {
+		if !l.Pending() || l.Parked() {
+			return fmt.Errorf("ResumeWith before the consumer reconnected: pending=%t parked=%t, want pending", l.Pending(), l.Parked())
+		}
+		return nil
+	}
+	if !l.Parked() {
+		return fmt.Errorf("ResumeWith after the consumer reconnected at %s: not Parked()", m.loss.at)
+	}
+	m.parkedLog = true
+	m.seen["resume with entries, parked"]++
+	// The runtime replays to the parked consumer from Sent()+1.
+	return m.settleWith(m.loss.at, l.Sent()+1, l.Counters().Lost)
+}
+
+// settleWith checks the numbering a log ResumeWith restored took at the
+// consumer's first position p (Reconnect's from and lost, or for a parked
+// consumer what the log shows), and starts its per-log model.
+func (m *logModel) settleWith(p Position, from, lost uint64) error {
+	l := m.l
+	end := m.off + uint64(len(m.entries)) // the EventResumed entry
+	endRec := m.recordsUpTo(end)
+	base := end - uint64(len(m.ring)) // truncations while it waited moved it
+	storedBase := m.off
+	if l.Pending() {
+		return fmt.Errorf("the restored log is pending after the consumer's position %s arrived", p)
+	}
+	if p.Buffers >= end || p.Records > endRec {
+		// Past the restored entries: the log numbers on after p, one
+		// entry standing for the hole, and releases the restored ones.
+		m.seen["resume with entries, consumer past them"]++
+		if want := p.Buffers + 2; from != want || lost != 0 {
+			return fmt.Errorf("consumer at %s past the restored entries (to %d, %d records): from=%d lost=%d, want %d and 0", p, end, endRec, from, lost, want)
+		}
+		m.off, m.offRec = p.Buffers+1, max(p.Records, endRec)
+		if l.Base() != m.off || l.End() != m.off || l.Sent() != m.off || l.Records() != m.offRec || l.Held() != 0 {
+			return fmt.Errorf("restored log settled past (consumer at %s): base=%d end=%d sent=%d records=%d held=%d, want base, end and sent %d, records %d",
+				p, l.Base(), l.End(), l.Sent(), l.Records(), l.Held(), m.off, m.offRec)
+		}
+		m.entries, m.recEnd, m.ring = nil, nil, nil
+		m.restoredEnd = 0
+		m.handed = m.off
+		m.holeAfter = &p
+		m.settledAt, m.undroppedFrom = p.Records, p.Records
+	} else {
+		// Within: replayed from its position on (the restored entries
+		// after it, then the new ones after the hole); only what is
+		// before the stored base is lost.
+		m.seen["resume with entries, within"]++
+		want := max(p.Buffers, base) + 1
+		var wantLost uint64
+		if p.Buffers < base {
+			wantLost = m.recordsUpTo(base) - p.Records
+			m.countedTo = max(m.countedTo, m.recordsUpTo(base))
+			m.seen["resume with entries, lost before base"]++
+		}
+		if p.Buffers >= storedBase && lost != 0 {
+			return fmt.Errorf("consumer at %s, at or after the stored base %d: %d records counted lost that the restored entries cover", p, storedBase, lost)
+		}
+		if from != want || lost != wantLost {
+			return fmt.Errorf("consumer at %s within the restored entries (base %d, to %d): from=%d lost=%d, want %d and %d", p, base, end, from, lost, want, wantLost)
+		}
+		if l.Sent() != from-1 || l.Base() != base || l.End() != end {
+			return fmt.Errorf("restored log settled at %s: sent=%d base=%d end=%d, want %d, %d, %d", p, l.Sent(), l.Base(), l.End(), from-1, base, end)
+		}
+		m.handed = from - 1
+		m.holeAfter = nil
+		m.settledAt, m.undroppedFrom = m.offRec, min(m.offRec, p.Records)
+		// The consumer read the restored entries up to its position from
+		// the lost log: sending one of them again is a replay, whether or
+		// not the new log sent entries after them first.
+		for i := base + 1; i <= p.Buffers; i++ {
+			q := m.entry(i)
+			for id := q.first; id < q.first+q.n; id++ {
+				m.handedOver[id] = 1
+			}
+		}
+	}
+	m.lostSeen = l.Counters().Lost
+	truncs := m.loss.truncs
+	m.loss = nil
+	for _, t := range truncs {
+		if err := m.truncate(t); err != nil {
+			return fmt.Errorf("deferred %w", err)
+		}
+	}
+	if m.connected && !m.lazy {
+		return m.send(int(l.End()))
 	}
 	return nil
 }
@@ -789,6 +1080,9 @@ func (m *logModel) reconnectAfterLoss(p Position) error {
 			return fmt.Errorf("Reconnect(%s) before Resume: lost=%d pending=%t, want it parked", p, lost, m.l.Pending())
 		}
 		return nil
+	}
+	if m.loss.with {
+		return m.settleWith(p, from, lost)
 	}
 	if want := p.Buffers + 2; from != want {
 		return fmt.Errorf("Reconnect(%s) to the resumed log: from=%d, want %d (one past the phantom entry)", p, from, want)
@@ -816,6 +1110,7 @@ func (m *logModel) settle(p Position, lost uint64) error {
 	m.lostSeen = lost
 	l := m.l
 	m.off, m.offRec = p.Buffers+1, max(p.Records, c)
+	m.resumed = true
 	m.settledAt, m.undroppedFrom = p.Records, p.Records
 	if l.Pending() || l.Base() != m.off || l.End() != m.off || l.Sent() != m.off || l.Records() != m.offRec || l.Held() != 0 {
 		return fmt.Errorf("resumed log (producer at %d, consumer at %s): pending=%t base=%d end=%d sent=%d records=%d held=%d, want base, end and sent %d (the phantom entry), records %d",
@@ -851,7 +1146,17 @@ func (m *logModel) check(end bool) error {
 	if c.Lost > c.Dropped+m.processLost+undropped {
 		return fmt.Errorf("counters %+v: more lost than dropped for the bound (%d) or with a process (%d, and up to %d from before a resumed log's phantom entry)", c, c.Dropped, m.processLost, undropped)
 	}
-	if m.loss != nil {
+	if l.Parked() != m.parkedLog {
+		return fmt.Errorf("Parked()=%t, want %t", l.Parked(), m.parkedLog)
+	}
+	if m.restoredPending() {
+		// Restored by ResumeWith, waiting for the consumer's first
+		// reconnect: pending, nothing counted; its entries are checked
+		// below.
+		if !l.Pending() || l.Counters() != (Counters{}) {
+			return fmt.Errorf("a log ResumeWith restored, waiting for its consumer: pending=%t counters %+v", l.Pending(), l.Counters())
+		}
+	} else if m.loss != nil {
 		// A new log waiting for its numbering holds nothing and counted
 		// nothing; it is pending once the producer resumed, until the
 		// consumer's position arrives.
@@ -881,7 +1186,14 @@ func (m *logModel) check(end bool) error {
 	if l.Held() != held {
 		return fmt.Errorf("Held()=%d, the ring holds %d records", l.Held(), held)
 	}
-	if held > uint64(m.max) && len(m.ring) > 1 {
+	// ResumeWith restores a log held within the bound and appends the
+	// EventResumed entry (a log restored from one restored so, before it
+	// appended, ends in several): the bound holds again at the next append.
+	n := len(m.ring)
+	for n > 0 && m.ring[n-1].event == EventResumed {
+		n--
+	}
+	if held > uint64(m.max) && n > 1 {
 		return fmt.Errorf("the log holds %d records in %d entries, bound %d", held, len(m.ring), m.max)
 	}
 	if l.Records() != m.recordsUpTo(l.End()) || l.Cursor() != uint64(m.pcur) {

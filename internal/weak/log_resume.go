@@ -155,13 +155,19 @@ func (l *Log) ResumeWith(base Position, entries []Entry, cursor uint64) error {
 
 // settleRestored is the first Reconnect to a log ResumeWith restored,
 // which fixes its numbering: a consumer within the restored entries is
-// replayed from its position, one past them skips to its own.
+// replayed from its position, one past them skips to its own. The restored
+// entries up to a consumer's position were sent to it (by the lost log):
+// sending them again, to a later attempt restarted from before, is a
+// replay.
 func (l *Log) settleRestored(p Position) (from, lost uint64, err error) {
 	l.resume.final = true
 	if p.Buffers >= l.end || p.Records > l.endRec {
 		return l.reconnectPast(p), 0, nil
 	}
-	return l.reconnectWithin(p)
+	if from, lost, err = l.reconnectWithin(p); err == nil {
+		l.highSent = max(l.highSent, p.Buffers)
+	}
+	return from, lost, err
 }
 
 // reconnectPast is Reconnect on a log restored by ResumeWith for a
