@@ -66,6 +66,7 @@ type weakOptions struct {
 	failures     int           // recovery: failures per mode
 	restartDelay time.Duration // recovery: fixed-delay restart delay
 	logRecords   int64         // recovery: in-flight log bound (0: the default)
+	noLogStore   bool          // recovery and cost: snapshots do not store the logs
 
 	scaleTasks    int
 	scaleFailure  float64
@@ -80,7 +81,7 @@ func (o weakOptions) args() []string {
 		"--delay", o.delay.String(), "--skew-rate", fmt.Sprint(o.rate),
 		"--parallelism", fmt.Sprint(o.parallelism), "--keys", fmt.Sprint(o.keys),
 		"--recovery-rate", fmt.Sprint(o.recoveryRate), "--failures", fmt.Sprint(o.failures),
-		"--restart-delay", o.restartDelay.String(), "--log-records", fmt.Sprint(o.logRecords),
+		"--restart-delay", o.restartDelay.String(), "--log-records", fmt.Sprint(o.logRecords), fmt.Sprintf("--no-log-snapshot=%t", o.noLogStore),
 		"--scale-tasks", fmt.Sprint(o.scaleTasks), "--scale-failure", fmt.Sprint(o.scaleFailure),
 		"--scale-interval", o.scaleInterval.String(),
 	}
@@ -167,6 +168,7 @@ func newWeakBench() *cobra.Command {
 		asJSON       bool
 		childSection string
 		childMode    string
+		cpuProfile   string
 	)
 	c := &cobra.Command{
 		Use:   "weak",
@@ -206,7 +208,12 @@ of each section in its own child process:
 				return err
 			}
 			if childMode != "" {
+				stop, err := startCPUProfile(cpuProfile)
+				if err != nil {
+					return err
+				}
 				r, err := runWeakChild(o, childSection, childMode)
+				stop()
 				if err != nil {
 					return err
 				}
@@ -232,6 +239,7 @@ of each section in its own child process:
 	fs.IntVar(&o.failures, "failures", 5, "recovery: failures injected per mode")
 	fs.DurationVar(&o.restartDelay, "restart-delay", 0, "recovery: restart-strategy.fixed-delay.delay")
 	fs.Int64Var(&o.logRecords, "log-records", 0, "recovery: execution.checkpointing.weak.in-flight-log.max-records (0: its default)")
+	fs.BoolVar(&o.noLogStore, "no-log-snapshot", false, "recovery and cost: execution.checkpointing.weak.in-flight-log.snapshot false (snapshots do not store the logs)")
 	fs.IntVar(&o.scaleTasks, "scale-tasks", weakScaleTasks, "scale: tasks whose snapshots may fail")
 	fs.Float64Var(&o.scaleFailure, "scale-failure", weakScaleFailure, "scale: probability that a task's snapshot fails")
 	fs.DurationVar(&o.scaleInterval, "scale-interval", 200*time.Millisecond, "scale: checkpoint / snapshot interval")
@@ -239,6 +247,7 @@ of each section in its own child process:
 	fs.BoolVar(&asJSON, "json", false, "print one JSON object")
 	fs.StringVar(&childSection, "child-section", "", "run one section's mode and print its result line (used by the bench itself)")
 	fs.StringVar(&childMode, "child-mode", "", "the mode of --child-section (used by the bench itself)")
+	fs.StringVar(&cpuProfile, "cpuprofile", "", "with --child-section: write the child's CPU profile to this file (where a mode's time goes)")
 	_ = fs.MarkHidden("child-section")
 	_ = fs.MarkHidden("child-mode")
 	return c
@@ -293,7 +302,7 @@ func runWeakBench(ctx context.Context, o weakOptions, quiet bool) weakReport {
 		"sections": o.sections, "skew_delay_ms": o.delay.Milliseconds(), "skew_rate": o.rate,
 		"skew_batch_size": skewBatch, "skew_credits_per_channel": skewCredits(o.delay),
 		"parallelism": o.parallelism, "keys": o.keys, "recovery_rate": o.recoveryRate, "failures": o.failures,
-		"restart_delay_ms": o.restartDelay.Milliseconds(), "log_records": o.logRecords,
+		"restart_delay_ms": o.restartDelay.Milliseconds(), "log_records": o.logRecords, "no_log_snapshot": o.noLogStore,
 		"scale_tasks": o.scaleTasks, "scale_failure": o.scaleFailure, "scale_interval_ms": o.scaleInterval.Milliseconds(),
 		"cost_rounds": o.costRounds, "buffer_timeout_ms": weakBufferTimeout.Milliseconds(),
 	}}

@@ -243,6 +243,9 @@ func buildRecJob(o weakOptions, mode string, n int64, rate float64, keep bool) (
 	if o.logRecords > 0 {
 		keys[config.WeakInFlightLogMaxRecords] = fmt.Sprint(o.logRecords)
 	}
+	if o.noLogStore {
+		keys[config.WeakInFlightLogSnapshot] = "false"
+	}
 	env, cleanup, err := newWeakEnv(mode, o.interval, keys)
 	if err != nil {
 		return nil, err

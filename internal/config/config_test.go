@@ -23,6 +23,7 @@ func TestDefaults(t *testing.T) {
 		{"execution.checkpointing.unaligned.enabled", "false"},
 		{"execution.checkpointing.unaligned.max-channel-state-bytes", "268435456"},
 		{"execution.checkpointing.weak.in-flight-log.max-records", "1000000"},
+		{"execution.checkpointing.weak.in-flight-log.snapshot", "true"},
 		{"heartbeat.interval", "10 s"},
 		{"heartbeat.timeout", "50 s"},
 		{"high-availability.cluster-id", "/default"},

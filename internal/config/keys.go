@@ -13,6 +13,7 @@ const (
 	CheckpointingStorageMaxBackoff      = "execution.checkpointing.storage-failure-max-backoff"
 	CheckpointingUnaligned              = "execution.checkpointing.unaligned.enabled"
 	WeakInFlightLogMaxRecords           = "execution.checkpointing.weak.in-flight-log.max-records"
+	WeakInFlightLogSnapshot             = "execution.checkpointing.weak.in-flight-log.snapshot"
 	CheckpointingAlignedTimeout         = "execution.checkpointing.aligned-checkpoint-timeout"
 	CheckpointingMaxChannelStateBytes   = "execution.checkpointing.unaligned.max-channel-state-bytes"
 	StateBackendType                    = "state.backend.type"

@@ -22,6 +22,8 @@ func Options() []Option {
 			Description:  "Checkpointing guarantee: EXACTLY_ONCE aligns barriers, AT_LEAST_ONCE does not. weir: WEAKLY_CONSISTENT injects no barriers: each task snapshots on its own schedule, a failed task restarts alone from its own snapshot, and producers replay what it lost from their in-flight logs (docs/weak-consistency.md)."},
 		{Key: WeakInFlightLogMaxRecords, Default: "1000000", Kind: KindInt, Validate: intAtLeast(1),
 			Description: "weir, WEAKLY_CONSISTENT mode: the records each producer keeps per output channel for replay to a restarted consumer (those sent since the consumer's latest completed snapshot; each producer's snapshot stores them too). While the consumer reads, the oldest beyond it are dropped, and lost only if the consumer restarts from before them; while it does not read (it restarts), the producer waits instead."},
+		{Key: WeakInFlightLogSnapshot, Default: "true", Kind: KindBool,
+			Description: "weir, WEAKLY_CONSISTENT mode: each task's snapshot also stores what its output in-flight logs retain, so that the producers of a lost TaskManager rebuild their logs and nothing they held is lost. It costs encoding and writing about one snapshot interval of each task's output per snapshot; false saves that, and a lost TaskManager's logs are then lost and counted."},
 		{Key: CheckpointingTimeout, Default: "10 min", Kind: KindDuration, Validate: durationPositive,
 			Description: "A checkpoint not completed within this time is aborted."},
 		{Key: CheckpointingMinPause, Default: "0", Kind: KindDuration,

@@ -150,6 +150,7 @@ func (p *Plan) jobConfig(jobName string) (runtime.JobConfig, error) {
 		AtLeastOnce:           c.String(config.CheckpointingMode) == config.ModeAtLeastOnce,
 		Weak:                  c.String(config.CheckpointingMode) == config.ModeWeak,
 		WeakLogMaxRecords:     c.Int(config.WeakInFlightLogMaxRecords),
+		WeakLogSnapshot:       c.Bool(config.WeakInFlightLogSnapshot),
 		Unaligned:             c.Bool(config.CheckpointingUnaligned),
 		AlignedTimeout:        c.Duration(config.CheckpointingAlignedTimeout),
 		MaxOverdraft:          c.Int(config.NetworkMaxOverdraft),

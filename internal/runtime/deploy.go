@@ -92,6 +92,7 @@ func (te *TaskExecutor) build(ctx context.Context, j *teJob, d Deployment, execs
 			if err := t.setupWeak(reg, td.Exec, links[i].weakOuts, pos, lost[i] > 0, logs); err != nil {
 				return nil, i, fmt.Errorf("deploy %s: %w", td.Exec, err)
 			}
+			t.weak.storeLogs = cfg.WeakLogSnapshot
 		}
 		tasks = append(tasks, t)
 	}

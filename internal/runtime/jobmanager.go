@@ -40,6 +40,10 @@ type JobConfig struct {
 	// WeakLogMaxRecords bounds each output channel's in-flight log, in
 	// records (execution.checkpointing.weak.in-flight-log.max-records).
 	WeakLogMaxRecords int
+	// WeakLogSnapshot makes each task's snapshot store what its output
+	// logs retain (execution.checkpointing.weak.in-flight-log.snapshot),
+	// so a lost TaskManager's logs are rebuilt from it.
+	WeakLogSnapshot bool
 	// Unaligned selects unaligned checkpoints
 	// (execution.checkpointing.unaligned.enabled): barriers overtake
 	// in-flight records, which are stored as channel state.

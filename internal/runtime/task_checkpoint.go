@@ -96,7 +96,7 @@ func (t *Task) snapshot(ctx context.Context, b checkpoint.Barrier, unaligned boo
 			return fmt.Errorf("snapshot %d: %w", b.ID, err)
 		}
 		t.weak.reg.snapshotTaken(t.ID, b.ID, weakPos)
-		if len(t.weak.outs) > 0 {
+		if len(t.weak.outs) > 0 && t.weak.storeLogs {
 			if weakLogs, err = t.weak.snapshotLogs(); err != nil {
 				return fmt.Errorf("snapshot %d: %w", b.ID, err)
 			}

@@ -33,6 +33,9 @@ type weakTask struct {
 	ended bool
 	// eop: the gate channels that delivered their end of partition.
 	eop []bool
+	// storeLogs: snapshots store the output logs
+	// (JobConfig.WeakLogSnapshot).
+	storeLogs bool
 }
 
 // setupWeak prepares a task of a WEAKLY_CONSISTENT job: restored positions
