@@ -165,27 +165,7 @@ func killTaskManagers(t *testing.T, events, kills int, extra ...string) *e2eClus
 	client := startWeir(t, c.lifetime, args...)
 	stopWatch := c.watchCheckpoints("demo")
 	defer stopWatch()
-	// The TaskManager killed last comes back empty (its tasks moved to the
-	// free slots of the others), so each kill picks one of the other two:
-	// with 4 tasks in 6 slots they hold every task, and no kill misses.
-	prev := -1
-	for k := range kills {
-		delay := 300*time.Millisecond + time.Duration(rng.Int64N(int64(1500*time.Millisecond)))
-		select {
-		case <-client.done:
-			t.Fatalf("the job ended after %d of %d kills; client stderr:\n%s\n%s", k, kills, tail(client.stderr(), 3000), c.logs())
-		case <-time.After(delay):
-		}
-		n := rng.IntN(3)
-		if prev >= 0 {
-			n = (prev + 1 + rng.IntN(2)) % 3
-		}
-		prev = n
-		id := fmt.Sprintf("tm-%d", n)
-		c.tms[id].kill()
-		t.Logf("kill %d: SIGKILL %s after %s", k+1, id, delay)
-		c.startTM(id)
-	}
+	c.killRandomly(client, rng, kills, 300*time.Millisecond)
 	res := client.wait()
 	if res.code != 0 {
 		t.Fatalf("weir run exited %d; stderr:\n%s\n%s", res.code, tail(res.stderr, 3000), c.logs())
@@ -201,6 +181,33 @@ func killTaskManagers(t *testing.T, events, kills int, extra ...string) *e2eClus
 		t.Errorf("only %d restores for %d kills: the kills missed the job", restores, kills)
 	}
 	return c
+}
+
+// killRandomly SIGKILLs one of the cluster's three TaskManagers kills
+// times, each after at least min plus up to 1.5 s, and starts it again.
+// The TaskManager killed last comes back empty (its tasks moved to the
+// free slots of the others), so each kill picks one of the other two: with
+// 4 tasks in 6 slots they hold every task, and no kill misses.
+func (c *e2eCluster) killRandomly(client *running, rng *rand.Rand, kills int, min time.Duration) {
+	t := c.t
+	prev := -1
+	for k := range kills {
+		delay := min + time.Duration(rng.Int64N(int64(1500*time.Millisecond)))
+		select {
+		case <-client.done:
+			t.Fatalf("the job ended after %d of %d kills; client stderr:\n%s\n%s", k, kills, tail(client.stderr(), 3000), c.logs())
+		case <-time.After(delay):
+		}
+		n := rng.IntN(3)
+		if prev >= 0 {
+			n = (prev + 1 + rng.IntN(2)) % 3
+		}
+		prev = n
+		id := fmt.Sprintf("tm-%d", n)
+		c.tms[id].kill()
+		t.Logf("kill %d: SIGKILL %s after %s", k+1, id, delay)
+		c.startTM(id)
+	}
 }
 
 // watchCheckpoints polls the job's checkpoint history on the JobManager's

@@ -52,24 +52,7 @@ func weakKillTaskManagers(t *testing.T, stored bool) {
 	args, out := c.demoArgs(events, 150_000, 4, "-D", "execution.checkpointing.mode=WEAKLY_CONSISTENT", "--verify",
 		"-D", fmt.Sprintf("execution.checkpointing.weak.in-flight-log.snapshot=%t", stored))
 	client := startWeir(t, c.lifetime, args...)
-	prev := -1
-	for k := range kills {
-		delay := 1500*time.Millisecond + time.Duration(rng.Int64N(int64(1500*time.Millisecond)))
-		select {
-		case <-client.done:
-			t.Fatalf("the job ended after %d of %d kills; client stderr:\n%s\n%s", k, kills, tail(client.stderr(), 3000), c.logs())
-		case <-time.After(delay):
-		}
-		n := rng.IntN(3)
-		if prev >= 0 {
-			n = (prev + 1 + rng.IntN(2)) % 3
-		}
-		prev = n
-		id := fmt.Sprintf("tm-%d", n)
-		c.tms[id].kill()
-		t.Logf("kill %d: SIGKILL %s after %s", k+1, id, delay)
-		c.startTM(id)
-	}
+	c.killRandomly(client, rng, kills, 1500*time.Millisecond)
 	res := client.wait()
 	if res.code != 0 {
 		t.Fatalf("weir run exited %d; stderr:\n%s\n%s", res.code, tail(res.stderr, 3000), c.logs())

@@ -73,14 +73,19 @@ func (h *executorHandler) Disconnected(s *JobManagerSession, reason error) {
 // Close cancels every task of the current session and waits for them.
 func (h *executorHandler) Close() { h.Disconnected(nil, context.Canceled) }
 
-func (h *executorHandler) Reports() []*pb.TaskReport {
+// prepared returns the session's executor and the jobs prepared on it.
+func (h *executorHandler) prepared() (*runtime.TaskExecutor, []string) {
 	h.mu.Lock()
-	te := h.te
-	var jobs []string
+	defer h.mu.Unlock()
+	jobs := make([]string, 0, len(h.jobs))
 	for j := range h.jobs {
 		jobs = append(jobs, j)
 	}
-	h.mu.Unlock()
+	return h.te, jobs
+}
+
+func (h *executorHandler) Reports() []*pb.TaskReport {
+	te, jobs := h.prepared()
 	if te == nil {
 		return nil
 	}

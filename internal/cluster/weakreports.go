@@ -87,13 +87,7 @@ func (j *managedJob) weakUpdate() *pb.WeakTaskReport {
 // weakJobs are the figures of the WEAKLY_CONSISTENT jobs this TaskManager
 // prepared, for its heartbeat.
 func (h *executorHandler) weakJobs() []*pb.WeakJobReport {
-	h.mu.Lock()
-	te := h.te
-	var jobs []string
-	for j := range h.jobs {
-		jobs = append(jobs, j)
-	}
-	h.mu.Unlock()
+	te, jobs := h.prepared()
 	if te == nil {
 		return nil
 	}
