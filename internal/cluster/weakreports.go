@@ -32,6 +32,7 @@ func (w *weakFigures) update(tm *TaskManager, r *pb.WeakTaskReport, final bool, 
 	if w.final[tm] {
 		return // a periodic report racing the final one
 	}
+	prev := w.seen[tm]
 	w.seen[tm] = r
 	w.final[tm] = final
 	var f, t, rep, lost, dup, drop, recs, recNanos int64
@@ -53,7 +54,9 @@ func (w *weakFigures) update(tm *TaskManager, r *pb.WeakTaskReport, final bool, 
 	st.Dropped.Store(drop)
 	st.Recoveries.Store(recs)
 	st.RecoveryNanos.Store(recNanos)
-	if n := r.GetLastRecoveryNanos(); n > 0 {
+	// The latest recovery is the one a session measured last: its
+	// count of recoveries grew (every report repeats its figures).
+	if n := r.GetLastRecoveryNanos(); n > 0 && r.GetRecoveries() > prev.GetRecoveries() {
 		st.LastRecoveryNanos.Store(n)
 	}
 }

@@ -174,7 +174,9 @@ func (r *weakRegistry) deploy(t checkpoint.TaskID, attempt int) (ranHere bool) {
 	if attempt > 0 || ranHere {
 		r.stats.TaskRestarts.Add(1)
 		r.taskLocked(t).restarts.Add(1)
-		if !ranHere {
+		if _, seen := r.failedAt[t]; !ranHere && !seen {
+			// (A failure this TaskManager saw, of an attempt whose build
+			// failed before it was deployed here, is counted already.)
 			r.failedAt[t] = r.now()
 			r.stats.Failures.Add(1)
 			r.taskLocked(t).failures.Add(1)

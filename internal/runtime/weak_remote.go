@@ -73,6 +73,14 @@ func (te *TaskExecutor) weakRequest(ctx context.Context, key remote.PartitionKey
 	if err != nil {
 		return nil, err
 	}
+	if ctx.Err() != nil {
+		out.Close()
+		return nil, fmt.Errorf("consumer attempt %d went away before its replay: %w", attempt, ctx.Err())
+	}
+	if !s.admit(attempt) {
+		out.Close()
+		return nil, fmt.Errorf("consumer attempt %d of %s: a newer attempt connected already", attempt, key)
+	}
 	// A replay that fails (the consumer went away again) closes the
 	// channel: a consumer still reading fails and restarts.
 	if _, err := s.reconnect(j.ctx, out, weak.Position{Buffers: from.Buffers, Records: from.Records}, func(err error) {

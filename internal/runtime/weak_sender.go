@@ -58,6 +58,9 @@ type weakSender struct {
 	// (weak_logfile.go); scratch is its buffer.
 	codec   ChannelCodec
 	scratch []byte
+	// attempt is the newest consumer attempt that connected from another
+	// TaskManager (admit).
+	attempt int
 	// rctx, rdone and rtarget are the latest reconnect's: a log restored
 	// after a consumer reconnected replays to it again (resumeWith).
 	rctx    context.Context
@@ -180,7 +183,10 @@ func (s *weakSender) SendOverdraft(ctx context.Context, b network.Buffer, maxOve
 		recycleBuffer(b)
 		if errors.Is(err, network.ErrConsumerGone) {
 			if s.target == target {
-				s.target = nil // logged; a restarted consumer gets it replayed
+				// Logged; a restarted consumer gets it replayed. A
+				// producer that fills the log meanwhile waits for it.
+				s.target = nil
+				s.unrelease()
 			}
 			return nil
 		}
@@ -195,13 +201,16 @@ func (s *weakSender) SendOverdraft(ctx context.Context, b network.Buffer, maxOve
 // waitConsumer waits, mu released, until a consumer (re)connects and its
 // replay caught up, or ctx ends.
 func (s *weakSender) waitConsumer(ctx context.Context) error {
-	up := s.up
+	up, pending := s.up, s.log.Pending()
 	s.mu.Unlock()
 	defer s.mu.Lock()
 	select {
 	case <-up:
 		return nil
 	case <-ctx.Done():
+		if pending {
+			return fmt.Errorf("weak output: waiting for the consumer's position, to continue a log lost with its TaskManager: %w", ctx.Err())
+		}
 		return fmt.Errorf("weak output: waiting for a restarted consumer, the log full (execution.checkpointing.weak.in-flight-log.max-records %d): %w", s.max, ctx.Err())
 	}
 }
@@ -253,6 +262,15 @@ func (s *weakSender) drop(n int) {
 		s.payloads[i] = network.Buffer{}
 	}
 	s.payloads = s.payloads[n:]
+}
+
+// unrelease makes producers wait for the next consumer again (mu held).
+func (s *weakSender) unrelease() {
+	select {
+	case <-s.up:
+		s.up = make(chan struct{})
+	default:
+	}
 }
 
 // release wakes producers waiting for a consumer (mu held).
@@ -363,8 +381,10 @@ func (s *weakSender) replay(ctx context.Context, ch weakTarget, gen uint64, done
 		}
 		i := s.log.Sent() + 1
 		if i > s.log.End() {
-			s.target = ch
-			s.release()
+			if ctx.Err() == nil {
+				s.target = ch
+				s.release()
+			}
 			s.mu.Unlock()
 			done(nil)
 			return
@@ -424,6 +444,19 @@ func (s *weakSender) restart(records uint64, nondeterministic, lostLog bool) err
 	}
 	s.nondet = nondeterministic
 	return nil
+}
+
+// admit reports whether a consumer attempt from another TaskManager may
+// connect: not one older than an attempt that connected already (two
+// requests racing, the older one last).
+func (s *weakSender) admit(attempt int) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if attempt < s.attempt {
+		return false
+	}
+	s.attempt = attempt
+	return true
 }
 
 // setCodec gives the sender its edge's codec, for the producer's

@@ -2,6 +2,8 @@ package runtime
 
 import (
 	"context"
+	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -201,4 +203,53 @@ func (s *weakSender) connect(ch weakTarget) {
 	s.gen++
 	s.target = ch
 	s.release()
+}
+
+// goneTarget is a consumer that went away: every send fails.
+type goneTarget struct{}
+
+func (goneTarget) Send(context.Context, network.Buffer) error { return network.ErrConsumerGone }
+func (goneTarget) SendOverdraft(context.Context, network.Buffer, int, *network.Debt) error {
+	return network.ErrConsumerGone
+}
+func (goneTarget) BackpressureWaits() uint64 { return 0 }
+func (goneTarget) Abandon()                  {}
+
+// TestWeakSenderWaitsForAGoneRemoteConsumer: once a send finds the
+// consumer gone (a remote consumer's channel failed; nothing disconnects
+// it here), a producer that fills the log waits for the next consumer
+// instead of spinning.
+func TestWeakSenderWaitsForAGoneRemoteConsumer(t *testing.T) {
+	pool := network.NewPool[int](8)
+	s := newWeakSender(20, &WeakStats{})
+	s.connect(goneTarget{})
+	sendRange(t, s, pool, 0, 8, 4) // the first send finds the consumer gone
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	start, cpu0 := time.Now(), processCPU(t)
+	var err error
+	for i := 8; err == nil && i < 100; i += 4 {
+		b := pool.Get()
+		b.Records = append(b.Records, i, i+1, i+2, i+3)
+		err = s.SendOverdraft(ctx, network.Buffer{Kind: network.Data, Data: b}, 2, nil)
+	}
+	if err == nil || !strings.Contains(err.Error(), "waiting for a restarted consumer") {
+		t.Fatalf("the producer filled the log without waiting: %v", err)
+	}
+	if el := time.Since(start); el < 250*time.Millisecond {
+		t.Fatalf("returned after %v, before its context ended", el)
+	}
+	// Waiting, not spinning: a spin burns the whole 300 ms.
+	if used := processCPU(t) - cpu0; used > 150*time.Millisecond {
+		t.Errorf("the wait used %v of CPU in 300 ms: the producer spins", used)
+	}
+}
+
+// processCPU is the CPU time the test process used so far.
+func processCPU(t *testing.T) time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		t.Fatal(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

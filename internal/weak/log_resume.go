@@ -119,6 +119,15 @@ func (l *Log) ResumeWith(base Position, entries []Entry, cursor uint64) error {
 	if !l.untouched() || l.resume != nil {
 		return fmt.Errorf("resume at %s: the log holds entries already (only a log created after its producer's process was lost resumes)", base)
 	}
+	saved := *l
+	if err := l.resumeWith(base, entries, cursor); err != nil {
+		*l = saved // as untouched as before
+		return err
+	}
+	return nil
+}
+
+func (l *Log) resumeWith(base Position, entries []Entry, cursor uint64) error {
 	l.base, l.baseRec = base.Buffers, base.Records
 	l.end, l.endRec = base.Buffers, base.Records
 	l.sent, l.highSent = base.Buffers, base.Buffers
