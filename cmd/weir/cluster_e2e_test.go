@@ -154,12 +154,7 @@ func TestClusterKillTaskManagersUnaligned(t *testing.T) {
 }
 
 func killTaskManagers(t *testing.T, events, kills int, extra ...string) *e2eCluster {
-	seed := *seedFlag
-	if seed == 0 {
-		seed = time.Now().UnixNano()
-	}
-	t.Logf("kills from seed %d (reproduce with -weir.seed=%d)", seed, seed)
-	rng := rand.New(rand.NewPCG(uint64(seed), 1))
+	rng := killRand(t, 1)
 	c := startE2ECluster(t, 3, 2)
 	args, out := c.demoArgs(events, 150_000, 4, extra...)
 	client := startWeir(t, c.lifetime, args...)

@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"math/rand/v2"
 	"regexp"
 	"strconv"
 	"strings"
@@ -42,12 +41,7 @@ func TestClusterWeakKillTaskManagers(t *testing.T) {
 
 func weakKillTaskManagers(t *testing.T, stored bool) {
 	const events, kills = 1_500_000, 3
-	seed := *seedFlag
-	if seed == 0 {
-		seed = time.Now().UnixNano()
-	}
-	t.Logf("kills from seed %d (reproduce with -weir.seed=%d)", seed, seed)
-	rng := rand.New(rand.NewPCG(uint64(seed), 2))
+	rng := killRand(t, 2)
 	c := startE2ECluster(t, 3, 2)
 	args, out := c.demoArgs(events, 150_000, 4, "-D", "execution.checkpointing.mode=WEAKLY_CONSISTENT", "--verify",
 		"-D", fmt.Sprintf("execution.checkpointing.weak.in-flight-log.snapshot=%t", stored))

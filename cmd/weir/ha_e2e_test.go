@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"math/rand/v2"
 	"net/http"
 	"path/filepath"
 	"regexp"
@@ -239,12 +238,7 @@ func TestHAKillLeader(t *testing.T) {
 		t.Skip("runs etcd and a cluster of five processes for a minute")
 	}
 	const kills = 10
-	seed := *seedFlag
-	if seed == 0 {
-		seed = time.Now().UnixNano()
-	}
-	t.Logf("kills from seed %d (reproduce with -weir.seed=%d)", seed, seed)
-	rng := rand.New(rand.NewPCG(uint64(seed), 2))
+	rng := killRand(t, 2)
 	c := startHACluster(t, 2, 3, 2, nil)
 	const events = 1_500_000
 	args, out := c.demoArgs(events, 25_000, 4)

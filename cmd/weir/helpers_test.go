@@ -10,6 +10,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -30,6 +31,18 @@ var weirBin string
 
 // seedFlag reproduces a run of the randomised kill tests.
 var seedFlag = flag.Int64("weir.seed", 0, "seed for the random kill delays of the end-to-end tests (0: from the clock)")
+
+// killRand is a kill test's random source: -weir.seed, or the clock, with
+// the seed logged so a failing run can be repeated; stream tells tests
+// apart.
+func killRand(t *testing.T, stream uint64) *rand.Rand {
+	seed := *seedFlag
+	if seed == 0 {
+		seed = time.Now().UnixNano()
+	}
+	t.Logf("kills from seed %d (reproduce with -weir.seed=%d)", seed, seed)
+	return rand.New(rand.NewPCG(uint64(seed), stream))
+}
 
 func TestMain(m *testing.M) {
 	flag.Parse()
