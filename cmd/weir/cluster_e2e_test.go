@@ -434,3 +434,41 @@ func TestClusterStopWithSavepointAndRescale(t *testing.T) {
 	assertNoInProgress(t, out)
 	t.Logf("stopped at p=2 after %d lines with %s, resumed at p=3 to %d", first, savepoint, events)
 }
+
+// waitOrDump waits up to d for the client to end by itself. If it has not,
+// the job hangs: every process of the cluster gets SIGQUIT (a Go process
+// prints all its goroutines' stacks and exits), their whole stderr goes to
+// a file under the system's temporary directory that outlives the test,
+// and the test fails naming it.
+func (c *e2eCluster) waitOrDump(client *running, d time.Duration) result {
+	c.t.Helper()
+	select {
+	case <-client.done:
+		return client.wait()
+	case <-time.After(d):
+	}
+	procs := map[string]*running{"jobmanager": c.jm, "client": client}
+	for id, r := range c.tms {
+		procs[id] = r
+	}
+	for _, r := range procs {
+		r.cmd.Process.Signal(syscall.SIGQUIT)
+	}
+	var b strings.Builder
+	for id, r := range procs {
+		select {
+		case <-r.done:
+		case <-time.After(10 * time.Second):
+			r.kill()
+		}
+		fmt.Fprintf(&b, "===== %s\n%s\n", id, r.stderr())
+	}
+	f, err := os.CreateTemp("", "weir-hang-*.log")
+	if err == nil {
+		f.WriteString(b.String())
+		f.Close()
+		c.t.Fatalf("the job did not end within %s; every process's stderr and goroutines: %s\nclient (end):\n%s", d, f.Name(), tail(client.stderr(), 3000))
+	}
+	c.t.Fatalf("the job did not end within %s (and its dump could not be written: %v); client (end):\n%s\n%s", d, err, tail(client.stderr(), 3000), c.logs())
+	return result{}
+}

@@ -52,7 +52,7 @@ func weakKillTaskManagers(t *testing.T, stored bool) {
 		"-D", fmt.Sprintf("execution.checkpointing.weak.in-flight-log.snapshot=%t", stored))
 	client := startWeir(t, c.lifetime, args...)
 	c.killRandomly(client, rng, kills, 1500*time.Millisecond)
-	res := client.wait()
+	res := c.waitOrDump(client, 150*time.Second)
 	if res.code != 0 {
 		t.Fatalf("weir run exited %d; stderr:\n%s\n%s", res.code, tail(res.stderr, 3000), c.logs())
 	}
