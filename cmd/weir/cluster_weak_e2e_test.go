@@ -3,6 +3,8 @@ package main
 import (
 	"flag"
 	"fmt"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -60,6 +62,12 @@ func weakKillTaskManagers(t *testing.T, stored bool) {
 	if m == nil {
 		t.Fatalf("no weak failover line in the client's output:\n%s", tail(res.stderr, 3000))
 	}
+	if dir := os.Getenv("WEIR_E2E_LOGS"); dir != "" {
+		// Every process's whole stderr, to study a run that passed.
+		for id, r := range map[string]*running{"jobmanager": c.jm, "client": client, "tm-0": c.tms["tm-0"], "tm-1": c.tms["tm-1"], "tm-2": c.tms["tm-2"]} {
+			os.WriteFile(filepath.Join(dir, t.Name()[strings.LastIndex(t.Name(), "/")+1:]+"-"+id+".log"), []byte(r.stderr()), 0o644)
+		}
+	}
 	fig := make([]int64, 5)
 	for i := range fig {
 		fig[i], _ = strconv.ParseInt(m[i+1], 10, 64)
@@ -76,8 +84,24 @@ func weakKillTaskManagers(t *testing.T, stored bool) {
 	case !stored && (missing != lost || dup != 0 || dupCount != 0):
 		t.Errorf("measured %d missing and %d duplicated lines, counted %d lost and %d possibly duplicated; want the lost exactly missing and nothing duplicated", missing, dup, lost, dupCount)
 	}
+	// Only the lost TaskManagers' tasks restart: a consumer elsewhere
+	// reconnects to its producers' new attempts, so no task reports a
+	// failure of its own.
+	if n := strings.Count(c.jm.stderr(), "task failed; it restarts alone"); n > 0 {
+		t.Errorf("tasks that ran on surviving TaskManagers failed (%d reports, the first: %s)", n, firstLine(c.jm.stderr(), "task failed; it restarts alone"))
+	}
 	if stored && !strings.Contains(res.stderr, "verify: committed output equals the failure-free output exactly") {
 		t.Errorf("--verify did not find the output exact:\n%s", tail(res.stderr, 2000))
 	}
 	assertNoInProgress(t, out)
+}
+
+// firstLine returns the first line of s that contains sub.
+func firstLine(s, sub string) string {
+	for _, l := range strings.Split(s, "\n") {
+		if strings.Contains(l, sub) {
+			return l
+		}
+	}
+	return ""
 }

@@ -63,6 +63,7 @@ type TaskManagerHandler interface {
 	NotifyComplete(s *JobManagerSession, m *pb.NotifyComplete)
 	NotifyAborted(s *JobManagerSession, m *pb.NotifyAborted)
 	StopSources(s *JobManagerSession, m *pb.StopSources)
+	WeakPeers(s *JobManagerSession, m *pb.WeakPeers)
 }
 
 // NopTaskManagerHandler ignores every message.
@@ -79,6 +80,7 @@ func (NopTaskManagerHandler) Trigger(*JobManagerSession, *pb.Trigger)           
 func (NopTaskManagerHandler) NotifyComplete(*JobManagerSession, *pb.NotifyComplete) {}
 func (NopTaskManagerHandler) NotifyAborted(*JobManagerSession, *pb.NotifyAborted)   {}
 func (NopTaskManagerHandler) StopSources(*JobManagerSession, *pb.StopSources)       {}
+func (NopTaskManagerHandler) WeakPeers(*JobManagerSession, *pb.WeakPeers)           {}
 
 // TaskManagerConfig configures a TaskManager's connection to its
 // JobManager.
@@ -670,6 +672,8 @@ func dispatch(h TaskManagerHandler, s *JobManagerSession, m *pb.JobManagerMessag
 		h.NotifyAborted(s, x.NotifyAborted)
 	case *pb.JobManagerMessage_StopSources:
 		h.StopSources(s, x.StopSources)
+	case *pb.JobManagerMessage_WeakPeers:
+		h.WeakPeers(s, x.WeakPeers)
 	default:
 		// Registered or Rejected again, or a message of a newer protocol
 		// version this build cannot know (versions are checked at

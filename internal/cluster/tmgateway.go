@@ -55,6 +55,17 @@ func (g tmGateway) StopSources(job string, execs []runtime.ExecutionID) {
 	g.send(&pb.JobManagerMessage{Msg: &pb.JobManagerMessage_StopSources{StopSources: &pb.StopSources{Job: job, Execs: execsToPB(execs)}}})
 }
 
+func (g tmGateway) WeakPeers(job string, u runtime.WeakPeersUpdate) {
+	m := &pb.WeakPeers{Job: job}
+	for _, c := range u.Moved {
+		m.Moved = append(m.Moved, channelToPB(c))
+	}
+	for _, t := range u.Finished {
+		m.Finished = append(m.Finished, execToPB(runtime.ExecutionID{Task: t}))
+	}
+	g.send(&pb.JobManagerMessage{Msg: &pb.JobManagerMessage_WeakPeers{WeakPeers: m}})
+}
+
 // deliverToJob hands one gateway message from a TaskManager to the
 // JobMaster of its job, which drops reports of attempts it does not run.
 // A malformed acknowledgement is logged and dropped: the checkpoint times

@@ -175,6 +175,21 @@ func (h *executorHandler) StopSources(_ *JobManagerSession, m *pb.StopSources) {
 	}
 }
 
+func (h *executorHandler) WeakPeers(_ *JobManagerSession, m *pb.WeakPeers) {
+	te := h.executor()
+	if te == nil {
+		return
+	}
+	var u runtime.WeakPeersUpdate
+	for _, c := range m.GetMoved() {
+		u.Moved = append(u.Moved, channelFromPB(c))
+	}
+	for _, x := range execsFromPB(m.GetFinished()) {
+		u.Finished = append(u.Finished, x.Task)
+	}
+	te.WeakPeers(m.GetJob(), u)
+}
+
 // sessionJobMaster is the TaskExecutor's JobMasterGateway over the
 // session: each report is one message on the stream, in order. A report
 // sent after the session ended is dropped; the tasks are being cancelled.

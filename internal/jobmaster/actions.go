@@ -168,6 +168,33 @@ type Failure struct{ Cause string }
 // ReleaseJob tells TMs to forget the job: it ended.
 type ReleaseJob struct{ TMs []TM }
 
+// WeakPeers tells TMs, with Config.Weak, what changed at the other end of
+// their tasks' channels, so that no task restarts for a peer it outlives:
+//
+//   - Moved: producers restarted on another TaskManager than their
+//     previous attempt's (theirs was lost). A consumer there that runs on
+//     reconnects each channel from that producer to the new attempt, at
+//     the position it read to, instead of restarting.
+//   - Finished: consumers that finished, having read every channel to its
+//     end. A producer's output log for such a consumer discards what the
+//     producer sends: a producer restarted from a snapshot re-emits what
+//     the consumer read already, and no consumer attempt will ever ask
+//     for it, so a rebuilt log would wait for its position forever.
+//
+// A restart's Finished goes to the deployment's TMs before its Deploy,
+// its Moved to every TM of the job after it.
+type WeakPeers struct {
+	TMs      []TM
+	Moved    []MovedProducer
+	Finished []checkpoint.TaskID
+}
+
+// MovedProducer is a producer's new execution and where it runs.
+type MovedProducer struct {
+	Exec ExecutionID
+	Slot Slot
+}
+
 // JobEnded is the last action but the stop requests' answers: the job's
 // outcome, State JobFinished, JobFailed or JobCanceled, and for the last
 // two the error the run returns (a *JobFailedError when the restart
@@ -198,4 +225,5 @@ func (ReserveIDs) isAction()         {}
 func (Answer) isAction()             {}
 func (Failure) isAction()            {}
 func (ReleaseJob) isAction()         {}
+func (WeakPeers) isAction()          {}
 func (JobEnded) isAction()           {}

@@ -252,6 +252,23 @@ func (e *env) perform(a Action) {
 				e.deployedAt[x] = len(e.triggered)
 			}
 		}
+	case WeakPeers:
+		if !e.cfg.Weak {
+			e.violate("weak-peers without Config.Weak")
+		}
+		for _, t := range a.Finished {
+			if _, st := e.m.Exec(t); st != ExecFinished {
+				e.violate("weak-peers names %d/%d finished; it is %s", t.Vertex, t.Subtask, st)
+			}
+		}
+		for _, p := range a.Moved {
+			if x, _ := e.m.Exec(p.Exec.Task); x != p.Exec {
+				e.violate("weak-peers moves %s; the current attempt is %s", p.Exec, x)
+			}
+			if e.where[p.Exec] != p.Slot.TM {
+				e.violate("weak-peers moves %s to TaskManager %d; it was deployed on %d", p.Exec, p.Slot.TM, e.where[p.Exec])
+			}
+		}
 	case CancelExecs:
 		if e.cfg.Weak && !e.m.draining {
 			// A failure restarts the failed task alone: no other task is
@@ -565,6 +582,15 @@ func format(a Action, now time.Time) string {
 		return fmt.Sprintf("deploy restore=%s attempt=%d: %s", a.Restore, a.Attempt, formatGroups(a.Groups))
 	case CancelExecs:
 		return "cancel " + formatGroups(a.Groups)
+	case WeakPeers:
+		s := fmt.Sprintf("weak-peers tms=%v", a.TMs)
+		for _, p := range a.Moved {
+			s += fmt.Sprintf(" moved=%s@tm%d", p.Exec, p.Slot.TM)
+		}
+		for _, t := range a.Finished {
+			s += fmt.Sprintf(" finished=%d/%d", t.Vertex, t.Subtask)
+		}
+		return s
 	case StopSources:
 		return "stop-sources " + formatGroups(a.Groups)
 	case TriggerCheckpoint:

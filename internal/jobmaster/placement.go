@@ -99,11 +99,17 @@ func (m *Machine) deployTo(tasks []checkpoint.TaskID, rp *RestorePoint, placed m
 	if m.slotOf == nil {
 		m.slotOf = map[int]Slot{}
 	}
+	moved := map[int]bool{}
 	for l, s := range placed {
+		if old, ok := m.slotOf[l]; ok && old.TM != s.TM {
+			moved[l] = true
+		}
 		m.slotOf[l] = s
 	}
 	if m.snaps != nil {
+		m.weakFinishedTo(tasks)
 		m.weakDeploy(tasks, maps.Clone(m.slotOf))
+		m.weakMoved(tasks, moved)
 	} else {
 		m.emit(Deploy{
 			Groups:  m.groups(tasks, live),

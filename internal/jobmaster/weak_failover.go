@@ -26,6 +26,9 @@ func (m *Machine) weakStateChanged(t checkpoint.TaskID, st ExecState, err error)
 		m.weakStep(weak.Running{Task: t, Now: m.now})
 	case ExecFinished:
 		m.weakStep(weak.Finished{Task: t})
+		if len(m.tms) > 0 {
+			m.emit(WeakPeers{TMs: slices.Clone(m.tms), Finished: []checkpoint.TaskID{t}})
+		}
 	case ExecCanceled:
 		m.weakStep(weak.Down{Task: t, Reason: "cancelled", Now: m.now})
 	case ExecFailed:
@@ -106,4 +109,45 @@ func (m *Machine) weakDeploy(tasks []checkpoint.TaskID, slots map[int]Slot) {
 		}
 		m.emit(Deploy{Groups: m.groups(ts, live), Slots: slots, Restore: rp, Attempt: m.execs[ts[0]].attempt})
 	}
+}
+
+// weakFinishedTo tells the TaskManagers about to run tasks (a restart)
+// which tasks finished: their channels to those consumers discard what
+// they send (WeakPeers). A first deployment has none.
+func (m *Machine) weakFinishedTo(tasks []checkpoint.TaskID) {
+	var finished []checkpoint.TaskID
+	for _, t := range m.cfg.Tasks {
+		if m.execs[t].state == ExecFinished {
+			finished = append(finished, t)
+		}
+	}
+	if len(finished) == 0 {
+		return
+	}
+	var tms []TM
+	for _, t := range tasks {
+		if tm := m.execs[t].tm; !slices.Contains(tms, tm) {
+			tms = append(tms, tm)
+		}
+	}
+	slices.Sort(tms)
+	m.emit(WeakPeers{TMs: tms, Finished: finished})
+}
+
+// weakMoved tells every TaskManager of the job which of the tasks just
+// deployed run on another TaskManager than before (their logical slot
+// moved: the old one was lost), so that their consumers reconnect to them
+// instead of restarting (WeakPeers).
+func (m *Machine) weakMoved(tasks []checkpoint.TaskID, moved map[int]bool) {
+	var out []MovedProducer
+	for _, t := range tasks {
+		if moved[t.Subtask] {
+			e := m.execs[t]
+			out = append(out, MovedProducer{Exec: ExecutionID{Task: t, Attempt: e.attempt}, Slot: m.slotOf[t.Subtask]})
+		}
+	}
+	if len(out) == 0 || len(m.tms) == 0 {
+		return
+	}
+	m.emit(WeakPeers{TMs: slices.Clone(m.tms), Moved: out})
 }

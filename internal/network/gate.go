@@ -167,6 +167,20 @@ func (g *Gate) SetCreditListener(ch int, f func(n int)) {
 	g.chans[ch].onCredit = f
 }
 
+// SwapCreditListener sets channel ch's credit listener, like
+// SetCreditListener, and returns the Data buffers queued on ch at that
+// moment: polls after the swap call f for exactly those (and later ones),
+// polls before it called the old listener. A remote input that replaces
+// an earlier one on the same channel takes over its queued buffers' credit
+// this way.
+func (g *Gate) SwapCreditListener(ch int, f func(n int)) (queued int) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	c := g.chans[ch]
+	c.onCredit = f
+	return c.queuedData
+}
+
 // Block stops polling channel ch, for barrier alignment. Its queued buffers
 // keep their credits, so its producer stalls once it used them up (and its
 // overdraft) and the task needs no buffer of its own. Its priority events

@@ -64,7 +64,7 @@ func (te *TaskExecutor) build(ctx context.Context, j *teJob, d Deployment, execs
 		if reg != nil {
 			pos = rp.weakFor(v.Chain[0].UID, td.Exec.Task.Subtask)
 		}
-		if err := links[i].openInputs(ctx, td.Exec, v, td.Inputs, gates[i], pos, execs[i].failAsync); err != nil {
+		if err := links[i].openInputs(ctx, execs[i].ctx, td.Exec, v, td.Inputs, gates[i], pos, execs[i].failAsync); err != nil {
 			return nil, i, err
 		}
 		if reg != nil {

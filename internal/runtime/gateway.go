@@ -53,6 +53,19 @@ type TaskManagerGateway interface {
 	// StopSources makes source executions end their input now (stop with
 	// savepoint).
 	StopSources(job string, execs []ExecutionID)
+	// WeakPeers tells the TaskManager, in WEAKLY_CONSISTENT mode, about
+	// the other ends of its tasks' channels (jobmaster.WeakPeers):
+	// producers that moved to another TaskManager, consumers that
+	// finished.
+	WeakPeers(job string, u WeakPeersUpdate)
+}
+
+// WeakPeersUpdate is jobmaster.WeakPeers for one TaskManager: Moved names
+// each producer's new execution and where it runs now (ChannelDesc.Peer,
+// TM, DataAddress); Finished the consumer tasks that finished.
+type WeakPeersUpdate struct {
+	Moved    []ChannelDesc
+	Finished []checkpoint.TaskID
 }
 
 // JobMasterGateway is how a TaskManager's tasks reach the JobMaster of

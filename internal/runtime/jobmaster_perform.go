@@ -29,6 +29,14 @@ func (jm *JobMaster) perform(act jobmaster.Action) {
 		for _, g := range act.Groups {
 			jm.place.gateway(g.TM).StopSources(job, g.Execs)
 		}
+	case jobmaster.WeakPeers:
+		u := WeakPeersUpdate{Finished: act.Finished}
+		for _, p := range act.Moved {
+			u.Moved = append(u.Moved, ChannelDesc{Peer: p.Exec, TM: jm.place.gateway(p.Slot.TM).ID(), DataAddress: p.Slot.Address})
+		}
+		for _, tm := range act.TMs {
+			jm.place.gateway(tm).WeakPeers(job, u)
+		}
 	case jobmaster.TriggerCheckpoint:
 		jm.triggeredAt[act.ID] = act.Timestamp
 		st.checkpointTriggered(act.ID, act.Kind, act.Timestamp)

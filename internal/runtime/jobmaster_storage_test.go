@@ -57,6 +57,7 @@ func (s *signalTM) Trigger(string, ExecutionID, checkpoint.Barrier) { s.calls <-
 func (s *signalTM) NotifyComplete(string, checkpoint.ID)            { s.calls <- "complete" }
 func (s *signalTM) NotifyAborted(string, checkpoint.ID)             { s.calls <- "aborted" }
 func (s *signalTM) StopSources(string, []ExecutionID)               { s.calls <- "stop" }
+func (s *signalTM) WeakPeers(string, WeakPeersUpdate)               {}
 
 // waitCall waits for a call starting with prefix, skipping others.
 func (s *signalTM) waitCall(t *testing.T, prefix string) {

@@ -41,6 +41,7 @@ func (f *fakeTM) Trigger(job string, x ExecutionID, b checkpoint.Barrier) {
 func (f *fakeTM) NotifyComplete(job string, id checkpoint.ID) { f.add("complete %d", id) }
 func (f *fakeTM) NotifyAborted(job string, id checkpoint.ID)  { f.add("aborted %d", id) }
 func (f *fakeTM) StopSources(job string, execs []ExecutionID) { f.add("stop %v", execs) }
+func (f *fakeTM) WeakPeers(job string, u WeakPeersUpdate)     { f.add("weak-peers %v", u) }
 func (f *fakeTM) add(format string, args ...any) {
 	f.calls = append(f.calls, fmt.Sprintf(format, args...))
 }

@@ -37,12 +37,9 @@ type taskLinks struct {
 	ins  []*remote.InputChannel
 	// remoteIns are the remote inputs by gate channel (nil: a local one),
 	// in WEAKLY_CONSISTENT mode, where a completed snapshot releases what
-	// their producers' logs hold for it (InputChannel.Release).
-	remoteIns []*remote.InputChannel
-	// watching are the producers' connections watchProducer watches,
-	// until stop is closed (release).
-	watching map[*remote.Conn]bool
-	stop     chan struct{}
+	// their producers' logs hold for it, and a producer that moves to
+	// another TaskManager is followed (weak_relocate.go).
+	remoteIns []*weakRemoteIn
 
 	// weak is the job's registry in WEAKLY_CONSISTENT mode (nil
 	// otherwise); weakOuts the execution's output logs, per edge, per
@@ -93,16 +90,17 @@ func (l *taskLinks) sender(producer ExecutionID, k, j, index int, consumer Chann
 
 // openInputs subscribes every gate channel of consumer whose producer runs
 // on another TaskManager; what arrives goes into that gate channel. A
-// channel that fails calls onFailure, which fails the task.
+// channel that fails calls onFailure, which fails the task. ctx bounds
+// the connects, life is the execution's.
 //
 // In WEAKLY_CONSISTENT mode the request names the consumer's attempt, not
 // the producer's (whose attempts come and go behind the log), and asks the
 // producer's log for what follows the position pos read (nil: from the
 // start).
-func (l *taskLinks) openInputs(ctx context.Context, consumer ExecutionID, v *Vertex, inputs []ChannelDesc, gate *network.Gate, pos *checkpoint.WeakPositions, onFailure func(error)) error {
+func (l *taskLinks) openInputs(ctx, life context.Context, consumer ExecutionID, v *Vertex, inputs []ChannelDesc, gate *network.Gate, pos *checkpoint.WeakPositions, onFailure func(error)) error {
 	offsets, _ := gateOffsets(v)
 	if l.weak != nil {
-		l.remoteIns = make([]*remote.InputChannel, len(inputs))
+		l.remoteIns = make([]*weakRemoteIn, len(inputs))
 	}
 	for ch, in := range inputs {
 		if in.TM == l.self {
@@ -116,10 +114,6 @@ func (l *taskLinks) openInputs(ctx context.Context, consumer ExecutionID, v *Ver
 			input++
 		}
 		edge := outputEdge(v.Inputs[input].From, v, input)
-		conn, err := l.net.Conn(ctx, string(in.TM), in.DataAddress)
-		if err != nil {
-			return fmt.Errorf("input of %s from %s: %w", consumer, in.Peer, err)
-		}
 		cfg := remote.InputConfig{
 			Key:       remote.PartitionKey{Job: l.job, Producer: in.Peer.Task, Edge: edge, Consumer: consumer.Task.Subtask},
 			Attempt:   in.Peer.Attempt,
@@ -128,51 +122,41 @@ func (l *taskLinks) openInputs(ctx context.Context, consumer ExecutionID, v *Ver
 			OnFailure: onFailure,
 		}
 		if l.weak != nil {
-			cfg.Weak, cfg.Attempt = true, consumer.Attempt
+			// The request names the consumer's attempt and asks the log
+			// for what follows the snapshot's position; the input follows
+			// its producer to another TaskManager (weakRemoteIn).
+			cfg.Weak, cfg.Attempt, cfg.OnFailure = true, consumer.Attempt, nil
 			if pos != nil && ch < len(pos.Inputs) {
 				cfg.From = wire.LogPos{Buffers: pos.Inputs[ch].Buffers, Records: pos.Inputs[ch].Records}
 			}
+			w := &weakRemoteIn{ctx: life, net: l.net, self: l.self, cfg: cfg, fail: onFailure}
+			if err := w.open(ctx, in); err != nil {
+				return fmt.Errorf("input of %s from %s: %w", consumer, in.Peer, err)
+			}
+			l.remoteIns[ch] = w
+			continue
+		}
+		conn, err := l.net.Conn(ctx, string(in.TM), in.DataAddress)
+		if err != nil {
+			return fmt.Errorf("input of %s from %s: %w", consumer, in.Peer, err)
 		}
 		ic, err := conn.OpenInput(cfg)
 		if err != nil {
 			return fmt.Errorf("input of %s from %s: %w", consumer, in.Peer, err)
 		}
 		l.ins = append(l.ins, ic)
-		if l.remoteIns != nil {
-			l.remoteIns[ch] = ic
-			l.watchProducer(conn, in.TM, onFailure)
-		}
 	}
 	return nil
 }
 
-// watchProducer fails the consumer, WEAKLY_CONSISTENT mode, when the
-// connection to a producer's TaskManager fails, even where all its
-// channels from there ended: the producers' logs there are gone, and a
-// producer that restarts elsewhere resumes its log's numbering only from
-// the position its consumer's new attempt asks for (weak.Log.Resume). (An
-// input still open fails by itself; an ended one would not.)
-func (l *taskLinks) watchProducer(conn *remote.Conn, tm ResourceID, onFailure func(error)) {
-	if l.watching == nil {
-		l.watching = map[*remote.Conn]bool{}
-		l.stop = make(chan struct{})
-	}
-	if l.watching[conn] {
-		return
-	}
-	l.watching[conn] = true
-	stop := l.stop
-	go func() {
-		select {
-		case <-conn.Done():
-			onFailure(fmt.Errorf("the connection to TaskManager %s, where producers of this task ran, failed (%v): their in-flight logs are gone, and the task restarts to ask their new attempts for its input", tm, conn.Err()))
-		case <-stop:
-		}
-	}()
-}
-
 func (l *taskLinks) noNetwork(exec ExecutionID, role string, peer ChannelDesc) error {
 	return fmt.Errorf("deploy %s: its %s %s runs on TaskManager %s (%q), and TaskManager %s has no data plane (TaskExecutorConfig.Network is nil): start it with a data address, or place the whole region on one TaskManager", exec, role, peer.Peer, peer.TM, peer.DataAddress, l.self)
+}
+
+// hasRemoteInputs reports whether a gate channel is fed from another
+// TaskManager: its batches arrive encoded.
+func (l *taskLinks) hasRemoteInputs() bool {
+	return len(l.ins) > 0 || slices.ContainsFunc(l.remoteIns, func(w *weakRemoteIn) bool { return w != nil })
 }
 
 // release closes the execution's remote channels. A finished execution
@@ -202,9 +186,10 @@ func (l *taskLinks) release(finished bool, st *JobStatus) {
 			}
 		}
 	}
-	if l.stop != nil {
-		close(l.stop)
-		l.stop, l.watching = nil, nil
+	for _, w := range l.remoteIns {
+		if w != nil {
+			w.close()
+		}
 	}
 	l.ins, l.outs, l.remoteIns = nil, nil, nil
 }

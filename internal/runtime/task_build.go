@@ -271,7 +271,7 @@ func connectChain(v *Vertex, ops []Operator, writers []Writer) error {
 // so a record type without one measures nothing instead of failing.
 func gateCodecs(v *Vertex, cfg *JobConfig, links *taskLinks, replay bool) ([]channelInfo, error) {
 	switch {
-	case len(links.ins) > 0:
+	case links.hasRemoteInputs():
 		return channelInfos(v, cfg.BatchSize, whyRemote)
 	case cfg.Unaligned || replay:
 		return channelInfos(v, cfg.BatchSize, whyUnaligned)

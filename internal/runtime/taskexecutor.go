@@ -463,6 +463,54 @@ func (te *TaskExecutor) StopSources(job string, execs []ExecutionID) {
 	}
 }
 
+// WeakPeers applies what changed at the other end of the job's channels
+// (WEAKLY_CONSISTENT mode): the logs of channels to finished consumers
+// discard from now on, and running consumers reconnect their channels
+// from moved producers (weakRegistry.peers). It does nothing for a job
+// not prepared here, or not in that mode.
+func (te *TaskExecutor) WeakPeers(job string, u WeakPeersUpdate) {
+	te.mu.Lock()
+	j := te.jobs[job]
+	te.mu.Unlock()
+	if j == nil {
+		return
+	}
+	apply := func() {
+		if j.prep != nil && j.prep.Config.Weak {
+			if te.cfg.Network != nil {
+				// Of two TaskManagers the smaller id dials: one that runs
+				// no deployment naming the producer's new one must learn
+				// of it here, or the producer's deployment, which waits
+				// for a connection from every peer, waits for it.
+				for _, m := range u.Moved {
+					if m.TM != te.cfg.ID {
+						go te.cfg.Network.Conn(j.ctx, string(m.TM), m.DataAddress)
+					}
+				}
+			}
+			n := j.weakRegistry().peers(u)
+			if len(u.Moved) > 0 {
+				te.log.Info("weak: producers moved; reconnecting their consumers' channels", "job", job, "producers", len(u.Moved), "channels", n)
+			}
+		}
+	}
+	select {
+	case <-j.ready:
+		apply()
+	default:
+		// Still preparing (the update came right behind PrepareJob): the
+		// registry takes it in any order with the deployments, which
+		// wait for the job on their own goroutines too.
+		go func() {
+			select {
+			case <-j.ready:
+				apply()
+			case <-j.ctx.Done():
+			}
+		}()
+	}
+}
+
 // Report returns the counters of the job's running tasks, ordered by
 // task.
 func (te *TaskExecutor) Report(job string) []TaskStats {

@@ -9,7 +9,6 @@ import (
 
 	"github.com/weirstream/weir/internal/checkpoint"
 	"github.com/weirstream/weir/internal/network"
-	"github.com/weirstream/weir/internal/network/remote"
 	"github.com/weirstream/weir/internal/network/wire"
 	"github.com/weirstream/weir/internal/weak"
 )
@@ -45,6 +44,9 @@ type weakRegistry struct {
 	failedAt map[checkpoint.TaskID]time.Time
 	deployed map[checkpoint.TaskID]bool
 	perTask  map[checkpoint.TaskID]*taskWeak
+	// finished are the consumer tasks that finished (WeakPeers): the
+	// logs of channels to them discard.
+	finished map[checkpoint.TaskID]bool
 }
 
 // taskWeak is one subtask's figures (TaskWeakStats), kept across its
@@ -82,8 +84,30 @@ func (r *weakRegistry) taskStats(t checkpoint.TaskID) *TaskWeakStats {
 type weakInput struct {
 	key    weakKey
 	ch     *network.Channel
-	remote *remote.InputChannel
+	remote *weakRemoteIn
+	// drain stands for an ended channel whose producer moved here
+	// (toLocal): the log replays into nothing.
+	drain *drainTarget
 }
+
+// drainTarget is the consumer end of a channel that ended already: what
+// its producer's log sends it is dropped. A consumer whose remote
+// producer moved into its TaskManager after the channel ended connects
+// the log to one, so that the log learns the consumer's position.
+type drainTarget struct{ _ byte } // not zero-size: each is a distinct target
+
+func (*drainTarget) Send(_ context.Context, b network.Buffer) error {
+	recycleBuffer(b)
+	return nil
+}
+
+func (*drainTarget) SendOverdraft(_ context.Context, b network.Buffer, _ int, _ *network.Debt) error {
+	recycleBuffer(b)
+	return nil
+}
+
+func (*drainTarget) BackpressureWaits() uint64 { return 0 }
+func (*drainTarget) Abandon()                  {}
 
 // determinants is a task's log of what made its run nondeterministic, in
 // order: the gate channel of every buffer it polled, and the time of
@@ -126,6 +150,7 @@ func newWeakRegistry(maxRecords int, stats *WeakStats, now func() time.Time) *we
 		failedAt: map[checkpoint.TaskID]time.Time{},
 		deployed: map[checkpoint.TaskID]bool{},
 		perTask:  map[checkpoint.TaskID]*taskWeak{},
+		finished: map[checkpoint.TaskID]bool{},
 	}
 }
 
@@ -139,8 +164,48 @@ func (r *weakRegistry) sender(k weakKey, to checkpoint.TaskID) (s *weakSender, e
 	}
 	s = newWeakSender(r.maxRecords, r.stats)
 	s.from, s.to = r.taskLocked(k.producer), r.taskLocked(to)
+	s.consumer, s.closed = to, r.finished[to]
 	r.senders[k] = s
 	return s, false
+}
+
+// peers applies a WeakPeers update: the logs of channels to finished
+// consumers discard from now on (weakSender.consumerFinished), and every
+// running consumer's remote input from a moved producer reconnects to
+// its new attempt (weakRemoteIn.move). It returns the channels moved.
+func (r *weakRegistry) peers(u WeakPeersUpdate) (moved int) {
+	r.mu.Lock()
+	var done []*weakSender
+	for _, t := range u.Finished {
+		r.finished[t] = true
+	}
+	for _, s := range r.senders {
+		if r.finished[s.consumer] {
+			done = append(done, s)
+		}
+	}
+	var moves []func()
+	for _, ins := range r.inputs {
+		for _, in := range ins {
+			if in.remote == nil {
+				continue
+			}
+			for _, m := range u.Moved {
+				if m.Peer.Task == in.key.producer {
+					w, m := in.remote, m
+					moves = append(moves, func() { w.move(m) })
+				}
+			}
+		}
+	}
+	r.mu.Unlock()
+	for _, s := range done {
+		s.consumerFinished()
+	}
+	for _, f := range moves {
+		f()
+	}
+	return len(moves)
 }
 
 // lookup returns the log of channel k, nil if its producer never ran.
@@ -196,10 +261,14 @@ func (r *weakRegistry) deploy(t checkpoint.TaskID, attempt int) (ranHere bool) {
 //
 // Channels in remotes (non-nil there) come from producers on other
 // TaskManagers: their partition requests asked for the replay already.
-func (r *weakRegistry) connectInputs(ctx context.Context, exec ExecutionID, keys []weakKey, g *network.Gate, remotes []*remote.InputChannel, pos *checkpoint.WeakPositions, done func(error)) (lost uint64, err error) {
+func (r *weakRegistry) connectInputs(ctx context.Context, exec ExecutionID, keys []weakKey, g *network.Gate, remotes []*weakRemoteIn, pos *checkpoint.WeakPositions, done func(error)) (lost uint64, err error) {
 	ins := make([]weakInput, len(keys))
 	for ch, k := range keys {
 		if ch < len(remotes) && remotes[ch] != nil {
+			ch := ch
+			remotes[ch].local = func(p wire.LogPos, ended bool) error {
+				return r.toLocal(ctx, exec, ch, g, p, ended, done)
+			}
 			ins[ch] = weakInput{key: k, remote: remotes[ch]}
 			continue
 		}
@@ -225,6 +294,48 @@ func (r *weakRegistry) connectInputs(ctx context.Context, exec ExecutionID, keys
 	return lost, nil
 }
 
+// toLocal connects gate channel ch of a running consumer, fed until now by
+// a producer on another TaskManager, to that producer's log here: the
+// producer moved into this TaskManager. The log replays what follows pos,
+// the position of the last buffer the channel received; a channel whose
+// end was received (ended) only tells the log its position.
+func (r *weakRegistry) toLocal(ctx context.Context, exec ExecutionID, ch int, g *network.Gate, pos wire.LogPos, ended bool, fail func(error)) error {
+	r.mu.Lock()
+	ins := r.inputs[exec]
+	if ch >= len(ins) {
+		r.mu.Unlock()
+		return fmt.Errorf("input channel %d of %s is not connected", ch, exec)
+	}
+	in := ins[ch]
+	r.mu.Unlock()
+	s, _ := r.sender(in.key, exec.Task)
+	var target weakTarget
+	next := weakInput{key: in.key}
+	if ended {
+		next.drain = &drainTarget{}
+		target = next.drain
+	} else {
+		// The channel's credits are the gate's own again: the log's sends
+		// wait for them as a local producer's do.
+		g.SwapCreditListener(ch, nil)
+		next.ch = g.Channel(ch)
+		target = next.ch
+	}
+	r.mu.Lock()
+	if cur := r.inputs[exec]; ch < len(cur) {
+		cur[ch] = next
+	}
+	r.mu.Unlock()
+	if _, err := s.reconnect(ctx, target, weak.Position{Buffers: pos.Buffers, Records: pos.Records}, func(err error) {
+		if err != nil && ctx.Err() == nil {
+			fail(err)
+		}
+	}); err != nil {
+		return fmt.Errorf("input channel %d of %s from task %d/%d, now in this TaskManager: %w", ch, exec, in.key.producer.Vertex, in.key.producer.Subtask, err)
+	}
+	return nil
+}
+
 // ended disconnects an ended consuming execution from its producers' logs
 // (they keep logging for its next attempt) and notes a failure's time.
 func (r *weakRegistry) ended(exec ExecutionID, failed bool) {
@@ -238,11 +349,17 @@ func (r *weakRegistry) ended(exec ExecutionID, failed bool) {
 	}
 	r.mu.Unlock()
 	for _, in := range ins {
-		if in.ch == nil {
+		var t weakTarget
+		switch {
+		case in.ch != nil:
+			t = in.ch
+		case in.drain != nil:
+			t = in.drain
+		default:
 			continue // remote: closing the input cancels the partition
 		}
 		if s := r.lookup(in.key); s != nil {
-			s.disconnect(in.ch)
+			s.disconnect(t)
 		}
 	}
 }
@@ -307,7 +424,7 @@ func (r *weakRegistry) completed(t checkpoint.TaskID, exec ExecutionID, id check
 			break
 		}
 		if in.remote != nil {
-			in.remote.Release(wire.LogPos{Buffers: p.Inputs[ch].Buffers, Records: p.Inputs[ch].Records})
+			in.remote.release(wire.LogPos{Buffers: p.Inputs[ch].Buffers, Records: p.Inputs[ch].Records})
 			continue
 		}
 		if s := r.lookup(in.key); s != nil {

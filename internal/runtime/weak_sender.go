@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sync"
 
+	"github.com/weirstream/weir/internal/checkpoint"
 	"github.com/weirstream/weir/internal/network"
 	"github.com/weirstream/weir/internal/network/remote"
 	"github.com/weirstream/weir/internal/weak"
@@ -49,6 +50,10 @@ type weakSender struct {
 	// one is not, so watermarks stay monotonic downstream.
 	wm    int64
 	hasWM bool
+	// consumer is the consuming task; closed is set once it finished
+	// (consumerFinished): the channel discards what it is sent.
+	consumer checkpoint.TaskID
+	closed   bool
 
 	tmu     sync.Mutex
 	current weakTarget // the channel disconnect abandons
@@ -103,11 +108,15 @@ func (s *weakSender) SendOverdraft(ctx context.Context, b network.Buffer, maxOve
 	defer s.account()
 	// A log resumed after its process was lost numbers nothing until the
 	// consumer's position arrives.
-	for s.log.Pending() {
+	for s.log.Pending() && !s.closed {
 		if err := s.waitConsumer(ctx); err != nil {
 			recycleBuffer(b)
 			return err
 		}
+	}
+	if s.closed {
+		recycleBuffer(b)
+		return nil
 	}
 	if b.Kind == network.Data {
 		ops := b.Data.(network.BatchOps)
@@ -117,11 +126,15 @@ func (s *weakSender) SendOverdraft(ctx context.Context, b network.Buffer, maxOve
 		// what the consumer has not read: that would lose it for sure.
 		// (A new producer attempt re-emitting what the log holds does not
 		// wait: those records are skipped, not logged.)
-		for s.target == nil && s.log.Held() > 0 && s.log.Held()+uint64(n) > s.max && s.log.Cursor() >= s.log.Records() {
+		for s.target == nil && s.log.Held() > 0 && s.log.Held()+uint64(n) > s.max && s.log.Cursor() >= s.log.Records() && !s.closed {
 			if err := s.waitConsumer(ctx); err != nil {
 				recycleBuffer(b)
 				return err
 			}
+		}
+		if s.closed {
+			recycleBuffer(b)
+			return nil
 		}
 		skip, dropped := s.log.Data(n)
 		s.drop(dropped)
@@ -213,6 +226,18 @@ func (s *weakSender) waitConsumer(ctx context.Context) error {
 		}
 		return fmt.Errorf("weak output: waiting for a restarted consumer, the log full (execution.checkpointing.weak.in-flight-log.max-records %d): %w", s.max, ctx.Err())
 	}
+}
+
+// consumerFinished makes the channel discard what it is sent from now on:
+// its consumer finished, having read it to its end, so a producer
+// restarted from a snapshot re-emits only what it read already, and no
+// consumer attempt will ever ask for the position a rebuilt log waits
+// for. A producer waiting for it returns.
+func (s *weakSender) consumerFinished() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.closed = true
+	s.release()
 }
 
 // SendPriority is not used in WEAKLY_CONSISTENT mode, which has no

@@ -1232,6 +1232,7 @@ type JobManagerMessage struct {
 	//	*JobManagerMessage_NotifyComplete
 	//	*JobManagerMessage_NotifyAborted
 	//	*JobManagerMessage_StopSources
+	//	*JobManagerMessage_WeakPeers
 	Msg isJobManagerMessage_Msg `protobuf_oneof:"msg"`
 	// fencing_token is the leader term of the JobManager that sent the
 	// message (high availability: the etcd election key's create
@@ -1378,6 +1379,15 @@ func (x *JobManagerMessage) GetStopSources() *StopSources {
 	return nil
 }
 
+func (x *JobManagerMessage) GetWeakPeers() *WeakPeers {
+	if x != nil {
+		if x, ok := x.Msg.(*JobManagerMessage_WeakPeers); ok {
+			return x.WeakPeers
+		}
+	}
+	return nil
+}
+
 func (x *JobManagerMessage) GetFencingToken() uint64 {
 	if x != nil {
 		return x.FencingToken
@@ -1433,6 +1443,10 @@ type JobManagerMessage_StopSources struct {
 	StopSources *StopSources `protobuf:"bytes,11,opt,name=stop_sources,json=stopSources,proto3,oneof"`
 }
 
+type JobManagerMessage_WeakPeers struct {
+	WeakPeers *WeakPeers `protobuf:"bytes,12,opt,name=weak_peers,json=weakPeers,proto3,oneof"`
+}
+
 func (*JobManagerMessage_Registered) isJobManagerMessage_Msg() {}
 
 func (*JobManagerMessage_Rejected) isJobManagerMessage_Msg() {}
@@ -1454,6 +1468,8 @@ func (*JobManagerMessage_NotifyComplete) isJobManagerMessage_Msg() {}
 func (*JobManagerMessage_NotifyAborted) isJobManagerMessage_Msg() {}
 
 func (*JobManagerMessage_StopSources) isJobManagerMessage_Msg() {}
+
+func (*JobManagerMessage_WeakPeers) isJobManagerMessage_Msg() {}
 
 // Registered accepts a Register and starts the session.
 type Registered struct {
@@ -2483,6 +2499,71 @@ func (x *StopSources) GetExecs() []*ExecutionID {
 	return nil
 }
 
+// WeakPeers tells a TaskManager, in WEAKLY_CONSISTENT mode, what changed
+// at the other end of its tasks' channels: producers whose new attempts
+// run on another TaskManager (moved: consumers reconnect to them instead
+// of restarting), consumer tasks that finished (finished, attempt 0: the
+// logs of channels to them discard what they are sent).
+type WeakPeers struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Job           string                 `protobuf:"bytes,1,opt,name=job,proto3" json:"job,omitempty"`
+	Moved         []*ChannelDesc         `protobuf:"bytes,2,rep,name=moved,proto3" json:"moved,omitempty"`
+	Finished      []*ExecutionID         `protobuf:"bytes,3,rep,name=finished,proto3" json:"finished,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *WeakPeers) Reset() {
+	*x = WeakPeers{}
+	mi := &file_cluster_proto_msgTypes[29]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *WeakPeers) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*WeakPeers) ProtoMessage() {}
+
+func (x *WeakPeers) ProtoReflect() protoreflect.Message {
+	mi := &file_cluster_proto_msgTypes[29]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use WeakPeers.ProtoReflect.Descriptor instead.
+func (*WeakPeers) Descriptor() ([]byte, []int) {
+	return file_cluster_proto_rawDescGZIP(), []int{29}
+}
+
+func (x *WeakPeers) GetJob() string {
+	if x != nil {
+		return x.Job
+	}
+	return ""
+}
+
+func (x *WeakPeers) GetMoved() []*ChannelDesc {
+	if x != nil {
+		return x.Moved
+	}
+	return nil
+}
+
+func (x *WeakPeers) GetFinished() []*ExecutionID {
+	if x != nil {
+		return x.Finished
+	}
+	return nil
+}
+
 type SubmitRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Spec          *JobSpec               `protobuf:"bytes,1,opt,name=spec,proto3" json:"spec,omitempty"`
@@ -2492,7 +2573,7 @@ type SubmitRequest struct {
 
 func (x *SubmitRequest) Reset() {
 	*x = SubmitRequest{}
-	mi := &file_cluster_proto_msgTypes[29]
+	mi := &file_cluster_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2504,7 +2585,7 @@ func (x *SubmitRequest) String() string {
 func (*SubmitRequest) ProtoMessage() {}
 
 func (x *SubmitRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_cluster_proto_msgTypes[29]
+	mi := &file_cluster_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2517,7 +2598,7 @@ func (x *SubmitRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubmitRequest.ProtoReflect.Descriptor instead.
 func (*SubmitRequest) Descriptor() ([]byte, []int) {
-	return file_cluster_proto_rawDescGZIP(), []int{29}
+	return file_cluster_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *SubmitRequest) GetSpec() *JobSpec {
@@ -2536,7 +2617,7 @@ type SubmitResponse struct {
 
 func (x *SubmitResponse) Reset() {
 	*x = SubmitResponse{}
-	mi := &file_cluster_proto_msgTypes[30]
+	mi := &file_cluster_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2548,7 +2629,7 @@ func (x *SubmitResponse) String() string {
 func (*SubmitResponse) ProtoMessage() {}
 
 func (x *SubmitResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_cluster_proto_msgTypes[30]
+	mi := &file_cluster_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2561,7 +2642,7 @@ func (x *SubmitResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubmitResponse.ProtoReflect.Descriptor instead.
 func (*SubmitResponse) Descriptor() ([]byte, []int) {
-	return file_cluster_proto_rawDescGZIP(), []int{30}
+	return file_cluster_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *SubmitResponse) GetJob() string {
@@ -2580,7 +2661,7 @@ type WaitRequest struct {
 
 func (x *WaitRequest) Reset() {
 	*x = WaitRequest{}
-	mi := &file_cluster_proto_msgTypes[31]
+	mi := &file_cluster_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2592,7 +2673,7 @@ func (x *WaitRequest) String() string {
 func (*WaitRequest) ProtoMessage() {}
 
 func (x *WaitRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_cluster_proto_msgTypes[31]
+	mi := &file_cluster_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2605,7 +2686,7 @@ func (x *WaitRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WaitRequest.ProtoReflect.Descriptor instead.
 func (*WaitRequest) Descriptor() ([]byte, []int) {
-	return file_cluster_proto_rawDescGZIP(), []int{31}
+	return file_cluster_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *WaitRequest) GetJob() string {
@@ -2635,7 +2716,7 @@ type JobUpdate struct {
 
 func (x *JobUpdate) Reset() {
 	*x = JobUpdate{}
-	mi := &file_cluster_proto_msgTypes[32]
+	mi := &file_cluster_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2647,7 +2728,7 @@ func (x *JobUpdate) String() string {
 func (*JobUpdate) ProtoMessage() {}
 
 func (x *JobUpdate) ProtoReflect() protoreflect.Message {
-	mi := &file_cluster_proto_msgTypes[32]
+	mi := &file_cluster_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2660,7 +2741,7 @@ func (x *JobUpdate) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobUpdate.ProtoReflect.Descriptor instead.
 func (*JobUpdate) Descriptor() ([]byte, []int) {
-	return file_cluster_proto_rawDescGZIP(), []int{32}
+	return file_cluster_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *JobUpdate) GetJob() string {
@@ -2706,7 +2787,7 @@ type ListRequest struct {
 
 func (x *ListRequest) Reset() {
 	*x = ListRequest{}
-	mi := &file_cluster_proto_msgTypes[33]
+	mi := &file_cluster_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2718,7 +2799,7 @@ func (x *ListRequest) String() string {
 func (*ListRequest) ProtoMessage() {}
 
 func (x *ListRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_cluster_proto_msgTypes[33]
+	mi := &file_cluster_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2731,7 +2812,7 @@ func (x *ListRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListRequest.ProtoReflect.Descriptor instead.
 func (*ListRequest) Descriptor() ([]byte, []int) {
-	return file_cluster_proto_rawDescGZIP(), []int{33}
+	return file_cluster_proto_rawDescGZIP(), []int{34}
 }
 
 type JobSummary struct {
@@ -2748,7 +2829,7 @@ type JobSummary struct {
 
 func (x *JobSummary) Reset() {
 	*x = JobSummary{}
-	mi := &file_cluster_proto_msgTypes[34]
+	mi := &file_cluster_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2760,7 +2841,7 @@ func (x *JobSummary) String() string {
 func (*JobSummary) ProtoMessage() {}
 
 func (x *JobSummary) ProtoReflect() protoreflect.Message {
-	mi := &file_cluster_proto_msgTypes[34]
+	mi := &file_cluster_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2773,7 +2854,7 @@ func (x *JobSummary) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobSummary.ProtoReflect.Descriptor instead.
 func (*JobSummary) Descriptor() ([]byte, []int) {
-	return file_cluster_proto_rawDescGZIP(), []int{34}
+	return file_cluster_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *JobSummary) GetName() string {
@@ -2827,7 +2908,7 @@ type ListResponse struct {
 
 func (x *ListResponse) Reset() {
 	*x = ListResponse{}
-	mi := &file_cluster_proto_msgTypes[35]
+	mi := &file_cluster_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2839,7 +2920,7 @@ func (x *ListResponse) String() string {
 func (*ListResponse) ProtoMessage() {}
 
 func (x *ListResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_cluster_proto_msgTypes[35]
+	mi := &file_cluster_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2852,7 +2933,7 @@ func (x *ListResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListResponse.ProtoReflect.Descriptor instead.
 func (*ListResponse) Descriptor() ([]byte, []int) {
-	return file_cluster_proto_rawDescGZIP(), []int{35}
+	return file_cluster_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *ListResponse) GetJobs() []*JobSummary {
@@ -2871,7 +2952,7 @@ type CancelRequest struct {
 
 func (x *CancelRequest) Reset() {
 	*x = CancelRequest{}
-	mi := &file_cluster_proto_msgTypes[36]
+	mi := &file_cluster_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2883,7 +2964,7 @@ func (x *CancelRequest) String() string {
 func (*CancelRequest) ProtoMessage() {}
 
 func (x *CancelRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_cluster_proto_msgTypes[36]
+	mi := &file_cluster_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2896,7 +2977,7 @@ func (x *CancelRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CancelRequest.ProtoReflect.Descriptor instead.
 func (*CancelRequest) Descriptor() ([]byte, []int) {
-	return file_cluster_proto_rawDescGZIP(), []int{36}
+	return file_cluster_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *CancelRequest) GetJob() string {
@@ -2914,7 +2995,7 @@ type CancelResponse struct {
 
 func (x *CancelResponse) Reset() {
 	*x = CancelResponse{}
-	mi := &file_cluster_proto_msgTypes[37]
+	mi := &file_cluster_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2926,7 +3007,7 @@ func (x *CancelResponse) String() string {
 func (*CancelResponse) ProtoMessage() {}
 
 func (x *CancelResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_cluster_proto_msgTypes[37]
+	mi := &file_cluster_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2939,7 +3020,7 @@ func (x *CancelResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CancelResponse.ProtoReflect.Descriptor instead.
 func (*CancelResponse) Descriptor() ([]byte, []int) {
-	return file_cluster_proto_rawDescGZIP(), []int{37}
+	return file_cluster_proto_rawDescGZIP(), []int{38}
 }
 
 type CheckpointsRequest struct {
@@ -2951,7 +3032,7 @@ type CheckpointsRequest struct {
 
 func (x *CheckpointsRequest) Reset() {
 	*x = CheckpointsRequest{}
-	mi := &file_cluster_proto_msgTypes[38]
+	mi := &file_cluster_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2963,7 +3044,7 @@ func (x *CheckpointsRequest) String() string {
 func (*CheckpointsRequest) ProtoMessage() {}
 
 func (x *CheckpointsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_cluster_proto_msgTypes[38]
+	mi := &file_cluster_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2976,7 +3057,7 @@ func (x *CheckpointsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CheckpointsRequest.ProtoReflect.Descriptor instead.
 func (*CheckpointsRequest) Descriptor() ([]byte, []int) {
-	return file_cluster_proto_rawDescGZIP(), []int{38}
+	return file_cluster_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *CheckpointsRequest) GetJob() string {
@@ -3006,7 +3087,7 @@ type CheckpointStats struct {
 
 func (x *CheckpointStats) Reset() {
 	*x = CheckpointStats{}
-	mi := &file_cluster_proto_msgTypes[39]
+	mi := &file_cluster_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3018,7 +3099,7 @@ func (x *CheckpointStats) String() string {
 func (*CheckpointStats) ProtoMessage() {}
 
 func (x *CheckpointStats) ProtoReflect() protoreflect.Message {
-	mi := &file_cluster_proto_msgTypes[39]
+	mi := &file_cluster_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3031,7 +3112,7 @@ func (x *CheckpointStats) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CheckpointStats.ProtoReflect.Descriptor instead.
 func (*CheckpointStats) Descriptor() ([]byte, []int) {
-	return file_cluster_proto_rawDescGZIP(), []int{39}
+	return file_cluster_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *CheckpointStats) GetId() int64 {
@@ -3116,7 +3197,7 @@ type CheckpointsResponse struct {
 
 func (x *CheckpointsResponse) Reset() {
 	*x = CheckpointsResponse{}
-	mi := &file_cluster_proto_msgTypes[40]
+	mi := &file_cluster_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3128,7 +3209,7 @@ func (x *CheckpointsResponse) String() string {
 func (*CheckpointsResponse) ProtoMessage() {}
 
 func (x *CheckpointsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_cluster_proto_msgTypes[40]
+	mi := &file_cluster_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3141,7 +3222,7 @@ func (x *CheckpointsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CheckpointsResponse.ProtoReflect.Descriptor instead.
 func (*CheckpointsResponse) Descriptor() ([]byte, []int) {
-	return file_cluster_proto_rawDescGZIP(), []int{40}
+	return file_cluster_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *CheckpointsResponse) GetCompleted() int64 {
@@ -3261,7 +3342,7 @@ const file_cluster_proto_rawDesc = "" +
 	"\astorage\x18\x05 \x01(\bR\astorage\"O\n" +
 	"\tEndOfData\x12\x10\n" +
 	"\x03job\x18\x01 \x01(\tR\x03job\x120\n" +
-	"\x04exec\x18\x02 \x01(\v2\x1c.weir.cluster.v1.ExecutionIDR\x04exec\"\x82\x06\n" +
+	"\x04exec\x18\x02 \x01(\v2\x1c.weir.cluster.v1.ExecutionIDR\x04exec\"\xbf\x06\n" +
 	"\x11JobManagerMessage\x12=\n" +
 	"\n" +
 	"registered\x18\x01 \x01(\v2\x1b.weir.cluster.v1.RegisteredH\x00R\n" +
@@ -3278,7 +3359,9 @@ const file_cluster_proto_rawDesc = "" +
 	"\x0fnotify_complete\x18\t \x01(\v2\x1f.weir.cluster.v1.NotifyCompleteH\x00R\x0enotifyComplete\x12G\n" +
 	"\x0enotify_aborted\x18\n" +
 	" \x01(\v2\x1e.weir.cluster.v1.NotifyAbortedH\x00R\rnotifyAborted\x12A\n" +
-	"\fstop_sources\x18\v \x01(\v2\x1c.weir.cluster.v1.StopSourcesH\x00R\vstopSources\x12#\n" +
+	"\fstop_sources\x18\v \x01(\v2\x1c.weir.cluster.v1.StopSourcesH\x00R\vstopSources\x12;\n" +
+	"\n" +
+	"weak_peers\x18\f \x01(\v2\x1a.weir.cluster.v1.WeakPeersH\x00R\tweakPeers\x12#\n" +
 	"\rfencing_token\x18\x14 \x01(\x04R\ffencingTokenB\x05\n" +
 	"\x03msg\"\x8c\x02\n" +
 	"\n" +
@@ -3353,7 +3436,11 @@ const file_cluster_proto_rawDesc = "" +
 	"\rcheckpoint_id\x18\x02 \x01(\x03R\fcheckpointId\"S\n" +
 	"\vStopSources\x12\x10\n" +
 	"\x03job\x18\x01 \x01(\tR\x03job\x122\n" +
-	"\x05execs\x18\x02 \x03(\v2\x1c.weir.cluster.v1.ExecutionIDR\x05execs\"=\n" +
+	"\x05execs\x18\x02 \x03(\v2\x1c.weir.cluster.v1.ExecutionIDR\x05execs\"\x8b\x01\n" +
+	"\tWeakPeers\x12\x10\n" +
+	"\x03job\x18\x01 \x01(\tR\x03job\x122\n" +
+	"\x05moved\x18\x02 \x03(\v2\x1c.weir.cluster.v1.ChannelDescR\x05moved\x128\n" +
+	"\bfinished\x18\x03 \x03(\v2\x1c.weir.cluster.v1.ExecutionIDR\bfinished\"=\n" +
 	"\rSubmitRequest\x12,\n" +
 	"\x04spec\x18\x01 \x01(\v2\x18.weir.cluster.v1.JobSpecR\x04spec\"\"\n" +
 	"\x0eSubmitResponse\x12\x10\n" +
@@ -3442,7 +3529,7 @@ func file_cluster_proto_rawDescGZIP() []byte {
 }
 
 var file_cluster_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
-var file_cluster_proto_msgTypes = make([]protoimpl.MessageInfo, 42)
+var file_cluster_proto_msgTypes = make([]protoimpl.MessageInfo, 43)
 var file_cluster_proto_goTypes = []any{
 	(ExecState)(0),              // 0: weir.cluster.v1.ExecState
 	(RejectCause)(0),            // 1: weir.cluster.v1.RejectCause
@@ -3476,19 +3563,20 @@ var file_cluster_proto_goTypes = []any{
 	(*NotifyComplete)(nil),      // 29: weir.cluster.v1.NotifyComplete
 	(*NotifyAborted)(nil),       // 30: weir.cluster.v1.NotifyAborted
 	(*StopSources)(nil),         // 31: weir.cluster.v1.StopSources
-	(*SubmitRequest)(nil),       // 32: weir.cluster.v1.SubmitRequest
-	(*SubmitResponse)(nil),      // 33: weir.cluster.v1.SubmitResponse
-	(*WaitRequest)(nil),         // 34: weir.cluster.v1.WaitRequest
-	(*JobUpdate)(nil),           // 35: weir.cluster.v1.JobUpdate
-	(*ListRequest)(nil),         // 36: weir.cluster.v1.ListRequest
-	(*JobSummary)(nil),          // 37: weir.cluster.v1.JobSummary
-	(*ListResponse)(nil),        // 38: weir.cluster.v1.ListResponse
-	(*CancelRequest)(nil),       // 39: weir.cluster.v1.CancelRequest
-	(*CancelResponse)(nil),      // 40: weir.cluster.v1.CancelResponse
-	(*CheckpointsRequest)(nil),  // 41: weir.cluster.v1.CheckpointsRequest
-	(*CheckpointStats)(nil),     // 42: weir.cluster.v1.CheckpointStats
-	(*CheckpointsResponse)(nil), // 43: weir.cluster.v1.CheckpointsResponse
-	nil,                         // 44: weir.cluster.v1.JobSpec.ConfigEntry
+	(*WeakPeers)(nil),           // 32: weir.cluster.v1.WeakPeers
+	(*SubmitRequest)(nil),       // 33: weir.cluster.v1.SubmitRequest
+	(*SubmitResponse)(nil),      // 34: weir.cluster.v1.SubmitResponse
+	(*WaitRequest)(nil),         // 35: weir.cluster.v1.WaitRequest
+	(*JobUpdate)(nil),           // 36: weir.cluster.v1.JobUpdate
+	(*ListRequest)(nil),         // 37: weir.cluster.v1.ListRequest
+	(*JobSummary)(nil),          // 38: weir.cluster.v1.JobSummary
+	(*ListResponse)(nil),        // 39: weir.cluster.v1.ListResponse
+	(*CancelRequest)(nil),       // 40: weir.cluster.v1.CancelRequest
+	(*CancelResponse)(nil),      // 41: weir.cluster.v1.CancelResponse
+	(*CheckpointsRequest)(nil),  // 42: weir.cluster.v1.CheckpointsRequest
+	(*CheckpointStats)(nil),     // 43: weir.cluster.v1.CheckpointStats
+	(*CheckpointsResponse)(nil), // 44: weir.cluster.v1.CheckpointsResponse
+	nil,                         // 45: weir.cluster.v1.JobSpec.ConfigEntry
 }
 var file_cluster_proto_depIdxs = []int32{
 	4,  // 0: weir.cluster.v1.TaskManagerMessage.register:type_name -> weir.cluster.v1.Register
@@ -3519,41 +3607,44 @@ var file_cluster_proto_depIdxs = []int32{
 	29, // 25: weir.cluster.v1.JobManagerMessage.notify_complete:type_name -> weir.cluster.v1.NotifyComplete
 	30, // 26: weir.cluster.v1.JobManagerMessage.notify_aborted:type_name -> weir.cluster.v1.NotifyAborted
 	31, // 27: weir.cluster.v1.JobManagerMessage.stop_sources:type_name -> weir.cluster.v1.StopSources
-	1,  // 28: weir.cluster.v1.Rejected.cause:type_name -> weir.cluster.v1.RejectCause
-	44, // 29: weir.cluster.v1.JobSpec.config:type_name -> weir.cluster.v1.JobSpec.ConfigEntry
-	18, // 30: weir.cluster.v1.PrepareJob.spec:type_name -> weir.cluster.v1.JobSpec
-	21, // 31: weir.cluster.v1.ChannelDesc.peer:type_name -> weir.cluster.v1.ExecutionID
-	22, // 32: weir.cluster.v1.OutputEdge.consumers:type_name -> weir.cluster.v1.ChannelDesc
-	21, // 33: weir.cluster.v1.TaskDeployment.exec:type_name -> weir.cluster.v1.ExecutionID
-	22, // 34: weir.cluster.v1.TaskDeployment.inputs:type_name -> weir.cluster.v1.ChannelDesc
-	23, // 35: weir.cluster.v1.TaskDeployment.outputs:type_name -> weir.cluster.v1.OutputEdge
-	25, // 36: weir.cluster.v1.Deploy.restore:type_name -> weir.cluster.v1.RestoreRef
-	24, // 37: weir.cluster.v1.Deploy.tasks:type_name -> weir.cluster.v1.TaskDeployment
-	21, // 38: weir.cluster.v1.CancelTasks.execs:type_name -> weir.cluster.v1.ExecutionID
-	21, // 39: weir.cluster.v1.Trigger.exec:type_name -> weir.cluster.v1.ExecutionID
-	2,  // 40: weir.cluster.v1.Trigger.kind:type_name -> weir.cluster.v1.CheckpointKind
-	21, // 41: weir.cluster.v1.StopSources.execs:type_name -> weir.cluster.v1.ExecutionID
-	18, // 42: weir.cluster.v1.SubmitRequest.spec:type_name -> weir.cluster.v1.JobSpec
-	8,  // 43: weir.cluster.v1.JobUpdate.weak:type_name -> weir.cluster.v1.WeakTaskReport
-	37, // 44: weir.cluster.v1.ListResponse.jobs:type_name -> weir.cluster.v1.JobSummary
-	42, // 45: weir.cluster.v1.CheckpointsResponse.history:type_name -> weir.cluster.v1.CheckpointStats
-	3,  // 46: weir.cluster.v1.JobManager.Connect:input_type -> weir.cluster.v1.TaskManagerMessage
-	32, // 47: weir.cluster.v1.JobManager.Submit:input_type -> weir.cluster.v1.SubmitRequest
-	34, // 48: weir.cluster.v1.JobManager.Wait:input_type -> weir.cluster.v1.WaitRequest
-	36, // 49: weir.cluster.v1.JobManager.List:input_type -> weir.cluster.v1.ListRequest
-	39, // 50: weir.cluster.v1.JobManager.Cancel:input_type -> weir.cluster.v1.CancelRequest
-	41, // 51: weir.cluster.v1.JobManager.Checkpoints:input_type -> weir.cluster.v1.CheckpointsRequest
-	14, // 52: weir.cluster.v1.JobManager.Connect:output_type -> weir.cluster.v1.JobManagerMessage
-	33, // 53: weir.cluster.v1.JobManager.Submit:output_type -> weir.cluster.v1.SubmitResponse
-	35, // 54: weir.cluster.v1.JobManager.Wait:output_type -> weir.cluster.v1.JobUpdate
-	38, // 55: weir.cluster.v1.JobManager.List:output_type -> weir.cluster.v1.ListResponse
-	40, // 56: weir.cluster.v1.JobManager.Cancel:output_type -> weir.cluster.v1.CancelResponse
-	43, // 57: weir.cluster.v1.JobManager.Checkpoints:output_type -> weir.cluster.v1.CheckpointsResponse
-	52, // [52:58] is the sub-list for method output_type
-	46, // [46:52] is the sub-list for method input_type
-	46, // [46:46] is the sub-list for extension type_name
-	46, // [46:46] is the sub-list for extension extendee
-	0,  // [0:46] is the sub-list for field type_name
+	32, // 28: weir.cluster.v1.JobManagerMessage.weak_peers:type_name -> weir.cluster.v1.WeakPeers
+	1,  // 29: weir.cluster.v1.Rejected.cause:type_name -> weir.cluster.v1.RejectCause
+	45, // 30: weir.cluster.v1.JobSpec.config:type_name -> weir.cluster.v1.JobSpec.ConfigEntry
+	18, // 31: weir.cluster.v1.PrepareJob.spec:type_name -> weir.cluster.v1.JobSpec
+	21, // 32: weir.cluster.v1.ChannelDesc.peer:type_name -> weir.cluster.v1.ExecutionID
+	22, // 33: weir.cluster.v1.OutputEdge.consumers:type_name -> weir.cluster.v1.ChannelDesc
+	21, // 34: weir.cluster.v1.TaskDeployment.exec:type_name -> weir.cluster.v1.ExecutionID
+	22, // 35: weir.cluster.v1.TaskDeployment.inputs:type_name -> weir.cluster.v1.ChannelDesc
+	23, // 36: weir.cluster.v1.TaskDeployment.outputs:type_name -> weir.cluster.v1.OutputEdge
+	25, // 37: weir.cluster.v1.Deploy.restore:type_name -> weir.cluster.v1.RestoreRef
+	24, // 38: weir.cluster.v1.Deploy.tasks:type_name -> weir.cluster.v1.TaskDeployment
+	21, // 39: weir.cluster.v1.CancelTasks.execs:type_name -> weir.cluster.v1.ExecutionID
+	21, // 40: weir.cluster.v1.Trigger.exec:type_name -> weir.cluster.v1.ExecutionID
+	2,  // 41: weir.cluster.v1.Trigger.kind:type_name -> weir.cluster.v1.CheckpointKind
+	21, // 42: weir.cluster.v1.StopSources.execs:type_name -> weir.cluster.v1.ExecutionID
+	22, // 43: weir.cluster.v1.WeakPeers.moved:type_name -> weir.cluster.v1.ChannelDesc
+	21, // 44: weir.cluster.v1.WeakPeers.finished:type_name -> weir.cluster.v1.ExecutionID
+	18, // 45: weir.cluster.v1.SubmitRequest.spec:type_name -> weir.cluster.v1.JobSpec
+	8,  // 46: weir.cluster.v1.JobUpdate.weak:type_name -> weir.cluster.v1.WeakTaskReport
+	38, // 47: weir.cluster.v1.ListResponse.jobs:type_name -> weir.cluster.v1.JobSummary
+	43, // 48: weir.cluster.v1.CheckpointsResponse.history:type_name -> weir.cluster.v1.CheckpointStats
+	3,  // 49: weir.cluster.v1.JobManager.Connect:input_type -> weir.cluster.v1.TaskManagerMessage
+	33, // 50: weir.cluster.v1.JobManager.Submit:input_type -> weir.cluster.v1.SubmitRequest
+	35, // 51: weir.cluster.v1.JobManager.Wait:input_type -> weir.cluster.v1.WaitRequest
+	37, // 52: weir.cluster.v1.JobManager.List:input_type -> weir.cluster.v1.ListRequest
+	40, // 53: weir.cluster.v1.JobManager.Cancel:input_type -> weir.cluster.v1.CancelRequest
+	42, // 54: weir.cluster.v1.JobManager.Checkpoints:input_type -> weir.cluster.v1.CheckpointsRequest
+	14, // 55: weir.cluster.v1.JobManager.Connect:output_type -> weir.cluster.v1.JobManagerMessage
+	34, // 56: weir.cluster.v1.JobManager.Submit:output_type -> weir.cluster.v1.SubmitResponse
+	36, // 57: weir.cluster.v1.JobManager.Wait:output_type -> weir.cluster.v1.JobUpdate
+	39, // 58: weir.cluster.v1.JobManager.List:output_type -> weir.cluster.v1.ListResponse
+	41, // 59: weir.cluster.v1.JobManager.Cancel:output_type -> weir.cluster.v1.CancelResponse
+	44, // 60: weir.cluster.v1.JobManager.Checkpoints:output_type -> weir.cluster.v1.CheckpointsResponse
+	55, // [55:61] is the sub-list for method output_type
+	49, // [49:55] is the sub-list for method input_type
+	49, // [49:49] is the sub-list for extension type_name
+	49, // [49:49] is the sub-list for extension extendee
+	0,  // [0:49] is the sub-list for field type_name
 }
 
 func init() { file_cluster_proto_init() }
@@ -3583,6 +3674,7 @@ func file_cluster_proto_init() {
 		(*JobManagerMessage_NotifyComplete)(nil),
 		(*JobManagerMessage_NotifyAborted)(nil),
 		(*JobManagerMessage_StopSources)(nil),
+		(*JobManagerMessage_WeakPeers)(nil),
 	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
@@ -3590,7 +3682,7 @@ func file_cluster_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_cluster_proto_rawDesc), len(file_cluster_proto_rawDesc)),
 			NumEnums:      3,
-			NumMessages:   42,
+			NumMessages:   43,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

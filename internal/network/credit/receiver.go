@@ -24,6 +24,20 @@ func NewReceiver(credits int) *Receiver {
 	return &Receiver{credits: credits, outstanding: credits}
 }
 
+// NewReceiverHeld is NewReceiver for a channel whose gate channel still
+// holds held Data buffers of an earlier channel of the same input: they
+// count as accepted and not freed, so the sender is granted credits-held
+// now and the rest as the task frees them.
+func NewReceiverHeld(credits, held int) *Receiver {
+	r := NewReceiver(credits)
+	if held < 0 || held >= credits {
+		panic(fmt.Sprintf("credit: NewReceiverHeld(%d, %d): held must be non-negative and below the credits", credits, held))
+	}
+	r.outstanding -= held
+	r.held = held
+	return r
+}
+
 // Accept admits a frame with sequence number seq and the sender's backlog.
 // A gap in the sequence or a Data frame beyond the granted credit is an
 // error and changes nothing: the first (ErrOutOfSequence) means frames were

@@ -27,6 +27,18 @@ func NewSender(queueLimit, credit int) *Sender {
 	return &Sender{queueLimit: queueLimit, credit: credit, maxCredit: credit}
 }
 
+// NewSenderHeld is NewSender for a channel whose receiver still holds
+// held of its credit credits for buffers of an earlier channel: it starts
+// with credit-held and may be granted up to credit.
+func NewSenderHeld(queueLimit, credit, held int) *Sender {
+	if held < 0 || held >= credit {
+		panic(fmt.Sprintf("credit: NewSenderHeld(%d, %d, %d): held must be non-negative and below the credit", queueLimit, credit, held))
+	}
+	s := NewSender(queueLimit, credit)
+	s.credit -= held
+	return s
+}
+
 // Push queues a frame of the given kind. A data buffer is refused (false)
 // when queueLimit data buffers already wait; the caller then blocks and
 // counts a back-pressure wait. An event is always accepted: there are a few

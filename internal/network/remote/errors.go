@@ -13,6 +13,10 @@ var (
 	ErrCancelled = errors.New("partition cancelled by its consumer")
 	// ErrClosed marks a channel closed by its own task.
 	ErrClosed = errors.New("channel closed")
+	// ErrGateFull marks a Reopen refused because the gate channel still
+	// holds as many buffers of the earlier input as it has credits: try
+	// again once the task read one.
+	ErrGateFull = errors.New("gate channel full of an earlier input's buffers")
 	// ErrPartition marks a partition request the producer refused: no
 	// such partition was deployed within the connect timeout, its attempt
 	// was superseded, or it is subscribed already.

@@ -40,6 +40,11 @@ type InputChannel struct {
 	announcing bool // on the connection's credit list
 	finished   bool // end of partition delivered
 	err        error
+	// pos is the log position of the last buffer delivered (a Weak
+	// input's; From before any), drain whether frames are dropped
+	// instead (InputConfig.Drain).
+	pos   wire.LogPos
+	drain bool
 }
 
 // InputConfig says which partition an InputChannel subscribes to and where
@@ -68,6 +73,16 @@ type InputConfig struct {
 	// without Weak.
 	Weak bool
 	From wire.LogPos
+	// Reopen replaces an earlier Weak input of the same gate channel (its
+	// producer moved to another TaskManager): the Data buffers the gate
+	// channel still holds from it keep their credit, which the new
+	// channel grants its producer as the task polls them.
+	Reopen bool
+	// Drain, with Weak, subscribes an input whose channel ended already
+	// (its end of partition was delivered) to a producer's new attempt
+	// only so that the producer's log learns the position: whatever
+	// arrives is dropped, and the channel closes at its end of partition.
+	Drain bool
 }
 
 // OpenInput subscribes a gate channel to a partition produced on the
@@ -75,6 +90,9 @@ type InputConfig struct {
 func (c *Conn) OpenInput(cfg InputConfig) (*InputChannel, error) {
 	if !cfg.Weak && !cfg.From.IsZero() {
 		return nil, fmt.Errorf("open remote channel %s from %s: replay position %d/%d without Weak: only a WEAKLY_CONSISTENT input replays", cfg.Key, c.peer, cfg.From.Buffers, cfg.From.Records)
+	}
+	if (cfg.Reopen || cfg.Drain) && !cfg.Weak {
+		return nil, fmt.Errorf("open remote channel %s from %s: Reopen or Drain without Weak: only a WEAKLY_CONSISTENT input reconnects", cfg.Key, c.peer)
 	}
 	credits := cfg.Gate.CreditsPerChannel()
 	ic := &InputChannel{
@@ -84,14 +102,32 @@ func (c *Conn) OpenInput(cfg InputConfig) (*InputChannel, error) {
 		desc:   fmt.Sprintf("%s from %s", cfg.Key, c.peer),
 		onFail: cfg.OnFailure,
 		done:   make(chan struct{}),
-		ledger: credit.NewReceiver(credits),
+		pos:    cfg.From,
+		drain:  cfg.Drain,
 	}
-	cfg.Gate.SetCreditListener(cfg.Channel, ic.freed)
+	held := 0
+	switch {
+	case cfg.Drain:
+		// Nothing reaches the gate channel: every frame is dropped.
+		ic.ledger = credit.NewReceiver(credits)
+	case cfg.Reopen:
+		ic.mu.Lock() // freed may run once the listener is set
+		held = cfg.Gate.SwapCreditListener(cfg.Channel, ic.freed)
+		if held >= credits {
+			ic.mu.Unlock()
+			return nil, fmt.Errorf("open remote channel %s from %s: %d buffers of %d credits: %w", cfg.Key, c.peer, held, credits, ErrGateFull)
+		}
+		ic.ledger = credit.NewReceiverHeld(credits, held)
+		ic.mu.Unlock()
+	default:
+		ic.ledger = credit.NewReceiver(credits)
+		cfg.Gate.SetCreditListener(cfg.Channel, ic.freed)
+	}
 	req := wire.PartitionRequestMsg{
 		Job: cfg.Key.Job, Producer: cfg.Key.Producer, Attempt: cfg.Attempt,
 		Edge: cfg.Key.Edge, Consumer: cfg.Key.Consumer,
 		Credit: credits, BufferSize: c.segment,
-		Weak: cfg.Weak, From: cfg.From,
+		Weak: cfg.Weak, From: cfg.From, Held: held,
 	}
 	if err := c.addInput(ic, req); err != nil {
 		return nil, fmt.Errorf("open remote channel %s: %w", ic.desc, err)
@@ -148,6 +184,15 @@ func (ic *InputChannel) Prioritize(id checkpoint.ID) {
 	ic.conn.queueCtrl(func(b []byte) []byte { return wire.AppendPrioritize(b, ic.id, id) })
 }
 
+// Position returns the log position of the last buffer delivered (a Weak
+// input's; its From before any) and whether its end of partition was: what
+// a reconnect to its producer's new attempt asks to follow.
+func (ic *InputChannel) Position() (pos wire.LogPos, ended bool) {
+	ic.mu.Lock()
+	defer ic.mu.Unlock()
+	return ic.pos, ic.finished
+}
+
 // Release tells a WEAKLY_CONSISTENT producer that this consumer's
 // completed snapshot covers its in-flight log up to p, so it may drop that
 // part (OutChannelConfig.OnRelease). It queues a Release frame and never
@@ -200,6 +245,17 @@ func (ic *InputChannel) receiveData(seq uint64, d wire.DataMsg) error {
 	if err := ic.ledger.Accept(seq, true, d.Backlog); err != nil {
 		return ic.rejectLocked(err)
 	}
+	if ic.drain {
+		// The credit comes back at once: nothing is queued.
+		ic.ledger.Freed()
+		if !ic.announcing {
+			ic.announcing = true
+			ic.conn.scheduleAnnounce(ic)
+		}
+		ic.mu.Unlock()
+		return nil
+	}
+	ic.pos = d.Pos
 	s := ic.pool.Get(len(d.Bytes))
 	s.Bytes = append(s.Bytes, d.Bytes...)
 	s.Records = d.Records
@@ -225,7 +281,12 @@ func (ic *InputChannel) receiveEvent(seq uint64, m wire.EventMsg) error {
 	b := network.Buffer{Kind: m.Kind, Barrier: m.Barrier, Cancel: m.Cancel, Watermark: m.Watermark, Idle: m.Idle,
 		LogBuffers: m.Pos.Buffers, LogRecords: m.Pos.Records}
 	var err error
-	if m.Priority {
+	if !ic.drain {
+		ic.pos = m.Pos
+	}
+	if ic.drain {
+		// Dropped; the end of partition still ends the channel.
+	} else if m.Priority {
 		b.Seq = m.Seq
 		err = ic.ch.DeliverPriority(b)
 	} else {

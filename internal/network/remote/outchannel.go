@@ -395,7 +395,7 @@ func (o *OutChannel) Abandon() { o.Close() }
 
 // bind subscribes the channel to consumer channel id on c with the initial
 // credit of the partition request.
-func (o *OutChannel) bind(c *Conn, id uint32, initial int) error {
+func (o *OutChannel) bind(c *Conn, id uint32, initial, held int) error {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if o.err != nil {
@@ -408,7 +408,7 @@ func (o *OutChannel) bind(c *Conn, id uint32, initial int) error {
 		return err
 	}
 	o.conn, o.id = c, id
-	o.ledger = credit.NewSender(math.MaxInt32, initial)
+	o.ledger = credit.NewSenderHeld(math.MaxInt32, initial, held)
 	for range o.backlog {
 		o.ledger.Push(true)
 	}

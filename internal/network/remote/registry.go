@@ -146,7 +146,7 @@ func (r *PartitionRegistry) Register(o *OutChannel) error {
 	}
 	for _, p := range bind {
 		p.timer.Stop()
-		r.bind(o, p.conn, p.id, p.msg.Credit)
+		r.bind(o, p.conn, p.id, p.msg.Credit, p.msg.Held)
 	}
 	r.mu.Unlock()
 	if old != nil {
@@ -184,7 +184,7 @@ func (r *PartitionRegistry) request(c *Conn, id uint32, m wire.PartitionRequestM
 		return
 	case o != nil && o.attempt == m.Attempt:
 		r.mu.Unlock()
-		r.bind(o, c, id, m.Credit)
+		r.bind(o, c, id, m.Credit, m.Held)
 		return
 	case o != nil && o.attempt > m.Attempt:
 		r.mu.Unlock()
@@ -286,7 +286,7 @@ func (r *PartitionRegistry) runWeak(ctx context.Context, h WeakHandler, w *weakR
 			o.reg = r
 			old = cur
 		}
-		if berr := o.bind(c, w.id, w.msg.Credit); berr != nil {
+		if berr := o.bind(c, w.id, w.msg.Credit, w.msg.Held); berr != nil {
 			// Close what this request installed, not a channel the
 			// handler handed out twice, which still serves its consumer.
 			refuse, drop = fmt.Sprintf("partition %s consumer attempt %d: %v", w.key, attempt, berr), cur != o
@@ -345,8 +345,8 @@ func (r *PartitionRegistry) cancelPending(c *Conn, id uint32) bool {
 	return false
 }
 
-func (r *PartitionRegistry) bind(o *OutChannel, c *Conn, id uint32, initial int) {
-	if err := o.bind(c, id, initial); err != nil {
+func (r *PartitionRegistry) bind(o *OutChannel, c *Conn, id uint32, initial, held int) {
+	if err := o.bind(c, id, initial, held); err != nil {
 		c.sendError(id, fmt.Sprintf("partition %s: %v", o.key, err))
 	}
 }

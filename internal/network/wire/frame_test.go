@@ -17,9 +17,10 @@ func TestRoundTrip(t *testing.T) {
 	want := map[string]string{
 		"hello":                        "{Version:1 From:tm-1 To:tm-2 BuildID:b3f1}",
 		"hello-ok":                     "{Version:1 From:tm-2 To:tm-1 BuildID:}",
-		"partition-request":            "{Job:demo Producer:{Vertex:2 Subtask:3} Attempt:1 Edge:0 Consumer:300 Credit:4 BufferSize:32768 Weak:false From:{Buffers:0 Records:0}}",
-		"partition-request-weak":       "{Job:demo Producer:{Vertex:1 Subtask:0} Attempt:4 Edge:1 Consumer:2 Credit:2 BufferSize:1024 Weak:true From:{Buffers:300 Records:1099511627776}}",
-		"partition-request-weak-fresh": "{Job:demo Producer:{Vertex:0 Subtask:0} Attempt:0 Edge:0 Consumer:0 Credit:2 BufferSize:1024 Weak:true From:{Buffers:0 Records:0}}",
+		"partition-request":            "{Job:demo Producer:{Vertex:2 Subtask:3} Attempt:1 Edge:0 Consumer:300 Credit:4 BufferSize:32768 Weak:false From:{Buffers:0 Records:0} Held:0}",
+		"partition-request-weak":       "{Job:demo Producer:{Vertex:1 Subtask:0} Attempt:4 Edge:1 Consumer:2 Credit:2 BufferSize:1024 Weak:true From:{Buffers:300 Records:1099511627776} Held:0}",
+		"partition-request-weak-fresh": "{Job:demo Producer:{Vertex:0 Subtask:0} Attempt:0 Edge:0 Consumer:0 Credit:2 BufferSize:1024 Weak:true From:{Buffers:0 Records:0} Held:0}",
+		"partition-request-weak-held":  "{Job:demo Producer:{Vertex:0 Subtask:0} Attempt:0 Edge:0 Consumer:0 Credit:4 BufferSize:1024 Weak:true From:{Buffers:9 Records:70} Held:3}",
 		"data-positioned":              `@5/130 backlog=1 records=2 bytes="\x02ab\x01c"`,
 		"data-positioned-records-0":    `@1/0 backlog=0 records=1 bytes="\x00"`,
 		"watermark-positioned":         "@6/130 watermark ts=42",
@@ -329,23 +330,40 @@ func TestMalformedPayloads(t *testing.T) {
 			"malformed release frame: trailing bytes: 1 bytes after the released position"},
 		{"request weak 2", func() error {
 			b := PartitionRequestMsg{Job: "j", Credit: 1, BufferSize: 1}.Append(nil)
-			b[len(b)-3] = 2
+			b[len(b)-4] = 2
 			_, err := DecodePartitionRequest(b)
 			return err
 		}, DefectValue, "malformed partition-request frame: bad value: weak 2, want 0 or 1"},
 		{"request without weak fields", func() error {
 			b := PartitionRequestMsg{Job: "j", Credit: 1, BufferSize: 1}.Append(nil)
-			_, err := DecodePartitionRequest(b[:len(b)-3])
+			_, err := DecodePartitionRequest(b[:len(b)-4])
 			return err
 		}, DefectTruncated, "weak: payload ends inside the varint"},
 		{"request with half a position", func() error {
 			b := PartitionRequestMsg{Job: "j", Credit: 1, BufferSize: 1, Weak: true, From: LogPos{Buffers: 1, Records: 1}}.Append(nil)
-			_, err := DecodePartitionRequest(b[:len(b)-1])
+			_, err := DecodePartitionRequest(b[:len(b)-2])
 			return err
 		}, DefectTruncated, "replay from records"},
+		{"request without held credit", func() error {
+			b := PartitionRequestMsg{Job: "j", Credit: 1, BufferSize: 1, Weak: true}.Append(nil)
+			_, err := DecodePartitionRequest(b[:len(b)-1])
+			return err
+		}, DefectTruncated, "held credit: payload ends inside the varint"},
+		{"request held all its credit", func() error {
+			b := PartitionRequestMsg{Job: "j", Credit: 2, BufferSize: 1, Weak: true, Held: 1}.Append(nil)
+			b[len(b)-1] = 2
+			_, err := DecodePartitionRequest(b)
+			return err
+		}, DefectValue, "held credit 2 of 2"},
+		{"request held without weak", func() error {
+			b := PartitionRequestMsg{Job: "j", Credit: 2, BufferSize: 1, Weak: true, Held: 1}.Append(nil)
+			b[len(b)-4] = 0
+			_, err := DecodePartitionRequest(b)
+			return err
+		}, DefectValue, "0 unless weak"},
 		{"request position without weak", func() error {
 			b := PartitionRequestMsg{Job: "j", Credit: 1, BufferSize: 1, Weak: true, From: LogPos{Buffers: 3, Records: 9}}.Append(nil)
-			b[len(b)-3] = 0
+			b[len(b)-4] = 0
 			_, err := DecodePartitionRequest(b)
 			return err
 		}, DefectValue, "replay position 3/9 on a request that is not weak"},

@@ -54,6 +54,8 @@ func samples() []sample {
 			Edge: 1, Consumer: 2, Credit: 2, BufferSize: 1024, Weak: true, From: LogPos{Buffers: 300, Records: 1 << 40}})},
 		{"partition-request-weak-fresh", AppendPartitionRequest(nil, 8, PartitionRequestMsg{
 			Job: "demo", Credit: 2, BufferSize: 1024, Weak: true})},
+		{"partition-request-weak-held", AppendPartitionRequest(nil, 8, PartitionRequestMsg{
+			Job: "demo", Credit: 4, BufferSize: 1024, Weak: true, From: LogPos{Buffers: 9, Records: 70}, Held: 3})},
 		{"data-positioned", AppendData(nil, 7, 24, DataMsg{Pos: LogPos{Buffers: 5, Records: 130}, Backlog: 1, Records: 2, Bytes: []byte("\x02ab\x01c")})},
 		{"data-positioned-records-0", AppendData(nil, 7, 25, DataMsg{Pos: LogPos{Buffers: 1}, Records: 1, Bytes: []byte{0}})},
 		{"watermark-positioned", AppendEvent(nil, 7, 26, EventMsg{Kind: network.Watermark, Watermark: 42, Pos: LogPos{Buffers: 6, Records: 130}})},

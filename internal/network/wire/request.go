@@ -35,6 +35,13 @@ type PartitionRequestMsg struct {
 	// bump, as peers of one build always share the layout.
 	Weak bool
 	From LogPos
+	// Held is, on a Weak request, the credit the consumer's gate channel
+	// still holds for buffers of an earlier channel of this input (a
+	// consumer reconnecting to a producer's new attempt while it has not
+	// read all the old one sent): the producer starts with Credit-Held
+	// credits, and the consumer grants the rest as it reads them. 0 <=
+	// Held < Credit; it travels after From, a uvarint.
+	Held int
 }
 
 // AppendPartitionRequest appends a PartitionRequest frame on channel. It
@@ -42,6 +49,7 @@ type PartitionRequestMsg struct {
 // this process's, and should not surface as the peer's malformed frame.
 func AppendPartitionRequest(dst []byte, channel uint32, m PartitionRequestMsg) []byte {
 	if m.Job == "" || len(m.Job) > maxString || m.Credit < 1 || m.BufferSize < 1 || !m.Weak && !m.From.IsZero() ||
+		m.Held < 0 || m.Held >= m.Credit || !m.Weak && m.Held != 0 ||
 		!inRange(m.Producer.Vertex, m.Producer.Subtask, m.Attempt, m.Edge, m.Consumer, m.Credit, m.BufferSize) {
 		panic(fmt.Sprintf("wire: PartitionRequest %+v out of range", m))
 	}
@@ -61,7 +69,8 @@ func (m PartitionRequestMsg) Append(dst []byte) []byte {
 		weak = 1
 	}
 	dst = append(dst, weak) // the uvarint 0 or 1
-	return m.From.append(dst)
+	dst = m.From.append(dst)
+	return binary.AppendUvarint(dst, uint64(m.Held))
 }
 
 // DecodePartitionRequest decodes a PartitionRequest payload.
@@ -87,7 +96,11 @@ func DecodePartitionRequest(b []byte) (PartitionRequestMsg, error) {
 	if p.err == nil && !m.Weak && !m.From.IsZero() {
 		p.fail(DefectValue, "replay position %d/%d on a request that is not weak", m.From.Buffers, m.From.Records)
 	}
-	if err := p.end("replay position"); err != nil {
+	m.Held = p.count("held credit", 0)
+	if p.err == nil && (m.Held >= m.Credit || !m.Weak && m.Held != 0) {
+		p.fail(DefectValue, "held credit %d of %d on a request (weak: %t): it must be below the credit, and 0 unless weak", m.Held, m.Credit, m.Weak)
+	}
+	if err := p.end("held credit"); err != nil {
 		return PartitionRequestMsg{}, err
 	}
 	return m, nil
