@@ -1,7 +1,6 @@
 package main
 
 import (
-	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -14,8 +13,6 @@ import (
 	"github.com/weirstream/weir/internal/jobs/demo"
 )
 
-var weakClusterFlag = flag.Bool("weak-cluster", false, "run TestClusterWeakKillTaskManagers (SIGKILLs TaskManagers of a WEAKLY_CONSISTENT job)")
-
 // weakLineRE parses the line a WEAKLY_CONSISTENT run ends with.
 var weakLineRE = regexp.MustCompile(`weak failover: (\d+) failures, (\d+) task restarts, (\d+) replayed, (\d+) lost, (\d+) duplicated`)
 
@@ -24,25 +21,22 @@ var weakLineRE = regexp.MustCompile(`weak failover: (\d+) failures, (\d+) task r
 // and SIGKILLs a TaskManager three times. The in-flight logs and
 // determinants a TaskManager held die with it: its tasks restart alone
 // from their own snapshots on the free slots and rebuild their output logs
-// from what those snapshots stored; their consumers elsewhere restart
-// (their inputs broke) and are replayed from the producers' logs, the
-// rebuilt ones included. With logs large enough nothing is lost, and the
-// demo's restarted keyed tasks write straight into their sinks, so
+// from what those snapshots stored; their consumers elsewhere keep running
+// and reconnect to the producers' new attempts (no other task may fail).
+// With logs large enough nothing is lost, and the demo's restarted keyed
+// tasks write straight into their sinks, so
 // nothing can be re-emitted otherwise: the committed output must equal
 // the failure-free run exactly (the client's --verify checks it against
 // the JobManager's figures, the test again by event index).
 func TestClusterWeakKillTaskManagers(t *testing.T) {
-	if !*weakClusterFlag {
-		// It hung once in CI (a job that did not finish after the kills,
-		// under load; not yet understood): opt-in until it is.
-		t.Skip("opt-in: go test ./cmd/weir -run TestClusterWeakKillTaskManagers -args -weak-cluster")
-	}
 	t.Run("stored-logs", func(t *testing.T) { weakKillTaskManagers(t, true) })
 	// Without stored logs (execution.checkpointing.weak.in-flight-log.
 	// snapshot false) a lost TaskManager's logs are gone: a rebuilt log
 	// takes its numbering from its consumer's position and counts what it
 	// cannot replay as lost. Nothing is re-emitted otherwise in the demo,
-	// so the lost records must be exactly the missing lines.
+	// so every missing line is counted lost; a second loss of a rebuilt
+	// log before its consumer's next snapshot counts some records twice
+	// (docs/weak-consistency.md, Limits), so lost may exceed missing.
 	t.Run("no-stored-logs", func(t *testing.T) { weakKillTaskManagers(t, false) })
 }
 
@@ -50,8 +44,11 @@ func weakKillTaskManagers(t *testing.T, stored bool) {
 	const events, kills = 1_500_000, 3
 	rng := killRand(t, 2)
 	c := startE2ECluster(t, 3, 2)
-	args, out := c.demoArgs(events, 150_000, 4, "-D", "execution.checkpointing.mode=WEAKLY_CONSISTENT", "--verify",
+	args, out := c.demoArgs(events, 150_000, 4, "-D", "execution.checkpointing.mode=WEAKLY_CONSISTENT",
 		"-D", fmt.Sprintf("execution.checkpointing.weak.in-flight-log.snapshot=%t", stored))
+	if stored {
+		args = append(args, "--verify")
+	}
 	client := startWeir(t, c.lifetime, args...)
 	c.killRandomly(client, rng, kills, 1500*time.Millisecond)
 	res := c.waitOrDump(client, 150*time.Second)
@@ -81,8 +78,10 @@ func weakKillTaskManagers(t *testing.T, stored bool) {
 	switch {
 	case stored && (missing != 0 || dup != 0 || lost != 0 || dupCount != 0):
 		t.Errorf("measured %d missing and %d duplicated lines, counted %d lost and %d possibly duplicated; want 0 of each", missing, dup, lost, dupCount)
-	case !stored && (missing != lost || dup != 0 || dupCount != 0):
-		t.Errorf("measured %d missing and %d duplicated lines, counted %d lost and %d possibly duplicated; want the lost exactly missing and nothing duplicated", missing, dup, lost, dupCount)
+	case !stored && (missing > lost || dup != 0 || dupCount != 0):
+		t.Errorf("measured %d missing and %d duplicated lines, counted %d lost and %d possibly duplicated; want every missing line counted lost and nothing duplicated", missing, dup, lost, dupCount)
+	case !stored && missing != lost:
+		t.Logf("%d records counted lost twice", lost-missing)
 	}
 	// Only the lost TaskManagers' tasks restart: a consumer elsewhere
 	// reconnects to its producers' new attempts, so no task reports a

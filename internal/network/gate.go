@@ -168,17 +168,20 @@ func (g *Gate) SetCreditListener(ch int, f func(n int)) {
 }
 
 // SwapCreditListener sets channel ch's credit listener, like
-// SetCreditListener, and returns the Data buffers queued on ch at that
-// moment: polls after the swap call f for exactly those (and later ones),
-// polls before it called the old listener. A remote input that replaces
-// an earlier one on the same channel takes over its queued buffers' credit
-// this way.
-func (g *Gate) SwapCreditListener(ch int, f func(n int)) (queued int) {
+// SetCreditListener, if fewer than below Data buffers are queued on it,
+// and returns how many are: polls after the swap call f for exactly those
+// (and later ones), polls before it called the old listener. A remote
+// input that replaces an earlier one on the same channel takes over its
+// queued buffers' credit this way.
+func (g *Gate) SwapCreditListener(ch int, f func(n int), below int) (queued int, ok bool) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	c := g.chans[ch]
+	if c.queuedData >= below {
+		return c.queuedData, false
+	}
 	c.onCredit = f
-	return c.queuedData
+	return c.queuedData, true
 }
 
 // Block stops polling channel ch, for barrier alignment. Its queued buffers

@@ -317,7 +317,7 @@ func (r *weakRegistry) toLocal(ctx context.Context, exec ExecutionID, ch int, g 
 	} else {
 		// The channel's credits are the gate's own again: the log's sends
 		// wait for them as a local producer's do.
-		g.SwapCreditListener(ch, nil)
+		g.SetCreditListener(ch, nil)
 		next.ch = g.Channel(ch)
 		target = next.ch
 	}

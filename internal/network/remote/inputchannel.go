@@ -112,8 +112,8 @@ func (c *Conn) OpenInput(cfg InputConfig) (*InputChannel, error) {
 		ic.ledger = credit.NewReceiver(credits)
 	case cfg.Reopen:
 		ic.mu.Lock() // freed may run once the listener is set
-		held = cfg.Gate.SwapCreditListener(cfg.Channel, ic.freed)
-		if held >= credits {
+		var ok bool
+		if held, ok = cfg.Gate.SwapCreditListener(cfg.Channel, ic.freed, credits); !ok {
 			ic.mu.Unlock()
 			return nil, fmt.Errorf("open remote channel %s from %s: %d buffers of %d credits: %w", cfg.Key, c.peer, held, credits, ErrGateFull)
 		}
