@@ -71,6 +71,9 @@ type TaskExecutor struct {
 	mu     sync.Mutex
 	jobs   map[string]*teJob
 	closed bool
+	// added is closed, and replaced, whenever a job is added to jobs
+	// (preparedJob waits on it).
+	added chan struct{}
 	// stuckOnce reports the first stuck execution only.
 	stuckOnce sync.Once
 	// wg counts build and task goroutines: Close waits for all.
@@ -222,6 +225,10 @@ func (te *TaskExecutor) PrepareJob(spec JobSpec, description string) {
 	ctx, cancel := context.WithCancel(context.Background())
 	j := &teJob{name: spec.Name, ready: make(chan struct{}), ctx: ctx, cancel: cancel, parts: newPartitions(te.cfg.ID), execs: map[ExecutionID]*execution{}}
 	te.jobs[spec.Name] = j
+	if te.added != nil {
+		close(te.added)
+		te.added = nil
+	}
 	te.wg.Add(1)
 	te.mu.Unlock()
 	// The job's builder runs here, not on the caller's goroutine: in

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/weirstream/weir/internal/checkpoint"
 	"github.com/weirstream/weir/internal/network/remote"
@@ -97,11 +96,13 @@ func (te *TaskExecutor) weakRequest(ctx context.Context, key remote.PartitionKey
 // preparedJob returns job, waiting within ctx until this TaskExecutor was
 // asked to prepare it and did.
 func (te *TaskExecutor) preparedJob(ctx context.Context, job string) (*teJob, error) {
-	tick := time.NewTicker(5 * time.Millisecond)
-	defer tick.Stop()
 	for {
 		te.mu.Lock()
 		j := te.jobs[job]
+		if te.added == nil {
+			te.added = make(chan struct{})
+		}
+		added := te.added
 		te.mu.Unlock()
 		if j != nil {
 			select {
@@ -115,7 +116,7 @@ func (te *TaskExecutor) preparedJob(ctx context.Context, job string) (*teJob, er
 			}
 		}
 		select {
-		case <-tick.C:
+		case <-added:
 		case <-ctx.Done():
 			return nil, fmt.Errorf("job %s not deployed on TaskManager %s: %w", job, te.cfg.ID, ctx.Err())
 		}
