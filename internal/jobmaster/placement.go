@@ -91,25 +91,25 @@ func (m *Machine) retryWaiting() {
 // deployTo starts the executions of tasks on the slots placed, one group
 // per TaskManager.
 func (m *Machine) deployTo(tasks []checkpoint.TaskID, rp *RestorePoint, placed map[int]Slot) {
+	var moved []checkpoint.TaskID // restarted on another TaskManager than their previous attempt
 	for _, t := range tasks {
 		e := m.execs[t]
+		if e.attempt > 0 && e.tm != placed[t.Subtask].TM {
+			moved = append(moved, t)
+		}
 		e.state, e.tm = ExecDeploying, placed[t.Subtask].TM
 		m.live++
 	}
 	if m.slotOf == nil {
 		m.slotOf = map[int]Slot{}
 	}
-	moved := map[int]bool{}
 	for l, s := range placed {
-		if old, ok := m.slotOf[l]; ok && old.TM != s.TM {
-			moved[l] = true
-		}
 		m.slotOf[l] = s
 	}
 	if m.snaps != nil {
 		m.weakFinishedTo(tasks)
 		m.weakDeploy(tasks, maps.Clone(m.slotOf))
-		m.weakMoved(tasks, moved)
+		m.weakMoved(moved)
 	} else {
 		m.emit(Deploy{
 			Groups:  m.groups(tasks, live),

@@ -134,17 +134,17 @@ func (m *Machine) weakFinishedTo(tasks []checkpoint.TaskID) {
 	m.emit(WeakPeers{TMs: tms, Finished: finished})
 }
 
-// weakMoved tells every TaskManager of the job which of the tasks just
-// deployed run on another TaskManager than before (their logical slot
-// moved: the old one was lost), so that their consumers reconnect to them
-// instead of restarting (WeakPeers).
-func (m *Machine) weakMoved(tasks []checkpoint.TaskID, moved map[int]bool) {
+// weakMoved tells every TaskManager of the job that tasks just deployed
+// run on another TaskManager than their previous attempt did (it was
+// lost), so that their consumers reconnect to them instead of restarting
+// (WeakPeers). It is decided per task, not per logical slot: a task of a
+// moved slot deployed later than its slot-mates (its own restart delay)
+// moved too.
+func (m *Machine) weakMoved(moved []checkpoint.TaskID) {
 	var out []MovedProducer
-	for _, t := range tasks {
-		if moved[t.Subtask] {
-			e := m.execs[t]
-			out = append(out, MovedProducer{Exec: ExecutionID{Task: t, Attempt: e.attempt}, Slot: m.slotOf[t.Subtask]})
-		}
+	for _, t := range moved {
+		e := m.execs[t]
+		out = append(out, MovedProducer{Exec: ExecutionID{Task: t, Attempt: e.attempt}, Slot: m.slotOf[t.Subtask]})
 	}
 	if len(out) == 0 || len(m.tms) == 0 {
 		return

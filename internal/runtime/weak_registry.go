@@ -3,6 +3,7 @@ package runtime
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -45,8 +46,10 @@ type weakRegistry struct {
 	deployed map[checkpoint.TaskID]bool
 	perTask  map[checkpoint.TaskID]*taskWeak
 	// finished are the consumer tasks that finished (WeakPeers): the
-	// logs of channels to them discard.
+	// logs of channels to them discard. moved is each producer's latest
+	// move: an input registered after its WeakPeers follows it too.
 	finished map[checkpoint.TaskID]bool
+	moved    map[checkpoint.TaskID]ChannelDesc
 }
 
 // taskWeak is one subtask's figures (TaskWeakStats), kept across its
@@ -151,6 +154,7 @@ func newWeakRegistry(maxRecords int, stats *WeakStats, now func() time.Time) *we
 		deployed: map[checkpoint.TaskID]bool{},
 		perTask:  map[checkpoint.TaskID]*taskWeak{},
 		finished: map[checkpoint.TaskID]bool{},
+		moved:    map[checkpoint.TaskID]ChannelDesc{},
 	}
 }
 
@@ -178,6 +182,11 @@ func (r *weakRegistry) peers(u WeakPeersUpdate) (moved int) {
 	var done []*weakSender
 	for _, t := range u.Finished {
 		r.finished[t] = true
+	}
+	for _, m := range u.Moved {
+		if cur, ok := r.moved[m.Peer.Task]; !ok || cur.Peer.Attempt <= m.Peer.Attempt {
+			r.moved[m.Peer.Task] = m
+		}
 	}
 	for _, s := range r.senders {
 		if r.finished[s.consumer] {
@@ -290,7 +299,20 @@ func (r *weakRegistry) connectInputs(ctx context.Context, exec ExecutionID, keys
 	}
 	r.mu.Lock()
 	r.inputs[exec] = ins
+	var follow []func()
+	for _, in := range ins {
+		// A producer that moved before this consumer registered (its
+		// deployment raced the WeakPeers): follow it now; a move to
+		// where the input runs already is a no-op.
+		if m, ok := r.moved[in.key.producer]; ok && in.remote != nil {
+			w := in.remote
+			follow = append(follow, func() { w.move(m) })
+		}
+	}
 	r.mu.Unlock()
+	for _, f := range follow {
+		f()
+	}
 	return lost, nil
 }
 
@@ -414,7 +436,7 @@ func (r *weakRegistry) completed(t checkpoint.TaskID, exec ExecutionID, id check
 			delete(r.owner, old)
 		}
 	}
-	ins := r.inputs[exec]
+	ins := slices.Clone(r.inputs[exec]) // toLocal replaces entries
 	r.mu.Unlock()
 	if p == nil {
 		return nil

@@ -25,7 +25,9 @@ import (
 // A consumer whose input connection broke waits for that word up to
 // weakMoveTimeout, then fails (and restarts from its snapshot) as before:
 // a producer's TaskManager that is alive but unreachable is never
-// declared moved.
+// declared moved. Meanwhile it tries the producer where it was, with
+// backoff: a connection that broke between two live TaskManagers comes
+// back without a move.
 
 // weakMoveTimeout bounds how long a consumer whose producer's TaskManager
 // went away waits to be told where the producer's new attempt runs: the
@@ -107,6 +109,50 @@ func (w *weakRemoteIn) failed(gen uint64, err error) {
 				w.fail(fmt.Errorf("%w; no new attempt of the producer was placed within %s", err, weakMoveTimeout))
 			}
 		})
+		go w.retry(gen)
+	}
+}
+
+// retry reopens the channel of generation gen, whose connection broke, to
+// the producer where it was, with backoff, until it succeeds or the
+// channel moved, was reopened or closed meanwhile.
+func (w *weakRemoteIn) retry(gen uint64) {
+	backoff := 100 * time.Millisecond
+	for {
+		select {
+		case <-time.After(backoff):
+		case <-w.ctx.Done():
+			return
+		}
+		backoff = min(2*backoff, 5*time.Second)
+		w.mu.Lock()
+		if w.closed || w.gen != gen {
+			w.mu.Unlock()
+			return
+		}
+		desc, old := w.desc, w.ic
+		w.mu.Unlock()
+		ctx, cancel := context.WithTimeout(w.ctx, 5*time.Second)
+		conn, err := w.net.Conn(ctx, string(desc.TM), desc.DataAddress)
+		cancel()
+		if err != nil {
+			continue // gone, most likely: the move will come
+		}
+		cfg := w.cfg
+		if old != nil {
+			pos, ended := old.Position()
+			cfg.From, cfg.Reopen, cfg.Drain = pos, !ended, ended
+		}
+		w.mu.Lock()
+		if w.closed || w.gen != gen {
+			w.mu.Unlock()
+			return
+		}
+		err = w.openLocked(conn, desc, cfg)
+		w.mu.Unlock()
+		if err == nil {
+			return
+		}
 	}
 }
 

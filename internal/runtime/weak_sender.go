@@ -115,7 +115,7 @@ func (s *weakSender) SendOverdraft(ctx context.Context, b network.Buffer, maxOve
 		}
 	}
 	if s.closed {
-		recycleBuffer(b)
+		s.discard(b)
 		return nil
 	}
 	if b.Kind == network.Data {
@@ -133,7 +133,7 @@ func (s *weakSender) SendOverdraft(ctx context.Context, b network.Buffer, maxOve
 			}
 		}
 		if s.closed {
-			recycleBuffer(b)
+			s.discard(b)
 			return nil
 		}
 		skip, dropped := s.log.Data(n)
@@ -238,6 +238,21 @@ func (s *weakSender) consumerFinished() {
 	defer s.mu.Unlock()
 	s.closed = true
 	s.release()
+}
+
+// discard drops b, sent to a consumer that finished (mu held). A producer
+// that cannot re-emit deterministically may have emitted another record
+// than the one the consumer read at that position: such a record counts
+// as possibly duplicated, as one the log skips does.
+func (s *weakSender) discard(b network.Buffer) {
+	if s.nondet && b.Kind == network.Data {
+		n := int64(b.Data.(network.BatchOps).Len())
+		s.stats.Duplicated.Add(n)
+		if s.from != nil {
+			s.from.duplicated.Add(n)
+		}
+	}
+	recycleBuffer(b)
 }
 
 // SendPriority is not used in WEAKLY_CONSISTENT mode, which has no

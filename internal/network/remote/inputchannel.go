@@ -45,6 +45,10 @@ type InputChannel struct {
 	// instead (InputConfig.Drain).
 	pos   wire.LogPos
 	drain bool
+	// held back: a Reopen's freed credit is not announced until the first
+	// frame arrived (the producer has bound the channel then; an AddCredit
+	// before that would be dropped as for an unknown channel).
+	heldBack bool
 }
 
 // InputConfig says which partition an InputChannel subscribes to and where
@@ -118,6 +122,7 @@ func (c *Conn) OpenInput(cfg InputConfig) (*InputChannel, error) {
 			return nil, fmt.Errorf("open remote channel %s from %s: %d buffers of %d credits: %w", cfg.Key, c.peer, held, credits, ErrGateFull)
 		}
 		ic.ledger = credit.NewReceiverHeld(credits, held)
+		ic.heldBack = true
 		ic.mu.Unlock()
 	default:
 		ic.ledger = credit.NewReceiver(credits)
@@ -190,7 +195,8 @@ func (ic *InputChannel) Prioritize(id checkpoint.ID) {
 func (ic *InputChannel) Position() (pos wire.LogPos, ended bool) {
 	ic.mu.Lock()
 	defer ic.mu.Unlock()
-	return ic.pos, ic.finished
+	// A drained input stands for a channel that ended already.
+	return ic.pos, ic.finished || ic.drain
 }
 
 // Release tells a WEAKLY_CONSISTENT producer that this consumer's
@@ -228,10 +234,23 @@ func (ic *InputChannel) takeAnnounce() int {
 	ic.mu.Lock()
 	defer ic.mu.Unlock()
 	ic.announcing = false
-	if ic.err != nil || ic.finished {
+	if ic.err != nil || ic.finished || ic.heldBack {
 		return 0
 	}
 	return ic.ledger.Announce()
+}
+
+// boundLocked notes a frame's arrival (mu held): a Reopen's held-back
+// credit is announced now.
+func (ic *InputChannel) boundLocked() {
+	if !ic.heldBack {
+		return
+	}
+	ic.heldBack = false
+	if ic.ledger.Unannounced() > 0 && !ic.announcing && !ic.finished {
+		ic.announcing = true
+		ic.conn.scheduleAnnounce(ic)
+	}
 }
 
 // receiveData delivers a Data frame. An error is a protocol violation that
@@ -245,6 +264,7 @@ func (ic *InputChannel) receiveData(seq uint64, d wire.DataMsg) error {
 	if err := ic.ledger.Accept(seq, true, d.Backlog); err != nil {
 		return ic.rejectLocked(err)
 	}
+	ic.boundLocked()
 	if ic.drain {
 		// The credit comes back at once: nothing is queued.
 		ic.ledger.Freed()
@@ -278,6 +298,7 @@ func (ic *InputChannel) receiveEvent(seq uint64, m wire.EventMsg) error {
 	if err := ic.ledger.Accept(seq, false, ic.ledger.Backlog()); err != nil {
 		return ic.rejectLocked(err)
 	}
+	ic.boundLocked()
 	b := network.Buffer{Kind: m.Kind, Barrier: m.Barrier, Cancel: m.Cancel, Watermark: m.Watermark, Idle: m.Idle,
 		LogBuffers: m.Pos.Buffers, LogRecords: m.Pos.Records}
 	var err error

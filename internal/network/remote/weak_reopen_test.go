@@ -115,6 +115,9 @@ func TestWeakDrain(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if _, ended := ic.Position(); !ended {
+		t.Fatal("a drained input's position says its channel has not ended: a later move would reopen it")
+	}
 	call := nextCall(t, calls)
 	if call.from != from {
 		t.Fatalf("asked from %+v, want %+v", call.from, from)
@@ -128,11 +131,70 @@ func TestWeakDrain(t *testing.T) {
 	if err := o.Send(ctx, network.Buffer{Kind: network.EndOfPartition, LogBuffers: 14, LogRecords: 43}); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "the drained input to end", func() bool { _, ended := ic.Position(); return ended })
+	eventually(t, "the drained input to end", func() bool {
+		ic.mu.Lock()
+		defer ic.mu.Unlock()
+		return ic.finished
+	})
 	if pos, _ := ic.Position(); pos != from {
 		t.Fatalf("a drained input's position moved to %+v, want %+v", pos, from)
 	}
 	if _, b, ok := g.Poll(); ok {
 		t.Fatalf("the gate got %s from a drained input", b.Kind)
+	}
+}
+
+// TestWeakReopenFreedBeforeBind: the task reads the old input's queued
+// buffers right after the reopen, before the new producer bound the
+// channel; the credit they free is announced once the channel carries a
+// frame, not lost on the way, so the producer gets every credit back.
+func TestWeakReopenFreedBeforeBind(t *testing.T) {
+	a, b, c := newTM(t, "tm-a"), newTM(t, "tm-b"), newTM(t, "tm-c")
+	_, ca := connect(t, a, c)
+	_, cb := connect(t, b, c)
+	ctx := context.Background()
+	const credits = 3
+	callsA := weakProducer(t, a, credits, &releases{})
+	callsB := weakProducer(t, b, credits, &releases{})
+	pool := network.NewPool[int64](4)
+	g := network.NewGate(1, credits)
+	fails := newFailures()
+	old, err := ca.OpenInput(InputConfig{Key: key(0, 0), Attempt: 1, Weak: true, Gate: g, Channel: 0, OnFailure: fails.record})
+	if err != nil {
+		t.Fatal(err)
+	}
+	oa := nextCall(t, callsA).out
+	for i := range 2 {
+		if err := sendBatch(ctx, oa, pool, wire.LogPos{Buffers: uint64(i + 1), Records: uint64(i + 1)}, int64(i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	eventually(t, "two buffers in the gate", func() bool { return old.Stats().Held == 2 })
+	old.Close()
+	pos, _ := old.Position()
+	ic, err := cb.OpenInput(InputConfig{Key: key(0, 0), Attempt: 1, Weak: true, From: pos, Reopen: true, Gate: g, Channel: 0, OnFailure: fails.record})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 2 { // before the new producer's channel is bound
+		nextBuffer(t, g)
+	}
+	ob := nextCall(t, callsB).out
+	sent := make(chan error, 1)
+	go func() {
+		for i := range credits {
+			if err := sendBatch(ctx, ob, pool, wire.LogPos{Buffers: uint64(3 + i), Records: uint64(3 + i)}, int64(10+i)); err != nil {
+				sent <- err
+				return
+			}
+		}
+		sent <- nil
+	}()
+	eventually(t, "every credit's buffer to arrive unread", func() bool { return ic.Stats().Held == credits })
+	if err := <-sent; err != nil {
+		t.Fatal(err)
+	}
+	if fails.count() != 0 {
+		t.Fatalf("channel failures: %v", fails.errs)
 	}
 }
