@@ -138,7 +138,11 @@ func (c *logCache) encode(b network.Buffer, codec ChannelCodec, scratch *[]byte)
 // mu held) to snap, encoding those no earlier snapshot encoded.
 func (c *logCache) sections(payloads []network.Buffer, codec ChannelCodec, snap *logSnapshot) error {
 	encoded := 0
-	defer func() { c.next = encoded }()
+	defer func() {
+		if encoded > 0 {
+			c.next = encoded
+		}
+	}()
 	if len(c.secs) > len(payloads) {
 		c.reset() // not aligned with the payloads: see below
 	}
