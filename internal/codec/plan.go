@@ -23,6 +23,9 @@ type plan struct {
 	// from the input are checked against remaining/minSize, so a corrupt
 	// count cannot make a decoder allocate more than the input justifies.
 	minSize int
+	// flat, when not nil, is enc as a list of fixed-size leaves (flat.go):
+	// typ is such a leaf, or a struct made of them.
+	flat []flatOp
 }
 
 // planCodec runs a plan for T.
@@ -99,31 +102,31 @@ func leafPlan(t reflect.Type) *plan {
 	}
 	switch t.Kind() {
 	case reflect.Bool:
-		return codecPlan[bool](t, boolCodec{}, 1)
+		return flatLeaf(codecPlan[bool](t, boolCodec{}, 1), flatBool)
 	case reflect.Int:
-		return codecPlan[int](t, intCodec[int]{}, 1)
+		return flatLeaf(codecPlan[int](t, intCodec[int]{}, 1), flatInt)
 	case reflect.Int8:
-		return codecPlan[int8](t, intCodec[int8]{}, 1)
+		return flatLeaf(codecPlan[int8](t, intCodec[int8]{}, 1), flatInt8)
 	case reflect.Int16:
-		return codecPlan[int16](t, intCodec[int16]{}, 1)
+		return flatLeaf(codecPlan[int16](t, intCodec[int16]{}, 1), flatInt16)
 	case reflect.Int32:
-		return codecPlan[int32](t, intCodec[int32]{}, 1)
+		return flatLeaf(codecPlan[int32](t, intCodec[int32]{}, 1), flatInt32)
 	case reflect.Int64:
-		return codecPlan[int64](t, intCodec[int64]{}, 1)
+		return flatLeaf(codecPlan[int64](t, intCodec[int64]{}, 1), flatInt64)
 	case reflect.Uint:
-		return codecPlan[uint](t, uintCodec[uint]{}, 1)
+		return flatLeaf(codecPlan[uint](t, uintCodec[uint]{}, 1), flatUint)
 	case reflect.Uint8:
-		return codecPlan[uint8](t, uintCodec[uint8]{}, 1)
+		return flatLeaf(codecPlan[uint8](t, uintCodec[uint8]{}, 1), flatUint8)
 	case reflect.Uint16:
-		return codecPlan[uint16](t, uintCodec[uint16]{}, 1)
+		return flatLeaf(codecPlan[uint16](t, uintCodec[uint16]{}, 1), flatUint16)
 	case reflect.Uint32:
-		return codecPlan[uint32](t, uintCodec[uint32]{}, 1)
+		return flatLeaf(codecPlan[uint32](t, uintCodec[uint32]{}, 1), flatUint32)
 	case reflect.Uint64:
-		return codecPlan[uint64](t, uintCodec[uint64]{}, 1)
+		return flatLeaf(codecPlan[uint64](t, uintCodec[uint64]{}, 1), flatUint64)
 	case reflect.Float32:
-		return codecPlan[float32](t, float32Codec{}, 4)
+		return flatLeaf(codecPlan[float32](t, float32Codec{}, 4), flatFloat32)
 	case reflect.Float64:
-		return codecPlan[float64](t, float64Codec{}, 8)
+		return flatLeaf(codecPlan[float64](t, float64Codec{}, 8), flatFloat64)
 	case reflect.String:
 		return codecPlan[string](t, stringCodec{}, 1)
 	case reflect.Slice:
@@ -176,6 +179,11 @@ func (pl *planner) structPlan(t reflect.Type) (*plan, error) {
 		fields = append(fields, fieldPlan{off: f.Offset, plan: fp})
 		minSize += fp.minSize
 	}
+	if flat := flatFields(fields); flat != nil {
+		p := &plan{typ: t, enc: flatEnc(flat), dec: structDec(fields), minSize: minSize, flat: flat}
+		pl.done[t] = p
+		return p, nil
+	}
 	p := &plan{
 		typ: t,
 		enc: func(dst []byte, p unsafe.Pointer, depth int) []byte {
@@ -184,21 +192,26 @@ func (pl *planner) structPlan(t reflect.Type) (*plan, error) {
 			}
 			return dst
 		},
-		dec: func(src []byte, p unsafe.Pointer, depth int) (int, error) {
-			n := 0
-			for _, f := range fields {
-				m, err := f.plan.dec(src[n:], unsafe.Add(p, f.off), depth)
-				if err != nil {
-					return 0, err
-				}
-				n += m
-			}
-			return n, nil
-		},
+		dec:     structDec(fields),
 		minSize: minSize,
 	}
 	pl.done[t] = p
 	return p, nil
+}
+
+// structDec decodes the fields in declaration order.
+func structDec(fields []fieldPlan) func(src []byte, p unsafe.Pointer, depth int) (int, error) {
+	return func(src []byte, p unsafe.Pointer, depth int) (int, error) {
+		n := 0
+		for _, f := range fields {
+			m, err := f.plan.dec(src[n:], unsafe.Add(p, f.off), depth)
+			if err != nil {
+				return 0, err
+			}
+			n += m
+		}
+		return n, nil
+	}
 }
 
 // arrayPlan encodes the elements back to back; the length is in the type.

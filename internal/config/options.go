@@ -23,7 +23,7 @@ func Options() []Option {
 		{Key: WeakInFlightLogMaxRecords, Default: "1000000", Kind: KindInt, Validate: intAtLeast(1),
 			Description: "weir, WEAKLY_CONSISTENT mode: the records each producer keeps per output channel for replay to a restarted consumer (those sent since the consumer's latest completed snapshot; each producer's snapshot stores them too). While the consumer reads, the oldest beyond it are dropped, and lost only if the consumer restarts from before them; while it does not read (it restarts), the producer waits instead."},
 		{Key: WeakInFlightLogSnapshot, Default: "true", Kind: KindBool,
-			Description: "weir, WEAKLY_CONSISTENT mode: each task's snapshot also stores what its output in-flight logs retain, so that the producers of a lost TaskManager rebuild their logs and nothing they held is lost. It costs encoding and writing about one snapshot interval of each task's output per snapshot; false saves that, and a lost TaskManager's logs are then lost and counted."},
+			Description: "weir, WEAKLY_CONSISTENT mode: each task's snapshot also stores what its output in-flight logs retain, so that the producers of a lost TaskManager rebuild their logs and nothing they held is lost. It costs writing what the logs retain (about one snapshot interval of each task's output) per snapshot, and encoding each record once, at the first snapshot that stores it; false saves that, and a lost TaskManager's logs are then lost and counted."},
 		{Key: CheckpointingTimeout, Default: "10 min", Kind: KindDuration, Validate: durationPositive,
 			Description: "A checkpoint not completed within this time is aborted."},
 		{Key: CheckpointingMinPause, Default: "0", Kind: KindDuration,

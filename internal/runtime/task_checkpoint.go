@@ -87,7 +87,7 @@ func (t *Task) snapshot(ctx context.Context, b checkpoint.Barrier, unaligned boo
 	}
 	start := t.now()
 	var weakPos *checkpoint.WeakPositions
-	var weakLogs []byte
+	var weakLogs *logSnapshot
 	if t.weak.on {
 		// No barrier: the positions say where the snapshot cuts each
 		// channel, after the open batches went out.

@@ -19,8 +19,9 @@ import (
 // lost rebuilds them (weak.Log.ResumeWith) and a consumer restarted from
 // an older snapshot is replayed what only the lost logs held, instead of
 // losing it. The retained batches are encoded on the task goroutine at the
-// snapshot (the log reuses their memory as it releases them) and written
-// with the snapshot's other files.
+// snapshot (the log reuses their memory as it releases them), each once:
+// what an earlier snapshot encoded is kept (weak_logcache.go); the
+// snapshot's asynchronous part writes the file.
 //
 // Layout, per output channel: uvarint edge, consumer subtask, base
 // buffers, base records, entry count; per entry a kind byte, uvarint log
@@ -41,69 +42,36 @@ func weakLogFileName(headUID string, subtask int) string {
 	return checkpoint.SubtaskFileName(headUID, subtask, "weaklog")
 }
 
-// appendLog encodes the log's retained entries as channel (k, j) (mu
-// held).
-func (s *weakSender) appendLogLocked(dst []byte, k, j int) ([]byte, error) {
-	dst = binary.AppendUvarint(dst, uint64(k))
-	dst = binary.AppendUvarint(dst, uint64(j))
-	dst = binary.AppendUvarint(dst, s.log.Base())
-	dst = binary.AppendUvarint(dst, s.log.BaseRecords())
-	dst = binary.AppendUvarint(dst, uint64(len(s.payloads)))
-	for _, b := range s.payloads {
-		switch {
-		case b.Kind == network.Data && b.Data == nil:
-			dst = append(dst, logEntryResumed)
-		case b.Kind == network.Data:
-			dst = append(dst, logEntryData)
-		case b.Kind == network.Watermark:
-			dst = append(dst, logEntryWatermark)
-		case b.Kind == network.WatermarkStatus:
-			dst = append(dst, logEntryStatus)
-		case b.Kind == network.EndOfData:
-			dst = append(dst, logEntryEndOfData)
-		case b.Kind == network.EndOfPartition:
-			dst = append(dst, logEntryEndOfPartition)
-		default:
-			return nil, fmt.Errorf("output log of edge %d to subtask %d: entry of kind %s cannot be stored", k, j, b.Kind)
-		}
-		dst = binary.AppendUvarint(dst, b.LogBuffers)
-		dst = binary.AppendUvarint(dst, b.LogRecords)
-		switch {
-		case b.Kind == network.Data && b.Data != nil:
-			if s.codec == nil {
-				return nil, fmt.Errorf("output log of edge %d to subtask %d: no codec for its records", k, j)
-			}
-			s.scratch = s.codec.AppendBatch(s.scratch[:0], b.Data)
-			dst = binary.AppendUvarint(dst, uint64(len(s.scratch)))
-			dst = append(dst, s.scratch...)
-		case b.Kind == network.Watermark:
-			dst = binary.AppendVarint(dst, b.Watermark)
-		case b.Kind == network.WatermarkStatus:
-			idle := byte(0)
-			if b.Idle {
-				idle = 1
-			}
-			dst = append(dst, idle)
-		}
+// appendLogLocked adds channel (k, j)'s retained entries to snap (mu
+// held): the channel's header, then each entry, encoded now unless an
+// earlier snapshot did (logCache).
+func (s *weakSender) appendLogLocked(snap *logSnapshot, k, j int) error {
+	snap.header(k, j, s.log.Base(), s.log.BaseRecords(), len(s.payloads))
+	if err := s.cache.sections(s.payloads, s.codec, snap); err != nil {
+		return fmt.Errorf("output log of edge %d to subtask %d: %w", k, j, err)
 	}
-	return dst, nil
+	return nil
 }
 
-// snapshotLogs encodes the task's output logs for its snapshot.
-func (w *weakTask) snapshotLogs() ([]byte, error) {
-	var out []byte
+// snapshotLogs takes the content of the task's output log file for its
+// snapshot, on the task goroutine.
+func (w *weakTask) snapshotLogs() (*logSnapshot, error) {
+	snap := &logSnapshot{}
 	for k, ws := range w.outs {
 		for j, s := range ws {
 			s.mu.Lock()
-			var err error
-			out, err = s.appendLogLocked(out, k, j)
+			err := s.appendLogLocked(snap, k, j)
 			s.mu.Unlock()
 			if err != nil {
 				return nil, err
 			}
 		}
 	}
-	return out, nil
+	if snap.size == 0 {
+		return nil, nil // no output channel: no file
+	}
+	snap.scratch = nil
+	return snap, nil
 }
 
 // restoredLog is one output channel's log as a snapshot stored it.
@@ -221,10 +189,10 @@ func corruptEOF(err error) error {
 	return err
 }
 
-// writeLogs writes the encoded logs as the snapshot's file.
-func writeLogs(ctx context.Context, sw StateWriter, name string, data []byte) (*checkpoint.StateFile, error) {
+// writeLogs writes the logs a snapshot took as its file.
+func writeLogs(ctx context.Context, sw StateWriter, name string, snap *logSnapshot) (*checkpoint.StateFile, error) {
 	f, err := sw.WriteFile(ctx, name, func(w io.Writer) error {
-		_, err := w.Write(data)
+		_, err := snap.WriteTo(w)
 		return err
 	})
 	if err != nil {

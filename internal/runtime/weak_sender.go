@@ -60,9 +60,10 @@ type weakSender struct {
 	// produced: a producer attempt set this log up already (restart).
 	produced bool
 	// codec encodes the channel's batches for the producer's snapshot
-	// (weak_logfile.go); scratch is its buffer.
-	codec   ChannelCodec
-	scratch []byte
+	// (weak_logfile.go); cache keeps what earlier snapshots encoded
+	// (weak_logcache.go).
+	codec ChannelCodec
+	cache logCache
 	// attempt is the newest consumer attempt that connected from another
 	// TaskManager (admit).
 	attempt int
@@ -302,6 +303,7 @@ func (s *weakSender) drop(n int) {
 		s.payloads[i] = network.Buffer{}
 	}
 	s.payloads = s.payloads[n:]
+	s.cache.release(n)
 }
 
 // unrelease makes producers wait for the next consumer again (mu held).
