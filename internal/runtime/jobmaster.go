@@ -340,7 +340,7 @@ func (jm *JobMaster) initialRestorePoint(ctx context.Context) (*restorePoint, ch
 		}
 		jm.weak = g
 		if n := len(g.latest); n > 0 {
-			jm.log.Info("restoring each task from its own newest snapshot", "tasks restored", n, "newest snapshot", next-1)
+			jm.log.Info("restoring each task from its own newest snapshot", "tasks", n, "newest_snapshot", next-1)
 		}
 		return nil, next, nil
 	}
