@@ -204,4 +204,3 @@ func (jm *JobMaster) weakInitial(ctx context.Context) (weakRestore, error) {
 	}
 	return g, nil
 }
-
