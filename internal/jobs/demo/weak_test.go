@@ -161,12 +161,21 @@ func runWeakExact(t *testing.T, r *run, want []string) *runtime.JobStatus {
 // holds exactly one snapshot per task (its final one), the restored ones
 // and any older ones discarded.
 func TestWeakConsistentResumeAfterCancels(t *testing.T) {
+	for _, tms := range []int{1, 2} {
+		t.Run(fmt.Sprintf("tm%d", tms), func(t *testing.T) { resumeAfterCancels(t, tms) })
+	}
+}
+
+// resumeAfterCancels is TestWeakConsistentResumeAfterCancels on tms
+// TaskManagers: with 2, the keyed exchange crosses TCP, and a restored
+// keyed task asks its sources' TaskManagers for their rebuilt logs.
+func resumeAfterCancels(t *testing.T, tms int) {
 	const n, k, p = 60_000, 53, 2
 	want := demo.Expected(n, k)
 	r := newRun(t, n, k, p)
 	r.rate = 40_000
 	r.interval = "20ms"
-	r.extra = map[string]string{config.CheckpointingMode: config.ModeWeak}
+	r.extra = map[string]string{config.CheckpointingMode: config.ModeWeak, config.LocalTaskManagers: fmt.Sprint(tms)}
 	tasks := int64(2 * p) // p sources, p keyed aggregations chained to their sinks
 	var res result
 	for i := range 3 {
