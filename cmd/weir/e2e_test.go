@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -107,7 +108,8 @@ func killRestart(t *testing.T, seed int64, parallelism int) {
 // logs), so the committed output must equal the failure-free run's
 // exactly, never holding a line too many between kills, and the run that
 // completes verifies with 0 lost and 0 duplicated. A run that was killed
-// after its tasks snapshotted is resumed: the next run says so.
+// after its tasks snapshotted is resumed: the next run says so. --from a
+// task snapshot is refused (exit 1), naming the way out.
 func TestKillRestartWeak(t *testing.T) {
 	if testing.Short() {
 		t.Skip("kills and restarts the demo for a few seconds")
@@ -138,7 +140,7 @@ func killRestartWeak(t *testing.T, parallelism int, delays []time.Duration) {
 		"--state-dir", filepath.Join(dir, "state"), "--out", out, "-q"}
 	want := demo.Expected(events, demoKeys)
 	wantCounts := countLines(want)
-	finished, resumed := false, 0
+	finished, resumed, refused := false, 0, false
 	for k, delay := range delays {
 		snapshots := snapshotsIn(t, jobDir)
 		r := startWeir(t, time.Minute, args...)
@@ -156,6 +158,17 @@ func killRestartWeak(t *testing.T, parallelism int, delays []time.Duration) {
 		}
 		if snapshots > 0 {
 			resumed++
+		}
+		if !finished && !refused && snapshotsIn(t, jobDir) > 0 {
+			// No task snapshot is a consistent cut of the job: --from
+			// one is refused, naming the way out, and changes nothing.
+			ids := completedCheckpoints(t, jobDir)
+			from := filepath.Join(jobDir, fmt.Sprintf("chk-%d", ids[len(ids)-1]))
+			res := runWeir(t, time.Minute, append(args, "--from", from)...)
+			if res.code != 1 || !strings.Contains(res.stderr, "WEAKLY_CONSISTENT never takes a consistent cut of every task") {
+				t.Fatalf("--from a task snapshot: exit code %d, want 1 with the refusal; stderr:\n%s", res.code, tail(res.stderr, 2000))
+			}
+			refused = true
 		}
 		if _, err := os.Stat(out); errors.Is(err, fs.ErrNotExist) {
 			continue // killed before the sink created its folder: nothing committed
@@ -182,8 +195,8 @@ func killRestartWeak(t *testing.T, parallelism int, delays []time.Duration) {
 		}
 		wantContains(t, res.stderr, "verify: weak mode: 0 missing, 0 duplicated lines (accounting: 0 lost, 0 possibly duplicated)")
 	}
-	if resumed == 0 {
-		t.Errorf("no run started on task snapshots of an earlier one: the test restored nothing; kill later")
+	if resumed == 0 || !refused {
+		t.Errorf("no run started on task snapshots of an earlier one (resumed %d, --from checked %v): the test restored nothing; kill later", resumed, refused)
 	}
 	if d := demo.Diff(want, committed(t, out)); d != "" {
 		t.Fatalf("after the kills: %s", d)
