@@ -375,3 +375,49 @@ func TestWeakConsistentResumeSkipsCorruptSnapshot(t *testing.T) {
 		t.Errorf("accounting says %d lost, %d duplicated; the output is exact", w.Lost.Load(), w.Duplicated.Load())
 	}
 }
+
+// TestWeakConsistentResumeRefusesSinkWithoutSnapshot removes every
+// snapshot of one keyed task (its sink chained in) after a cancelled run
+// whose sinks committed output: the next run would start that task from
+// scratch and commit its earlier output a second time, so its file sink
+// refuses, naming its subtask and the way out, and the job fails without
+// a restart, its committed output unchanged.
+func TestWeakConsistentResumeRefusesSinkWithoutSnapshot(t *testing.T) {
+	const n, k, p = 60_000, 53, 2
+	r := newRun(t, n, k, p)
+	r.rate = 40_000
+	r.interval = "20ms"
+	r.extra = map[string]string{config.CheckpointingMode: config.ModeWeak}
+	ctx, cancel := context.WithCancel(context.Background())
+	res := r.execute(t, ctx, func(env *weir.Env) {
+		w := &hooks.Plan(env).Status.Weak
+		st := hooks.Plan(env).Status
+		waitFor(t, func() bool { return w.SnapshotsCompleted.Load() >= 4*p || st.State() == runtime.StateFinished })
+		cancel()
+	})
+	cancel()
+	if res.err == nil {
+		t.Skip("the first run finished before its cancel: nothing to restore")
+	}
+	before := res.lines
+	snaps, err := filepath.Glob(filepath.Join(r.stateDir, "demo", "chk-*", "aggregate-*-1.keyed"))
+	if err != nil || len(snaps) == 0 {
+		t.Fatalf("no snapshot of keyed subtask 1 (%v): the test needs one", err)
+	}
+	for _, f := range snaps {
+		if err := os.RemoveAll(filepath.Dir(f)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	res = r.execute(t, context.Background(), nil)
+	want := "already holds committed output of its subtask 1 from an earlier run"
+	if res.err == nil || !strings.Contains(res.err.Error(), want) {
+		t.Fatalf("run without subtask 1's snapshots: %v, want the sink's refusal (%q)\nlog:\n%s", res.err, want, res.log)
+	}
+	if res.restarts != 0 {
+		t.Errorf("%d restarts: no restart can change the folder", res.restarts)
+	}
+	if d := demo.Diff(before, res.lines); d != "" {
+		t.Errorf("the refused run changed the committed output:\n%s", d)
+	}
+}
