@@ -174,7 +174,9 @@ func (jm *JobMaster) weakInitial(ctx context.Context) (weakRestore, error) {
 		// LoadLatestOf one id: the metadata decodes and every file it
 		// names (state, the stored output logs) has its recorded size
 		// and checksum.
-		if _, _, err := jm.store.LoadLatestOf(ctx, []checkpoint.ID{id}); err != nil {
+		if _, bad, err := jm.store.LoadLatestOf(ctx, []checkpoint.ID{id}); len(bad) == 1 {
+			return bad[0] // "checkpoint <dir>: <defect>", without LoadLatest's advice
+		} else if err != nil {
 			return err
 		}
 		rp := &restorePoint{md: mds[id], fs: jm.store, path: jm.checkpointLocation(id), own: true}

@@ -366,6 +366,12 @@ func TestWeakConsistentResumeSkipsCorruptSnapshot(t *testing.T) {
 	if got := strings.Count(res.log.String(), "skipping unusable task snapshot"); got != p {
 		t.Errorf("the run skipped %d task snapshots, want the %d damaged ones:\n%s", got, p, res.log)
 	}
+	for _, f := range logs {
+		// The reason names the damaged file and what is wrong with it.
+		if want := filepath.Base(f) + ": checkpoint data corrupt: checksum mismatch"; !strings.Contains(res.log.String(), want) {
+			t.Errorf("the log does not say %q:\n%s", want, res.log)
+		}
+	}
 	w := &hooks.Plan(res.env).Status.Weak
 	checkRestored(t, res, w, p) // the keyed tasks only
 	if d := demo.Diff(demo.Expected(n, k), res.lines); d != "" {
