@@ -22,10 +22,11 @@ import (
 // snapshots' positions: what no stored log covers is counted lost.
 
 // weakRestore is where a WEAKLY_CONSISTENT job starts: each task's newest
-// snapshot that verifies, and for each of those the same task's older
-// snapshots, which are discarded with it once the task completed a newer
-// one (retention per task: the Machine discards a task's previous
-// snapshot, and only the newest is its).
+// snapshot that verifies, and for each of those the same task's other
+// snapshots (older ones a crash left, newer ones that did not verify),
+// which are discarded with it once the task completed a newer one
+// (retention per task: the Machine discards a task's previous snapshot,
+// and only the newest is its).
 type weakRestore struct {
 	latest map[checkpoint.TaskID]checkpoint.ID
 	older  map[checkpoint.ID][]checkpoint.ID
@@ -42,12 +43,15 @@ var errWeakIncompatible = errors.New("incompatible task snapshot")
 // becomes the task's restore point; one that does not verify, or whose
 // metadata cannot be read, is skipped and reported, and the task's next
 // older one is tried. Ids of a task that has its point already are its
-// older snapshots. A task with no snapshot that verifies is not in
-// latest: it starts fresh. An error wrapping errWeakIncompatible, from
-// taskOf or verify, ends the gathering with that error.
+// older snapshots; they, and the task's newer ones that did not verify,
+// are discarded with the point (older) once the task has a newer
+// snapshot. A task with no snapshot that verifies is not in latest: it
+// starts fresh. An error wrapping errWeakIncompatible, from taskOf or
+// verify, ends the gathering with that error.
 func gatherWeak(ids []checkpoint.ID, taskOf func(checkpoint.ID) (checkpoint.TaskID, error), verify func(checkpoint.ID) error) (weakRestore, []error, error) {
 	g := weakRestore{latest: map[checkpoint.TaskID]checkpoint.ID{}, older: map[checkpoint.ID][]checkpoint.ID{}}
 	var skipped []error
+	unusable := map[checkpoint.TaskID][]checkpoint.ID{} // newer than the task's point, not verified
 	for i := len(ids) - 1; i >= 0; i-- {
 		id := ids[i]
 		t, err := taskOf(id)
@@ -66,9 +70,13 @@ func gatherWeak(ids []checkpoint.ID, taskOf func(checkpoint.ID) (checkpoint.Task
 			return weakRestore{}, skipped, err
 		} else if err != nil {
 			skipped = append(skipped, err)
+			unusable[t] = append(unusable[t], id)
 			continue
 		}
 		g.latest[t] = id
+		if bad := unusable[t]; len(bad) > 0 {
+			g.older[id] = bad
+		}
 	}
 	return g, skipped, nil
 }
