@@ -104,3 +104,35 @@ func firstLine(s, sub string) string {
 	}
 	return ""
 }
+
+// TestClusterWeakKillJobManager SIGKILLs the JobManager of a
+// WEAKLY_CONSISTENT job and starts it again on the same state folder: the
+// new JobManager takes the job over and restores every task from its own
+// newest snapshot (the same code as a local run started again), and the
+// committed output equals the failure-free run's exactly.
+func TestClusterWeakKillJobManager(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs a cluster of three processes for seconds")
+	}
+	const events = 600_000
+	c := startE2ECluster(t, 2, 2)
+	args, out := c.demoArgs(events, 200_000, 2, "-D", "execution.checkpointing.mode=WEAKLY_CONSISTENT")
+	client := startWeir(t, c.lifetime, args...)
+	time.Sleep(1500 * time.Millisecond)
+	c.jm.kill()
+	t.Log("JobManager SIGKILLed")
+	time.Sleep(300 * time.Millisecond)
+	c.startJM()
+	res := client.wait()
+	if res.code != 0 {
+		t.Fatalf("weir run exited %d; stderr:\n%s\n%s", res.code, tail(res.stderr, 3000), c.logs())
+	}
+	if d := demo.Diff(demo.Expected(events, demoKeys), committed(t, out)); d != "" {
+		t.Fatalf("after a JobManager kill: %s\n%s", d, c.logs())
+	}
+	assertNoInProgress(t, out)
+	jm := c.jm.stderr()
+	if !strings.Contains(jm, "job recovered") || !strings.Contains(jm, "restoring each task from its own newest snapshot") {
+		t.Errorf("the restarted JobManager did not restore the job's task snapshots:\n%s", c.logs())
+	}
+}

@@ -38,12 +38,21 @@ func (t *txSink[T]) Open(ctx context.Context, rc *weir.RuntimeContext, restored 
 	if err != nil {
 		return err
 	}
-	if !rc.Restored() && rc.Attempt() == 0 {
-		// (Only the job's first execution checks: a later attempt
-		// without state restarts within the run, and in
-		// WEAKLY_CONSISTENT mode the other subtasks committed their own
-		// output meanwhile.)
-		if err := refuseEarlierOutput(t.dir, rc.UID()); err != nil {
+	if !rc.Restored() {
+		// The job's first execution checks every subtask's output. A
+		// later attempt without state checks its own subtask's only: in
+		// WEAKLY_CONSISTENT mode the other subtasks commit their own
+		// output meanwhile, and a subtask commits only on its own
+		// snapshots, so its own output from before means those are gone
+		// (a whole-job restart found none that verifies, or a finished
+		// job's discard was cut short). In the other modes nothing
+		// commits before the first completed checkpoint, which a later
+		// attempt would restore.
+		sub := -1
+		if rc.Attempt() > 0 {
+			sub = rc.Subtask()
+		}
+		if err := refuseEarlierOutput(t.dir, rc.UID(), sub); err != nil {
 			return weir.Unrecoverable(err) // no restart would change the folder
 		}
 	}

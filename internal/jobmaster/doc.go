@@ -190,6 +190,11 @@
 //     is one failure restarting the tasks it ran, each from its own point:
 //     one Deploy per restore point (weak_tm_lost.txt). No task is
 //     cancelled while the job runs.
+//   - A restart of the whole job (Config.WeakLatest: each task's newest
+//     snapshot of an earlier run) deploys every task from its own, one
+//     Deploy per restore point, a task without one from Config.Initial;
+//     a task's first snapshot of this run discards the one it restored
+//     (weak_restore.txt).
 //   - End of data triggers the task's final snapshot; once told it
 //     completed, the task finishes, and the job finishes when every task
 //     did. A task failing after others finished restarts alone: there is

@@ -112,6 +112,12 @@ func newEnv(cfg Config, regions [][]checkpoint.TaskID, tms int, cluster bool, sl
 	}
 	e.cfg.Placement = e
 	e.reserved = e.cfg.Reserved
+	for t, id := range e.cfg.WeakLatest {
+		// An earlier run's snapshots: durable (and registered), each its
+		// task's.
+		e.durable[id], e.registered[id] = true, true
+		e.triggeredFor[id] = t
+	}
 	e.m = New(e.cfg, e.now)
 	return e
 }

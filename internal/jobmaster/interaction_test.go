@@ -27,6 +27,7 @@ import (
 //	    [storagetimeout=D] (execution.checkpointing.storage-failure-timeout)
 //	    [register] (Config.Register: a written checkpoint completes once registered)
 //	    [weak] (Config.Weak: per-task snapshots, single-task failover) [timeout=D]
+//	    [weak-latest=V/I:ID,...] (Config.WeakLatest: tasks' snapshots of an earlier run)
 //	    one region per input line: tasks as V/I; vertex 0 is the source
 //	deploy                        Start, and Prepared from a TaskManager (local)
 //	running [t=V/I,...]           RUNNING from deployed executions (default: all)
@@ -101,6 +102,19 @@ func newScriptEnv(t *testing.T, d *datadriven.TestData) *env {
 	cfg.FirstAttempt = intArg(t, d, "first-attempt", 0)
 	cfg.Register = d.HasArg("register")
 	cfg.Weak = d.HasArg("weak")
+	if d.HasArg("weak-latest") {
+		var s string
+		d.ScanArgs(t, "weak-latest", &s)
+		cfg.WeakLatest = map[checkpoint.TaskID]checkpoint.ID{}
+		for _, f := range strings.Split(s, ",") {
+			task, id, ok := strings.Cut(f, ":")
+			n, err := strconv.Atoi(id)
+			if !ok || err != nil {
+				d.Fatalf(t, "weak-latest: %q is not V/I:ID", f)
+			}
+			cfg.WeakLatest[parseTask(t, d, task)] = checkpoint.ID(n)
+		}
+	}
 	cfg.Checkpoint.Timeout = durArg(t, d, "timeout", cfg.Checkpoint.Timeout)
 	var regions [][]checkpoint.TaskID
 	for _, line := range strings.Split(strings.TrimSpace(d.Input), "\n") {

@@ -43,6 +43,12 @@ type Config struct {
 	// FirstOwn is the first checkpoint id this run takes: a restart
 	// restores the newest checkpoint at least this new, else Initial.
 	FirstOwn checkpoint.ID
+	// WeakLatest (Config.Weak) is each task's newest completed snapshot
+	// in the job's own storage when it starts, below FirstOwn: a restart
+	// of the whole job deploys every task from its own (Restore{ID, Own}),
+	// a task not in it from Initial. A task's first snapshot of this run
+	// discards its entry, as it discards any previous snapshot.
+	WeakLatest map[checkpoint.TaskID]checkpoint.ID
 	// Reserve enables checkpoint-id reservation; Reserved is the bound
 	// persisted before this run.
 	Reserve  bool
@@ -74,6 +80,7 @@ type execution struct {
 	attempt int
 	state   ExecState
 	tm      TM
+	placed  bool // deployed at least once by this Machine: tm is where
 }
 
 // recordingStrategy remembers the restart strategy's last decision, so
@@ -210,7 +217,7 @@ func New(cfg Config, now time.Time) *Machine {
 		// The coordinator stays suspended and triggers nothing; the
 		// tasks' own snapshots replace its checkpoints.
 		cc.Interval = 0
-		m.snaps = weak.NewSnapshots(weak.Config{Interval: cfg.Checkpoint.Interval, Timeout: cfg.Checkpoint.Timeout, FirstID: cfg.FirstOwn}, cfg.Tasks)
+		m.snaps = weak.NewSnapshots(weak.Config{Interval: cfg.Checkpoint.Interval, Timeout: cfg.Checkpoint.Timeout, FirstID: cfg.FirstOwn, Latest: cfg.WeakLatest}, cfg.Tasks)
 	}
 	m.coord = coordinator.New(cc, cfg.Tasks, cfg.Sources, cfg.FirstOwn, now)
 	// No checkpoint before the job is deployed: a barrier sent before

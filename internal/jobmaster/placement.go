@@ -94,10 +94,10 @@ func (m *Machine) deployTo(tasks []checkpoint.TaskID, rp *RestorePoint, placed m
 	var moved []checkpoint.TaskID // restarted on another TaskManager than their previous attempt
 	for _, t := range tasks {
 		e := m.execs[t]
-		if e.attempt > 0 && e.tm != placed[t.Subtask].TM {
+		if e.placed && e.tm != placed[t.Subtask].TM {
 			moved = append(moved, t)
 		}
-		e.state, e.tm = ExecDeploying, placed[t.Subtask].TM
+		e.state, e.tm, e.placed = ExecDeploying, placed[t.Subtask].TM, true
 		m.live++
 	}
 	if m.slotOf == nil {

@@ -34,8 +34,8 @@ func DiscardCheckpoints(cfg JobConfig) error {
 
 // StartLine says in one line where a run of the job starts: the --from
 // checkpoint or savepoint, the newest checkpoint of an earlier run that did
-// not finish (which a run started without --from resumes), or from
-// scratch.
+// not finish (which a run started without --from resumes; in
+// WEAKLY_CONSISTENT mode each task's newest snapshot), or from scratch.
 func StartLine(cfg JobConfig) (string, error) {
 	if cfg.FromPath != "" {
 		return fmt.Sprintf("job %s: starting from %s", cfg.JobName, cfg.FromPath), nil
@@ -50,6 +50,9 @@ func StartLine(cfg JobConfig) (string, error) {
 	}
 	if len(ids) == 0 {
 		return fmt.Sprintf("job %s: starting from scratch (no checkpoint in %s)", cfg.JobName, store.JobDir()), nil
+	}
+	if cfg.Weak {
+		return fmt.Sprintf("job %s: resuming each task's newest snapshot in %s (%d task snapshots, newest %d), left by an earlier run that did not finish", cfg.JobName, store.JobDir(), len(ids), ids[len(ids)-1]), nil
 	}
 	return fmt.Sprintf("job %s: resuming checkpoint %d in %s, left by an earlier run that did not finish", cfg.JobName, ids[len(ids)-1], store.JobDir()), nil
 }

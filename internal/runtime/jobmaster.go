@@ -47,6 +47,10 @@ type JobMaster struct {
 	// first checkpoint id this run takes.
 	initial  *restorePoint
 	firstOwn checkpoint.ID
+	// weak is a WEAKLY_CONSISTENT job's start: each task's newest
+	// snapshot (weak_restore.go). Its older map is the loop's: a restored
+	// snapshot's Discard takes its task's older ones along.
+	weak weakRestore
 
 	worker   *storeWorker
 	requests map[jobmaster.RequestID]triggerRequest
@@ -113,6 +117,14 @@ func (jm *JobMaster) newMachine() *jobmaster.Machine {
 	if rp := jm.initial; rp != nil {
 		initial = &jobmaster.RestorePoint{ID: rp.md.ID, Own: rp.own, Path: rp.path}
 	}
+	firstAttempt := jm.firstAttempt
+	if len(jm.weak.latest) > 0 {
+		// The restored tasks are later attempts of the earlier run's,
+		// whose process went with their output logs and determinants:
+		// each rebuilds its logs as after a lost TaskManager (setupWeak),
+		// and counts as one failure and one restart.
+		firstAttempt = max(firstAttempt, 1)
+	}
 	return jobmaster.New(jobmaster.Config{
 		Name:         jm.spec.Name,
 		Regions:      Regions(jm.jg),
@@ -123,9 +135,10 @@ func (jm *JobMaster) newMachine() *jobmaster.Machine {
 		Placement:    jm.place,
 		TaskManagers: jm.place.initial(),
 		SlotTimeout:  jm.slotTimeout,
-		FirstAttempt: jm.firstAttempt,
+		FirstAttempt: firstAttempt,
 		Initial:      initial,
 		FirstOwn:     jm.firstOwn,
+		WeakLatest:   jm.weak.latest,
 		Reserve:      jm.reserveIDs != nil,
 		Reserved:     jm.reserved,
 		Register:     jm.cfg.registry != nil,
@@ -297,7 +310,8 @@ func containsID(reason string, id ResourceID) bool {
 func checkWritable(dir string) error { return vfs.CheckWritableDir(dir) }
 
 // initialRestorePoint returns where the job starts: the --from checkpoint,
-// else the newest retained one; nil for a fresh start. It also returns the
+// else the newest retained one; nil for a fresh start. A WEAKLY_CONSISTENT
+// job has no such point: it gathers each task's own (jm.weak). It also returns the
 // id after the newest completed checkpoint in storage. It runs before the
 // loop, so it reads storage directly.
 //
@@ -315,14 +329,18 @@ func (jm *JobMaster) initialRestorePoint(ctx context.Context) (*restorePoint, ch
 	}
 	if jm.cfg.Weak {
 		// Each completed snapshot of a WEAKLY_CONSISTENT job is one
-		// task's: no single one restores the job. A whole-job restart
-		// from every task's newest snapshot is not built yet
-		// (docs/weak-consistency.md, Limits), so the job starts fresh.
+		// task's: no single one restores the job, and there is no
+		// consistent cut of every task to start a job from.
 		if jm.cfg.FromPath != "" {
-			return nil, 0, Unrecoverable(fmt.Errorf("--from %s: execution.checkpointing.mode WEAKLY_CONSISTENT cannot start from a checkpoint or savepoint yet; start it without --from, or use EXACTLY_ONCE", jm.cfg.FromPath))
+			return nil, 0, Unrecoverable(fmt.Errorf("--from %s: execution.checkpointing.mode WEAKLY_CONSISTENT never takes a consistent cut of every task, so no checkpoint or savepoint restores the whole job; run it without --from (it resumes each task's newest snapshot in its state folder), or use EXACTLY_ONCE", jm.cfg.FromPath))
 		}
-		if next > 1 {
-			jm.log.Warn("WEAKLY_CONSISTENT mode does not restore a whole job from its tasks' snapshots yet; starting fresh", "newest snapshot", next-1)
+		g, err := jm.weakInitial(ctx)
+		if err != nil {
+			return nil, 0, err
+		}
+		jm.weak = g
+		if n := len(g.latest); n > 0 {
+			jm.log.Info("restoring each task from its own newest snapshot", "tasks", n, "newest_snapshot", next-1)
 		}
 		return nil, next, nil
 	}

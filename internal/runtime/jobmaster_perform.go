@@ -1,10 +1,10 @@
 package runtime
 
 import (
-	"time"
-
 	"context"
 	"fmt"
+	"slices"
+	"time"
 
 	"github.com/weirstream/weir/internal/checkpoint"
 	"github.com/weirstream/weir/internal/checkpoint/coordinator"
@@ -211,6 +211,14 @@ func (jm *JobMaster) performStorage(act jobmaster.Action) {
 			jm.swept(act.Sweep)
 		})
 	case jobmaster.Discard:
+		for _, id := range act.IDs {
+			// A restored task snapshot goes with its task's older ones
+			// (weakRestore.older), which nothing restores any more.
+			if older, ok := jm.weak.older[id]; ok {
+				delete(jm.weak.older, id)
+				act.IDs = append(slices.Clip(act.IDs), older...)
+			}
+		}
 		jm.worker.do(func() {
 			if !jm.unregisterForDiscard(act.IDs) {
 				// Their pointers may remain: the files stay (and the

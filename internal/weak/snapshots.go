@@ -21,6 +21,12 @@ type Config struct {
 	// FirstID is the first snapshot id; 0 means 1. A JobManager restarted
 	// after a crash starts above every id its previous run used.
 	FirstID checkpoint.ID
+	// Latest is each task's newest completed snapshot when the job starts
+	// (a whole-job restart: an earlier run's, below FirstID); a task not
+	// in it has none. It is the task's restore point until the task
+	// completes one of its own, which then discards it (Complete.Discard)
+	// as it would discard any previous snapshot of the task.
+	Latest map[checkpoint.TaskID]checkpoint.ID
 }
 
 // Snapshots schedules and tracks every task's own snapshots. See the
@@ -89,7 +95,7 @@ func NewSnapshots(cfg Config, tasks []checkpoint.TaskID) *Snapshots {
 		persisting: map[checkpoint.ID]checkpoint.TaskID{},
 	}
 	for i, t := range tasks {
-		s.state[t] = &task{index: i}
+		s.state[t] = &task{index: i, latest: cfg.Latest[t]}
 	}
 	return s
 }

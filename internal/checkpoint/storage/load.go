@@ -97,9 +97,10 @@ func (s *FS) verify(ctx context.Context, id checkpoint.ID, seen map[string]error
 	return md, nil
 }
 
-// stateFiles lists the files a checkpoint references — keyed state and
-// channel state — in metadata order, as pointers into md so that a copy
-// (Savepoint) can rewrite them in place.
+// stateFiles lists the files a checkpoint references — keyed state,
+// channel state and a WEAKLY_CONSISTENT task's stored output logs — in
+// metadata order, as pointers into md so that a copy (Savepoint) can
+// rewrite them in place.
 func stateFiles(md *checkpoint.Metadata) []*checkpoint.StateFile {
 	var out []*checkpoint.StateFile
 	for i := range md.Operators {
@@ -110,6 +111,9 @@ func stateFiles(md *checkpoint.Metadata) []*checkpoint.StateFile {
 			}
 			if c := st.Channels; c != nil {
 				out = append(out, &c.File)
+			}
+			if w := st.Weak; w != nil && w.Logs != nil {
+				out = append(out, w.Logs)
 			}
 		}
 	}

@@ -2,10 +2,15 @@ package demo_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/weirstream/weir"
 	"github.com/weirstream/weir/internal/config"
 	"github.com/weirstream/weir/internal/faults"
 	"github.com/weirstream/weir/internal/hooks"
@@ -135,4 +140,290 @@ func runWeakExact(t *testing.T, r *run, want []string) *runtime.JobStatus {
 		t.Errorf("%d failures restarted %d tasks; each failure restarts exactly one", w.Failures.Load(), w.TaskRestarts.Load())
 	}
 	return st
+}
+
+// TestWeakConsistentResumeAfterCancels runs the weak demo, rate-limited,
+// and cancels it three times once its tasks completed snapshots, then
+// runs it to the end on the same state folder. Each run after the first
+// restores every task from its own newest snapshot: the keyed tasks'
+// sinks commit what their snapshots hold and abort the rest, the sources
+// re-emit from their read positions, and the sources' output logs are
+// rebuilt from what their snapshots stored, so a keyed task restored from
+// an older snapshot than its sources' is replayed what it had not read.
+// With logs that large nothing is lost, and the sources re-emit
+// deterministically (the keyed tasks, which lost their determinants, have
+// no output logs: they write into their sinks), so nothing is possibly
+// duplicated either: the committed output must equal the failure-free
+// run exactly and the accounting must say 0 lost, 0 duplicated.
+//
+// Each restored run counts each restored task as one failure and one task
+// restart. Retention is per task: when the job finishes, its state folder
+// holds exactly one snapshot per task (its final one), the restored ones
+// and any older ones discarded.
+func TestWeakConsistentResumeAfterCancels(t *testing.T) {
+	for _, tms := range []int{1, 2} {
+		t.Run(fmt.Sprintf("tm%d", tms), func(t *testing.T) { resumeAfterCancels(t, tms) })
+	}
+}
+
+// resumeAfterCancels is TestWeakConsistentResumeAfterCancels on tms
+// TaskManagers: with 2, the keyed exchange crosses TCP, and a restored
+// keyed task asks its sources' TaskManagers for their rebuilt logs.
+func resumeAfterCancels(t *testing.T, tms int) {
+	const n, k, p = 60_000, 53, 2
+	want := demo.Expected(n, k)
+	r := newRun(t, n, k, p)
+	r.rate = 40_000
+	r.interval = "20ms"
+	r.extra = map[string]string{config.CheckpointingMode: config.ModeWeak, config.LocalTaskManagers: fmt.Sprint(tms)}
+	tasks := int64(2 * p) // p sources, p keyed aggregations chained to their sinks
+	var res result
+	for i := range 3 {
+		ctx, cancel := context.WithCancel(context.Background())
+		res = r.execute(t, ctx, func(env *weir.Env) {
+			w := &hooks.Plan(env).Status.Weak
+			st := hooks.Plan(env).Status
+			// The tasks snapshot in turn, sources first: cancel once a
+			// round's source snapshots completed and its keyed ones did
+			// not yet, so that the keyed tasks restore older positions
+			// than their sources' snapshots, and are replayed the rest
+			// from the logs those stored (the same cancels without
+			// stored logs lose records:
+			// TestWeakConsistentResumeWithoutStoredLogs).
+			waitFor(t, func() bool {
+				c := w.SnapshotsCompleted.Load()
+				return c >= 2*tasks && c%tasks == p || st.State() == runtime.StateFinished
+			})
+			cancel()
+		})
+		cancel()
+		if i > 0 {
+			checkRestored(t, res, &hooks.Plan(res.env).Status.Weak, tasks)
+		}
+		if res.err == nil {
+			t.Logf("run %d finished before its cancel", i)
+			break
+		}
+		if !errors.Is(res.err, context.Canceled) {
+			t.Fatalf("run %d: Execute = %v, want context.Canceled\nlog:\n%s", i, res.err, res.log)
+		}
+		if missing, dup := demo.MissingDuplicated(n, res.lines); dup != 0 {
+			t.Fatalf("after cancelled run %d: %d duplicated lines (%d not yet committed)", i, dup, missing)
+		}
+		t.Logf("run %d cancelled with %d lines committed", i, len(res.lines))
+	}
+	if res.err != nil {
+		r.rate = 0
+		res = r.execute(t, context.Background(), nil)
+		if res.err != nil {
+			t.Fatalf("final run: %v\nlog:\n%s", res.err, res.log)
+		}
+		checkRestored(t, res, &hooks.Plan(res.env).Status.Weak, tasks)
+	}
+	w := &hooks.Plan(res.env).Status.Weak
+	if d := demo.Diff(want, res.lines); d != "" {
+		t.Fatalf("committed output after the cancels differs from the failure-free run:\n%s\nlog:\n%s", d, res.log)
+	}
+	if w.Lost.Load() != 0 || w.Duplicated.Load() != 0 {
+		t.Errorf("accounting says %d lost, %d duplicated; the output is exact", w.Lost.Load(), w.Duplicated.Load())
+	}
+	snaps, err := filepath.Glob(filepath.Join(r.stateDir, "demo", "chk-*"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if int64(len(snaps)) != tasks {
+		t.Errorf("the finished job left %d task snapshots %v, want one per task (%d): retention is per task", len(snaps), snaps, tasks)
+	}
+}
+
+// checkRestored requires that a run restored every task from its own
+// snapshot: each counts as one failure and one restart, and the log says
+// so.
+func checkRestored(t *testing.T, res result, w *runtime.WeakStats, tasks int64) {
+	t.Helper()
+	if !strings.Contains(res.log.String(), fmt.Sprintf(`msg="restoring each task from its own newest snapshot" tasks=%d`, tasks)) {
+		t.Fatalf("the run did not restore all %d tasks from their snapshots:\n%s", tasks, res.log)
+	}
+	if w.TaskRestarts.Load() < tasks || w.Failures.Load() < tasks {
+		t.Errorf("a restored run counted %d failures, %d task restarts; want at least one each per task (%d)", w.Failures.Load(), w.TaskRestarts.Load(), tasks)
+	}
+}
+
+// TestWeakConsistentResumeWithoutStoredLogs: with the output logs not
+// stored (execution.checkpointing.weak.in-flight-log.snapshot: false), a
+// whole-job restart cannot replay what only the killed process's logs
+// held. The rerun counts it: a keyed task restored from an older
+// snapshot than its source's loses the records in between, and the
+// records the restored run counts lost must be exactly the events whose
+// line is missing from the final output, with nothing duplicated (the
+// first run, cancelled once its tasks snapshotted, had no failure and
+// lost nothing).
+func TestWeakConsistentResumeWithoutStoredLogs(t *testing.T) {
+	const n, k = 60_000, 53
+	var lostInAll int64
+	defer func() {
+		if !t.Failed() && lostInAll == 0 {
+			t.Errorf("no run lost a record: the test exercised no loss; cancel where keyed tasks' snapshots lag their sources'")
+		}
+	}()
+	for p := 1; p <= 3; p++ {
+		t.Run(fmt.Sprintf("p%d", p), func(t *testing.T) {
+			r := newRun(t, n, k, p)
+			r.rate = 40_000
+			r.interval = "40ms"
+			r.extra = map[string]string{config.CheckpointingMode: config.ModeWeak, config.WeakInFlightLogSnapshot: "false"}
+			tasks := int64(2 * p)
+			ctx, cancel := context.WithCancel(context.Background())
+			res := r.execute(t, ctx, func(env *weir.Env) {
+				w := &hooks.Plan(env).Status.Weak
+				st := hooks.Plan(env).Status
+				// The tasks snapshot in turn, sources first: cancel once
+				// a round's source snapshots completed and its keyed
+				// ones did not yet, so that the keyed tasks restore
+				// older positions than their sources' snapshots hold.
+				waitFor(t, func() bool {
+					c := w.SnapshotsCompleted.Load()
+					return c >= 2*tasks && c%tasks == int64(p) || st.State() == runtime.StateFinished
+				})
+				cancel()
+			})
+			cancel()
+			if res.err == nil {
+				t.Logf("the first run finished before its cancel: nothing to restore")
+				return
+			}
+			if !errors.Is(res.err, context.Canceled) {
+				t.Fatalf("run 0: Execute = %v, want context.Canceled\nlog:\n%s", res.err, res.log)
+			}
+			if w := &hooks.Plan(res.env).Status.Weak; w.Lost.Load() != 0 || w.Duplicated.Load() != 0 {
+				t.Fatalf("the run without failures counted %d lost, %d duplicated", w.Lost.Load(), w.Duplicated.Load())
+			}
+			r.rate = 0
+			res = r.execute(t, context.Background(), nil)
+			if res.err != nil {
+				t.Fatalf("final run: %v\nlog:\n%s", res.err, res.log)
+			}
+			w := &hooks.Plan(res.env).Status.Weak
+			checkRestored(t, res, w, tasks)
+			missing, dup := demo.MissingDuplicated(n, res.lines)
+			t.Logf("restored run: %d lost, %d duplicated; measured %d missing, %d duplicated lines", w.Lost.Load(), w.Duplicated.Load(), missing, dup)
+			if missing != w.Lost.Load() || dup != 0 || w.Duplicated.Load() != 0 {
+				t.Fatalf("measured %d missing and %d duplicated lines, the accounting says %d lost and %d duplicated", missing, dup, w.Lost.Load(), w.Duplicated.Load())
+			}
+			lostInAll += missing
+		})
+	}
+}
+
+// TestWeakConsistentResumeSkipsCorruptSnapshot damages the stored output
+// logs of every source task's snapshot after a cancelled run: the next
+// run skips each of those snapshots, saying why, and restores the other
+// tasks from theirs; the sources, left without a snapshot (each task's
+// older ones were discarded as it snapshotted), start from scratch, and
+// their logs take their numbering from the keyed tasks' positions, so
+// what the sources emit again up to there is skipped as already sent.
+// The sources emit deterministically, so the output is still exact and
+// nothing is counted lost or duplicated.
+func TestWeakConsistentResumeSkipsCorruptSnapshot(t *testing.T) {
+	const n, k, p = 60_000, 53, 2
+	r := newRun(t, n, k, p)
+	r.rate = 40_000
+	r.interval = "20ms"
+	r.extra = map[string]string{config.CheckpointingMode: config.ModeWeak}
+	ctx, cancel := context.WithCancel(context.Background())
+	res := r.execute(t, ctx, func(env *weir.Env) {
+		w := &hooks.Plan(env).Status.Weak
+		st := hooks.Plan(env).Status
+		waitFor(t, func() bool { return w.SnapshotsCompleted.Load() >= 4*p || st.State() == runtime.StateFinished })
+		cancel()
+	})
+	cancel()
+	if res.err == nil {
+		t.Skip("the first run finished before its cancel: nothing to restore")
+	}
+	logs, err := filepath.Glob(filepath.Join(r.stateDir, "demo", "chk-*", "*weaklog*"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(logs) != p {
+		t.Fatalf("found the stored output logs %v, want one per source subtask (%d)", logs, p)
+	}
+	for _, f := range logs {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b[len(b)/2] ^= 0xff // same size, wrong checksum
+		if err := os.WriteFile(f, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r.rate = 0
+	res = r.execute(t, context.Background(), nil)
+	if res.err != nil {
+		t.Fatalf("run after the damage: %v\nlog:\n%s", res.err, res.log)
+	}
+	if got := strings.Count(res.log.String(), "skipping unusable task snapshot"); got != p {
+		t.Errorf("the run skipped %d task snapshots, want the %d damaged ones:\n%s", got, p, res.log)
+	}
+	for _, f := range logs {
+		// The reason names the damaged file and what is wrong with it.
+		if want := filepath.Base(f) + ": checkpoint data corrupt: checksum mismatch"; !strings.Contains(res.log.String(), want) {
+			t.Errorf("the log does not say %q:\n%s", want, res.log)
+		}
+	}
+	w := &hooks.Plan(res.env).Status.Weak
+	checkRestored(t, res, w, p) // the keyed tasks only
+	if d := demo.Diff(demo.Expected(n, k), res.lines); d != "" {
+		t.Fatalf("committed output differs from the failure-free run:\n%s\nlog:\n%s", d, res.log)
+	}
+	if w.Lost.Load() != 0 || w.Duplicated.Load() != 0 {
+		t.Errorf("accounting says %d lost, %d duplicated; the output is exact", w.Lost.Load(), w.Duplicated.Load())
+	}
+}
+
+// TestWeakConsistentResumeRefusesSinkWithoutSnapshot removes every
+// snapshot of one keyed task (its sink chained in) after a cancelled run
+// whose sinks committed output: the next run would start that task from
+// scratch and commit its earlier output a second time, so its file sink
+// refuses, naming its subtask and the way out, and the job fails without
+// a restart, its committed output unchanged.
+func TestWeakConsistentResumeRefusesSinkWithoutSnapshot(t *testing.T) {
+	const n, k, p = 60_000, 53, 2
+	r := newRun(t, n, k, p)
+	r.rate = 40_000
+	r.interval = "20ms"
+	r.extra = map[string]string{config.CheckpointingMode: config.ModeWeak}
+	ctx, cancel := context.WithCancel(context.Background())
+	res := r.execute(t, ctx, func(env *weir.Env) {
+		w := &hooks.Plan(env).Status.Weak
+		st := hooks.Plan(env).Status
+		waitFor(t, func() bool { return w.SnapshotsCompleted.Load() >= 4*p || st.State() == runtime.StateFinished })
+		cancel()
+	})
+	cancel()
+	if res.err == nil {
+		t.Skip("the first run finished before its cancel: nothing to restore")
+	}
+	before := res.lines
+	snaps, err := filepath.Glob(filepath.Join(r.stateDir, "demo", "chk-*", "aggregate-*-1.keyed"))
+	if err != nil || len(snaps) == 0 {
+		t.Fatalf("no snapshot of keyed subtask 1 (%v): the test needs one", err)
+	}
+	for _, f := range snaps {
+		if err := os.RemoveAll(filepath.Dir(f)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	res = r.execute(t, context.Background(), nil)
+	want := "already holds committed output of its subtask 1 from an earlier run"
+	if res.err == nil || !strings.Contains(res.err.Error(), want) {
+		t.Fatalf("run without subtask 1's snapshots: %v, want the sink's refusal (%q)\nlog:\n%s", res.err, want, res.log)
+	}
+	if res.restarts != 0 {
+		t.Errorf("%d restarts: no restart can change the folder", res.restarts)
+	}
+	if d := demo.Diff(before, res.lines); d != "" {
+		t.Errorf("the refused run changed the committed output:\n%s", d)
+	}
 }
