@@ -25,9 +25,12 @@ import (
 // A consumer whose input connection broke waits for that word up to
 // weakMoveTimeout, then fails (and restarts from its snapshot) as before:
 // a producer's TaskManager that is alive but unreachable is never
-// declared moved. Meanwhile it tries the producer where it was, with
-// backoff: a connection that broke between two live TaskManagers comes
-// back without a move.
+// declared moved. Meanwhile it reopens the channel to the producer where
+// it was as soon as a connection to that TaskManager is there again (a
+// deployment between the two re-established it): a connection that broke
+// between two live TaskManagers comes back without a move. It never dials
+// for that itself: a dial to the lost process's address would hold the
+// peer's dial slot, which a TaskManager restarted under the same id needs.
 
 // weakMoveTimeout bounds how long a consumer whose producer's TaskManager
 // went away waits to be told where the producer's new attempt runs: the
@@ -114,8 +117,9 @@ func (w *weakRemoteIn) failed(gen uint64, err error) {
 }
 
 // retry reopens the channel of generation gen, whose connection broke, to
-// the producer where it was, with backoff, until it succeeds or the
-// channel moved, was reopened or closed meanwhile.
+// the producer where it was once a connection to its TaskManager is there
+// again, checking with backoff, until it succeeds or the channel moved,
+// was reopened or closed meanwhile.
 func (w *weakRemoteIn) retry(gen uint64) {
 	backoff := 100 * time.Millisecond
 	for {
@@ -132,10 +136,8 @@ func (w *weakRemoteIn) retry(gen uint64) {
 		}
 		desc, old := w.desc, w.ic
 		w.mu.Unlock()
-		ctx, cancel := context.WithTimeout(w.ctx, 5*time.Second)
-		conn, err := w.net.Conn(ctx, string(desc.TM), desc.DataAddress)
-		cancel()
-		if err != nil {
+		conn := w.net.Lookup(string(desc.TM))
+		if conn == nil || conn.Err() != nil {
 			continue // gone, most likely: the move will come
 		}
 		cfg := w.cfg
@@ -148,7 +150,7 @@ func (w *weakRemoteIn) retry(gen uint64) {
 			w.mu.Unlock()
 			return
 		}
-		err = w.openLocked(conn, desc, cfg)
+		err := w.openLocked(conn, desc, cfg)
 		w.mu.Unlock()
 		if err == nil {
 			return

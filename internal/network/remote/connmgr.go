@@ -130,6 +130,14 @@ func (m *ConnManager) Conn(ctx context.Context, peer, addr string) (*Conn, error
 	}
 }
 
+// Lookup returns the live connection to peer, nil if there is none; it
+// never dials or waits.
+func (m *ConnManager) Lookup(peer string) *Conn {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.conns[peer]
+}
+
 // dial connects to peer, retrying refused connections (the peer may still
 // be starting) until ctx ends.
 func (m *ConnManager) dial(ctx context.Context, peer, addr string) (*Conn, error) {
