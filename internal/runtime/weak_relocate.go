@@ -58,8 +58,8 @@ type weakRemoteIn struct {
 	gen    uint64 // the current ic's; a late failure of an earlier one is ignored
 	timer  *time.Timer
 	closed bool
-	moves  chan ChannelDesc // latest move, handled by one goroutine at a time
-	moving bool
+	next   *ChannelDesc // latest move not started yet
+	moving bool         // a moveLoop runs
 }
 
 // open subscribes the channel to the producer at desc, replaying from the
@@ -140,11 +140,7 @@ func (w *weakRemoteIn) retry(gen uint64) {
 		if conn == nil || conn.Err() != nil {
 			continue // gone, most likely: the move will come
 		}
-		cfg := w.cfg
-		if old != nil {
-			pos, ended := old.Position()
-			cfg.From, cfg.Reopen, cfg.Drain = pos, !ended, ended
-		}
+		cfg := w.reopenConfig(old)
 		w.mu.Lock()
 		if w.closed || w.gen != gen {
 			w.mu.Unlock()
@@ -178,14 +174,7 @@ func (w *weakRemoteIn) move(desc ChannelDesc) {
 	if w.closed {
 		return
 	}
-	if w.moves == nil {
-		w.moves = make(chan ChannelDesc, 1)
-	}
-	select {
-	case <-w.moves:
-	default:
-	}
-	w.moves <- desc
+	w.next = &desc
 	if !w.moving {
 		w.moving = true
 		go w.moveLoop()
@@ -195,14 +184,13 @@ func (w *weakRemoteIn) move(desc ChannelDesc) {
 func (w *weakRemoteIn) moveLoop() {
 	for {
 		w.mu.Lock()
-		var desc ChannelDesc
-		select {
-		case desc = <-w.moves:
-		default:
+		if w.next == nil {
 			w.moving = false
 			w.mu.Unlock()
 			return
 		}
+		desc := *w.next
+		w.next = nil
 		w.mu.Unlock()
 		if err := w.reconnect(desc); err != nil && w.ctx.Err() == nil {
 			w.fail(fmt.Errorf("reconnect input channel %d to producer %s, moved to TaskManager %s: %w", w.cfg.Channel, desc.Peer, desc.TM, err))
@@ -241,16 +229,12 @@ func (w *weakRemoteIn) reconnect(desc ChannelDesc) error {
 	if err != nil {
 		return err
 	}
-	var pos wire.LogPos
-	ended := false
 	if old != nil {
 		// Closing first stops the old channel delivering: its position
 		// is final then.
 		old.Close()
-		pos, ended = old.Position()
 	}
-	cfg := w.cfg
-	cfg.From, cfg.Reopen, cfg.Drain = pos, !ended, ended
+	cfg := w.reopenConfig(old)
 	for {
 		w.mu.Lock()
 		if w.closed {
@@ -286,4 +270,17 @@ func (w *weakRemoteIn) close() {
 	if w.ic != nil {
 		w.ic.Close()
 	}
+}
+
+// reopenConfig is the InputConfig that continues the closed channel old
+// (nil: none was open): from the position of the last buffer it received,
+// holding the gate's credit for its queued buffers, or draining if it had
+// ended.
+func (w *weakRemoteIn) reopenConfig(old *remote.InputChannel) remote.InputConfig {
+	cfg := w.cfg
+	if old != nil {
+		pos, ended := old.Position()
+		cfg.From, cfg.Reopen, cfg.Drain = pos, !ended, ended
+	}
+	return cfg
 }
