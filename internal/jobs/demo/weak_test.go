@@ -326,21 +326,7 @@ func TestWeakConsistentResumeWithoutStoredLogs(t *testing.T) {
 // nothing is counted lost or duplicated.
 func TestWeakConsistentResumeSkipsCorruptSnapshot(t *testing.T) {
 	const n, k, p = 60_000, 53, 2
-	r := newRun(t, n, k, p)
-	r.rate = 40_000
-	r.interval = "20ms"
-	r.extra = map[string]string{config.CheckpointingMode: config.ModeWeak}
-	ctx, cancel := context.WithCancel(context.Background())
-	res := r.execute(t, ctx, func(env *weir.Env) {
-		w := &hooks.Plan(env).Status.Weak
-		st := hooks.Plan(env).Status
-		waitFor(t, func() bool { return w.SnapshotsCompleted.Load() >= 4*p || st.State() == runtime.StateFinished })
-		cancel()
-	})
-	cancel()
-	if res.err == nil {
-		t.Skip("the first run finished before its cancel: nothing to restore")
-	}
+	r, res := cancelledWeakRun(t, n, k, p)
 	logs, err := filepath.Glob(filepath.Join(r.stateDir, "demo", "chk-*", "*weaklog*"))
 	if err != nil {
 		t.Fatal(err)
@@ -390,21 +376,7 @@ func TestWeakConsistentResumeSkipsCorruptSnapshot(t *testing.T) {
 // a restart, its committed output unchanged.
 func TestWeakConsistentResumeRefusesSinkWithoutSnapshot(t *testing.T) {
 	const n, k, p = 60_000, 53, 2
-	r := newRun(t, n, k, p)
-	r.rate = 40_000
-	r.interval = "20ms"
-	r.extra = map[string]string{config.CheckpointingMode: config.ModeWeak}
-	ctx, cancel := context.WithCancel(context.Background())
-	res := r.execute(t, ctx, func(env *weir.Env) {
-		w := &hooks.Plan(env).Status.Weak
-		st := hooks.Plan(env).Status
-		waitFor(t, func() bool { return w.SnapshotsCompleted.Load() >= 4*p || st.State() == runtime.StateFinished })
-		cancel()
-	})
-	cancel()
-	if res.err == nil {
-		t.Skip("the first run finished before its cancel: nothing to restore")
-	}
+	r, res := cancelledWeakRun(t, n, k, p)
 	before := res.lines
 	snaps, err := filepath.Glob(filepath.Join(r.stateDir, "demo", "chk-*", "aggregate-*-1.keyed"))
 	if err != nil || len(snaps) == 0 {
@@ -426,4 +398,28 @@ func TestWeakConsistentResumeRefusesSinkWithoutSnapshot(t *testing.T) {
 	if d := demo.Diff(before, res.lines); d != "" {
 		t.Errorf("the refused run changed the committed output:\n%s", d)
 	}
+}
+
+// cancelledWeakRun runs the demo (n events, k keys, p subtasks) in
+// WEAKLY_CONSISTENT mode and cancels it once every task completed a few
+// snapshots: the state folder for a test of what the next run restores.
+// It skips the test if the run finished before its cancel.
+func cancelledWeakRun(t *testing.T, n, k int64, p int) (*run, result) {
+	t.Helper()
+	r := newRun(t, n, k, p)
+	r.rate = 40_000
+	r.interval = "20ms"
+	r.extra = map[string]string{config.CheckpointingMode: config.ModeWeak}
+	ctx, cancel := context.WithCancel(context.Background())
+	res := r.execute(t, ctx, func(env *weir.Env) {
+		w := &hooks.Plan(env).Status.Weak
+		st := hooks.Plan(env).Status
+		waitFor(t, func() bool { return w.SnapshotsCompleted.Load() >= int64(4*p) || st.State() == runtime.StateFinished })
+		cancel()
+	})
+	cancel()
+	if res.err == nil {
+		t.Skip("the first run finished before its cancel: nothing to restore")
+	}
+	return r, res
 }
