@@ -73,14 +73,7 @@ func killRestart(t *testing.T, seed int64, parallelism int) {
 			t.Logf("run %d: finished before its kill at %s", k, delay)
 			finished = true
 		}
-		if _, err := os.Stat(out); errors.Is(err, fs.ErrNotExist) {
-			continue // killed before the sink created its folder: nothing committed
-		}
-		got := committed(t, out)
-		if x := extras(wantCounts, got); len(x) > 0 {
-			t.Fatalf("after run %d the committed output has %d lines not in the failure-free output (duplicates included), first %q", k, len(x), x[0])
-		}
-		if !finished && complete(wantCounts, got) {
+		if afterKill(t, out, wantCounts, k) && !finished {
 			t.Logf("run %d: its job had ended when the kill landed", k)
 			finished = true
 		}
@@ -170,14 +163,7 @@ func killRestartWeak(t *testing.T, parallelism int, delays []time.Duration) {
 			}
 			refused = true
 		}
-		if _, err := os.Stat(out); errors.Is(err, fs.ErrNotExist) {
-			continue // killed before the sink created its folder: nothing committed
-		}
-		got := committed(t, out)
-		if x := extras(wantCounts, got); len(x) > 0 {
-			t.Fatalf("after run %d the committed output has %d lines not in the failure-free output (duplicates included), first %q", k, len(x), x[0])
-		}
-		if !finished && complete(wantCounts, got) {
+		if afterKill(t, out, wantCounts, k) && !finished {
 			t.Logf("run %d: its job had ended when the kill landed", k)
 			finished = true
 		}
@@ -266,4 +252,19 @@ func TestInjectedFailures(t *testing.T) {
 			assertNoInProgress(t, out)
 		})
 	}
+}
+
+// afterKill checks what is committed to out after run k: no line outside
+// the failure-free output (duplicates included). It reports whether that
+// output is complete; nothing is committed before the sink created out.
+func afterKill(t *testing.T, out string, wantCounts map[string]int, k int) (done bool) {
+	t.Helper()
+	if _, err := os.Stat(out); errors.Is(err, fs.ErrNotExist) {
+		return false
+	}
+	got := committed(t, out)
+	if x := extras(wantCounts, got); len(x) > 0 {
+		t.Fatalf("after run %d the committed output has %d lines not in the failure-free output (duplicates included), first %q", k, len(x), x[0])
+	}
+	return complete(wantCounts, got)
 }
