@@ -39,20 +39,16 @@ func (t *txSink[T]) Open(ctx context.Context, rc *weir.RuntimeContext, restored 
 		return err
 	}
 	if !rc.Restored() {
-		// The job's first execution checks every subtask's output. A
-		// later attempt without state checks its own subtask's only: in
-		// WEAKLY_CONSISTENT mode the other subtasks commit their own
-		// output meanwhile, and a subtask commits only on its own
-		// snapshots, so its own output from before means those are gone
-		// (a whole-job restart found none that verifies, or a finished
-		// job's discard was cut short). In the other modes nothing
-		// commits before the first completed checkpoint, which a later
-		// attempt would restore.
-		sub := -1
-		if rc.Attempt() > 0 {
-			sub = rc.Subtask()
-		}
-		if err := refuseEarlierOutput(t.dir, rc.UID(), sub); err != nil {
+		// Only an earlier run's output is refused: see refuseEarlierOutput
+		// for why each subtask checks its own files (and, on the job's
+		// first execution, those of subtasks this run does not have). A
+		// later attempt without state in WEAKLY_CONSISTENT mode finds its
+		// own output from before only if its snapshots are gone (a
+		// whole-job restart found none that verifies, or a finished job's
+		// discard was cut short); in the other modes nothing commits
+		// before the first completed checkpoint, which a later attempt
+		// would restore.
+		if err := refuseEarlierOutput(t.dir, rc.UID(), rc.Subtask(), rc.Parallelism(), rc.Attempt() == 0); err != nil {
 			return weir.Unrecoverable(err) // no restart would change the folder
 		}
 	}
