@@ -48,8 +48,11 @@ func Forward[T any]() Partitioner[T] {
 	return partitioner[T]{strategy[T]{mode: modeForward, name: "FORWARD"}}
 }
 
-// Rebalance spreads records round-robin over all channels, one whole batch
-// per channel in turn rather than one record per channel. Per batch gives
+// Rebalance spreads records round-robin over all channels, one batch-size
+// chunk of records per channel in turn rather than one record per channel
+// (a flush that sends a partial batch keeps the channel until its chunk is
+// full, so a record's channel depends only on how many came before it;
+// see Writer.SetRebalancePosition). Per chunk gives
 // the same long-run balance, but a record is appended to the one open batch
 // (no per-record index arithmetic or cache misses over n batches), a batch
 // fills n times sooner (lower latency at low rates), and Flush and barriers

@@ -30,7 +30,8 @@ type Writer[T any] struct {
 	owner    []int32          // Hash: key group -> channel, precomputed from keygroup.OperatorIndex
 	kgMod    keygroup.Modulus // Hash: x % max parallelism, as keygroup.Of takes it
 	route    []int32          // Hash: EmitBatch's scratch of channel indexes
-	next     int              // Rebalance: the channel receiving the current batch
+	next     int              // Rebalance: the channel receiving the current chunk
+	chunk    int              // Rebalance: records sent to next in the current chunk
 
 	overdraft int   // WithOverdraft: credits a full batch may overdraw per channel
 	debt      *Debt // WithOverdraft: charged when a channel goes into overdraft
@@ -395,7 +396,11 @@ func (w *Writer[T]) start(o *openBatch[T]) {
 	if cap(b.Records) < w.size { // a consumer replaced the slice before recycling
 		b.Records = make([]T, 0, w.size)
 	}
-	o.batch, o.recs, o.n = b, b.Records[:w.size], 0
+	n := w.size
+	if w.s.mode == modeRebalance {
+		n -= w.chunk // the batch ends where the chunk does
+	}
+	o.batch, o.recs, o.n = b, b.Records[:n], 0
 	if w.timed {
 		if cap(b.Times) < w.size {
 			b.Times = make([]int64, w.size)
@@ -424,13 +429,20 @@ func (w *Writer[T]) sendLimit(ctx context.Context, ch int, limit int) error {
 	} else {
 		b.Times = nil // a batch that once carried times, recycled into this pool
 	}
-	*o = openBatch[T]{}
 	if w.s.mode == modeRebalance {
-		w.next++
-		if w.next == len(w.channels) {
-			w.next = 0
+		// A chunk is size records whatever the batches it was sent in: a
+		// flush of a partial batch keeps the channel, so which channel a
+		// record goes to depends only on how many records the writer
+		// emitted before it (SetRebalancePosition).
+		if w.chunk += o.n; w.chunk >= w.size {
+			w.chunk = 0
+			w.next++
+			if w.next == len(w.channels) {
+				w.next = 0
+			}
 		}
 	}
+	*o = openBatch[T]{}
 	if err := w.channels[ch].SendOverdraft(ctx, Buffer{Kind: Data, Data: b}, limit, w.debt); err != nil {
 		b.Recycle()
 		return fmt.Errorf("%s writer: %w", w.s.name, err)
@@ -520,4 +532,21 @@ func (w *Writer[T]) Close() {
 			w.open[ch] = openBatch[T]{}
 		}
 	}
+}
+
+// SetRebalancePosition places a Rebalance writer's round robin where it
+// was after emitting records records since its job started: chunks of
+// the batch size go to the channels in turn from the writer's own subtask
+// index, so a restarted producer that emits the same records again sends
+// each to the channel it went to before (WEAKLY_CONSISTENT mode's output
+// logs recognise what a consumer had by its position in its channel). It
+// does nothing for the other partitioners, and must be called before the
+// writer emits.
+func (w *Writer[T]) SetRebalancePosition(records uint64) {
+	if w.s.mode != modeRebalance {
+		return
+	}
+	n, size := uint64(len(w.channels)), uint64(w.size)
+	w.next = int((uint64(((w.self%len(w.channels))+len(w.channels))%len(w.channels)) + records/size) % n)
+	w.chunk = int(records % size)
 }

@@ -3,6 +3,7 @@ package network
 import (
 	"context"
 	"fmt"
+	"maps"
 	"strings"
 	"testing"
 
@@ -140,7 +141,10 @@ func TestHashByKey(t *testing.T) {
 	}
 }
 
-func TestRebalanceRotatesWholeBatches(t *testing.T) {
+// Rebalance sends chunks of the batch size to the channels in turn from
+// the writer's own subtask; a flush sends a partial batch and keeps the
+// channel until its chunk is full.
+func TestRebalanceRotatesChunks(t *testing.T) {
 	ctx := context.Background()
 	gates, chans := consumers(3, 8)
 	w := NewWriter(chans, Rebalance[int](), NewPool[int](2), 1)
@@ -152,12 +156,65 @@ func TestRebalanceRotatesWholeBatches(t *testing.T) {
 	if err := w.Flush(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if err := w.EmitBatch(ctx, []int{11, 12}); err != nil {
+	if err := w.EmitBatch(ctx, []int{11, 12, 13}); err != nil {
 		t.Fatal(err)
 	}
-	want := "g0{0:data[4 5] 0:data[10]} g1{0:data[0 1] 0:data[6 7] 0:data[11 12]} g2{0:data[2 3] 0:data[8 9]}"
+	want := "g0{0:data[4 5] 0:data[10] 0:data[11]} g1{0:data[0 1] 0:data[6 7] 0:data[12 13]} g2{0:data[2 3] 0:data[8 9]}"
 	if got := drainAll(gates); got != want {
 		t.Fatalf("got  %s\nwant %s", got, want)
+	}
+}
+
+// A record's channel depends only on how many records the writer emitted
+// before it, whatever was flushed when, and a writer placed with
+// SetRebalancePosition continues where one that emitted that many left
+// off: a restarted producer's records go where the failed attempt's went.
+func TestRebalanceChannelByPosition(t *testing.T) {
+	ctx := context.Background()
+	const n, size, self = 3, 4, 2
+	channelOf := func(w *Writer[int], gates []*Gate, from, to int, flushEvery int) map[int]int {
+		t.Helper()
+		for i := from; i < to; i++ {
+			if err := w.Emit(ctx, i); err != nil {
+				t.Fatal(err)
+			}
+			if flushEvery > 0 && i%flushEvery == 0 {
+				if err := w.Flush(ctx); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		if err := w.Flush(ctx); err != nil {
+			t.Fatal(err)
+		}
+		got := map[int]int{}
+		for ch, g := range gates {
+			for _, b, ok := g.Poll(); ok; _, b, ok = g.Poll() {
+				for _, r := range b.Data.(*Batch[int]).Records {
+					got[r] = ch
+				}
+			}
+		}
+		return got
+	}
+	gates, chans := consumers(n, 64)
+	want := channelOf(NewWriter(chans, Rebalance[int](), NewPool[int](size), self), gates, 0, 50, 0)
+	for _, flushEvery := range []int{1, 3, 5, 7} {
+		gates, chans := consumers(n, 64)
+		if got := channelOf(NewWriter(chans, Rebalance[int](), NewPool[int](size), self), gates, 0, 50, flushEvery); !maps.Equal(got, want) {
+			t.Fatalf("flushing every %d records moved records to other channels:\ngot  %v\nwant %v", flushEvery, got, want)
+		}
+	}
+	for _, at := range []int{0, 1, 4, 13, 30} {
+		gates, chans := consumers(n, 64)
+		w := NewWriter(chans, Rebalance[int](), NewPool[int](size), self)
+		w.SetRebalancePosition(uint64(at))
+		got := channelOf(w, gates, at, 50, 2)
+		for i := at; i < 50; i++ {
+			if got[i] != want[i] {
+				t.Fatalf("placed at %d: record %d on channel %d, want %d", at, i, got[i], want[i])
+			}
+		}
 	}
 }
 

@@ -3,6 +3,8 @@ package runtime
 import (
 	"context"
 	"fmt"
+	"sync/atomic"
+	"time"
 
 	"github.com/weirstream/weir/internal/checkpoint"
 	"github.com/weirstream/weir/internal/network"
@@ -36,6 +38,12 @@ type weakTask struct {
 	// storeLogs: snapshots store the output logs
 	// (JobConfig.WeakLogSnapshot).
 	storeLogs bool
+	// clock is the processing time (unix ms) a consuming task's operators
+	// read (weakNow): the time logged with the buffer they process or the
+	// timers they fire; 0 before the first. Atomic: an operator may read
+	// its clock off the task goroutine (state TTL in a snapshot's
+	// background part).
+	clock atomic.Int64
 }
 
 // setupWeak prepares a task of a WEAKLY_CONSISTENT job: restored positions
@@ -67,6 +75,12 @@ func (t *Task) setupWeak(reg *weakRegistry, exec ExecutionID, outs [][]*weakSend
 			t.restoreChannelEvents(w.inputs)
 		}
 		w.dets = reg.determinants(t.ID)
+		// Operators read the processing time of what they process, logged
+		// with it, so a replay reads what the failed attempt read: a
+		// processing-time window puts each record where that attempt did.
+		for _, oc := range t.chain.ocs {
+			oc.Now = t.weakNow
+		}
 		from := uint64(0)
 		if pos != nil {
 			from = pos.Determinants
@@ -99,11 +113,13 @@ func (t *Task) setupWeak(reg *weakRegistry, exec ExecutionID, outs [][]*weakSend
 		}
 	}
 	for k, ws := range outs {
+		var emitted uint64 // records the writer of edge k sent before pos
 		for j, s := range ws {
 			var at uint64
 			if pos != nil && k < len(pos.Outputs) && j < len(pos.Outputs[k]) {
 				at = pos.Outputs[k][j]
 			}
+			emitted += at
 			done := false
 			var err error
 			if rl := restored[[2]int{k, j}]; rl != nil {
@@ -116,9 +132,20 @@ func (t *Task) setupWeak(reg *weakRegistry, exec ExecutionID, outs [][]*weakSend
 				return fmt.Errorf("output %d to subtask %d: %w", k, j, err)
 			}
 		}
+		// A round robin starts where the snapshot's attempt was, so the
+		// records emitted again go to the channels whose logs hold them.
+		if k < len(t.chain.writers) {
+			if rp, ok := t.chain.writers[k].(rebalancePositioner); ok {
+				rp.SetRebalancePosition(emitted)
+			}
+		}
 	}
 	return nil
 }
+
+// rebalancePositioner is a writer whose round robin a restarted producer
+// places (network.Writer.SetRebalancePosition).
+type rebalancePositioner interface{ SetRebalancePosition(records uint64) }
 
 // anyUnset reports whether no producer attempt here set up one of the
 // logs yet.
@@ -157,7 +184,9 @@ func (w *weakTask) appendDeterminant(d determinant) {
 func (t *Task) weakBeforePoll(ctx context.Context) error {
 	w := &t.weak
 	for w.replaying && w.dets.chans[w.next-w.dets.base-1].ch < 0 {
-		if err := t.fireTimersAt(ctx, w.dets.chans[w.next-w.dets.base-1].at); err != nil {
+		at := w.dets.chans[w.next-w.dets.base-1].at
+		w.clock.Store(at)
+		if err := t.fireTimersAt(ctx, at); err != nil {
 			return err
 		}
 		w.advance(t)
@@ -206,11 +235,24 @@ func (w *weakTask) gap(t *Task) {
 	}
 }
 
-// weakTimers logs a firing of processing-time timers at time at.
+// weakTimers logs a firing of processing-time timers at time at, the
+// time the operators read while they fire.
 func (t *Task) weakTimers(at int64) {
 	if w := &t.weak; w.dets != nil && !w.replaying {
 		w.appendDeterminant(determinant{ch: -1, at: at})
+		w.clock.Store(at)
 	}
+}
+
+// weakNow is a consuming task's processing-time clock for its operators
+// in WEAKLY_CONSISTENT mode (OperatorContext.Now): the time logged with
+// the buffer it processes or the timers it fires, the task's clock before
+// the first.
+func (t *Task) weakNow() time.Time {
+	if ms := t.weak.clock.Load(); ms != 0 {
+		return time.UnixMilli(ms)
+	}
+	return t.now()
 }
 
 // weakPolled records a polled buffer: the channel's position and, unless
@@ -250,12 +292,16 @@ func (t *Task) weakPolled(ch int, b network.Buffer) (again bool, err error) {
 		w.reg.recovered(t.ID)
 	}
 	if !w.replaying {
-		w.appendDeterminant(determinant{ch: int32(ch)})
+		at := t.now().UnixMilli()
+		w.appendDeterminant(determinant{ch: int32(ch), at: at})
+		w.clock.Store(at)
 		return false, nil
 	}
-	if want := int(w.dets.chans[w.next-w.dets.base-1].ch); want != ch {
-		return false, fmt.Errorf("replay: determinant %d names channel %d, polled channel %d", w.next, want, ch)
+	d := w.dets.chans[w.next-w.dets.base-1]
+	if int(d.ch) != ch {
+		return false, fmt.Errorf("replay: determinant %d names channel %d, polled channel %d", w.next, d.ch, ch)
 	}
+	w.clock.Store(d.at)
 	w.advance(t)
 	return false, nil
 }

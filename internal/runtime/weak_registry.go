@@ -113,8 +113,9 @@ func (*drainTarget) BackpressureWaits() uint64 { return 0 }
 func (*drainTarget) Abandon()                  {}
 
 // determinants is a task's log of what made its run nondeterministic, in
-// order: the gate channel of every buffer it polled, and the time of
-// every firing of processing-time timers; entries base+1 … base+len(log).
+// order: the gate channel of every buffer it polled with the processing
+// time its operators read while they processed it, and the time of every
+// firing of processing-time timers; entries base+1 … base+len(log).
 // A restarted attempt polls its replayed input and fires its timers in
 // this order, at these times, up to the end of the log, so it computes
 // and emits exactly what the failed attempt did.
@@ -123,8 +124,9 @@ type determinants struct {
 	chans []determinant
 }
 
-// determinant is one entry: a polled channel (ch >= 0), or processing-time
-// timers fired at time at (ch < 0).
+// determinant is one entry: a polled channel (ch >= 0) and the processing
+// time (unix ms) the task's operators read for its buffer, or
+// processing-time timers fired at time at (ch < 0).
 type determinant struct {
 	ch int32
 	at int64
