@@ -86,7 +86,11 @@ type KeyedContext[K comparable] struct {
 // CurrentKey is the key of the record (or timer) being processed.
 func (kc *KeyedContext[K]) CurrentKey() K { return kc.backend.CurrentKey() }
 
-// CurrentProcessingTime is the wall clock in unix milliseconds.
+// CurrentProcessingTime is the wall clock in unix milliseconds. In
+// WEAKLY_CONSISTENT mode it is the time the task polled the batch being
+// processed (or fired the timers), logged with it, so a task restarted
+// alone reads again what its failed attempt read; read the time here, not
+// from time.Now, for a replay to reproduce a function's output.
 func (kc *KeyedContext[K]) CurrentProcessingTime() int64 { return kc.oc.Now().UnixMilli() }
 
 // RegisterProcessingTimeTimer sets a timer for the current key at ts (unix

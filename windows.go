@@ -246,7 +246,11 @@ func (c *WindowContext) Window() TimeWindow { return c.w }
 // CurrentWatermark is the operator's watermark.
 func (c *WindowContext) CurrentWatermark() int64 { return c.wm }
 
-// CurrentProcessingTime is the wall clock in unix milliseconds.
+// CurrentProcessingTime is the wall clock in unix milliseconds. In
+// WEAKLY_CONSISTENT mode it is the time the task polled the batch being
+// processed (or fired the timers), logged with it, so a task restarted
+// alone reads again what its failed attempt read; read the time here, not
+// from time.Now, for a replay to reproduce a function's output.
 func (c *WindowContext) CurrentProcessingTime() int64 { return c.now().UnixMilli() }
 
 // ReduceWindow folds each window's records with f and emits one result per

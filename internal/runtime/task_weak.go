@@ -3,6 +3,7 @@ package runtime
 import (
 	"context"
 	"fmt"
+	"math"
 	"sync/atomic"
 	"time"
 
@@ -40,7 +41,7 @@ type weakTask struct {
 	storeLogs bool
 	// clock is the processing time (unix ms) a consuming task's operators
 	// read (weakNow): the time logged with the buffer they process or the
-	// timers they fire; 0 before the first. Atomic: an operator may read
+	// timers they fire; noClock before the first. Atomic: an operator may read
 	// its clock off the task goroutine (state TTL in a snapshot's
 	// background part).
 	clock atomic.Int64
@@ -78,6 +79,7 @@ func (t *Task) setupWeak(reg *weakRegistry, exec ExecutionID, outs [][]*weakSend
 		// Operators read the processing time of what they process, logged
 		// with it, so a replay reads what the failed attempt read: a
 		// processing-time window puts each record where that attempt did.
+		w.clock.Store(noClock)
 		for _, oc := range t.chain.ocs {
 			oc.Now = t.weakNow
 		}
@@ -249,11 +251,15 @@ func (t *Task) weakTimers(at int64) {
 // the buffer it processes or the timers it fires, the task's clock before
 // the first.
 func (t *Task) weakNow() time.Time {
-	if ms := t.weak.clock.Load(); ms != 0 {
+	if ms := t.weak.clock.Load(); ms != noClock {
 		return time.UnixMilli(ms)
 	}
 	return t.now()
 }
+
+// noClock marks weakTask.clock before the task polled or fired anything
+// (0 is a time a test clock can log).
+const noClock = math.MinInt64
 
 // weakPolled records a polled buffer: the channel's position and, unless
 // it replays, a determinant. again reports an end of data or of partition
