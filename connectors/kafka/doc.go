@@ -68,7 +68,11 @@
 //
 //	Open(restored)   fence every id of the pool the checkpoint does not
 //	                 name (InitProducerID aborts what a crashed attempt left
-//	                 open), and the ids of subtasks gone after a scale-in
+//	                 open), the ids of subtasks gone after a scale-in, and
+//	                 those of higher subtasks it would take over that a
+//	                 transaction coordinator knows (DescribeTransactions,
+//	                 subtask after subtask until one has none: a run at a
+//	                 higher parallelism that ended before a checkpoint)
 //	Begin            take a free id round-robin; a new producer on it
 //	                 (epoch bumped) begins a transaction; the handle records
 //	                 producer id and epoch

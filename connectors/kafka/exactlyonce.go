@@ -128,6 +128,7 @@ func (s *eoSink[T]) open(ctx context.Context, uid string, subtask, parallelism i
 			}
 		}
 	}
+	ids = append(ids, s.lingering(ctx, admin, oldPar)...)
 	for _, id := range ids {
 		if held[id] {
 			continue
@@ -140,6 +141,38 @@ func (s *eoSink[T]) open(ctx context.Context, uid string, subtask, parallelism i
 		}
 	}
 	return nil
+}
+
+// lingering returns the transactional ids of subtasks at or above
+// parallelism known (from the checkpoint's handles: oldPar) that this
+// subtask takes over (q mod p == subtask) and a transaction coordinator
+// knows: an earlier run at a higher parallelism that ended before its
+// first checkpoint, or after the one this run restores, may have left
+// transactions open under them, and a read_committed consumer would read
+// nothing past them until the broker times them out. It probes subtask
+// after subtask until one has no known id. Probing is best effort: a
+// broker that refuses it (no DESCRIBE on the ids) is logged and skipped,
+// as the transactions then end with their timeout anyway.
+func (s *eoSink[T]) lingering(ctx context.Context, admin *kgo.Client, oldPar int) []string {
+	var out []string
+	q := max(s.par, oldPar)
+	q += ((s.subtask-q)%s.par + s.par) % s.par
+	for ; ; q += s.par {
+		ids := make([]string, s.o.poolSize)
+		for k := range ids {
+			ids[k] = transactionalID(s.o.prefix, s.uid, q, k)
+		}
+		known, err := knownIDs(ctx, admin, ids)
+		if err != nil {
+			s.log.Warn("kafka sink: cannot look for transactions an earlier run at a higher parallelism left open; they end with their timeout, and read_committed consumers wait for them until then",
+				"sink", s.uid, "subtask", s.subtask, "probed", q, "err", err)
+			return out
+		}
+		if len(known) == 0 {
+			return out
+		}
+		out = append(out, known...)
+	}
 }
 
 func (s *eoSink[T]) Begin(ctx context.Context) (*Txn, error) {

@@ -283,6 +283,36 @@ func TestSinkScaleInAbortsVanishedSubtasks(t *testing.T) {
 	u.wantCommitted("kept", "orphan")
 }
 
+// TestSinkScaleInBeforeFirstCheckpoint: a run at p=3 that ends before any
+// checkpoint leaves a transaction open under subtask 2's id; a new run at
+// p=1 from scratch has no handle saying subtask 2 ever existed, finds its
+// ids by asking the coordinators, and fences them, so read_committed
+// consumers see its own output instead of waiting for the old
+// transaction's timeout.
+func TestSinkScaleInBeforeFirstCheckpoint(t *testing.T) {
+	u := newSinkUnit(t)
+	var old []*eoSink[string]
+	for s := range 3 {
+		old = append(old, u.mustOpen(s, 3))
+	}
+	u.flushed(old[2], u.txnWith(old[2], "lingering"))
+	for _, s := range old {
+		s.Close(context.Background())
+	}
+	if open := u.openTxns(); len(open) != 1 {
+		t.Fatalf("open transactions after the first run: %v, want subtask 2's", open)
+	}
+	r := u.mustOpen(0, 1)
+	txn := u.txnWith(r, "new")
+	if err := r.PreCommit(context.Background(), txn); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Commit(context.Background(), checkpointed(txn)); err != nil {
+		t.Fatal(err)
+	}
+	u.wantCommitted("new")
+}
+
 // TestSinkPoolExhaustion: with checkpoints that never complete, Begin runs
 // out of transactional ids and says so instead of reusing one whose
 // transaction is pending.

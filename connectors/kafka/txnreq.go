@@ -118,3 +118,28 @@ func isStale(err error) bool {
 	return errors.Is(err, kerr.ProducerFenced) || errors.Is(err, kerr.InvalidProducerEpoch) ||
 		errors.Is(err, kerr.InvalidProducerIDMapping)
 }
+
+// knownIDs returns those of ids a transaction coordinator knows: a
+// producer initialised them once.
+func knownIDs(ctx context.Context, cl *kgo.Client, ids []string) ([]string, error) {
+	var known []string
+	err := retry(ctx, func(ctx context.Context) error {
+		known = known[:0]
+		req := kmsg.NewPtrDescribeTransactionsRequest()
+		req.TransactionalIDs = ids
+		resp, err := req.RequestWith(ctx, cl)
+		if err != nil {
+			return err
+		}
+		for _, st := range resp.TransactionStates {
+			switch err := kerr.ErrorForCode(st.ErrorCode); {
+			case err == nil:
+				known = append(known, st.TransactionalID)
+			case !errors.Is(err, kerr.TransactionalIDNotFound):
+				return fmt.Errorf("describe transaction %s: %w", st.TransactionalID, err)
+			}
+		}
+		return nil
+	})
+	return known, err
+}
