@@ -118,7 +118,7 @@ func NewWriter[T any, S Sender](channels []S, p Partitioner[T], pool *Pool[T], s
 			panic(fmt.Sprintf("network: forward writer of subtask %d over %d channels: forward needs equal parallelism on both sides", self, n))
 		}
 	case modeRebalance:
-		w.next = ((self % n) + n) % n
+		w.next = w.firstChannel()
 	case modeHash:
 		if s.hash == nil {
 			panic("network: hash partitioner without a hash function")
@@ -547,6 +547,14 @@ func (w *Writer[T]) SetRebalancePosition(records uint64) {
 		return
 	}
 	n, size := uint64(len(w.channels)), uint64(w.size)
-	w.next = int((uint64(((w.self%len(w.channels))+len(w.channels))%len(w.channels)) + records/size) % n)
+	w.next = int((uint64(w.firstChannel()) + records/size) % n)
 	w.chunk = int(records % size)
+}
+
+// firstChannel is the channel a Rebalance writer's first chunk goes to:
+// the writer's own subtask index, modulo the channels, so parallel
+// producers start on different consumers.
+func (w *Writer[T]) firstChannel() int {
+	n := len(w.channels)
+	return ((w.self % n) + n) % n
 }
