@@ -134,9 +134,13 @@ func (s *eoSink[T]) open(ctx context.Context, uid string, subtask, parallelism i
 			continue
 		}
 		if err := fence(ctx, admin, id, s.o.txnTimeout); err != nil {
+			refused := s.timeoutRefused(ctx, id, err)
 			// The operator does not Close a sink whose Open failed.
 			admin.Close()
 			s.admin = nil
+			if refused != nil {
+				return refused
+			}
 			return fmt.Errorf("kafka sink %q subtask %d: fence transactional id %s: %w", s.uid, s.subtask, id, err)
 		}
 	}
@@ -202,6 +206,9 @@ func (s *eoSink[T]) Begin(ctx context.Context) (*Txn, error) {
 	if err != nil {
 		cl.Close()
 		s.pool.released(k)
+		if refused := s.timeoutRefused(ctx, id, err); refused != nil {
+			return nil, refused
+		}
 		return nil, fmt.Errorf("kafka sink %q: begin transaction on %s: %w", s.uid, id, err)
 	}
 	txn := &Txn{TransactionalID: id, Subtask: s.subtask, Parallelism: s.par, Slot: k, ProducerID: pid, Epoch: epoch}

@@ -74,14 +74,29 @@ func (b *broker) topic(t testing.TB, partitions int32) string {
 // (read_committed).
 func (b *broker) offsets(t testing.TB, topic string, committed bool) []int64 {
 	t.Helper()
-	cl := b.client(t)
+	out, err := listEnds(context.Background(), b.client(t), topic, committed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// listEnds is offsets for any goroutine: the end offset of every
+// partition of topic, or an error.
+func listEnds(ctx context.Context, cl *kgo.Client, topic string, committed bool) ([]int64, error) {
 	md := kmsg.NewPtrMetadataRequest()
 	mt := kmsg.NewMetadataRequestTopic()
 	mt.Topic = kmsg.StringPtr(topic)
 	md.Topics = append(md.Topics, mt)
-	mresp, err := md.RequestWith(context.Background(), cl)
+	mresp, err := md.RequestWith(ctx, cl)
 	if err != nil {
-		t.Fatal(err)
+		return nil, fmt.Errorf("metadata of %s: %w", topic, err)
+	}
+	if len(mresp.Topics) == 0 {
+		return nil, fmt.Errorf("metadata of %s: no topic in the answer", topic)
+	}
+	if err := kerr.ErrorForCode(mresp.Topics[0].ErrorCode); err != nil {
+		return nil, fmt.Errorf("metadata of %s: %w", topic, err)
 	}
 	n := len(mresp.Topics[0].Partitions)
 	req := kmsg.NewPtrListOffsetsRequest()
@@ -99,18 +114,18 @@ func (b *broker) offsets(t testing.TB, topic string, committed bool) []int64 {
 		rt.Partitions = append(rt.Partitions, rp)
 	}
 	req.Topics = append(req.Topics, rt)
-	resp, err := req.RequestWith(context.Background(), cl)
+	resp, err := req.RequestWith(ctx, cl)
 	if err != nil {
-		t.Fatal(err)
+		return nil, fmt.Errorf("list offsets of %s: %w", topic, err)
 	}
 	out := make([]int64, n)
 	for _, p := range resp.Topics[0].Partitions {
 		if err := kerr.ErrorForCode(p.ErrorCode); err != nil {
-			t.Fatal(err)
+			return nil, fmt.Errorf("list offsets of %s partition %d: %w", topic, p.Partition, err)
 		}
 		out[p.Partition] = p.Offset
 	}
-	return out
+	return out, nil
 }
 
 // readCommitted requires that no transaction is open on topic (every

@@ -12,11 +12,14 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/weirstream/weir/internal/kafkatest"
 )
 
-// proxy is an in-process TCP proxy in front of one kfake broker. kfake
-// listens on a hidden port but advertises the proxy's (the listener it
-// gets from kfake.ListenFn reports the proxy's address), so every client,
+// proxy is an in-process TCP proxy in front of one broker. The broker
+// listens on a hidden port but advertises the proxy's (the listener kfake
+// gets from kfake.ListenFn reports the proxy's address; a real broker's
+// advertised.listeners names it), so every client,
 // seeded or redirected by metadata, talks to the broker through the proxy.
 // The proxy reads the client's requests frame by frame (4-byte length, then
 // the request header: api key, version, correlation id, client id) and
@@ -76,13 +79,22 @@ func (e endTxnSeen) String() string {
 // apiKeyEndTxn is EndTxn's Kafka api key.
 const apiKeyEndTxn = 26
 
-// newProxiedBroker starts a kfake cluster of one broker behind a proxy.
-// Against a real cluster (WEIR_KAFKA_BROKERS) the test is skipped: the
-// proxy would have to rewrite the advertised addresses.
+// newProxiedBroker starts a broker of one node behind a proxy: a kfake
+// cluster, or in the real-broker pass (WEIR_KAFKA_BROKERS set) a real
+// Apache Kafka broker of the test's own (internal/kafkatest) that
+// advertises the proxy's address to clients and keeps its own traffic
+// (transaction markers) on a listener the proxy does not see.
 func newProxiedBroker(t testing.TB, opts ...kfake.Opt) (*broker, *proxy) {
 	t.Helper()
 	if os.Getenv("WEIR_KAFKA_BROKERS") != "" {
-		t.Skip("the proxy sits in front of the in-process broker only")
+		front, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		real := kafkatest.Start(t, kafkatest.Advertise(front.Addr().String()))
+		p := newProxy(t, front, real.ListenAddr())
+		t.Cleanup(p.close)
+		return &broker{addrs: real.Addrs(), real: true}, p
 	}
 	var p *proxy
 	listen := func(network, address string) (net.Listener, error) {
@@ -98,9 +110,7 @@ func newProxiedBroker(t testing.TB, opts ...kfake.Opt) (*broker, *proxy) {
 			inner.Close()
 			return nil, err
 		}
-		p = &proxy{t: t, front: front, backend: inner.Addr().String(), conns: map[net.Conn]struct{}{}}
-		p.wg.Add(1)
-		go p.accept()
+		p = newProxy(t, front, inner.Addr().String())
 		return &advertised{Listener: inner, p: p}, nil
 	}
 	c, err := kfake.NewCluster(append([]kfake.Opt{kfake.NumBrokers(1), kfake.ListenFn(listen)}, opts...)...)
@@ -109,6 +119,14 @@ func newProxiedBroker(t testing.TB, opts ...kfake.Opt) (*broker, *proxy) {
 	}
 	t.Cleanup(c.Close) // closes the listener, and with it the proxy
 	return &broker{addrs: c.ListenAddrs()}, p
+}
+
+// newProxy starts a proxy that accepts on front and forwards to backend.
+func newProxy(t testing.TB, front net.Listener, backend string) *proxy {
+	p := &proxy{t: t, front: front, backend: backend, conns: map[net.Conn]struct{}{}}
+	p.wg.Add(1)
+	go p.accept()
+	return p
 }
 
 // advertised is kfake's listener, reporting the proxy's address.

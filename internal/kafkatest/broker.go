@@ -86,6 +86,7 @@ type Broker struct {
 	libs   string
 	dir    string
 	port   int // the client listener the broker binds
+	inter  int // the inter-broker listener: the broker's own traffic (transaction markers) bypasses a proxy
 	ctrl   int // the KRaft controller listener
 	advert string
 	props  map[string]string
@@ -121,7 +122,7 @@ func Start(t testing.TB, opts ...Option) *Broker {
 	if err != nil {
 		t.Skip(err)
 	}
-	b := &Broker{t: t, libs: libs, dir: t.TempDir(), port: freePort(t), ctrl: freePort(t), props: defaultProps()}
+	b := &Broker{t: t, libs: libs, dir: t.TempDir(), port: freePort(t), inter: freePort(t), ctrl: freePort(t), props: defaultProps()}
 	for _, o := range opts {
 		o(b)
 	}
@@ -135,7 +136,9 @@ func Start(t testing.TB, opts ...Option) *Broker {
 		t.Fatal(err)
 	}
 	t.Cleanup(b.Kill)
-	b.Restart()
+	if err := b.Restart(); err != nil {
+		t.Fatal(err)
+	}
 	return b
 }
 
@@ -171,11 +174,11 @@ func (b *Broker) writeConfig() error {
 	props["process.roles"] = "broker,controller"
 	props["node.id"] = "1"
 	props["controller.quorum.voters"] = fmt.Sprintf("1@127.0.0.1:%d", b.ctrl)
-	props["listeners"] = fmt.Sprintf("PLAINTEXT://127.0.0.1:%d,CONTROLLER://127.0.0.1:%d", b.port, b.ctrl)
-	props["advertised.listeners"] = "PLAINTEXT://" + b.advert
+	props["listeners"] = fmt.Sprintf("PLAINTEXT://127.0.0.1:%d,INTERNAL://127.0.0.1:%d,CONTROLLER://127.0.0.1:%d", b.port, b.inter, b.ctrl)
+	props["advertised.listeners"] = fmt.Sprintf("PLAINTEXT://%s,INTERNAL://127.0.0.1:%d", b.advert, b.inter)
 	props["controller.listener.names"] = "CONTROLLER"
-	props["listener.security.protocol.map"] = "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT"
-	props["inter.broker.listener.name"] = "PLAINTEXT"
+	props["listener.security.protocol.map"] = "PLAINTEXT:PLAINTEXT,INTERNAL:PLAINTEXT,CONTROLLER:PLAINTEXT"
+	props["inter.broker.listener.name"] = "INTERNAL"
 	props["log.dirs"] = filepath.Join(b.dir, "log")
 	var sb strings.Builder
 	for _, k := range slices.Sorted(maps.Keys(props)) {
@@ -206,14 +209,13 @@ func clusterID() string {
 }
 
 // Restart starts the broker process again on the same ports and data (the
-// first start too); it returns once the broker answers. The test fails if
-// the broker is running.
-func (b *Broker) Restart() {
-	b.t.Helper()
+// first start too); it returns once the broker answers, or an error (the
+// broker is then killed). It may be called from any goroutine.
+func (b *Broker) Restart() error {
 	b.mu.Lock()
 	if b.cmd != nil {
 		b.mu.Unlock()
-		b.t.Fatal("kafkatest: Restart of a running broker; Kill it first")
+		return errors.New("kafkatest: Restart of a running broker; Kill it first")
 	}
 	out := &testutil.SyncBuffer{}
 	cmd := exec.Command("java", "-Xms128m", "-Xmx512m", "-XX:+UseSerialGC",
@@ -223,7 +225,7 @@ func (b *Broker) Restart() {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL} // never outlive the test binary
 	if err := cmd.Start(); err != nil {
 		b.mu.Unlock()
-		b.t.Fatalf("start kafka broker: %v", err)
+		return fmt.Errorf("start kafka broker: %w", err)
 	}
 	exited := make(chan struct{})
 	go func() { _ = cmd.Wait(); close(exited) }()
@@ -232,9 +234,10 @@ func (b *Broker) Restart() {
 	began := time.Now()
 	if err := b.waitReady(exited); err != nil {
 		b.Kill()
-		b.t.Fatalf("kafka broker on %s: %v\n%s\nlog: %s", b.ListenAddr(), err, out, filepath.Join(b.dir, "server.log"))
+		return fmt.Errorf("kafka broker on %s: %w\n%s\nlog: %s", b.ListenAddr(), err, out, filepath.Join(b.dir, "server.log"))
 	}
 	b.t.Logf("kafka broker ready on %s after %v", b.ListenAddr(), time.Since(began).Round(time.Millisecond))
+	return nil
 }
 
 // waitReady polls the broker with metadata requests until it lists itself.
@@ -281,6 +284,7 @@ func (b *Broker) Kill() {
 	_ = cmd.Process.Kill()
 	<-exited
 	waitPortFree(b.port)
+	waitPortFree(b.inter)
 	waitPortFree(b.ctrl)
 }
 

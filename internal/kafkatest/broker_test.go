@@ -26,7 +26,9 @@ func TestBrokerSurvivesKill(t *testing.T) {
 	}
 	produce("before")
 	b.Kill()
-	b.Restart()
+	if err := b.Restart(); err != nil {
+		t.Fatal(err)
+	}
 	produce("after")
 
 	cl, err := kgo.NewClient(kgo.SeedBrokers(b.Addrs()...), kgo.ConsumeTopics("t"),
