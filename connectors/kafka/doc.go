@@ -143,7 +143,20 @@
 // sink's context does not expose: give them with Checkpointing; Open
 // checks. The sink value has a TransactionTimeout() time.Duration method,
 // so that the JobManager can fail a job whose checkpoints cannot complete
-// before its open transactions would time out.
+// before its open transactions would time out. A broker whose
+// transaction.max.timeout.ms is below the sink's timeout refuses its
+// producers (INVALID_TRANSACTION_TIMEOUT); Open or Begin then fails the
+// job for good with an error naming both settings and the broker's value
+// (DescribeConfigs), not a restart loop.
+//
+// # Tested against
+//
+// kfake, in process, for the whole suite and the faults only a proxy can
+// place on cue; and Apache Kafka 4.1 (KRaft, one node, started by
+// .ci/kafka.sh or by a test through internal/kafkatest) for the same suite
+// (WEIR_KAFKA_BROKERS), a broker SIGKILLed and restarted mid-run, commits
+// after the transaction timeout, and transaction.max.timeout.ms;
+// docs/guarantees.md lists which test shows what on which broker.
 //
 // Limit: after a scale-out then a restore of an older checkpoint at a
 // lower parallelism, ids of subtasks above both parallelisms are not
