@@ -99,9 +99,14 @@ func (e *finishedRunError) Is(target error) bool { return target == ErrFinishedR
 
 // CheckFinished refuses a run from scratch of a job whose folder records
 // a run that FINISHED (RecordFinished), naming that run and the ways
-// forward. A run with cfg.FromPath starts from what the user chose and is
-// not checked. With cfg.Rerun the marker is removed and note says so, with
-// the run it recorded; the caller prints or logs note.
+// forward. Not refused: a run with cfg.FromPath (it starts from what the
+// user chose), and a run that resumes a checkpoint in the folder (one
+// that --rerun started and that did not finish, or a finished run's final
+// checkpoint that a crash kept; resuming it commits nothing twice). With
+// cfg.Rerun it returns a note naming the run instead, for the caller to
+// print or log; the marker stays until the rerun finishes and replaces
+// it, so a rerun that fails before its first checkpoint leaves the job
+// protected as before.
 func CheckFinished(cfg JobConfig) (note string, err error) {
 	if cfg.FromPath != "" {
 		return "", nil
@@ -117,11 +122,15 @@ func CheckFinished(cfg JobConfig) (note string, err error) {
 	if !ok {
 		return "", nil
 	}
+	ids, err := store.Completed()
+	if err != nil {
+		return "", fmt.Errorf("job %s: look for checkpoints to resume: %w", cfg.JobName, err)
+	}
+	if len(ids) > 0 {
+		return "", nil
+	}
 	if cfg.Rerun {
-		if err := store.RemoveFinished(); err != nil {
-			return "", fmt.Errorf("job %s: --rerun: %w", cfg.JobName, err)
-		}
-		return fmt.Sprintf("job %s: running again (--rerun) after its run that FINISHED at %s (%s); that run's record %s is removed",
+		return fmt.Sprintf("job %s: running again from scratch (--rerun) after its run that FINISHED at %s (%s), recorded in %s",
 			cfg.JobName, r.Finished.Format(time.RFC3339), finishedFigures(r), store.FinishedPath()), nil
 	}
 	return "", &finishedRunError{path: store.FinishedPath(), run: r}

@@ -83,19 +83,29 @@ func TestCheckFinishedLetsOtherRunsStart(t *testing.T) {
 	}
 }
 
-// Rerun removes the marker and says which run it recorded; the run after
-// it (which finishes again) is refused again.
+// Rerun starts a run from scratch with a note naming the finished run;
+// the marker stays, so a plain run after a rerun that failed before its
+// first checkpoint is refused still. Once the rerun has a checkpoint, a
+// plain run resumes it.
 func TestCheckFinishedRerun(t *testing.T) {
 	cfg := finishedJob(t)
 	note, err := CheckFinished(JobConfig{JobName: "demo", CheckpointDir: cfg.CheckpointDir, Rerun: true})
-	if err != nil || !strings.Contains(note, "job demo: running again (--rerun) after its run that FINISHED at 2025-03-04T10:01:30Z (final checkpoint 12") {
+	if err != nil || !strings.Contains(note, "job demo: running again from scratch (--rerun) after its run that FINISHED at 2025-03-04T10:01:30Z (final checkpoint 12") {
 		t.Fatalf("CheckFinished with Rerun = %q, %v", note, err)
 	}
-	if _, err := os.Stat(filepath.Join(cfg.CheckpointDir, "demo", "_finished.json")); !os.IsNotExist(err) {
-		t.Fatalf("the marker is still there after a rerun started (%v)", err)
+	plain := JobConfig{JobName: "demo", CheckpointDir: cfg.CheckpointDir}
+	if _, err := CheckFinished(plain); !errors.Is(err, ErrFinishedRun) {
+		t.Fatalf("plain run after a rerun with no checkpoint: %v, want the refusal", err)
 	}
-	if note, err := CheckFinished(JobConfig{JobName: "demo", CheckpointDir: cfg.CheckpointDir}); note != "" || err != nil {
-		t.Fatalf("after the rerun's start: %q, %v; want nothing to refuse", note, err)
+	chk := filepath.Join(cfg.CheckpointDir, "demo", "chk-3")
+	if err := os.MkdirAll(chk, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(chk, "_metadata"), []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if note, err := CheckFinished(plain); note != "" || err != nil {
+		t.Fatalf("plain run with the rerun's checkpoint to resume: %q, %v; want a start", note, err)
 	}
 }
 

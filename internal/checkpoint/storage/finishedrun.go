@@ -144,19 +144,3 @@ func (s *FS) ReadFinished() (r FinishedRun, ok bool, err error) {
 	}
 	return r, true, nil
 }
-
-// RemoveFinished removes the marker (a deliberate rerun); a missing one
-// is not an error.
-func (s *FS) RemoveFinished() error {
-	p := s.FinishedPath()
-	if s.readOnly {
-		return s.errReadOnly("remove " + p)
-	}
-	if err := s.fs.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return fmt.Errorf("remove %s: %w", p, err)
-	}
-	if err := s.fs.SyncDir(s.jobDir); err != nil {
-		return fmt.Errorf("remove %s: sync directory %s: %w", p, s.jobDir, err)
-	}
-	return nil
-}

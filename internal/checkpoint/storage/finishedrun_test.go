@@ -90,8 +90,7 @@ func TestReadFinishedRefusesBadMarkers(t *testing.T) {
 }
 
 // WriteFinished then DiscardAll, as a job that FINISHED does: the
-// checkpoints and the shared area go, the marker stays and reads back;
-// RemoveFinished then leaves nothing to find.
+// checkpoints and the shared area go, the marker stays and reads back.
 func TestDiscardAllKeepsFinishedMarker(t *testing.T) {
 	s := openStore(t)
 	writeCheckpoint(t, s, 1)
@@ -114,13 +113,13 @@ func TestDiscardAllKeepsFinishedMarker(t *testing.T) {
 	if err != nil || !ok || !reflect.DeepEqual(r, goldenRun) {
 		t.Fatalf("ReadFinished = %+v, %v, %v; want the written run", r, ok, err)
 	}
-	if err := s.RemoveFinished(); err != nil {
-		t.Fatal(err)
-	}
-	if _, ok, err := s.ReadFinished(); ok || err != nil {
-		t.Fatalf("after RemoveFinished: ok %v, err %v; want no marker", ok, err)
-	}
-	// Without a marker DiscardAll removes the folder itself, as before.
+}
+
+// Without a marker DiscardAll removes the job's folder itself, as it did
+// before markers existed.
+func TestDiscardAllWithoutMarkerRemovesFolder(t *testing.T) {
+	s := openStore(t)
+	writeCheckpoint(t, s, 1)
 	if err := s.DiscardAll(); err != nil {
 		t.Fatal(err)
 	}
