@@ -262,7 +262,9 @@ func (m *jobManager) start(rec jobRecord, sub *submission) (*managedJob, error) 
 			return nil, err
 		}
 		if note != "" {
-			m.log.Warn(note, "job", spec.Name)
+			// Info, as the start line: a Warn would be aggregated with
+			// the previous rerun's (internal/logagg) and not be seen.
+			m.log.Info(note, "job", spec.Name)
 		}
 		if id, err := runtime.NewestCheckpoint(jc); err == nil && id > 0 {
 			return nil, fmt.Errorf("job %s: %s/%s holds checkpoint %d of an earlier run of a job with this name: resume it with --from %s/%s/chk-%d, remove that folder, or submit under another --job-name",

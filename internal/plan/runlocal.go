@@ -21,7 +21,7 @@ func RunLocal(ctx context.Context, g *runtime.Graph, jc runtime.JobConfig, log *
 		return err
 	}
 	if note != "" {
-		log.Warn(note)
+		log.Info(note)
 	}
 	if line, err := runtime.StartLine(jc); err != nil {
 		log.Warn("look for checkpoints to resume", "job", jc.JobName, "error", err)
