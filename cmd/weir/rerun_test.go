@@ -121,4 +121,3 @@ func TestClusterRerunFinished(t *testing.T) {
 	}
 	wantFinishedMarker(t, jobDir)
 }
-
