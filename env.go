@@ -65,6 +65,7 @@ type envOptions struct {
 	logger           *slog.Logger
 	from             string
 	allowNonRestored bool
+	rerun            bool
 	sets             [][2]string // typed options' keys, applied on top of cfg
 }
 
@@ -84,6 +85,14 @@ func RestoreFrom(path string) Option { return Option{func(o *envOptions) { o.fro
 // AllowNonRestoredState makes a restore skip checkpointed state of
 // operators the job no longer has instead of failing.
 func AllowNonRestoredState() Option { return Option{func(o *envOptions) { o.allowNonRestored = true }} }
+
+// RerunFinished lets the job run from scratch although its checkpoint
+// folder records a run of it that FINISHED, writing its whole output to
+// its sinks again (the command line's --rerun). Without it such a run
+// fails before it starts, naming that run (docs/guarantees.md, "Running a
+// job again"); RestoreFrom, another checkpoint folder or another job name
+// are the other ways forward.
+func RerunFinished() Option { return Option{func(o *envOptions) { o.rerun = true }} }
 
 // WithParallelism sets ParallelismDefault, the parallelism of operators
 // that do not set their own.
@@ -116,7 +125,7 @@ func NewEnv(opts ...Option) *Env {
 		o.cfg = NewConfig()
 	}
 	e := &Env{p: plan.New(o.cfg.engine()), cfg: o.cfg}
-	e.p.FromPath, e.p.AllowNonRestoredState = o.from, o.allowNonRestored
+	e.p.FromPath, e.p.AllowNonRestoredState, e.p.Rerun = o.from, o.allowNonRestored, o.rerun
 	if o.logger != nil {
 		e.p.Logger = o.logger
 	}

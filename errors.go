@@ -34,6 +34,14 @@ func (e *JobFailedError) Unwrap() error { return e.Cause }
 // code panicked; the error's text carries the panic value and the stack.
 var ErrUserPanic = errors.New("panic in user code")
 
+// ErrJobFinished is matched (errors.Is) by the error of Execute or Start
+// for a run from scratch of a job whose checkpoint folder records a run
+// of it that FINISHED: the run would write its whole output again. The
+// error names that run; RerunFinished, RestoreFrom, another checkpoint
+// folder or another job name are the ways forward (docs/guarantees.md,
+// "Running a job again").
+var ErrJobFinished = runtime.ErrFinishedRun
+
 // publicError converts the runtime's errors at the API boundary: its
 // JobFailedError into the public one, its panic marker into one matching
 // ErrUserPanic. Other errors pass unchanged.

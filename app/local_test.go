@@ -12,16 +12,19 @@ import (
 	"github.com/weirstream/weir/internal/testutil"
 )
 
-// A job that FINISHED is not resumed: its checkpoints are gone, the next
-// run says it starts from scratch, and the exactly-once file sink refuses
-// to add a second copy of the output to the first run's folder; into a
-// new folder the rerun commits the whole output once.
+// A job that FINISHED is not resumed and not run again by mistake: its
+// checkpoints are gone and its folder records the run; the same command
+// again is refused before the job starts, naming the run and the ways
+// forward, and writes nothing; with --rerun it runs from scratch (a
+// failed rerun leaves the record, so the next plain run is refused), and
+// the exactly-once file sink still refuses the first run's folder (its
+// own check, defence in depth) while a new folder gets the output once.
 func TestRerunFinishedLocal(t *testing.T) {
 	dir := t.TempDir()
-	run := func(out string) (int, string) {
+	run := func(out string, extra ...string) (int, string) {
 		p, _, stderr := testProgram(nil)
-		code := p.Run(context.Background(), []string{"run", "count", "--events", "500", "--out", filepath.Join(dir, out),
-			"-D", "state.checkpoints.dir=" + dir, "-D", "execution.checkpointing.interval=20ms"})
+		code := p.Run(context.Background(), append([]string{"run", "count", "--events", "500", "--out", filepath.Join(dir, out),
+			"-D", "state.checkpoints.dir=" + dir, "-D", "execution.checkpointing.interval=20ms"}, extra...))
 		return code, stderr.String()
 	}
 	code, stderr := run("out")
@@ -32,21 +35,40 @@ func TestRerunFinishedLocal(t *testing.T) {
 	if want := "job count: starting from scratch (no checkpoint in " + filepath.Join(dir, "count") + ")\n"; !strings.HasPrefix(stderr, want) {
 		t.Errorf("first run's stderr does not start with %q:\n%s", want, stderr)
 	}
-	if _, err := os.Stat(filepath.Join(dir, "count")); !os.IsNotExist(err) {
-		t.Fatalf("the finished job's checkpoint folder is still there (%v)", err)
+	marker := filepath.Join(dir, "count", "_finished.json")
+	ents, err := os.ReadDir(filepath.Join(dir, "count"))
+	if err != nil || len(ents) != 1 || ents[0].Name() != "_finished.json" {
+		t.Fatalf("the finished job's folder holds %v (%v), want only its finished-run marker", ents, err)
 	}
 
-	code, stderr = run("out")
-	if code != 1 || !strings.Contains(stderr, "job count: starting from scratch") ||
+	// Into a new folder, so that only the new refusal can stop it.
+	code, stderr = run("out2")
+	if code != 1 || !strings.Contains(stderr, "job count already FINISHED: "+marker+" records its run that finished at ") ||
+		!strings.Contains(stderr, "pass --rerun") || strings.Contains(stderr, "starting from scratch") {
+		t.Fatalf("rerun: exit %d, want 1 naming the finished run before the start line:\n%s", code, stderr)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "out2")); !os.IsNotExist(err) {
+		t.Fatalf("the refused run wrote its output folder (%v)", err)
+	}
+
+	code, stderr = run("out", "--rerun")
+	if code != 1 || !strings.Contains(stderr, "job count: running again from scratch (--rerun) after its run that FINISHED at ") ||
 		!strings.Contains(stderr, filepath.Join(dir, "out")+" already holds committed output of an earlier run") {
-		t.Fatalf("rerun into the same folder: exit %d, want 1 naming the folder:\n%s", code, stderr)
+		t.Fatalf("--rerun into the same folder: exit %d, want 1 naming the folder:\n%s", code, stderr)
 	}
 	wantLines(t, filepath.Join(dir, "out"), 500) // untouched
+	// The failed rerun left the record: a plain run is still refused.
+	if code, stderr = run("out2"); code != 1 || !strings.Contains(stderr, "job count already FINISHED") {
+		t.Fatalf("plain run after a failed --rerun: exit %d, want 1 refused:\n%s", code, stderr)
+	}
 
-	if code, stderr = run("out2"); code != 0 {
-		t.Fatalf("rerun into a new folder: exit %d: %s", code, stderr)
+	if code, stderr = run("out2", "--rerun"); code != 0 || !strings.Contains(stderr, "job count: starting from scratch") {
+		t.Fatalf("--rerun into a new folder: exit %d: %s", code, stderr)
 	}
 	wantLines(t, filepath.Join(dir, "out2"), 500)
+	if _, err := os.Stat(marker); err != nil {
+		t.Fatalf("the rerun that finished did not record itself: %v", err)
+	}
 }
 
 // The client commands reach a local run through its REST API

@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/weirstream/weir"
+	"github.com/weirstream/weir/internal/cluster"
 	"github.com/weirstream/weir/internal/cluster/pb"
 	"github.com/weirstream/weir/internal/config"
 	"github.com/weirstream/weir/internal/hooks"
@@ -53,6 +54,10 @@ type launchFlags struct {
 	config   configFlags
 	rest     restFlags
 	quiet    bool
+	// rerun runs a job whose folder records a run that FINISHED from
+	// scratch again (runtime.CheckFinished), in this process or on the
+	// cluster it is submitted to.
+	rerun bool
 }
 
 // register adds app's flags of a run command to fs.
@@ -63,6 +68,7 @@ func (lf *launchFlags) register(fs *pflag.FlagSet, jobName string) {
 	lf.config.register(fs)
 	lf.rest.register(fs)
 	fs.BoolVarP(&lf.quiet, "quiet", "q", false, "no progress line in a local run")
+	fs.BoolVar(&lf.rerun, "rerun", false, "run the job from scratch although its checkpoint folder records a run of it that FINISHED, writing its whole output again (without it such a run is refused)")
 }
 
 // refuseLocalOnly fails if a flag of a local run is given with
@@ -193,6 +199,7 @@ func (p *Program) runLocal(ctx context.Context, lf *launchFlags, fs *pflag.FlagS
 	// storage is the job's checkpoint folder, for the summary.
 	var storage string
 	local := func(ctx context.Context, g *runtime.Graph, jc runtime.JobConfig) error {
+		jc.Rerun = lf.rerun
 		storage = storageLocation(jc, hooks.Config(cfg).String(config.CheckpointsDir))
 		source, overridden := lf.storageSource(fs, cfg)
 		if err := p.executeLocal(ctx, g, jc, storageLine(storage, source, overridden)); err != nil {
@@ -229,11 +236,20 @@ func (p *Program) runLocal(ctx context.Context, lf *launchFlags, fs *pflag.FlagS
 	return err
 }
 
-// executeLocal runs the job in this process as env.Execute would, saying
-// first where it starts (from scratch, from --from, or resuming the
+// executeLocal runs the job in this process as env.Execute would:
+// refused if its folder records a run that FINISHED and it would start
+// from scratch without --rerun (runtime.CheckFinished); saying first
+// where it starts (from scratch, from --from, or resuming the
 // checkpoint an unfinished earlier run left), then storage, the line
 // naming its checkpoint storage and where that came from.
 func (p *Program) executeLocal(ctx context.Context, g *runtime.Graph, jc runtime.JobConfig, storage string) error {
+	note, err := runtime.CheckFinished(jc)
+	if err != nil {
+		return err
+	}
+	if note != "" {
+		fmt.Fprintln(p.stderr(), note)
+	}
 	line, err := runtime.StartLine(jc)
 	if err != nil {
 		return fmt.Errorf("job %s: look for checkpoints to resume: %w", jc.JobName, err)
@@ -243,14 +259,15 @@ func (p *Program) executeLocal(ctx context.Context, g *runtime.Graph, jc runtime
 	return runtime.Execute(ctx, g, jc)
 }
 
-// discardFinished removes the checkpoints of a job that FINISHED: a job
-// that finished is not resumed (docs/guarantees.md), and the next run
-// with its name starts from scratch, as on a cluster.
+// discardFinished records a job that FINISHED in its folder and removes
+// its checkpoints: a job that finished is not resumed, and the next run
+// with its name from scratch is refused unless --rerun
+// (docs/guarantees.md, "Running a job again"), as on a cluster.
 func (p *Program) discardFinished(jc runtime.JobConfig) {
-	if err := runtime.DiscardCheckpoints(jc); err != nil {
+	if err := runtime.RecordFinished(jc); err != nil {
 		// The output is committed; what is left only makes the next run
 		// resume the final checkpoint, which commits nothing new.
-		fmt.Fprintf(p.stderr(), "%s: warning: job %s finished, but %v; remove that folder before running the job again\n", p.name(), jc.JobName, err)
+		fmt.Fprintf(p.stderr(), "%s: warning: job %s finished, but %v\n", p.name(), jc.JobName, err)
 	}
 }
 
@@ -280,7 +297,11 @@ func (p *Program) submit(ctx context.Context, lf *launchFlags, fs *pflag.FlagSet
 		return err
 	}
 	defer c.Close()
-	id, err := c.Submit(ctx, spec)
+	var sopts []cluster.SubmitOption
+	if lf.rerun {
+		sopts = append(sopts, cluster.Rerun())
+	}
+	id, err := c.Submit(ctx, spec, sopts...)
 	if err != nil {
 		return err
 	}

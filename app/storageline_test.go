@@ -87,6 +87,12 @@ func TestStorageLines(t *testing.T) {
 			if !strings.HasPrefix(lines[2], "ran ") || !strings.HasSuffix(lines[2], "; checkpoint storage "+loc) {
 				t.Errorf("summary line %q does not end in %q", lines[2], "; checkpoint storage "+loc)
 			}
+			// The cases share roots: the next one into loc must not be
+			// refused for this finished run (docs/guarantees.md, "Running
+			// a job again").
+			if err := os.RemoveAll(loc); err != nil {
+				t.Fatal(err)
+			}
 		})
 	}
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -40,6 +41,11 @@ func TestStorageLine(t *testing.T) {
 			}
 			if want := "; checkpoint storage " + filepath.Join(tc.at, "demo"); !strings.HasSuffix(summary, want) {
 				t.Errorf("summary line %q does not end in %q", summary, want)
+			}
+			// The cases share roots: the next one must not be refused
+			// for this finished run (docs/guarantees.md).
+			if err := os.RemoveAll(filepath.Join(tc.at, "demo")); err != nil {
+				t.Fatal(err)
 			}
 		})
 	}

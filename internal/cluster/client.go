@@ -318,14 +318,26 @@ func (c *Client) call(ctx context.Context, op, job string, fn func(ctx context.C
 	return c.callError(op, job, err, standby)
 }
 
+// SubmitOption adjusts a submission (Rerun).
+type SubmitOption func(*pb.SubmitRequest)
+
+// Rerun makes the JobManager run the job from scratch although its
+// checkpoint folder records a run of it that FINISHED (weir run --rerun);
+// without it such a submission is refused.
+func Rerun() SubmitOption { return func(r *pb.SubmitRequest) { r.Rerun = true } }
+
 // Submit submits a job and returns its id (its name).
-func (c *Client) Submit(ctx context.Context, spec runtime.JobSpec) (string, error) {
+func (c *Client) Submit(ctx context.Context, spec runtime.JobSpec, sopts ...SubmitOption) (string, error) {
 	if err := spec.Validate(); err != nil {
 		return "", err
 	}
 	var r *pb.SubmitResponse
 	err := c.call(ctx, "submit job "+spec.Name, spec.Name, func(ctx context.Context, jm pb.JobManagerClient, opts ...grpc.CallOption) (err error) {
-		r, err = jm.Submit(ctx, &pb.SubmitRequest{Spec: clientSpecPB(spec)}, opts...)
+		req := &pb.SubmitRequest{Spec: clientSpecPB(spec)}
+		for _, o := range sopts {
+			o(req)
+		}
+		r, err = jm.Submit(ctx, req, opts...)
 		return err
 	})
 	if err != nil {

@@ -6,10 +6,11 @@ import (
 	"github.com/weirstream/weir/internal/runtime"
 )
 
-// discardFinished removes the checkpoints of a job that FINISHED, once its
-// end is recorded: a resubmission under its name then starts from scratch,
-// as a local run started again does, instead of being refused for the
-// finished run's final checkpoint. (Recording first: a crash in between
+// discardFinished records a job that FINISHED in its folder (the
+// finished-run marker) and removes its checkpoints, once its end is
+// recorded: a resubmission under its name is then refused for the
+// finished run (runtime.CheckFinished) unless it asks to run again, as a
+// local run started again is. (Recording first: a crash in between
 // leaves checkpoints a resubmission is refused for, never a record that
 // makes the next JobManager run the job again without them.)
 func (m *jobManager) discardFinished(j *managedJob) {
@@ -29,8 +30,8 @@ func (m *jobManager) discardFinished(j *managedJob) {
 			return
 		}
 	}
-	if err := runtime.DiscardCheckpoints(jc); err != nil {
-		m.log.Warn("discard the finished job's checkpoints; remove them before submitting the job again", "job", jc.JobName, "error", err)
+	if err := runtime.RecordFinished(jc); err != nil {
+		m.log.Warn("record the finished job in its folder and discard its checkpoints", "job", jc.JobName, "error", err)
 	}
 }
 

@@ -229,10 +229,20 @@ func (m *jobManager) registry(job string) runtime.CheckpointRegistry {
 // restarts per run, 2^11 runs within the wire's int32.
 const attemptsPerRun = 1 << 20
 
+// submission is what a client's submission asks beyond the spec; a job
+// a previous JobManager ran is recovered without one.
+type submission struct {
+	// rerun lets a run from scratch start although the job's folder
+	// records a run that FINISHED (runtime.CheckFinished).
+	rerun bool
+}
+
 // start builds the job and runs it. A record with FirstCheckpoint > 0
-// recovers a job a previous JobManager ran; fresh is a new submission,
-// which must not silently resume an earlier run's checkpoints.
-func (m *jobManager) start(rec jobRecord, fresh bool) (*managedJob, error) {
+// recovers a job a previous JobManager ran; sub non-nil is a new
+// submission, which must not silently resume an earlier run's checkpoints
+// nor run a finished job from scratch again unless it asks to.
+func (m *jobManager) start(rec jobRecord, sub *submission) (*managedJob, error) {
+	fresh := sub != nil
 	spec := rec.Spec
 	g, jc, err := m.cfg.Resolve(m.ctx, spec)
 	if err != nil {
@@ -243,6 +253,19 @@ func (m *jobManager) start(rec jobRecord, fresh bool) (*managedJob, error) {
 	}
 	if fresh && jc.FromPath == "" {
 		jc.JobName = spec.Name
+		jc.Rerun = sub.rerun
+		// Before the check for an unfinished run: a crash while the
+		// finished run's checkpoints were discarded leaves both the
+		// marker and its final checkpoint, and the marker says more.
+		note, err := runtime.CheckFinished(jc)
+		if err != nil {
+			return nil, err
+		}
+		if note != "" {
+			// Info, as the start line: a Warn would be aggregated with
+			// the previous rerun's (internal/logagg) and not be seen.
+			m.log.Info(note, "job", spec.Name)
+		}
 		if id, err := runtime.NewestCheckpoint(jc); err == nil && id > 0 {
 			return nil, fmt.Errorf("job %s: %s/%s holds checkpoint %d of an earlier run of a job with this name: resume it with --from %s/%s/chk-%d, remove that folder, or submit under another --job-name",
 				spec.Name, jc.CheckpointDir, spec.Name, id, jc.CheckpointDir, spec.Name, id)
@@ -381,7 +404,7 @@ func (m *jobManager) recover() {
 			m.mu.Unlock()
 			continue
 		}
-		if _, err := m.start(r, false); err != nil {
+		if _, err := m.start(r, nil); err != nil {
 			// The record stays unfinished on disk: the cause may pass (a
 			// storage outage), and the next JobManager tries again.
 			m.log.Error("recover job", "job", r.Spec.Name, "error", err)

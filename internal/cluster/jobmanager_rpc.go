@@ -31,7 +31,7 @@ func (m *jobManager) Submit(ctx context.Context, r *pb.SubmitRequest) (*pb.Submi
 	}
 	defer unreserve()
 	spec = m.withDefaultStorage(spec)
-	j, err := m.start(jobRecord{Spec: spec, State: runtime.StateCreated, Submitted: time.Now()}, true)
+	j, err := m.start(jobRecord{Spec: spec, State: runtime.StateCreated, Submitted: time.Now()}, &submission{rerun: r.GetRerun()})
 	if err != nil {
 		return nil, status.Error(codes.InvalidArgument, err.Error())
 	}

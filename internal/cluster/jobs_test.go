@@ -418,7 +418,8 @@ func TestClusterShuffleAcrossTaskManagers(t *testing.T) {
 }
 
 // TestClusterResubmit: a job submitted under the name of a finished one
-// starts from scratch, since the finished run's checkpoints were discarded;
+// is refused, naming the finished run its folder records, unless the
+// submission asks to run it again (rerun), when it starts from scratch;
 // under the name of a cancelled one whose checkpoints are still in storage
 // it is refused, naming the ways out, instead of silently resuming the old
 // run.
@@ -429,12 +430,19 @@ func TestClusterResubmit(t *testing.T) {
 	if u := c.wait("again", time.Minute); runtime.JobState(u.GetState()) != runtime.StateFinished {
 		t.Fatalf("job ended %s: %s", u.GetState(), u.GetFailure())
 	}
-	if _, err := os.Stat(filepath.Join(c.dir, "checkpoints", "again")); !os.IsNotExist(err) {
-		t.Fatalf("the finished job's checkpoints are still there (%v)", err)
+	if ents, err := os.ReadDir(filepath.Join(c.dir, "checkpoints", "again")); err != nil || len(ents) != 1 || ents[0].Name() != "_finished.json" {
+		t.Fatalf("the finished job's folder holds %v (%v), want only its finished-run marker", ents, err)
 	}
 	spec := &pb.JobSpec{Name: "again", Kind: "demo", Args: []string{"5000", "3", "0", filepath.Join(c.dir, "out-again2")}, Config: baseConf(1)}
-	if _, err := c.client().Submit(context.Background(), &pb.SubmitRequest{Spec: spec}); err != nil {
-		t.Fatalf("resubmission of a finished job: %v", err)
+	_, err := c.client().Submit(context.Background(), &pb.SubmitRequest{Spec: spec})
+	if err == nil || !strings.Contains(err.Error(), "job again already FINISHED: "+filepath.Join(c.dir, "checkpoints", "again", "_finished.json")) || !strings.Contains(err.Error(), "--rerun") {
+		t.Fatalf("resubmission of a finished job: %v, want the refusal naming the finished run", err)
+	}
+	if _, err := os.Stat(filepath.Join(c.dir, "out-again2")); !os.IsNotExist(err) {
+		t.Fatalf("the refused submission wrote its output folder (%v)", err)
+	}
+	if _, err := c.client().Submit(context.Background(), &pb.SubmitRequest{Spec: spec, Rerun: true}); err != nil {
+		t.Fatalf("resubmission of a finished job with rerun: %v", err)
 	}
 	if u := c.wait("again", time.Minute); runtime.JobState(u.GetState()) != runtime.StateFinished {
 		t.Fatalf("the resubmitted job ended %s: %s", u.GetState(), u.GetFailure())
@@ -461,7 +469,7 @@ func TestClusterResubmit(t *testing.T) {
 	}
 	c.wait("stopped", time.Minute)
 	spec = &pb.JobSpec{Name: "stopped", Kind: "demo", Args: []string{"5000", "3", "0", filepath.Join(c.dir, "out-stopped2")}, Config: baseConf(1)}
-	_, err := c.client().Submit(context.Background(), &pb.SubmitRequest{Spec: spec})
+	_, err = c.client().Submit(context.Background(), &pb.SubmitRequest{Spec: spec})
 	if err == nil || !strings.Contains(err.Error(), "of an earlier run of a job with this name: resume it with --from") {
 		t.Fatalf("resubmission of a cancelled job: %v", err)
 	}

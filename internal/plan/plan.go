@@ -45,6 +45,9 @@ type Plan struct {
 	// AllowNonRestoredState skips checkpointed state of operators the job
 	// no longer has instead of failing.
 	AllowNonRestoredState bool
+	// Rerun runs a job from scratch although its folder records a run
+	// that FINISHED (runtime.JobConfig.Rerun, weir.RerunFinished).
+	Rerun bool
 	// Status receives the live counters of the job's runs (never nil).
 	Status *runtime.JobStatus
 
@@ -61,8 +64,8 @@ type Plan struct {
 	// jumps (internal/testutil/clocktest); nil is time.Now.
 	Now func() time.Time
 	// Executor runs the resolved job in place of RunLocal; app's local
-	// runs set it to print the start line and to discard a finished job's
-	// checkpoints only after their report. nil is RunLocal.
+	// runs set it to print the start line and to record a finished job
+	// only after their report. nil is RunLocal.
 	Executor func(ctx context.Context, g *runtime.Graph, jc runtime.JobConfig) error
 	// TransactionTimeout is the shortest transaction timeout the job's
 	// two-phase-commit sinks declare (0: none does): while checkpoint
@@ -145,6 +148,7 @@ func (p *Plan) jobConfig(jobName string) (runtime.JobConfig, error) {
 		JobName:               jobName,
 		CheckpointDir:         dir,
 		FromPath:              p.FromPath,
+		Rerun:                 p.Rerun,
 		AllowNonRestoredState: p.AllowNonRestoredState,
 		Checkpoint:            cc,
 		AtLeastOnce:           c.String(config.CheckpointingMode) == config.ModeAtLeastOnce,

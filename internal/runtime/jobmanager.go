@@ -27,6 +27,11 @@ type JobConfig struct {
 	// FromPath, if set, is a checkpoint (chk-N folder or its _metadata) to
 	// start from instead of the newest retained one.
 	FromPath string
+	// Rerun lets a run from scratch start although the job's folder
+	// records a run that FINISHED (CheckFinished): the job writes its
+	// whole output again (--rerun), and its own finish replaces the
+	// record.
+	Rerun bool
 	// AllowNonRestoredState skips checkpointed state whose operator uid is
 	// not in the job instead of failing.
 	AllowNonRestoredState bool

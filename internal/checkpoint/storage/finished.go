@@ -2,10 +2,12 @@ package storage
 
 import (
 	"fmt"
+	"path/filepath"
 )
 
 // DiscardAll removes every checkpoint of the job and then the job's
-// folder: what is left of a job that FINISHED, whose checkpoints nothing
+// folder, all but the finished-run marker (WriteFinished) when there is
+// one: what is left of a job that FINISHED, whose checkpoints nothing
 // may resume (Flink discards them too). Savepoints live in folders of
 // their own and are not touched.
 //
@@ -27,9 +29,26 @@ func (s *FS) DiscardAll() error {
 		}
 	}
 	// What remains is the shared area of incremental checkpoints, which
-	// only the removed checkpoints referenced.
-	if err := s.fs.RemoveAll(s.jobDir); err != nil {
+	// only the removed checkpoints referenced, and the finished-run
+	// marker, which stays: it is what refuses a rerun from scratch.
+	left, err := s.fs.ReadDir(s.jobDir)
+	if err != nil {
 		return fmt.Errorf("discard the finished job's folder %s: %w", s.jobDir, err)
+	}
+	kept := false
+	for _, e := range left {
+		if e.Name() == finishedName {
+			kept = true
+			continue
+		}
+		if err := s.fs.RemoveAll(filepath.Join(s.jobDir, e.Name())); err != nil {
+			return fmt.Errorf("discard the finished job's folder %s: %w", s.jobDir, err)
+		}
+	}
+	if !kept {
+		if err := s.fs.RemoveAll(s.jobDir); err != nil {
+			return fmt.Errorf("discard the finished job's folder %s: %w", s.jobDir, err)
+		}
 	}
 	return nil
 }

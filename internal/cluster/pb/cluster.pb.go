@@ -2565,8 +2565,13 @@ func (x *WeakPeers) GetFinished() []*ExecutionID {
 }
 
 type SubmitRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Spec          *JobSpec               `protobuf:"bytes,1,opt,name=spec,proto3" json:"spec,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Spec  *JobSpec               `protobuf:"bytes,1,opt,name=spec,proto3" json:"spec,omitempty"`
+	// rerun runs the job from scratch although its checkpoint folder records
+	// a run of it that FINISHED (weir run --rerun); without it such a
+	// submission is refused. An older JobManager ignores it and writes no
+	// such record, so nothing is run twice by mistake.
+	Rerun         bool `protobuf:"varint,2,opt,name=rerun,proto3" json:"rerun,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2606,6 +2611,13 @@ func (x *SubmitRequest) GetSpec() *JobSpec {
 		return x.Spec
 	}
 	return nil
+}
+
+func (x *SubmitRequest) GetRerun() bool {
+	if x != nil {
+		return x.Rerun
+	}
+	return false
 }
 
 type SubmitResponse struct {
@@ -3440,9 +3452,10 @@ const file_cluster_proto_rawDesc = "" +
 	"\tWeakPeers\x12\x10\n" +
 	"\x03job\x18\x01 \x01(\tR\x03job\x122\n" +
 	"\x05moved\x18\x02 \x03(\v2\x1c.weir.cluster.v1.ChannelDescR\x05moved\x128\n" +
-	"\bfinished\x18\x03 \x03(\v2\x1c.weir.cluster.v1.ExecutionIDR\bfinished\"=\n" +
+	"\bfinished\x18\x03 \x03(\v2\x1c.weir.cluster.v1.ExecutionIDR\bfinished\"S\n" +
 	"\rSubmitRequest\x12,\n" +
-	"\x04spec\x18\x01 \x01(\v2\x18.weir.cluster.v1.JobSpecR\x04spec\"\"\n" +
+	"\x04spec\x18\x01 \x01(\v2\x18.weir.cluster.v1.JobSpecR\x04spec\x12\x14\n" +
+	"\x05rerun\x18\x02 \x01(\bR\x05rerun\"\"\n" +
 	"\x0eSubmitResponse\x12\x10\n" +
 	"\x03job\x18\x01 \x01(\tR\x03job\"\x1f\n" +
 	"\vWaitRequest\x12\x10\n" +

@@ -28,6 +28,8 @@ type run struct {
 	// discard lets a FINISHED run discard its checkpoints, as a job's own
 	// runs do; by default the tests keep them to check what was retained.
 	discard bool
+	// opts are further Env options (weir.RerunFinished).
+	opts []weir.Option
 }
 
 func newRun(t *testing.T, n, k int64, p int) *run {
@@ -66,7 +68,7 @@ func (r *run) config(t *testing.T) *weir.Config {
 // is done; onStart, if set, runs with the Env while the job runs.
 func (r *run) execute(t *testing.T, ctx context.Context, onStart func(*weir.Env)) result {
 	t.Helper()
-	env := weir.NewEnv(weir.WithConfig(r.config(t)))
+	env := weir.NewEnv(append([]weir.Option{weir.WithConfig(r.config(t))}, r.opts...)...)
 	res := result{env: env}
 	res.log, res.inj = testutil.Observe(env, r.plan)
 	if !r.discard {

@@ -3,7 +3,6 @@ package demo_test
 import (
 	"context"
 	"errors"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -70,10 +69,12 @@ func TestFailuresWithoutPeriodicCheckpoints(t *testing.T) {
 }
 
 // TestRunFinishedJobAgain: a job that FINISHED discards its checkpoints
-// (docs/guarantees.md, "Running a job again"), so running it again on the
-// same state folder starts from scratch and says so; the exactly-once file
-// sink then refuses to commit the earlier run's output a second time,
-// naming the folder, and the output stays exactly that of one run.
+// and records the run in its folder (docs/guarantees.md, "Running a job
+// again"); a program's own Env.Execute of it again on the same state
+// folder fails before it starts, naming the run and weir.RerunFinished.
+// With that option it starts from scratch and says so; the exactly-once
+// file sink then refuses to commit the earlier run's output a second
+// time, naming the folder, and the output stays exactly that of one run.
 func TestRunFinishedJobAgain(t *testing.T) {
 	const n, k = 20_000, 23
 	r := newRun(t, n, k, 2)
@@ -82,17 +83,26 @@ func TestRunFinishedJobAgain(t *testing.T) {
 	if first.err != nil {
 		t.Fatalf("run 1: %v\nlog:\n%s", first.err, first.log)
 	}
-	if _, err := os.Stat(filepath.Join(r.stateDir, "demo")); !errors.Is(err, fs.ErrNotExist) {
-		t.Fatalf("a finished run left its checkpoint folder (stat: %v)", err)
+	ents, err := os.ReadDir(filepath.Join(r.stateDir, "demo"))
+	if err != nil || len(ents) != 1 || ents[0].Name() != "_finished.json" {
+		t.Fatalf("a finished run left %v in its folder (%v), want only its finished-run marker", ents, err)
 	}
 	second := r.execute(t, context.Background(), nil)
-	if second.err == nil || !strings.Contains(second.err.Error(), "already holds committed output of an earlier run") {
-		t.Fatalf("run 2 = %v, want the sink's refusal to commit the earlier output again", second.err)
+	if !errors.Is(second.err, weir.ErrJobFinished) || !strings.Contains(second.err.Error(), "weir.RerunFinished()") {
+		t.Fatalf("run 2 = %v, want the refusal of a run from scratch of a finished job", second.err)
 	}
-	if !strings.Contains(second.log.String(), "starting from scratch") {
-		t.Errorf("run 2 did not say it starts from scratch:\n%s", second.log)
+	if strings.Contains(second.log.String(), "starting from scratch") {
+		t.Errorf("the refused run 2 got as far as its start line:\n%s", second.log)
 	}
-	if d := demo.Diff(demo.Expected(n, k), second.lines); d != "" {
-		t.Fatalf("after run 2: %s", d)
+	r.opts = []weir.Option{weir.RerunFinished()}
+	third := r.execute(t, context.Background(), nil)
+	if third.err == nil || !strings.Contains(third.err.Error(), "already holds committed output of an earlier run") {
+		t.Fatalf("run 3 (RerunFinished) = %v, want the sink's refusal to commit the earlier output again", third.err)
+	}
+	if !strings.Contains(third.log.String(), "starting from scratch") || !strings.Contains(third.log.String(), "running again from scratch (--rerun)") {
+		t.Errorf("run 3 did not say it runs again from scratch:\n%s", third.log)
+	}
+	if d := demo.Diff(demo.Expected(n, k), third.lines); d != "" {
+		t.Fatalf("after run 3: %s", d)
 	}
 }
