@@ -46,8 +46,9 @@ given and taken under that folder by the serving process (the
 JobManager, or the local run started with --rest-address, whose
 state.savepoints.dir defaults to <state-dir>/savepoints), whatever the
 client's working directory; it must not contain "..". An absolute
---target must name a folder under state.savepoints.dir. With security.rest.token-file in
---config/-D the client sends the REST API's token. Resume from it with 'run … --from PATH' at any parallelism.
+--target must name a folder under state.savepoints.dir. With
+security.rest.token-file in --config/-D the client sends the REST API's
+token. Resume from it with 'run … --from PATH' at any parallelism.
 On a cluster the savepoint is taken through the JobManager's REST API,
 whose address the JobManager tells the client.` + addressingLong
 	c.Flags().StringVar(&target, "target", "", "folder to write the savepoint into: a name under the server's state.savepoints.dir, or an absolute folder under it (default: that folder; every TaskManager must reach it at the same path)")

@@ -84,6 +84,8 @@ func TestBadInput(t *testing.T) {
 			[]string{"--events has no effect with --source kafka://127.0.0.1:1/events and without --verify", "add --verify"}},
 		{"demo: out with a kafka sink", []string{"demo", "--sink", "kafka://127.0.0.1:1/lines", "--out", filepath.Join(dir, "demo-out")},
 			[]string{"--out has no effect with --sink kafka://127.0.0.1:1/lines", "kafka topic lines", "drop --out"}},
+		{"demo: out with a file sink URL", []string{"demo", "--sink", "file://" + filepath.Join(dir, "sink"), "--out", filepath.Join(dir, "demo-out")},
+			[]string{"--out has no effect with --sink file://", "sends the output to " + filepath.Join(dir, "sink")}},
 		{"demo: out with a postgres sink", []string{"demo", "--sink", "postgres://weir@127.0.0.1:1/db?table=t", "--out", filepath.Join(dir, "demo-out")},
 			[]string{"--out has no effect with --sink postgres://", "postgres table t"}},
 		{"demo: verify detached", []string{"demo", "--verify", "--detached", "--jobmanager", "127.0.0.1:1"},
