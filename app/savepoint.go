@@ -27,12 +27,8 @@ func (p *Program) savepointCommand() *cobra.Command {
 	var target string
 	c := p.clientCommand("savepoint JOB", "Take a savepoint of a running job", exactlyOneJob, func(ctx context.Context, cl jobClient, args []string) error {
 		// No --target: the serving process's state.savepoints.dir.
-		if target != "" {
-			abs, err := absLocation(target)
-			if err != nil {
-				return Usagef("--target %s: %v", target, err)
-			}
-			target = abs
+		if err := checkTarget("--target", target); err != nil {
+			return err
 		}
 		path, err := cl.Savepoint(ctx, args[0], target)
 		if err != nil {
@@ -45,23 +41,25 @@ func (p *Program) savepointCommand() *cobra.Command {
 folder under --target: self-contained and relocatable, never deleted by
 retention. The target must lie under the serving process's
 state.savepoints.dir (without --target: that folder), unless it sets
-rest.savepoints.allow-any-target: true. With security.rest.token-file in
---config/-D the client sends the REST API's token. Resume from it with 'run … --from PATH' at any parallelism.
+rest.savepoints.allow-any-target: true. A relative --target is sent as
+given and taken under that folder by the serving process (the
+JobManager, or the local run started with --rest-address, whose
+state.savepoints.dir defaults to <state-dir>/savepoints), whatever the
+client's working directory; it must not contain "..". An absolute
+--target must name a folder under state.savepoints.dir. With
+security.rest.token-file in --config/-D the client sends the REST API's
+token. Resume from it with 'run … --from PATH' at any parallelism.
 On a cluster the savepoint is taken through the JobManager's REST API,
 whose address the JobManager tells the client.` + addressingLong
-	c.Flags().StringVar(&target, "target", "", "folder to write the savepoint into, under the server's state.savepoints.dir (default: that folder; every TaskManager must reach it at the same path)")
+	c.Flags().StringVar(&target, "target", "", "folder to write the savepoint into: a name under the server's state.savepoints.dir, or an absolute folder under it (default: that folder; every TaskManager must reach it at the same path)")
 	return c
 }
 
 func (p *Program) stopCommand() *cobra.Command {
 	var target string
 	c := p.clientCommand("stop JOB", "Stop a running job gracefully, optionally with a final savepoint", exactlyOneJob, func(ctx context.Context, cl jobClient, args []string) error {
-		if target != "" {
-			abs, err := absLocation(target)
-			if err != nil {
-				return Usagef("--savepoint %s: %v", target, err)
-			}
-			target = abs
+		if err := checkTarget("--savepoint", target); err != nil {
+			return err
 		}
 		path, err := cl.Stop(ctx, args[0], target)
 		if err != nil {
@@ -76,18 +74,36 @@ func (p *Program) stopCommand() *cobra.Command {
 two-phase-commit sinks commit, and ends the job (it ends FINISHED). With
 --savepoint DIR the final checkpoint is also copied into a savepoint
 folder under DIR, from which 'run … --from PATH' continues where the job
-stopped.` + addressingLong
-	c.Flags().StringVar(&target, "savepoint", "", "folder to write a final savepoint into")
+stopped; the client prints that folder. DIR follows the rules of
+'savepoint --target': a relative DIR is sent as given and taken under the
+serving process's state.savepoints.dir (the JobManager's, or the local
+run's), not under the client's working directory; an absolute DIR must
+lie under state.savepoints.dir.` + addressingLong
+	c.Flags().StringVar(&target, "savepoint", "", "folder to write a final savepoint into: a name under the server's state.savepoints.dir, or an absolute folder under it")
 	return c
 }
 
-// absLocation makes a local path absolute and checks an s3:// URL, for
-// locations sent to a running job (savepoint targets), which resolves
-// them in its own working directory otherwise.
-func absLocation(loc string) (string, error) {
-	if s3fs.IsURL(loc) {
-		_, err := s3fs.PathOf(loc)
-		return loc, err
+// checkTarget checks a savepoint target before the client sends it as
+// given. A relative name is not made absolute here: the serving process
+// (a JobManager, possibly on another host, or a local run) takes it under
+// its own state.savepoints.dir, while the client's working directory
+// would make it a folder outside, which the server refuses. So a relative
+// name with ".." is refused here already, and an s3:// URL must parse.
+func checkTarget(flag, target string) error {
+	if s3fs.IsURL(target) {
+		if _, err := s3fs.PathOf(target); err != nil {
+			return Usagef("%s %s: %v", flag, target, err)
+		}
+		return nil
 	}
-	return filepath.Abs(strings.TrimPrefix(loc, "file://"))
+	p := strings.TrimPrefix(target, "file://")
+	if target == "" || filepath.IsAbs(p) || strings.Contains(p, "://") {
+		return nil // absolute (or another scheme): the server's rule decides
+	}
+	for _, e := range strings.Split(filepath.ToSlash(p), "/") {
+		if e == ".." {
+			return Usagef("%s %s: a relative name is a folder under the job's state.savepoints.dir (resolved by the JobManager, or the local run) and must not contain \"..\"; give a name inside it, or an absolute folder under it", flag, target)
+		}
+	}
+	return nil
 }

@@ -77,13 +77,37 @@ func TestBadInput(t *testing.T) {
 		{"windows: negative rate", []string{"windows", "--window", "tumble:1s", "--rate", "-5"}, []string{"--rate", "-5"}},
 		{"windows: event time overflows", []string{"windows", "--window", "tumble:1s", "--events", "4611686018427387904", "--event-spacing", "2"}, []string{"--events", "overflows event time"}},
 		{"windows: verify late non-tumbling", []string{"windows", "--window", "slide:10,5", "--out-of-orderness", "5", "--verify"}, []string{"--verify", "tumbling windows only", "--out-of-orderness"}},
+		// Flags that would have no effect in the combination given.
+		{"demo: rate with a kafka source", []string{"demo", "--source", "kafka://127.0.0.1:1/events", "--rate", "60000"},
+			[]string{"--rate has no effect with --source kafka://127.0.0.1:1/events", "drop --rate"}},
+		{"demo: events with a kafka source, no verify", []string{"demo", "--source", "kafka://127.0.0.1:1/events", "--events", "500"},
+			[]string{"--events has no effect with --source kafka://127.0.0.1:1/events and without --verify", "add --verify"}},
+		{"demo: out with a kafka sink", []string{"demo", "--sink", "kafka://127.0.0.1:1/lines", "--out", filepath.Join(dir, "demo-out")},
+			[]string{"--out has no effect with --sink kafka://127.0.0.1:1/lines", "kafka topic lines", "drop --out"}},
+		{"demo: out with a file sink URL", []string{"demo", "--sink", "file://" + filepath.Join(dir, "sink"), "--out", filepath.Join(dir, "demo-out")},
+			[]string{"--out has no effect with --sink file://", "sends the output to " + filepath.Join(dir, "sink")}},
+		{"demo: out with a postgres sink", []string{"demo", "--sink", "postgres://weir@127.0.0.1:1/db?table=t", "--out", filepath.Join(dir, "demo-out")},
+			[]string{"--out has no effect with --sink postgres://", "postgres table t"}},
+		{"demo: verify detached", []string{"demo", "--verify", "--detached", "--jobmanager", "127.0.0.1:1"},
+			[]string{"--verify has no effect with --detached", "drop --detached"}},
+		{"fault-points without failures", []string{"demo", "--fault-points", "commit"}, []string{"--fault-points has no effect without --inject-failures", "add --inject-failures N"}},
+		{"fault-seed without failures", []string{"wordcount", "--input", filepath.Join(dir, "*.yaml"), "--out", filepath.Join(dir, "wc-out"), "--fault-seed", "3"},
+			[]string{"--fault-seed has no effect without --inject-failures"}},
+		{"from and from-savepoint", []string{"demo", "--from", filepath.Join(dir, "a"), "--from-savepoint", filepath.Join(dir, "b")},
+			[]string{"--from-savepoint has no effect together with --from", "give one of them"}},
+		{"windows: lateness without late events", []string{"windows", "--window", "tumble:1s", "--allowed-lateness", "300ms"},
+			[]string{"--allowed-lateness has no effect with --out-of-orderness 2000 >= --max-disorder 2000", "below 2000"}},
+		{"windows: verify detached", []string{"windows", "--window", "tumble:1s", "--verify", "--detached", "--jobmanager", "127.0.0.1:1"},
+			[]string{"--verify has no effect with --detached"}},
+		{"nexmark: side input of another query", []string{"nexmark", "--query", "q5", "--side-input", filepath.Join(dir, "side.csv")},
+			[]string{"--side-input has no effect with --query q5", "--query q13"}},
 		{"unknown fault point", []string{"windows", "--window", "tumble:1s", "--inject-failures", "1", "--fault-points", "commit,later"}, []string{"--fault-points", `"later"`, "process-record"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			state := filepath.Join(t.TempDir(), "state")
 			args := append([]string{"run"}, tc.args...)
-			if job := tc.args[0]; (job == "demo" || job == "wordcount" || job == "windows") && !hasFlag(tc.args, "--state-dir") {
+			if job := tc.args[0]; (job == "demo" || job == "wordcount" || job == "windows" || job == "nexmark") && !hasFlag(tc.args, "--state-dir") {
 				args = append(args, "--state-dir", state)
 			}
 			res := runWeir(t, 30*time.Second, args...)
@@ -95,7 +119,7 @@ func TestBadInput(t *testing.T) {
 			if res.stdout != "" {
 				t.Errorf("stdout %q, want nothing", res.stdout)
 			}
-			for _, job := range []string{"demo", "wordcount", "windows"} {
+			for _, job := range []string{"demo", "wordcount", "windows", "nexmark"} {
 				if _, err := os.Stat(filepath.Join(state, job)); err == nil {
 					t.Errorf("job folder %s was created: work started despite the bad input", filepath.Join(state, job))
 				}

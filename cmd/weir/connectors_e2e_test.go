@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"net"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -41,6 +42,32 @@ func TestDemoKafkaToKafka(t *testing.T) {
 	}
 	if d := demo.Diff(demo.Expected(n, k), lines); d != "" {
 		t.Fatal(d)
+	}
+}
+
+// A demo reading a topic that produce-demo-events filled with another
+// --keys fails on the first record, naming --keys, instead of committing
+// counts of accounts the producer never meant.
+func TestDemoKafkaKeysMismatch(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the binary against an in-process Kafka broker")
+	}
+	c, err := kfake.NewCluster(kfake.NumBrokers(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	addr := c.ListenAddrs()[0]
+	r := runWeir(t, time.Minute, "tools", "produce-demo-events", "--to", "kafka://"+addr+"/events",
+		"--events", "1000", "--keys", "97", "--partitions", "2")
+	wantExit(t, r, 0)
+	dir := t.TempDir()
+	r = runWeir(t, 2*time.Minute, "run", "demo", "--source", "kafka://"+addr+"/events", "--events", "1000", "--keys", "1000",
+		"--verify", "--state-dir", dir, "-q")
+	wantExit(t, r, 1)
+	wantContains(t, r.stderr, "with --keys 1000", "run the demo with the --keys that produce-demo-events used")
+	if lines := committed(t, filepath.Join(dir, "out")); len(lines) != 0 {
+		t.Errorf("%d lines committed from events of the wrong accounts, first %q", len(lines), lines[0])
 	}
 }
 

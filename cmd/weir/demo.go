@@ -39,8 +39,10 @@ Kafka transaction per checkpoint and subtask; --sink
 postgres://USER@HOST:PORT/DB?table=NAME writes rows (i, account, count,
 total) through PREPARE TRANSACTION / COMMIT PREPARED (the server needs
 max_prepared_transactions > 0). --source kafka://HOST:PORT/TOPIC reads the
-events from a topic filled by 'weir tools produce-demo-events'; --events
-then only sets what --verify expects.
+events from a topic filled by 'weir tools produce-demo-events' up to the
+end the topic has when the job starts (--events 0: without end); --keys
+must be the producer's, --events then only tells --verify how many events
+to expect, and --rate (which paces generated events) is refused.
 
 With --jobmanager HOST:PORT the job runs on that cluster; --out and
 --state-dir must then be folders every TaskManager reaches at the same
@@ -117,6 +119,10 @@ func (d *demoFlags) endpoints() (sinkEP, srcEP endpoint, err error) {
 // configuration; the default --out is set as a flag so that a submitted
 // job carries it.
 func (d *demoFlags) configure(ctx context.Context, fs *pflag.FlagSet, cfg *weir.Config) error {
+	// Before anything else: configure sets --out itself below.
+	if err := d.refuseIneffective(fs); err != nil {
+		return err
+	}
 	if d.events < 0 {
 		return usagef("--events must not be negative, got %d", d.events)
 	}
@@ -155,6 +161,27 @@ func (d *demoFlags) configure(ctx context.Context, fs *pflag.FlagSet, cfg *weir.
 		}
 	}
 	return nil
+}
+
+// refuseIneffective refuses the demo's flags that a --source or --sink
+// would ignore. --keys is not among them: with a Kafka source it derives
+// each event's account from its index, and the source checks it against
+// the account the producer wrote (demoKafkaEvents).
+func (d *demoFlags) refuseIneffective(fs *pflag.FlagSet) error {
+	sinkEP, srcEP, err := d.endpoints()
+	if err != nil {
+		return err
+	}
+	kafkaSource := srcEP.scheme == "kafka"
+	return refuseIneffective(fs,
+		ineffective{flag: "rate", when: kafkaSource && d.rate > 0, where: "with --source " + d.source,
+			instead: "it paces generated events, and the Kafka source reads the topic as fast as it can; drop --rate, or drop --source to generate the events at that rate"},
+		ineffective{flag: "events", when: kafkaSource && d.events > 0 && !d.verify, where: "with --source " + d.source + " and without --verify",
+			instead: "the Kafka source reads every event in the topic up to its end, and --events only tells --verify how many to expect; add --verify, drop --events, or give --events 0 to follow the topic without end"},
+		ineffective{flag: "out", when: d.sink != "", where: "with --sink " + d.sink,
+			instead: "--out is the folder of the default file sink, and --sink sends the output to " + sinkEP.String() + "; drop --out, or drop --sink to write files into --out"},
+		verifyDetached(fs),
+	)
 }
 
 // build declares the demo's graph: in a local run, on the client before it

@@ -72,7 +72,11 @@ func parseEndpoint(flag, raw string) (endpoint, error) {
 
 // demoKafkaEvents reads the demo's events from a topic whose record values
 // are event indexes (see `weir tools produce-demo-events`): the record
-// carries only i, and account and amount follow from it.
+// carries only i, and account and amount follow from it and --keys. The
+// producer's key is the account it computed with its own --keys: a record
+// whose key differs fails the job naming --keys, since with another K the
+// accounts, and so the counts and totals, would be wrong and an account's
+// events spread over partitions (out of order) without a word.
 func demoKafkaEvents(env *weir.Env, ep endpoint, keys int64, bounded bool) weir.Stream[demo.Event] {
 	gen := demo.Generator(keys)
 	decode := func(r *kgo.Record) (demo.Event, error) {
@@ -80,7 +84,13 @@ func demoKafkaEvents(env *weir.Env, ep endpoint, keys int64, bounded bool) weir.
 		if err != nil || i < 0 {
 			return demo.Event{}, fmt.Errorf("record value %q is not an event index", r.Value)
 		}
-		return gen(i), nil
+		e := gen(i)
+		if r.Key != nil {
+			if a, err := strconv.ParseInt(string(r.Key), 10, 64); err == nil && a != e.Account {
+				return demo.Event{}, fmt.Errorf("event %d has account %d in the topic but %d with --keys %d: run the demo with the --keys that produce-demo-events used", i, a, e.Account, keys)
+			}
+		}
+		return e, nil
 	}
 	opts := []kafka.Option{kafka.StartAt(kafka.Earliest())}
 	if bounded {

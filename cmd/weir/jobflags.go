@@ -88,6 +88,9 @@ func (f *jobFlags) register(fs *pflag.FlagSet, defaultInterval string) {
 // go on top. Every problem is a usage error (exit code 2) that names the
 // flag, key or path.
 func (f *jobFlags) configure(fl *pflag.FlagSet, cfg *weir.Config) error {
+	if err := refuseIneffective(fl, f.ineffective(fl)...); err != nil {
+		return err
+	}
 	if fl.Changed("parallelism") || !cfg.IsSet(config.ParallelismDefault) {
 		if f.parallelism < 1 {
 			return usagef("--parallelism must be at least 1, got %d", f.parallelism)
@@ -145,6 +148,31 @@ func (f *jobFlags) configure(fl *pflag.FlagSet, cfg *weir.Config) error {
 		}
 	}
 	return nil
+}
+
+// ineffective lists the shared flags that have no effect in some
+// combination (see refuseIneffective).
+func (f *jobFlags) ineffective(fl *pflag.FlagSet) []ineffective {
+	return []ineffective{
+		{flag: "fault-points", when: f.injectFailures == 0, where: "without --inject-failures",
+			instead: "it only restricts where injected failures happen; add --inject-failures N, or drop --fault-points"},
+		{flag: "fault-seed", when: f.injectFailures == 0, where: "without --inject-failures",
+			instead: "it only seeds when and where injected failures happen; add --inject-failures N, or drop --fault-seed"},
+		// Both flags write one variable: the later on the command line
+		// would silently win.
+		{flag: "from-savepoint", when: fl.Changed("from"), where: "together with --from",
+			instead: "both name the checkpoint or savepoint to start from and only the later one would count; give one of them"},
+	}
+}
+
+// verifyDetached is the rule for a job's --verify with --detached: the
+// client returns once the job is submitted, before anything is committed,
+// so there is nothing to verify (Run.Finish runs in an attached client
+// only).
+func verifyDetached(fl *pflag.FlagSet) ineffective {
+	detached := fl.Lookup("detached") != nil && fl.Lookup("detached").Value.String() == "true"
+	return ineffective{flag: "verify", when: detached, where: "with --detached",
+		instead: "a detached client returns once the job is submitted and checks nothing; drop --detached to follow the job and verify its output when it FINISHED"}
 }
 
 // quickRestarts makes injected failures restart fast unless the user chose

@@ -103,8 +103,16 @@ func (n *nexmarkFlags) options() (*nxq.Query, nxq.Params, error) {
 // configure checks the flags where the job is launched; the default --out
 // is set as a flag so that a submitted job carries them.
 func (n *nexmarkFlags) configure(fs *pflag.FlagSet, cfg *weir.Config) error {
-	if _, _, err := n.options(); err != nil {
+	q, _, err := n.options()
+	if err != nil {
 		return usagef("%v", err)
+	}
+	if err := refuseIneffective(fs,
+		ineffective{flag: "side-input", when: q.Name != "q13", where: "with --query " + q.Name,
+			instead: "only q13 joins a side input; drop --side-input, or run --query q13"},
+		verifyDetached(fs),
+	); err != nil {
+		return err
 	}
 	if err := n.jf.configure(fs, cfg); err != nil {
 		return err

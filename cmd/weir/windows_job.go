@@ -170,8 +170,19 @@ func (w *windowsFlags) lateDir() string { return filepath.Join(w.out, "late") }
 // configure checks the flags where the job is launched; the default --out
 // is set as a flag so that a submitted job carries it.
 func (w *windowsFlags) configure(fs *pflag.FlagSet, cfg *weir.Config) error {
-	if _, err := w.options(); err != nil {
+	o, err := w.options()
+	if err != nil {
 		return usagef("%v", err)
+	}
+	// With O >= M the watermark never passes an event's time (see
+	// windowsLong), so no window ever gets a late event to fire again for.
+	if err := refuseIneffective(fs,
+		ineffective{flag: "allowed-lateness", when: o.Lateness > 0 && o.OutOfOrderness >= o.MaxDisorder,
+			where:   fmt.Sprintf("with --out-of-orderness %d >= --max-disorder %d", o.OutOfOrderness, o.MaxDisorder),
+			instead: fmt.Sprintf("no event is ever late then; give --out-of-orderness below %d to make events late, or drop --allowed-lateness", o.MaxDisorder)},
+		verifyDetached(fs),
+	); err != nil {
+		return err
 	}
 	if err := w.jf.configure(fs, cfg); err != nil {
 		return err

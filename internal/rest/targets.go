@@ -20,16 +20,36 @@ const (
 )
 
 // savepointTarget checks the target folder of a savepoint requested
-// through the API and returns the folder to write into. Targets must lie
-// under Config.SavepointsDir (state.savepoints.dir): an empty target is
-// that folder, a relative one is taken under it, and an absolute one, one
-// with "..", or one whose existing part leads out of it through a
-// symbolic link is refused with 400 naming the key, unless
-// Config.AllowAnySavepointTarget. Without the check, whoever reaches the
-// API could make the process write wherever it may write.
+// through the API and returns the folder to write into (see
+// resolveSavepointTarget).
 func (a *api) savepointTarget(raw string) (target string, code int, msg string) {
-	root := a.cfg.SavepointsDir
-	if a.cfg.AllowAnySavepointTarget && raw != "" {
+	return resolveSavepointTarget(a.cfg.SavepointsDir, a.cfg.AllowAnySavepointTarget, raw)
+}
+
+// resolveSavepointTarget resolves raw, a savepoint target as a client sent
+// it, against root (state.savepoints.dir, "" if not set) on the serving
+// process. Targets must lie under root: an empty target is root itself, a
+// relative one is a name under it, resolved here and not in the client's
+// working directory (which means nothing on a JobManager on another host:
+// weir savepoint and weir stop send relative names as the user gave them),
+// and an absolute one must name a folder under it. A relative name with
+// ".." climbing out of root, an absolute path elsewhere or with "..", and
+// one whose existing part leads out of root through a symbolic link are
+// refused with 400 naming the key. allowAny
+// (rest.savepoints.allow-any-target) lifts the check for absolute targets
+// and URLs; a relative name still goes under root, and without a root is
+// refused, since this process's working directory is nobody's choice.
+// Without the check, whoever reaches the API could make the process write
+// wherever it may write.
+func resolveSavepointTarget(root string, allowAny bool, raw string) (target string, code int, msg string) {
+	relative := raw != "" && !strings.Contains(raw, "://") && !filepath.IsAbs(raw) && !strings.HasPrefix(raw, "/")
+	if relative && root == "" {
+		return "", http.StatusBadRequest, "relative target " + quote(raw) + " refused: a relative name is taken under " + keySavepointsDir + ", which is not set; set it, or send an absolute folder"
+	}
+	if allowAny && raw != "" {
+		if relative {
+			return joinUnder(root, raw), 0, ""
+		}
 		return raw, 0, ""
 	}
 	if root == "" {
@@ -42,7 +62,10 @@ func (a *api) savepointTarget(raw string) (target string, code int, msg string) 
 		return root, 0, ""
 	}
 	refuse := func() (string, int, string) {
-		return "", http.StatusBadRequest, "target " + quote(raw) + " is outside " + keySavepointsDir + " (" + root + "); give a folder under it, a relative name, or none (or set " + keyAllowAny + ": true)"
+		if relative {
+			return "", http.StatusBadRequest, "relative target " + quote(raw) + " refused: a relative name is taken under " + keySavepointsDir + " (" + root + ") and must stay inside it, without \"..\" and without a symbolic link out of it; give such a name, an absolute folder under it, or none (or set " + keyAllowAny + ": true)"
+		}
+		return "", http.StatusBadRequest, "target " + quote(raw) + " is outside " + keySavepointsDir + " (" + root + "); give a folder under it, a relative name (taken under it), or none (or set " + keyAllowAny + ": true)"
 	}
 	if strings.ContainsRune(raw, 0) || len(raw) > 4096 {
 		return refuse()
@@ -50,8 +73,8 @@ func (a *api) savepointTarget(raw string) (target string, code int, msg string) 
 	if scheme, rest, ok := strings.Cut(root, "://"); ok && scheme != "file" {
 		// Object storage: compare the cleaned paths, no links to follow.
 		t := raw
-		if !strings.Contains(raw, "://") {
-			t = strings.TrimSuffix(root, "/") + "/" + raw
+		if relative {
+			t = joinUnder(root, raw)
 		}
 		ts, trest, ok := strings.Cut(t, "://")
 		if !ok || ts != scheme || hasDotDot(trest) {
@@ -81,6 +104,14 @@ func (a *api) savepointTarget(raw string) (target string, code int, msg string) 
 		return refuse()
 	}
 	return t, 0, ""
+}
+
+// joinUnder joins a relative name to root, a local folder or a URL.
+func joinUnder(root, name string) string {
+	if strings.Contains(root, "://") && !strings.HasPrefix(root, "file://") {
+		return strings.TrimSuffix(root, "/") + "/" + name
+	}
+	return filepath.Join(strings.TrimPrefix(root, "file://"), name)
 }
 
 // hasDotDot reports whether a slash-separated path has a ".." element.
