@@ -153,7 +153,7 @@
 //
 // kfake, in process, for the whole suite and the faults only a proxy can
 // place on cue; and Apache Kafka 4.1 (KRaft, one node, started by
-// .ci/kafka.sh or by a test through internal/kafkatest) for the same suite
+// .ci/kafka.sh or by the test itself) for the same suite
 // (WEIR_KAFKA_BROKERS), a broker SIGKILLed and restarted mid-run, commits
 // after the transaction timeout, and transaction.max.timeout.ms;
 // docs/guarantees.md lists which test shows what on which broker.
