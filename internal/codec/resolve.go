@@ -219,7 +219,7 @@ func (r *resolver) check(w *node, rp *plan, path string, inKey bool) *pair {
 	case !w.kind.composite() || !rn.kind.composite():
 		r.checkLeaf(p, path)
 	case w.kind != rn.kind:
-		r.mismatch(path, w, rn, "a "+kindNames[w.kind]+" cannot be read as a "+kindNames[rn.kind]+"; keep the old type, or add a field under a new name for the new one")
+		r.mismatch(path, w, rn, unrelated(w, rn))
 	case w.kind == kindStruct:
 		r.checkStruct(p, path, inKey)
 	case w.kind == kindArray:
@@ -284,8 +284,13 @@ func (r *resolver) checkLeaf(p *pair, path string) {
 	case wk == kindFloat64 && rk == kindFloat32:
 		r.mismatch(path, w, rn, "narrowing loses precision; keep float64")
 	default:
-		r.mismatch(path, w, rn, "a "+describe(w)+" cannot be read as a "+describe(rn)+"; keep the old type, or add a field under a new name for the new one")
+		r.mismatch(path, w, rn, unrelated(w, rn))
 	}
+}
+
+// unrelated explains a mismatch of kinds that no rule converts.
+func unrelated(w, rn *node) string {
+	return kindNames[w.kind] + " values cannot be read as " + kindNames[rn.kind] + "; keep the old type, or add a field under a new name for the new type (the old field's state is then dropped)"
 }
 
 // checkStruct matches fields by identity, whatever their order.
@@ -305,7 +310,8 @@ func (r *resolver) checkStruct(p *pair, path string, inKey bool) {
 			same = false
 			p.fieldOf[i] = -1
 			if inKey {
-				r.mismatch(path+"."+wf.name, wf.typ, p.r.schema, "dropping a field from a map key can make two keys one; keep the field")
+				r.mismatches = append(r.mismatches, Mismatch{Path: path + "." + wf.name, Was: describe(wf.typ), Now: "no such field",
+					Why: "dropping a field from a map key can make two keys one; keep the field"})
 			}
 			continue
 		}
