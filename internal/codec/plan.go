@@ -31,7 +31,7 @@ type plan struct {
 	// the same case of the walk, so a Schema cannot drift from the plan.
 	schema *node
 	// fields are a struct's encoded fields, for Resolve.
-	fields []fieldPlan
+	fields []structField
 }
 
 // planCodec runs a plan for T.
@@ -179,9 +179,16 @@ func uintKind(t reflect.Type) kind {
 	return kindUint64
 }
 
+// fieldPlan is what the encoder and decoder of a struct loop over; it is
+// kept to two words because they do so for every value.
 type fieldPlan struct {
 	off  uintptr
 	plan *plan
+}
+
+// structField is a field as Resolve needs it.
+type structField struct {
+	fieldPlan
 	// name is the field's identity in schemas: a rename that keeps it
 	// (through the weir tag) keeps the field's state.
 	name string
@@ -197,13 +204,15 @@ func (pl *planner) structPlan(t reflect.Type) (*plan, error) {
 	sn := &node{kind: kindStruct, name: structName(t)}
 	p := &plan{typ: t, schema: sn}
 	pl.done[t] = p
-	fields, err := pl.structFields(t)
+	named, err := pl.structFields(t)
 	if err != nil {
 		delete(pl.done, t)
 		return nil, err
 	}
-	p.fields = fields
-	for _, f := range fields {
+	p.fields = named
+	fields := make([]fieldPlan, len(named))
+	for i, f := range named {
+		fields[i] = f.fieldPlan
 		sn.fields = append(sn.fields, field{name: f.name, typ: f.plan.schema})
 		p.minSize += f.plan.minSize
 	}
@@ -222,8 +231,8 @@ func (pl *planner) structPlan(t reflect.Type) (*plan, error) {
 }
 
 // structFields builds the plans of t's encoded fields.
-func (pl *planner) structFields(t reflect.Type) ([]fieldPlan, error) {
-	var fields []fieldPlan
+func (pl *planner) structFields(t reflect.Type) ([]structField, error) {
+	var fields []structField
 	seen := map[string]string{} // identity -> Go field name
 	for i := range t.NumField() {
 		f := t.Field(i)
@@ -249,7 +258,7 @@ func (pl *planner) structFields(t reflect.Type) ([]fieldPlan, error) {
 		if err != nil {
 			return nil, err
 		}
-		fields = append(fields, fieldPlan{off: f.Offset, plan: fp, name: name, goName: f.Name})
+		fields = append(fields, structField{fieldPlan{off: f.Offset, plan: fp}, name, f.Name})
 	}
 	return fields, nil
 }

@@ -59,12 +59,11 @@ func (r *resolver) build(p *pair) decFn {
 	panic("codec: converting decoder for a pair that reads as is") // propagate marks only the above
 }
 
-// structStep reads one writer field: into the reader's field at off with
-// dec, or, for a field the reader dropped, over it with skip.
+// structStep reads one writer field into the reader's field at off; dec
+// of a field the reader dropped skips it, ignoring the pointer.
 type structStep struct {
-	off  uintptr
-	dec  decFn
-	skip skipFn
+	off uintptr
+	dec decFn
 }
 
 func (r *resolver) structDecoder(p *pair) decFn {
@@ -72,7 +71,8 @@ func (r *resolver) structDecoder(p *pair) decFn {
 	for i, wf := range p.w.fields {
 		c := p.fieldOf[i]
 		if c < 0 {
-			steps[i] = structStep{skip: r.walker.skipper(wf.typ)}
+			skip := r.walker.skipper(wf.typ)
+			steps[i] = structStep{dec: func(src []byte, _ unsafe.Pointer, depth int) (int, error) { return skip(src, depth) }}
 			continue
 		}
 		child := p.children[c]
@@ -84,13 +84,7 @@ func (r *resolver) structDecoder(p *pair) decFn {
 		read := 0
 		for i := range steps {
 			s := &steps[i]
-			var m int
-			var err error
-			if s.skip != nil {
-				m, err = s.skip(src[read:], depth)
-			} else {
-				m, err = s.dec(src[read:], unsafe.Add(ptr, s.off), depth)
-			}
+			m, err := s.dec(src[read:], unsafe.Add(ptr, s.off), depth)
 			if err != nil {
 				return 0, err
 			}
