@@ -61,32 +61,70 @@ type Decoder[T any] interface {
 // *IncompatibleError, wrapping ErrIncompatible, naming every field that
 // differs; when T has no codec it wraps ErrUnsupported, as For's does.
 func Resolve[T any](writer Schema) (Decoder[T], Compatibility, error) {
+	c, r, root, compat, err := resolve[T](writer)
+	switch compat {
+	case Identical, CompatibleAsIs:
+		return c, compat, nil
+	case CompatibleAfterMigration:
+		return &migrationDecoder[T]{dec: r.decoder(root)}, compat, nil
+	}
+	return nil, Incompatible, err
+}
+
+// Changes lists what differs between the writer's schema and T, for a
+// savepoint check to show before a restore: fields added and dropped (a
+// field renamed without a weir tag shows as both, and its state is lost),
+// moved, widened, pointers added and removed, struct types renamed. A type
+// reached along several paths is reported along the first. The error is
+// Resolve's.
+func Changes[T any](writer Schema) ([]Change, error) {
+	_, r, _, _, err := resolve[T](writer)
+	if err != nil {
+		return nil, err
+	}
+	if r == nil {
+		return nil, nil // identical
+	}
+	return r.changes, nil
+}
+
+// A Change is one difference Resolve can read across.
+type Change struct {
+	Path string // from the reader's type, by Go field names: Total.Max
+	What string // added: restores as the zero value
+}
+
+func (c Change) String() string { return c.Path + ": " + c.What }
+
+// resolve runs Resolve's checks. The resolver is nil when the schemas
+// are identical.
+func resolve[T any](writer Schema) (Codec[T], *resolver, *pair, Compatibility, error) {
 	t := reflect.TypeFor[T]()
 	if writer.root == nil {
-		return nil, Incompatible, fmt.Errorf("resolve %s: no writer schema (a zero Schema)", t)
+		return nil, nil, nil, Incompatible, fmt.Errorf("resolve %s: no writer schema (a zero Schema)", t)
 	}
 	c, err := For[T]()
 	if err != nil {
-		return nil, Incompatible, err
+		return nil, nil, nil, Incompatible, err
 	}
 	pl := newPlanner()
 	rp, err := pl.build(t)
 	if err != nil {
-		return nil, Incompatible, fmt.Errorf("resolve %s: %w", t, err) // For just built it
+		return nil, nil, nil, Incompatible, fmt.Errorf("resolve %s: %w", t, err) // For just built it
 	}
 	if writer.Equal(Schema{root: rp.schema}) {
-		return c, Identical, nil
+		return c, nil, nil, Identical, nil
 	}
 	r := &resolver{planner: pl, pairs: map[pairKey]*pair{}, walker: newSchemaWalker()}
 	root := r.check(writer.root, rp, rootPath(t), false)
 	if len(r.mismatches) > 0 {
-		return nil, Incompatible, &IncompatibleError{Type: t.String(), Mismatches: r.mismatches}
+		return nil, r, root, Incompatible, &IncompatibleError{Type: t.String(), Mismatches: r.mismatches}
 	}
 	r.propagate()
 	if !root.convert {
-		return c, CompatibleAsIs, nil
+		return c, r, root, CompatibleAsIs, nil
 	}
-	return &migrationDecoder[T]{dec: r.decoder(root)}, CompatibleAfterMigration, nil
+	return c, r, root, CompatibleAfterMigration, nil
 }
 
 func rootPath(t reflect.Type) string {
@@ -152,6 +190,11 @@ type resolver struct {
 	walker     *schemaWalker
 	pairs      map[pairKey]*pair
 	mismatches []Mismatch
+	changes    []Change
+}
+
+func (r *resolver) change(path, what string) {
+	r.changes = append(r.changes, Change{Path: path, What: what})
 }
 
 // pairKey identifies a pair. inKey is set below a map key, where changes
@@ -208,6 +251,7 @@ func (r *resolver) check(w *node, rp *plan, path string, inKey bool) *pair {
 	switch {
 	case rn.kind == kindPointer && w.kind != kindPointer:
 		p.how, p.local = howAddPointer, true
+		r.change(path, "now a pointer: never nil after restore")
 		r.child(p, w, r.plan(rp.typ.Elem()), path, inKey)
 	case w.kind == kindPointer && rn.kind != kindPointer:
 		if inKey {
@@ -215,6 +259,7 @@ func (r *resolver) check(w *node, rp *plan, path string, inKey bool) *pair {
 			return p
 		}
 		p.how, p.local = howDropPointer, true
+		r.change(path, "no longer a pointer: a stored nil restores as the zero value")
 		r.child(p, w.elem, rp, path, inKey)
 	case !w.kind.composite() || !rn.kind.composite():
 		r.checkLeaf(p, path)
@@ -271,16 +316,21 @@ func (r *resolver) checkLeaf(p *pair, path string) {
 	case wk.signedRank() > 0 && rk.signedRank() > 0:
 		if wk.signedRank() > rk.signedRank() {
 			r.mismatch(path, w, rn, "narrowing can lose values; keep "+kindNames[wk]+" or wider")
+		} else {
+			// Every signed width is the same zigzag varint: as is.
+			r.change(path, "widened from "+kindNames[wk]+" to "+kindNames[rk])
 		}
-		// Widening: every signed width is the same zigzag varint.
 	case wk.unsignedRank() > 0 && rk.unsignedRank() > 0:
 		if wk.unsignedRank() > rk.unsignedRank() {
 			r.mismatch(path, w, rn, "narrowing can lose values; keep "+kindNames[wk]+" or wider")
+		} else {
+			r.change(path, "widened from "+kindNames[wk]+" to "+kindNames[rk])
 		}
 	case (wk.signedRank() > 0 && rk.unsignedRank() > 0) || (wk.unsignedRank() > 0 && rk.signedRank() > 0):
 		r.mismatch(path, w, rn, "signed and unsigned integers are encoded differently and do not hold the same values; keep "+kindNames[wk])
 	case wk == kindFloat32 && rk == kindFloat64:
 		p.how, p.local = howFloatWiden, true
+		r.change(path, "widened from float32 to float64")
 	case wk == kindFloat64 && rk == kindFloat32:
 		r.mismatch(path, w, rn, "narrowing loses precision; keep float64")
 	default:
@@ -303,6 +353,18 @@ func (r *resolver) checkStruct(p *pair, path string, inKey bool) {
 	// The bytes are the reader's own when the identities come in the same
 	// order: nothing added, dropped or moved.
 	same := len(p.w.fields) == len(readerFields)
+	if p.w.name != p.r.schema.name && p.w.name != "" && p.r.schema.name != "" {
+		r.change(path, "struct type renamed from "+p.w.name+" to "+p.r.schema.name)
+	}
+	had := make(map[string]bool, len(p.w.fields))
+	for _, wf := range p.w.fields {
+		had[wf.name] = true
+	}
+	for _, rf := range readerFields {
+		if !had[rf.name] {
+			r.change(path+"."+rf.goName, "added: restores as the zero value")
+		}
+	}
 	p.fieldOf = make([]int, len(p.w.fields))
 	for i, wf := range p.w.fields {
 		ri, ok := byName[wf.name]
@@ -312,6 +374,8 @@ func (r *resolver) checkStruct(p *pair, path string, inKey bool) {
 			if inKey {
 				r.mismatches = append(r.mismatches, Mismatch{Path: path + "." + wf.name, Was: describe(wf.typ), Now: "no such field",
 					Why: "dropping a field from a map key can make two keys one; keep the field"})
+			} else {
+				r.change(path+"."+wf.name, "dropped: its stored values are discarded (to rename a field, keep its identity with `weir:\""+wf.name+"\"`)")
 			}
 			continue
 		}
@@ -320,6 +384,9 @@ func (r *resolver) checkStruct(p *pair, path string, inKey bool) {
 		rf := readerFields[ri]
 		p.offsets = append(p.offsets, rf.off)
 		r.child(p, wf.typ, rf.plan, path+"."+rf.goName, inKey)
+	}
+	if !same && len(p.w.fields) == len(readerFields) && len(p.children) == len(readerFields) {
+		r.change(path, "fields reordered")
 	}
 	p.how, p.local = howStruct, !same
 }

@@ -389,3 +389,60 @@ func TestMigrationAllocatesAsDecodeDoes(t *testing.T) {
 		t.Fatalf("migrating decode allocates %v times, the reader's own %v", migrated, own)
 	}
 }
+
+type TotalRenamedNoTag struct {
+	Name       string // was User, without a tag: a drop and an add
+	Count, Sum int64
+}
+
+func TestChanges(t *testing.T) {
+	cases := []struct {
+		name string
+		got  []Change
+		want []string
+	}{
+		{"identical", changes[TotalV1, TotalV1](t), nil},
+		{"struct type renamed", changes[TotalV1, TotalRenamedType](t),
+			[]string{"TotalRenamedType: struct type renamed from codec.TotalV1 to codec.TotalRenamedType"}},
+		{"added", changes[TotalV1, TotalAdded](t), []string{
+			"TotalAdded: struct type renamed from codec.TotalV1 to codec.TotalAdded",
+			"TotalAdded.Max: added: restores as the zero value"}},
+		{"renamed without a tag", changes[TotalV1, TotalRenamedNoTag](t), []string{
+			"TotalRenamedNoTag: struct type renamed from codec.TotalV1 to codec.TotalRenamedNoTag",
+			"TotalRenamedNoTag.Name: added: restores as the zero value",
+			"TotalRenamedNoTag.User: dropped: its stored values are discarded (to rename a field, keep its identity with `weir:\"User\"`)"}},
+		{"reordered and widened", changes[TotalNarrow, TotalReordered](t), []string{
+			"TotalReordered: struct type renamed from codec.TotalNarrow to codec.TotalReordered",
+			"TotalReordered.Count: widened from int32 to int64",
+			"TotalReordered.Sum: widened from int8 to int64",
+			"TotalReordered: fields reordered"}},
+		{"pointers", changes[TotalV1, TotalPointers](t), []string{
+			"TotalPointers: struct type renamed from codec.TotalV1 to codec.TotalPointers",
+			"TotalPointers.User: now a pointer: never nil after restore",
+			"TotalPointers.Count: now a pointer: never nil after restore"}},
+		{"nested", changes[[]*float32, []float64](t), []string{
+			"[]float64[]: no longer a pointer: a stored nil restores as the zero value",
+			"[]float64[]: widened from float32 to float64"}},
+	}
+	for _, tc := range cases {
+		var got []string
+		for _, c := range tc.got {
+			got = append(got, c.String())
+		}
+		if !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("%s: changes\n%s\nwant\n%s", tc.name, strings.Join(got, "\n"), strings.Join(tc.want, "\n"))
+		}
+	}
+	if _, err := Changes[CountString](schemaOf[TotalV1](t)); !errors.Is(err, ErrIncompatible) {
+		t.Errorf("incompatible: err %v, want ErrIncompatible", err)
+	}
+}
+
+func changes[W, R any](t *testing.T) []Change {
+	t.Helper()
+	c, err := Changes[R](schemaOf[W](t))
+	if err != nil {
+		t.Fatalf("Changes[%T](%T): %v", *new(R), *new(W), err)
+	}
+	return c
+}
