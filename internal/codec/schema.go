@@ -59,8 +59,8 @@ var kindNames = [...]string{
 // of a cycle and are numbered for back-references).
 func (k kind) composite() bool { return k >= kindStruct && k < kindLimit }
 
-// signedKind and unsignedKind give a varint width's rank (1 to 4), 0 if k
-// is not such an integer.
+// signedRank and unsignedRank give an integer kind's width rank (1 to 4),
+// 0 if k is not such an integer.
 func (k kind) signedRank() int {
 	if k >= kindInt8 && k <= kindInt64 {
 		return int(k-kindInt8) + 1
