@@ -30,7 +30,9 @@ const (
 	maxSchemaArrayLen = math.MaxInt32 // elements of an array type
 )
 
-// AppendSchema appends s's encoding to dst.
+// AppendSchema appends s's encoding to dst. The zero Schema encodes to
+// the version byte alone, which DecodeSchema rejects: there is nothing a
+// restore could check against it.
 func AppendSchema(dst []byte, s Schema) []byte {
 	dst = append(dst, SchemaFormatVersion)
 	if s.root == nil {
