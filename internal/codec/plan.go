@@ -26,6 +26,11 @@ type plan struct {
 	// flat, when not nil, is enc as a list of fixed-size leaves (flat.go):
 	// typ is such a leaf, or a struct made of them.
 	flat []flatOp
+	// schema describes the bytes enc writes. It is set where enc is, by
+	// the same case of the walk, so a Schema cannot drift from the plan.
+	schema *node
+	// fields are a struct's encoded fields, for Resolve.
+	fields []structField
 }
 
 // planCodec runs a plan for T.
@@ -86,7 +91,7 @@ func (pl *planner) build(t reflect.Type) (*plan, error) {
 // leafPlan returns the plan of a type encoded by a single primitive codec.
 func leafPlan(t reflect.Type) *plan {
 	if t == timeType {
-		return codecPlan[time.Time](t, timeCodec{}, 2)
+		return codecPlan[time.Time](t, timeCodec{}, 2, kindTime)
 	}
 	if isMarshaler(t) {
 		return &plan{
@@ -98,50 +103,52 @@ func leafPlan(t reflect.Type) *plan {
 				return decodeMarshaled(src, reflect.NewAt(t, p).Interface().(encoding.BinaryUnmarshaler))
 			},
 			minSize: 1,
+			schema:  &node{kind: kindMarshaler, name: t.PkgPath() + "." + t.Name()},
 		}
 	}
 	switch t.Kind() {
 	case reflect.Bool:
-		return flatLeaf(codecPlan[bool](t, boolCodec{}, 1), flatBool)
+		return flatLeaf(codecPlan[bool](t, boolCodec{}, 1, kindBool), flatBool)
 	case reflect.Int:
-		return flatLeaf(codecPlan[int](t, intCodec[int]{}, 1), flatInt)
+		return flatLeaf(codecPlan[int](t, intCodec[int]{}, 1, intKind(t)), flatInt)
 	case reflect.Int8:
-		return flatLeaf(codecPlan[int8](t, intCodec[int8]{}, 1), flatInt8)
+		return flatLeaf(codecPlan[int8](t, intCodec[int8]{}, 1, kindInt8), flatInt8)
 	case reflect.Int16:
-		return flatLeaf(codecPlan[int16](t, intCodec[int16]{}, 1), flatInt16)
+		return flatLeaf(codecPlan[int16](t, intCodec[int16]{}, 1, kindInt16), flatInt16)
 	case reflect.Int32:
-		return flatLeaf(codecPlan[int32](t, intCodec[int32]{}, 1), flatInt32)
+		return flatLeaf(codecPlan[int32](t, intCodec[int32]{}, 1, kindInt32), flatInt32)
 	case reflect.Int64:
-		return flatLeaf(codecPlan[int64](t, intCodec[int64]{}, 1), flatInt64)
+		return flatLeaf(codecPlan[int64](t, intCodec[int64]{}, 1, kindInt64), flatInt64)
 	case reflect.Uint:
-		return flatLeaf(codecPlan[uint](t, uintCodec[uint]{}, 1), flatUint)
+		return flatLeaf(codecPlan[uint](t, uintCodec[uint]{}, 1, uintKind(t)), flatUint)
 	case reflect.Uint8:
-		return flatLeaf(codecPlan[uint8](t, uintCodec[uint8]{}, 1), flatUint8)
+		return flatLeaf(codecPlan[uint8](t, uintCodec[uint8]{}, 1, kindUint8), flatUint8)
 	case reflect.Uint16:
-		return flatLeaf(codecPlan[uint16](t, uintCodec[uint16]{}, 1), flatUint16)
+		return flatLeaf(codecPlan[uint16](t, uintCodec[uint16]{}, 1, kindUint16), flatUint16)
 	case reflect.Uint32:
-		return flatLeaf(codecPlan[uint32](t, uintCodec[uint32]{}, 1), flatUint32)
+		return flatLeaf(codecPlan[uint32](t, uintCodec[uint32]{}, 1, kindUint32), flatUint32)
 	case reflect.Uint64:
-		return flatLeaf(codecPlan[uint64](t, uintCodec[uint64]{}, 1), flatUint64)
+		return flatLeaf(codecPlan[uint64](t, uintCodec[uint64]{}, 1, kindUint64), flatUint64)
 	case reflect.Float32:
-		return flatLeaf(codecPlan[float32](t, float32Codec{}, 4), flatFloat32)
+		return flatLeaf(codecPlan[float32](t, float32Codec{}, 4, kindFloat32), flatFloat32)
 	case reflect.Float64:
-		return flatLeaf(codecPlan[float64](t, float64Codec{}, 8), flatFloat64)
+		return flatLeaf(codecPlan[float64](t, float64Codec{}, 8, kindFloat64), flatFloat64)
 	case reflect.String:
-		return codecPlan[string](t, stringCodec{}, 1)
+		return codecPlan[string](t, stringCodec{}, 1, kindString)
 	case reflect.Slice:
 		if e := t.Elem(); e.Kind() == reflect.Uint8 && !isMarshaler(e) {
-			return codecPlan[[]byte](t, bytesCodec{}, 1)
+			return codecPlan[[]byte](t, bytesCodec{}, 1, kindBytes)
 		}
 	}
 	return nil
 }
 
 // codecPlan runs codec c of U on values of t, whose memory layout is U's.
-func codecPlan[U any](t reflect.Type, c Codec[U], minSize int) *plan {
+func codecPlan[U any](t reflect.Type, c Codec[U], minSize int, k kind) *plan {
 	return &plan{
-		typ: t,
-		enc: func(dst []byte, p unsafe.Pointer, _ int) []byte { return c.Append(dst, *(*U)(p)) },
+		schema: leafNodes[k],
+		typ:    t,
+		enc:    func(dst []byte, p unsafe.Pointer, _ int) []byte { return c.Append(dst, *(*U)(p)) },
 		dec: func(src []byte, p unsafe.Pointer, _ int) (int, error) {
 			v, n, err := c.Decode(src)
 			if err != nil {
@@ -154,48 +161,71 @@ func codecPlan[U any](t reflect.Type, c Codec[U], minSize int) *plan {
 	}
 }
 
+// intKind and uintKind name int and uint by their size on this platform:
+// the varint bytes of an int are those of an int64 (or int32), and a
+// schema describes bytes, not Go spellings.
+func intKind(t reflect.Type) kind {
+	if t.Size() == 4 {
+		return kindInt32
+	}
+	return kindInt64
+}
+
+func uintKind(t reflect.Type) kind {
+	if t.Size() == 4 {
+		return kindUint32
+	}
+	return kindUint64
+}
+
+// fieldPlan is what the encoder and decoder of a struct loop over; it is
+// kept to two words because they do so for every value.
 type fieldPlan struct {
 	off  uintptr
 	plan *plan
 }
 
+// structField is a field as Resolve needs it.
+type structField struct {
+	fieldPlan
+	// name is the field's identity in schemas: a rename that keeps it
+	// (through the weir tag) keeps the field's state.
+	name string
+	// goName is the Go field name, for messages.
+	goName string
+}
+
 // structPlan encodes the fields in declaration order, back to back.
 func (pl *planner) structPlan(t reflect.Type) (*plan, error) {
-	var fields []fieldPlan
-	minSize := 0
-	for i := range t.NumField() {
-		f := t.Field(i)
-		if f.Name == "_" && f.Type.Size() == 0 {
-			continue // padding markers such as _ struct{} carry no data
-		}
-		if !f.IsExported() {
-			// Dropping the field would lose state silently on restore.
-			return nil, unsupported(t, "has unexported field "+f.Name+"; export it,")
-		}
-		fp, err := pl.build(f.Type)
-		if err != nil {
-			return nil, err
-		}
-		fields = append(fields, fieldPlan{off: f.Offset, plan: fp})
-		minSize += fp.minSize
+	// Registered before the fields are built, so that a field reaching back
+	// to t (type Node struct{ Next *Node }) finds this plan and its schema
+	// node: one node per type, and recursion becomes a cycle in the schema.
+	sn := &node{kind: kindStruct, name: structName(t)}
+	p := &plan{typ: t, schema: sn}
+	pl.done[t] = p
+	named, err := pl.structFields(t)
+	if err != nil {
+		delete(pl.done, t)
+		return nil, err
 	}
+	p.fields = named
+	fields := make([]fieldPlan, len(named))
+	for i, f := range named {
+		fields[i] = f.fieldPlan
+		sn.fields = append(sn.fields, field{name: f.name, typ: f.plan.schema})
+		p.minSize += f.plan.minSize
+	}
+	p.dec = structDec(fields)
 	if flat := flatFields(fields); flat != nil {
-		p := &plan{typ: t, enc: flatEnc(flat), dec: structDec(fields), minSize: minSize, flat: flat}
-		pl.done[t] = p
+		p.enc, p.flat = flatEnc(flat), flat
 		return p, nil
 	}
-	p := &plan{
-		typ: t,
-		enc: func(dst []byte, p unsafe.Pointer, depth int) []byte {
-			for _, f := range fields {
-				dst = f.plan.enc(dst, unsafe.Add(p, f.off), depth)
-			}
-			return dst
-		},
-		dec:     structDec(fields),
-		minSize: minSize,
+	p.enc = func(dst []byte, p unsafe.Pointer, depth int) []byte {
+		for _, f := range fields {
+			dst = f.plan.enc(dst, unsafe.Add(p, f.off), depth)
+		}
+		return dst
 	}
-	pl.done[t] = p
 	return p, nil
 }
 
@@ -241,6 +271,7 @@ func (pl *planner) arrayPlan(t reflect.Type) (*plan, error) {
 			return read, nil
 		},
 		minSize: t.Len() * ep.minSize,
+		schema:  &node{kind: kindArray, length: t.Len(), elem: ep.schema},
 	}
 	pl.done[t] = p
 	return p, nil
@@ -287,13 +318,15 @@ func tooDeep(t reflect.Type) error {
 
 // slicePlan writes a nil-or-count header, then the elements.
 func (pl *planner) slicePlan(t reflect.Type) (*plan, error) {
-	p := &plan{typ: t, minSize: 1}
+	sn := &node{kind: kindSlice}
+	p := &plan{typ: t, minSize: 1, schema: sn}
 	pl.done[t] = p // before the element: a slice may contain itself
 	ep, err := pl.build(t.Elem())
 	if err != nil {
 		delete(pl.done, t)
 		return nil, err
 	}
+	sn.elem = ep.schema
 	size := t.Elem().Size()
 	p.enc = func(dst []byte, p unsafe.Pointer, depth int) []byte {
 		depth = deeper(t, depth)
@@ -340,7 +373,8 @@ func (pl *planner) slicePlan(t reflect.Type) (*plan, error) {
 // mapPlan writes a nil-or-count header, then key-value pairs in the order of
 // the keys' encodings, so equal maps encode to equal bytes.
 func (pl *planner) mapPlan(t reflect.Type) (*plan, error) {
-	p := &plan{typ: t, minSize: 1}
+	sn := &node{kind: kindMap}
+	p := &plan{typ: t, minSize: 1, schema: sn}
 	pl.done[t] = p
 	kp, err := pl.build(t.Key())
 	if err != nil {
@@ -352,6 +386,7 @@ func (pl *planner) mapPlan(t reflect.Type) (*plan, error) {
 		delete(pl.done, t)
 		return nil, err
 	}
+	sn.key, sn.elem = kp.schema, vp.schema
 	kt, vt := t.Key(), t.Elem()
 	p.enc = func(dst []byte, p unsafe.Pointer, depth int) []byte {
 		depth = deeper(t, depth)
@@ -422,13 +457,15 @@ func (pl *planner) mapPlan(t reflect.Type) (*plan, error) {
 
 // pointerPlan writes 0 for nil, or 1 followed by the pointee.
 func (pl *planner) pointerPlan(t reflect.Type) (*plan, error) {
-	p := &plan{typ: t, minSize: 1}
+	sn := &node{kind: kindPointer}
+	p := &plan{typ: t, minSize: 1, schema: sn}
 	pl.done[t] = p
 	ep, err := pl.build(t.Elem())
 	if err != nil {
 		delete(pl.done, t)
 		return nil, err
 	}
+	sn.elem = ep.schema
 	et := t.Elem()
 	p.enc = func(dst []byte, p unsafe.Pointer, depth int) []byte {
 		depth = deeper(t, depth)
