@@ -1,6 +1,7 @@
 package jobmaster
 
 import (
+	"fmt"
 	"slices"
 
 	"github.com/weirstream/weir/internal/checkpoint"
@@ -149,6 +150,22 @@ func (m *Machine) latestLoaded(ev LatestLoaded) {
 		m.fatal = ev.Err
 		return
 	}
+	if ev.Restore == nil {
+		if id := m.newestCompleted(); id > 0 {
+			// A completed checkpoint is retained until a newer one
+			// completes, so the storage lost it: its folder was removed
+			// or emptied while the job ran. That is what happens to a
+			// zombie, a process paused (GC, SIGSTOP, a partitioned host)
+			// while another with the same state folder resumed its
+			// checkpoint, finished the job and removed the folder.
+			// Restarting from the initial point would replay everything
+			// since, and the sinks committed at the checkpoints the job
+			// completed: their output would be written twice.
+			m.fatal = Unrecoverable(fmt.Errorf("restart: checkpoint %d completed in this run, but the checkpoint storage holds no completed checkpoint now (its folder was removed or emptied: by another process with the same state folder, which may have finished this job, or by hand); not restarting from the start, which would write the committed output again", id))
+			m.log.Error("restart refused: the completed checkpoints are gone from the storage", "newest_completed", id)
+			return
+		}
+	}
 	rp := m.restorePointFor(ev.Restore)
 	// A region failed again while the load ran (a global failure hits a
 	// region restarting, deployed or not) is no longer due: the handler
@@ -202,6 +219,16 @@ func (m *Machine) restorePointFor(latest *RestorePoint) *RestorePoint {
 		return latest
 	}
 	return initial
+}
+
+// newestCompleted is the newest checkpoint completed in this run; 0 if
+// none.
+func (m *Machine) newestCompleted() checkpoint.ID {
+	var newest checkpoint.ID
+	for id := range m.completed {
+		newest = max(newest, id)
+	}
+	return newest
 }
 
 // incomplete returns the checkpoints triggered and neither completed nor
