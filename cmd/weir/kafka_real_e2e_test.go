@@ -65,7 +65,7 @@ func TestRealKafkaKillResume(t *testing.T) {
 	wantExit(t, runWeir(t, time.Minute, "tools", "produce-demo-events", "--to", "kafka://"+addr+"/"+in,
 		"--events", strconv.Itoa(events), "--keys", strconv.Itoa(keys), "--partitions", "4"), 0)
 	args := []string{"run", "demo", "--source", "kafka://" + addr + "/" + in, "--sink", "kafka://" + addr + "/" + out,
-		"--events", strconv.Itoa(events), "--keys", strconv.Itoa(keys), "--parallelism", "2",
+		"--keys", strconv.Itoa(keys), "--parallelism", "2",
 		"--checkpoint-interval", "100ms", "--state-dir", t.TempDir(), "-v"}
 	want := demo.Expected(events, keys)
 	wantCounts := countLines(want)
@@ -150,7 +150,7 @@ func TestRealKafkaZombie(t *testing.T) {
 	wantExit(t, runWeir(t, time.Minute, "tools", "produce-demo-events", "--to", "kafka://"+addr+"/"+in,
 		"--events", strconv.Itoa(events), "--keys", strconv.Itoa(keys), "--partitions", "4"), 0)
 	args := []string{"run", "demo", "--source", "kafka://" + addr + "/" + in, "--sink", "kafka://" + addr + "/" + out,
-		"--events", strconv.Itoa(events), "--keys", strconv.Itoa(keys), "--parallelism", "2",
+		"--keys", strconv.Itoa(keys), "--parallelism", "2",
 		"--checkpoint-interval", "100ms", "--state-dir", state, "-v"}
 	// A stops at a random moment after checkpoint 2: before its commit
 	// of checkpoint 2's transactions, or after it, with the transactions
