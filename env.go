@@ -74,7 +74,10 @@ type envOptions struct {
 // set them on it, wherever they stand among the options.
 func WithConfig(cfg *Config) Option { return Option{func(o *envOptions) { o.cfg = cfg }} }
 
-// WithLogger sets the structured logger of the job (default: silent).
+// WithLogger sets the structured logger of the job. Without it the job
+// logs its warnings and errors (a failed task, a restart, a declined
+// checkpoint, data loss) through slog.Default(), read at each record, and
+// nothing below Warn: a job never fails silently.
 func WithLogger(l *slog.Logger) Option { return Option{func(o *envOptions) { o.logger = l }} }
 
 // RestoreFrom makes the job start from the given checkpoint or savepoint

@@ -76,9 +76,10 @@ type Plan struct {
 	err error // first error met while building the graph
 }
 
-// New returns an empty plan using cfg.
+// New returns an empty plan using cfg. Its logger passes warnings and
+// errors to slog.Default() (warnHandler) until the program sets one.
 func New(cfg *config.Config) *Plan {
-	return &Plan{Config: cfg, Logger: slog.New(slog.DiscardHandler), Status: &runtime.JobStatus{}}
+	return &Plan{Config: cfg, Logger: slog.New(warnHandler{}), Status: &runtime.JobStatus{}}
 }
 
 // Fail records err as a problem of the graph being built; Resolve returns
