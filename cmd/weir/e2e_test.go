@@ -57,7 +57,7 @@ func killRestart(t *testing.T, seed int64, parallelism int) {
 	want := demo.Expected(events, demoKeys)
 	wantCounts := countLines(want)
 	rng := rand.New(rand.NewPCG(uint64(seed), 0))
-	finished := false
+	finished, endedAtKill := false, false
 	for k := range kills {
 		delay := 20*time.Millisecond + time.Duration(rng.Int64N(int64(800*time.Millisecond)))
 		r := startWeir(t, time.Minute, args...)
@@ -73,16 +73,22 @@ func killRestart(t *testing.T, seed int64, parallelism int) {
 			t.Logf("run %d: finished before its kill at %s", k, delay)
 			finished = true
 		}
-		if afterKill(t, out, wantCounts, k) && !finished {
-			t.Logf("run %d: its job had ended when the kill landed", k)
-			finished = true
-		}
 		if finished {
+			break
+		}
+		if afterKill(t, out, wantCounts, k) {
+			// Killed after its last commit, maybe before its sinks
+			// closed (a hidden in-progress file left): one more run is
+			// due, as after any kill.
+			t.Logf("run %d: its job's output was complete when the kill landed", k)
+			endedAtKill = true
 			break
 		}
 	}
 	if !finished {
-		wantExit(t, runWeir(t, time.Minute, args...), 0)
+		if res := runWeir(t, time.Minute, args...); !(endedAtKill && refusedAsFinished(res)) {
+			wantExit(t, res, 0)
+		}
 	}
 	if d := demo.Diff(want, committed(t, out)); d != "" {
 		t.Fatalf("after %d kills: %s", kills, d)

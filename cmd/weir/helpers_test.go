@@ -360,3 +360,11 @@ func wantContains(t *testing.T, text string, subs ...string) {
 		}
 	}
 }
+
+// refusedAsFinished reports a run refused because the job's folder records
+// that it FINISHED: the rerun after a kill that landed once the killed run
+// had recorded its end (which follows its sinks' close), where nothing is
+// left to resume or clean.
+func refusedAsFinished(res result) bool {
+	return res.code == 1 && strings.Contains(res.stderr, "already FINISHED")
+}

@@ -190,7 +190,7 @@ func TestWindowsKillRerun(t *testing.T) {
 			o := windowsOptions(t, events, 50, c.args)
 			want := countLines(windows.Expected(o))
 			rng := rand.New(rand.NewPCG(uint64(seed), uint64(k)))
-			finished, resumed, kills := false, false, 0
+			finished, resumed, endedAtKill, kills := false, false, false, 0
 			for run := range 3 {
 				delay := 300*time.Millisecond + time.Duration(rng.Int64N(int64(700*time.Millisecond)))
 				r := startWeir(t, time.Minute, args...)
@@ -214,18 +214,27 @@ func TestWindowsKillRerun(t *testing.T) {
 				if x := extras(want, got); len(x) > 0 {
 					t.Fatalf("after run %d: %d committed lines not in the failure-free output, first %q", run, len(x), x[0])
 				}
-				if !finished && complete(want, got) {
-					t.Logf("run %d: its job had ended when the kill landed", run)
-					finished = true
-				}
 				if finished {
+					break
+				}
+				if complete(want, got) {
+					// The kill landed after the last commit, before the
+					// process ended: its sinks may not have closed (a
+					// hidden in-progress file left), so one more run is
+					// still due, as for any killed run.
+					t.Logf("run %d: its job's output was complete when the kill landed", run)
+					endedAtKill = true
 					break
 				}
 			}
 			if !finished {
 				res := runWeir(t, time.Minute, append(args, "--verify")...)
-				wantExit(t, res, 0)
-				wantLine(t, res.stderr, windowsExactOK)
+				if endedAtKill && refusedAsFinished(res) {
+					t.Logf("the rerun was refused: the killed run had recorded its end")
+				} else {
+					wantExit(t, res, 0)
+					wantLine(t, res.stderr, windowsExactOK)
+				}
 				resumed = resumed || strings.Contains(res.stderr, "job windows: resuming checkpoint")
 			}
 			if kills > 0 && !resumed {
