@@ -1,6 +1,10 @@
 package checkpoint
 
-import "time"
+import (
+	"encoding/binary"
+	"strconv"
+	"time"
+)
 
 // ID identifies a checkpoint within a job. IDs increase strictly; a restored
 // job continues numbering after the checkpoint it restored from.
@@ -136,6 +140,13 @@ type OperatorSubtaskState struct {
 	// per-task snapshot: how far the task read each input channel and
 	// wrote each output channel, for the in-flight logs.
 	Weak *WeakPositions `json:"weak,omitempty"`
+	// Schemas are the rows of the operator's state table as this subtask
+	// registered them, carried by the acknowledgement only: the JobManager
+	// merges the subtasks' rows into OperatorState.States, and a _metadata
+	// file never holds them here (storage refuses to write or read them).
+	// Nothing fills them yet (docs/design/state-evolution.md §2.1, work
+	// plan step 5).
+	Schemas []StateSchema `json:"schemas,omitempty"`
 }
 
 // WeakPositions are a task's channel positions in a WEAKLY_CONSISTENT
@@ -217,6 +228,14 @@ type OperatorState struct {
 	Parallelism    int                 `json:"parallelism"`
 	MaxParallelism int                 `json:"maxParallelism"`
 	Subtasks       []SubtaskStateEntry `json:"subtasks"`
+	// States is the operator's state table: one row per state its
+	// checkpointed bytes hold, so that a restore can check the program's
+	// types against the stored ones before deploying anything. A non-empty
+	// table makes storage write _metadata format version 3; without one the
+	// file stays version 1 or 2, readable by older builds. Nothing fills it
+	// yet: the runtime wiring is a later step of
+	// docs/design/state-evolution.md (§2.1, work plan step 5).
+	States []StateSchema `json:"states,omitempty"`
 }
 
 // SubtaskStateEntry is one subtask's state of an operator.
@@ -243,4 +262,86 @@ func (m *Metadata) Operator(uid string) *OperatorState {
 		}
 	}
 	return nil
+}
+
+// Scopes of a StateSchema row: where the state's bytes live and which of a
+// row's schemas apply (docs/design/state-evolution.md §2.1).
+const (
+	// ScopeKeyed is a keyed state (value, list, map, reducing, with or
+	// without TTL): Key and Value are set, UserKey for map state.
+	ScopeKeyed = "keyed"
+	// ScopeTimers is an operator's timers of one kind (the row's Kind tells
+	// processing from event time); the name is "" as in the keyed blocks,
+	// and only Key is set.
+	ScopeTimers = "timers"
+	// ScopeOperator is a (union) operator list state: Value is the element.
+	ScopeOperator = "operator"
+	// ScopeChannel is the records in flight on one input of an unaligned
+	// checkpoint, named "in<i>": Value is the record type.
+	ScopeChannel = "channel"
+	// ScopeWeakLog is one output log of a WEAKLY_CONSISTENT snapshot, named
+	// "out<k>": Value is the record type.
+	ScopeWeakLog = "weak-log"
+)
+
+// StateSchema describes the bytes of one registered state of an operator:
+// a row of OperatorState.States. The schemas are codec.Schema encodings
+// (codec.AppendSchema) kept as bytes, because this package is a pure core
+// that may not import internal/codec (internal/archtest); storage checks
+// that each decodes when it reads the metadata. In JSON they are base64.
+type StateSchema struct {
+	// Name is the registered name ("total", "two-phase-commit",
+	// "union/weir.event-time"); "" for timers.
+	Name string `json:"name"`
+	// Scope is one of the Scope constants.
+	Scope string `json:"scope"`
+	// Kind is the state's kind as internal/state numbers it, with the TTL
+	// flag; for timers the timer section's kind.
+	Kind uint8 `json:"kind"`
+	// Key is the operator's key type (keyed and timers scopes).
+	Key []byte `json:"key,omitempty"`
+	// KeyHash is the key's hash class ("string", "int64", "stable:pkg.T"):
+	// keys may change type only within one, since the hash places them in
+	// key groups (docs/design/state-evolution.md §5).
+	KeyHash string `json:"keyHash,omitempty"`
+	// UserKey is a map state's user key type.
+	UserKey []byte `json:"userKey,omitempty"`
+	// Namespace is reserved: empty until windows move to namespaces.
+	Namespace []byte `json:"namespace,omitempty"`
+	// Value is the value, list element, map value, operator list element,
+	// transaction handle or record type.
+	Value []byte `json:"value,omitempty"`
+	// Fingerprint is SchemaFingerprint of the row: a restore compares it
+	// first, since the common case is an unchanged type, and tools show it.
+	Fingerprint string `json:"fp"`
+}
+
+// SchemaFingerprint returns the fingerprint a row must carry: FNV-1a 64 in
+// 16 lowercase hex digits over Key, UserKey, Namespace and Value, each
+// preceded by its length as a uvarint. The lengths keep a schema moving
+// from one field to its neighbour (an empty Key and a UserKey against that
+// Key and no UserKey) from hashing alike. FNV-1a is written out here
+// because hash/fnv is not among the packages a pure core may import.
+func SchemaFingerprint(s StateSchema) string {
+	const (
+		offset64 = 14695981039346656037
+		prime64  = 1099511628211
+	)
+	h := uint64(offset64)
+	write := func(p []byte) {
+		for _, c := range p {
+			h ^= uint64(c)
+			h *= prime64
+		}
+	}
+	var n [binary.MaxVarintLen64]byte
+	for _, b := range [...][]byte{s.Key, s.UserKey, s.Namespace, s.Value} {
+		write(binary.AppendUvarint(n[:0], uint64(len(b))))
+		write(b)
+	}
+	fp := strconv.FormatUint(h, 16)
+	for len(fp) < 16 {
+		fp = "0" + fp
+	}
+	return fp
 }

@@ -38,8 +38,16 @@
 // file stays inspectable with standard tools — and a CRC32C of everything
 // before it. Decode rejects any deviation with a message that says which.
 // Version 2 adds channel state (the in-flight records of an unaligned
-// checkpoint); metadata without it is written as version 1, so that older
-// builds keep reading aligned checkpoints and savepoints.
+// checkpoint) and incremental keyed state. Version 3 adds a state table per
+// operator (checkpoint.OperatorState.States): one row per registered state
+// with its scope, kind, key-hash class, encoded codec schemas and their
+// fingerprint. Decode checks that rows are unique per operator and scope,
+// that each schema decodes with codec.DecodeSchema, and that every state
+// the operator's subtasks hold has a row (statetable.go). Encode writes the
+// oldest version that holds the metadata (3 only with a table, 2 only with
+// channel or incremental state, else 1), so that older builds keep reading
+// what they can. Nothing fills the tables yet: the runtime wiring is a
+// later step of docs/design/state-evolution.md.
 //
 // A channel-state file ("WEIRCHS\x00", a version byte, then frames of
 // uvarint(channel) uvarint(len) payload; channelfile.go) holds one

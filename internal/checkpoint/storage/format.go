@@ -20,12 +20,19 @@ const (
 	// text to tools that sniff.
 	magic = "WEIRCHK\x00"
 	// formatVersion is the newest version this build writes and reads.
-	// Version 2 adds channel state (OperatorSubtaskState.Channels) and
-	// incremental keyed state (OperatorSubtaskState.Incremental, new
-	// omitempty fields); a checkpoint without either is still written as
-	// version 1, so aligned
-	// checkpoints and every savepoint stay readable by older builds.
-	formatVersion uint16 = 2
+	// Version 3 adds the operators' state tables (OperatorState.States,
+	// docs/design/state-evolution.md §2.1). Each version only adds
+	// omitempty fields, and Encode writes the oldest version that holds
+	// the metadata, so checkpoints that do not need a newer version stay
+	// readable by older builds. Older builds decode strictly and refuse a
+	// newer version with "restore with a newer weir"; a table smuggled into
+	// an older version would give them a misleading "bad JSON" instead.
+	formatVersion uint16 = 3
+	// formatVersionChannels is version 2: it adds channel state
+	// (OperatorSubtaskState.Channels) and incremental keyed state
+	// (OperatorSubtaskState.Incremental). Aligned, full checkpoints and
+	// every savepoint without a state table are still version 1.
+	formatVersionChannels uint16 = 2
 	// formatVersionNoChannels is the version of metadata without channel
 	// state, and the oldest version this build reads.
 	formatVersionNoChannels uint16 = 1
@@ -37,11 +44,17 @@ const (
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
 // Encode serializes checkpoint metadata into the _metadata format: header,
-// indented JSON payload, CRC32C trailer. The version is 1 unless some
-// subtask has channel state, which needs version 2.
+// indented JSON payload, CRC32C trailer. The version is the oldest that
+// holds md: 3 if some operator has a state table, else 2 if some subtask
+// has channel state or incremental keyed state, else 1. A state table is
+// validated here as Decode would, so that a writer's bug fails the
+// checkpoint instead of leaving one that no restore can read.
 func Encode(md *checkpoint.Metadata) ([]byte, error) {
 	if md == nil {
 		return nil, errors.New("encode checkpoint metadata: metadata is nil")
+	}
+	if err := validateTables(md); err != nil {
+		return nil, fmt.Errorf("encode checkpoint %d metadata: %w", md.ID, err)
 	}
 	payload, err := json.MarshalIndent(md, "", "  ")
 	if err != nil {
@@ -53,8 +66,11 @@ func Encode(md *checkpoint.Metadata) ([]byte, error) {
 	b := make([]byte, 0, headerLen+len(payload)+trailerLen)
 	b = append(b, magic...)
 	version := formatVersionNoChannels
-	if hasChannelState(md) || hasIncremental(md) {
+	switch {
+	case hasStateTable(md):
 		version = formatVersion
+	case hasChannelState(md) || hasIncremental(md):
+		version = formatVersionChannels
 	}
 	b = binary.BigEndian.AppendUint16(b, version)
 	b = binary.BigEndian.AppendUint32(b, uint32(len(payload)))
@@ -101,12 +117,32 @@ func Decode(b []byte) (*checkpoint.Metadata, error) {
 	// A version-1 writer knew nothing of channel state, so a version-1
 	// file holding some was not written by weir as it claims.
 	if version == formatVersionNoChannels && hasChannelState(md) {
-		return nil, fmt.Errorf("%w: metadata format version %d holds channel state, which only version %d can", ErrCorrupt, version, formatVersion)
+		return nil, fmt.Errorf("%w: metadata format version %d holds channel state, which only version %d can", ErrCorrupt, version, formatVersionChannels)
 	}
 	if version == formatVersionNoChannels && hasIncremental(md) {
-		return nil, fmt.Errorf("%w: metadata format version %d holds incremental keyed state, which only version %d can", ErrCorrupt, version, formatVersion)
+		return nil, fmt.Errorf("%w: metadata format version %d holds incremental keyed state, which only version %d can", ErrCorrupt, version, formatVersionChannels)
+	}
+	// Likewise a state table in a file of an older version: the writers of
+	// those versions had none.
+	if version < formatVersion {
+		for _, op := range md.Operators {
+			if len(op.States) > 0 {
+				r := op.States[0]
+				return nil, fmt.Errorf("%w: metadata format version %d holds a state table (operator %q state %q, scope %s), which only version %d can", ErrCorrupt, version, op.UID, r.Name, r.Scope, formatVersion)
+			}
+		}
 	}
 	return md, nil
+}
+
+// hasStateTable reports whether any operator of md has a state table.
+func hasStateTable(md *checkpoint.Metadata) bool {
+	for _, op := range md.Operators {
+		if len(op.States) > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // hasChannelState reports whether any subtask of md has channel state.
@@ -134,6 +170,9 @@ func decodePayload(p []byte) (*checkpoint.Metadata, error) {
 		return nil, errors.New("bad JSON: data after the metadata object")
 	}
 	if err := validate(&md); err != nil {
+		return nil, err
+	}
+	if err := validateTables(&md); err != nil {
 		return nil, err
 	}
 	return &md, nil

@@ -80,8 +80,8 @@ func TestDecodeRejects(t *testing.T) {
 		{"short magic", []byte("WEIR"), "metadata truncated: 4 bytes, shorter than the 14-byte header"},
 		{"short garbage", []byte("PK\x03"), `not a weir checkpoint metadata file: bad magic "PK\x03"`},
 		{"bad magic", mut(func(b []byte) []byte { b[0] = 'X'; return b }), `not a weir checkpoint metadata file: bad magic "XEIRCHK\x00", want "WEIRCHK\x00"`},
-		{"newer version", mut(func(b []byte) []byte { b[9] = 3; return b }), "metadata format version 3 was written by a newer weir (this build reads versions 1 to 2); restore with a newer weir"},
-		{"version zero", mut(func(b []byte) []byte { b[9] = 0; return b }), "unknown metadata format version 0 (this build reads versions 1 to 2)"},
+		{"newer version", mut(func(b []byte) []byte { b[9] = 4; return b }), "metadata format version 4 was written by a newer weir (this build reads versions 1 to 3); restore with a newer weir"},
+		{"version zero", mut(func(b []byte) []byte { b[9] = 0; return b }), "unknown metadata format version 0 (this build reads versions 1 to 3)"},
 		{"truncated", good[:len(good)-1], "metadata truncated: " + strconv.Itoa(len(good)-1) + " bytes, header says " + strconv.Itoa(len(good))},
 		{"trailing", append(append([]byte(nil), good...), 'x', 'y'), "metadata has 2 trailing bytes after the checksum"},
 		{"bad crc", mut(func(b []byte) []byte { b[20] ^= 1; return b }), "metadata checksum mismatch: stored 0x"},
@@ -133,6 +133,19 @@ func FuzzDecode(f *testing.F) {
 	v1 := append([]byte(nil), v2...)
 	v1[9] = 1
 	f.Add(reseal(v1))
+	// Version 3: state tables, a version-3 file claiming version 2, and
+	// one whose schema bytes do not decode.
+	v3, err := Encode(sampleV3(f))
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(v3)
+	v3as2 := append([]byte(nil), v3...)
+	v3as2[9] = 2
+	f.Add(reseal(v3as2))
+	bad := sampleV3(f)
+	bad.Operators[1].States[0].Value = []byte{1, 0xee}
+	f.Add(encodeUnchecked(f, bad))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		md, err := Decode(b)
 		if err != nil {
@@ -173,8 +186,15 @@ func FuzzDecodePayload(f *testing.F) {
 	f.Add([]byte(`{"id": 1, "operators": [{"uid": "a", "subtasks": [{"subtask": 0, "state": {"uid": "a", "keyed": {"file": {"path": "chk-1/f", "size": 10}, "keyGroups": [{"kg": 0, "off": 2, "len": 3}]}, "operator": {"s": ["AA==", null]}}}]}], "timestamp": "2025-01-01T00:00:00+05:30"}`))
 	v2 := sampleV2(f)
 	f.Add(v2[headerLen : len(v2)-trailerLen])
+	v3, err := Encode(sampleV3(f))
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(v3[headerLen : len(v3)-trailerLen])
 	f.Fuzz(func(t *testing.T, payload []byte) {
-		md, err := Decode(seal(payload))
+		// Sealed as the newest version, which accepts every field, so
+		// that state tables reach validation too.
+		md, err := Decode(sealVersion(formatVersion, payload))
 		if err != nil {
 			if !errors.Is(err, ErrCorrupt) {
 				t.Fatalf("error does not wrap ErrCorrupt: %v", err)
