@@ -50,9 +50,16 @@ func sampleV2Full() *checkpoint.Metadata {
 // metadata and re-encodes byte for byte: later builds (a version 3 with
 // state schemas) must keep reading it.
 func TestDecodeVersion2Golden(t *testing.T) {
-	const path = "testdata/metadata-v2.golden"
-	want := sampleV2Full()
-	if *rewriteV2 {
+	checkGolden(t, "testdata/metadata-v2.golden", 2, sampleV2Full(), *rewriteV2)
+}
+
+// checkGolden requires that the golden metadata file at path is of the
+// given format version, decodes to want and re-encodes byte for byte.
+// With rewrite it first writes want's encoding there: only when a golden
+// file is introduced, never to make a failing test pass.
+func checkGolden(t *testing.T, path string, version uint16, want *checkpoint.Metadata, rewrite bool) {
+	t.Helper()
+	if rewrite {
 		b, err := Encode(want)
 		if err != nil {
 			t.Fatal(err)
@@ -65,18 +72,18 @@ func TestDecodeVersion2Golden(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if v := binary.BigEndian.Uint16(golden[8:]); v != 2 {
-		t.Fatalf("%s is version %d, want 2", path, v)
+	if v := binary.BigEndian.Uint16(golden[8:]); v != version {
+		t.Fatalf("%s is version %d, want %d", path, v, version)
 	}
 	md, err := Decode(golden)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !reflect.DeepEqual(md, want) {
-		t.Fatalf("golden decodes to\n%+v\nwant\n%+v", md, want)
+		t.Fatalf("%s decodes to\n%+v\nwant\n%+v", path, md, want)
 	}
 	again, err := Encode(md)
 	if err != nil || !bytes.Equal(again, golden) {
-		t.Fatalf("re-encoding the golden file differs (err %v)", err)
+		t.Fatalf("re-encoding %s differs (err %v)", path, err)
 	}
 }

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"flag"
 	"hash/crc32"
-	"os"
 	"reflect"
 	"strings"
 	"testing"
@@ -143,35 +142,7 @@ func TestEncodeDecodeVersion3(t *testing.T) {
 // metadata and re-encodes byte for byte. It pins the JSON names of the
 // state table and the fingerprint function: a change to either breaks it.
 func TestDecodeVersion3Golden(t *testing.T) {
-	const path = "testdata/metadata-v3.golden"
-	want := sampleV3(t)
-	if *rewriteV3 {
-		b, err := Encode(want)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, b, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	golden, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if v := binary.BigEndian.Uint16(golden[8:]); v != 3 {
-		t.Fatalf("%s is version %d, want 3", path, v)
-	}
-	md, err := Decode(golden)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !reflect.DeepEqual(md, want) {
-		t.Fatalf("golden decodes to\n%+v\nwant\n%+v", md, want)
-	}
-	again, err := Encode(md)
-	if err != nil || !bytes.Equal(again, golden) {
-		t.Fatalf("re-encoding the golden file differs (err %v)", err)
-	}
+	checkGolden(t, "testdata/metadata-v3.golden", 3, sampleV3(t), *rewriteV3)
 }
 
 // A state table in a version-1 or version-2 file means the file is not
