@@ -13,6 +13,18 @@ import (
 	"github.com/weirstream/weir/internal/jobs/demo"
 )
 
+// kfakeBroker starts an in-process Kafka broker (kfake) for the test and
+// returns its address; it is closed when the test ends.
+func kfakeBroker(t *testing.T) string {
+	t.Helper()
+	c, err := kfake.NewCluster(kfake.NumBrokers(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	return c.ListenAddrs()[0]
+}
+
 // The demo through the CLI from a Kafka topic to a Kafka topic, with
 // injected failures: a read_committed consumer of the output sees exactly
 // the failure-free lines. The broker is kfake in this test process.
@@ -20,12 +32,7 @@ func TestDemoKafkaToKafka(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the binary against an in-process Kafka broker")
 	}
-	c, err := kfake.NewCluster(kfake.NumBrokers(1))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	addr := c.ListenAddrs()[0]
+	addr := kfakeBroker(t)
 	const n, k = 60_000, 97
 	r := runWeir(t, time.Minute, "tools", "produce-demo-events", "--to", "kafka://"+addr+"/events",
 		"--events", fmt.Sprint(n), "--keys", fmt.Sprint(k), "--partitions", "4")
@@ -52,12 +59,7 @@ func TestDemoKafkaKeysMismatch(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the binary against an in-process Kafka broker")
 	}
-	c, err := kfake.NewCluster(kfake.NumBrokers(1))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	addr := c.ListenAddrs()[0]
+	addr := kfakeBroker(t)
 	r := runWeir(t, time.Minute, "tools", "produce-demo-events", "--to", "kafka://"+addr+"/events",
 		"--events", "1000", "--keys", "97", "--partitions", "2")
 	wantExit(t, r, 0)
