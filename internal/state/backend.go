@@ -47,6 +47,10 @@ type KeyedBackend[K comparable] struct {
 
 	// pending holds restored bytes of states not registered yet.
 	pending map[string]*pendingState
+
+	// SchemaTable resolves restored states' schemas and records the
+	// registered ones' (schemas.go).
+	SchemaTable
 }
 
 // pendingState is the raw restored bytes of one unregistered state.
@@ -84,6 +88,7 @@ func NewHashedKeyedBackend[K comparable](keys codec.Codec[K], kgs keygroup.Range
 	}
 	b.timers = newTimers(keys, kgs, ProcessingTime, b.cow, b.hash, b.currentKey, b.SetCurrentKey)
 	b.events = newTimers(keys, kgs, EventTime, b.cow, b.hash, b.currentKey, b.SetCurrentKey)
+	InitKeyedSchemas[K](&b.SchemaTable)
 	return b
 }
 

@@ -23,14 +23,22 @@ type listState[K comparable, V any] struct {
 // TTLConfig).
 func RegisterList[K comparable, V any](b Backend[K], name string, c codec.Codec[V], opts ...RegisterOption) (ListState[V], error) {
 	o := options(opts)
+	kind := KindList
+	if o.ttl != nil {
+		kind |= KindTTL
+	}
+	rd, err := keyedValueReader(b, name, kind, c)
+	if err != nil {
+		return nil, err
+	}
 	if o.ttl == nil {
-		return registerList(b, name, c, KindList, fmt.Sprintf("%s of %T", KindList, *new(V)), 0)
+		return registerList(b, name, rd, KindList, fmt.Sprintf("%s of %T", KindList, *new(V)), 0)
 	}
 	t, err := newTTL(b, name, *o.ttl)
 	if err != nil {
 		return nil, err
 	}
-	inner, err := registerList(b, name, stampedCodec(c), KindList|KindTTL, fmt.Sprintf("%s of %T", KindList|KindTTL, *new(V)), o.ttl.TTL)
+	inner, err := registerList(b, name, stampedReader(rd), KindList|KindTTL, fmt.Sprintf("%s of %T", KindList|KindTTL, *new(V)), o.ttl.TTL)
 	if err != nil {
 		return nil, err
 	}
@@ -40,24 +48,26 @@ func RegisterList[K comparable, V any](b Backend[K], name string, c codec.Codec[
 	return &ttlList[V]{ttl: t, s: inner}, nil
 }
 
-func registerList[K comparable, V any](b Backend[K], name string, c codec.Codec[V], kind Kind, desc string, ttl time.Duration) (ListState[V], error) {
+func registerList[K comparable, V any](b Backend[K], name string, rd reader[V], kind Kind, desc string, ttl time.Duration) (ListState[V], error) {
 	hb, err := heapOr(b, name)
 	if err != nil || hb == nil {
 		if err != nil {
 			return nil, err
 		}
+		c := rd.own
 		return registerRaw[ListState[V]](b, StateSpec{
-			Name: name, Kind: kind, Desc: desc, ValueLen: lenOf(c), TTL: ttl,
+			Name: name, Kind: kind, Desc: desc, ValueLen: lenOf(rd.old), Convert: converter(rd), TTL: ttl,
 			Wrap: func(raw any) any { return &rawList[V]{name: name, raw: raw.(RawList), c: newLocalCodec(c)} },
 		})
 	}
-	return registerHeapList(hb, name, kind, desc, c)
+	return registerHeapList(hb, name, kind, desc, rd)
 }
 
-func registerHeapList[K comparable, V any](b *KeyedBackend[K], name string, kind Kind, desc string, c codec.Codec[V]) (ListState[V], error) {
+func registerHeapList[K comparable, V any](b *KeyedBackend[K], name string, kind Kind, desc string, rd reader[V]) (ListState[V], error) {
 	if s, ok, err := lookup[*listState[K, V]](b, name, desc); ok || err != nil {
 		return s, err
 	}
+	c, old := rd.own, rd.old
 	enc := func(dst []byte, vs []V, _ *entrySorter) []byte {
 		dst = binary.AppendUvarint(dst, uint64(len(vs)))
 		for _, v := range vs {
@@ -72,7 +82,7 @@ func registerHeapList[K comparable, V any](b *KeyedBackend[K], name string, kind
 		}
 		vs := make([]V, 0, min(count, len(src)-n))
 		for range count {
-			v, m, err := c.Decode(src[n:])
+			v, m, err := old.Decode(src[n:])
 			if err != nil {
 				return nil, 0, err
 			}

@@ -29,14 +29,22 @@ type mapState[K comparable, UK comparable, UV any] struct {
 // With WithTTL among opts, each entry expires on its own (see TTLConfig).
 func RegisterMap[K comparable, UK comparable, UV any](b Backend[K], name string, kc codec.Codec[UK], vc codec.Codec[UV], opts ...RegisterOption) (MapState[UK, UV], error) {
 	o := options(opts)
+	kind := KindMap
+	if o.ttl != nil {
+		kind |= KindTTL
+	}
+	kr, vr, err := keyedMapReaders(b, name, kind, kc, vc)
+	if err != nil {
+		return nil, err
+	}
 	if o.ttl == nil {
-		return registerMap(b, name, kc, vc, KindMap, fmt.Sprintf("%s of %T to %T", KindMap, *new(UK), *new(UV)), 0)
+		return registerMap(b, name, kr, vr, KindMap, fmt.Sprintf("%s of %T to %T", KindMap, *new(UK), *new(UV)), 0)
 	}
 	t, err := newTTL(b, name, *o.ttl)
 	if err != nil {
 		return nil, err
 	}
-	inner, err := registerMap(b, name, kc, stampedCodec(vc), KindMap|KindTTL, fmt.Sprintf("%s of %T to %T", KindMap|KindTTL, *new(UK), *new(UV)), o.ttl.TTL)
+	inner, err := registerMap(b, name, kr, stampedReader(vr), KindMap|KindTTL, fmt.Sprintf("%s of %T to %T", KindMap|KindTTL, *new(UK), *new(UV)), o.ttl.TTL)
 	if err != nil {
 		return nil, err
 	}
@@ -46,26 +54,29 @@ func RegisterMap[K comparable, UK comparable, UV any](b Backend[K], name string,
 	return &ttlMap[UK, UV]{ttl: t, s: inner}, nil
 }
 
-func registerMap[K comparable, UK comparable, UV any](b Backend[K], name string, kc codec.Codec[UK], vc codec.Codec[UV], kind Kind, desc string, ttl time.Duration) (MapState[UK, UV], error) {
+func registerMap[K comparable, UK comparable, UV any](b Backend[K], name string, kr reader[UK], vr reader[UV], kind Kind, desc string, ttl time.Duration) (MapState[UK, UV], error) {
 	hb, err := heapOr(b, name)
 	if err != nil || hb == nil {
 		if err != nil {
 			return nil, err
 		}
+		kc, vc := kr.own, vr.own
 		return registerRaw[MapState[UK, UV]](b, StateSpec{
-			Name: name, Kind: kind, Desc: desc, TTL: ttl, ValueLen: lenOf(vc), UserKeyLen: lenOf(kc),
+			Name: name, Kind: kind, Desc: desc, TTL: ttl,
+			ValueLen: lenOf(vr.old), UserKeyLen: lenOf(kr.old), Convert: converter(vr), ConvertUserKey: converter(kr),
 			Wrap: func(raw any) any {
 				return &rawMap[UK, UV]{name: name, raw: raw.(RawMap), kc: newLocalCodec(kc), vc: newLocalCodec(vc)}
 			},
 		})
 	}
-	return registerHeapMap(hb, name, kind, desc, kc, vc)
+	return registerHeapMap(hb, name, kind, desc, kr, vr)
 }
 
-func registerHeapMap[K comparable, UK comparable, UV any](b *KeyedBackend[K], name string, kind Kind, desc string, kc codec.Codec[UK], vc codec.Codec[UV]) (MapState[UK, UV], error) {
+func registerHeapMap[K comparable, UK comparable, UV any](b *KeyedBackend[K], name string, kind Kind, desc string, kr reader[UK], vr reader[UV]) (MapState[UK, UV], error) {
 	if s, ok, err := lookup[*mapState[K, UK, UV]](b, name, desc); ok || err != nil {
 		return s, err
 	}
+	kc, vc := kr.own, vr.own
 	// Entries are written sorted by encoded user key (see entrySorter).
 	enc := func(dst []byte, c mapCell[UK, UV], srt *entrySorter) []byte {
 		srt.reset()
@@ -85,12 +96,12 @@ func registerHeapMap[K comparable, UK comparable, UV any](b *KeyedBackend[K], na
 		}
 		m := make(map[UK]UV, min(count, len(src)-n))
 		for range count {
-			k, kn, err := kc.Decode(src[n:])
+			k, kn, err := kr.old.Decode(src[n:])
 			if err != nil {
 				return mapCell[UK, UV]{}, 0, err
 			}
 			n += kn
-			v, vn, err := vc.Decode(src[n:])
+			v, vn, err := vr.old.Decode(src[n:])
 			if err != nil {
 				return mapCell[UK, UV]{}, 0, err
 			}

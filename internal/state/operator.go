@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sort"
 
+	"github.com/weirstream/weir/internal/checkpoint"
 	"github.com/weirstream/weir/internal/codec"
 )
 
@@ -16,7 +17,12 @@ import (
 type OperatorBackend struct {
 	lists    map[string]operatorState
 	restored map[string][][]byte
+	schemas  SchemaTable
 }
+
+// Schemas returns the state-table rows of the registered lists, and of the
+// restored lists never registered (which Snapshot carries over).
+func (b *OperatorBackend) Schemas() []checkpoint.StateSchema { return b.schemas.Schemas() }
 
 type operatorState interface {
 	encode() [][]byte
@@ -60,9 +66,15 @@ func RegisterOperatorList[T any](b *OperatorBackend, name string, c codec.Codec[
 		}
 		return l, nil
 	}
+	what := fmt.Sprintf("operator list state %q", name)
+	row, _ := b.schemas.restoredRow(checkpoint.ScopeOperator, name)
+	rd, err := resolveReader(c, row.Value, what, "element")
+	if err != nil {
+		return nil, err
+	}
 	l := &OperatorList[T]{c: c}
 	for i, raw := range b.restored[name] {
-		v, n, err := c.Decode(raw)
+		v, n, err := rd.old.Decode(raw)
 		if err == nil && n != len(raw) {
 			err = fmt.Errorf("%d trailing bytes: %w", len(raw)-n, codec.ErrCorrupt)
 		}
@@ -72,6 +84,8 @@ func RegisterOperatorList[T any](b *OperatorBackend, name string, c codec.Codec[
 		l.items = append(l.items, v)
 	}
 	delete(b.restored, name)
+	value, _ := encodedSchema[T]()
+	b.schemas.register(checkpoint.StateSchema{Name: name, Scope: checkpoint.ScopeOperator, Value: value})
 	b.lists[name] = l
 	return l, nil
 }

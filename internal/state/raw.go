@@ -39,6 +39,18 @@ type StateSpec struct {
 	ValueLen func(src []byte) (int, error)
 	// UserKeyLen is ValueLen for the user keys of a KindMap state.
 	UserKeyLen func(src []byte) (int, error)
+	// Convert, when set, says the restored values (list elements, map
+	// values; with the TTL timestamp, as ValueLen measures them) were
+	// written under an older schema of the state's type: it decodes the
+	// one at the start of src, appends its encoding in the program's
+	// codec to dst and returns the bytes of src it consumed. A backend
+	// rewrites every restored value of the state with it, once, before
+	// the state is used (see schemas.go), so that its store never holds
+	// two encodings. ValueLen measures the old encoding then.
+	Convert func(dst, src []byte) (out []byte, n int, err error)
+	// ConvertUserKey is Convert for the user keys of a KindMap state: a
+	// converted user key may sort elsewhere.
+	ConvertUserKey func(dst, src []byte) (out []byte, n int, err error)
 	// TTL is the time to live of a state whose Kind has the KindTTL flag:
 	// each value (list element, map value) is then stored as
 	// zigzag-varint(last-access ms) then the value, and a full snapshot

@@ -25,14 +25,22 @@ func RegisterReducing[K comparable, V any](b Backend[K], name string, reduce fun
 		return nil, fmt.Errorf("register reducing state %q: %w", name, errors.New("nil reduce function: pass one"))
 	}
 	o := options(opts)
+	kind := KindReducing
+	if o.ttl != nil {
+		kind |= KindTTL
+	}
+	rd, err := keyedValueReader(b, name, kind, c)
+	if err != nil {
+		return nil, err
+	}
 	if o.ttl == nil {
-		return registerReducing(b, name, reduce, c, KindReducing, fmt.Sprintf("%s of %T", KindReducing, *new(V)), 0)
+		return registerReducing(b, name, reduce, rd, KindReducing, fmt.Sprintf("%s of %T", KindReducing, *new(V)), 0)
 	}
 	t, err := newTTL(b, name, *o.ttl)
 	if err != nil {
 		return nil, err
 	}
-	inner, err := registerReducing(b, name, ttlReducer(t, reduce), stampedCodec(c), KindReducing|KindTTL, fmt.Sprintf("%s of %T", KindReducing|KindTTL, *new(V)), o.ttl.TTL)
+	inner, err := registerReducing(b, name, ttlReducer(t, reduce), stampedReader(rd), KindReducing|KindTTL, fmt.Sprintf("%s of %T", KindReducing|KindTTL, *new(V)), o.ttl.TTL)
 	if err != nil {
 		return nil, err
 	}
@@ -42,27 +50,28 @@ func RegisterReducing[K comparable, V any](b Backend[K], name string, reduce fun
 	return &ttlReducing[V]{ttl: t, s: inner}, nil
 }
 
-func registerReducing[K comparable, V any](b Backend[K], name string, reduce func(a, b V) V, c codec.Codec[V], kind Kind, desc string, ttl time.Duration) (ReducingState[V], error) {
+func registerReducing[K comparable, V any](b Backend[K], name string, reduce func(a, b V) V, rd reader[V], kind Kind, desc string, ttl time.Duration) (ReducingState[V], error) {
 	hb, err := heapOr(b, name)
 	if err != nil || hb == nil {
 		if err != nil {
 			return nil, err
 		}
+		c := rd.own
 		return registerRaw[ReducingState[V]](b, StateSpec{
-			Name: name, Kind: kind, Desc: desc, TTL: ttl, ValueLen: lenOf(c),
+			Name: name, Kind: kind, Desc: desc, TTL: ttl, ValueLen: lenOf(rd.old), Convert: converter(rd),
 			Wrap: func(raw any) any {
 				return &rawReducing[V]{rawValue: rawValue[V]{name: name, raw: raw.(RawValue), c: newLocalCodec(c)}, reduce: reduce}
 			},
 		})
 	}
-	return registerHeapReducing(hb, name, kind, desc, reduce, c)
+	return registerHeapReducing(hb, name, kind, desc, reduce, rd)
 }
 
-func registerHeapReducing[K comparable, V any](b *KeyedBackend[K], name string, kind Kind, desc string, reduce func(a, b V) V, c codec.Codec[V]) (ReducingState[V], error) {
+func registerHeapReducing[K comparable, V any](b *KeyedBackend[K], name string, kind Kind, desc string, reduce func(a, b V) V, rd reader[V]) (ReducingState[V], error) {
 	if s, ok, err := lookup[*reducingState[K, V]](b, name, desc); ok || err != nil {
 		return s, err
 	}
-	s := &reducingState[K, V]{b: b, reduce: reduce, core: newCore[K, V](b, name, kind, desc, appendIgnoring(c), c.Decode)}
+	s := &reducingState[K, V]{b: b, reduce: reduce, core: newCore[K, V](b, name, kind, desc, appendIgnoring(rd.own), rd.old.Decode)}
 	if err := b.add(s); err != nil {
 		return nil, err
 	}

@@ -26,14 +26,22 @@ type valueState[K comparable, V any] struct {
 // With WithTTL among opts, values expire (see TTLConfig).
 func RegisterValue[K comparable, V any](b Backend[K], name string, c codec.Codec[V], opts ...RegisterOption) (ValueState[V], error) {
 	o := options(opts)
+	kind := KindValue
+	if o.ttl != nil {
+		kind |= KindTTL
+	}
+	rd, err := keyedValueReader(b, name, kind, c)
+	if err != nil {
+		return nil, err
+	}
 	if o.ttl == nil {
-		return registerValue(b, name, c, KindValue, fmt.Sprintf("%s of %T", KindValue, *new(V)), 0)
+		return registerValue(b, name, rd, KindValue, fmt.Sprintf("%s of %T", KindValue, *new(V)), 0)
 	}
 	t, err := newTTL(b, name, *o.ttl)
 	if err != nil {
 		return nil, err
 	}
-	inner, err := registerValue(b, name, stampedCodec(c), KindValue|KindTTL, fmt.Sprintf("%s of %T", KindValue|KindTTL, *new(V)), o.ttl.TTL)
+	inner, err := registerValue(b, name, stampedReader(rd), KindValue|KindTTL, fmt.Sprintf("%s of %T", KindValue|KindTTL, *new(V)), o.ttl.TTL)
 	if err != nil {
 		return nil, err
 	}
@@ -43,25 +51,26 @@ func RegisterValue[K comparable, V any](b Backend[K], name string, c codec.Codec
 	return &ttlValue[V]{ttl: t, s: inner}, nil
 }
 
-func registerValue[K comparable, V any](b Backend[K], name string, c codec.Codec[V], kind Kind, desc string, ttl time.Duration) (ValueState[V], error) {
+func registerValue[K comparable, V any](b Backend[K], name string, rd reader[V], kind Kind, desc string, ttl time.Duration) (ValueState[V], error) {
 	hb, err := heapOr(b, name)
 	if err != nil || hb == nil {
 		if err != nil {
 			return nil, err
 		}
+		c := rd.own
 		return registerRaw[ValueState[V]](b, StateSpec{
-			Name: name, Kind: kind, Desc: desc, ValueLen: lenOf(c), TTL: ttl,
+			Name: name, Kind: kind, Desc: desc, ValueLen: lenOf(rd.old), Convert: converter(rd), TTL: ttl,
 			Wrap: func(raw any) any { return &rawValue[V]{name: name, raw: raw.(RawValue), c: newLocalCodec(c)} },
 		})
 	}
-	return registerHeapValue(hb, name, kind, desc, c)
+	return registerHeapValue(hb, name, kind, desc, rd)
 }
 
-func registerHeapValue[K comparable, V any](b *KeyedBackend[K], name string, kind Kind, desc string, c codec.Codec[V]) (ValueState[V], error) {
+func registerHeapValue[K comparable, V any](b *KeyedBackend[K], name string, kind Kind, desc string, rd reader[V]) (ValueState[V], error) {
 	if s, ok, err := lookup[*valueState[K, V]](b, name, desc); ok || err != nil {
 		return s, err
 	}
-	s := &valueState[K, V]{b: b, core: newCore[K, V](b, name, kind, desc, appendIgnoring(c), c.Decode)}
+	s := &valueState[K, V]{b: b, core: newCore[K, V](b, name, kind, desc, appendIgnoring(rd.own), rd.old.Decode)}
 	if err := b.add(s); err != nil {
 		return nil, err
 	}

@@ -61,6 +61,10 @@ type Backend[K comparable] struct {
 	// catalogue is the state catalogue of a store restored from files:
 	// a registration adopts the id its state has there.
 	catalogue map[string]checkpoint.StoreState
+
+	// SchemaTable resolves restored states' schemas and records the
+	// registered ones' (see package state's schemas.go).
+	state.SchemaTable
 }
 
 // registration is one registered state: its id, kind and typed handle.
@@ -114,6 +118,7 @@ func Open[K comparable](keys codec.Codec[K], kgs keygroup.Range, maxParallelism 
 	}
 	b.inc.init()
 	b.buf.init(opts.WriteBufferSize)
+	state.InitKeyedSchemas[K](&b.SchemaTable)
 	if err := b.openDB(); err != nil {
 		b.cache.Unref()
 		os.RemoveAll(dir)
@@ -266,12 +271,21 @@ func (b *Backend[K]) RegisterRaw(spec state.StateSpec) (any, error) {
 		return nil, fmt.Errorf("register state %q: an operator may have at most %d keyed states", spec.Name, maxStates)
 	}
 	r := &registration{spec: spec, sid: b.nextSID}
-	if c, ok := b.catalogue[spec.Name]; ok {
+	c, linked := b.catalogue[spec.Name]
+	if linked {
 		// Restored from store files: the entries are under this id.
 		if state.Kind(c.Kind) != spec.Kind {
 			return nil, fmt.Errorf("register state %q as %s: the restored checkpoint holds it as %s; keep the kind or use another name: %w", spec.Name, spec.Desc, state.Kind(c.Kind), state.ErrStateMismatch)
 		}
 		r.sid = c.ID
+		if spec.Convert != nil || spec.ConvertUserKey != nil {
+			// Written under an older schema: rewrite the entries under a
+			// fresh id (migrate.go), so the store holds one encoding.
+			if err := b.migrate(r, b.nextSID); err != nil {
+				return nil, err
+			}
+			linked = false
+		}
 	}
 	// The catalogue makes the store self-describing, which an incremental
 	// restore (files without a canonical snapshot) will need.
@@ -285,9 +299,8 @@ func (b *Backend[K]) RegisterRaw(spec state.StateSpec) (any, error) {
 		}
 		delete(b.pending, spec.Name)
 	}
-	if _, ok := b.catalogue[spec.Name]; ok {
-		delete(b.catalogue, spec.Name)
-	} else {
+	delete(b.catalogue, spec.Name)
+	if !linked {
 		b.nextSID++
 	}
 	switch spec.Kind.Base() {

@@ -71,7 +71,9 @@ type loader[K comparable] struct {
 	batch  *pebble.Batch
 	key    []byte
 	frames []byte
-	limit  int // batch bytes that make set commit
+	// convK and convV hold the last converted user key and value (take).
+	convK, convV []byte
+	limit        int // batch bytes that make set commit
 }
 
 func (b *Backend[K]) newLoader() *loader[K] {
@@ -119,7 +121,7 @@ func (l *loader[K]) group(r *registration, kg int, payload []byte) error {
 		switch spec.Kind.Base() {
 		case state.KindValue, state.KindReducing:
 			var v []byte
-			if v, src, err = split(spec.ValueLen, src, "value"); err != nil {
+			if v, src, err = l.take(spec.ValueLen, spec.Convert, &l.convV, src, "value"); err != nil {
 				return err
 			}
 			err = l.set(l.key, v)
@@ -132,7 +134,7 @@ func (l *loader[K]) group(r *registration, kg int, payload []byte) error {
 			l.frames = l.frames[:0]
 			for range elems {
 				var e []byte
-				if e, src, err = split(spec.ValueLen, src, "list element"); err != nil {
+				if e, src, err = l.take(spec.ValueLen, spec.Convert, &l.convV, src, "list element"); err != nil {
 					return err
 				}
 				l.frames = state.AppendFrame(l.frames, e)
@@ -147,10 +149,10 @@ func (l *loader[K]) group(r *registration, kg int, payload []byte) error {
 			prefix := len(l.key)
 			for range entries {
 				var uk, v []byte
-				if uk, src, err = split(spec.UserKeyLen, src, "map key"); err != nil {
+				if uk, src, err = l.take(spec.UserKeyLen, spec.ConvertUserKey, &l.convK, src, "map key"); err != nil {
 					return err
 				}
-				if v, src, err = split(spec.ValueLen, src, "map value"); err != nil {
+				if v, src, err = l.take(spec.ValueLen, spec.Convert, &l.convV, src, "map value"); err != nil {
 					return err
 				}
 				l.key = appendUserKey(l.key[:prefix], uk)
@@ -167,6 +169,24 @@ func (l *loader[K]) group(r *registration, kg int, payload []byte) error {
 		return fmt.Errorf("%d bytes left after %d entries: %w", len(src), count, codec.ErrCorrupt)
 	}
 	return nil
+}
+
+// take cuts the first encoded value off src, as split does, or, when the
+// state's values are converted (StateSpec.Convert), converts it into *buf
+// and returns the converted bytes, valid until the next take into buf.
+func (l *loader[K]) take(lenOf func([]byte) (int, error), convert func(dst, src []byte) ([]byte, int, error), buf *[]byte, src []byte, what string) (head, rest []byte, err error) {
+	if convert == nil {
+		return split(lenOf, src, what)
+	}
+	out, n, err := convert((*buf)[:0], src)
+	if err != nil {
+		return nil, nil, state.AsCorrupt(fmt.Errorf("%s: %w", what, err))
+	}
+	if n < 0 || n > len(src) {
+		return nil, nil, fmt.Errorf("%s: length %d outside the %d bytes left: %w", what, n, len(src), codec.ErrCorrupt)
+	}
+	*buf = out
+	return out, src[n:], nil
 }
 
 // split cuts the encoding that lenOf measures off the front of src.
