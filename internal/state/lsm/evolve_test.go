@@ -78,7 +78,9 @@ type ttlClocked interface{ SetTTLClock(func() int64) }
 
 const evolveKeys = 300
 
-func v1Total(k int) totalV1 { return totalV1{User: fmt.Sprintf("u%d", k), Count: int64(k), Sum: int64(k * 7)} }
+func v1Total(k int) totalV1 {
+	return totalV1{User: fmt.Sprintf("u%d", k), Count: int64(k), Sum: int64(k * 7)}
+}
 
 // fillV1 writes every state of keys [0, evolveKeys) with version 1.
 func fillV1(t *testing.T, f *fixture) {
@@ -137,7 +139,7 @@ func checkEvolved[V any, UK comparable](t *testing.T, f *fixture, conv func(tota
 	}
 }
 
-func addedField(v totalV1) totalAdded { return totalAdded{User: v.User, Count: v.Count, Sum: v.Sum} }
+func addedField(v totalV1) totalAdded  { return totalAdded{User: v.User, Count: v.Count, Sum: v.Sum} }
 func reshaped(v totalV1) totalReshaped { return totalReshaped{Sum: v.Sum, Who: v.User} }
 func sameUK(u userKeyV1) userKeyV1     { return u }
 func widerUK(u userKeyV1) userKeyV2    { return userKeyV2{A: u.A} }
@@ -146,7 +148,9 @@ func widerUK(u userKeyV1) userKeyV2    { return userKeyV2{A: u.A} }
 // them.
 func schemasOf(t *testing.T, b state.Backend[int]) []checkpoint.StateSchema {
 	t.Helper()
-	h, ok := b.(interface{ Schemas() []checkpoint.StateSchema })
+	h, ok := b.(interface {
+		Schemas() []checkpoint.StateSchema
+	})
 	if !ok {
 		t.Fatalf("%T has no Schemas", b)
 	}
