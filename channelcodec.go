@@ -29,6 +29,7 @@ type batchCodec[T any] struct {
 	// left bound a decoded record count, and 0 for zero-size records
 	// (struct{}).
 	minSize int
+	schema  []byte // codec.AppendSchema of T
 }
 
 // newChannelCodec is a node's runtime.Node.NewChannelCodec for output type
@@ -38,10 +39,17 @@ func newChannelCodec[T any](batchSize int) (runtime.ChannelCodec, error) {
 	if err != nil {
 		return nil, err
 	}
+	s, err := codec.SchemaFor[T]()
+	if err != nil {
+		return nil, err
+	}
 	var zero T
 	pc, _ := c.(codec.PointerCodec[T])
-	return &batchCodec[T]{c: c, pc: pc, pool: network.NewPool[T](batchSize), minSize: min(1, len(c.Append(nil, zero)))}, nil
+	return &batchCodec[T]{c: c, pc: pc, pool: network.NewPool[T](batchSize), minSize: min(1, len(c.Append(nil, zero))), schema: codec.AppendSchema(nil, s)}, nil
 }
+
+// Schema returns the encoded schema of T.
+func (b *batchCodec[T]) Schema() []byte { return b.schema }
 
 func (b *batchCodec[T]) AppendBatch(dst []byte, data any) []byte {
 	batch := data.(*network.Batch[T])

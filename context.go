@@ -65,6 +65,7 @@ func GetUnionListState[T any](rc *RuntimeContext, name string) (*OperatorList[T]
 func newRuntimeContext(oc *runtime.OperatorContext) *RuntimeContext {
 	ops := state.NewOperatorBackend()
 	if oc.Restored != nil && oc.Restored.Operator != nil {
+		ops.SetOperatorSchemas(oc.Restored.Schemas)
 		ops.Restore(oc.Restored.Operator)
 	}
 	return &RuntimeContext{oc: oc, ops: ops}

@@ -86,7 +86,8 @@ func WithLogger(l *slog.Logger) Option { return Option{func(o *envOptions) { o.l
 func RestoreFrom(path string) Option { return Option{func(o *envOptions) { o.from = path }} }
 
 // AllowNonRestoredState makes a restore skip checkpointed state of
-// operators the job no longer has instead of failing.
+// operators the job no longer has, and drop keyed state that an operator
+// no longer registers, instead of failing.
 func AllowNonRestoredState() Option { return Option{func(o *envOptions) { o.allowNonRestored = true }} }
 
 // RerunFinished lets the job run from scratch although its checkpoint

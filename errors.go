@@ -3,6 +3,7 @@ package weir
 import (
 	"errors"
 	"fmt"
+	"github.com/weirstream/weir/internal/codec"
 
 	"github.com/weirstream/weir/internal/runtime"
 )
@@ -41,6 +42,14 @@ var ErrUserPanic = errors.New("panic in user code")
 // folder or another job name are the ways forward (docs/guarantees.md,
 // "Running a job again").
 var ErrJobFinished = runtime.ErrFinishedRun
+
+// ErrIncompatibleState is matched (errors.Is) by the failure of a job
+// restored from a checkpoint or savepoint whose state the program's types
+// cannot read: a field whose kind changed, a narrowed number, a key type
+// that hashes differently. Such a job fails at once, without a restart;
+// the error names the operator, the state, the field and both types.
+// docs/compatibility.md lists what evolves freely and what does not.
+var ErrIncompatibleState = codec.ErrIncompatible
 
 // publicError converts the runtime's errors at the API boundary: its
 // JobFailedError into the public one, its panic marker into one matching

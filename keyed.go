@@ -284,11 +284,14 @@ func (o *processOp[K, T, U]) Open(ctx context.Context, oc *runtime.OperatorConte
 		c.SetTTLClock(func() int64 { return now().UnixMilli() })
 	}
 	if oc.Restored != nil {
+		if err := state.SetKeyedSchemas(o.backend, oc.Restored.Schemas); err != nil {
+			return restoreFailure(fmt.Errorf("restore keyed state of operator %q from checkpoint %d: %w", oc.UID, oc.Restored.Checkpoint, err))
+		}
 		if err := o.restoreIncremental(ctx, oc); err != nil {
-			return err
+			return restoreFailure(err)
 		}
 		if err := o.backend.Restore(ctx, oc.Restored.Keyed); err != nil {
-			return fmt.Errorf("restore keyed state from checkpoint %d: %w", oc.Restored.Checkpoint, err)
+			return restoreFailure(fmt.Errorf("restore keyed state from checkpoint %d: %w", oc.Restored.Checkpoint, err))
 		}
 	}
 	o.kctx = KeyedContext[K]{RuntimeContext: *newRuntimeContext(oc), backend: o.backend, timers: o.backend.Timers(),
@@ -300,10 +303,19 @@ func (o *processOp[K, T, U]) Open(ctx context.Context, oc *runtime.OperatorConte
 	o.process = o.fn.ProcessElement
 	o.opened = true
 	if err := o.fn.Open(ctx, &o.kctx); err != nil {
+		if oc.Restored != nil {
+			// A state the restored bytes do not fit fails its
+			// registration, and the function passes that on.
+			err = restoreFailure(fmt.Errorf("operator %q: %w", oc.UID, err))
+		}
 		return err
 	}
 	if names := o.backend.UnrestoredStates(); len(names) > 0 {
-		return fmt.Errorf("checkpoint %d holds keyed state %q that the function did not register in Open: register it, or change the operator's uid to start without it", oc.Restored.Checkpoint, names)
+		if oc.Restored.DropUnrestored {
+			oc.Logger.Warn("dropping restored keyed state the function no longer registers (--allow-non-restored-state)", "states", names, "checkpoint", oc.Restored.Checkpoint)
+			return o.backend.DropUnrestored()
+		}
+		return runtime.Unrecoverable(fmt.Errorf("checkpoint %d holds keyed state %q of operator %q that the function did not register in Open: register it in Open, or restore with --allow-non-restored-state to drop it", oc.Restored.Checkpoint, names, oc.UID))
 	}
 	return nil
 }
@@ -389,6 +401,7 @@ func (o *processOp[K, T, U]) SnapshotStateKind(_ context.Context, id checkpoint.
 	}
 	name := keyedFileName(o.oc.UID, o.oc.Subtask)
 	uid := o.oc.UID
+	rows := stateRows(o.backend, o.kctx.ops)
 	return func(ctx context.Context, w runtime.StateWriter) (checkpoint.OperatorSubtaskState, error) {
 		defer snap.Release()
 		var offsets []checkpoint.KeyGroupOffset
@@ -400,7 +413,7 @@ func (o *processOp[K, T, U]) SnapshotStateKind(_ context.Context, id checkpoint.
 		if err != nil {
 			return checkpoint.OperatorSubtaskState{}, err
 		}
-		return checkpoint.OperatorSubtaskState{UID: uid, Keyed: &checkpoint.KeyedStateHandle{File: f, KeyGroups: offsets}, Operator: ops}, nil
+		return checkpoint.OperatorSubtaskState{UID: uid, Keyed: &checkpoint.KeyedStateHandle{File: f, KeyGroups: offsets}, Operator: ops, Schemas: rows}, nil
 	}, nil
 }
 

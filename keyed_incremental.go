@@ -28,6 +28,7 @@ func (o *processOp[K, T, U]) snapshotIncremental(id checkpoint.ID) (runtime.Asyn
 	}
 	prefix := keyedFileName(o.oc.UID, o.oc.Subtask)
 	uid := o.oc.UID
+	rows := stateRows(o.backend, o.kctx.ops)
 	return func(ctx context.Context, w runtime.StateWriter) (checkpoint.OperatorSubtaskState, error) {
 		defer snap.Release()
 		sw, ok := w.(runtime.SharedStateWriter)
@@ -38,7 +39,7 @@ func (o *processOp[K, T, U]) snapshotIncremental(id checkpoint.ID) (runtime.Asyn
 		if err != nil {
 			return checkpoint.OperatorSubtaskState{}, err
 		}
-		return checkpoint.OperatorSubtaskState{UID: uid, Incremental: h, Operator: ops}, nil
+		return checkpoint.OperatorSubtaskState{UID: uid, Incremental: h, Operator: ops, Schemas: rows}, nil
 	}, nil
 }
 

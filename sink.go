@@ -178,7 +178,7 @@ func (o *twoPhaseOp[T, TXN]) Open(ctx context.Context, oc *runtime.OperatorConte
 		for _, b := range oc.Restored.Operator[twoPhaseStateName] {
 			st, err := twophase.DecodeState(b, o.codec)
 			if err != nil {
-				return fmt.Errorf("restore transactions from checkpoint %d: %w", oc.Restored.Checkpoint, err)
+				return restoreFailure(fmt.Errorf("restore transactions of sink %q from checkpoint %d: %w", oc.UID, oc.Restored.Checkpoint, err))
 			}
 			c, a := o.tracker.Restore(st)
 			commit = append(commit, c...)
@@ -253,7 +253,7 @@ func (o *twoPhaseOp[T, TXN]) SnapshotState(ctx context.Context, id checkpoint.ID
 		if err := inj.Hit(faults.AfterPreCommit); err != nil {
 			return checkpoint.OperatorSubtaskState{}, err
 		}
-		return checkpoint.OperatorSubtaskState{UID: uid, Operator: map[string][][]byte{twoPhaseStateName: {b}}}, nil
+		return checkpoint.OperatorSubtaskState{UID: uid, Operator: map[string][][]byte{twoPhaseStateName: {b}}, Schemas: txnRow[TXN]()}, nil
 	}, nil
 }
 

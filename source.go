@@ -106,7 +106,8 @@ func operatorStateSnapshot(rc *RuntimeContext) (runtime.AsyncSnapshot, error) {
 	if err != nil {
 		return nil, err
 	}
+	rows := stateRows(rc.ops)
 	return func(context.Context, runtime.StateWriter) (checkpoint.OperatorSubtaskState, error) {
-		return checkpoint.OperatorSubtaskState{UID: rc.oc.UID, Operator: m}, nil
+		return checkpoint.OperatorSubtaskState{UID: rc.oc.UID, Operator: m, Schemas: rows}, nil
 	}, nil
 }

@@ -16,4 +16,8 @@ type ChannelCodec interface {
 	// Records returns the number of records in data, a batch of this
 	// codec's type.
 	Records(data any) int
+	// Schema returns the encoded schema of the record type
+	// (codec.AppendSchema): an unaligned checkpoint records it beside
+	// the in-flight records it holds (a "channel" row of the state table).
+	Schema() []byte
 }

@@ -3,6 +3,7 @@ package runtime
 import (
 	"bytes"
 	"context"
+	"github.com/weirstream/weir/internal/codec"
 	"io"
 	"sync"
 	"testing"
@@ -37,6 +38,7 @@ func (bytesCodec) DecodeBatch(src []byte) (any, int, error) {
 	return append([]byte(nil), src...), len(src), nil
 }
 func (bytesCodec) Records(data any) int { return len(data.([]byte)) }
+func (bytesCodec) Schema() []byte       { return testSchema[[]byte]() }
 
 // TestRecorderWaitsForInFlightData: a channel whose priority barrier
 // overtook data still on its way keeps recording until the data up to the
@@ -135,4 +137,13 @@ func TestRecorderBound(t *testing.T) {
 	}
 	r.abort()
 	wg.Wait()
+}
+
+// testSchema is the encoded schema of T, for the tests' channel codecs.
+func testSchema[T any]() []byte {
+	s, err := codec.SchemaFor[T]()
+	if err != nil {
+		panic(err)
+	}
+	return codec.AppendSchema(nil, s)
 }

@@ -171,7 +171,11 @@ func (jm *JobMaster) performStorage(act jobmaster.Action) {
 	st := jm.cfg.Status
 	switch act := act.(type) {
 	case jobmaster.PersistMetadata:
-		md := metadataFor(jm.cfg.JobName, jm.jg, act.ID, act.Kind, act.Timestamp, act.States)
+		md, err := metadataFor(jm.cfg.JobName, jm.jg, act.ID, act.Kind, act.Timestamp, act.States)
+		if err != nil {
+			jm.in.put(jmEvent{ev: jobmaster.StoreDone{ID: act.ID, Err: err}})
+			return
+		}
 		size := sizesOf(act.States)
 		jm.worker.do(func() {
 			jm.sharedPersisting(md)

@@ -139,4 +139,13 @@ type RestoredState struct {
 	// OwnShared is true when the checkpoint belongs to this job's storage,
 	// so that its shared files may be referenced by new checkpoints.
 	OwnShared bool
+	// Schemas is the operator's state table in the checkpoint: the schema
+	// each state was written with, which the state backends resolve
+	// against the program's types (state.SetKeyedSchemas). Nil for a
+	// checkpoint written before schemas were recorded.
+	Schemas []checkpoint.StateSchema
+	// DropUnrestored is --allow-non-restored-state: keyed states of the
+	// checkpoint that the operator no longer registers are dropped
+	// instead of failing the restore.
+	DropUnrestored bool
 }

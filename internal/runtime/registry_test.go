@@ -259,7 +259,10 @@ func TestJobMasterRegistersCheckpoints(t *testing.T) {
 
 	// A deposed JobManager wrote checkpoint 9's metadata and never
 	// registered it: a task failure restores checkpoint 4.
-	md := metadataFor("j", jm.jg, 9, checkpoint.Periodic, time.Unix(2000, 0), statesOf(jm.jg))
+	md, err := metadataFor("j", jm.jg, 9, checkpoint.Periodic, time.Unix(2000, 0), statesOf(jm.jg))
+	if err != nil {
+		t.Fatal(err)
+	}
 	if _, err := jm.store.WriteMetadata(context.Background(), md); err != nil {
 		t.Fatal(err)
 	}
@@ -305,7 +308,11 @@ func TestInitialRestorePointRegistered(t *testing.T) {
 	}
 	jg := twoStageGraph(t)
 	for _, id := range []checkpoint.ID{1, 2, 3} {
-		if _, err := store.WriteMetadata(context.Background(), metadataFor("j", jg, id, checkpoint.Periodic, time.Unix(2000, 0), statesOf(jg))); err != nil {
+		md, err := metadataFor("j", jg, id, checkpoint.Periodic, time.Unix(2000, 0), statesOf(jg))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := store.WriteMetadata(context.Background(), md); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -146,7 +146,7 @@ func (rp *restorePoint) forOperator(ctx context.Context, uid string, subtask, pa
 	if op == nil {
 		return nil, nil // an operator new to the job starts fresh
 	}
-	rs := &RestoredState{Checkpoint: rp.md.ID}
+	rs := &RestoredState{Checkpoint: rp.md.ID, Schemas: op.States}
 	subs := append([]checkpoint.SubtaskStateEntry(nil), op.Subtasks...)
 	sort.Slice(subs, func(i, j int) bool { return subs[i].Subtask < subs[j].Subtask })
 	rs.Incremental, rs.Files, rs.OwnShared = rp.incrementalFor(subs, kgs)
@@ -215,7 +215,7 @@ func (rp *restorePoint) keyedSource(f checkpoint.StateFile, mine []checkpoint.Ke
 }
 
 // metadataFor groups acknowledged task states by operator uid.
-func metadataFor(jobID string, jg *JobGraph, id checkpoint.ID, kind checkpoint.Kind, ts time.Time, states []checkpoint.TaskState) *checkpoint.Metadata {
+func metadataFor(jobID string, jg *JobGraph, id checkpoint.ID, kind checkpoint.Kind, ts time.Time, states []checkpoint.TaskState) (*checkpoint.Metadata, error) {
 	md := &checkpoint.Metadata{JobID: jobID, ID: id, Kind: kind, Timestamp: ts}
 	index := map[string]int{}
 	for _, v := range jg.Vertices {
@@ -237,5 +237,8 @@ func metadataFor(jobID string, jg *JobGraph, id checkpoint.ID, kind checkpoint.K
 		subs := md.Operators[i].Subtasks
 		sort.Slice(subs, func(a, b int) bool { return subs[a].Subtask < subs[b].Subtask })
 	}
-	return md
+	if err := mergeStateTables(md); err != nil {
+		return nil, fmt.Errorf("checkpoint %d: %w", id, err)
+	}
+	return md, nil
 }

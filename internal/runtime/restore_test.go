@@ -220,7 +220,10 @@ func TestMetadataFor(t *testing.T) {
 		{Task: checkpoint.TaskID{Vertex: 0, Subtask: 0}, Operators: []checkpoint.OperatorSubtaskState{op("src", "src0")}},
 	}
 	ts := time.Unix(1700000000, 0)
-	md := metadataFor("job", jg, 5, checkpoint.Final, ts, states)
+	md, err := metadataFor("job", jg, 5, checkpoint.Final, ts, states)
+	if err != nil {
+		t.Fatal(err)
+	}
 	if md.JobID != "job" || md.ID != 5 || md.Kind != checkpoint.Final || !md.Timestamp.Equal(ts) {
 		t.Errorf("header = %+v", md)
 	}

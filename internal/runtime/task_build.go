@@ -149,6 +149,9 @@ func newOperators(ctx context.Context, in taskInputs, v *Vertex, logger *slog.Lo
 		if err != nil {
 			return nil, nil, err
 		}
+		if restored != nil {
+			restored.DropUnrestored = cfg.AllowNonRestoredState
+		}
 		ops = append(ops, n.NewOperator(s))
 		ocs = append(ocs, &OperatorContext{
 			JobName: cfg.JobName, Task: id, UID: n.UID, Name: n.Name, Subtask: s, Parallelism: n.Parallelism,

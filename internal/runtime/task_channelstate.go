@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/weirstream/weir/internal/checkpoint"
@@ -153,16 +154,40 @@ func (t *Task) attachChannelState(ctx context.Context, rec *channelRecorder, st 
 		return err
 	}
 	uid := t.chain.ocs[0].UID
+	rows := channelRows(rec, h)
 	for i := range st.Operators {
 		if st.Operators[i].UID == uid {
 			st.Operators[i].Channels = h
+			st.Operators[i].Schemas = append(st.Operators[i].Schemas, rows...)
 			return nil
 		}
 	}
 	// The head operator has no state of its own (a stateless map): its
 	// entry carries only the channel state.
-	st.Operators = append([]checkpoint.OperatorSubtaskState{{UID: uid, Channels: h}}, st.Operators...)
+	st.Operators = append([]checkpoint.OperatorSubtaskState{{UID: uid, Channels: h, Schemas: rows}}, st.Operators...)
 	return nil
+}
+
+// channelRows are the state-table rows of the in-flight records h holds:
+// one per input, named "in<i>", with the input's record type.
+func channelRows(rec *channelRecorder, h *checkpoint.ChannelStateHandle) []checkpoint.StateSchema {
+	var rows []checkpoint.StateSchema
+	done := map[int]bool{}
+	for _, c := range h.Channels {
+		if done[c.Input] {
+			continue
+		}
+		done[c.Input] = true
+		for _, info := range rec.chans {
+			if info.input == c.Input && info.codec != nil {
+				r := checkpoint.StateSchema{Name: "in" + strconv.Itoa(c.Input), Scope: checkpoint.ScopeChannel, Value: info.codec.Schema()}
+				r.Fingerprint = checkpoint.SchemaFingerprint(r)
+				rows = append(rows, r)
+				break
+			}
+		}
+	}
+	return rows
 }
 
 // alignDeadline turns the handler's alignment deadline (the checkpoint's

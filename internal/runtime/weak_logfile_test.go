@@ -45,6 +45,7 @@ func (c intCodec) DecodeBatch(src []byte) (any, int, error) {
 }
 
 func (c intCodec) Records(data any) int { return len(data.(*network.Batch[int]).Records) }
+func (c intCodec) Schema() []byte       { return testSchema[int]() }
 
 // logFileOf is what a snapshot stores of s's log as channel (k, j).
 func logFileOf(t testing.TB, s *weakSender, k, j int) []byte {

@@ -208,6 +208,15 @@ func (b *KeyedBackend[K]) UnrestoredStates() []string {
 	return names
 }
 
+// DropUnrestored forgets the restored states never registered.
+func (b *KeyedBackend[K]) DropUnrestored() error {
+	for name := range b.pending {
+		b.forgetRestored(name)
+	}
+	clear(b.pending)
+	return nil
+}
+
 // lookup returns the state registered as name if it has type T; ok is
 // false if there is none.
 func lookup[T registered, K comparable](b *KeyedBackend[K], name string, want string) (st T, ok bool, err error) {

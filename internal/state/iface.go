@@ -42,6 +42,11 @@ type Backend[K comparable] interface {
 	// UnrestoredStates names, sorted, the restored states that were never
 	// registered.
 	UnrestoredStates() []string
+	// DropUnrestored deletes the restored states that were never
+	// registered, with their schema rows: restoring with
+	// --allow-non-restored-state lets a program drop a state by no longer
+	// registering it. Without it, the runtime refuses such a restore.
+	DropUnrestored() error
 	// Keys yields each key that has an entry in the registered state
 	// called name, once, with its key group (nothing for an unknown name):
 	// in key-group order, and within a group in the canonical order for

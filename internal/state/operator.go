@@ -104,6 +104,14 @@ func (b *OperatorBackend) Snapshot() (map[string][][]byte, error) {
 	return out, nil
 }
 
+// DropUnrestored forgets the restored lists never registered.
+func (b *OperatorBackend) DropUnrestored() {
+	for name := range b.restored {
+		delete(b.schemas.restored, checkpoint.ScopeOperator+"/"+name)
+	}
+	clear(b.restored)
+}
+
 // UnrestoredStates names, sorted, the restored lists never registered.
 func (b *OperatorBackend) UnrestoredStates() []string {
 	names := make([]string, 0, len(b.restored))

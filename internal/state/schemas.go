@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strings"
 
 	"github.com/weirstream/weir/internal/checkpoint"
 	"github.com/weirstream/weir/internal/codec"
@@ -59,6 +60,15 @@ func (t *SchemaTable) restoredRow(scope, name string) (checkpoint.StateSchema, b
 	r, ok := t.restored[scope+"/"+name]
 	return r, ok
 }
+
+// forgetRestored drops the restored row of keyed state name, which is no
+// longer held.
+func (t *SchemaTable) forgetRestored(name string) {
+	delete(t.restored, checkpoint.ScopeKeyed+"/"+name)
+}
+
+// ForgetRestored is forgetRestored for the LSM backend.
+func (t *SchemaTable) ForgetRestored(name string) { t.forgetRestored(name) }
 
 func (t *SchemaTable) register(r checkpoint.StateSchema) {
 	if t.registered == nil {
@@ -261,9 +271,24 @@ type IncompatibleStateError struct {
 	Err   *codec.IncompatibleError
 }
 
+// maxMismatches bounds the mismatches Error names; Err keeps them all.
+const maxMismatches = 5
+
 func (e *IncompatibleStateError) Error() string {
-	return fmt.Sprintf("restore %s: the stored %s (%s) cannot be read as %s; ways out: keep the old type, start the state empty under a new name (restoring with --allow-non-restored-state drops the old one), or convert the savepoint's state with the state processor",
-		e.State, e.Part, e.Was, e.Err.Error())
+	var b strings.Builder
+	fmt.Fprintf(&b, "restore %s: the stored %s cannot be read as %s: ", e.State, e.Part, e.Err.Type)
+	for i, m := range e.Err.Mismatches {
+		if i == maxMismatches {
+			fmt.Fprintf(&b, "; and %d more", len(e.Err.Mismatches)-i)
+			break
+		}
+		if i > 0 {
+			b.WriteString("; ")
+		}
+		fmt.Fprintf(&b, "field %s was %s, now %s (%s)", m.Path, m.Was, m.Now, m.Why)
+	}
+	b.WriteString("; ways out: keep the old type, or start the state empty under a new name (restoring with --allow-non-restored-state then drops the old one)")
+	return b.String()
 }
 
 func (e *IncompatibleStateError) Unwrap() error { return e.Err }

@@ -243,6 +243,38 @@ func (b *Backend[K]) fail(err error) {
 	}
 }
 
+// DropUnrestored deletes the restored states never registered: their
+// staged payloads, and the entries and catalogue rows of those linked from
+// store files.
+func (b *Backend[K]) DropUnrestored() error {
+	batch := b.db.NewBatch()
+	defer batch.Close()
+	for name := range b.pending {
+		lo, hi := b.stageBounds(name)
+		if err := batch.DeleteRange(lo, hi, nil); err != nil {
+			return fmt.Errorf("drop restored state %q: %w", name, err)
+		}
+		b.ForgetRestored(name)
+	}
+	for name, c := range b.catalogue {
+		for kg := b.kgs.Start; kg < b.kgs.End; kg++ {
+			if err := batch.DeleteRange(appendStatePrefix(nil, kg, c.ID), appendStatePrefix(nil, kg, c.ID+1), nil); err != nil {
+				return fmt.Errorf("drop restored state %q: %w", name, err)
+			}
+		}
+		if err := batch.Delete(append(append([]byte(nil), metaPrefix...), name...), nil); err != nil {
+			return fmt.Errorf("drop restored state %q: %w", name, err)
+		}
+		b.ForgetRestored(name)
+	}
+	if err := batch.Commit(pebble.NoSync); err != nil {
+		return fmt.Errorf("drop restored states: %w", err)
+	}
+	clear(b.pending)
+	clear(b.catalogue)
+	return nil
+}
+
 // UnrestoredStates names, sorted, the restored states never registered.
 func (b *Backend[K]) UnrestoredStates() []string {
 	names := make([]string, 0, len(b.pending)+len(b.catalogue))
