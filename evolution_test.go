@@ -69,11 +69,12 @@ type evolveFn[S any] struct {
 	seen    *atomic.Int64
 	total   weir.ValueState[S]
 	version string
+	opts    []weir.StateOption
 }
 
 func (f *evolveFn[S]) Open(_ context.Context, kc *weir.KeyedContext[int64]) error {
 	var err error
-	f.total, err = weir.GetValueState[S](kc, "total")
+	f.total, err = weir.GetValueState[S](kc, "total", f.opts...)
 	return err
 }
 
@@ -94,6 +95,7 @@ type evolution[Old, New any] struct {
 	update2 func(New, int64) New
 	migrate func(Old) New // what restoring an Old gives
 	line    func(int64, New) string
+	opts    []weir.StateOption // version 2's state options
 }
 
 const (
@@ -146,7 +148,7 @@ func runEvolution[Old, New any](t *testing.T, backend string, p1, p2 int, e evol
 	env2, log2 := newEnvFrom(testConfig(t, p2, "0", extra...), sp)
 	evolveBuild(env2, func() weir.Source[int64] { return &evolveSource{limit: evolvePhase1 + evolvePhase2} }, p2,
 		func() *evolveFn[New] {
-			return &evolveFn[New]{update: e.update2, line: e.line, seen: &seen2, version: "v2"}
+			return &evolveFn[New]{update: e.update2, line: e.line, seen: &seen2, version: "v2", opts: e.opts}
 		}, dir)
 	execute(t, env2, log2)
 
@@ -310,6 +312,49 @@ var nest = evolution[nestedV1, nestedV2]{
 		slices.Sort(keys)
 		return fmt.Sprintf("%d %v %v %v", k, s.Items, keys, *s.Last)
 	},
+}
+
+// A kind change, which needs a migration function: Count becomes text,
+// Sum becomes an average.
+type totalText struct {
+	User  string
+	Count string
+	Avg   float64
+}
+
+func textFromV1(o totalV1) totalText {
+	return totalText{User: o.User, Count: fmt.Sprint(o.Count), Avg: float64(o.Sum) / float64(o.Count)}
+}
+
+var migrateFunc = evolution[totalV1, totalText]{
+	update1: addField.update1,
+	update2: func(s totalText, v int64) totalText {
+		return totalText{User: s.User, Count: s.Count + "+", Avg: s.Avg + 1}
+	},
+	migrate: textFromV1,
+	line:    func(k int64, s totalText) string { return fmt.Sprintf("%d %s %s %g", k, s.User, s.Count, s.Avg) },
+	opts:    []weir.StateOption{weir.Migrate(func(o totalV1) (totalText, error) { return textFromV1(o), nil })},
+}
+
+// A migration also wins where the type would convert on its own: whoever
+// wrote it wants Max computed, not zero.
+var migrateAdded = evolution[totalV1, totalV2]{
+	update1: addField.update1,
+	update2: func(s totalV2, v int64) totalV2 {
+		return totalV2{User: s.User, Count: s.Count + 1, Sum: s.Sum + v, Max: s.Max} // Max shows what the restore set
+	},
+	migrate: func(o totalV1) totalV2 { return totalV2{User: o.User, Count: o.Count, Sum: o.Sum, Max: -1} },
+	line:    addField.line,
+	opts: []weir.StateOption{weir.Migrate(func(o totalV1) (totalV2, error) {
+		return totalV2{User: o.User, Count: o.Count, Sum: o.Sum, Max: -1}, nil
+	})},
+}
+
+func TestEvolutionMigrate(t *testing.T) {
+	t.Run("heap/kind-change", func(t *testing.T) { runEvolution(t, "heap", 2, 2, migrateFunc) })
+	t.Run("lsm/kind-change/rescaled", func(t *testing.T) { runEvolution(t, "lsm", 2, 3, migrateFunc) })
+	t.Run("heap/beats-automatic", func(t *testing.T) { runEvolution(t, "heap", 2, 2, migrateAdded) })
+	t.Run("lsm/beats-automatic", func(t *testing.T) { runEvolution(t, "lsm", 2, 2, migrateAdded) })
 }
 
 func TestEvolutionAddedField(t *testing.T) {

@@ -64,7 +64,7 @@ func restoreFailure(err error) error {
 	if err == nil || runtime.IsUnrecoverable(err) {
 		return err
 	}
-	if errors.Is(err, codec.ErrIncompatible) || errors.Is(err, codec.ErrCorrupt) || errors.Is(err, state.ErrStateMismatch) {
+	if errors.Is(err, codec.ErrIncompatible) || errors.Is(err, codec.ErrCorrupt) || errors.Is(err, state.ErrStateMismatch) || errors.Is(err, state.ErrMigration) {
 		return runtime.Unrecoverable(err)
 	}
 	return err

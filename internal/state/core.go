@@ -202,7 +202,7 @@ func readCount(src []byte) (count int, n int, err error) {
 // asCorrupt makes sure a decoding error wraps codec.ErrCorrupt, even when a
 // user-supplied codec returned an error of its own.
 func asCorrupt(err error) error {
-	if errors.Is(err, codec.ErrCorrupt) {
+	if errors.Is(err, codec.ErrCorrupt) || errors.Is(err, ErrMigration) {
 		return err
 	}
 	return fmt.Errorf("%w: %w", codec.ErrCorrupt, err)

@@ -27,7 +27,7 @@ func RegisterList[K comparable, V any](b Backend[K], name string, c codec.Codec[
 	if o.ttl != nil {
 		kind |= KindTTL
 	}
-	rd, err := keyedValueReader(b, name, kind, c)
+	rd, err := keyedValueReader(b, name, kind, c, o.migrations)
 	if err != nil {
 		return nil, err
 	}

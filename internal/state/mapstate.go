@@ -33,7 +33,7 @@ func RegisterMap[K comparable, UK comparable, UV any](b Backend[K], name string,
 	if o.ttl != nil {
 		kind |= KindTTL
 	}
-	kr, vr, err := keyedMapReaders(b, name, kind, kc, vc)
+	kr, vr, err := keyedMapReaders(b, name, kind, kc, vc, o.migrations)
 	if err != nil {
 		return nil, err
 	}

@@ -29,7 +29,7 @@ func RegisterReducing[K comparable, V any](b Backend[K], name string, reduce fun
 	if o.ttl != nil {
 		kind |= KindTTL
 	}
-	rd, err := keyedValueReader(b, name, kind, c)
+	rd, err := keyedValueReader(b, name, kind, c, o.migrations)
 	if err != nil {
 		return nil, err
 	}

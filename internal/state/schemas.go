@@ -208,8 +208,20 @@ func stampedReader[V any](r reader[V]) reader[stamped[V]] {
 // is the recorded schema (empty: none recorded, read them as they are),
 // what names the state for errors and part the schema ("value", "user
 // key").
-func resolveReader[V any](c codec.Codec[V], stored []byte, what, part string) (reader[V], error) {
+//
+// The order of the rules (docs/compatibility.md): bytes the state's type
+// reads as they are need nothing (a migration given for them has run
+// already, when the checkpoint being restored was written); else the
+// first migration whose old type reads them converts them, even where the
+// type would read them on its own, since whoever wrote the function wants
+// it to compute the new fields; else the type's own conversion (fields
+// added, dropped, widened); else the state cannot be restored.
+func resolveReader[V any](c codec.Codec[V], stored []byte, what, part string, migs ...Migration) (reader[V], error) {
 	r := sameReader(c)
+	mv, err := migrationsTo[V](migs, what)
+	if err != nil {
+		return r, err
+	}
 	if len(stored) == 0 {
 		return r, nil
 	}
@@ -227,12 +239,22 @@ func resolveReader[V any](c codec.Codec[V], stored []byte, what, part string) (r
 	switch compat {
 	case codec.Identical, codec.CompatibleAsIs:
 		return r, nil
-	case codec.CompatibleAfterMigration:
+	}
+	var migErrs []error
+	for _, m := range mv {
+		d, merr := m.decoderFrom(w)
+		if merr == nil {
+			return reader[V]{own: c, old: resolvedCodec[V]{Codec: c, dec: d}, migrate: true}, nil
+		}
+		old, _ := m.types()
+		migErrs = append(migErrs, fmt.Errorf("its migration from %s does not read it either: %w", old, merr))
+	}
+	if compat == codec.CompatibleAfterMigration {
 		return reader[V]{own: c, old: resolvedCodec[V]{Codec: c, dec: dec}, migrate: true}, nil
 	}
 	var ie *codec.IncompatibleError
 	if errors.As(err, &ie) {
-		return r, &IncompatibleStateError{State: what, Part: part, Was: w.String(), Err: ie}
+		return r, &IncompatibleStateError{State: what, Part: part, Was: w.String(), Err: ie, Migrations: migErrs}
 	}
 	return r, fmt.Errorf("restore %s: %s: %w", what, part, err)
 }
@@ -269,6 +291,8 @@ type IncompatibleStateError struct {
 	Part  string // "value", "user key", "element"
 	Was   string // the recorded schema
 	Err   *codec.IncompatibleError
+	// Migrations say why each migration given for the state did not apply.
+	Migrations []error
 }
 
 // maxMismatches bounds the mismatches Error names; Err keeps them all.
@@ -287,7 +311,10 @@ func (e *IncompatibleStateError) Error() string {
 		}
 		fmt.Fprintf(&b, "field %s was %s, now %s (%s)", m.Path, m.Was, m.Now, m.Why)
 	}
-	b.WriteString("; ways out: keep the old type, or start the state empty under a new name (restoring with --allow-non-restored-state then drops the old one)")
+	for _, m := range e.Migrations {
+		fmt.Fprintf(&b, "; %v", m)
+	}
+	b.WriteString("; ways out: convert the old values with a migration function (weir.Migrate), keep the old type, or start the state empty under a new name (restoring with --allow-non-restored-state then drops the old one)")
 	return b.String()
 }
 
@@ -318,14 +345,14 @@ func timerRows[K comparable]() []checkpoint.StateSchema {
 // registerKeyedSchemas resolves a keyed state's value (and, for map state,
 // user key) against its restored row, records its row for the next
 // checkpoint, and returns the readers to register with.
-func keyedValueReader[K comparable, V any](b Backend[K], name string, kind Kind, c codec.Codec[V]) (reader[V], error) {
+func keyedValueReader[K comparable, V any](b Backend[K], name string, kind Kind, c codec.Codec[V], migs []Migration) (reader[V], error) {
 	t := tableOf(b)
-	if t == nil {
-		return sameReader(c), nil
-	}
 	what := fmt.Sprintf("%s %q", kind, name)
+	if t == nil {
+		return resolveReader(c, nil, what, "value", migs...)
+	}
 	row, _ := t.restoredRow(checkpoint.ScopeKeyed, name)
-	r, err := resolveReader(c, row.Value, what, "value")
+	r, err := resolveReader(c, row.Value, what, "value", migs...)
 	if err != nil {
 		return r, err
 	}
@@ -342,18 +369,19 @@ func tableOf[K comparable](b Backend[K]) *SchemaTable {
 
 // keyedMapReaders is keyedValueReader for a map state's user keys and
 // values.
-func keyedMapReaders[K comparable, UK comparable, UV any](b Backend[K], name string, kind Kind, kc codec.Codec[UK], vc codec.Codec[UV]) (reader[UK], reader[UV], error) {
+func keyedMapReaders[K comparable, UK comparable, UV any](b Backend[K], name string, kind Kind, kc codec.Codec[UK], vc codec.Codec[UV], migs []Migration) (reader[UK], reader[UV], error) {
 	t := tableOf(b)
-	if t == nil {
-		return sameReader(kc), sameReader(vc), nil
-	}
 	what := fmt.Sprintf("%s %q", kind, name)
+	if t == nil {
+		vr, err := resolveReader(vc, nil, what, "value", migs...)
+		return sameReader(kc), vr, err
+	}
 	row, _ := t.restoredRow(checkpoint.ScopeKeyed, name)
 	kr, err := resolveReader(kc, row.UserKey, what, "user key")
 	if err != nil {
 		return kr, sameReader(vc), err
 	}
-	vr, err := resolveReader(vc, row.Value, what, "value")
+	vr, err := resolveReader(vc, row.Value, what, "value", migs...)
 	if err != nil {
 		return kr, vr, err
 	}

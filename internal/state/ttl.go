@@ -46,7 +46,8 @@ type TTLConfig struct {
 type RegisterOption func(*registerOptions)
 
 type registerOptions struct {
-	ttl *TTLConfig
+	ttl        *TTLConfig
+	migrations []Migration
 }
 
 // WithTTL gives the state a time to live. A state registered with TTL is

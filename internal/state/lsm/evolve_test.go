@@ -333,3 +333,61 @@ func TestEvolutionRefusesChangedKeyHash(t *testing.T) {
 		t.Fatalf("int keys restored as a named int: %v", err)
 	}
 }
+
+func TestEvolutionMigrationFunctions(t *testing.T) {
+	type textCount struct {
+		User  string
+		Count string
+	}
+	toText := func(o totalV1) (textCount, error) { return textCount{User: o.User, Count: fmt.Sprint(o.Count)}, nil }
+	for _, mk := range []func(testing.TB, keygroup.Range, ...func(*Options)) *fixture{heapMaker, newLSM} {
+		f := mk(t, fullRange)
+		fillV1(t, f)
+		src, rows := snapshotBytes(t, f.b), schemasOf(t, f.b)
+		t.Run(f.name+"/converts", func(t *testing.T) {
+			g := evolveRestore(t, mk, fullRange, rows, src)
+			s, err := state.RegisterValue(g.b, "val", mustCodec[textCount](t), state.WithMigration(state.NewMigration(toText)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for k := range evolveKeys {
+				g.set(k)
+				if v, ok := s.Value(); !ok || v != (textCount{User: fmt.Sprintf("u%d", k), Count: fmt.Sprint(k)}) {
+					t.Fatalf("key %d: %+v %t", k, v, ok)
+				}
+			}
+			if err := g.b.Err(); err != nil {
+				t.Fatal(err)
+			}
+		})
+		t.Run(f.name+"/wrong-type", func(t *testing.T) {
+			g := evolveRestore(t, mk, fullRange, rows, src)
+			_, err := state.RegisterValue(g.b, "val", mustCodec[totalAdded](t), state.WithMigration(state.NewMigration(toText)))
+			if err == nil || !strings.Contains(err.Error(), "but the state holds") {
+				t.Fatalf("got %v, want a migration type mismatch", err)
+			}
+		})
+		t.Run(f.name+"/function-fails", func(t *testing.T) {
+			g := evolveRestore(t, mk, fullRange, rows, src)
+			failing := state.NewMigration(func(o totalV1) (textCount, error) {
+				if o.Count == 42 {
+					return textCount{}, errors.New("no answer")
+				}
+				return toText(o)
+			})
+			_, err := state.RegisterValue(g.b, "val", mustCodec[textCount](t), state.WithMigration(failing))
+			if !errors.Is(err, state.ErrMigration) || !strings.Contains(err.Error(), "no answer") || errors.Is(err, codec.ErrCorrupt) {
+				t.Fatalf("got %v, want a migration error (not corrupt) naming the function's error", err)
+			}
+		})
+		t.Run(f.name+"/not-matching", func(t *testing.T) {
+			g := evolveRestore(t, mk, fullRange, rows, src)
+			type other struct{ User []int }
+			m := state.NewMigration(func(o other) (textCount, error) { return textCount{}, nil })
+			_, err := state.RegisterValue(g.b, "val", mustCodec[textCount](t), state.WithMigration(m))
+			if !errors.Is(err, codec.ErrIncompatible) || !strings.Contains(err.Error(), "migration from") {
+				t.Fatalf("got %v, want incompatible, saying why the migration did not apply", err)
+			}
+		})
+	}
+}
