@@ -508,3 +508,99 @@ func TestEvolutionDroppedState(t *testing.T) {
 		})
 	}
 }
+
+// openCounting is evolveFn counting its Opens.
+type openCounting[S any] struct {
+	evolveFn[S]
+	opens *atomic.Int64
+}
+
+func (f *openCounting[S]) Open(ctx context.Context, kc *weir.KeyedContext[int64]) error {
+	f.opens.Add(1)
+	return f.evolveFn.Open(ctx, kc)
+}
+
+// TestEvolutionDeclaredStatesCheckedBeforeDeploy: with the states
+// declared (Stream.Declare), an incompatible state, or one the operator no
+// longer declares, fails the job before any task opens; a compatible one
+// restores as without the declaration.
+func TestEvolutionDeclaredStatesCheckedBeforeDeploy(t *testing.T) {
+	type countIsText struct {
+		User  string
+		Count string
+		Sum   int64
+	}
+	dir := t.TempDir() + "/out"
+	var seen atomic.Int64
+	env1, log1 := newEnv(testConfig(t, 2, "0"))
+	evolveBuild(env1, func() weir.Source[int64] { return &evolveSource{limit: 500, pause: true} }, 2,
+		func() *evolveFn[totalV1] {
+			return &evolveFn[totalV1]{update: addField.update1, line: func(int64, totalV1) string { return "" }, seen: &seen, version: "v1"}
+		}, dir)
+	job, err := env1.Start(t.Context(), "evolve-v1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for seen.Load() < 500 {
+		time.Sleep(5 * time.Millisecond)
+	}
+	sp, err := job.Stop(t.Context(), t.TempDir())
+	if err != nil {
+		t.Fatalf("Stop: %v\nlog:\n%s", err, log1)
+	}
+	_ = job.Wait()
+
+	run := func(t *testing.T, decl weir.StateDecl, fn func(opens *atomic.Int64) weir.KeyedProcessFunction[int64, int64, string]) (error, int64) {
+		var opens atomic.Int64
+		env, _ := newEnvFrom(testConfig(t, 2, "0"), sp)
+		s := weir.FromSource(env, func() weir.Source[int64] { return &evolveSource{limit: 1000} }).UID("numbers").Parallelism(1)
+		keyed := weir.KeyBy(s, func(v int64) int64 { return v % evolveKeys })
+		out := weir.Process(keyed, func() weir.KeyedProcessFunction[int64, int64, string] { return fn(&opens) }).UID("totals").Declare(decl)
+		sinkInto(out, dir) // the restored sink commits into its folder
+		return env.Execute(t.Context(), "evolve-v2"), opens.Load()
+	}
+	t.Run("incompatible", func(t *testing.T) {
+		err, opens := run(t, weir.ValueStateOf[countIsText]("total"), func(opens *atomic.Int64) weir.KeyedProcessFunction[int64, int64, string] {
+			return &openCounting[countIsText]{evolveFn[countIsText]{update: func(s countIsText, _ int64) countIsText { return s }, line: func(int64, countIsText) string { return "" }, seen: &seen}, opens}
+		})
+		if !errors.Is(err, weir.ErrIncompatibleState) || opens != 0 {
+			t.Fatalf("Execute = %v after %d Opens, want weir.ErrIncompatibleState before any task opened", err, opens)
+		}
+		for _, part := range []string{`"totals"`, `"total"`, "Count", sp} {
+			if !strings.Contains(err.Error(), part) {
+				t.Errorf("error does not name %s: %v", part, err)
+			}
+		}
+	})
+	t.Run("dropped", func(t *testing.T) {
+		err, opens := run(t, weir.ValueStateOf[totalV2]("total-v2"), func(opens *atomic.Int64) weir.KeyedProcessFunction[int64, int64, string] {
+			return &openCounting[totalV2]{evolveFn[totalV2]{update: addField.update2, line: addField.line, seen: &seen}, opens}
+		})
+		if err == nil || opens != 0 || !strings.Contains(err.Error(), "no longer declares") {
+			t.Fatalf("Execute = %v after %d Opens, want a dropped-state failure before any task opened", err, opens)
+		}
+	})
+	t.Run("compatible", func(t *testing.T) {
+		err, opens := run(t, weir.ValueStateOf[totalV2]("total"), func(opens *atomic.Int64) weir.KeyedProcessFunction[int64, int64, string] {
+			return &openCounting[totalV2]{evolveFn[totalV2]{update: addField.update2, line: addField.line, seen: &seen}, opens}
+		})
+		if err != nil || opens == 0 {
+			t.Fatalf("Execute = %v after %d Opens, want a restored run", err, opens)
+		}
+	})
+	t.Run("key-type", func(t *testing.T) {
+		var opens atomic.Int64
+		env, _ := newEnvFrom(testConfig(t, 2, "0"), sp)
+		s := weir.FromSource(env, func() weir.Source[int64] { return &evolveSource{limit: 1000} }).UID("numbers").Parallelism(1)
+		keyed := weir.KeyBy(s, func(v int64) string { return fmt.Sprint(v % evolveKeys) })
+		out := weir.Process(keyed, func() weir.KeyedProcessFunction[string, int64, string] {
+			opens.Add(1)
+			return nil
+		}).UID("totals")
+		sinkInto(out, t.TempDir())
+		err := env.Execute(t.Context(), "evolve-v2")
+		if !errors.Is(err, weir.ErrIncompatibleState) || opens.Load() != 0 || !strings.Contains(err.Error(), "key") {
+			t.Fatalf("Execute = %v, want the key type refused before deployment", err)
+		}
+	})
+}

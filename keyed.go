@@ -197,6 +197,10 @@ func Process[K comparable, T, U any](k Keyed[K, T], newFn func() KeyedProcessFun
 		return o
 	})
 	n.SideOutputs = true
+	// The engine owns the key: a restore checks the recorded key type of
+	// every keyed operator before deploying (Stream.Declare adds the
+	// function's states).
+	n.States = &state.OperatorDeclarations{CheckKey: state.DeclareKey[K]()}
 	inputFactory[T](n)
 	return Stream[U]{env: k.s.env, node: n}
 }
@@ -211,7 +215,7 @@ func (k Keyed[K, T]) recordHash() func(T) uint32 {
 func Reduce[K comparable, T any](k Keyed[K, T], f func(acc, v T) T) Stream[T] {
 	s := Process(k, func() KeyedProcessFunction[K, T, T] { return &reduceFunc[K, T]{f: f} })
 	s.node.Name = "Reduce"
-	return s
+	return s.Declare(ValueStateOf[T]("reduce"))
 }
 
 type reduceFunc[K comparable, T any] struct {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/weirstream/weir/internal/keygroup"
 	"github.com/weirstream/weir/internal/network"
+	"github.com/weirstream/weir/internal/state"
 )
 
 // Partition says how an edge spreads records over the consumer's subtasks.
@@ -79,6 +80,11 @@ type Node struct {
 	// SideOutputs says the node's operator has side outputs
 	// (SideOutputSetter), so edges with a Tag may leave it.
 	SideOutputs bool
+	// States are the states the program declares for the operator (nil:
+	// none). A restore checks the checkpoint's state table against them
+	// before anything is deployed (checkStates), and `savepoint check`
+	// reports them.
+	States *state.OperatorDeclarations
 }
 
 // OutputFactories make what carries one typed output of a node (its main

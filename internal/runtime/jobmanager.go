@@ -269,6 +269,9 @@ func newJob(ctx context.Context, g *Graph, cfg *JobConfig) (*JobMaster, *storage
 	if err := initial.checkChannelState(jg); err != nil {
 		return nil, nil, err
 	}
+	if err := initial.checkStates(jg, cfg.AllowNonRestoredState); err != nil {
+		return nil, nil, err
+	}
 	jm.start(initial, max(next, cfg.reservedIDs))
 	return jm, store, nil
 }
