@@ -52,6 +52,7 @@ token. Resume from it with 'run … --from PATH' at any parallelism.
 On a cluster the savepoint is taken through the JobManager's REST API,
 whose address the JobManager tells the client.` + addressingLong
 	c.Flags().StringVar(&target, "target", "", "folder to write the savepoint into: a name under the server's state.savepoints.dir, or an absolute folder under it (default: that folder; every TaskManager must reach it at the same path)")
+	c.AddCommand(p.savepointCheckCommand())
 	return c
 }
 
