@@ -2,6 +2,7 @@ package codec
 
 import (
 	"bytes"
+	"encoding/binary"
 	"math"
 	"math/rand/v2"
 	"reflect"
@@ -135,4 +136,37 @@ func BenchmarkStructAppendFrom(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(len(recs)), "ns/record")
+}
+
+// TestFlatVarintBoundaries: the flat encoder's varints are
+// binary.AppendUvarint's and binary.AppendVarint's bytes at every length,
+// on both sides of each 7-bit boundary, and for the most negative values.
+func TestFlatVarintBoundaries(t *testing.T) {
+	type pair struct {
+		U uint64
+		I int64
+	}
+	c, err := For[pair]()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := c.(*planCodec[pair]).p; len(p.flat) != 2 {
+		t.Fatalf("pair has %d flat leaves, want 2", len(p.flat))
+	}
+	var us []uint64
+	for k := range 65 {
+		x := uint64(1)<<k - 1 // k one bits; 2^64-1 at k = 64
+		us = append(us, x, x+1, x-1, x>>1, ^x)
+	}
+	for _, u := range us {
+		i := int64(u)
+		for _, v := range []pair{{u, i}, {u, -i}, {u, i >> 1}, {u, math.MinInt64}, {u, math.MaxInt64}} {
+			want := binary.AppendVarint(binary.AppendUvarint(nil, v.U), v.I)
+			// Behind other bytes, with spare capacity left after them.
+			got := c.Append(make([]byte, 3, 64), v)[3:]
+			if !bytes.Equal(got, want) {
+				t.Fatalf("%+v encodes to %x, want %x", v, got, want)
+			}
+		}
+	}
 }

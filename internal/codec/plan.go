@@ -26,6 +26,12 @@ type plan struct {
 	// flat, when not nil, is enc as a list of fixed-size leaves (flat.go):
 	// typ is such a leaf, or a struct made of them.
 	flat []flatOp
+}
+
+// planSide is what schemas and Resolve need of a plan, kept in the
+// planner's side table rather than in plan: enc and dec run for every
+// value, and plan keeps the layout they ran at before schemas existed.
+type planSide struct {
 	// schema describes the bytes enc writes. It is set where enc is, by
 	// the same case of the walk, so a Schema cannot drift from the plan.
 	schema *node
@@ -61,16 +67,40 @@ func (c *planCodec[T]) DecodeInto(src []byte, v *T) (int, error) {
 
 // planner builds plans, remembering the ones under construction so that
 // recursive types (type Node struct{ Next *Node }) terminate.
-type planner struct{ done map[reflect.Type]*plan }
+type planner struct {
+	done map[reflect.Type]*plan
+	side map[*plan]*planSide
+}
 
-func newPlanner() *planner { return &planner{done: map[reflect.Type]*plan{}} }
+func newPlanner() *planner {
+	return &planner{done: map[reflect.Type]*plan{}, side: map[*plan]*planSide{}}
+}
+
+// schema returns the schema node of p, a plan pl built.
+func (pl *planner) schema(p *plan) *node { return pl.side[p].schema }
+
+// fields returns the encoded fields of p, a struct plan pl built.
+func (pl *planner) fields(p *plan) []structField { return pl.side[p].fields }
+
+// add registers p as t's plan, with its schema node.
+func (pl *planner) add(t reflect.Type, p *plan, sn *node) *planSide {
+	s := &planSide{schema: sn}
+	pl.done[t], pl.side[p] = p, s
+	return s
+}
+
+// forget drops t's plan p, whose building failed.
+func (pl *planner) forget(t reflect.Type, p *plan) {
+	delete(pl.done, t)
+	delete(pl.side, p)
+}
 
 func (pl *planner) build(t reflect.Type) (*plan, error) {
 	if p, ok := pl.done[t]; ok {
 		return p, nil
 	}
-	if p := leafPlan(t); p != nil {
-		pl.done[t] = p
+	if p, sn := leafPlan(t); p != nil {
+		pl.add(t, p, sn)
 		return p, nil
 	}
 	switch t.Kind() {
@@ -88,10 +118,11 @@ func (pl *planner) build(t reflect.Type) (*plan, error) {
 	return nil, unsupported(t, "has kind "+t.Kind().String()+", which has no encoding")
 }
 
-// leafPlan returns the plan of a type encoded by a single primitive codec.
-func leafPlan(t reflect.Type) *plan {
+// leafPlan returns the plan of a type encoded by a single primitive codec,
+// and its schema node.
+func leafPlan(t reflect.Type) (*plan, *node) {
 	if t == timeType {
-		return codecPlan[time.Time](t, timeCodec{}, 2, kindTime)
+		return codecPlan[time.Time](t, timeCodec{}, 2), leafNodes[kindTime]
 	}
 	if isMarshaler(t) {
 		return &plan{
@@ -103,52 +134,50 @@ func leafPlan(t reflect.Type) *plan {
 				return decodeMarshaled(src, reflect.NewAt(t, p).Interface().(encoding.BinaryUnmarshaler))
 			},
 			minSize: 1,
-			schema:  &node{kind: kindMarshaler, name: t.PkgPath() + "." + t.Name()},
-		}
+		}, &node{kind: kindMarshaler, name: t.PkgPath() + "." + t.Name()}
 	}
 	switch t.Kind() {
 	case reflect.Bool:
-		return flatLeaf(codecPlan[bool](t, boolCodec{}, 1, kindBool), flatBool)
+		return flatLeaf(codecPlan[bool](t, boolCodec{}, 1), flatBool), leafNodes[kindBool]
 	case reflect.Int:
-		return flatLeaf(codecPlan[int](t, intCodec[int]{}, 1, intKind(t)), flatInt)
+		return flatLeaf(codecPlan[int](t, intCodec[int]{}, 1), flatInt), leafNodes[intKind(t)]
 	case reflect.Int8:
-		return flatLeaf(codecPlan[int8](t, intCodec[int8]{}, 1, kindInt8), flatInt8)
+		return flatLeaf(codecPlan[int8](t, intCodec[int8]{}, 1), flatInt8), leafNodes[kindInt8]
 	case reflect.Int16:
-		return flatLeaf(codecPlan[int16](t, intCodec[int16]{}, 1, kindInt16), flatInt16)
+		return flatLeaf(codecPlan[int16](t, intCodec[int16]{}, 1), flatInt16), leafNodes[kindInt16]
 	case reflect.Int32:
-		return flatLeaf(codecPlan[int32](t, intCodec[int32]{}, 1, kindInt32), flatInt32)
+		return flatLeaf(codecPlan[int32](t, intCodec[int32]{}, 1), flatInt32), leafNodes[kindInt32]
 	case reflect.Int64:
-		return flatLeaf(codecPlan[int64](t, intCodec[int64]{}, 1, kindInt64), flatInt64)
+		return flatLeaf(codecPlan[int64](t, intCodec[int64]{}, 1), flatInt64), leafNodes[kindInt64]
 	case reflect.Uint:
-		return flatLeaf(codecPlan[uint](t, uintCodec[uint]{}, 1, uintKind(t)), flatUint)
+		return flatLeaf(codecPlan[uint](t, uintCodec[uint]{}, 1), flatUint), leafNodes[uintKind(t)]
 	case reflect.Uint8:
-		return flatLeaf(codecPlan[uint8](t, uintCodec[uint8]{}, 1, kindUint8), flatUint8)
+		return flatLeaf(codecPlan[uint8](t, uintCodec[uint8]{}, 1), flatUint8), leafNodes[kindUint8]
 	case reflect.Uint16:
-		return flatLeaf(codecPlan[uint16](t, uintCodec[uint16]{}, 1, kindUint16), flatUint16)
+		return flatLeaf(codecPlan[uint16](t, uintCodec[uint16]{}, 1), flatUint16), leafNodes[kindUint16]
 	case reflect.Uint32:
-		return flatLeaf(codecPlan[uint32](t, uintCodec[uint32]{}, 1, kindUint32), flatUint32)
+		return flatLeaf(codecPlan[uint32](t, uintCodec[uint32]{}, 1), flatUint32), leafNodes[kindUint32]
 	case reflect.Uint64:
-		return flatLeaf(codecPlan[uint64](t, uintCodec[uint64]{}, 1, kindUint64), flatUint64)
+		return flatLeaf(codecPlan[uint64](t, uintCodec[uint64]{}, 1), flatUint64), leafNodes[kindUint64]
 	case reflect.Float32:
-		return flatLeaf(codecPlan[float32](t, float32Codec{}, 4, kindFloat32), flatFloat32)
+		return flatLeaf(codecPlan[float32](t, float32Codec{}, 4), flatFloat32), leafNodes[kindFloat32]
 	case reflect.Float64:
-		return flatLeaf(codecPlan[float64](t, float64Codec{}, 8, kindFloat64), flatFloat64)
+		return flatLeaf(codecPlan[float64](t, float64Codec{}, 8), flatFloat64), leafNodes[kindFloat64]
 	case reflect.String:
-		return codecPlan[string](t, stringCodec{}, 1, kindString)
+		return codecPlan[string](t, stringCodec{}, 1), leafNodes[kindString]
 	case reflect.Slice:
 		if e := t.Elem(); e.Kind() == reflect.Uint8 && !isMarshaler(e) {
-			return codecPlan[[]byte](t, bytesCodec{}, 1, kindBytes)
+			return codecPlan[[]byte](t, bytesCodec{}, 1), leafNodes[kindBytes]
 		}
 	}
-	return nil
+	return nil, nil
 }
 
 // codecPlan runs codec c of U on values of t, whose memory layout is U's.
-func codecPlan[U any](t reflect.Type, c Codec[U], minSize int, k kind) *plan {
+func codecPlan[U any](t reflect.Type, c Codec[U], minSize int) *plan {
 	return &plan{
-		schema: leafNodes[k],
-		typ:    t,
-		enc:    func(dst []byte, p unsafe.Pointer, _ int) []byte { return c.Append(dst, *(*U)(p)) },
+		typ: t,
+		enc: func(dst []byte, p unsafe.Pointer, _ int) []byte { return c.Append(dst, *(*U)(p)) },
 		dec: func(src []byte, p unsafe.Pointer, _ int) (int, error) {
 			v, n, err := c.Decode(src)
 			if err != nil {
@@ -201,18 +230,18 @@ func (pl *planner) structPlan(t reflect.Type) (*plan, error) {
 	// to t (type Node struct{ Next *Node }) finds this plan and its schema
 	// node: one node per type, and recursion becomes a cycle in the schema.
 	sn := &node{kind: kindStruct, name: structName(t)}
-	p := &plan{typ: t, schema: sn}
-	pl.done[t] = p
+	p := &plan{typ: t}
+	side := pl.add(t, p, sn)
 	named, err := pl.structFields(t)
 	if err != nil {
-		delete(pl.done, t)
+		pl.forget(t, p)
 		return nil, err
 	}
-	p.fields = named
+	side.fields = named
 	fields := make([]fieldPlan, len(named))
 	for i, f := range named {
 		fields[i] = f.fieldPlan
-		sn.fields = append(sn.fields, field{name: f.name, typ: f.plan.schema})
+		sn.fields = append(sn.fields, field{name: f.name, typ: pl.schema(f.plan)})
 		p.minSize += f.plan.minSize
 	}
 	p.dec = structDec(fields)
@@ -271,9 +300,8 @@ func (pl *planner) arrayPlan(t reflect.Type) (*plan, error) {
 			return read, nil
 		},
 		minSize: t.Len() * ep.minSize,
-		schema:  &node{kind: kindArray, length: t.Len(), elem: ep.schema},
 	}
-	pl.done[t] = p
+	pl.add(t, p, &node{kind: kindArray, length: t.Len(), elem: pl.schema(ep)})
 	return p, nil
 }
 
@@ -319,14 +347,14 @@ func tooDeep(t reflect.Type) error {
 // slicePlan writes a nil-or-count header, then the elements.
 func (pl *planner) slicePlan(t reflect.Type) (*plan, error) {
 	sn := &node{kind: kindSlice}
-	p := &plan{typ: t, minSize: 1, schema: sn}
-	pl.done[t] = p // before the element: a slice may contain itself
+	p := &plan{typ: t, minSize: 1}
+	pl.add(t, p, sn) // before the element: a slice may contain itself
 	ep, err := pl.build(t.Elem())
 	if err != nil {
-		delete(pl.done, t)
+		pl.forget(t, p)
 		return nil, err
 	}
-	sn.elem = ep.schema
+	sn.elem = pl.schema(ep)
 	size := t.Elem().Size()
 	p.enc = func(dst []byte, p unsafe.Pointer, depth int) []byte {
 		depth = deeper(t, depth)
@@ -374,19 +402,19 @@ func (pl *planner) slicePlan(t reflect.Type) (*plan, error) {
 // the keys' encodings, so equal maps encode to equal bytes.
 func (pl *planner) mapPlan(t reflect.Type) (*plan, error) {
 	sn := &node{kind: kindMap}
-	p := &plan{typ: t, minSize: 1, schema: sn}
-	pl.done[t] = p
+	p := &plan{typ: t, minSize: 1}
+	pl.add(t, p, sn)
 	kp, err := pl.build(t.Key())
 	if err != nil {
-		delete(pl.done, t)
+		pl.forget(t, p)
 		return nil, err
 	}
 	vp, err := pl.build(t.Elem())
 	if err != nil {
-		delete(pl.done, t)
+		pl.forget(t, p)
 		return nil, err
 	}
-	sn.key, sn.elem = kp.schema, vp.schema
+	sn.key, sn.elem = pl.schema(kp), pl.schema(vp)
 	kt, vt := t.Key(), t.Elem()
 	p.enc = func(dst []byte, p unsafe.Pointer, depth int) []byte {
 		depth = deeper(t, depth)
@@ -458,14 +486,14 @@ func (pl *planner) mapPlan(t reflect.Type) (*plan, error) {
 // pointerPlan writes 0 for nil, or 1 followed by the pointee.
 func (pl *planner) pointerPlan(t reflect.Type) (*plan, error) {
 	sn := &node{kind: kindPointer}
-	p := &plan{typ: t, minSize: 1, schema: sn}
-	pl.done[t] = p
+	p := &plan{typ: t, minSize: 1}
+	pl.add(t, p, sn)
 	ep, err := pl.build(t.Elem())
 	if err != nil {
-		delete(pl.done, t)
+		pl.forget(t, p)
 		return nil, err
 	}
-	sn.elem = ep.schema
+	sn.elem = pl.schema(ep)
 	et := t.Elem()
 	p.enc = func(dst []byte, p unsafe.Pointer, depth int) []byte {
 		depth = deeper(t, depth)

@@ -112,7 +112,7 @@ func resolve[T any](writer Schema) (Codec[T], *resolver, *pair, Compatibility, e
 	if err != nil {
 		return nil, nil, nil, Incompatible, fmt.Errorf("resolve %s: %w", t, err) // For just built it
 	}
-	if writer.Equal(Schema{root: rp.schema}) {
+	if writer.Equal(Schema{root: pl.schema(rp)}) {
 		return c, nil, nil, Identical, nil
 	}
 	r := &resolver{planner: pl, pairs: map[pairKey]*pair{}, walker: newSchemaWalker()}

@@ -75,7 +75,7 @@ func (r *resolver) check(w *node, rp *plan, path string, inKey bool) *pair {
 	}
 	p := &pair{w: w, r: rp}
 	r.pairs[key] = p
-	rn := rp.schema
+	rn := r.planner.schema(rp)
 	switch {
 	case rn.kind == kindPointer && w.kind != kindPointer:
 		p.how, p.local = howAddPointer, true
@@ -132,7 +132,7 @@ func (r *resolver) mismatch(path string, w, rn *node, why string) {
 
 // checkLeaf decides a pair where at least one side is a leaf.
 func (r *resolver) checkLeaf(p *pair, path string) {
-	w, rn := p.w, p.r.schema
+	w, rn := p.w, r.planner.schema(p.r)
 	wk, rk := w.kind, rn.kind
 	switch {
 	case wk == rk && wk == kindMarshaler:
@@ -173,7 +173,7 @@ func unrelated(w, rn *node) string {
 
 // checkStruct matches fields by identity, whatever their order.
 func (r *resolver) checkStruct(p *pair, path string, inKey bool) {
-	readerFields := p.r.fields
+	rn, readerFields := r.planner.schema(p.r), r.planner.fields(p.r)
 	byName := make(map[string]int, len(readerFields))
 	for i, f := range readerFields {
 		byName[f.name] = i
@@ -181,8 +181,8 @@ func (r *resolver) checkStruct(p *pair, path string, inKey bool) {
 	// The bytes are the reader's own when the identities come in the same
 	// order: nothing added, dropped or moved.
 	same := len(p.w.fields) == len(readerFields)
-	if p.w.name != p.r.schema.name && p.w.name != "" && p.r.schema.name != "" {
-		r.change(path, "struct type renamed from "+p.w.name+" to "+p.r.schema.name)
+	if p.w.name != rn.name && p.w.name != "" && rn.name != "" {
+		r.change(path, "struct type renamed from "+p.w.name+" to "+rn.name)
 	}
 	had := make(map[string]bool, len(p.w.fields))
 	for _, wf := range p.w.fields {

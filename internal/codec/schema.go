@@ -109,11 +109,12 @@ var leafNodes = func() [kindMarshaler]*node {
 // ErrUnsupported, exactly when For[T] does.
 func SchemaFor[T any]() (Schema, error) {
 	t := reflect.TypeFor[T]()
-	p, err := newPlanner().build(t)
+	pl := newPlanner()
+	p, err := pl.build(t)
 	if err != nil {
 		return Schema{}, fmt.Errorf("schema for %s: %w", t, err)
 	}
-	return Schema{root: p.schema}, nil
+	return Schema{root: pl.schema(p)}, nil
 }
 
 // Fingerprint is a 64-bit FNV-1a hash of the schema's encoding
