@@ -149,6 +149,13 @@ func (b *Backend[K]) pebbleOptions() *pebble.Options {
 		DisableWAL: true,
 		Merger:     listMerger,
 		Logger:     pebbleLogger{b.opts.Logger},
+		// Incremental checkpoints share the store's files, so Pebble's
+		// format is part of weir's checkpoint format (docs/formats.md):
+		// pinned, so that a Pebble upgrade whose default moves does not
+		// change what checkpoints hold unnoticed. It is Pebble v2's
+		// default (its oldest supported format, 13); the lsm goldens
+		// restore files written in it.
+		FormatMajorVersion: pebble.FormatFlushableIngest,
 	}
 	// Bloom filters on every level: a state read (value state's Get on
 	// each update) otherwise reads a block of every L0 file and level it
