@@ -1,0 +1,30 @@
+// Package stateproc reads and writes the keyed state of weir checkpoints
+// and savepoints from Go, without running a job: Flink's State Processor
+// API, the Go way.
+//
+// Read a savepoint's keyed state into typed Go values, transform it, and
+// write a new savepoint that a job restores with --from (or
+// weir.RestoreFrom); or bootstrap a savepoint from any input (a file, a
+// table) for a new job:
+//
+//	sp, err := stateproc.Open(ctx, "/savepoints/savepoint-7c1e")
+//	totals, err := stateproc.ReadValues[string, TotalV1](ctx, sp, "totals", "total")
+//	w := stateproc.NewWriter(128)                         // the job's max parallelism
+//	op := stateproc.KeyedOperator[string](w, "totals", 4) // uid, parallelism
+//	err = stateproc.WriteValues(op, "total", converted)   // map[string]Total
+//	path, err := w.Write(ctx, "/savepoints/bootstrapped")
+//
+// Reads resolve the schema each checkpoint records against the Go type
+// given, with the rules of a restore (docs/compatibility.md): a value
+// written as TotalV1 reads as Total if Total only adds fields. Writes
+// assign key groups as the engine does, so a written savepoint restores at
+// the parallelism given, and re-keying state is reading it with one key,
+// transforming, and writing it with another.
+//
+// What it does not do yet: read incremental (lsm) checkpoints (take a
+// savepoint, which is canonical, and read that), and write timers or
+// operator list state, or carry other operators' state into the written
+// savepoint; a job restoring it therefore starts those operators empty
+// (restore with --allow-non-restored-state if the savepoint it replaces
+// held state for operators the written one lacks).
+package stateproc

@@ -1,0 +1,175 @@
+package stateproc
+
+import (
+	"context"
+	"fmt"
+	"io"
+
+	"github.com/weirstream/weir/internal/checkpoint"
+	"github.com/weirstream/weir/internal/checkpoint/storage"
+	"github.com/weirstream/weir/internal/codec"
+	"github.com/weirstream/weir/internal/keygroup"
+	"github.com/weirstream/weir/internal/state"
+)
+
+// Savepoint is a checkpoint or savepoint opened for reading, its files
+// verified.
+type Savepoint struct {
+	path string
+	md   *checkpoint.Metadata
+	fs   *storage.FS
+}
+
+// Open loads the checkpoint or savepoint at path (a chk-N folder, its
+// _metadata, or a savepoint folder) and verifies its files.
+func Open(ctx context.Context, path string) (*Savepoint, error) {
+	md, fs, err := storage.LoadPath(ctx, path)
+	if err != nil {
+		return nil, err
+	}
+	return &Savepoint{path: path, md: md, fs: fs}, nil
+}
+
+// Operator describes one operator's state in a savepoint.
+type Operator struct {
+	UID            string
+	Parallelism    int
+	MaxParallelism int
+	// States are the recorded states (empty for a checkpoint written
+	// before schemas were recorded).
+	States []checkpoint.StateSchema
+}
+
+// Operators lists the operators that hold state.
+func (s *Savepoint) Operators() []Operator {
+	var out []Operator
+	for _, op := range s.md.Operators {
+		out = append(out, Operator{UID: op.UID, Parallelism: op.Parallelism, MaxParallelism: op.MaxParallelism, States: op.States})
+	}
+	return out
+}
+
+// ReadValues reads the keyed value state name of operator uid, as K to V.
+// V may differ from the type the state was written with as a restore
+// allows (docs/compatibility.md).
+func ReadValues[K comparable, V any](ctx context.Context, s *Savepoint, uid, name string) (map[K]V, error) {
+	b, err := restoreOperator[K](ctx, s, uid)
+	if err != nil {
+		return nil, err
+	}
+	vc, err := codec.For[V]()
+	if err != nil {
+		return nil, err
+	}
+	st, err := state.RegisterValue(b, name, vc)
+	if err != nil {
+		return nil, fmt.Errorf("read %s operator %q: %w", s.path, uid, err)
+	}
+	out := map[K]V{}
+	for k, kg := range b.Keys(name) {
+		b.SetCurrentKey(k, kg)
+		if v, ok := st.Value(); ok {
+			out[k] = v
+		}
+	}
+	return out, nil
+}
+
+// ReadMaps reads the keyed map state name of operator uid.
+func ReadMaps[K, UK comparable, UV any](ctx context.Context, s *Savepoint, uid, name string) (map[K]map[UK]UV, error) {
+	b, err := restoreOperator[K](ctx, s, uid)
+	if err != nil {
+		return nil, err
+	}
+	kc, err := codec.For[UK]()
+	if err != nil {
+		return nil, err
+	}
+	vc, err := codec.For[UV]()
+	if err != nil {
+		return nil, err
+	}
+	st, err := state.RegisterMap(b, name, kc, vc)
+	if err != nil {
+		return nil, fmt.Errorf("read %s operator %q: %w", s.path, uid, err)
+	}
+	out := map[K]map[UK]UV{}
+	for k, kg := range b.Keys(name) {
+		b.SetCurrentKey(k, kg)
+		m := map[UK]UV{}
+		for uk, uv := range st.All() {
+			m[uk] = uv
+		}
+		out[k] = m
+	}
+	return out, nil
+}
+
+// ReadLists reads the keyed list state name of operator uid.
+func ReadLists[K comparable, V any](ctx context.Context, s *Savepoint, uid, name string) (map[K][]V, error) {
+	b, err := restoreOperator[K](ctx, s, uid)
+	if err != nil {
+		return nil, err
+	}
+	vc, err := codec.For[V]()
+	if err != nil {
+		return nil, err
+	}
+	st, err := state.RegisterList(b, name, vc)
+	if err != nil {
+		return nil, fmt.Errorf("read %s operator %q: %w", s.path, uid, err)
+	}
+	out := map[K][]V{}
+	for k, kg := range b.Keys(name) {
+		b.SetCurrentKey(k, kg)
+		out[k] = st.Get()
+	}
+	return out, nil
+}
+
+// restoreOperator loads every key group of operator uid into one heap
+// backend, as a restore at parallelism 1 would, with the recorded schemas.
+func restoreOperator[K comparable](ctx context.Context, s *Savepoint, uid string) (*state.KeyedBackend[K], error) {
+	op := s.md.Operator(uid)
+	if op == nil {
+		return nil, fmt.Errorf("read %s: no operator %q (it holds %s)", s.path, uid, uids(s.md))
+	}
+	kc, err := codec.For[K]()
+	if err != nil {
+		return nil, fmt.Errorf("read %s operator %q: key type: %w", s.path, uid, err)
+	}
+	maxP := op.MaxParallelism
+	b := state.NewKeyedBackend(kc, keygroup.Range{Start: 0, End: maxP}, maxP)
+	if err := state.SetKeyedSchemas(b, op.States); err != nil {
+		return nil, fmt.Errorf("read %s operator %q: %w", s.path, uid, err)
+	}
+	var srcs []state.RestoreSource
+	for _, st := range op.Subtasks {
+		if st.State.Incremental != nil {
+			return nil, fmt.Errorf("read %s operator %q: an incremental (lsm) checkpoint; take a savepoint, which is canonical, and read that", s.path, uid)
+		}
+		h := st.State.Keyed
+		if h == nil {
+			continue
+		}
+		f := h.File
+		fs := s.fs
+		srcs = append(srcs, state.RestoreSource{Name: f.Path, Size: f.Size, KeyGroups: h.KeyGroups,
+			Open: func(ctx context.Context) (io.ReadCloser, error) { return fs.OpenFile(ctx, f) }})
+	}
+	if len(srcs) == 0 {
+		return nil, fmt.Errorf("read %s: operator %q holds no keyed state", s.path, uid)
+	}
+	if err := b.Restore(ctx, srcs); err != nil {
+		return nil, fmt.Errorf("read %s operator %q: %w", s.path, uid, err)
+	}
+	return b, nil
+}
+
+func uids(md *checkpoint.Metadata) []string {
+	var out []string
+	for _, op := range md.Operators {
+		out = append(out, op.UID)
+	}
+	return out
+}

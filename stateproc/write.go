@@ -1,0 +1,232 @@
+package stateproc
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"maps"
+	"slices"
+	"time"
+
+	"github.com/weirstream/weir/internal/checkpoint"
+	"github.com/weirstream/weir/internal/checkpoint/storage"
+	"github.com/weirstream/weir/internal/codec"
+	"github.com/weirstream/weir/internal/keygroup"
+	"github.com/weirstream/weir/internal/state"
+)
+
+// Writer builds a new savepoint from Go values.
+type Writer struct {
+	maxP int
+	ops  []operatorWriter
+	err  error
+}
+
+// NewWriter returns a writer of a savepoint for a job with the given max
+// parallelism (pipeline.max-parallelism; weir's default is 128): keyed
+// state is split into that many key groups, and a job restores it only
+// with the same max parallelism.
+func NewWriter(maxParallelism int) *Writer { return &Writer{maxP: maxParallelism} }
+
+// operatorWriter is a keyed operator of any key type.
+type operatorWriter interface {
+	uid() string
+	parallelism() int
+	// snapshot writes subtask i's state with write and returns its
+	// handle and schema rows.
+	subtasks() int
+	write(ctx context.Context, i int, fs *storage.FS, id checkpoint.ID) (checkpoint.OperatorSubtaskState, error)
+}
+
+// KeyedWriter writes the keyed state of one operator with key K.
+type KeyedWriter[K comparable] struct {
+	w        *Writer
+	id       string
+	p        int
+	hash     func(K) uint32
+	backends []*state.KeyedBackend[K]
+}
+
+// KeyedOperator adds the keyed operator uid, restored at the given
+// parallelism, to the savepoint.
+func KeyedOperator[K comparable](w *Writer, uid string, parallelism int) *KeyedWriter[K] {
+	op := &KeyedWriter[K]{w: w, id: uid, p: parallelism}
+	kc, err := codec.For[K]()
+	if err == nil {
+		op.hash, err = keygroup.Hasher[K]()
+	}
+	if err == nil && (parallelism < 1 || parallelism > w.maxP) {
+		err = fmt.Errorf("parallelism %d outside [1, max parallelism %d]", parallelism, w.maxP)
+	}
+	if err != nil {
+		w.fail(fmt.Errorf("operator %q: %w", uid, err))
+		return op
+	}
+	for i := range parallelism {
+		b := state.NewHashedKeyedBackend(kc, keygroup.RangeFor(w.maxP, parallelism, i), w.maxP, op.hash)
+		b.SetTTLClock(func() int64 { return time.Now().UnixMilli() })
+		op.backends = append(op.backends, b)
+	}
+	w.ops = append(w.ops, op)
+	return op
+}
+
+func (w *Writer) fail(err error) {
+	if w.err == nil {
+		w.err = err
+	}
+}
+
+// backend returns the subtask backend owning k, made current for k.
+func (op *KeyedWriter[K]) backend(k K) *state.KeyedBackend[K] {
+	h := op.hash(k)
+	kg := keygroup.Of(h, op.w.maxP)
+	for _, b := range op.backends {
+		if b.KeyGroups().Contains(kg) {
+			b.SetCurrentKeyHash(k, h, kg)
+			return b
+		}
+	}
+	panic(fmt.Sprintf("stateproc: key group %d outside every subtask's range", kg)) // RangeFor covers [0, maxP)
+}
+
+// WriteValues writes the value state name with one value per key.
+func WriteValues[K comparable, V any](op *KeyedWriter[K], name string, values map[K]V) error {
+	if op.backends == nil {
+		return op.w.err
+	}
+	vc, err := codec.For[V]()
+	if err != nil {
+		return err
+	}
+	for k, v := range values {
+		st, err := state.RegisterValue(op.backend(k), name, vc)
+		if err != nil {
+			return fmt.Errorf("operator %q: %w", op.id, err)
+		}
+		st.Update(v)
+	}
+	return op.registerEverywhere(func(b *state.KeyedBackend[K]) error {
+		_, err := state.RegisterValue(b, name, vc)
+		return err
+	})
+}
+
+// WriteLists writes the list state name with one list per key.
+func WriteLists[K comparable, V any](op *KeyedWriter[K], name string, lists map[K][]V) error {
+	if op.backends == nil {
+		return op.w.err
+	}
+	vc, err := codec.For[V]()
+	if err != nil {
+		return err
+	}
+	for k, vs := range lists {
+		st, err := state.RegisterList(op.backend(k), name, vc)
+		if err != nil {
+			return fmt.Errorf("operator %q: %w", op.id, err)
+		}
+		st.Update(vs)
+	}
+	return op.registerEverywhere(func(b *state.KeyedBackend[K]) error {
+		_, err := state.RegisterList(b, name, vc)
+		return err
+	})
+}
+
+// WriteMaps writes the map state name with one map per key.
+func WriteMaps[K, UK comparable, UV any](op *KeyedWriter[K], name string, entries map[K]map[UK]UV) error {
+	if op.backends == nil {
+		return op.w.err
+	}
+	kc, err := codec.For[UK]()
+	if err != nil {
+		return err
+	}
+	vc, err := codec.For[UV]()
+	if err != nil {
+		return err
+	}
+	for k, m := range entries {
+		st, err := state.RegisterMap(op.backend(k), name, kc, vc)
+		if err != nil {
+			return fmt.Errorf("operator %q: %w", op.id, err)
+		}
+		for uk, uv := range m {
+			st.Put(uk, uv)
+		}
+	}
+	return op.registerEverywhere(func(b *state.KeyedBackend[K]) error {
+		_, err := state.RegisterMap(b, name, kc, vc)
+		return err
+	})
+}
+
+// registerEverywhere registers a state on every subtask, so that each
+// subtask's table has its row even where it holds no key of it.
+func (op *KeyedWriter[K]) registerEverywhere(register func(*state.KeyedBackend[K]) error) error {
+	for _, b := range op.backends {
+		if err := register(b); err != nil {
+			return fmt.Errorf("operator %q: %w", op.id, err)
+		}
+	}
+	return nil
+}
+
+func (op *KeyedWriter[K]) uid() string      { return op.id }
+func (op *KeyedWriter[K]) parallelism() int { return op.p }
+func (op *KeyedWriter[K]) subtasks() int    { return len(op.backends) }
+
+func (op *KeyedWriter[K]) write(ctx context.Context, i int, fs *storage.FS, id checkpoint.ID) (checkpoint.OperatorSubtaskState, error) {
+	b := op.backends[i]
+	snap := b.Snapshot()
+	defer snap.Release()
+	var offsets []checkpoint.KeyGroupOffset
+	f, err := fs.WriteFile(ctx, id, checkpoint.SubtaskFileName(op.id, i, "keyed"), func(w io.Writer) error {
+		var err error
+		offsets, err = snap.WriteBlocks(w)
+		return err
+	})
+	if err != nil {
+		return checkpoint.OperatorSubtaskState{}, err
+	}
+	return checkpoint.OperatorSubtaskState{UID: op.id, Keyed: &checkpoint.KeyedStateHandle{File: f, KeyGroups: offsets}, Schemas: b.Schemas()}, nil
+}
+
+// Write writes the savepoint into a new folder under dir and returns the
+// path to restore from (a chk-1 folder).
+func (w *Writer) Write(ctx context.Context, dir string) (string, error) {
+	if w.err != nil {
+		return "", fmt.Errorf("write savepoint: %w", w.err)
+	}
+	name := fmt.Sprintf("savepoint-%x", time.Now().UnixNano())
+	fs, err := storage.Open(dir, name)
+	if err != nil {
+		return "", err
+	}
+	const id = checkpoint.ID(1)
+	md := &checkpoint.Metadata{JobID: name, ID: id, Kind: checkpoint.Savepoint, Timestamp: time.Now()}
+	for _, op := range w.ops {
+		st := checkpoint.OperatorState{UID: op.uid(), Parallelism: op.parallelism(), MaxParallelism: w.maxP}
+		rows := map[string]checkpoint.StateSchema{}
+		for i := range op.subtasks() {
+			sub, err := op.write(ctx, i, fs, id)
+			if err != nil {
+				return "", fmt.Errorf("write savepoint operator %q: %w", op.uid(), err)
+			}
+			for _, r := range sub.Schemas {
+				rows[fmt.Sprintf("%s/%s/%d", r.Scope, r.Name, r.Kind)] = r
+			}
+			sub.Schemas = nil
+			st.Subtasks = append(st.Subtasks, checkpoint.SubtaskStateEntry{Subtask: i, State: sub})
+		}
+		for _, k := range slices.Sorted(maps.Keys(rows)) {
+			st.States = append(st.States, rows[k])
+		}
+		md.Operators = append(md.Operators, st)
+	}
+	if _, err := fs.WriteMetadata(ctx, md); err != nil {
+		return "", fmt.Errorf("write savepoint: %w", err)
+	}
+	return fmt.Sprintf("%s/chk-%d", fs.JobDir(), id), nil
+}
