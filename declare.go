@@ -43,6 +43,7 @@ func MapStateOf[UK comparable, UV any](name string, opts ...StateOption) StateDe
 		kind |= state.KindTTL
 	}
 	d, err := state.DeclareMap[UK, UV](name, kind, migs...)
+	d.Options = reg
 	return StateDecl{d: d, keyed: true, err: err}
 }
 
@@ -63,6 +64,7 @@ func declareKeyed[V any](name string, kind state.Kind, opts []StateOption) State
 		kind |= state.KindTTL
 	}
 	d, err := state.DeclareKeyed[V](name, kind, migs...)
+	d.Options = reg
 	return StateDecl{d: d, keyed: true, err: err}
 }
 

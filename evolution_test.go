@@ -588,6 +588,26 @@ func TestEvolutionDeclaredStatesCheckedBeforeDeploy(t *testing.T) {
 			t.Fatalf("Execute = %v after %d Opens, want a restored run", err, opens)
 		}
 	})
+	t.Run("declared-migration", func(t *testing.T) {
+		// The registration gives no options: the declaration's Migrate
+		// applies.
+		err, opens := run(t, weir.ValueStateOf[totalText]("total", weir.Migrate(func(o totalV1) (totalText, error) { return textFromV1(o), nil })),
+			func(opens *atomic.Int64) weir.KeyedProcessFunction[int64, int64, string] {
+				return &openCounting[totalText]{evolveFn[totalText]{update: migrateFunc.update2, line: migrateFunc.line, seen: &seen}, opens}
+			})
+		if err != nil || opens == 0 {
+			t.Fatalf("Execute = %v after %d Opens, want a restored run", err, opens)
+		}
+	})
+	t.Run("registered-unlike-declared", func(t *testing.T) {
+		err, _ := run(t, weir.ValueStateOf[totalV2]("total"), func(opens *atomic.Int64) weir.KeyedProcessFunction[int64, int64, string] {
+			return &openCounting[totalText]{evolveFn[totalText]{update: migrateFunc.update2, line: migrateFunc.line, seen: &seen}, opens}
+		})
+		var jf *weir.JobFailedError
+		if !errors.As(err, &jf) || jf.Restarts != 0 || !strings.Contains(err.Error(), "it is declared as value state of weir_test.totalV2") {
+			t.Fatalf("Execute = %v, want a failure naming the declaration, without restarts", err)
+		}
+	})
 	t.Run("key-type", func(t *testing.T) {
 		var opens atomic.Int64
 		env, _ := newEnvFrom(testConfig(t, 2, "0"), sp)

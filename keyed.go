@@ -81,6 +81,9 @@ type KeyedContext[K comparable] struct {
 	clock   *eventClock
 	ts      int64 // the current record's or timer's timestamp
 	domain  TimeDomain
+	// decls are the operator's declared states (Stream.Declare), which
+	// its registrations must match; nil without.
+	decls *state.OperatorDeclarations
 }
 
 // CurrentKey is the key of the record (or timer) being processed.
@@ -137,7 +140,7 @@ func GetValueState[V any, K comparable](kc *KeyedContext[K], name string, opts .
 	if err != nil {
 		return nil, fmt.Errorf("value state %q: %w", name, err)
 	}
-	reg, err := stateOpts(name, opts)
+	reg, err := kc.declaredOpts(name, opts, func(k state.Kind) string { return fmt.Sprintf("%s of %T", k, *new(V)) }, state.KindValue)
 	if err != nil {
 		return nil, err
 	}
@@ -150,7 +153,7 @@ func GetListState[V any, K comparable](kc *KeyedContext[K], name string, opts ..
 	if err != nil {
 		return nil, fmt.Errorf("list state %q: %w", name, err)
 	}
-	reg, err := stateOpts(name, opts)
+	reg, err := kc.declaredOpts(name, opts, func(k state.Kind) string { return fmt.Sprintf("%s of %T", k, *new(V)) }, state.KindList)
 	if err != nil {
 		return nil, err
 	}
@@ -167,7 +170,7 @@ func GetMapState[UK comparable, UV any, K comparable](kc *KeyedContext[K], name 
 	if err != nil {
 		return nil, fmt.Errorf("map state %q values: %w", name, err)
 	}
-	reg, err := stateOpts(name, opts)
+	reg, err := kc.declaredOpts(name, opts, func(k state.Kind) string { return fmt.Sprintf("%s of %T to %T", k, *new(UK), *new(UV)) }, state.KindMap)
 	if err != nil {
 		return nil, err
 	}
@@ -180,19 +183,40 @@ func GetReducingState[V any, K comparable](kc *KeyedContext[K], name string, red
 	if err != nil {
 		return nil, fmt.Errorf("reducing state %q: %w", name, err)
 	}
-	reg, err := stateOpts(name, opts)
+	reg, err := kc.declaredOpts(name, opts, func(k state.Kind) string { return fmt.Sprintf("%s of %T", k, *new(V)) }, state.KindReducing)
 	if err != nil {
 		return nil, err
 	}
 	return state.RegisterReducing(kc.backend, name, reduce, c, reg...)
 }
 
+// declaredOpts returns the registration options of keyed state name:
+// opts, or those of its declaration (Stream.Declare) when opts is empty;
+// and checks the registration (kind and types as desc names them, with
+// the TTL flag the options set) against the declaration.
+func (kc *KeyedContext[K]) declaredOpts(name string, opts []StateOption, desc func(state.Kind) string, kind state.Kind) ([]state.RegisterOption, error) {
+	reg, err := stateOpts(name, opts)
+	if err != nil {
+		return nil, err
+	}
+	reg = kc.decls.OptionsFor(name, reg)
+	if ttl, _ := state.DeclarationOptions(reg); ttl {
+		kind |= state.KindTTL
+	}
+	if err := kc.decls.CheckRegistration(name, desc(kind)); err != nil {
+		return nil, err
+	}
+	return reg, nil
+}
+
 // Process applies a KeyedProcessFunction to a keyed stream. newFn is called
 // once per subtask (and attempt): each parallel instance has its own.
 func Process[K comparable, T, U any](k Keyed[K, T], newFn func() KeyedProcessFunction[K, T, U]) Stream[U] {
 	edges := []runtime.Edge{{From: k.s.node.ID, Partition: runtime.Hash, KeyHash: k.recordHash()}}
-	n := newNode[U](k.s.env, "KeyedProcess", edges, func(int) runtime.Operator {
-		o := &processOp[K, T, U]{key: k.key, hash: k.hash, fn: newFn()}
+	var n *runtime.Node
+	n = newNode[U](k.s.env, "KeyedProcess", edges, func(int) runtime.Operator {
+		// Called at deployment, once the graph (and n.States) is built.
+		o := &processOp[K, T, U]{key: k.key, hash: k.hash, fn: newFn(), decls: n.States}
 		o.col.sides = &o.sideOutputs
 		return o
 	})
@@ -244,8 +268,9 @@ type processOp[K comparable, T, U any] struct {
 	key     func(T) K
 	hash    func(K) uint32
 	fn      KeyedProcessFunction[K, T, U]
-	onTimer TimerFunction[K, U] // fn, if it has timers
-	opened  bool                // fn.Open was called: Close closes fn
+	decls   *state.OperatorDeclarations // Stream.Declare's, checked at registration
+	onTimer TimerFunction[K, U]         // fn, if it has timers
+	opened  bool                        // fn.Open was called: Close closes fn
 	clock   eventClock
 	process func(T, *KeyedContext[K], *Collector[U]) error // fn.ProcessElement, bound once
 	kctx    KeyedContext[K]
@@ -299,7 +324,7 @@ func (o *processOp[K, T, U]) Open(ctx context.Context, oc *runtime.OperatorConte
 		}
 	}
 	o.kctx = KeyedContext[K]{RuntimeContext: *newRuntimeContext(oc), backend: o.backend, timers: o.backend.Timers(),
-		events: o.backend.EventTimers(), clock: &o.clock, ts: NoTimestamp}
+		events: o.backend.EventTimers(), clock: &o.clock, ts: NoTimestamp, decls: o.decls}
 	if err := o.clock.open(o.kctx.ops); err != nil {
 		return err
 	}

@@ -20,8 +20,12 @@ type Declared struct {
 	Scope string // checkpoint.ScopeKeyed or ScopeOperator
 	Name  string
 	Kind  Kind // keyed states: with KindTTL when declared with a TTL
-	// Desc names kind and types, for reports.
+	// Desc names kind and types, for reports; a registration of the state
+	// must have the same.
 	Desc string
+	// Options are the registration options the declaration was given: a
+	// registration without options of its own takes them.
+	Options []RegisterOption
 	// check resolves a stored row against the declared types.
 	check func(row checkpoint.StateSchema) (Verdict, error)
 }
@@ -210,6 +214,44 @@ func FindingsErr(fs []Finding) error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// OptionsFor returns the options to register keyed state name with: opts,
+// or, when there are none, those its declaration was given.
+func (d *OperatorDeclarations) OptionsFor(name string, opts []RegisterOption) []RegisterOption {
+	if d == nil || len(opts) > 0 {
+		return opts
+	}
+	for _, s := range d.States {
+		if s.Scope == checkpoint.ScopeKeyed && s.Name == name {
+			return s.Options
+		}
+	}
+	return opts
+}
+
+// CheckRegistration checks a keyed registration of name, described by
+// desc (kind and types, as registration errors name them), against the
+// declarations. A registration that disagrees with its declaration, or of
+// a state missing from a complete declaration, is an error: the
+// JobManager checked the declaration, so the state must be what it says.
+func (d *OperatorDeclarations) CheckRegistration(name, desc string) error {
+	if d == nil {
+		return nil
+	}
+	for _, s := range d.States {
+		if s.Scope != checkpoint.ScopeKeyed || s.Name != name {
+			continue
+		}
+		if s.Desc != desc {
+			return fmt.Errorf("register state %q as %s: it is declared as %s; register it as declared, or change the declaration: %w", name, desc, s.Desc, ErrStateMismatch)
+		}
+		return nil
+	}
+	if d.Complete {
+		return fmt.Errorf("register state %q: the operator declares its states (Declare) and %q is not among them; add it to the declaration", name, name)
+	}
+	return nil
 }
 
 // DeclarationOptions reads what a declaration needs of registration
