@@ -107,7 +107,9 @@ func (p *Program) stateExport(ctx context.Context, from, uid, name, out string) 
 		}
 		ops = ops[i : i+1]
 	}
-	keep := func(s *stateread.State) bool { return name == "" || s.Name == name && s.Scope != checkpoint.ScopeTimers }
+	keep := func(s *stateread.State) bool {
+		return name == "" || s.Name == name && s.Scope != checkpoint.ScopeTimers
+	}
 	if name != "" {
 		found := false
 		for _, op := range ops {

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/weirstream/weir"
+	"github.com/weirstream/weir/internal/checkpoint/storage"
 	"github.com/weirstream/weir/internal/keygroup"
 )
 
@@ -232,6 +233,56 @@ func TestStateExport(t *testing.T) {
 		missing := filepath.Join(t.TempDir(), "savepoint-nope")
 		if code := p.Run(context.Background(), []string{"state", "export", "--from", missing}); code != 2 || !strings.Contains(stderr.String(), missing) || !strings.Contains(stderr.String(), "pass a chk-N folder") {
 			t.Fatalf("exit %d: %s", code, stderr)
+		}
+	})
+	t.Run("no-schemas", func(t *testing.T) {
+		// The same savepoint as a weir before schemas wrote it: no state
+		// table, metadata v1.
+		var meta string
+		filepath.WalkDir(sp, func(path string, d os.DirEntry, err error) error {
+			if err == nil && d.Name() == "_metadata" {
+				meta = path
+			}
+			return err
+		})
+		b, err := os.ReadFile(meta)
+		if err != nil {
+			t.Fatal(err)
+		}
+		md, err := storage.Decode(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		old := t.TempDir()
+		if err := os.CopyFS(old, os.DirFS(sp)); err != nil {
+			t.Fatal(err)
+		}
+		for i := range md.Operators {
+			md.Operators[i].States = nil
+		}
+		if b, err = storage.Encode(md); err != nil {
+			t.Fatal(err)
+		}
+		rel, _ := filepath.Rel(sp, meta)
+		if err := os.WriteFile(filepath.Join(old, rel), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		p, stdout, stderr := testProgram(nil)
+		if code := p.Run(context.Background(), []string{"state", "export", "--from", old, "--operator", "stats", "--state", "total"}); code != 0 {
+			t.Fatalf("exit %d: %s", code, stderr)
+		}
+		if !strings.Contains(stderr.String(), `warning: operator stats: the checkpoint was written before state schemas were recorded`) {
+			t.Errorf("no warning: %s", stderr)
+		}
+		lines := strings.Split(strings.TrimSuffix(stdout.String(), "\n"), "\n")
+		if len(lines) != 3 {
+			t.Fatalf("%d lines, want one per key group:\n%s", len(lines), stdout)
+		}
+		for i, k := range keys {
+			prefix := fmt.Sprintf(`{"operator":"stats","state":"total","kind":"value","keyGroup":%d,"schema":"unknown","entries":1,"payloadBase64":"`, kg(k))
+			if !strings.HasPrefix(lines[i], prefix) {
+				t.Errorf("line %d: %s\nwant prefix %s", i, lines[i], prefix)
+			}
 		}
 	})
 	t.Run("not-a-checkpoint", func(t *testing.T) {
