@@ -95,6 +95,7 @@ func (p *Program) Command() *cobra.Command {
 	})
 	root.AddCommand(p.runCommand(), p.jobManagerCommand(), p.taskManagerCommand(),
 		p.listCommand(), p.cancelCommand(), p.checkpointsCommand(), p.savepointCommand(), p.stopCommand())
+	root.AddCommand(p.stateCommand())
 	return root
 }
 

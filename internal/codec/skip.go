@@ -71,6 +71,14 @@ func (w *schemaWalker) skipper(n *node) skipFn {
 	}
 	h := new(skipFn)
 	w.skips[n] = h
+	if w.minSize(n) == 0 {
+		// Only structs and arrays of such take no bytes at all, and then
+		// every value of them takes none: walking one would cost nothing
+		// but time, exponential in the schema for struct types shared
+		// through back-references (struct{A, B S} with S likewise).
+		*h = func([]byte, int) (int, error) { return 0, nil }
+		return *h
+	}
 	*h = w.buildSkipper(n)
 	return *h
 }
