@@ -1,7 +1,10 @@
 package stateproc_test
 
 import (
+	"bufio"
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"slices"
 	"sync"
@@ -10,6 +13,7 @@ import (
 	"time"
 
 	"github.com/weirstream/weir"
+	"github.com/weirstream/weir/app"
 	"github.com/weirstream/weir/stateproc"
 )
 
@@ -115,6 +119,47 @@ func config(t *testing.T, p int) *weir.Config {
 // the job restored from it continues exactly from the transformed state.
 func TestReadTransformWriteRestore(t *testing.T) {
 	ctx := t.Context()
+	sp := runV1(t)
+	s, err := stateproc.Open(ctx, sp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	old, err := stateproc.ReadValues[int64, totalV1](ctx, s, "totals", "total")
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkFoldAndRun(t, old)
+}
+
+// TestExportBootstrapRun: the state exported as JSON lines by `state
+// export` (no Go types involved) is parsed, bootstrapped into a new
+// savepoint with stateproc, and restored: the job continues exactly.
+func TestExportBootstrapRun(t *testing.T) {
+	sp := runV1(t)
+	var out, errOut bytes.Buffer
+	p := &app.Program{Name: "prog", Stdout: &out, Stderr: &errOut, BuildID: "test"}
+	if code := p.Run(t.Context(), []string{"state", "export", "--from", sp, "--operator", "totals", "--state", "total"}); code != 0 {
+		t.Fatalf("state export: exit %d: %s", code, errOut.String())
+	}
+	old := map[int64]totalV1{}
+	sc := bufio.NewScanner(&out)
+	for sc.Scan() {
+		var line struct {
+			Key   int64
+			Value totalV1
+		}
+		if err := json.Unmarshal(sc.Bytes(), &line); err != nil {
+			t.Fatalf("line %q: %v", sc.Text(), err)
+		}
+		old[line.Key] = line.Value
+	}
+	checkFoldAndRun(t, old)
+}
+
+// runV1 runs version 1 over 1000 numbers keyed by v%10 and stops it with
+// a savepoint.
+func runV1(t *testing.T) string {
+	ctx := t.Context()
 	var emitted atomic.Int64
 	env := weir.NewEnv(weir.WithConfig(config(t, 2)))
 	job(env, &numbers{n: 1000, emitted: &emitted}, 10,
@@ -137,15 +182,14 @@ func TestReadTransformWriteRestore(t *testing.T) {
 	if err := j.Wait(); err != nil {
 		t.Fatal(err)
 	}
+	return sp
+}
 
-	s, err := stateproc.Open(ctx, sp)
-	if err != nil {
-		t.Fatal(err)
-	}
-	old, err := stateproc.ReadValues[int64, totalV1](ctx, s, "totals", "total")
-	if err != nil {
-		t.Fatal(err)
-	}
+// checkFoldAndRun folds version 1's state of 10 keys into 4, converted
+// to version 2's type, writes it at parallelism 3, restores version 2
+// from it and checks its output exactly.
+func checkFoldAndRun(t *testing.T, old map[int64]totalV1) {
+	ctx := t.Context()
 	if len(old) != 10 || old[3].Count != 100 || old[3].User != "u3" {
 		t.Fatalf("read %d keys, key 3 = %+v; want 10 keys, key 3 counted 100 times", len(old), old[3])
 	}
