@@ -162,7 +162,7 @@ func printSavepointReport(w io.Writer, rep *runtime.SavepointReport) {
 		if op.Name != "" {
 			fmt.Fprintf(w, " (%s)", op.Name)
 		}
-		fmt.Fprintf(w, ": %s, parallelism %d -> %d\n", where, op.Parallelism[0], op.Parallelism[1])
+		fmt.Fprintf(w, ": %s, parallelism %s -> %s\n", where, orNone(op.Parallelism[0]), orNone(op.Parallelism[1]))
 		for _, s := range op.States {
 			typ := s.Program
 			if typ == "" {
@@ -178,4 +178,11 @@ func printSavepointReport(w io.Writer, rep *runtime.SavepointReport) {
 		fmt.Fprintf(w, "problem: %s\n", pr)
 	}
 	fmt.Fprintf(w, "result: %s\n", strings.ToUpper(rep.Result))
+}
+
+func orNone(p int) string {
+	if p == 0 {
+		return "none"
+	}
+	return fmt.Sprint(p)
 }
