@@ -3,6 +3,7 @@ package weir
 import (
 	"context"
 	"fmt"
+	"github.com/weirstream/weir/internal/state"
 	"reflect"
 
 	"github.com/weirstream/weir/internal/network"
@@ -101,15 +102,17 @@ func coProcess[K comparable, A, B, U any](c ConnectedKeyedStreams[K, A, B], name
 		{From: c.a.s.node.ID, Partition: runtime.Hash, KeyHash: c.a.recordHash()},
 		{From: c.b.s.node.ID, Partition: runtime.Hash, KeyHash: c.b.recordHash()},
 	}
-	n := newNode[U](c.a.s.env, name, edges, func(int) runtime.Operator {
+	var n *runtime.Node
+	n = newNode[U](c.a.s.env, name, edges, func(int) runtime.Operator {
 		fn := newFn()
 		o := &coProcessOp[K, A, B, U]{keyB: c.b.key, fn2: fn}
-		o.processOp = processOp[K, A, U]{key: c.a.key, hash: c.a.hash, fn: coFirst[K, A, B, U]{fn}}
+		o.processOp = processOp[K, A, U]{key: c.a.key, hash: c.a.hash, fn: coFirst[K, A, B, U]{fn}, decls: n.States}
 		o.col.sides = &o.sideOutputs
 		o.push2 = fn.ProcessElement2
 		return o
 	})
 	n.SideOutputs = true
+	n.States = &state.OperatorDeclarations{CheckKey: state.DeclareKey[K]()} // as Process
 	twoInputFactory[A, B](n)
 	return Stream[U]{env: c.a.s.env, node: n}
 }

@@ -42,7 +42,7 @@ func IntervalJoin[K comparable, A, B, OUT any](a Keyed[K, A], b Keyed[K, B], low
 	}
 	return coProcess(ConnectKeyed(a, b), name, func() KeyedCoProcessFunction[K, A, B, OUT] {
 		return &intervalJoinFunc[K, A, B, OUT]{lower: lo, upper: hi, join: join}
-	})
+	}).Declare(MapStateOf[int64, []A]("interval-join-left"), MapStateOf[int64, []B]("interval-join-right"))
 }
 
 func intervalBounds(where string, lower, upper time.Duration) (lo, hi int64, err error) {

@@ -42,7 +42,13 @@ func windowed[K comparable, T, ACC, R any](w WindowedStream[K, T], name string, 
 		return &windowFunc[K, T, ACC, R]{rules: r, fns: newFns(), lateTag: OutputTag[T]{id: late}}
 	})
 	s.node.Name = name
-	return s
+	// The window operator owns its states: declared, a restore checks
+	// them (and the accumulator type) before anything is deployed.
+	decls := []StateDecl{MapStateOf[window.Window, winEntry[ACC]]("window-contents")}
+	if err == nil && r.Assigner().Merging() {
+		decls = append(decls, ValueStateOf[[]byte]("window-set"))
+	}
+	return s.Declare(decls...)
 }
 
 // windowFunc is the window operator's function, driven by the decisions
