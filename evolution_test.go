@@ -377,6 +377,33 @@ func TestEvolutionNestedTypes(t *testing.T) {
 	t.Run("lsm", func(t *testing.T) { runEvolution(t, "lsm", 2, 2, nest) })
 }
 
+// savepointOfV1 runs version 1 (totalV1 totals, parallelism 2, its sink
+// into dir) over 500 numbers and stops it with a savepoint.
+func savepointOfV1(t *testing.T, dir string, extra ...string) string {
+	t.Helper()
+	var seen atomic.Int64
+	env, log := newEnv(testConfig(t, 2, "0", extra...))
+	evolveBuild(env, func() weir.Source[int64] { return &evolveSource{limit: 500, pause: true} }, 2,
+		func() *evolveFn[totalV1] {
+			return &evolveFn[totalV1]{update: addField.update1, line: func(int64, totalV1) string { return "" }, seen: &seen, version: "v1"}
+		}, dir)
+	job, err := env.Start(t.Context(), "evolve-v1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for seen.Load() < 500 {
+		time.Sleep(5 * time.Millisecond)
+	}
+	sp, err := job.Stop(t.Context(), t.TempDir())
+	if err != nil {
+		t.Fatalf("Stop: %v\nlog:\n%s", err, log)
+	}
+	if err := job.Wait(); err != nil {
+		t.Fatalf("version 1: %v\nlog:\n%s", err, log)
+	}
+	return sp
+}
+
 // TestEvolutionIncompatibleFailsAtOnce: a state type that cannot read the
 // savepoint's bytes fails the job at once, without a restart, naming the
 // operator, the state and the field.
@@ -391,23 +418,7 @@ func TestEvolutionIncompatibleFailsAtOnce(t *testing.T) {
 			extra := []string{config.StateBackendType, backend}
 			dir := t.TempDir() + "/out"
 			var seen atomic.Int64
-			env1, log1 := newEnv(testConfig(t, 2, "0", extra...))
-			evolveBuild(env1, func() weir.Source[int64] { return &evolveSource{limit: 500, pause: true} }, 2,
-				func() *evolveFn[totalV1] {
-					return &evolveFn[totalV1]{update: addField.update1, line: func(int64, totalV1) string { return "" }, seen: &seen, version: "v1"}
-				}, dir)
-			job, err := env1.Start(t.Context(), "evolve-v1")
-			if err != nil {
-				t.Fatal(err)
-			}
-			for seen.Load() < 500 {
-				time.Sleep(5 * time.Millisecond)
-			}
-			sp, err := job.Stop(t.Context(), t.TempDir())
-			if err != nil {
-				t.Fatalf("Stop: %v\nlog:\n%s", err, log1)
-			}
-			_ = job.Wait()
+			sp := savepointOfV1(t, dir, extra...)
 
 			env2, log2 := newEnvFrom(testConfig(t, 2, "0", extra...), sp)
 			evolveBuild(env2, func() weir.Source[int64] { return &evolveSource{limit: 1000} }, 2,
@@ -417,7 +428,7 @@ func TestEvolutionIncompatibleFailsAtOnce(t *testing.T) {
 			ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 			defer cancel()
 			start := time.Now()
-			err = env2.Execute(ctx, "evolve-v2")
+			err := env2.Execute(ctx, "evolve-v2")
 			took := time.Since(start)
 			var jf *weir.JobFailedError
 			if !errors.As(err, &jf) || !errors.Is(err, weir.ErrIncompatibleState) {
@@ -455,23 +466,7 @@ func TestEvolutionDroppedState(t *testing.T) {
 			extra := []string{config.StateBackendType, backend}
 			dir := t.TempDir() + "/out"
 			var seen atomic.Int64
-			env1, log1 := newEnv(testConfig(t, 2, "0", extra...))
-			evolveBuild(env1, func() weir.Source[int64] { return &evolveSource{limit: 500, pause: true} }, 2,
-				func() *evolveFn[totalV1] {
-					return &evolveFn[totalV1]{update: addField.update1, line: func(int64, totalV1) string { return "" }, seen: &seen, version: "v1"}
-				}, dir)
-			job, err := env1.Start(t.Context(), "evolve-v1")
-			if err != nil {
-				t.Fatal(err)
-			}
-			for seen.Load() < 500 {
-				time.Sleep(5 * time.Millisecond)
-			}
-			sp, err := job.Stop(t.Context(), t.TempDir())
-			if err != nil {
-				t.Fatalf("Stop: %v\nlog:\n%s", err, log1)
-			}
-			_ = job.Wait()
+			sp := savepointOfV1(t, dir, extra...)
 			build := func(env *weir.Env) {
 				s := weir.FromSource(env, func() weir.Source[int64] { return &evolveSource{limit: 1000} }).UID("numbers").Parallelism(1)
 				keyed := weir.KeyBy(s, func(v int64) int64 { return v % evolveKeys })
@@ -483,7 +478,7 @@ func TestEvolutionDroppedState(t *testing.T) {
 
 			env2, log2 := newEnvFrom(testConfig(t, 2, "0", extra...), sp)
 			build(env2)
-			err = env2.Execute(t.Context(), "evolve-v2")
+			err := env2.Execute(t.Context(), "evolve-v2")
 			var jf *weir.JobFailedError
 			if !errors.As(err, &jf) || jf.Restarts != 0 || !strings.Contains(err.Error(), `"total"`) || !strings.Contains(err.Error(), "--allow-non-restored-state") {
 				t.Fatalf("Execute = %v, want a failure without restarts naming the state and the flag\nlog:\n%s", err, log2)
@@ -532,23 +527,7 @@ func TestEvolutionDeclaredStatesCheckedBeforeDeploy(t *testing.T) {
 	}
 	dir := t.TempDir() + "/out"
 	var seen atomic.Int64
-	env1, log1 := newEnv(testConfig(t, 2, "0"))
-	evolveBuild(env1, func() weir.Source[int64] { return &evolveSource{limit: 500, pause: true} }, 2,
-		func() *evolveFn[totalV1] {
-			return &evolveFn[totalV1]{update: addField.update1, line: func(int64, totalV1) string { return "" }, seen: &seen, version: "v1"}
-		}, dir)
-	job, err := env1.Start(t.Context(), "evolve-v1")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for seen.Load() < 500 {
-		time.Sleep(5 * time.Millisecond)
-	}
-	sp, err := job.Stop(t.Context(), t.TempDir())
-	if err != nil {
-		t.Fatalf("Stop: %v\nlog:\n%s", err, log1)
-	}
-	_ = job.Wait()
+	sp := savepointOfV1(t, dir)
 
 	run := func(t *testing.T, decl weir.StateDecl, fn func(opens *atomic.Int64) weir.KeyedProcessFunction[int64, int64, string]) (error, int64) {
 		var opens atomic.Int64
