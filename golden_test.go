@@ -156,12 +156,58 @@ func (s collectSink) Flush(context.Context) error { return nil }
 func (s collectSink) Close(context.Context) error { return nil }
 
 // buildGolden is the golden job: numbers (parallelism 1, position in
-// operator list state) → keyed process (parallelism p) → collect.
-func buildGolden(env *weir.Env, limit int64, pause bool, p int, seen *atomic.Int64, out *syncLines) {
+// operator list state) → keyed process (parallelism p) → collect; or, for
+// job "windows", event-time numbers → tumbling and session windows.
+func buildGolden(job string, env *weir.Env, limit int64, pause bool, p int, seen *atomic.Int64, out *syncLines) {
+	if job == "windows" {
+		buildGoldenWindows(env, limit, pause, p, seen, out)
+		return
+	}
 	src := weir.FromSource(env, func() weir.Source[int64] { return &evolveSource{limit: limit, pause: pause} }).UID("numbers").Parallelism(1)
 	keyed := weir.KeyBy(src, func(v int64) int64 { return v % goldenKeys })
 	res := weir.Process(keyed, func() weir.KeyedProcessFunction[int64, int64, string] { return &goldenFn{seen: seen} }).UID("golden").Parallelism(p)
 	weir.SinkTo(res, func() weir.Sink[string] { return collectSink{out} }).UID("collect")
+}
+
+// windowAcc accumulates a window's records of one key.
+type windowAcc struct {
+	Key, Min, Max, Sum, N int64
+}
+
+type windowSum struct{ kind string }
+
+func (windowSum) CreateAccumulator() windowAcc { return windowAcc{Min: -1} }
+func (windowSum) Add(v int64, a windowAcc) windowAcc {
+	if a.Min < 0 || v < a.Min {
+		a.Min = v
+	}
+	return windowAcc{Key: v % goldenKeys, Min: a.Min, Max: max(a.Max, v), Sum: a.Sum + v, N: a.N + 1}
+}
+func (w windowSum) Result(a windowAcc) string {
+	return fmt.Sprintf("%s %d %d..%d %d %d", w.kind, a.Key, a.Min, a.Max, a.Sum, a.N)
+}
+func (windowSum) Merge(a, b windowAcc) windowAcc {
+	if a.N == 0 {
+		return b
+	}
+	if b.N == 0 {
+		return a
+	}
+	return windowAcc{Key: a.Key, Min: min(a.Min, b.Min), Max: max(a.Max, b.Max), Sum: a.Sum + b.Sum, N: a.N + b.N}
+}
+
+// buildGoldenWindows: numbers stamped v seconds → tumbling 10 s windows
+// and session windows (gap 30 s, so each key's records form one growing,
+// merging session) per key.
+func buildGoldenWindows(env *weir.Env, limit int64, pause bool, p int, seen *atomic.Int64, out *syncLines) {
+	strategy := weir.ForMonotonousTimestamps[int64]().WithTimestampAssigner(func(v int64, _ int64) int64 { return v * 1000 })
+	src := weir.FromSourceWithWatermarks(env, func() weir.Source[int64] { return &evolveSource{limit: limit, pause: pause} }, strategy).UID("numbers").Parallelism(1)
+	counted := weir.Map(src, func(v int64) int64 { seen.Add(1); return v }).Parallelism(1)
+	keyed := weir.KeyBy(counted, func(v int64) int64 { return v % goldenKeys })
+	tum := weir.AggregateWindow(weir.Window(keyed, weir.TumblingEventTimeWindows(10*time.Second)), weir.AggregateFunction[int64, windowAcc, string](windowSum{"tumbling"})).UID("tumbling").Parallelism(p)
+	ses := weir.AggregateWindow(weir.Window(keyed, weir.EventTimeSessionWindows(30*time.Second)), weir.AggregateFunction[int64, windowAcc, string](windowSum{"session"})).UID("session").Parallelism(p)
+	weir.SinkTo(tum, func() weir.Sink[string] { return collectSink{out} }).UID("collect-tumbling")
+	weir.SinkTo(ses, func() weir.Sink[string] { return collectSink{out} }).UID("collect-session")
 }
 
 func goldenConfig(t *testing.T, p int, backend string, incremental bool) *weir.Config {
@@ -178,16 +224,16 @@ func TestGoldenWrite(t *testing.T) {
 	if _, err := os.Stat(dir); err == nil {
 		t.Fatalf("%s exists: goldens are never overwritten; choose a new name", dir)
 	}
-	parts := strings.Split(name, "-")
+	job, parts := goldenJob(name)
 	if len(parts) != 3 || (parts[0] != "heap" && parts[0] != "lsm") || (parts[1] != "savepoint" && parts[1] != "incremental") {
-		t.Fatalf("name %q: want <heap|lsm>-<savepoint|incremental>-<version>", name)
+		t.Fatalf("name %q: want [windows-]<heap|lsm>-<savepoint|incremental>-<version>", name)
 	}
 	backend, incremental := parts[0], parts[1] == "incremental"
 	var seen atomic.Int64
 	cfg := goldenConfig(t, 2, backend, incremental)
 	env := weir.NewEnv(weir.WithConfig(cfg), weir.WithLogger(slog.New(slog.DiscardHandler)))
-	buildGolden(env, goldenPhase1, true, 2, &seen, &syncLines{})
-	job, err := env.Start(t.Context(), "golden")
+	buildGolden(job, env, goldenPhase1, true, 2, &seen, &syncLines{})
+	run, err := env.Start(t.Context(), "golden")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -195,11 +241,11 @@ func TestGoldenWrite(t *testing.T) {
 		time.Sleep(5 * time.Millisecond)
 	}
 	if incremental {
-		id, err := job.Checkpoint(t.Context())
+		id, err := run.Checkpoint(t.Context())
 		if err != nil {
 			t.Fatal(err)
 		}
-		for job.Stats().LastCheckpointID < id {
+		for run.Stats().LastCheckpointID < id {
 			time.Sleep(time.Millisecond)
 		}
 		// The job folder's chk-<id> and the shared files it references.
@@ -210,14 +256,14 @@ func TestGoldenWrite(t *testing.T) {
 		jobDir := filepath.Join(root, "golden")
 		copyTree(t, filepath.Join(jobDir, fmt.Sprintf("chk-%d", id)), filepath.Join(dir, "golden", fmt.Sprintf("chk-%d", id)))
 		copyTree(t, filepath.Join(jobDir, "shared"), filepath.Join(dir, "golden", "shared"))
-		job.Cancel()
-		_ = job.Wait()
+		run.Cancel()
+		_ = run.Wait()
 	} else {
-		sp, err := job.Stop(t.Context(), t.TempDir())
+		sp, err := run.Stop(t.Context(), t.TempDir())
 		if err != nil {
 			t.Fatal(err)
 		}
-		_ = job.Wait()
+		_ = run.Wait()
 		copyTree(t, sp, filepath.Join(dir, "savepoint"))
 	}
 	lines := restoreGolden(t, dir, backend, 2)
@@ -239,6 +285,16 @@ func goldenPath(t *testing.T, dir string) string {
 	return chks[0]
 }
 
+// goldenJob splits a golden's name into its job ("keyed" when the name
+// has no job prefix) and the rest.
+func goldenJob(name string) (string, []string) {
+	parts := strings.Split(name, "-")
+	if len(parts) > 0 && parts[0] == "windows" {
+		return "windows", parts[1:]
+	}
+	return "keyed", parts
+}
+
 func exists(p string) bool { _, err := os.Stat(p); return err == nil }
 
 // restoreGolden restores golden dir into the current build on backend at
@@ -248,7 +304,8 @@ func restoreGolden(t *testing.T, dir, backend string, p int) []string {
 	var seen atomic.Int64
 	out := &syncLines{}
 	env, log := newEnvFrom(goldenConfig(t, p, backend, false), mustAbs(t, goldenPath(t, dir)))
-	buildGolden(env, goldenTotal, false, p, &seen, out)
+	job, _ := goldenJob(filepath.Base(dir))
+	buildGolden(job, env, goldenTotal, false, p, &seen, out)
 	execute(t, env, log)
 	slices.Sort(out.lines)
 	return out.lines
