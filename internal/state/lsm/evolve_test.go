@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/weirstream/weir/internal/checkpoint"
 	"github.com/weirstream/weir/internal/codec"
@@ -389,5 +390,59 @@ func TestEvolutionMigrationFunctions(t *testing.T) {
 				t.Fatalf("got %v, want incompatible, saying why the migration did not apply", err)
 			}
 		})
+	}
+}
+
+// TestEvolutionRefusesEveryIncompatibleKind: each kind of change a restore
+// cannot read fails the registration, on both backends, as incompatible
+// types (codec.ErrIncompatible) or as another kind of state
+// (state.ErrStateMismatch), never as a silent reinterpretation.
+func TestEvolutionRefusesEveryIncompatibleKind(t *testing.T) {
+	type signed struct {
+		User       string
+		Count, Sum uint64
+	}
+	type arrayed struct {
+		User  string
+		Count [2]int64
+	}
+	for _, mk := range []func(testing.TB, keygroup.Range, ...func(*Options)) *fixture{heapMaker, newLSM} {
+		f := mk(t, fullRange)
+		fillV1(t, f)
+		src, rows := snapshotBytes(t, f.b), schemasOf(t, f.b)
+		for _, c := range []struct {
+			name     string
+			register func(b state.Backend[int]) error
+			want     error
+		}{
+			{"sign", func(b state.Backend[int]) error {
+				_, err := state.RegisterValue(b, "val", mustCodec[signed](t))
+				return err
+			}, codec.ErrIncompatible},
+			{"array", func(b state.Backend[int]) error {
+				_, err := state.RegisterValue(b, "val", mustCodec[arrayed](t))
+				return err
+			}, codec.ErrIncompatible},
+			{"value-to-list", func(b state.Backend[int]) error {
+				_, err := state.RegisterList(b, "val", mustCodec[totalV1](t))
+				return err
+			}, state.ErrStateMismatch},
+			{"ttl-off", func(b state.Backend[int]) error {
+				_, err := state.RegisterValue(b, "ttl", mustCodec[totalV1](t))
+				return err
+			}, state.ErrStateMismatch},
+			{"ttl-on", func(b state.Backend[int]) error {
+				b.(ttlClocked).SetTTLClock(func() int64 { return 1 })
+				_, err := state.RegisterValue(b, "val", mustCodec[totalV1](t), state.WithTTL(state.TTLConfig{TTL: time.Hour}))
+				return err
+			}, state.ErrStateMismatch},
+		} {
+			t.Run(f.name+"/"+c.name, func(t *testing.T) {
+				g := evolveRestore(t, mk, fullRange, rows, src)
+				if err := c.register(g.b); !errors.Is(err, c.want) {
+					t.Fatalf("got %v, want an error wrapping %v", err, c.want)
+				}
+			})
+		}
 	}
 }
