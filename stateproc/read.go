@@ -37,16 +37,48 @@ type Operator struct {
 	MaxParallelism int
 	// States are the recorded states (empty for a checkpoint written
 	// before schemas were recorded).
-	States []checkpoint.StateSchema
+	States []State
+}
+
+// State is one recorded state of an operator.
+type State struct {
+	// Scope is "keyed", "timers", "operator" or "channel".
+	Scope string
+	Name  string
+	// Kind is the state's kind ("value state", "map state with TTL",
+	// "event-time timers"), for keyed state and timers.
+	Kind string
+	// Key, UserKey and Value are the recorded types, in Go-like notation
+	// (codec.Schema.String), or "" where the state has none.
+	Key, UserKey, Value string
 }
 
 // Operators lists the operators that hold state.
 func (s *Savepoint) Operators() []Operator {
 	var out []Operator
 	for _, op := range s.md.Operators {
-		out = append(out, Operator{UID: op.UID, Parallelism: op.Parallelism, MaxParallelism: op.MaxParallelism, States: op.States})
+		o := Operator{UID: op.UID, Parallelism: op.Parallelism, MaxParallelism: op.MaxParallelism}
+		for _, r := range op.States {
+			st := State{Scope: r.Scope, Name: r.Name, Key: schemaText(r.Key), UserKey: schemaText(r.UserKey), Value: schemaText(r.Value)}
+			if r.Scope == checkpoint.ScopeKeyed || r.Scope == checkpoint.ScopeTimers {
+				st.Kind = state.Kind(r.Kind).String()
+			}
+			o.States = append(o.States, st)
+		}
+		out = append(out, o)
 	}
 	return out
+}
+
+func schemaText(b []byte) string {
+	if len(b) == 0 {
+		return ""
+	}
+	s, _, err := codec.DecodeSchema(b)
+	if err != nil {
+		return "<" + err.Error() + ">"
+	}
+	return s.String()
 }
 
 // ReadValues reads the keyed value state name of operator uid, as K to V.

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -127,6 +128,20 @@ func TestReadTransformWriteRestore(t *testing.T) {
 	old, err := stateproc.ReadValues[int64, totalV1](ctx, s, "totals", "total")
 	if err != nil {
 		t.Fatal(err)
+	}
+	found := false
+	for _, op := range s.Operators() {
+		for _, st := range op.States {
+			if op.UID == "totals" && st.Name == "total" {
+				found = st.Kind == "value state" && strings.Contains(st.Value, "totalV1{User string; Count int64; Sum int64}") && st.Key == "int64"
+				if !found {
+					t.Errorf("state total described as %+v", st)
+				}
+			}
+		}
+	}
+	if !found {
+		t.Errorf("Operators() = %+v: no state total of operator totals", s.Operators())
 	}
 	checkFoldAndRun(t, old)
 }
