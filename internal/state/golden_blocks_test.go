@@ -71,4 +71,3 @@ func TestGoldenBlocks(t *testing.T) {
 		t.Fatalf("%s restores to\n%+v\nwant\n%+v", path, got, g.Want)
 	}
 }
-
