@@ -43,8 +43,9 @@ func (g tmGateway) Trigger(job string, exec runtime.ExecutionID, b checkpoint.Ba
 	}}})
 }
 
-func (g tmGateway) NotifyComplete(job string, id checkpoint.ID) {
-	g.send(&pb.JobManagerMessage{Msg: &pb.JobManagerMessage_NotifyComplete{NotifyComplete: &pb.NotifyComplete{Job: job, CheckpointId: int64(id)}}})
+func (g tmGateway) NotifyComplete(job string, id checkpoint.ID, kind checkpoint.Kind) {
+	k := kindToPB(kind)
+	g.send(&pb.JobManagerMessage{Msg: &pb.JobManagerMessage_NotifyComplete{NotifyComplete: &pb.NotifyComplete{Job: job, CheckpointId: int64(id), Kind: &k}}})
 }
 
 func (g tmGateway) NotifyAborted(job string, id checkpoint.ID) {

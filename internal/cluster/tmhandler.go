@@ -158,8 +158,14 @@ func (h *executorHandler) Trigger(_ *JobManagerSession, m *pb.Trigger) {
 }
 
 func (h *executorHandler) NotifyComplete(_ *JobManagerSession, m *pb.NotifyComplete) {
-	if te := h.executor(); te != nil {
-		te.NotifyComplete(m.GetJob(), checkpoint.ID(m.GetCheckpointId()))
+	te := h.executor()
+	switch {
+	case te == nil:
+	case m.Kind == nil:
+		// A JobManager of an older version does not say the kind.
+		te.NotifyCompleteOfUnknownKind(m.GetJob(), checkpoint.ID(m.GetCheckpointId()))
+	default:
+		te.NotifyComplete(m.GetJob(), checkpoint.ID(m.GetCheckpointId()), kindFromPB(m.GetKind()))
 	}
 }
 

@@ -51,6 +51,13 @@ func (m *Machine) perform(actions []coordinator.Action) {
 				m.log.Info("final checkpoint completed while a region restarts: notification held back", "id", act.ID)
 			} else if act.Kind == checkpoint.Final {
 				m.finalDone = true
+				// Every current execution acknowledged it: told now,
+				// each may finish (refuseFinished).
+				for _, e := range m.execs {
+					if !e.state.Terminal() {
+						e.covered = true
+					}
+				}
 			}
 			m.emit(NotifyComplete{ID: act.ID, Kind: act.Kind, TMs: slices.Clone(m.tms), Held: held})
 			m.checkpointDone(act.ID, act.Kind, nil)

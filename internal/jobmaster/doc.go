@@ -126,6 +126,18 @@
 //     Held): the other regions' tasks would finish and never ack the final
 //     checkpoint the restarted region takes again; the next final
 //     checkpoint's notification covers it (final_restart.txt).
+//   - A task finishes only on the completion of a final checkpoint it took
+//     part in (TaskFinal, the rule internal/runtime's tasks follow): never
+//     on a periodic checkpoint, and an aborted final checkpoint is
+//     forgotten, so a task whose final checkpoint another region's failure
+//     aborted takes part in the next one (issue 31, final_stall.txt). A
+//     FINISHED report that no told final checkpoint covers (a TaskManager
+//     of an older version finishes on the next checkpoint after its
+//     aborted final one) is a failure that restarts every region: ignored,
+//     every final checkpoint would wait for the gone task's ack until it
+//     expires; a region restarted alone would abort the final checkpoint
+//     the others took next, and they would finish early in turn
+//     (final_stall_refused.txt).
 //   - No checkpoint is triggered before the job is deployed: its barrier
 //     would reach no execution and the checkpoint would stay pending until
 //     its timeout, holding back a bounded job's final checkpoint
@@ -154,7 +166,8 @@
 // durable (and, with registration, registered) before they are told,
 // restores from the newest completed (registered) one,
 // barriers only below a durable id reservation; and, once nothing fails
-// any more, that the job ends (no region waits forever).
+// any more, that the job ends (no region waits forever) and no checkpoint
+// expires. Its simulated tasks finish as the runtime's do (TaskFinal).
 //
 // # WEAKLY_CONSISTENT (Config.Weak)
 //

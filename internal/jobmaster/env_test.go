@@ -51,12 +51,22 @@ type env struct {
 	acked     map[checkpoint.ID]map[checkpoint.TaskID]bool
 	nextReq   RequestID
 	violation []string
-	// For the random test: triggered checkpoints, the checkpoints each
-	// execution acked, end of data sent, final checkpoints told.
-	triggered     []checkpoint.ID
-	ackedBy       map[ExecutionID][]checkpoint.ID
-	eodSent       map[ExecutionID]bool
-	finalNotified map[checkpoint.ID]bool
+	// For the random test: triggered checkpoints (and their kinds), the
+	// checkpoints each execution acked, end of data sent.
+	triggered []checkpoint.ID
+	kindOf    map[checkpoint.ID]checkpoint.Kind
+	ackedBy   map[ExecutionID][]checkpoint.ID
+	eodSent   map[ExecutionID]bool
+	// Each execution's side of the final checkpoint, as a runtime task
+	// keeps it (TaskFinal, fed with its snapshots and the notifications
+	// its TaskManager is told), how far it was told completions, and
+	// whether a completion told it to finish: the random test's tasks
+	// finish exactly when the runtime's would.
+	finals    map[ExecutionID]*TaskFinal
+	toldUpTo  map[ExecutionID]checkpoint.ID
+	mayFinish map[ExecutionID]bool
+	// settling: nothing fails any more (the random test's settle).
+	settling bool
 	// deployedDuring are checkpoints whose metadata write was in flight
 	// when a deployment chose its restore point: none may complete.
 	deployedDuring map[checkpoint.ID]bool
@@ -85,7 +95,8 @@ func newEnv(cfg Config, regions [][]checkpoint.TaskID, tms int, cluster bool, sl
 		slots: map[TM]int{}, held: map[int]TM{},
 		running: map[ExecutionID]ExecState{}, where: map[ExecutionID]TM{}, cancelAsked: map[ExecutionID]bool{},
 		durable: map[checkpoint.ID]bool{}, registered: map[checkpoint.ID]bool{}, acked: map[checkpoint.ID]map[checkpoint.TaskID]bool{},
-		ackedBy: map[ExecutionID][]checkpoint.ID{}, eodSent: map[ExecutionID]bool{}, finalNotified: map[checkpoint.ID]bool{},
+		ackedBy: map[ExecutionID][]checkpoint.ID{}, eodSent: map[ExecutionID]bool{}, kindOf: map[checkpoint.ID]checkpoint.Kind{},
+		finals: map[ExecutionID]*TaskFinal{}, toldUpTo: map[ExecutionID]checkpoint.ID{}, mayFinish: map[ExecutionID]bool{},
 		deployedDuring: map[checkpoint.ID]bool{}, deployedAt: map[ExecutionID]int{},
 		triggeredFor: map[checkpoint.ID]checkpoint.TaskID{}, weakInFlight: map[checkpoint.TaskID]checkpoint.ID{},
 	}
@@ -336,8 +347,18 @@ func (e *env) perform(a Action) {
 				}
 			}
 		}
-		if a.Kind == checkpoint.Final && !a.Held {
-			e.finalNotified[a.ID] = true
+		if !a.Held {
+			for _, x := range e.told(a.TMs, a.Groups) {
+				// As Task.notifyComplete: a completion at or below one
+				// told already is not news.
+				if a.ID <= e.toldUpTo[x] {
+					continue
+				}
+				e.toldUpTo[x] = a.ID
+				if e.final(x).Completed(a.ID, a.Kind, true) {
+					e.mayFinish[x] = true
+				}
+			}
 		}
 	case Retain, Discard:
 		if sweeps(a) {
@@ -350,6 +371,9 @@ func (e *env) perform(a Action) {
 	case NotifyAborted:
 		if e.cfg.Weak {
 			e.weakTold(a.ID, e.triggeredFor[a.ID], a.Groups)
+		}
+		for _, x := range e.told(a.TMs, a.Groups) {
+			e.final(x).Aborted(a.ID)
 		}
 	case TriggerCheckpoint:
 		if e.cfg.Weak {
@@ -382,6 +406,7 @@ func (e *env) perform(a Action) {
 			e.violate("barrier of checkpoint %d sent with ids reserved only below %d", a.ID, e.reserved)
 		}
 		e.triggered = append(e.triggered, a.ID)
+		e.kindOf[a.ID] = a.Kind
 	case LoadLatest, CopySavepoint, ReserveIDs, ProbeStorage:
 		e.pending = append(e.pending, a)
 	case JobEnded:
@@ -406,6 +431,35 @@ func (e *env) report(x ExecutionID, st ExecState, err error) string {
 		e.running[x] = st
 	}
 	return e.step(StateChanged{Exec: x, State: st, Err: err})
+}
+
+// final is execution x's side of the final checkpoint.
+func (e *env) final(x ExecutionID) *TaskFinal {
+	f := e.finals[x]
+	if f == nil {
+		f = &TaskFinal{}
+		e.finals[x] = f
+	}
+	return f
+}
+
+// told returns the executions a notification reaches: with groups (weak)
+// those, else every execution alive on the TaskManagers tms, as a
+// TaskExecutor tells every execution of the job it runs.
+func (e *env) told(tms []TM, groups []Group) []ExecutionID {
+	var out []ExecutionID
+	if groups != nil {
+		for _, g := range groups {
+			out = append(out, g.Execs...)
+		}
+		return out
+	}
+	for _, x := range e.live(nil) {
+		if slices.Contains(tms, e.where[x]) {
+			out = append(out, x)
+		}
+	}
+	return out
 }
 
 // weakTold ends snapshot id of task t once its task was told its outcome:
@@ -452,6 +506,11 @@ func (e *env) weakToAck(x ExecutionID) (checkpoint.ID, bool) {
 
 // ack sends an ack of checkpoint id from x.
 func (e *env) ack(x ExecutionID, id checkpoint.ID) string {
+	if e.mayFinish[x] {
+		// Told to finish, a runtime task's loop ends at once: it takes
+		// no snapshot and acks nothing more.
+		return "(no actions)\n"
+	}
 	// Only an ack of a barrier this execution could have seen (triggered
 	// after its deployment) counts; the Machine must ignore any other.
 	// With Config.Weak only the snapshot triggered for its task.
@@ -461,6 +520,8 @@ func (e *env) ack(x ExecutionID, id checkpoint.ID) string {
 		}
 		e.acked[id][x.Task] = true
 		e.ackedBy[x] = append(e.ackedBy[x], id)
+		// It acked what it snapshotted.
+		e.final(x).Snapshotted(id, e.kindOf[id])
 	}
 	return e.step(Ack{Exec: x, ID: id, State: checkpoint.TaskState{Task: x.Task}})
 }

@@ -38,6 +38,8 @@ import (
 //	fail t=V/I [err=S] [unrecoverable] [attempt=N]
 //	cancelled [t=V/I,...]         CANCELED from executions asked to cancel (default: all)
 //	finish [t=V/I,...]            FINISHED (default: every live execution)
+//	finishing                     the live executions whose tasks a completion told to
+//	                              finish (TaskFinal, as a runtime task decides)
 //	tm-lost tm=N                  the TaskManager dies with its executions and slots
 //	add-tm slots=N                a TaskManager registers: SlotsOffered
 //	store-done [cp=ID] [err=S]    the first pending metadata write (of cp) completes
@@ -210,6 +212,17 @@ func runCommand(t *testing.T, e *env, d *datadriven.TestData) string {
 			b.WriteString(e.report(x, ExecFinished, nil))
 		}
 		return squash(b.String())
+	case "finishing":
+		var xs []string
+		for _, x := range e.live(nil) {
+			if e.mayFinish[x] {
+				xs = append(xs, x.String())
+			}
+		}
+		if len(xs) == 0 {
+			return "finishing: none\n"
+		}
+		return "finishing: " + strings.Join(xs, " ") + "\n"
 	case "tm-lost":
 		return e.loseTM(TM(intArg(t, d, "tm", 0)))
 	case "add-tm":

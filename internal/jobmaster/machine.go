@@ -81,6 +81,10 @@ type execution struct {
 	state   ExecState
 	tm      TM
 	placed  bool // deployed at least once by this Machine: tm is where
+	// covered: a final checkpoint this attempt acknowledged completed and
+	// was told, so it may finish (TaskFinal); a FINISHED report before
+	// that is refused (refuseFinished).
+	covered bool
 }
 
 // recordingStrategy remembers the restart strategy's last decision, so
@@ -470,6 +474,10 @@ func (m *Machine) stateChanged(t checkpoint.TaskID, e *execution, st ExecState, 
 	case ExecRunning:
 		m.feed(failover.TaskRunning{Task: t})
 	case ExecFinished:
+		if m.snaps == nil && !e.covered {
+			m.refuseFinished(t, e)
+			break
+		}
 		m.finished++
 		m.feed(failover.TaskTerminal{Task: t})
 	case ExecCanceled:
@@ -480,6 +488,45 @@ func (m *Machine) stateChanged(t checkpoint.TaskID, e *execution, st ExecState, 
 	if m.snaps != nil {
 		m.weakStateChanged(t, st, err)
 	}
+}
+
+// refuseFinished handles a FINISHED report of an execution that no
+// completed final checkpoint covers: a task may finish only once told
+// that a final checkpoint it took part in completed (TaskFinal), and none
+// did, or it was not told (a final checkpoint held back while a region
+// restarts). A TaskManager of an older version finishes a task on any
+// checkpoint that completes after the final checkpoint it snapshotted,
+// even when that one was aborted (issue 31): at parallelism 2 and more,
+// when another region fails during final checkpoint F, the next periodic
+// checkpoint finishes the tasks of the regions that snapshotted F, and the
+// restarted region's final checkpoint waits for their acks until
+// execution.checkpointing.timeout.
+//
+// The report is a failure, not ignored. Ignored, the Machine would count
+// on a task that is gone: every final checkpoint would wait for its ack
+// until it expires. A failure restarts from the newest completed
+// checkpoint, which is safe: a task commits only on a completion, so
+// nothing was committed beyond a completed checkpoint. And it restarts
+// every region, not only the task's: the other regions' tasks may hold a
+// final checkpoint that was aborted too, and a region restarted alone
+// would abort the final checkpoint they take next while it reads its input
+// again, so that they finish early in turn, region after region (the
+// random test found that ping-pong). Restarted together, the regions take
+// the next final checkpoint together, as after any failure once a final
+// checkpoint was told (taskFailed). If the task's region is failing
+// already, the task only counts as stopped, as any task failing then.
+func (m *Machine) refuseFinished(t checkpoint.TaskID, e *execution) {
+	e.state = ExecFailed // counted as the failure it is: a restart must not count it finished
+	err := fmt.Errorf("task %d/%d finished before a final checkpoint covering it completed (a TaskManager of an older version finishes on a checkpoint after its aborted final one)", t.Vertex, t.Subtask)
+	if m.regionFailing(m.regionOf[t]) {
+		m.feed(failover.TaskFailed{Task: t, Err: err, Now: m.now})
+		return
+	}
+	m.log.Warn("FINISHED refused: no completed final checkpoint covers the task; restarting every region", "task", t, "attempt", e.attempt)
+	m.emit(Failure{Cause: err.Error()})
+	m.failCause = err
+	delete(m.eod, t)
+	m.feed(failover.GlobalFailure{Reason: err.Error(), Now: m.now})
 }
 
 // taskFailed tells the failover handler about a failed execution.

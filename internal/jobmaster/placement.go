@@ -97,7 +97,7 @@ func (m *Machine) deployTo(tasks []checkpoint.TaskID, rp *RestorePoint, placed m
 		if e.placed && e.tm != placed[t.Subtask].TM {
 			moved = append(moved, t)
 		}
-		e.state, e.tm, e.placed = ExecDeploying, placed[t.Subtask].TM, true
+		e.state, e.tm, e.placed, e.covered = ExecDeploying, placed[t.Subtask].TM, true, false
 		m.live++
 	}
 	if m.slotOf == nil {

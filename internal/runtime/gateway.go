@@ -47,8 +47,9 @@ type TaskManagerGateway interface {
 	// Trigger starts checkpoint b at a source execution.
 	Trigger(job string, exec ExecutionID, b checkpoint.Barrier)
 	// NotifyComplete and NotifyAborted go to every execution of the job
-	// on the TaskManager.
-	NotifyComplete(job string, id checkpoint.ID)
+	// on the TaskManager. NotifyComplete says the checkpoint's kind: only
+	// a final checkpoint's completion finishes a task.
+	NotifyComplete(job string, id checkpoint.ID, kind checkpoint.Kind)
 	NotifyAborted(job string, id checkpoint.ID)
 	// StopSources makes source executions end their input now (stop with
 	// savepoint).

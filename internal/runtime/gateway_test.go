@@ -269,7 +269,7 @@ func TestTaskExecutorRefusals(t *testing.T) {
 	slices.Sort(lines)
 	gw.Cancel("j", []ExecutionID{{Task: tid(0, 0), Attempt: 1}})
 	gw.Trigger("j", ExecutionID{Task: tid(0, 0), Attempt: 1}, checkpoint.Barrier{ID: 1})
-	gw.NotifyComplete("j", 1)
+	gw.NotifyComplete("j", 1, checkpoint.Periodic)
 	gw.NotifyAborted("nope", 1)
 	gw.StopSources("j", nil)
 	gw.ReleaseJob("j")

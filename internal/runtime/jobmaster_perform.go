@@ -63,7 +63,7 @@ func (jm *JobMaster) perform(act jobmaster.Action) {
 				if i == 1 {
 					jm.crash(CrashMidNotify)
 				}
-				jm.place.gateway(tm).NotifyComplete(job, act.ID)
+				jm.place.gateway(tm).NotifyComplete(job, act.ID, act.Kind)
 			}
 		}
 	case jobmaster.NotifyAborted:

@@ -48,16 +48,16 @@ func (f *slowFS) SyncDir(name string) error   { f.block(); return f.FS.SyncDir(n
 // it happens, from the JobMaster's goroutine.
 type signalTM struct{ calls chan string }
 
-func (s *signalTM) ID() ResourceID                                  { return "tm-s" }
-func (s *signalTM) PrepareJob(JobSpec, string)                      { s.calls <- "prepare" }
-func (s *signalTM) ReleaseJob(string)                               { s.calls <- "release" }
-func (s *signalTM) Deploy(Deployment)                               { s.calls <- "deploy" }
-func (s *signalTM) Cancel(string, []ExecutionID)                    { s.calls <- "cancel" }
-func (s *signalTM) Trigger(string, ExecutionID, checkpoint.Barrier) { s.calls <- "trigger" }
-func (s *signalTM) NotifyComplete(string, checkpoint.ID)            { s.calls <- "complete" }
-func (s *signalTM) NotifyAborted(string, checkpoint.ID)             { s.calls <- "aborted" }
-func (s *signalTM) StopSources(string, []ExecutionID)               { s.calls <- "stop" }
-func (s *signalTM) WeakPeers(string, WeakPeersUpdate)               {}
+func (s *signalTM) ID() ResourceID                                        { return "tm-s" }
+func (s *signalTM) PrepareJob(JobSpec, string)                            { s.calls <- "prepare" }
+func (s *signalTM) ReleaseJob(string)                                     { s.calls <- "release" }
+func (s *signalTM) Deploy(Deployment)                                     { s.calls <- "deploy" }
+func (s *signalTM) Cancel(string, []ExecutionID)                          { s.calls <- "cancel" }
+func (s *signalTM) Trigger(string, ExecutionID, checkpoint.Barrier)       { s.calls <- "trigger" }
+func (s *signalTM) NotifyComplete(string, checkpoint.ID, checkpoint.Kind) { s.calls <- "complete" }
+func (s *signalTM) NotifyAborted(string, checkpoint.ID)                   { s.calls <- "aborted" }
+func (s *signalTM) StopSources(string, []ExecutionID)                     { s.calls <- "stop" }
+func (s *signalTM) WeakPeers(string, WeakPeersUpdate)                     {}
 
 // waitCall waits for a call starting with prefix, skipping others.
 func (s *signalTM) waitCall(t *testing.T, prefix string) {

@@ -38,7 +38,9 @@ func (f *fakeTM) Cancel(job string, execs []ExecutionID) { f.add("cancel %v", ex
 func (f *fakeTM) Trigger(job string, x ExecutionID, b checkpoint.Barrier) {
 	f.add("trigger %s %d %s", x, b.ID, b.Kind)
 }
-func (f *fakeTM) NotifyComplete(job string, id checkpoint.ID) { f.add("complete %d", id) }
+func (f *fakeTM) NotifyComplete(job string, id checkpoint.ID, _ checkpoint.Kind) {
+	f.add("complete %d", id)
+}
 func (f *fakeTM) NotifyAborted(job string, id checkpoint.ID)  { f.add("aborted %d", id) }
 func (f *fakeTM) StopSources(job string, execs []ExecutionID) { f.add("stop %v", execs) }
 func (f *fakeTM) WeakPeers(job string, u WeakPeersUpdate)     { f.add("weak-peers %v", u) }

@@ -26,6 +26,11 @@ type mail struct {
 	barrier checkpoint.Barrier
 	id      checkpoint.ID
 	err     error
+	// ckind is the kind of the checkpoint a mailNotifyComplete reports,
+	// if ckindKnown: a JobManager of an older version does not say it
+	// (jobmaster.TaskFinal.Completed).
+	ckind      checkpoint.Kind
+	ckindKnown bool
 }
 
 // queue is the unbounded queue of control messages both loops read: a

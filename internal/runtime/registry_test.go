@@ -102,8 +102,10 @@ func (g *logTM) Deploy(d Deployment) {
 	}
 	g.log.add("%s deploy restore=%s", g.name, restore)
 }
-func (g *logTM) NotifyComplete(_ string, id checkpoint.ID) { g.log.add("%s complete %d", g.name, id) }
-func (g *logTM) NotifyAborted(_ string, id checkpoint.ID)  { g.log.add("%s aborted %d", g.name, id) }
+func (g *logTM) NotifyComplete(_ string, id checkpoint.ID, _ checkpoint.Kind) {
+	g.log.add("%s complete %d", g.name, id)
+}
+func (g *logTM) NotifyAborted(_ string, id checkpoint.ID) { g.log.add("%s aborted %d", g.name, id) }
 
 // syncBuffer is a log destination written by the worker and the loop.
 type syncBuffer struct {

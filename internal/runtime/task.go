@@ -113,7 +113,7 @@ func (t *Task) handleMail(ctx context.Context) error {
 				return err
 			}
 		case mailNotifyComplete:
-			if err := t.notifyComplete(ctx, m.id); err != nil {
+			if err := t.notifyComplete(ctx, m.id, m.ckind, m.ckindKnown); err != nil {
 				return err
 			}
 		case mailNotifyAborted:

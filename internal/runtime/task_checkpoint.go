@@ -11,6 +11,7 @@ import (
 	"github.com/weirstream/weir/internal/checkpoint/barrier"
 	"github.com/weirstream/weir/internal/checkpoint/storage"
 	"github.com/weirstream/weir/internal/faults"
+	"github.com/weirstream/weir/internal/jobmaster"
 	"github.com/weirstream/weir/internal/network"
 )
 
@@ -23,7 +24,10 @@ type checkpointing struct {
 	store   StateWriterFactory
 	asyncWG sync.WaitGroup // the asynchronous snapshot goroutines
 
-	finalID       checkpoint.ID // id of the final checkpoint snapshotted, 0 if none
+	// final is the final checkpoint the task snapshotted and that was not
+	// aborted: the task finishes on its completion, and on no other
+	// checkpoint's (jobmaster.TaskFinal).
+	final         jobmaster.TaskFinal
 	completedUpTo checkpoint.ID
 	// finished: the final checkpoint completed, the task's loop ends.
 	finished bool
@@ -44,7 +48,13 @@ func newBarrierHandler(cfg *JobConfig, n int) barrier.Handler {
 	}
 }
 
-func (t *Task) notifyComplete(ctx context.Context, id checkpoint.ID) error {
+// notifyComplete handles the completion of checkpoint id, of kind if
+// known: operators commit what it covers, and the task finishes if it was
+// the task's final checkpoint. Only a final checkpoint finishes it: a task
+// that snapshotted final checkpoint F, aborted because another region
+// failed, takes part in the periodic checkpoints while that region reads
+// its input again and must still be there to take the next final one.
+func (t *Task) notifyComplete(ctx context.Context, id checkpoint.ID, kind checkpoint.Kind, known bool) error {
 	if id <= t.ckpt.completedUpTo {
 		return nil
 	}
@@ -57,13 +67,16 @@ func (t *Task) notifyComplete(ctx context.Context, id checkpoint.ID) error {
 			return err
 		}
 	}
-	if t.ckpt.finalID != 0 && id >= t.ckpt.finalID {
+	if t.ckpt.final.Completed(id, kind, known) {
 		t.ckpt.finished = true
 	}
 	return nil
 }
 
+// notifyAborted handles the abort of checkpoint id. An aborted final
+// checkpoint is forgotten: the task takes part in the next one.
 func (t *Task) notifyAborted(ctx context.Context, id checkpoint.ID) error {
+	t.ckpt.final.Aborted(id)
 	if t.weak.on {
 		t.weak.reg.aborted(t.ID, id)
 	}
@@ -124,9 +137,7 @@ func (t *Task) snapshot(ctx context.Context, b checkpoint.Barrier, unaligned boo
 			return fmt.Errorf("checkpoint %d: forward barrier: %w", b.ID, err)
 		}
 	}
-	if b.Kind == checkpoint.Final {
-		t.ckpt.finalID = b.ID
-	}
+	t.ckpt.final.Snapshotted(b.ID, b.Kind)
 	syncTime := t.now().Sub(start)
 	t.metrics.syncSnapshot(syncTime)
 	metrics := t.snapshotMetrics(b, unaligned)

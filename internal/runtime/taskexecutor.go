@@ -447,11 +447,23 @@ func (te *TaskExecutor) Trigger(job string, exec ExecutionID, b checkpoint.Barri
 	}
 }
 
-// NotifyComplete tells every execution of the job that checkpoint id
-// completed.
-func (te *TaskExecutor) NotifyComplete(job string, id checkpoint.ID) {
-	for _, e := range te.weakOwners(job, id) {
-		e.mail.put(mail{kind: mailNotifyComplete, id: id})
+// NotifyComplete tells every execution of the job that checkpoint id, of
+// kind, completed. Only the completion of a final checkpoint finishes a
+// task.
+func (te *TaskExecutor) NotifyComplete(job string, id checkpoint.ID, kind checkpoint.Kind) {
+	te.notifyComplete(job, mail{kind: mailNotifyComplete, id: id, ckind: kind, ckindKnown: true})
+}
+
+// NotifyCompleteOfUnknownKind is NotifyComplete for a JobManager that does
+// not say the checkpoint's kind (an older version): a task finishes only
+// if id is the final checkpoint it snapshotted (jobmaster.TaskFinal).
+func (te *TaskExecutor) NotifyCompleteOfUnknownKind(job string, id checkpoint.ID) {
+	te.notifyComplete(job, mail{kind: mailNotifyComplete, id: id})
+}
+
+func (te *TaskExecutor) notifyComplete(job string, m mail) {
+	for _, e := range te.weakOwners(job, m.id) {
+		e.mail.put(m)
 	}
 }
 

@@ -2340,9 +2340,15 @@ func (x *Trigger) GetKind() CheckpointKind {
 // NotifyComplete tells every execution of a job that a checkpoint
 // completed (sinks commit).
 type NotifyComplete struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Job           string                 `protobuf:"bytes,1,opt,name=job,proto3" json:"job,omitempty"`
-	CheckpointId  int64                  `protobuf:"varint,2,opt,name=checkpoint_id,json=checkpointId,proto3" json:"checkpoint_id,omitempty"`
+	state        protoimpl.MessageState `protogen:"open.v1"`
+	Job          string                 `protobuf:"bytes,1,opt,name=job,proto3" json:"job,omitempty"`
+	CheckpointId int64                  `protobuf:"varint,2,opt,name=checkpoint_id,json=checkpointId,proto3" json:"checkpoint_id,omitempty"`
+	// kind is the checkpoint's kind: only the completion of a final
+	// checkpoint finishes a task (issue 31). Optional, so that a
+	// TaskManager tells it from "not sent": a JobManager of an older version
+	// does not send it, and its tasks then finish only on the id of the
+	// final checkpoint they snapshotted.
+	Kind          *CheckpointKind `protobuf:"varint,3,opt,name=kind,proto3,enum=weir.cluster.v1.CheckpointKind,oneof" json:"kind,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2389,6 +2395,13 @@ func (x *NotifyComplete) GetCheckpointId() int64 {
 		return x.CheckpointId
 	}
 	return 0
+}
+
+func (x *NotifyComplete) GetKind() CheckpointKind {
+	if x != nil && x.Kind != nil {
+		return *x.Kind
+	}
+	return CheckpointKind_CHECKPOINT_KIND_PERIODIC
 }
 
 // NotifyAborted tells every execution of a job that a checkpoint was
@@ -3439,10 +3452,12 @@ const file_cluster_proto_rawDesc = "" +
 	"\x04exec\x18\x02 \x01(\v2\x1c.weir.cluster.v1.ExecutionIDR\x04exec\x12#\n" +
 	"\rcheckpoint_id\x18\x03 \x01(\x03R\fcheckpointId\x120\n" +
 	"\x14timestamp_unix_nanos\x18\x04 \x01(\x03R\x12timestampUnixNanos\x123\n" +
-	"\x04kind\x18\x05 \x01(\x0e2\x1f.weir.cluster.v1.CheckpointKindR\x04kind\"G\n" +
+	"\x04kind\x18\x05 \x01(\x0e2\x1f.weir.cluster.v1.CheckpointKindR\x04kind\"\x8a\x01\n" +
 	"\x0eNotifyComplete\x12\x10\n" +
 	"\x03job\x18\x01 \x01(\tR\x03job\x12#\n" +
-	"\rcheckpoint_id\x18\x02 \x01(\x03R\fcheckpointId\"F\n" +
+	"\rcheckpoint_id\x18\x02 \x01(\x03R\fcheckpointId\x128\n" +
+	"\x04kind\x18\x03 \x01(\x0e2\x1f.weir.cluster.v1.CheckpointKindH\x00R\x04kind\x88\x01\x01B\a\n" +
+	"\x05_kind\"F\n" +
 	"\rNotifyAborted\x12\x10\n" +
 	"\x03job\x18\x01 \x01(\tR\x03job\x12#\n" +
 	"\rcheckpoint_id\x18\x02 \x01(\x03R\fcheckpointId\"S\n" +
@@ -3634,30 +3649,31 @@ var file_cluster_proto_depIdxs = []int32{
 	21, // 39: weir.cluster.v1.CancelTasks.execs:type_name -> weir.cluster.v1.ExecutionID
 	21, // 40: weir.cluster.v1.Trigger.exec:type_name -> weir.cluster.v1.ExecutionID
 	2,  // 41: weir.cluster.v1.Trigger.kind:type_name -> weir.cluster.v1.CheckpointKind
-	21, // 42: weir.cluster.v1.StopSources.execs:type_name -> weir.cluster.v1.ExecutionID
-	22, // 43: weir.cluster.v1.WeakPeers.moved:type_name -> weir.cluster.v1.ChannelDesc
-	21, // 44: weir.cluster.v1.WeakPeers.finished:type_name -> weir.cluster.v1.ExecutionID
-	18, // 45: weir.cluster.v1.SubmitRequest.spec:type_name -> weir.cluster.v1.JobSpec
-	8,  // 46: weir.cluster.v1.JobUpdate.weak:type_name -> weir.cluster.v1.WeakTaskReport
-	38, // 47: weir.cluster.v1.ListResponse.jobs:type_name -> weir.cluster.v1.JobSummary
-	43, // 48: weir.cluster.v1.CheckpointsResponse.history:type_name -> weir.cluster.v1.CheckpointStats
-	3,  // 49: weir.cluster.v1.JobManager.Connect:input_type -> weir.cluster.v1.TaskManagerMessage
-	33, // 50: weir.cluster.v1.JobManager.Submit:input_type -> weir.cluster.v1.SubmitRequest
-	35, // 51: weir.cluster.v1.JobManager.Wait:input_type -> weir.cluster.v1.WaitRequest
-	37, // 52: weir.cluster.v1.JobManager.List:input_type -> weir.cluster.v1.ListRequest
-	40, // 53: weir.cluster.v1.JobManager.Cancel:input_type -> weir.cluster.v1.CancelRequest
-	42, // 54: weir.cluster.v1.JobManager.Checkpoints:input_type -> weir.cluster.v1.CheckpointsRequest
-	14, // 55: weir.cluster.v1.JobManager.Connect:output_type -> weir.cluster.v1.JobManagerMessage
-	34, // 56: weir.cluster.v1.JobManager.Submit:output_type -> weir.cluster.v1.SubmitResponse
-	36, // 57: weir.cluster.v1.JobManager.Wait:output_type -> weir.cluster.v1.JobUpdate
-	39, // 58: weir.cluster.v1.JobManager.List:output_type -> weir.cluster.v1.ListResponse
-	41, // 59: weir.cluster.v1.JobManager.Cancel:output_type -> weir.cluster.v1.CancelResponse
-	44, // 60: weir.cluster.v1.JobManager.Checkpoints:output_type -> weir.cluster.v1.CheckpointsResponse
-	55, // [55:61] is the sub-list for method output_type
-	49, // [49:55] is the sub-list for method input_type
-	49, // [49:49] is the sub-list for extension type_name
-	49, // [49:49] is the sub-list for extension extendee
-	0,  // [0:49] is the sub-list for field type_name
+	2,  // 42: weir.cluster.v1.NotifyComplete.kind:type_name -> weir.cluster.v1.CheckpointKind
+	21, // 43: weir.cluster.v1.StopSources.execs:type_name -> weir.cluster.v1.ExecutionID
+	22, // 44: weir.cluster.v1.WeakPeers.moved:type_name -> weir.cluster.v1.ChannelDesc
+	21, // 45: weir.cluster.v1.WeakPeers.finished:type_name -> weir.cluster.v1.ExecutionID
+	18, // 46: weir.cluster.v1.SubmitRequest.spec:type_name -> weir.cluster.v1.JobSpec
+	8,  // 47: weir.cluster.v1.JobUpdate.weak:type_name -> weir.cluster.v1.WeakTaskReport
+	38, // 48: weir.cluster.v1.ListResponse.jobs:type_name -> weir.cluster.v1.JobSummary
+	43, // 49: weir.cluster.v1.CheckpointsResponse.history:type_name -> weir.cluster.v1.CheckpointStats
+	3,  // 50: weir.cluster.v1.JobManager.Connect:input_type -> weir.cluster.v1.TaskManagerMessage
+	33, // 51: weir.cluster.v1.JobManager.Submit:input_type -> weir.cluster.v1.SubmitRequest
+	35, // 52: weir.cluster.v1.JobManager.Wait:input_type -> weir.cluster.v1.WaitRequest
+	37, // 53: weir.cluster.v1.JobManager.List:input_type -> weir.cluster.v1.ListRequest
+	40, // 54: weir.cluster.v1.JobManager.Cancel:input_type -> weir.cluster.v1.CancelRequest
+	42, // 55: weir.cluster.v1.JobManager.Checkpoints:input_type -> weir.cluster.v1.CheckpointsRequest
+	14, // 56: weir.cluster.v1.JobManager.Connect:output_type -> weir.cluster.v1.JobManagerMessage
+	34, // 57: weir.cluster.v1.JobManager.Submit:output_type -> weir.cluster.v1.SubmitResponse
+	36, // 58: weir.cluster.v1.JobManager.Wait:output_type -> weir.cluster.v1.JobUpdate
+	39, // 59: weir.cluster.v1.JobManager.List:output_type -> weir.cluster.v1.ListResponse
+	41, // 60: weir.cluster.v1.JobManager.Cancel:output_type -> weir.cluster.v1.CancelResponse
+	44, // 61: weir.cluster.v1.JobManager.Checkpoints:output_type -> weir.cluster.v1.CheckpointsResponse
+	56, // [56:62] is the sub-list for method output_type
+	50, // [50:56] is the sub-list for method input_type
+	50, // [50:50] is the sub-list for extension type_name
+	50, // [50:50] is the sub-list for extension extendee
+	0,  // [0:50] is the sub-list for field type_name
 }
 
 func init() { file_cluster_proto_init() }
@@ -3689,6 +3705,7 @@ func file_cluster_proto_init() {
 		(*JobManagerMessage_StopSources)(nil),
 		(*JobManagerMessage_WeakPeers)(nil),
 	}
+	file_cluster_proto_msgTypes[26].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
