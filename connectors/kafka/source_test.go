@@ -105,8 +105,12 @@ func TestSourceExactlyOnceUnderFaults(t *testing.T) {
 			if res.err != nil {
 				t.Fatalf("Execute: %v\nlog:\n%s", res.err, res.log)
 			}
-			if res.restarts != 4 {
-				t.Errorf("restarts = %d, want 4: %v", res.restarts, res.inj.Log())
+			// Each of the 4 failures fires and is recovered from. Two that
+			// fire in one attempt (at the same commit, in two regions) cost
+			// one restart: the first restarts every region, the second
+			// finds its task already stopping.
+			if fired := res.inj.Fired(); fired != 4 || res.restarts < 3 || res.restarts > 4 {
+				t.Errorf("%d failures fired and %d restarts; want 4 fired and 3 or 4 restarts: %v", fired, res.restarts, res.inj.Log())
 			}
 			got := readFiles(t, out)
 			if !slices.Equal(got, want) {
