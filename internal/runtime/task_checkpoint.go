@@ -193,7 +193,7 @@ func (t *Task) snapshot(ctx context.Context, b checkpoint.Barrier, unaligned boo
 		if weakPos != nil {
 			p := *weakPos
 			p.Logs = logs
-			attachWeak(&st, t.chain.ocs[0].UID, &p)
+			attachWeak(&st, t.chain.ocs[0].UID, &p, t.weak.logRows())
 		}
 		t.gw.Acknowledge(t.ID, b.ID, st)
 	}()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"strconv"
 	"sync/atomic"
 	"time"
 
@@ -354,15 +355,39 @@ func (t *Task) weakCompleted(id checkpoint.ID) error {
 	return nil
 }
 
-// attachWeak puts the positions on the head operator's state.
-func attachWeak(st *checkpoint.TaskState, headUID string, p *checkpoint.WeakPositions) {
+// attachWeak puts the positions, and the state-table rows of the output
+// logs, on the head operator's state.
+func attachWeak(st *checkpoint.TaskState, headUID string, p *checkpoint.WeakPositions, rows []checkpoint.StateSchema) {
 	for i := range st.Operators {
 		if st.Operators[i].UID == headUID {
 			st.Operators[i].Weak = p
+			st.Operators[i].Schemas = append(st.Operators[i].Schemas, rows...)
 			return
 		}
 	}
-	st.Operators = append([]checkpoint.OperatorSubtaskState{{UID: headUID, Weak: p}}, st.Operators...)
+	st.Operators = append([]checkpoint.OperatorSubtaskState{{UID: headUID, Weak: p, Schemas: rows}}, st.Operators...)
+}
+
+// logRows are the state-table rows of the task's output logs, one per
+// output edge with a codec, named "out<k>", with the edge's record type:
+// a snapshot's stored logs hold records of that type.
+func (w *weakTask) logRows() []checkpoint.StateSchema {
+	var rows []checkpoint.StateSchema
+	for k, ws := range w.outs {
+		for _, s := range ws {
+			s.mu.Lock()
+			c := s.codec
+			s.mu.Unlock()
+			if c == nil {
+				continue
+			}
+			r := checkpoint.StateSchema{Name: "out" + strconv.Itoa(k), Scope: checkpoint.ScopeWeakLog, Value: c.Schema()}
+			r.Fingerprint = checkpoint.SchemaFingerprint(r)
+			rows = append(rows, r)
+			break
+		}
+	}
+	return rows
 }
 
 // weakFor returns the positions a subtask of the task headed by headUID

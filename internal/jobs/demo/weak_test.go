@@ -6,11 +6,14 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/weirstream/weir"
+	"github.com/weirstream/weir/internal/checkpoint"
+	"github.com/weirstream/weir/internal/checkpoint/storage"
 	"github.com/weirstream/weir/internal/config"
 	"github.com/weirstream/weir/internal/faults"
 	"github.com/weirstream/weir/internal/hooks"
@@ -237,6 +240,28 @@ func resumeAfterCancels(t *testing.T, tms int) {
 	}
 	if int64(len(snaps)) != tasks {
 		t.Errorf("the finished job left %d task snapshots %v, want one per task (%d): retention is per task", len(snaps), snaps, tasks)
+	}
+	// A task snapshot that stores output logs records their record type.
+	logs := 0
+	for _, snap := range snaps {
+		md, _, err := storage.LoadPath(t.Context(), snap)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, op := range md.Operators {
+			for _, st := range op.Subtasks {
+				if st.State.Weak == nil || st.State.Weak.Logs == nil {
+					continue
+				}
+				logs++
+				if !slices.ContainsFunc(op.States, func(r checkpoint.StateSchema) bool { return r.Scope == checkpoint.ScopeWeakLog && r.Name == "out0" }) {
+					t.Errorf("%s: operator %q stores output logs but its state table has no weak-log row: %+v", snap, op.UID, op.States)
+				}
+			}
+		}
+	}
+	if logs == 0 {
+		t.Errorf("no task snapshot stored output logs: the check above checked nothing")
 	}
 }
 
