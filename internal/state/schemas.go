@@ -342,9 +342,10 @@ func timerRows[K comparable]() []checkpoint.StateSchema {
 	return out
 }
 
-// registerKeyedSchemas resolves a keyed state's value (and, for map state,
-// user key) against its restored row, records its row for the next
-// checkpoint, and returns the readers to register with.
+// keyedValueReader resolves a keyed state's value type against its
+// restored row (keyedMapReaders does the same for a map state's user keys
+// and values), records the state's row for the next checkpoint, and
+// returns the reader to register with.
 func keyedValueReader[K comparable, V any](b Backend[K], name string, kind Kind, c codec.Codec[V], migs []Migration) (reader[V], error) {
 	t := tableOf(b)
 	what := fmt.Sprintf("%s %q", kind, name)
