@@ -49,7 +49,8 @@ type State struct {
 	// "event-time timers"), for keyed state and timers.
 	Kind string
 	// Key, UserKey and Value are the recorded types, in Go-like notation
-	// (codec.Schema.String), or "" where the state has none.
+	// (struct Total{User string; Count int64}), or "" where the state has
+	// none.
 	Key, UserKey, Value string
 }
 
