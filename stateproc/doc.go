@@ -12,6 +12,7 @@
 //	w := stateproc.NewWriter(128)                         // the job's max parallelism
 //	op := stateproc.KeyedOperator[string](w, "totals", 4) // uid, parallelism
 //	err = stateproc.WriteValues(op, "total", converted)   // map[string]Total
+//	err = w.Keep(sp, "kafka-source", "sink")              // carried as they are
 //	path, err := w.Write(ctx, "/savepoints/bootstrapped")
 //
 // Reads resolve the schema each checkpoint records against the Go type
@@ -21,10 +22,12 @@
 // the parallelism given, and re-keying state is reading it with one key,
 // transforming, and writing it with another.
 //
-// What it does not do yet: read incremental (lsm) checkpoints (take a
-// savepoint, which is canonical, and read that), and write timers or
-// operator list state, or carry other operators' state into the written
-// savepoint; a job restoring it therefore starts those operators empty
-// (restore with --allow-non-restored-state if the savepoint it replaces
-// held state for operators the written one lacks).
+// Writer.Keep carries the operators a transformation leaves alone (a
+// source's position, a sink's pending transactions) into the written
+// savepoint byte for byte; operators neither written nor kept start empty
+// when a job restores it.
+//
+// What it does not do yet: read or keep incremental (lsm) checkpoints
+// (take a savepoint, which is canonical, and use that), and write timers
+// or operator list state from Go values.
 package stateproc

@@ -143,7 +143,34 @@ func TestReadTransformWriteRestore(t *testing.T) {
 	if !found {
 		t.Errorf("Operators() = %+v: no state total of operator totals", s.Operators())
 	}
-	checkFoldAndRun(t, old)
+	checkFoldAndRun(t, old, nil)
+}
+
+// TestKeepCarriesOtherOperators: the source's position is kept (Keep)
+// while the keyed state is rewritten, so version 2 resumes reading where
+// version 1 stopped instead of from the start.
+func TestKeepCarriesOtherOperators(t *testing.T) {
+	ctx := t.Context()
+	sp := runV1(t)
+	s, err := stateproc.Open(ctx, sp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	old, err := stateproc.ReadValues[int64, totalV1](ctx, s, "totals", "total")
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkFoldAndRun(t, old, s)
+	w := stateproc.NewWriter(128)
+	if err := w.Keep(s, "numbers", "numbers"); err == nil || !strings.Contains(err.Error(), "kept twice") {
+		t.Errorf("Keep of one operator twice = %v, want an error", err)
+	}
+	if err := stateproc.NewWriter(64).Keep(s, "numbers"); err == nil || !strings.Contains(err.Error(), "max parallelism") {
+		t.Errorf("Keep into another max parallelism = %v, want an error", err)
+	}
+	if err := w.Keep(s, "nope"); err == nil || !strings.Contains(err.Error(), "numbers") {
+		t.Errorf("Keep of a missing operator = %v, want an error naming the ones there", err)
+	}
 }
 
 // TestExportBootstrapRun: the state exported as JSON lines by `state
@@ -168,7 +195,7 @@ func TestExportBootstrapRun(t *testing.T) {
 		}
 		old[line.Key] = line.Value
 	}
-	checkFoldAndRun(t, old)
+	checkFoldAndRun(t, old, nil)
 }
 
 // runV1 runs version 1 over 1000 numbers keyed by v%10 and stops it with
@@ -203,7 +230,9 @@ func runV1(t *testing.T) string {
 // checkFoldAndRun folds version 1's state of 10 keys into 4, converted
 // to version 2's type, writes it at parallelism 3, restores version 2
 // from it and checks its output exactly.
-func checkFoldAndRun(t *testing.T, old map[int64]totalV1) {
+// With keep, the source's position is kept from it: version 2 reads
+// 1000…1399 instead of 0…399.
+func checkFoldAndRun(t *testing.T, old map[int64]totalV1, keep *stateproc.Savepoint) {
 	ctx := t.Context()
 	if len(old) != 10 || old[3].Count != 100 || old[3].User != "u3" {
 		t.Fatalf("read %d keys, key 3 = %+v; want 10 keys, key 3 counted 100 times", len(old), old[3])
@@ -214,6 +243,13 @@ func checkFoldAndRun(t *testing.T, old map[int64]totalV1) {
 		folded[k%4] = total{User: fmt.Sprint("g", k%4), Count: f.Count + v.Count, Sum: f.Sum + v.Sum}
 	}
 	w := stateproc.NewWriter(128)
+	from := int64(0)
+	if keep != nil {
+		if err := w.Keep(keep, "numbers"); err != nil {
+			t.Fatal(err)
+		}
+		from = 1000
+	}
 	if err := stateproc.WriteValues(stateproc.KeyedOperator[int64](w, "totals", 3), "total", folded); err != nil {
 		t.Fatal(err)
 	}
@@ -228,7 +264,7 @@ func checkFoldAndRun(t *testing.T, old map[int64]totalV1) {
 	out := &lines{}
 	var emitted2 atomic.Int64
 	env2 := weir.NewEnv(weir.WithConfig(config(t, 3)), weir.RestoreFrom(written))
-	src := &numbers{n: 400, emitted: &emitted2}
+	src := &numbers{n: from + 400, emitted: &emitted2}
 	job(env2, src, 4, func(t total, k, v int64) total {
 		return total{User: t.User, Count: t.Count + 1, Sum: t.Sum + v, Max: max(t.Max, v)}
 	}, func(k int64, t total) string { return fmt.Sprintf("%d %s %d %d %d", k, t.User, t.Count, t.Sum, t.Max) }, out)
@@ -250,7 +286,7 @@ func checkFoldAndRun(t *testing.T, old map[int64]totalV1) {
 		model[k] = v
 	}
 	var want []string
-	for v := range int64(400) {
+	for v := from; v < from+400; v++ {
 		k := v % 4
 		m := model[k]
 		m = total{User: m.User, Count: m.Count + 1, Sum: m.Sum + v, Max: max(m.Max, v)}

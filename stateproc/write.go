@@ -19,7 +19,46 @@ import (
 type Writer struct {
 	maxP int
 	ops  []operatorWriter
+	kept []kept
 	err  error
+}
+
+// kept is an operator carried over from a savepoint as it is.
+type kept struct {
+	from *Savepoint
+	op   checkpoint.OperatorState
+}
+
+// Keep carries the operators keep (uids) of savepoint s into the written
+// savepoint as they are, byte for byte: their keyed state files are
+// copied, their operator list state (source positions, pending sink
+// transactions) and state table kept. Use it for every operator a
+// transformation leaves alone, so that a job restoring the written
+// savepoint resumes them (a source where it stopped) instead of starting
+// them empty. Incremental (lsm) checkpoints cannot be kept: take a
+// savepoint.
+func (w *Writer) Keep(s *Savepoint, keep ...string) error {
+	for _, uid := range keep {
+		op := s.md.Operator(uid)
+		if op == nil {
+			return fmt.Errorf("keep operator %q: %s has no such operator (it holds %s)", uid, s.path, uids(s.md))
+		}
+		if op.MaxParallelism != 0 && op.MaxParallelism != w.maxP {
+			return fmt.Errorf("keep operator %q: it was checkpointed with max parallelism %d, the writer's is %d: keyed state keeps its key groups, so they must be equal", uid, op.MaxParallelism, w.maxP)
+		}
+		for _, st := range op.Subtasks {
+			if st.State.Incremental != nil || st.State.Channels != nil || st.State.Weak != nil {
+				return fmt.Errorf("keep operator %q: %s holds incremental, in-flight or weak-mode state, which a savepoint cannot carry; take a savepoint of the job and keep from that", uid, s.path)
+			}
+		}
+		for _, k := range w.kept {
+			if k.op.UID == uid {
+				return fmt.Errorf("keep operator %q: kept twice", uid)
+			}
+		}
+		w.kept = append(w.kept, kept{from: s, op: *op})
+	}
+	return nil
 }
 
 // NewWriter returns a writer of a savepoint for a job with the given max
@@ -207,6 +246,11 @@ func (w *Writer) Write(ctx context.Context, dir string) (string, error) {
 	const id = checkpoint.ID(1)
 	md := &checkpoint.Metadata{JobID: name, ID: id, Kind: checkpoint.Savepoint, Timestamp: time.Now()}
 	for _, op := range w.ops {
+		for _, k := range w.kept {
+			if k.op.UID == op.uid() {
+				return "", fmt.Errorf("write savepoint: operator %q is both written and kept", op.uid())
+			}
+		}
 		st := checkpoint.OperatorState{UID: op.uid(), Parallelism: op.parallelism(), MaxParallelism: w.maxP}
 		rows := map[string]checkpoint.StateSchema{}
 		for i := range op.subtasks() {
@@ -225,8 +269,44 @@ func (w *Writer) Write(ctx context.Context, dir string) (string, error) {
 		}
 		md.Operators = append(md.Operators, st)
 	}
+	for _, k := range w.kept {
+		op, err := copyOperator(ctx, k, fs, id)
+		if err != nil {
+			return "", fmt.Errorf("write savepoint: keep operator %q: %w", k.op.UID, err)
+		}
+		md.Operators = append(md.Operators, op)
+	}
 	if _, err := fs.WriteMetadata(ctx, md); err != nil {
 		return "", fmt.Errorf("write savepoint: %w", err)
 	}
 	return fmt.Sprintf("%s/chk-%d", fs.JobDir(), id), nil
+}
+
+// copyOperator copies a kept operator's keyed state files into the new
+// savepoint and returns its state with their new handles.
+func copyOperator(ctx context.Context, k kept, fs *storage.FS, id checkpoint.ID) (checkpoint.OperatorState, error) {
+	op := k.op
+	op.Subtasks = slices.Clone(op.Subtasks)
+	for i, st := range op.Subtasks {
+		h := st.State.Keyed
+		if h == nil {
+			continue
+		}
+		r, err := k.from.fs.OpenFile(ctx, h.File)
+		if err != nil {
+			return op, err
+		}
+		f, err := fs.WriteFile(ctx, id, checkpoint.SubtaskFileName(op.UID, st.Subtask, "keyed"), func(w io.Writer) error {
+			_, err := io.Copy(w, r)
+			return err
+		})
+		r.Close()
+		if err != nil {
+			return op, err
+		}
+		nh := *h
+		nh.File = f
+		op.Subtasks[i].State.Keyed = &nh
+	}
+	return op, nil
 }
