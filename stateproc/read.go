@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
 
 	"github.com/weirstream/weir/internal/checkpoint"
 	"github.com/weirstream/weir/internal/checkpoint/storage"
@@ -86,76 +87,71 @@ func schemaText(b []byte) string {
 // V may differ from the type the state was written with as a restore
 // allows (docs/compatibility.md).
 func ReadValues[K comparable, V any](ctx context.Context, s *Savepoint, uid, name string) (map[K]V, error) {
-	b, err := restoreOperator[K](ctx, s, uid)
-	if err != nil {
-		return nil, err
-	}
-	vc, err := codec.For[V]()
-	if err != nil {
-		return nil, err
-	}
-	st, err := state.RegisterValue(b, name, vc)
-	if err != nil {
-		return nil, fmt.Errorf("read %s operator %q: %w", s.path, uid, err)
-	}
-	out := map[K]V{}
-	for k, kg := range b.Keys(name) {
-		b.SetCurrentKey(k, kg)
-		if v, ok := st.Value(); ok {
-			out[k] = v
+	return readKeyed(ctx, s, uid, name, func(b *state.KeyedBackend[K]) (func() (V, bool), error) {
+		vc, err := codec.For[V]()
+		if err != nil {
+			return nil, err
 		}
-	}
-	return out, nil
+		st, err := state.RegisterValue(b, name, vc)
+		if err != nil {
+			return nil, err
+		}
+		return st.Value, nil
+	})
 }
 
 // ReadMaps reads the keyed map state name of operator uid.
 func ReadMaps[K, UK comparable, UV any](ctx context.Context, s *Savepoint, uid, name string) (map[K]map[UK]UV, error) {
-	b, err := restoreOperator[K](ctx, s, uid)
-	if err != nil {
-		return nil, err
-	}
-	kc, err := codec.For[UK]()
-	if err != nil {
-		return nil, err
-	}
-	vc, err := codec.For[UV]()
-	if err != nil {
-		return nil, err
-	}
-	st, err := state.RegisterMap(b, name, kc, vc)
-	if err != nil {
-		return nil, fmt.Errorf("read %s operator %q: %w", s.path, uid, err)
-	}
-	out := map[K]map[UK]UV{}
-	for k, kg := range b.Keys(name) {
-		b.SetCurrentKey(k, kg)
-		m := map[UK]UV{}
-		for uk, uv := range st.All() {
-			m[uk] = uv
+	return readKeyed(ctx, s, uid, name, func(b *state.KeyedBackend[K]) (func() (map[UK]UV, bool), error) {
+		kc, err := codec.For[UK]()
+		if err != nil {
+			return nil, err
 		}
-		out[k] = m
-	}
-	return out, nil
+		vc, err := codec.For[UV]()
+		if err != nil {
+			return nil, err
+		}
+		st, err := state.RegisterMap(b, name, kc, vc)
+		if err != nil {
+			return nil, err
+		}
+		return func() (map[UK]UV, bool) { return maps.Collect(st.All()), true }, nil
+	})
 }
 
 // ReadLists reads the keyed list state name of operator uid.
 func ReadLists[K comparable, V any](ctx context.Context, s *Savepoint, uid, name string) (map[K][]V, error) {
+	return readKeyed(ctx, s, uid, name, func(b *state.KeyedBackend[K]) (func() ([]V, bool), error) {
+		vc, err := codec.For[V]()
+		if err != nil {
+			return nil, err
+		}
+		st, err := state.RegisterList(b, name, vc)
+		if err != nil {
+			return nil, err
+		}
+		return func() ([]V, bool) { return st.Get(), true }, nil
+	})
+}
+
+// readKeyed restores operator uid, registers state name with register,
+// and reads the current key's value with the function it returns, for
+// every key of the state.
+func readKeyed[K comparable, R any](ctx context.Context, s *Savepoint, uid, name string, register func(*state.KeyedBackend[K]) (func() (R, bool), error)) (map[K]R, error) {
 	b, err := restoreOperator[K](ctx, s, uid)
 	if err != nil {
 		return nil, err
 	}
-	vc, err := codec.For[V]()
-	if err != nil {
-		return nil, err
-	}
-	st, err := state.RegisterList(b, name, vc)
+	get, err := register(b)
 	if err != nil {
 		return nil, fmt.Errorf("read %s operator %q: %w", s.path, uid, err)
 	}
-	out := map[K][]V{}
+	out := map[K]R{}
 	for k, kg := range b.Keys(name) {
 		b.SetCurrentKey(k, kg)
-		out[k] = st.Get()
+		if v, ok := get(); ok {
+			out[k] = v
+		}
 	}
 	return out, nil
 }
