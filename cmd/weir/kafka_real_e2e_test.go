@@ -287,18 +287,36 @@ func assertNoOpenTransactions(t *testing.T, brokers []string, topic string) {
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 	defer cancel()
 	cl := adminClient(t, brokers)
-	hwm, err := endOffsets(ctx, cl, topic, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	lso, err := endOffsets(ctx, cl, topic, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for p, h := range hwm {
-		if lso[p] != h {
-			t.Errorf("topic %s partition %d: last stable offset %d < high watermark %d: a transaction is left open", topic, p, lso[p], h)
+	// The broker writes commit markers after EndTxn has answered, so a
+	// just-committed transaction may hold the last stable offset back for
+	// a moment: wait for it to settle (bounded). The last stable offset is
+	// read first: both only grow and LSO <= HWM at any instant, so equal
+	// readings in this order mean they were equal when LSO was read.
+	for {
+		lso, err := endOffsets(ctx, cl, topic, 1)
+		if err != nil {
+			t.Fatal(err)
 		}
+		hwm, err := endOffsets(ctx, cl, topic, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		open := false
+		for p, h := range hwm {
+			open = open || lso[p] != h
+		}
+		if !open {
+			break
+		}
+		if ctx.Err() != nil {
+			for p, h := range hwm {
+				if lso[p] != h {
+					t.Errorf("topic %s partition %d: last stable offset %d < high watermark %d: a transaction is left open", topic, p, lso[p], h)
+				}
+			}
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 	req := kmsg.NewPtrListTransactionsRequest()
 	req.StateFilters = []string{"Ongoing", "PrepareCommit", "PrepareAbort"}

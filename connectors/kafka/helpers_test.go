@@ -133,10 +133,25 @@ func listEnds(ctx context.Context, cl *kgo.Client, topic string, committed bool)
 // values a read_committed consumer sees, in partition then offset order.
 func (b *broker) readCommitted(t testing.TB, topic string) []string {
 	t.Helper()
-	hwm := b.offsets(t, topic, false)
-	lso := b.offsets(t, topic, true)
-	if !slices.Equal(hwm, lso) {
-		t.Fatalf("topic %s has open transactions: high watermarks %v, last stable offsets %v", topic, hwm, lso)
+	// A real broker writes commit markers after EndTxn has answered (the
+	// coordinator records the commit, then tells the partition leaders), so
+	// right after the job ends a committed transaction may still hold the
+	// last stable offset back for a moment. Wait for the markers, bounded;
+	// a transaction left open never settles and fails here. The last
+	// stable offset is read before the high watermark: both only grow and
+	// LSO <= HWM at any instant, so lso(t1) == hwm(t2) with t1 < t2 means
+	// the two were equal at t1.
+	var hwm, lso []int64
+	for deadline := time.Now().Add(30 * time.Second); ; {
+		lso = b.offsets(t, topic, true)
+		hwm = b.offsets(t, topic, false)
+		if slices.Equal(hwm, lso) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("topic %s has open transactions 30s after the job ended: high watermarks %v, last stable offsets %v", topic, hwm, lso)
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 	cl := b.client(t,
 		kgo.ConsumeTopics(topic),
