@@ -231,8 +231,12 @@ func TestGoldenWrite(t *testing.T) {
 		t.Fatalf("%s exists: goldens are never overwritten; choose a new name", dir)
 	}
 	job, parts := goldenJob(name)
+	if len(parts) == 4 && parts[1] == "weak" && strings.HasPrefix(parts[3], "log") && job == "keyed" {
+		writeWeakGolden(t, dir, parts[0])
+		return
+	}
 	if len(parts) != 3 || (parts[0] != "heap" && parts[0] != "lsm") || (parts[1] != "savepoint" && parts[1] != "incremental" && parts[1] != "unaligned") {
-		t.Fatalf("name %q: want [windows-]<heap|lsm>-<savepoint|incremental|unaligned>-<version>", name)
+		t.Fatalf("name %q: want [windows-]<heap|lsm>-<savepoint|incremental|unaligned>-<version> or <heap|lsm>-weak-<version>-log<log version>", name)
 	}
 	backend, incremental, unaligned := parts[0], parts[1] == "incremental", parts[1] == "unaligned"
 	var seen atomic.Int64
@@ -295,6 +299,41 @@ func TestGoldenWrite(t *testing.T) {
 	}
 }
 
+// writeWeakGolden writes a WEAKLY_CONSISTENT golden: the job folder of
+// the keyed golden job cancelled while its slow keyed operator is behind,
+// so that the task snapshots it keeps hold output logs with records in
+// them (the source's log holds what the keyed tasks have not snapshotted,
+// the keyed tasks' what the collector has not).
+func writeWeakGolden(t *testing.T, dir, backend string) {
+	cfg := goldenConfig(t, 2, backend, false)
+	for k, v := range map[string]string{config.CheckpointingMode: config.ModeWeak, config.CheckpointingInterval: "30ms", config.BatchSize: "4"} {
+		if err := cfg.Set(k, v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var seen atomic.Int64
+	env := weir.NewEnv(weir.WithConfig(cfg), weir.WithLogger(slog.New(slog.DiscardHandler)))
+	buildGolden("keyed", env, goldenPhase1, true, 2, &seen, &syncLines{}, 2*time.Millisecond)
+	run, err := env.Start(t.Context(), "golden")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for seen.Load() < goldenPhase1*3/4 {
+		time.Sleep(time.Millisecond)
+	}
+	run.Cancel()
+	_ = run.Wait()
+	root, err := cfg.Get(config.CheckpointsDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	copyTree(t, filepath.Join(root, "golden"), filepath.Join(dir, "golden"))
+	lines := restoreGolden(t, dir, backend, 2)
+	if err := os.WriteFile(filepath.Join(dir, "expected.txt"), []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // goldenPath is the checkpoint or savepoint folder of golden dir.
 func goldenPath(t *testing.T, dir string) string {
 	t.Helper()
@@ -326,8 +365,26 @@ func restoreGolden(t *testing.T, dir, backend string, p int) []string {
 	t.Helper()
 	var seen atomic.Int64
 	out := &syncLines{}
-	env, log := newEnvFrom(goldenConfig(t, p, backend, false), mustAbs(t, goldenPath(t, dir)))
-	job, _ := goldenJob(filepath.Base(dir))
+	job, parts := goldenJob(filepath.Base(dir))
+	var env *weir.Env
+	var log *syncBuffer
+	if len(parts) > 1 && parts[1] == "weak" {
+		// A WEAKLY_CONSISTENT job restores each task's newest snapshot
+		// from its own folder: the golden's job folder becomes the
+		// folder of the job execute runs ("test").
+		cfg := goldenConfig(t, p, backend, false)
+		if err := cfg.Set(config.CheckpointingMode, config.ModeWeak); err != nil {
+			t.Fatal(err)
+		}
+		root, err := cfg.Get(config.CheckpointsDir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		copyTree(t, filepath.Join(dir, "golden"), filepath.Join(root, "test"))
+		env, log = newEnv(cfg)
+	} else {
+		env, log = newEnvFrom(goldenConfig(t, p, backend, false), mustAbs(t, goldenPath(t, dir)))
+	}
 	buildGolden(job, env, goldenTotal, false, p, &seen, out, 0)
 	execute(t, env, log)
 	slices.Sort(out.lines)
@@ -364,6 +421,9 @@ func TestGoldenRestore(t *testing.T) {
 				}
 				if strings.Contains(dir, "unaligned") && c.p != 2 {
 					t.Skip("records in flight restore at the parallelism they were recorded at")
+				}
+				if strings.Contains(dir, "-weak-") && c.p != 2 {
+					t.Skip("task snapshots of WEAKLY_CONSISTENT mode restore at the parallelism that took them")
 				}
 				// Work on a copy: a restore from another job's folder only
 				// reads, but the golden must stay untouched whatever happens.
