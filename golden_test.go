@@ -17,6 +17,7 @@ import (
 
 	"github.com/weirstream/weir"
 	"github.com/weirstream/weir/internal/config"
+	"github.com/weirstream/weir/internal/hooks"
 )
 
 // Golden checkpoints (docs/formats.md): savepoints and checkpoints that a
@@ -165,13 +166,72 @@ func (s collectSink) Close(context.Context) error { return nil }
 // operator list state) → keyed process (parallelism p) → collect; or, for
 // job "windows", event-time numbers → tumbling and session windows.
 func buildGolden(job string, env *weir.Env, limit int64, pause bool, p int, seen *atomic.Int64, out *syncLines, slow time.Duration) {
-	if job == "windows" {
+	switch job {
+	case "windows":
 		buildGoldenWindows(env, limit, pause, p, seen, out)
+		return
+	case "timers":
+		buildGoldenTimers(env, limit, pause, p, seen, out)
 		return
 	}
 	src := weir.FromSource(env, func() weir.Source[int64] { return &evolveSource{limit: limit, pause: pause} }).UID("numbers").Parallelism(1)
 	keyed := weir.KeyBy(src, func(v int64) int64 { return v % goldenKeys })
 	res := weir.Process(keyed, func() weir.KeyedProcessFunction[int64, int64, string] { return &goldenFn{seen: seen, slow: slow} }).UID("golden").Parallelism(p)
+	weir.SinkTo(res, func() weir.Sink[string] { return collectSink{out} }).UID("collect")
+}
+
+// goldenClockBase is the processing time the timers golden's job starts
+// at; timersClock runs from it (phase 1) or from two hours after it (a
+// restore), so that the processing-time timers phase 1 registers, an hour
+// after the base, fire only once restored.
+var goldenClockBase = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+
+func timersClock(restored bool) func() time.Time {
+	start := time.Now()
+	base := goldenClockBase
+	if restored {
+		base = base.Add(2 * time.Hour)
+	}
+	return func() time.Time { return base.Add(time.Since(start)) }
+}
+
+// timersFn counts records per key and, before the restore only, registers
+// a processing-time timer per key an hour after the clock's base; the
+// restored job prints each timer it fires.
+type timersFn struct {
+	count weir.ValueState[int64]
+	seen  *atomic.Int64
+}
+
+func (f *timersFn) Open(_ context.Context, kc *weir.KeyedContext[int64]) (err error) {
+	f.count, err = weir.GetValueState[int64](kc, "count")
+	return err
+}
+
+func (f *timersFn) ProcessElement(v int64, kc *weir.KeyedContext[int64], out *weir.Collector[string]) error {
+	c, _ := f.count.Value()
+	c++
+	f.count.Update(c)
+	k := kc.CurrentKey()
+	if at := goldenClockBase.Add(time.Hour).UnixMilli() + k; kc.CurrentProcessingTime() < at {
+		kc.RegisterProcessingTimeTimer(at)
+	}
+	out.Collect(fmt.Sprintf("r %d %d", k, c))
+	f.seen.Add(1)
+	return nil
+}
+
+func (f *timersFn) OnTimer(ts int64, kc *weir.KeyedContext[int64], out *weir.Collector[string]) error {
+	out.Collect(fmt.Sprintf("p %d %d", kc.CurrentKey(), ts))
+	return nil
+}
+
+// buildGoldenTimers: numbers → keyed process with processing-time timers.
+func buildGoldenTimers(env *weir.Env, limit int64, pause bool, p int, seen *atomic.Int64, out *syncLines) {
+	hooks.Plan(env).Now = timersClock(!pause)
+	src := weir.FromSource(env, func() weir.Source[int64] { return &evolveSource{limit: limit, pause: pause} }).UID("numbers").Parallelism(1)
+	keyed := weir.KeyBy(src, func(v int64) int64 { return v % goldenKeys })
+	res := weir.Process(keyed, func() weir.KeyedProcessFunction[int64, int64, string] { return &timersFn{seen: seen} }).UID("timers").Parallelism(p)
 	weir.SinkTo(res, func() weir.Sink[string] { return collectSink{out} }).UID("collect")
 }
 
@@ -236,7 +296,7 @@ func TestGoldenWrite(t *testing.T) {
 		return
 	}
 	if len(parts) != 3 || (parts[0] != "heap" && parts[0] != "lsm") || (parts[1] != "savepoint" && parts[1] != "incremental" && parts[1] != "unaligned") {
-		t.Fatalf("name %q: want [windows-]<heap|lsm>-<savepoint|incremental|unaligned>-<version> or <heap|lsm>-weak-<version>-log<log version>", name)
+		t.Fatalf("name %q: want [windows-|timers-]<heap|lsm>-<savepoint|incremental|unaligned>-<version> or <heap|lsm>-weak-<version>-log<log version>", name)
 	}
 	backend, incremental, unaligned := parts[0], parts[1] == "incremental", parts[1] == "unaligned"
 	var seen atomic.Int64
@@ -347,12 +407,12 @@ func goldenPath(t *testing.T, dir string) string {
 	return chks[0]
 }
 
-// goldenJob splits a golden's name into its job ("keyed" when the name
-// has no job prefix) and the rest.
+// goldenJob splits a golden's name into its job ("windows", "timers", or
+// "keyed" when the name has no job prefix) and the rest.
 func goldenJob(name string) (string, []string) {
 	parts := strings.Split(name, "-")
-	if len(parts) > 0 && parts[0] == "windows" {
-		return "windows", parts[1:]
+	if len(parts) > 0 && (parts[0] == "windows" || parts[0] == "timers") {
+		return parts[0], parts[1:]
 	}
 	return "keyed", parts
 }

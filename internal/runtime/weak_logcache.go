@@ -174,8 +174,9 @@ func (c *logCache) sections(payloads []network.Buffer, codec ChannelCodec, snap 
 type logSnapshot struct {
 	segs [][]byte
 	size int
-	// hdr holds the channels' headers.
-	hdr []byte
+	// hdr holds the channels' headers; channels counts them.
+	hdr      []byte
+	channels int
 	// scratch is the codec's output buffer while the snapshot encodes.
 	scratch []byte
 }
@@ -197,9 +198,15 @@ func (l *logSnapshot) add(b []byte) {
 	l.segs = append(l.segs, b)
 }
 
+// fileHeader is the file's format header and channel count.
+func (l *logSnapshot) fileHeader() []byte {
+	return binary.AppendUvarint([]byte(weakLogHeader), uint64(l.channels))
+}
+
 // header adds channel (k, j)'s header: edge, consumer subtask, base
 // buffers and records, entry count.
 func (l *logSnapshot) header(k, j int, baseBufs, baseRecs uint64, entries int) {
+	l.channels++
 	start := len(l.hdr)
 	l.hdr = binary.AppendUvarint(l.hdr, uint64(k))
 	l.hdr = binary.AppendUvarint(l.hdr, uint64(j))
@@ -210,9 +217,14 @@ func (l *logSnapshot) header(k, j int, baseBufs, baseRecs uint64, entries int) {
 	l.add(l.hdr[start:len(l.hdr):len(l.hdr)])
 }
 
-// WriteTo writes the file's bytes to w.
+// WriteTo writes the file's bytes to w: the format header, then the
+// channels.
 func (l *logSnapshot) WriteTo(w io.Writer) (int64, error) {
-	var n int64
+	m, err := w.Write(l.fileHeader())
+	n := int64(m)
+	if err != nil {
+		return n, err
+	}
 	for _, s := range l.segs {
 		m, err := w.Write(s)
 		n += int64(m)
@@ -225,7 +237,7 @@ func (l *logSnapshot) WriteTo(w io.Writer) (int64, error) {
 
 // bytes returns the file's bytes in one slice (tests).
 func (l *logSnapshot) bytes() []byte {
-	out := make([]byte, 0, l.size)
+	out := l.fileHeader()
 	for _, s := range l.segs {
 		out = append(out, s...)
 	}

@@ -23,11 +23,25 @@ import (
 // what an earlier snapshot encoded is kept (weak_logcache.go); the
 // snapshot's asynchronous part writes the file.
 //
-// Layout, per output channel: uvarint edge, consumer subtask, base
-// buffers, base records, entry count; per entry a kind byte, uvarint log
-// buffers and records (its stamped position), then for data a uvarint
-// length and the batch as the edge's ChannelCodec encodes it, for a
-// watermark a zigzag varint, for a status one byte (1: idle).
+// Layout: the header weakLogHeader (format version 2; version 1, written
+// by builds before it, has no header and is read as well) and a uvarint
+// channel count (so that a file cut after a channel is noticed), then per
+// output channel: uvarint edge, consumer subtask, base buffers, base
+// records, entry count; per entry a kind byte, uvarint log buffers and
+// records (its stamped position), then for data a uvarint length and the
+// batch as the edge's ChannelCodec encodes it, for a watermark a zigzag
+// varint, for a status one byte (1: idle). The records' own encoding is
+// described by the snapshot's state table (the log's channel schema row).
+//
+// The header starts with 0xFF 0x00, a uvarint no encoder writes (a
+// non-minimal zero), so a version 1 file, which starts with the uvarint of
+// its first edge, can never be mistaken for a later one.
+const (
+	weakLogHeader      = "\xff\x00WL\x02"
+	weakLogVersion     = 2
+	weakLogMagicPrefix = "\xff\x00WL"
+)
+
 const (
 	logEntryData byte = iota
 	logEntryWatermark
@@ -85,6 +99,10 @@ type restoredLog struct {
 // subtask. codec returns edge k's codec.
 func readLogs(r io.Reader, codec func(k int) (ChannelCodec, error)) (map[[2]int]*restoredLog, error) {
 	br := bufio.NewReader(r)
+	tagged, err := readLogHeader(br)
+	if err != nil {
+		return nil, err
+	}
 	out := map[[2]int]*restoredLog{}
 	u := func(what string) (uint64, error) {
 		v, err := binary.ReadUvarint(br)
@@ -93,8 +111,24 @@ func readLogs(r io.Reader, codec func(k int) (ChannelCodec, error)) (map[[2]int]
 		}
 		return v, nil
 	}
-	for {
-		if _, err := br.Peek(1); errors.Is(err, io.EOF) {
+	channels := uint64(0)
+	if tagged {
+		if channels, err = u("channel count"); err != nil {
+			return nil, err
+		}
+	}
+	for ch := uint64(0); ; ch++ {
+		_, err := br.Peek(1)
+		if tagged && ch == channels {
+			if err == nil {
+				return nil, fmt.Errorf("bytes after the %d channels the header announced: corrupt output log", channels)
+			}
+			return out, nil
+		}
+		if errors.Is(err, io.EOF) {
+			if tagged {
+				return nil, fmt.Errorf("%d of the %d channels the header announced: output log truncated: %w", ch, channels, io.ErrUnexpectedEOF)
+			}
 			return out, nil
 		}
 		var hdr [5]uint64
@@ -180,6 +214,31 @@ func readLogs(r io.Reader, codec func(k int) (ChannelCodec, error)) (map[[2]int]
 		}
 		out[[2]int{k, j}] = l
 	}
+}
+
+// readLogHeader consumes the file's format header and says whether it
+// had one: version 2 and later start with weakLogHeader's prefix and a
+// version byte; a file without one is version 1, whose channels follow
+// the same layout.
+func readLogHeader(br *bufio.Reader) (bool, error) {
+	pre, err := br.Peek(len(weakLogMagicPrefix))
+	if err != nil || string(pre) != weakLogMagicPrefix {
+		if len(pre) >= 2 && pre[0] == 0xff && pre[1] == 0x00 {
+			return false, fmt.Errorf("output log header %q: cut short or not an output log file of any weir version: corrupt output log", pre)
+		}
+		return false, nil // version 1 (or empty: no channel)
+	}
+	if _, err := br.Discard(len(pre)); err != nil {
+		return false, err
+	}
+	v, err := br.ReadByte()
+	if err != nil {
+		return false, fmt.Errorf("output log header: %w", corruptEOF(err))
+	}
+	if v != weakLogVersion {
+		return false, fmt.Errorf("output log format version %d: this build reads versions 1 to %d; restore it with the weir build that wrote it or a newer one", v, weakLogVersion)
+	}
+	return true, nil
 }
 
 func corruptEOF(err error) error {

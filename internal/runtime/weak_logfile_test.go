@@ -165,9 +165,54 @@ func TestWeakLogFileCorrupt(t *testing.T) {
 		}
 	}
 	bad := slices.Clone(data)
-	bad[5] = 9 // the first entry's kind
+	bad[len(weakLogHeader)+1+5] = 9 // the first entry's kind, after the header, channel count and channel header
 	if _, err := readLogs(bytes.NewReader(bad), codec); err == nil || !strings.Contains(err.Error(), "corrupt output log") {
 		t.Errorf("garbled kind: %v, want a corrupt output log error", err)
+	}
+}
+
+// TestWeakLogFileVersions: a version 1 file (no header, what builds
+// before version 2 wrote) reads as the same logs as its version 2 form;
+// a version this build does not know, a file cut inside the header, and
+// bytes after the announced channels are errors that say so.
+func TestWeakLogFileVersions(t *testing.T) {
+	pool := network.NewPool[int](8)
+	s := newWeakSender(1000, &WeakStats{})
+	s.setCodec(intCodec{pool: pool})
+	g := network.NewGate(1, 64)
+	s.connect(g.Channel(0))
+	sendRange(t, s, pool, 0, 10, 4)
+	v2 := logFileOf(t, s, 0, 0)
+	if !bytes.HasPrefix(v2, []byte(weakLogHeader+"\x01")) {
+		t.Fatalf("file starts %q, want the version 2 header and one channel", v2[:min(len(v2), 8)])
+	}
+	v1 := v2[len(weakLogHeader)+1:]
+	codec := func(int) (ChannelCodec, error) { return intCodec{pool: pool}, nil }
+	a, err := readLogs(bytes.NewReader(v1), codec)
+	if err != nil {
+		t.Fatalf("version 1: %v", err)
+	}
+	b, err := readLogs(bytes.NewReader(v2), codec)
+	if err != nil {
+		t.Fatalf("version 2: %v", err)
+	}
+	la, lb := a[[2]int{0, 0}], b[[2]int{0, 0}]
+	if la == nil || lb == nil || la.base != lb.base || !slices.Equal(la.entries, lb.entries) || len(la.payloads) != len(lb.payloads) {
+		t.Fatalf("version 1 read %+v, version 2 %+v", la, lb)
+	}
+	for _, c := range []struct {
+		name string
+		file []byte
+		want string
+	}{
+		{"version 3", append([]byte(weakLogMagicPrefix+"\x03"), v2[len(weakLogHeader):]...), "format version 3"},
+		{"cut in the header", v2[:3], "corrupt output log"},
+		{"trailing bytes", append(slices.Clone(v2), 0), "after the 1 channels"},
+		{"cut after the header", v2[:len(weakLogHeader)+1], "0 of the 1 channels"},
+	} {
+		if _, err := readLogs(bytes.NewReader(c.file), codec); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v, want an error containing %q", c.name, err, c.want)
+		}
 	}
 }
 
