@@ -10,6 +10,7 @@ import (
 	"github.com/weirstream/weir/internal/codec"
 	"github.com/weirstream/weir/internal/faults"
 	"github.com/weirstream/weir/internal/runtime"
+	"github.com/weirstream/weir/internal/state"
 	"github.com/weirstream/weir/internal/twophase"
 )
 
@@ -126,6 +127,13 @@ func SinkToTransactional[T, TXN any](s Stream[T], newSink func() TwoPhaseCommitS
 		return &twoPhaseOp[T, TXN]{sink: newSink()}
 	})
 	inputFactory[T](n)
+	// The transaction handles are the sink's state: declared, a restore
+	// checks the handle type against the one the checkpoint recorded
+	// before any task runs, and `savepoint check` reports it. (A handle
+	// type without a codec fails in Open with the codec's error.)
+	if d, err := state.DeclareTransactionHandles[TXN](twoPhaseStateName); err == nil {
+		n.States = &state.OperatorDeclarations{States: []state.Declared{d}}
+	}
 	return Stream[T]{env: s.env, node: n}
 }
 
@@ -152,12 +160,19 @@ type twoPhaseOp[T, TXN any] struct {
 	opened  bool
 }
 
-type txnCodec[TXN any] struct{ c codec.Codec[TXN] }
+// txnCodec encodes transaction handles with TXN's codec and decodes them
+// with dec: the same codec, or, for handles a checkpoint recorded under
+// another schema of the handle type (a connector upgraded between the
+// checkpoint and the restore), the decoder that resolves that schema.
+type txnCodec[TXN any] struct {
+	c   codec.Codec[TXN]
+	dec codec.Decoder[TXN]
+}
 
 func (t txnCodec[TXN]) Encode(txn TXN) ([]byte, error) { return t.c.Append(nil, txn), nil }
 
 func (t txnCodec[TXN]) Decode(b []byte) (TXN, error) {
-	v, n, err := t.c.Decode(b)
+	v, n, err := t.dec.Decode(b)
 	if err == nil && n != len(b) {
 		err = fmt.Errorf("%d trailing bytes after transaction handle: %w", len(b)-n, codec.ErrCorrupt)
 	}
@@ -170,11 +185,16 @@ func (o *twoPhaseOp[T, TXN]) Open(ctx context.Context, oc *runtime.OperatorConte
 	if err != nil {
 		return fmt.Errorf("transaction handle: %w", err)
 	}
-	o.codec = txnCodec[TXN]{c}
+	o.codec = txnCodec[TXN]{c: c, dec: c}
 	o.rc = newRuntimeContext(oc)
 	o.tracker = twophase.NewTracker[TXN]()
 	var commit, abort []TXN
 	if oc.Restored != nil {
+		dec, err := restoredTxnDecoder[TXN](oc.Restored.Schemas, c)
+		if err != nil {
+			return restoreFailure(fmt.Errorf("restore transactions of sink %q from checkpoint %d: %w", oc.UID, oc.Restored.Checkpoint, err))
+		}
+		o.codec.dec = dec
 		for _, b := range oc.Restored.Operator[twoPhaseStateName] {
 			st, err := twophase.DecodeState(b, o.codec)
 			if err != nil {

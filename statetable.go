@@ -2,6 +2,8 @@ package weir
 
 import (
 	"errors"
+	"fmt"
+	"reflect"
 
 	"github.com/weirstream/weir/internal/checkpoint"
 	"github.com/weirstream/weir/internal/codec"
@@ -52,6 +54,34 @@ func txnRow[TXN any]() []checkpoint.StateSchema {
 	r := checkpoint.StateSchema{Name: twoPhaseStateName, Scope: checkpoint.ScopeOperator, Value: codec.AppendSchema(nil, s)}
 	r.Fingerprint = checkpoint.SchemaFingerprint(r)
 	return []checkpoint.StateSchema{r}
+}
+
+// restoredTxnDecoder returns the decoder of the transaction handles a
+// checkpoint holds: own when the checkpoint recorded no schema for them
+// (metadata before version 3) or the schema TXN has now, else the decoder
+// codec.Resolve finds for the recorded one (fields added, dropped or
+// widened in the handle type), or an error naming the field when TXN
+// cannot read it. Handles are read once, on restore, so a resolved
+// decoder costs nothing at run time.
+func restoredTxnDecoder[TXN any](rows []checkpoint.StateSchema, own codec.Decoder[TXN]) (codec.Decoder[TXN], error) {
+	for _, r := range rows {
+		if r.Scope != checkpoint.ScopeOperator || r.Name != twoPhaseStateName || len(r.Value) == 0 {
+			continue
+		}
+		if now := txnRow[TXN](); len(now) == 1 && now[0].Fingerprint == r.Fingerprint {
+			return own, nil
+		}
+		ws, _, err := codec.DecodeSchema(r.Value)
+		if err != nil {
+			return nil, fmt.Errorf("schema of the transaction handles: %w", err)
+		}
+		dec, _, err := codec.Resolve[TXN](ws)
+		if err != nil {
+			return nil, fmt.Errorf("transaction handles recorded as %s cannot be read as %s: %w", ws, reflect.TypeFor[TXN](), err)
+		}
+		return dec, nil
+	}
+	return own, nil
 }
 
 // restoreFailure marks an error of restoring state that no restart can

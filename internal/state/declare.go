@@ -121,6 +121,30 @@ func DeclareOperatorList[T any](name string) (Declared, error) {
 	}, nil
 }
 
+// DeclareTransactionHandles declares the operator list state name in
+// which a two-phase-commit sink keeps its transaction handles of type TXN.
+// It is checked like any operator list state; its advice differs, since
+// the handle type is the connector's and no migration function reaches
+// it.
+func DeclareTransactionHandles[TXN any](name string) (Declared, error) {
+	d, err := DeclareOperatorList[TXN](name)
+	if err != nil {
+		return d, err
+	}
+	d.Desc = fmt.Sprintf("transaction handles of %T", *new(TXN))
+	check := d.check
+	d.check = func(row checkpoint.StateSchema) (Verdict, error) {
+		v, err := check(row)
+		var ie *IncompatibleStateError
+		if errors.As(err, &ie) {
+			ie.State = fmt.Sprintf("the sink's transaction handles (%q)", name)
+			ie.WaysOut = "restore with the sink (connector) version that wrote the checkpoint, or change its handle type only in ways that read the old one (add or drop fields, widen numbers)"
+		}
+		return v, err
+	}
+	return d, nil
+}
+
 // Finding is the outcome of checking one state of an operator.
 type Finding struct {
 	Scope, Name string

@@ -293,6 +293,9 @@ type IncompatibleStateError struct {
 	Err   *codec.IncompatibleError
 	// Migrations say why each migration given for the state did not apply.
 	Migrations []error
+	// WaysOut replaces the usual advice where it does not apply (state the
+	// engine keeps for a connector, which no weir.Migrate can reach).
+	WaysOut string
 }
 
 // maxMismatches bounds the mismatches Error names; Err keeps them all.
@@ -313,6 +316,10 @@ func (e *IncompatibleStateError) Error() string {
 	}
 	for _, m := range e.Migrations {
 		fmt.Fprintf(&b, "; %v", m)
+	}
+	if e.WaysOut != "" {
+		b.WriteString("; ways out: " + e.WaysOut)
+		return b.String()
 	}
 	b.WriteString("; ways out: convert the old values with a migration function (weir.Migrate), keep the old type, or start the state empty under a new name (restoring with --allow-non-restored-state then drops the old one)")
 	return b.String()
