@@ -3,12 +3,13 @@ package weir
 import (
 	"fmt"
 
+	"github.com/weirstream/weir/internal/runtime"
 	"github.com/weirstream/weir/internal/state"
 )
 
 // StateDecl declares one state of an operator before the job runs; see
 // Stream.Declare. Make one with ValueStateOf, ListStateOf, MapStateOf,
-// ReducingStateOf or OperatorListStateOf.
+// ReducingStateOf, OperatorListStateOf or UnionListStateOf.
 type StateDecl struct {
 	d     state.Declared
 	keyed bool
@@ -52,6 +53,12 @@ func MapStateOf[UK comparable, UV any](name string, opts ...StateOption) StateDe
 func OperatorListStateOf[T any](name string) StateDecl {
 	d, err := state.DeclareOperatorList[T](name)
 	return StateDecl{d: d, err: err}
+}
+
+// UnionListStateOf declares the union list state name of T
+// (GetUnionListState).
+func UnionListStateOf[T any](name string) StateDecl {
+	return OperatorListStateOf[T](runtime.UnionStatePrefix + name)
 }
 
 func declareKeyed[V any](name string, kind state.Kind, opts []StateOption) StateDecl {

@@ -35,10 +35,31 @@ type Source[T any] interface {
 }
 
 // FromSource adds a source to the job. newSource is called once per
-// subtask (and attempt): every parallel instance has its own Source.
+// subtask (and attempt): every parallel instance has its own Source; and
+// once while the graph is built, to ask the source for its states
+// (StateDeclarer), a value dropped without being opened — so a factory
+// should only build the value, and do its I/O in Open.
 func FromSource[T any](env *Env, newSource func() Source[T]) Stream[T] {
 	n := newNode[T](env, "Source", nil, func(int) runtime.Operator { return &sourceOp[T]{src: newSource()} })
-	return Stream[T]{env: env, node: n}
+	return declaredBy(Stream[T]{env: env, node: n}, newSource)
+}
+
+// StateDeclarer is implemented by sources that list their states, as
+// Stream.Declare does for other operators: a restore then checks them
+// against the checkpoint before any task runs, and `savepoint check`
+// reports them. The list is the source's whole set of states. The
+// connectors of this module (Kafka, files, datagen) implement it.
+type StateDeclarer interface {
+	DeclareStates() []StateDecl
+}
+
+// declaredBy declares the states of the source newSource makes, if it
+// says what they are.
+func declaredBy[T any](s Stream[T], newSource func() Source[T]) Stream[T] {
+	if d, ok := any(newSource()).(StateDeclarer); ok {
+		return s.Declare(d.DeclareStates()...)
+	}
+	return s
 }
 
 type sourceOp[T any] struct {

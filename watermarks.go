@@ -373,6 +373,9 @@ type Split struct {
 // (SplitReader) or for the subtask as one split. The strategy needs a
 // timestamp assigner. At the end of a bounded input the source emits
 // MaxWatermark, which fires every event-time window and timer downstream.
+//
+// As with FromSource, newSource is also called once while the graph is
+// built (StateDeclarer).
 func FromSourceWithWatermarks[T any](env *Env, newSource func() Source[T], strategy WatermarkStrategy[T]) Stream[T] {
 	if err := strategy.validate("FromSourceWithWatermarks", false); err != nil {
 		env.fail(err)
@@ -381,7 +384,7 @@ func FromSourceWithWatermarks[T any](env *Env, newSource func() Source[T], strat
 		return &wmSourceOp[T]{sourceOp: sourceOp[T]{src: newSource()}, gen: generation[T]{s: strategy}}
 	})
 	n.Timed = true
-	return Stream[T]{env: env, node: n}
+	return declaredBy(Stream[T]{env: env, node: n}, newSource)
 }
 
 // wmSourceOp is a source operator that generates watermarks.

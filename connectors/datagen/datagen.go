@@ -115,6 +115,12 @@ func (s *Source[T]) owner(i int64, p int) int {
 
 // Open restores this subtask's position, or derives it from the positions
 // of a checkpoint taken at another parallelism.
+// DeclareStates lists the source's one state, each subtask's position
+// in union list state, so that a restore checks it before the job runs.
+func (s *Source[T]) DeclareStates() []weir.StateDecl {
+	return []weir.StateDecl{weir.UnionListStateOf[Position](positionState)}
+}
+
 func (s *Source[T]) Open(ctx context.Context, rc *weir.RuntimeContext) error {
 	if s.opts.count < 0 || s.opts.rate < 0 || s.opts.period < 0 {
 		return fmt.Errorf("datagen: count %d, rate %g and owner period %d must not be negative", s.opts.count, s.opts.rate, s.opts.period)

@@ -130,6 +130,14 @@ type lineSource struct {
 	lines   [][]byte
 }
 
+// DeclareStates lists the source's one state, its position per file, so
+// that a restore checks it before the job runs.
+func (l *lineSource) DeclareStates() []weir.StateDecl {
+	return []weir.StateDecl{weir.OperatorListStateOf[sourcePosition](filePositionState)}
+}
+
+const filePositionState = "file-position"
+
 func (l *lineSource) Open(ctx context.Context, rc *weir.RuntimeContext) error {
 	all, err := ExpandGlob(l.pattern)
 	if err != nil {
@@ -139,7 +147,7 @@ func (l *lineSource) Open(ctx context.Context, rc *weir.RuntimeContext) error {
 	for i := rc.Subtask(); i < len(all); i += rc.Parallelism() {
 		mine = append(mine, all[i])
 	}
-	st, err := weir.GetOperatorListState[sourcePosition](rc, "file-position")
+	st, err := weir.GetOperatorListState[sourcePosition](rc, filePositionState)
 	if err != nil {
 		return err
 	}

@@ -81,6 +81,16 @@ type source[T any] struct {
 	pend []*kgo.Record
 }
 
+// DeclareStates lists the source's states: the partition offsets in
+// union list state, and the same name in plain operator list state, which
+// builds before the union state wrote (and which a restore still reads).
+func (s *source[T]) DeclareStates() []weir.StateDecl {
+	return []weir.StateDecl{
+		weir.UnionListStateOf[partitionOffset](offsetsState),
+		weir.OperatorListStateOf[partitionOffset](offsetsState),
+	}
+}
+
 func (s *source[T]) Open(ctx context.Context, rc *weir.RuntimeContext) (err error) {
 	s.uid, s.subtask, s.parallelism, s.log = rc.UID(), rc.Subtask(), rc.Parallelism(), rc.Logger()
 	st, err := weir.GetUnionListState[partitionOffset](rc, offsetsState)

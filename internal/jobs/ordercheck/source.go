@@ -26,6 +26,11 @@ type seqSource struct {
 	pos     *weir.OperatorList[position]
 }
 
+// DeclareStates lists the source's position state.
+func (s *seqSource) DeclareStates() []weir.StateDecl {
+	return []weir.StateDecl{weir.OperatorListStateOf[position]("ordercheck-position")}
+}
+
 func (s *seqSource) Open(ctx context.Context, rc *weir.RuntimeContext) error {
 	s.subtask = int64(rc.Subtask())
 	pos, err := weir.GetOperatorListState[position](rc, "ordercheck-position")
