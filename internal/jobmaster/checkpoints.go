@@ -124,10 +124,11 @@ func (m *Machine) releaseHeld() {
 	if m.reserving || m.sweeping > 0 {
 		return
 	}
-	if m.snaps != nil {
-		m.releaseWeak()
-		return
-	}
+	m.mode.releaseHeld()
+}
+
+// releaseBarriers sends the held barriers (barrier checkpoints).
+func (m *Machine) releaseBarriers() {
 	held := m.held
 	m.held = nil
 	pending := m.coord.Pending()
@@ -169,10 +170,11 @@ func (m *Machine) serve(req Request) {
 		m.emit(Answer{Req: req.Req, Err: errEnding})
 		return
 	}
-	if m.snaps != nil {
-		m.serveWeak(req)
-		return
-	}
+	m.mode.serve(req)
+}
+
+// serveCheckpoints handles an outside request with barrier checkpoints.
+func (m *Machine) serveCheckpoints(req Request) {
 	if req.Kind == RequestStop {
 		// The stop belongs to the job, not to this attempt: an attempt
 		// that fails after it is restarted and stops again (deployTo), and

@@ -5,7 +5,6 @@ import (
 	"slices"
 
 	"github.com/weirstream/weir/internal/checkpoint"
-	"github.com/weirstream/weir/internal/checkpoint/coordinator"
 	"github.com/weirstream/weir/internal/failover"
 )
 
@@ -30,17 +29,9 @@ func (m *Machine) runFailover() {
 func (m *Machine) performFailover(act failover.Action) {
 	switch act := act.(type) {
 	case failover.SuspendCheckpointing:
-		if m.snaps != nil {
-			return // the other tasks keep snapshotting
-		}
-		m.log.Info("checkpointing suspended", "reason", act.Reason)
-		m.coordStep(coordinator.Suspend{Reason: act.Reason})
+		m.mode.suspendForFailover(act.Reason)
 	case failover.ResumeCheckpointing:
-		if m.snaps != nil {
-			return
-		}
-		m.log.Info("checkpointing resumed")
-		m.resumeCheckpointing()
+		m.mode.resumeAfterFailover()
 	case failover.Cancel:
 		for _, t := range act.Tasks {
 			// Its region restarts and reads its input again.
@@ -120,11 +111,11 @@ func (m *Machine) stopSources(tasks []checkpoint.TaskID) {
 // restarts once no metadata write is in flight: such a write may still
 // complete a checkpoint, which must then be the one restored. The restart
 // itself happens when LatestLoaded comes back.
-func (m *Machine) restartDue() {
-	if m.snaps != nil {
-		m.weakRestartDue()
-		return
-	}
+func (m *Machine) restartDue() { m.mode.restartDue() }
+
+// loadLatestDue asks for the restore point of the regions due for a
+// restart (barrier checkpoints).
+func (m *Machine) loadLatestDue() {
 	if len(m.restarts) == 0 || m.persisting > 0 || m.loading || m.draining {
 		return
 	}

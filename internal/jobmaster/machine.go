@@ -11,62 +11,7 @@ import (
 	"github.com/weirstream/weir/internal/checkpoint/coordinator"
 	"github.com/weirstream/weir/internal/failover"
 	"github.com/weirstream/weir/internal/restart"
-	"github.com/weirstream/weir/internal/weak"
 )
-
-// Config describes the job a Machine runs.
-type Config struct {
-	// Name is the job's name, for messages.
-	Name string
-	// Regions are the job's pipelined regions (runtime.Regions).
-	Regions [][]checkpoint.TaskID
-	// Tasks are every subtask, in the order of the coordinator's states;
-	// Sources those a barrier goes to.
-	Tasks   []checkpoint.TaskID
-	Sources []checkpoint.TaskID
-	// Checkpoint configures the coordinator.
-	Checkpoint coordinator.Config
-	// Restart decides whether a failure restarts.
-	Restart restart.Strategy
-	// Placement places logical slots.
-	Placement Placement
-	// TaskManagers are prepared at Start (local mode: every executor);
-	// empty, each is prepared before its first deployment.
-	TaskManagers []TM
-	// SlotTimeout is how long a deployment waits for slots before the job
-	// fails (slot.request.timeout).
-	SlotTimeout time.Duration
-	// FirstAttempt numbers the first executions.
-	FirstAttempt int
-	// Initial is the restore point of the job's start (nil: fresh).
-	Initial *RestorePoint
-	// FirstOwn is the first checkpoint id this run takes: a restart
-	// restores the newest checkpoint at least this new, else Initial.
-	FirstOwn checkpoint.ID
-	// WeakLatest (Config.Weak) is each task's newest completed snapshot
-	// in the job's own storage when it starts, below FirstOwn: a restart
-	// of the whole job deploys every task from its own (Restore{ID, Own}),
-	// a task not in it from Initial. A task's first snapshot of this run
-	// discards its entry, as it discards any previous snapshot.
-	WeakLatest map[checkpoint.TaskID]checkpoint.ID
-	// Reserve enables checkpoint-id reservation; Reserved is the bound
-	// persisted before this run.
-	Reserve  bool
-	Reserved checkpoint.ID
-	// Register is set under high availability: a checkpoint whose
-	// metadata is written is complete only once its pointer is registered
-	// (RegisterCheckpoint, answered by Registered), and nothing about it
-	// is told before. False, a written metadata completes it (StoreDone).
-	Register bool
-	// Weak selects WEAKLY_CONSISTENT (execution.checkpointing.mode): no
-	// barriers; each task snapshots on its own schedule and restarts
-	// alone from its own newest snapshot. Regions is ignored (every task
-	// is its own region), Checkpoint's Interval and Timeout apply per
-	// task, and savepoints are refused. See weak.go.
-	Weak bool
-	// Logger; nil is silent.
-	Logger *slog.Logger
-}
 
 // reservationStep is how many checkpoint ids one reservation covers.
 const reservationStep = 100
@@ -107,17 +52,17 @@ type Machine struct {
 	now time.Time
 	out []Action
 	// slotOf is where each logical slot was placed last: a task restarted
-	// alone (Config.Weak) is deployed with the slots of its peers too,
-	// which keep running where they are.
+	// alone (per-task snapshots) is deployed with the slots of its peers
+	// too, which keep running where they are.
 	slotOf   map[int]Slot
 	regionOf map[checkpoint.TaskID]int
 	handler  *failover.Handler
 	strategy *recordingStrategy
 	coord    *coordinator.Coordinator
-	// snaps are the per-task snapshots of Config.Weak (nil otherwise);
-	// weakHeld their triggers waiting for an id reservation.
-	snaps    *weak.Snapshots
-	weakHeld []weak.Trigger
+	// mode takes the job's snapshots and restarts what fails: barrier
+	// checkpoints with region failover, or per-task snapshots with
+	// single-task failover (mode.go).
+	mode snapshotMode
 
 	execs    map[checkpoint.TaskID]*execution
 	live     int // executions deployed and not terminal
@@ -192,13 +137,7 @@ func New(cfg Config, now time.Time) *Machine {
 	if cfg.FirstOwn < 1 {
 		cfg.FirstOwn = 1
 	}
-	if cfg.Weak {
-		// Every task is its own region: a failure restarts it alone.
-		cfg.Regions = make([][]checkpoint.TaskID, len(cfg.Tasks))
-		for i, t := range cfg.Tasks {
-			cfg.Regions[i] = []checkpoint.TaskID{t}
-		}
-	}
+	cfg = modeConfig(cfg)
 	m := &Machine{
 		cfg:        cfg,
 		log:        cfg.Logger,
@@ -216,14 +155,8 @@ func New(cfg Config, now time.Time) *Machine {
 		persistKind: map[checkpoint.ID]checkpoint.Kind{},
 	}
 	m.handler = failover.NewHandler(cfg.Regions, m.strategy)
-	cc := cfg.Checkpoint
-	if cfg.Weak {
-		// The coordinator stays suspended and triggers nothing; the
-		// tasks' own snapshots replace its checkpoints.
-		cc.Interval = 0
-		m.snaps = weak.NewSnapshots(weak.Config{Interval: cfg.Checkpoint.Interval, Timeout: cfg.Checkpoint.Timeout, FirstID: cfg.FirstOwn, Latest: cfg.WeakLatest}, cfg.Tasks)
-	}
-	m.coord = coordinator.New(cc, cfg.Tasks, cfg.Sources, cfg.FirstOwn, now)
+	m.mode = newMode(m)
+	m.coord = coordinator.New(m.mode.coordinatorConfig(cfg.Checkpoint), cfg.Tasks, cfg.Sources, cfg.FirstOwn, now)
 	// No checkpoint before the job is deployed: a barrier sent before
 	// Deploy reaches no execution, and its checkpoint would stay pending
 	// until execution.checkpointing.timeout, holding back the final
@@ -281,10 +214,8 @@ func (m *Machine) NextDeadline() (time.Time, bool) {
 	if d, ok := m.coord.NextDeadline(); ok {
 		at = d
 	}
-	if m.snaps != nil {
-		if d, ok := m.snaps.NextDeadline(); ok && (at.IsZero() || d.Before(at)) {
-			at = d
-		}
+	if d, ok := m.mode.nextDeadline(); ok && (at.IsZero() || d.Before(at)) {
+		at = d
 	}
 	for _, t := range m.timers {
 		if at.IsZero() || t.Before(at) {
@@ -330,9 +261,7 @@ func (m *Machine) handle(ev Event) {
 		}
 		m.slotTick()
 		m.coordStep(coordinator.Tick{Now: m.now})
-		if m.snaps != nil {
-			m.weakStep(weak.Tick{Now: m.now})
-		}
+		m.mode.tick()
 		m.timers = slices.DeleteFunc(m.timers, func(at time.Time) bool { return !at.After(m.now) })
 		m.feed(failover.Tick{Now: m.now})
 	case Request:
@@ -344,26 +273,12 @@ func (m *Machine) handle(ev Event) {
 			m.stateChanged(ev.Exec.Task, e, ev.State, ev.Err)
 		}
 	case Ack:
-		switch {
-		case m.current(ev.Exec) == nil:
-		case m.snaps != nil:
-			if !m.draining {
-				m.weakStep(weak.Ack{Task: ev.Exec.Task, ID: ev.ID, State: ev.State, Now: m.now})
-			}
-		default:
-			m.coordStep(coordinator.Ack{Task: ev.Exec.Task, ID: ev.ID, State: ev.State})
+		if m.current(ev.Exec) != nil {
+			m.mode.ack(ev)
 		}
 	case Decline:
-		if m.snaps != nil {
-			if m.current(ev.Exec) != nil && !m.draining {
-				m.weakStep(weak.Decline{Task: ev.Exec.Task, ID: ev.ID, Reason: ev.Reason, Storage: ev.Storage, Now: m.now})
-			}
-		} else if m.current(ev.Exec) != nil {
-			cause := coordinator.CauseDeclined
-			if ev.Storage {
-				cause = coordinator.CauseStorage
-			}
-			m.coordStep(coordinator.Decline{Task: ev.Exec.Task, ID: ev.ID, Reason: ev.Reason, Cause: cause})
+		if m.current(ev.Exec) != nil {
+			m.mode.decline(ev)
 		}
 	case EndOfData:
 		if m.current(ev.Exec) != nil {
@@ -424,16 +339,7 @@ func (m *Machine) preparedJob(err error) {
 	if m.waiting == nil && !m.anyRegionFailing() {
 		// Deployed at once; a deployment waiting for slots resumes once
 		// it is placed (retryWaiting).
-		m.resumeCheckpointing()
-	}
-}
-
-// resumeCheckpointing lets the coordinator trigger again. With
-// Config.Weak it never does: each task's snapshots follow its own state
-// (weak.Snapshots), not the job's.
-func (m *Machine) resumeCheckpointing() {
-	if m.snaps == nil {
-		m.coordStep(coordinator.Resume{Now: m.now})
+		m.mode.resume()
 	}
 }
 
@@ -441,13 +347,13 @@ func (m *Machine) endOfData(t checkpoint.TaskID) {
 	if m.eod[t] || m.draining {
 		return
 	}
-	if m.snaps != nil {
-		// The task's own final snapshot, at once; once told of it, the
-		// task finishes.
-		m.eod[t] = true
-		m.weakStep(weak.EndOfData{Task: t, Now: m.now})
-		return
-	}
+	m.mode.endOfData(t)
+}
+
+// endOfInput counts task t's end of input towards the job's: once every
+// task's input ended, the coordinator takes the final checkpoint
+// (barrier checkpoints).
+func (m *Machine) endOfInput(t checkpoint.TaskID) {
 	if m.regionFailing(m.regionOf[t]) {
 		// A task of a failing region, not yet cancelled, ran to the end
 		// of its input: its region restarts and reads it again. Counted,
@@ -474,7 +380,7 @@ func (m *Machine) stateChanged(t checkpoint.TaskID, e *execution, st ExecState, 
 	case ExecRunning:
 		m.feed(failover.TaskRunning{Task: t})
 	case ExecFinished:
-		if m.snaps == nil && !e.covered {
+		if m.mode.finishNeedsFinalCheckpoint() && !e.covered {
 			m.refuseFinished(t, e)
 			break
 		}
@@ -485,9 +391,7 @@ func (m *Machine) stateChanged(t checkpoint.TaskID, e *execution, st ExecState, 
 	case ExecFailed:
 		m.taskFailed(t, err)
 	}
-	if m.snaps != nil {
-		m.weakStateChanged(t, st, err)
-	}
+	m.mode.stateChanged(t, st, err)
 }
 
 // refuseFinished handles a FINISHED report of an execution that no
@@ -554,13 +458,10 @@ func (m *Machine) taskFailed(t checkpoint.TaskID, err error) {
 		m.feed(failover.GlobalFailure{Reason: err.Error(), Now: m.now})
 		return
 	}
-	switch {
-	case unrecoverable:
+	if unrecoverable {
 		m.log.Warn("task failed with an error no restart can fix; failing the job", "task", t, "cause", err)
-	case m.snaps != nil:
-		m.log.Warn("task failed; it restarts alone", "task", t, "restore", m.weakRestorePoint(t), "cause", err)
-	default:
-		m.log.Warn("task failed; its region fails over", "task", t, "region", r, "cause", err)
+	} else {
+		m.mode.logFailure(t, r, err)
 	}
 	m.feed(failover.TaskFailed{Task: t, Err: err, Unrecoverable: unrecoverable, Now: m.now})
 }

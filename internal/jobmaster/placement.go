@@ -3,14 +3,12 @@ package jobmaster
 import (
 	"errors"
 	"fmt"
-	"maps"
 	"slices"
 	"time"
 
 	"github.com/weirstream/weir/internal/checkpoint"
 	"github.com/weirstream/weir/internal/checkpoint/coordinator"
 	"github.com/weirstream/weir/internal/failover"
-	"github.com/weirstream/weir/internal/weak"
 )
 
 // A deployment takes the logical slots of its tasks from the Placement,
@@ -84,7 +82,7 @@ func (m *Machine) retryWaiting() {
 	}
 	m.deployTo(w.tasks, w.rp, placed)
 	if w.shortage != "" && !m.anyRegionFailing() {
-		m.resumeCheckpointing()
+		m.mode.resume()
 	}
 }
 
@@ -106,18 +104,7 @@ func (m *Machine) deployTo(tasks []checkpoint.TaskID, rp *RestorePoint, placed m
 	for l, s := range placed {
 		m.slotOf[l] = s
 	}
-	if m.snaps != nil {
-		m.weakFinishedTo(tasks)
-		m.weakDeploy(tasks, maps.Clone(m.slotOf))
-		m.weakMoved(moved)
-	} else {
-		m.emit(Deploy{
-			Groups:  m.groups(tasks, live),
-			Slots:   placed,
-			Restore: rp,
-			Attempt: m.execs[tasks[0]].attempt,
-		})
-	}
+	m.mode.deploy(tasks, placed, rp, moved)
 	if len(m.stops) > 0 {
 		// A stop was asked for before: the redeployed sources stop too.
 		m.stopSources(tasks)
@@ -179,13 +166,7 @@ func (m *Machine) taskManagerLost(tm TM, cause string) {
 	}
 	m.log.Warn("TaskManager lost; restarting its regions", "tm", tm, "reason", cause, "tasks", len(lost))
 	m.emit(Failure{Cause: cause})
-	if m.snaps != nil {
-		// Each lost task restarts alone, from its own point; the
-		// failover handler restarts their singleton regions.
-		for _, t := range lost {
-			m.weakStep(weak.Down{Task: t, Reason: cause, Now: m.now})
-		}
-	}
+	m.mode.lost(lost, cause)
 	m.failCause = errors.New(cause)
 	if m.finalDone {
 		// The lost tasks are gone. The global failure's cancel counts

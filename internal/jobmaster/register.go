@@ -1,11 +1,7 @@
 package jobmaster
 
 import (
-	"fmt"
-
 	"github.com/weirstream/weir/internal/checkpoint"
-	"github.com/weirstream/weir/internal/checkpoint/coordinator"
-	"github.com/weirstream/weir/internal/weak"
 )
 
 // Checkpoint registration (Config.Register, high availability): a
@@ -53,9 +49,7 @@ func (m *Machine) registered(ev Registered) {
 	err := ev.Err
 	if err != nil {
 		m.log.Warn("checkpoint registration refused", "id", ev.ID, "err", err)
-		if m.snaps == nil {
-			err = fmt.Errorf("register checkpoint: %w", err)
-		}
+		err = m.mode.registrationError(err)
 	}
 	m.persisted(ev.ID, err, err != nil)
 }
@@ -65,10 +59,6 @@ func (m *Machine) registered(ev Registered) {
 // asks for its restore point.
 func (m *Machine) persisted(id checkpoint.ID, err error, registration bool) {
 	m.persisting--
-	if m.snaps != nil {
-		m.weakStep(weak.Persisted{ID: id, Err: err, Registration: registration, Now: m.now})
-	} else {
-		m.coordStep(coordinator.Persisted{ID: id, Err: err, Registration: registration, Now: m.now})
-	}
+	m.mode.persisted(id, err, registration)
 	m.restartDue()
 }

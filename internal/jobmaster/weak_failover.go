@@ -1,6 +1,7 @@
 package jobmaster
 
 import (
+	"maps"
 	"slices"
 
 	"github.com/weirstream/weir/internal/checkpoint"
@@ -19,30 +20,32 @@ import (
 // tasks keep running and snapshotting. There is no global failover: a
 // task that fails after others finished restarts alone too.
 
-// weakStateChanged tells the snapshots about an execution's new state.
-func (m *Machine) weakStateChanged(t checkpoint.TaskID, st ExecState, err error) {
+// stateChanged tells the snapshots about an execution's new state.
+func (w *taskMode) stateChanged(t checkpoint.TaskID, st ExecState, err error) {
+	m := w.m
 	switch st {
 	case ExecRunning:
-		m.weakStep(weak.Running{Task: t, Now: m.now})
+		w.step(weak.Running{Task: t, Now: m.now})
 	case ExecFinished:
-		m.weakStep(weak.Finished{Task: t})
+		w.step(weak.Finished{Task: t})
 		if len(m.tms) > 0 {
 			m.emit(WeakPeers{TMs: slices.Clone(m.tms), Finished: []checkpoint.TaskID{t}})
 		}
 	case ExecCanceled:
-		m.weakStep(weak.Down{Task: t, Reason: "cancelled", Now: m.now})
+		w.step(weak.Down{Task: t, Reason: "cancelled", Now: m.now})
 	case ExecFailed:
 		reason := "failed"
 		if err != nil {
 			reason = err.Error()
 		}
-		m.weakStep(weak.Down{Task: t, Reason: reason, Now: m.now})
+		w.step(weak.Down{Task: t, Reason: reason, Now: m.now})
 	}
 }
 
-// weakRestartDue deploys the tasks due for a restart whose own metadata
+// restartDue deploys the tasks due for a restart whose own metadata
 // write is not in flight; the others wait for it (persisted calls again).
-func (m *Machine) weakRestartDue() {
+func (w *taskMode) restartDue() {
+	m := w.m
 	if len(m.restarts) == 0 || m.draining {
 		return
 	}
@@ -53,7 +56,7 @@ func (m *Machine) weakRestartDue() {
 			continue
 		}
 		t := m.cfg.Regions[r][0]
-		if m.snaps.Persisting(t) {
+		if w.snaps.Persisting(t) {
 			wait = append(wait, r)
 			continue
 		}
@@ -76,26 +79,36 @@ func (m *Machine) weakRestartDue() {
 	m.deploy(ready, nil)
 }
 
-// weakRestorePoint is what task t restores: its newest completed snapshot,
+// restorePoint is what task t restores: its newest completed snapshot,
 // else the job's initial point.
-func (m *Machine) weakRestorePoint(t checkpoint.TaskID) *RestorePoint {
-	if id := m.snaps.Latest(t); id > 0 {
+func (w *taskMode) restorePoint(t checkpoint.TaskID) *RestorePoint {
+	if id := w.snaps.Latest(t); id > 0 {
 		return &RestorePoint{ID: id, Own: true}
 	}
-	return m.cfg.Initial
+	return w.m.cfg.Initial
 }
 
-// weakDeploy deploys tasks, each from its own restore point: one Deploy
+// deploy deploys tasks restarted alone (or every task, at the start):
+// the TaskManagers hear which peers finished and which moved, and each
+// task restores its own point.
+func (w *taskMode) deploy(tasks []checkpoint.TaskID, _ map[int]Slot, _ *RestorePoint, moved []checkpoint.TaskID) {
+	w.m.weakFinishedTo(tasks)
+	w.deployEach(tasks, maps.Clone(w.m.slotOf))
+	w.m.weakMoved(moved)
+}
+
+// deployEach deploys tasks, each from its own restore point: one Deploy
 // per distinct point, in the order of their first task. The restore
 // points are chosen now, when the slots are there: no write of these
 // tasks is in flight (they do not run, and weakRestartDue waited). slots
 // holds every logical slot's placement, the peers' included: the tasks'
 // channels reach peers that keep running where they are.
-func (m *Machine) weakDeploy(tasks []checkpoint.TaskID, slots map[int]Slot) {
+func (w *taskMode) deployEach(tasks []checkpoint.TaskID, slots map[int]Slot) {
+	m := w.m
 	var points []*RestorePoint
 	byPoint := map[string][]checkpoint.TaskID{}
 	for _, t := range tasks {
-		rp := m.weakRestorePoint(t)
+		rp := w.restorePoint(t)
 		k := rp.String()
 		if _, ok := byPoint[k]; !ok {
 			points = append(points, rp)

@@ -10,17 +10,18 @@ import (
 // WEAKLY_CONSISTENT mode.
 var errWeakSavepoint = errors.New("savepoints and stop-with-savepoint need a consistent cut of every task's state, which execution.checkpointing.mode WEAKLY_CONSISTENT never takes (each task snapshots on its own); run jobs that need them with EXACTLY_ONCE")
 
-// serveWeak handles an outside request in WEAKLY_CONSISTENT mode. A
+// serve handles an outside request in WEAKLY_CONSISTENT mode. A
 // checkpoint request triggers every running task's snapshot now (a task
 // with one in flight takes its next right after) and is answered with the
 // first id. A stop without a target stops the sources: each task then ends
 // its input, takes its own final snapshot and finishes; it is answered
 // once the job ended. Savepoints are refused.
-func (m *Machine) serveWeak(req Request) {
+func (w *taskMode) serve(req Request) {
+	m := w.m
 	switch req.Kind {
 	case RequestCheckpoint:
 		ans := Answer{Req: req.Req}
-		for _, act := range m.weakStep(weak.Request{Now: m.now}) {
+		for _, act := range w.step(weak.Request{Now: m.now}) {
 			if t, ok := act.(weak.Trigger); ok {
 				ans.ID = t.ID
 				break
