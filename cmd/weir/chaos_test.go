@@ -1,0 +1,315 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/weirstream/weir/internal/jobs/demo"
+)
+
+// The chaos soak: etcd, three JobManagers under high availability, four
+// TaskManagers and the demo at parallelism 4 into an exactly-once sink,
+// while every 0.5–2 s a random process is SIGKILLed (and started again)
+// or SIGSTOPped past its lease or heartbeat timeout (and SIGCONTed):
+// JobManagers, the leader included, TaskManagers, etcd, and with
+// -chaos-sink=postgres the database server (crash-stopped). Afterwards the
+// output must be exactly the failure-free output, the job must have ended
+// by itself, nothing may be left prepared or in progress, and no
+// checkpoint folder may lack its metadata. CI runs the short form; the
+// long one is
+//
+//	go test ./cmd/weir -run TestChaosSoak -timeout 60m -args -chaos-faults=120 -chaos-baseline
+//
+// which prints the figures BENCHMARKS.md keeps.
+var (
+	chaosFaults   = flag.Int("chaos-faults", 20, "faults the chaos soak injects")
+	chaosSink     = flag.String("chaos-sink", "file", "the chaos soak's exactly-once sink: file, postgres (a throwaway cluster of its own, crash-stopped too) or kafka (the broker at WEIR_KAFKA_BROKERS)")
+	chaosBaseline = flag.Bool("chaos-baseline", false, "run the chaos soak's job once without faults first, on the same cluster, for its throughput ratio")
+)
+
+// chaosRate paces the soak's events: slow enough that the job outlives
+// the faults, fast enough that every checkpoint carries work.
+const chaosRate = 20_000
+
+// fault kinds of the soak.
+const (
+	faultKillJM   = "kill JobManager"
+	faultPauseJM  = "pause JobManager"
+	faultKillTM   = "kill TaskManager"
+	faultPauseTM  = "pause TaskManager"
+	faultEtcd     = "restart etcd"
+	faultSinkDown = "crash-stop the sink's server"
+)
+
+// chaosFault is one injected fault: when, what, whom.
+type chaosFault struct {
+	at     time.Time
+	kind   string
+	target string
+}
+
+// chaosSinkEnv is the soak's sink: its --sink argument (empty: files in
+// the demo's --out), how to read what it committed, and what it must not
+// leave behind.
+type chaosSinkEnv struct {
+	arg   string
+	read  func(t *testing.T) []string
+	after func(t *testing.T)
+	down  func(t *testing.T) // nil: the server is not faulted
+}
+
+func chaosSinkFor(t *testing.T, out string, run int) chaosSinkEnv {
+	switch *chaosSink {
+	case "file":
+		return chaosSinkEnv{read: func(t *testing.T) []string { return committed(t, out) }, after: func(t *testing.T) { assertNoInProgress(t, out) }}
+	case "postgres":
+		pg := newPGCluster(t)
+		table := fmt.Sprintf("weir_chaos_%d", run)
+		return chaosSinkEnv{
+			arg: pg.conn + "&table=" + table,
+			read: func(t *testing.T) []string {
+				ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+				defer cancel()
+				lines, err := readPostgresLines(ctx, endpoint{scheme: "postgres", conn: pg.conn, table: table})
+				if err != nil {
+					t.Fatal(err)
+				}
+				return lines
+			},
+			after: func(t *testing.T) {
+				if left := pg.prepared(t); len(left) > 0 {
+					t.Errorf("prepared transactions left on the server: %v", left)
+				}
+			},
+			down: func(t *testing.T) {
+				pg.ctl(t, "stop", "-m", "immediate")
+				time.Sleep(500 * time.Millisecond)
+				pg.ctl(t, "start")
+			},
+		}
+	case "kafka":
+		brokers := os.Getenv("WEIR_KAFKA_BROKERS")
+		if brokers == "" {
+			t.Skip("-chaos-sink=kafka needs WEIR_KAFKA_BROKERS (bash .ci/kafka.sh starts one on 127.0.0.1:9092)")
+		}
+		topic := uniqueTopic("weir-chaos")
+		bs := strings.Split(brokers, ",")
+		return chaosSinkEnv{
+			arg:   "kafka://" + bs[0] + "/" + topic,
+			read:  func(t *testing.T) []string { return readCommittedUpTo(t, bs, topic, true) },
+			after: func(t *testing.T) { assertNoOpenTransactions(t, bs, topic) },
+		}
+	}
+	t.Fatalf("-chaos-sink=%q: want file, postgres or kafka", *chaosSink)
+	return chaosSinkEnv{}
+}
+
+func TestChaosSoak(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs etcd and a cluster of seven processes under faults for a minute or more")
+	}
+	rng := killRand(t, 7)
+	c := startHACluster(t, 3, 4, 2, nil)
+	var baseline time.Duration
+	// Enough events for the faults at their mean spacing, pauses and
+	// restarts included, with room to spare: the job must outlive them.
+	events := chaosRate * (3*(*chaosFaults) + 20)
+	if *chaosBaseline {
+		sink := chaosSinkFor(t, filepath.Join(c.dir, "out-baseline"), 0)
+		start := time.Now()
+		c.chaosRun(t, "demo-baseline", events, sink, filepath.Join(c.dir, "out-baseline"))
+		baseline = time.Since(start)
+		t.Logf("baseline: %d events in %s without faults", events, baseline.Round(time.Millisecond))
+	}
+	out := filepath.Join(c.dir, "out-chaos")
+	sink := chaosSinkFor(t, out, 1)
+	client := c.chaosSubmit(t, "demo-chaos", events, sink, out)
+	start := time.Now()
+	c.waitLeader(-1, 0)
+	var faults []chaosFault
+	kinds := []string{faultKillJM, faultKillJM, faultPauseJM, faultKillTM, faultKillTM, faultKillTM, faultPauseTM, faultEtcd}
+	if sink.down != nil {
+		kinds = append(kinds, faultSinkDown)
+	}
+	for len(faults) < *chaosFaults {
+		delay := 500*time.Millisecond + time.Duration(rng.Int64N(int64(1500*time.Millisecond)))
+		select {
+		case <-client.done:
+			t.Fatalf("the job ended after %d of %d faults: raise the events; client stderr:\n%s\n%s", len(faults), *chaosFaults, tail(client.stderr(), 3000), c.logs())
+		case <-time.After(delay):
+		}
+		f := c.inject(t, rng, kinds[rng.IntN(len(kinds))], sink)
+		faults = append(faults, f)
+		t.Logf("fault %d at %s: %s %s", len(faults), f.at.Sub(start).Round(time.Millisecond), f.kind, f.target)
+	}
+	res := client.wait()
+	took := time.Since(start)
+	if res.code != 0 {
+		t.Fatalf("weir run exited %d after %d faults; stderr:\n%s\n%s", res.code, len(faults), tail(res.stderr, 3000), c.logs())
+	}
+	if d := demo.Diff(demo.Expected(int64(events), demoKeys), sink.read(t)); d != "" {
+		t.Fatalf("after %d faults the committed output differs from the failure-free run: %s\n%s", len(faults), d, c.logs())
+	}
+	sink.after(t)
+	c.assertNoOrphanCheckpoints(t)
+	c.chaosFigures(t, faults, events, took, baseline)
+}
+
+// chaosSubmit submits the demo as job name and follows it.
+func (c *haCluster) chaosSubmit(t *testing.T, name string, events int, sink chaosSinkEnv, out string) *running {
+	args, _ := c.demoArgs(events, chaosRate, 4)
+	args = append(args, "--job-name", name, "--out", out, "-v")
+	if sink.arg != "" {
+		args = append(args, "--sink", sink.arg)
+	}
+	return startWeir(t, c.lifetime, args...)
+}
+
+// chaosRun runs the demo as job name without faults and checks its output.
+func (c *haCluster) chaosRun(t *testing.T, name string, events int, sink chaosSinkEnv, out string) {
+	res := c.chaosSubmit(t, name, events, sink, out).wait()
+	if res.code != 0 {
+		t.Fatalf("baseline run exited %d; stderr:\n%s", res.code, tail(res.stderr, 3000))
+	}
+	if d := demo.Diff(demo.Expected(int64(events), demoKeys), sink.read(t)); d != "" {
+		t.Fatalf("baseline output: %s", d)
+	}
+}
+
+// inject applies one fault of kind and returns it once the process is
+// back (killed ones restarted, paused ones continued).
+func (c *haCluster) inject(t *testing.T, rng *rand.Rand, kind string, sink chaosSinkEnv) chaosFault {
+	f := chaosFault{at: time.Now(), kind: kind}
+	lease, _ := time.ParseDuration(haLease)
+	switch kind {
+	case faultKillJM, faultPauseJM:
+		i := rng.IntN(len(c.jms))
+		if li, _ := c.leader(); li >= 0 && rng.IntN(2) == 0 {
+			i = li // the leader half the time: the fault that matters most
+		}
+		jm := c.jms[i]
+		f.target = jm.id
+		if kind == faultKillJM {
+			jm.proc.kill()
+			c.startJM(i)
+			break
+		}
+		c.pause(t, jm.proc, lease+time.Second)
+	case faultKillTM, faultPauseTM:
+		ids := make([]string, 0, len(c.tms))
+		for id := range c.tms {
+			ids = append(ids, id)
+		}
+		slices.Sort(ids)
+		id := ids[rng.IntN(len(ids))]
+		f.target = id
+		if kind == faultKillTM {
+			c.tms[id].kill()
+			c.tms[id] = startWeir(t, c.lifetime, c.tmArgs[id]...)
+			break
+		}
+		// Past heartbeat.timeout (5 s): the JobManager declares it lost
+		// and restarts its tasks elsewhere; continued, it must not commit
+		// anything of its stale attempts.
+		c.pause(t, c.tms[id], 5500*time.Millisecond)
+	case faultEtcd:
+		f.target = "etcd"
+		c.etcd.Stop()
+		time.Sleep(time.Duration(rng.Int64N(int64(lease))))
+		c.etcd.Restart(t)
+	case faultSinkDown:
+		f.target = *chaosSink
+		sink.down(t)
+	}
+	return f
+}
+
+// pause SIGSTOPs r for d, then SIGCONTs it.
+func (c *haCluster) pause(t *testing.T, r *running, d time.Duration) {
+	pid := r.cmd.Process.Pid
+	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
+		t.Logf("SIGSTOP %d: %v (it ended)", pid, err)
+		return
+	}
+	time.Sleep(d)
+	if err := syscall.Kill(pid, syscall.SIGCONT); err != nil {
+		t.Logf("SIGCONT %d: %v", pid, err)
+	}
+}
+
+// assertNoOrphanCheckpoints fails on a checkpoint folder without its
+// metadata under the cluster's checkpoint storage, once the jobs ended: a
+// checkpoint that never completed must have been cleaned up.
+func (c *haCluster) assertNoOrphanCheckpoints(t *testing.T) {
+	var orphans []string
+	filepath.WalkDir(c.dir, func(p string, d os.DirEntry, err error) error {
+		if err != nil || !d.IsDir() || !strings.HasPrefix(d.Name(), "chk-") {
+			return nil
+		}
+		if _, err := os.Stat(filepath.Join(p, "_metadata")); err != nil {
+			orphans = append(orphans, p)
+		}
+		return filepath.SkipDir
+	})
+	if len(orphans) > 0 {
+		t.Errorf("checkpoint folders without metadata left after the job ended: %v", orphans)
+	}
+}
+
+var logTimeRE = regexp.MustCompile(`^time=(\S+) .*msg="checkpoint completed"`)
+
+// chaosFigures logs what the soak did: faults by kind, checkpoints
+// completed, recoveries, the time from each fault to the next completed
+// checkpoint, and the throughput against the baseline.
+func (c *haCluster) chaosFigures(t *testing.T, faults []chaosFault, events int, took, baseline time.Duration) {
+	var completions []time.Time
+	recovered := 0
+	for _, jm := range c.jms {
+		log := jm.log()
+		recovered += strings.Count(log, `msg="job recovered"`)
+		for _, l := range strings.Split(log, "\n") {
+			if m := logTimeRE.FindStringSubmatch(l); m != nil {
+				if at, err := time.Parse(time.RFC3339Nano, m[1]); err == nil {
+					completions = append(completions, at)
+				}
+			}
+		}
+	}
+	slices.SortFunc(completions, func(a, b time.Time) int { return a.Compare(b) })
+	byKind := map[string]int{}
+	var gaps []time.Duration
+	for _, f := range faults {
+		byKind[f.kind]++
+		if i, _ := slices.BinarySearchFunc(completions, f.at, func(a, b time.Time) int { return a.Compare(b) }); i < len(completions) {
+			gaps = append(gaps, completions[i].Sub(f.at))
+		}
+	}
+	slices.Sort(gaps)
+	q := func(p float64) time.Duration {
+		if len(gaps) == 0 {
+			return 0
+		}
+		return gaps[min(len(gaps)-1, int(p*float64(len(gaps))))].Round(time.Millisecond)
+	}
+	kinds := make([]string, 0, len(byKind))
+	for k, n := range byKind {
+		kinds = append(kinds, fmt.Sprintf("%s %d", k, n))
+	}
+	slices.Sort(kinds)
+	t.Logf("chaos: %d faults (%s); sink %s; %d events exact, 0 lost, 0 duplicated; %d checkpoints completed; job recovered %d times",
+		len(faults), strings.Join(kinds, ", "), *chaosSink, events, len(completions), recovered)
+	t.Logf("chaos: fault to next completed checkpoint p50 %s, p99 %s, max %s (%d of %d faults followed by one)", q(0.5), q(0.99), q(1), len(gaps), len(faults))
+	if baseline > 0 {
+		t.Logf("chaos: %s with faults, %s without: throughput %.2f of the failure-free run", took.Round(time.Millisecond), baseline.Round(time.Millisecond), baseline.Seconds()/took.Seconds())
+	}
+}
