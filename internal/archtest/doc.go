@@ -4,7 +4,8 @@
 // The rules it checks, each the reason a doc.go elsewhere says what its
 // package must not touch:
 //
-//   - The protocol cores are pure state machines (DESIGN.md, principle 1):
+//   - The protocol cores are pure state machines (docs/architecture.md,
+//     "Design rules", 1):
 //     internal/checkpoint and its barrier, coordinator and registry,
 //     internal/failover, internal/twophase, internal/network/credit,
 //     internal/heartbeat, internal/restart, internal/jobmaster,
