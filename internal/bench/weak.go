@@ -143,8 +143,9 @@ type weakScaleRep struct {
 	// Pow is the estimate of the global success rate, (1-p)^tasks:
 	// one failed task snapshot fails the whole checkpoint.
 	Pow float64 `json:"pow_estimate"`
-	// SimGlobal and SimPerTask are weak.SuccessAtScale's simulation of
-	// the same setting (omitted when not computed).
+	// SimGlobal and SimPerTask are successAtScale's simulation of the
+	// same setting on the pure weak.Snapshots (omitted when not
+	// computed).
 	SimGlobal  *float64 `json:"simulated_global,omitempty"`
 	SimPerTask *float64 `json:"simulated_per_task,omitempty"`
 	Baseline   string   `json:"baseline"` // "aligned": one failed task snapshot fails the checkpoint
@@ -504,6 +505,8 @@ func printWeak(o weakOptions, rep weakReport) {
 		errs(s.Modes)
 		fmt.Printf("  (1-p)^tasks = %.3f", s.Pow)
 		if s.SimGlobal != nil {
+			// The label is the simulation's old name, kept so that
+			// reports stay comparable (simulateScale).
 			fmt.Printf("; weak.SuccessAtScale: global %.3f, per task %.3f", *s.SimGlobal, *s.SimPerTask)
 		}
 		fmt.Printf("\n  target %s: %s\n", s.Target, metWord(s.Met))
