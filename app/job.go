@@ -50,8 +50,20 @@ type Run struct {
 	Summary func() string
 	// Finish, if set, runs where the job was launched once it FINISHED
 	// (a local run, or an attached client): to report or verify its
-	// committed output. cfg is the configuration the job ran with.
-	Finish func(ctx context.Context, cfg *weir.Config) error
+	// committed output, with what the run's Outcome says.
+	Finish func(ctx context.Context, out Outcome) error
+}
+
+// Outcome is what Run.Finish learns of a run whose job FINISHED, the same
+// in a local run and in an attached client.
+type Outcome struct {
+	// Config is the configuration the job ran with.
+	Config *weir.Config
+	// Weak is a WEAKLY_CONSISTENT job's failover accounting to its end:
+	// in a local run the job's own, on a cluster the JobManager's sums of
+	// what its TaskManagers reported. It is nil in the other modes, and
+	// on a cluster whose JobManager reported none.
+	Weak *WeakFigures
 }
 
 // Flag annotations that steer how a client turns the command line into

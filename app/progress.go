@@ -113,7 +113,7 @@ func (p *progress) weakSummary() string {
 	if !p.weak {
 		return ""
 	}
-	return weakLine(&p.st.Weak)
+	return weakFiguresOf(&p.st.Weak).line()
 }
 
 func human(v float64) string {

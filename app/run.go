@@ -228,7 +228,11 @@ func (p *Program) runLocal(ctx context.Context, lf *launchFlags, fs *pflag.FlagS
 		return jobEndError{fmt.Sprintf("job %s CANCELED: canceled through the REST API", name)}
 	}
 	if err == nil && run.Finish != nil {
-		err = run.Finish(ctx, cfg)
+		out := Outcome{Config: cfg}
+		if weakMode(env.Config()) {
+			out.Weak = weakFiguresOf(&jobStatus(env).Weak)
+		}
+		err = run.Finish(ctx, out)
 	}
 	if finished != nil {
 		p.discardFinished(*finished)
@@ -326,11 +330,12 @@ func (p *Program) submit(ctx context.Context, lf *launchFlags, fs *pflag.FlagSet
 		}
 		return err
 	}
+	out := Outcome{Config: cfg}
 	if w := last.GetWeak(); w != nil {
-		fmt.Fprintln(p.stderr(), weakClusterLine(w))
-		ctx = context.WithValue(ctx, weakFiguresKey{}, w)
+		out.Weak = weakFiguresFrom(w)
+		fmt.Fprintln(p.stderr(), out.Weak.line())
 	}
-	return p.finished(ctx, id, last, cfg, run)
+	return p.finished(ctx, id, last, out, run)
 }
 
 // ErrJobNotFinished is wrapped by the error of an attached run whose job
@@ -338,7 +343,7 @@ func (p *Program) submit(ctx context.Context, lf *launchFlags, fs *pflag.FlagSet
 var ErrJobNotFinished = errors.New("job did not finish")
 
 // finished maps a terminal update to the command's result.
-func (p *Program) finished(ctx context.Context, id string, u *pb.JobUpdate, cfg *weir.Config, run Run) error {
+func (p *Program) finished(ctx context.Context, id string, u *pb.JobUpdate, out Outcome, run Run) error {
 	if u.GetState() != "FINISHED" {
 		cause := u.GetFailure()
 		if cause == "" {
@@ -347,7 +352,7 @@ func (p *Program) finished(ctx context.Context, id string, u *pb.JobUpdate, cfg 
 		return jobEndError{fmt.Sprintf("job %s %s: %s", id, u.GetState(), cause)}
 	}
 	if run.Finish != nil {
-		return run.Finish(ctx, cfg)
+		return run.Finish(ctx, out)
 	}
 	return nil
 }

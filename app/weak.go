@@ -1,7 +1,6 @@
 package app
 
 import (
-	"context"
 	"fmt"
 
 	"github.com/weirstream/weir"
@@ -17,25 +16,42 @@ func weakMode(cfg *weir.Config) bool {
 	return hooks.Config(cfg).String(config.CheckpointingMode) == config.ModeWeak
 }
 
-// weakLine is the line a local run in WEAKLY_CONSISTENT mode ends with,
-// after the summary, whether the job succeeded or not: its failover
-// accounting, in the words of docs/weak-consistency.md.
+// WeakFigures is a WEAKLY_CONSISTENT job's failover accounting to its
+// end; docs/weak-consistency.md ("Accounting") defines each counter.
+type WeakFigures struct {
+	// Failures counts task failures; TaskRestarts the task executions
+	// deployed again, each alone from its own snapshot.
+	Failures, TaskRestarts int64
+	// Replayed counts the records producers sent again from their
+	// in-flight logs to restarted consumers.
+	Replayed int64
+	// Lost counts the records a consumer needed that no log held any
+	// more, exactly; Duplicated the records possibly duplicated, an upper
+	// bound.
+	Lost, Duplicated int64
+}
+
+// weakFiguresOf reads a local job's accounting from its status.
+func weakFiguresOf(w *runtime.WeakStats) *WeakFigures {
+	return &WeakFigures{Failures: w.Failures.Load(), TaskRestarts: w.TaskRestarts.Load(), Replayed: w.Replayed.Load(),
+		Lost: w.Lost.Load(), Duplicated: w.Duplicated.Load()}
+}
+
+// weakFiguresFrom reads a cluster job's accounting from its last update:
+// the JobManager's sums of what its TaskManagers reported.
+func weakFiguresFrom(w *pb.WeakTaskReport) *WeakFigures {
+	return &WeakFigures{Failures: w.GetFailures(), TaskRestarts: w.GetRestarts(), Replayed: w.GetReplayed(),
+		Lost: w.GetLost(), Duplicated: w.GetDuplicated()}
+}
+
+// line is the line a run in WEAKLY_CONSISTENT mode ends with, after the
+// summary, whether the job succeeded or not (a local run) or once it
+// ended (an attached client):
 //
 //	weak failover: 3 failures, 3 task restarts, 1208 replayed, 0 lost, 0 duplicated
-func weakLine(w *runtime.WeakStats) string {
-	return weakLineOf(w.Failures.Load(), w.TaskRestarts.Load(), w.Replayed.Load(), w.Lost.Load(), w.Duplicated.Load())
-}
-
-// weakClusterLine is weakLine for a job that ran on a cluster: the
-// JobManager's sums of what its TaskManagers reported, from the job's
-// last update.
-func weakClusterLine(w *pb.WeakTaskReport) string {
-	return weakLineOf(w.GetFailures(), w.GetRestarts(), w.GetReplayed(), w.GetLost(), w.GetDuplicated())
-}
-
-func weakLineOf(failures, restarts, replayed, lost, duplicated int64) string {
+func (w *WeakFigures) line() string {
 	return fmt.Sprintf("weak failover: %d failures, %d task restarts, %d replayed, %d lost, %d duplicated",
-		failures, restarts, replayed, lost, duplicated)
+		w.Failures, w.TaskRestarts, w.Replayed, w.Lost, w.Duplicated)
 }
 
 // weakSnapshotLine is the progress line's checkpoint part in
@@ -53,19 +69,4 @@ func (p *progress) weakSnapshotLine() string {
 		s += fmt.Sprintf("  task restarts %d", r)
 	}
 	return s
-}
-
-// weakFiguresKey carries a cluster job's weak figures to Run.Finish.
-type weakFiguresKey struct{}
-
-// ClusterWeakFigures returns, in the ctx an attached client passes to
-// Run.Finish, the records a WEAKLY_CONSISTENT job lost and possibly
-// duplicated as its JobManager counted them to its end; ok is false in a
-// local run (whose figures are in the job's status) and in other modes.
-func ClusterWeakFigures(ctx context.Context) (lost, duplicated int64, ok bool) {
-	w, ok := ctx.Value(weakFiguresKey{}).(*pb.WeakTaskReport)
-	if !ok {
-		return 0, 0, false
-	}
-	return w.GetLost(), w.GetDuplicated(), true
 }

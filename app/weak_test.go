@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/weirstream/weir/internal/cluster/pb"
 	"github.com/weirstream/weir/internal/runtime"
 )
 
@@ -23,8 +24,14 @@ func TestWeakLines(t *testing.T) {
 	w.Duplicated.Store(1)
 	w.Dropped.Store(99) // not on the line: lost only if a consumer needs them
 	w.SnapshotsCompleted.Store(57)
-	if got, want := weakLine(w), "weak failover: 3 failures, 4 task restarts, 1208 replayed, 2 lost, 1 duplicated"; got != want {
-		t.Errorf("weakLine = %q\nwant       %q", got, want)
+	const want = "weak failover: 3 failures, 4 task restarts, 1208 replayed, 2 lost, 1 duplicated"
+	if got := weakFiguresOf(w).line(); got != want {
+		t.Errorf("local line = %q\nwant         %q", got, want)
+	}
+	// A cluster job's line, from the JobManager's sums, reads the same.
+	r := &pb.WeakTaskReport{Failures: 3, Restarts: 4, Replayed: 1208, Lost: 2, Duplicated: 1, Dropped: 99}
+	if got := weakFiguresFrom(r).line(); got != want {
+		t.Errorf("cluster line = %q\nwant           %q", got, want)
 	}
 
 	p := &progress{st: st, weak: true}
@@ -37,7 +44,7 @@ func TestWeakLines(t *testing.T) {
 	if got, want := p.checkpointLine(), "task snapshots 57  failed 2  task restarts 4"; got != want {
 		t.Errorf("weak progress with failed snapshots = %q, want %q", got, want)
 	}
-	if got, want := p.weakSummary(), weakLine(w); got != want {
+	if got := p.weakSummary(); got != want {
 		t.Errorf("weakSummary = %q, want %q", got, want)
 	}
 	if s := (&progress{st: st}).weakSummary(); s != "" {

@@ -13,7 +13,6 @@ import (
 	"github.com/weirstream/weir/internal/config"
 	"github.com/weirstream/weir/internal/hooks"
 	"github.com/weirstream/weir/internal/jobs/demo"
-	"github.com/weirstream/weir/internal/runtime"
 )
 
 const demoLong = `demo generates events i = 0, 1, … with account = (i*7919) mod K and
@@ -58,10 +57,6 @@ type demoFlags struct {
 	verify bool
 	source string
 	sink   string
-	// status is the job's status when build ran for a local run, for
-	// --verify's comparison with the weak mode's accounting; nil when the
-	// job runs on a cluster.
-	status *runtime.JobStatus
 }
 
 // demoJob is `weir run demo`.
@@ -193,7 +188,6 @@ func (d *demoFlags) build(env *weir.Env) error {
 	}
 	cfg := env.Config()
 	d.jf.apply(env, d.events)
-	d.status = hooks.Plan(env).Status
 	var evs weir.Stream[demo.Event]
 	if srcEP.scheme == "kafka" {
 		evs = demoKafkaEvents(env, srcEP, d.keys, d.events > 0)
@@ -211,8 +205,9 @@ func (d *demoFlags) build(env *weir.Env) error {
 
 // finish reports the committed lines and, with --verify, compares them
 // with the failure-free output; in WEAKLY_CONSISTENT mode, their missing
-// and duplicated lines with the job's accounting (verifyWeak).
-func (d *demoFlags) finish(ctx context.Context, cfg *weir.Config) error {
+// and duplicated lines with the job's accounting (verifyWeak), which the
+// outcome carries whether the job ran here or on a cluster.
+func (d *demoFlags) finish(ctx context.Context, out app.Outcome) error {
 	sinkEP, _, err := d.endpoints()
 	if err != nil {
 		return err
@@ -222,12 +217,8 @@ func (d *demoFlags) finish(ctx context.Context, cfg *weir.Config) error {
 		return err
 	}
 	fmt.Fprintf(os.Stderr, "committed %d lines to %s\n", len(lines), sinkEP)
-	if d.verify && hooks.Config(cfg).String(config.CheckpointingMode) == config.ModeWeak {
-		lost, duplicated, known := app.ClusterWeakFigures(ctx)
-		if !known && d.status != nil {
-			lost, duplicated, known = d.status.Weak.Lost.Load(), d.status.Weak.Duplicated.Load(), true
-		}
-		return d.verifyWeak(os.Stderr, lost, duplicated, known, lines)
+	if d.verify && hooks.Config(out.Config).String(config.CheckpointingMode) == config.ModeWeak {
+		return d.verifyWeak(os.Stderr, out.Weak, lines)
 	}
 	if d.verify {
 		if diff := demo.Diff(demo.Expected(d.events, d.keys), lines); diff != "" {

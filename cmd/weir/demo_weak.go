@@ -5,26 +5,28 @@ import (
 	"io"
 	"strings"
 
+	"github.com/weirstream/weir/app"
 	"github.com/weirstream/weir/internal/jobs/demo"
 )
 
 // verifyWeak is --verify in WEAKLY_CONSISTENT mode: the mode may lose or
 // duplicate records, but it counts them (docs/weak-consistency.md), so
 // verify measures the committed lines by event index and compares them
-// with the accounting instead of failing on any difference. known says
-// the accounting is there: the job's status in a local run, the
-// JobManager's figures at the job's end for an attached client.
-func (d *demoFlags) verifyWeak(w io.Writer, lost, duplicated int64, known bool, lines []string) error {
+// with the accounting instead of failing on any difference. acc is the
+// run's accounting (app.Outcome.Weak): the job's own in a local run, the
+// JobManager's figures at the job's end for an attached client; nil when
+// the JobManager reported none.
+func (d *demoFlags) verifyWeak(w io.Writer, acc *app.WeakFigures, lines []string) error {
 	missing, dup := demo.MissingDuplicated(d.events, lines)
-	if !known {
+	if acc == nil {
 		fmt.Fprintf(w, "verify: weak mode: %d missing, %d duplicated lines (accounting: not available here; the JobManager's REST API shows it, GET /jobs/<jobid> \"weak\")\n", missing, dup)
 		if missing != 0 || dup != 0 {
 			return fmt.Errorf("verify: weak mode: %d lines missing, %d duplicated, and the accounting is not available to compare them with", missing, dup)
 		}
 		return d.verifyExact(w, lines)
 	}
-	fmt.Fprintf(w, "verify: weak mode: %d missing, %d duplicated lines (accounting: %d lost, %d possibly duplicated)\n", missing, dup, lost, duplicated)
-	if err := weakVerdict(missing, dup, lost, duplicated); err != nil {
+	fmt.Fprintf(w, "verify: weak mode: %d missing, %d duplicated lines (accounting: %d lost, %d possibly duplicated)\n", missing, dup, acc.Lost, acc.Duplicated)
+	if err := weakVerdict(missing, dup, acc.Lost, acc.Duplicated); err != nil {
 		return err
 	}
 	if missing == 0 && dup == 0 {

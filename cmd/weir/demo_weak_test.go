@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/weirstream/weir/app"
 	"github.com/weirstream/weir/internal/jobs/demo"
 )
 
@@ -57,7 +58,11 @@ func TestDemoVerifyWeak(t *testing.T) {
 	} {
 		d := &demoFlags{events: n, keys: k}
 		var out bytes.Buffer
-		err := d.verifyWeak(&out, c.lost, c.dupl, !c.unknown, c.lines)
+		var acc *app.WeakFigures
+		if !c.unknown {
+			acc = &app.WeakFigures{Lost: c.lost, Duplicated: c.dupl}
+		}
+		err := d.verifyWeak(&out, acc, c.lines)
 		if first, _, _ := strings.Cut(out.String(), "\n"); first != c.line {
 			t.Errorf("%s: printed %q\nwant       %q", c.name, first, c.line)
 		}

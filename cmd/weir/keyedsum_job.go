@@ -102,7 +102,7 @@ func (k *keyedSumFlags) build(env *weir.Env) error {
 }
 
 // finish checks that the sinks counted one result per record.
-func (k *keyedSumFlags) finish(_ context.Context, cfg *weir.Config) error {
+func (k *keyedSumFlags) finish(_ context.Context, out app.Outcome) error {
 	got, where := k.seen.Load(), "in this process"
 	if k.countDir != "" {
 		var err error
@@ -113,7 +113,7 @@ func (k *keyedSumFlags) finish(_ context.Context, cfg *weir.Config) error {
 	} else if got == 0 {
 		return nil // a submitted job without --count-dir: nothing to check
 	}
-	if got != k.records && hooks.Config(cfg).Duration(config.CheckpointingInterval) == 0 {
+	if got != k.records && hooks.Config(out.Config).Duration(config.CheckpointingInterval) == 0 {
 		return fmt.Errorf("keyed-sum: the sinks counted %d results (%s) for %d records", got, where, k.records)
 	}
 	fmt.Fprintf(os.Stderr, "keyed-sum: the sinks counted %d results for %d records\n", got, k.records)

@@ -140,7 +140,7 @@ func (n *nexmarkFlags) build(env *weir.Env) error {
 }
 
 // finish reports the committed lines and, with --verify, checks them.
-func (n *nexmarkFlags) finish(context.Context, *weir.Config) error {
+func (n *nexmarkFlags) finish(context.Context, app.Outcome) error {
 	q, p, err := n.options()
 	if err != nil {
 		return err

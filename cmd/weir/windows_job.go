@@ -215,7 +215,7 @@ func (w *windowsFlags) build(env *weir.Env) error {
 }
 
 // finish reports the committed lines and, with --verify, checks them.
-func (w *windowsFlags) finish(context.Context, *weir.Config) error {
+func (w *windowsFlags) finish(context.Context, app.Outcome) error {
 	o, err := w.options()
 	if err != nil {
 		return err

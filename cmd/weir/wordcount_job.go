@@ -96,7 +96,7 @@ func (w *wordcountFlags) build(env *weir.Env) error {
 	return nil
 }
 
-func (w *wordcountFlags) finish(context.Context, *weir.Config) error {
+func (w *wordcountFlags) finish(context.Context, app.Outcome) error {
 	bad, err := file.ReadCommitted(w.dead())
 	if err != nil {
 		return err

@@ -66,6 +66,14 @@ var (
 // apiUsers may import the public package weir; no other internal package may.
 var apiUsers = []string{"internal/jobs", "internal/bench", "internal/testutil", "app", "connectors", "examples", "cmd", "."}
 
+// testHelpers are the packages only tests import: fakes, embedded servers
+// and scaffolding (internal/testutil/coretest for the pure cores' scripts
+// and seeds). A non-test file may import one only inside another helper.
+var testHelpers = []string{
+	"internal/testutil", "internal/kafkatest", "internal/ha/etcdtest", "internal/vfs/s3fs/s3test",
+	"internal/security/securitytest", "internal/deploytest",
+}
+
 // pkgFiles is a package's non-test files, parsed.
 type pkgFiles struct {
 	rel   string // path relative to the module root, "." for the root
@@ -99,6 +107,8 @@ func TestRulesCatchViolations(t *testing.T) {
 		"internal/twophase":   "package twophase\nimport \"time\"\nvar d = time.Second\n", // allowed
 		"internal/jobs/demo":  "package demo\nimport _ \"github.com/weirstream/weir\"\n",  // allowed
 		"internal/checkpoint": "package checkpoint\nimport _ \"github.com/weirstream/weir/internal/vfs\"\n",
+		"internal/cluster":    "package cluster\nimport _ \"github.com/weirstream/weir/internal/testutil/coretest\"\n",
+		"internal/kafkatest":  "package kafkatest\nimport _ \"github.com/weirstream/weir/internal/testutil\"\n", // allowed
 	}
 	var pkgs []pkgFiles
 	fset := token.NewFileSet()
@@ -117,6 +127,7 @@ func TestRulesCatchViolations(t *testing.T) {
 		"internal/state/x.go: imports internal/runtime",
 		"internal/runtime/x.go: imports the public package weir",
 		"internal/checkpoint/x.go: imports internal/vfs",
+		"internal/cluster/x.go: imports internal/testutil/coretest",
 	}
 	for _, w := range want {
 		if !slices.ContainsFunc(got, func(v string) bool { return strings.HasPrefix(v, w) }) {
@@ -212,6 +223,8 @@ func check(pkgs []pkgFiles) []string {
 					out = append(out, name+": imports "+rel+" (a lower layer must not reach up to the engine, API or connectors)")
 				case inModule && rel == "." && !underAny(p.rel, apiUsers):
 					out = append(out, name+": imports the public package weir (the engine must not depend on its own API)")
+				case inModule && underAny(rel, testHelpers) && !underAny(p.rel, testHelpers):
+					out = append(out, name+": imports "+rel+" (a test helper: only _test.go files import it)")
 				}
 			}
 			if pure {

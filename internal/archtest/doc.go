@@ -4,11 +4,12 @@
 // The rules it checks, each the reason a doc.go elsewhere says what its
 // package must not touch:
 //
-//   - The protocol cores are pure state machines (DESIGN.md, principle 1):
-//     internal/checkpoint and its barrier, coordinator and registry,
-//     internal/failover, internal/twophase, internal/network/credit,
-//     internal/heartbeat, internal/restart, internal/jobmaster,
-//     internal/watermark, internal/window and internal/weak import only a small set of
+//   - The protocol cores are pure state machines (docs/architecture.md,
+//     "Design rules", 1): internal/checkpoint and its barrier,
+//     coordinator and registry, internal/failover, internal/twophase,
+//     internal/network/credit, internal/heartbeat, internal/restart,
+//     internal/jobmaster, internal/watermark, internal/window,
+//     internal/ha/role and internal/weak import only a small set of
 //     standard packages and each other, start no goroutine and read no
 //     clock (time arrives as an event). Tests can then replay any
 //     interleaving deterministically.
@@ -20,6 +21,10 @@
 //     internal/bench, internal/testutil, app, connectors, examples, cmd)
 //     import the public package weir: the engine does not depend on its
 //     own API.
+//   - Test helpers (internal/testutil and below, such as coretest, the
+//     pure cores' script and seed scaffolding; kafkatest, etcdtest,
+//     s3test, securitytest, deploytest) are imported only by _test.go
+//     files, or by another helper: no fake or test flag reaches a binary.
 //
 // A violation names the file, the import or call, and the rule.
 package archtest

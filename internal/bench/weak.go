@@ -2,8 +2,10 @@ package bench
 
 // bench weak: WEAKLY_CONSISTENT mode (issue 14) side by side with
 // EXACTLY_ONCE aligned, EXACTLY_ONCE unaligned and AT_LEAST_ONCE, in four
-// sections: skew (seed 003's Lab 2), single-task recovery, snapshot
-// success at scale (seed 001's pow argument, measured) and the
+// sections: skew (one input's barrier arrives late, as in bench skew),
+// single-task recovery, snapshot success at scale (a barrier checkpoint
+// completes only if every task's snapshot does, about (1-p)^tasks for a
+// task's failure rate p; a weak task snapshot about 1-p) and the
 // steady-state cost against no checkpoints. Every measurement runs in its
 // own child process (weak_child.go); the parent merges their lines into
 // one report.
@@ -138,11 +140,12 @@ type weakRecReport struct {
 // weakScaleRep: snapshots failing at random at one task each.
 type weakScaleRep struct {
 	Modes []weakChild `json:"modes"`
-	// Pow is seed 001's estimate of the global success rate,
-	// (1-p)^tasks.
+	// Pow is the estimate of the global success rate, (1-p)^tasks:
+	// one failed task snapshot fails the whole checkpoint.
 	Pow float64 `json:"pow_estimate"`
-	// SimGlobal and SimPerTask are weak.SuccessAtScale's simulation of
-	// the same setting (omitted when not computed).
+	// SimGlobal and SimPerTask are successAtScale's simulation of the
+	// same setting on the pure weak.Snapshots (omitted when not
+	// computed).
 	SimGlobal  *float64 `json:"simulated_global,omitempty"`
 	SimPerTask *float64 `json:"simulated_per_task,omitempty"`
 	Baseline   string   `json:"baseline"` // "aligned": one failed task snapshot fails the checkpoint
@@ -502,6 +505,8 @@ func printWeak(o weakOptions, rep weakReport) {
 		errs(s.Modes)
 		fmt.Printf("  (1-p)^tasks = %.3f", s.Pow)
 		if s.SimGlobal != nil {
+			// The label is the simulation's old name, kept so that
+			// reports stay comparable (simulateScale).
 			fmt.Printf("; weak.SuccessAtScale: global %.3f, per task %.3f", *s.SimGlobal, *s.SimPerTask)
 		}
 		fmt.Printf("\n  target %s: %s\n", s.Target, metWord(s.Met))

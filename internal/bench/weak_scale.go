@@ -6,10 +6,9 @@ package bench
 // The failures are state files that fail to be created (the checkpoint
 // filesystem, hooks.Plan(env).CheckpointFS), not internal/faults' points:
 // an injected snapshot-sync or snapshot-async fault fails its task, which
-// in a barrier mode restarts the whole job, while seed 001's argument is
-// about a snapshot that fails and nothing else ("one task's snapshot
-// failure fails the global snapshot"). A write that fails declines the
-// task's snapshot: the checkpoint fails in EXACTLY_ONCE and
+// in a barrier mode restarts the whole job, while what is measured here
+// is a snapshot that fails and nothing else. A write that fails declines
+// the task's snapshot: the checkpoint fails in EXACTLY_ONCE and
 // AT_LEAST_ONCE, only that task's snapshot in WEAKLY_CONSISTENT. The
 // error is not a storage failure (storage.IsStorageFailure), so barrier
 // checkpoints do not back off.

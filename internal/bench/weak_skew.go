@@ -1,8 +1,9 @@
 package bench
 
-// bench weak's skew section: bench skew's job (seed 003's Lab 2) with A
-// paced at --skew-rate (500 000 records/s by default; 0 unthrottles it),
-// its records carrying the time they were due.
+// bench weak's skew section: bench skew's job (Union(A, B) -> keyed
+// count, B's barrier arriving late behind its backlog) with A paced at
+// --skew-rate (500 000 records/s by default; 0 unthrottles it), its
+// records carrying the time they were due.
 
 import (
 	"context"

@@ -11,6 +11,7 @@ import (
 	"github.com/cockroachdb/datadriven"
 	"github.com/weirstream/weir/internal/checkpoint"
 	"github.com/weirstream/weir/internal/restart"
+	"github.com/weirstream/weir/internal/testutil/coretest"
 )
 
 // t0 is the origin of test time; times print as offsets from it.
@@ -137,7 +138,7 @@ func (e *interactionEnv) newHandler(t *testing.T, d *datadriven.TestData) string
 	d.MaybeScanArgs(t, "strategy", &strategy)
 	attempts := 3
 	d.MaybeScanArgs(t, "attempts", &attempts)
-	delay, interval := durArg(t, d, "delay", 0), durArg(t, d, "interval", time.Minute)
+	delay, interval := coretest.Dur(t, d, "delay", 0), coretest.Dur(t, d, "interval", time.Minute)
 	var s restart.Strategy
 	switch strategy {
 	case "fixed-delay":
@@ -157,7 +158,7 @@ func (e *interactionEnv) newHandler(t *testing.T, d *datadriven.TestData) string
 			if !ok {
 				d.Fatalf(t, "%q: want V/I@TM", f)
 			}
-			tt := parseTask(id)
+			tt := coretest.Task(t, d, id)
 			region = append(region, tt)
 			e.tm[tt], e.status[tt] = tm, "running"
 		}
@@ -190,20 +191,14 @@ func (e *interactionEnv) step(ev Event) string {
 func (e *interactionEnv) all() []checkpoint.TaskID { return slices.Concat(e.regions...) }
 
 func (e *interactionEnv) taskArg(t *testing.T, d *datadriven.TestData) checkpoint.TaskID {
-	var s string
-	d.ScanArgs(t, "task", &s)
-	return parseTask(s)
+	return coretest.Tasks(t, d, "task", nil)[0]
 }
 
 // tasksArg reads task=V/I,... or region=N; without either it returns every
 // task in status def.
 func (e *interactionEnv) tasksArg(t *testing.T, d *datadriven.TestData, def string) []checkpoint.TaskID {
-	if arg, ok := d.Arg("task"); ok {
-		var ids []string
-		for _, v := range arg.Vals {
-			ids = append(ids, strings.Split(v, ",")...)
-		}
-		return tasks(ids...)
+	if d.HasArg("task") {
+		return coretest.Tasks(t, d, "task", nil)
 	}
 	if d.HasArg("region") {
 		var r int
@@ -253,17 +248,4 @@ func taskList(ts []checkpoint.TaskID) string {
 		s[i] = fmt.Sprintf("%d/%d", tt.Vertex, tt.Subtask)
 	}
 	return strings.Join(s, " ")
-}
-
-// durArg reads a duration argument, def when absent.
-func durArg(t *testing.T, d *datadriven.TestData, key string, def time.Duration) time.Duration {
-	var s string
-	if !d.MaybeScanArgs(t, key, &s) {
-		return def
-	}
-	v, err := time.ParseDuration(s)
-	if err != nil {
-		d.Fatalf(t, "%s=%s: %v", key, s, err)
-	}
-	return v
 }

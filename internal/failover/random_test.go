@@ -11,6 +11,7 @@ import (
 
 	"github.com/weirstream/weir/internal/checkpoint"
 	"github.com/weirstream/weir/internal/restart"
+	"github.com/weirstream/weir/internal/testutil/coretest"
 )
 
 // TestRandomAgainstModel drives the handler and the naive model with the
@@ -19,25 +20,16 @@ import (
 // protocol invariants checked on the handler's actions alone. At the end
 // the driver lets every cancellation and deployment finish: the job must
 // run again with checkpointing resumed, or have failed. A failure names the
-// seed and step.
+// seed and step; rerun it with -seed.
 func TestRandomAgainstModel(t *testing.T) {
-	const seeds, steps = 300, 400
-	seen := map[string]int{}
-	for seed := uint64(1); seed <= seeds; seed++ {
-		runRandom(t, seed, steps, seen)
-		if t.Failed() {
-			return
-		}
-	}
+	const steps = 400
+	seen := coretest.Outcomes{}
+	n := coretest.Seeds{First: 1, N: 300}.Run(t, func(seed uint64) { runRandom(t, seed, steps, seen) })
 	t.Logf("outcomes: %v", seen)
 	// The generator must keep reaching every outcome, or the agreement
 	// proves little.
-	for _, outcome := range []string{"suspend-checkpointing", "cancel", "arm-timer", "restart", "resume-checkpointing",
-		"fail-job", "are restarting", "every region", "global failure", "exhausted", "multi-restart"} {
-		if seen[outcome] < 10 {
-			t.Errorf("outcome %q reached %d times in %d seeds, want at least 10: tune randomEvent", outcome, seen[outcome], seeds)
-		}
-	}
+	seen.Require(t, n, 10, "suspend-checkpointing", "cancel", "arm-timer", "restart", "resume-checkpointing",
+		"fail-job", "are restarting", "every region", "global failure", "exhausted", "multi-restart")
 }
 
 // randomJob picks regions of one to four tasks spread over TaskManagers

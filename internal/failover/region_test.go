@@ -1,32 +1,24 @@
 package failover
 
 import (
-	"fmt"
-	"strconv"
-	"strings"
 	"testing"
 
 	"github.com/weirstream/weir/internal/checkpoint"
+	"github.com/weirstream/weir/internal/testutil/coretest"
 )
 
-// tasks parses "v/i" pairs into TaskIDs.
+// tasks parses "v/i" pairs into TaskIDs; a malformed one is a bug in the
+// test.
 func tasks(ids ...string) []checkpoint.TaskID {
 	out := make([]checkpoint.TaskID, len(ids))
 	for k, s := range ids {
-		out[k] = parseTask(s)
+		t, err := coretest.ParseTask(s)
+		if err != nil {
+			panic(err)
+		}
+		out[k] = t
 	}
 	return out
-}
-
-// parseTask parses one "v/i", strictly.
-func parseTask(s string) checkpoint.TaskID {
-	v, i, ok := strings.Cut(s, "/")
-	vertex, err1 := strconv.Atoi(v)
-	subtask, err2 := strconv.Atoi(i)
-	if !ok || err1 != nil || err2 != nil {
-		panic(fmt.Sprintf("task %q: want VERTEX/SUBTASK", s))
-	}
-	return checkpoint.TaskID{Vertex: vertex, Subtask: subtask}
 }
 
 func TestRegionIndex(t *testing.T) {

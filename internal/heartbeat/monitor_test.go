@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/cockroachdb/datadriven"
+	"github.com/weirstream/weir/internal/testutil/coretest"
 )
 
 var t0 = time.Unix(1_000_000, 0)
@@ -28,11 +29,7 @@ func TestMonitor(t *testing.T) {
 	datadriven.Walk(t, "testdata", func(t *testing.T, path string) {
 		var m *Monitor[string]
 		datadriven.RunTest(t, path, func(t *testing.T, d *datadriven.TestData) string {
-			at := func() time.Time {
-				var s string
-				d.ScanArgs(t, "at", &s)
-				return t0.Add(dur(t, s))
-			}
+			at := func() time.Time { return t0.Add(coretest.MustDur(t, d, "at")) }
 			peer := func() string {
 				var p string
 				d.ScanArgs(t, "peer", &p)
@@ -43,9 +40,7 @@ func TestMonitor(t *testing.T) {
 			}
 			switch d.Cmd {
 			case "new":
-				var s string
-				d.ScanArgs(t, "timeout", &s)
-				m = NewMonitor[string](dur(t, s))
+				m = NewMonitor[string](coretest.MustDur(t, d, "timeout"))
 				return "ok"
 			case "seen":
 				m.Seen(peer(), at())
@@ -71,14 +66,6 @@ func TestMonitor(t *testing.T) {
 			return ""
 		})
 	})
-}
-
-func dur(t *testing.T, s string) time.Duration {
-	d, err := time.ParseDuration(s)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return d
 }
 
 // deadlines prints every tracked peer's deadline, sorted by peer name.

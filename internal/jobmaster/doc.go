@@ -172,7 +172,7 @@
 // # WEAKLY_CONSISTENT (Config.Weak)
 //
 // With Config.Weak there are no barriers and no global rollback (issue
-// 14, seed 001). The coordinator stays suspended and triggers nothing;
+// 14; why: docs/weak-consistency.md, "What it is for"). The coordinator stays suspended and triggers nothing;
 // internal/weak's Snapshots decides when each task snapshots, and the
 // Machine speaks the actions of every mode (weak.go):
 //

@@ -3,7 +3,6 @@ package jobmaster
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"slices"
 	"strconv"
@@ -14,6 +13,7 @@ import (
 	"github.com/cockroachdb/datadriven"
 	"github.com/weirstream/weir/internal/checkpoint"
 	"github.com/weirstream/weir/internal/restart"
+	"github.com/weirstream/weir/internal/testutil/coretest"
 )
 
 // TestInteraction runs the scripts in testdata: a Machine with fake
@@ -80,13 +80,13 @@ func TestInteraction(t *testing.T) {
 
 func newScriptEnv(t *testing.T, d *datadriven.TestData) *env {
 	cfg := defaultConfig()
-	cfg.Checkpoint.Interval = durArg(t, d, "interval", 0)
-	cfg.Checkpoint.MaxConcurrent = intArg(t, d, "maxconc", cfg.Checkpoint.MaxConcurrent)
-	cfg.Checkpoint.TolerableFailures = intArg(t, d, "tolerable", 0)
-	cfg.Checkpoint.StorageFailureTimeout = durArg(t, d, "storagetimeout", 0)
-	attempts := intArg(t, d, "attempts", 5)
-	cfg.Restart = restart.NewFixedDelay(attempts, durArg(t, d, "delay", 0))
-	if id := intArg(t, d, "initial", 0); id > 0 {
+	cfg.Checkpoint.Interval = coretest.Dur(t, d, "interval", 0)
+	cfg.Checkpoint.MaxConcurrent = coretest.Int(t, d, "maxconc", cfg.Checkpoint.MaxConcurrent)
+	cfg.Checkpoint.TolerableFailures = coretest.Int(t, d, "tolerable", 0)
+	cfg.Checkpoint.StorageFailureTimeout = coretest.Dur(t, d, "storagetimeout", 0)
+	attempts := coretest.Int(t, d, "attempts", 5)
+	cfg.Restart = restart.NewFixedDelay(attempts, coretest.Dur(t, d, "delay", 0))
+	if id := coretest.Int(t, d, "initial", 0); id > 0 {
 		cfg.Initial = &RestorePoint{ID: checkpoint.ID(id), Own: true}
 		if d.HasArg("initial-path") {
 			d.ScanArgs(t, "initial-path", &cfg.Initial.Path)
@@ -94,14 +94,14 @@ func newScriptEnv(t *testing.T, d *datadriven.TestData) *env {
 		}
 		cfg.FirstOwn = checkpoint.ID(id + 1)
 	}
-	if id := intArg(t, d, "first-own", 0); id > 0 {
+	if id := coretest.Int(t, d, "first-own", 0); id > 0 {
 		cfg.FirstOwn = checkpoint.ID(id)
 	}
 	if d.HasArg("reserve") {
 		cfg.Reserve = true
-		cfg.Reserved = checkpoint.ID(intArg(t, d, "reserve", 0))
+		cfg.Reserved = checkpoint.ID(coretest.Int(t, d, "reserve", 0))
 	}
-	cfg.FirstAttempt = intArg(t, d, "first-attempt", 0)
+	cfg.FirstAttempt = coretest.Int(t, d, "first-attempt", 0)
 	cfg.Register = d.HasArg("register")
 	cfg.Weak = d.HasArg("weak")
 	if d.HasArg("weak-latest") {
@@ -114,15 +114,15 @@ func newScriptEnv(t *testing.T, d *datadriven.TestData) *env {
 			if !ok || err != nil {
 				d.Fatalf(t, "weak-latest: %q is not V/I:ID", f)
 			}
-			cfg.WeakLatest[parseTask(t, d, task)] = checkpoint.ID(n)
+			cfg.WeakLatest[coretest.Task(t, d, task)] = checkpoint.ID(n)
 		}
 	}
-	cfg.Checkpoint.Timeout = durArg(t, d, "timeout", cfg.Checkpoint.Timeout)
+	cfg.Checkpoint.Timeout = coretest.Dur(t, d, "timeout", cfg.Checkpoint.Timeout)
 	var regions [][]checkpoint.TaskID
 	for _, line := range strings.Split(strings.TrimSpace(d.Input), "\n") {
 		var r []checkpoint.TaskID
 		for _, f := range strings.Fields(line) {
-			r = append(r, parseTask(t, d, f))
+			r = append(r, coretest.Task(t, d, f))
 		}
 		regions = append(regions, r)
 	}
@@ -141,7 +141,7 @@ func newScriptEnv(t *testing.T, d *datadriven.TestData) *env {
 		e.manualSweep = d.HasArg("sweeps")
 		return e
 	}
-	e := newEnv(cfg, regions, intArg(t, d, "tms", 1), false, nil)
+	e := newEnv(cfg, regions, coretest.Int(t, d, "tms", 1), false, nil)
 	e.manualSweep = d.HasArg("sweeps")
 	return e
 }
@@ -165,7 +165,7 @@ func runCommand(t *testing.T, e *env, d *datadriven.TestData) string {
 		}
 		return squash(b.String())
 	case "ack":
-		id := checkpoint.ID(intArg(t, d, "cp", 0))
+		id := checkpoint.ID(coretest.Int(t, d, "cp", 0))
 		var b strings.Builder
 		for _, x := range e.execsArg(t, d, nil) {
 			if id == 0 && e.cfg.Weak {
@@ -182,7 +182,7 @@ func runCommand(t *testing.T, e *env, d *datadriven.TestData) string {
 		reason := "declined"
 		d.MaybeScanArgs(t, "reason", &reason)
 		x := e.execsArg(t, d, nil)[0]
-		return e.step(Decline{Exec: x, ID: checkpoint.ID(intArg(t, d, "cp", 0)), Reason: reason, Storage: d.HasArg("storage")})
+		return e.step(Decline{Exec: x, ID: checkpoint.ID(coretest.Int(t, d, "cp", 0)), Reason: reason, Storage: d.HasArg("storage")})
 	case "eod":
 		var b strings.Builder
 		for _, x := range e.execsArg(t, d, nil) {
@@ -224,11 +224,11 @@ func runCommand(t *testing.T, e *env, d *datadriven.TestData) string {
 		}
 		return "finishing: " + strings.Join(xs, " ") + "\n"
 	case "tm-lost":
-		return e.loseTM(TM(intArg(t, d, "tm", 0)))
+		return e.loseTM(TM(coretest.Int(t, d, "tm", 0)))
 	case "add-tm":
 		tm := TM(len(e.tms))
 		e.tms[tm] = true
-		e.slots[tm] = intArg(t, d, "slots", 1)
+		e.slots[tm] = coretest.Int(t, d, "slots", 1)
 		return e.step(SlotsOffered{})
 	case "store-done", "register-done", "loaded", "copied", "reserved", "swept", "probed":
 		return e.completeCmd(t, d)
@@ -263,20 +263,15 @@ func runCommand(t *testing.T, e *env, d *datadriven.TestData) string {
 }
 
 func (e *env) completeCmd(t *testing.T, d *datadriven.TestData) string {
-	var err error
-	if d.HasArg("err") {
-		var msg string
-		d.ScanArgs(t, "err", &msg)
-		err = errors.New(msg)
-	}
+	err := coretest.Err(t, d, "err")
 	var match func(Action) bool
 	var latest *RestorePoint
 	switch d.Cmd {
 	case "store-done":
-		id := checkpoint.ID(intArg(t, d, "cp", 0))
+		id := checkpoint.ID(coretest.Int(t, d, "cp", 0))
 		match = func(a Action) bool { p, ok := a.(PersistMetadata); return ok && (id == 0 || p.ID == id) }
 	case "register-done":
-		id := checkpoint.ID(intArg(t, d, "cp", 0))
+		id := checkpoint.ID(coretest.Int(t, d, "cp", 0))
 		match = func(a Action) bool { p, ok := a.(RegisterCheckpoint); return ok && (id == 0 || p.ID == id) }
 	case "loaded":
 		match = func(a Action) bool { _, ok := a.(LoadLatest); return ok }
@@ -291,7 +286,7 @@ func (e *env) completeCmd(t *testing.T, d *datadriven.TestData) string {
 			}
 		}
 	case "copied":
-		req := RequestID(intArg(t, d, "req", 0))
+		req := RequestID(coretest.Int(t, d, "req", 0))
 		match = func(a Action) bool { c, ok := a.(CopySavepoint); return ok && (req == 0 || c.Req == req) }
 	case "reserved":
 		match = func(a Action) bool { _, ok := a.(ReserveIDs); return ok }
@@ -324,19 +319,10 @@ func (e *env) execsArg(t *testing.T, d *datadriven.TestData, state func(ExecStat
 		return e.live(state)
 	}
 	var out []ExecutionID
-	for _, arg := range d.CmdArgs {
-		if arg.Key != "t" {
-			continue
-		}
-		for _, v := range arg.Vals {
-			for _, f := range strings.Split(v, ",") {
-				x, _ := e.m.Exec(parseTask(t, d, f))
-				if d.HasArg("attempt") {
-					x.Attempt = intArg(t, d, "attempt", 0)
-				}
-				out = append(out, x)
-			}
-		}
+	for _, task := range coretest.Tasks(t, d, "t", nil) {
+		x, _ := e.m.Exec(task)
+		x.Attempt = coretest.Int(t, d, "attempt", x.Attempt)
+		out = append(out, x)
 	}
 	return out
 }
@@ -377,36 +363,3 @@ func squash(s string) string {
 	}
 	return strings.Join(keep, "\n") + "\n"
 }
-
-func parseTask(t *testing.T, d *datadriven.TestData, s string) checkpoint.TaskID {
-	var v, i int
-	if _, err := fmt.Sscanf(s, "%d/%d", &v, &i); err != nil {
-		d.Fatalf(t, "task %q: want V/I", s)
-	}
-	return checkpoint.TaskID{Vertex: v, Subtask: i}
-}
-
-func intArg(t *testing.T, d *datadriven.TestData, key string, def int) int {
-	if !d.HasArg(key) {
-		return def
-	}
-	var n int
-	d.ScanArgs(t, key, &n)
-	return n
-}
-
-func durArg(t *testing.T, d *datadriven.TestData, key string, def time.Duration) time.Duration {
-	if !d.HasArg(key) {
-		return def
-	}
-	var s string
-	d.ScanArgs(t, key, &s)
-	dur, err := time.ParseDuration(s)
-	if err != nil {
-		d.Fatalf(t, "%s: %v", key, err)
-	}
-	return dur
-}
-
-// seedFlag reruns TestRandomInterleavings with one seed, logging every move.
-var seedFlag = flag.Uint64("seed", 0, "run TestRandomInterleavings with this seed only, verbosely")

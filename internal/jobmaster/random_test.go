@@ -11,6 +11,7 @@ import (
 
 	"github.com/weirstream/weir/internal/checkpoint"
 	"github.com/weirstream/weir/internal/restart"
+	"github.com/weirstream/weir/internal/testutil/coretest"
 )
 
 // TestRandomInterleavings drives Machines of random jobs with random
@@ -43,22 +44,13 @@ import (
 // they ack nothing more. (Finishing on any completion after an aborted
 // final checkpoint, issue 31, makes seed 87 stall.)
 //
-// A failure names its seed; rerun one with -seed.
+// A failure names its seed; rerun one with -seed, which logs every move.
 func TestRandomInterleavings(t *testing.T) {
-	seeds, steps := 400, 400
-	if testing.Short() {
-		seeds = 50
-	}
-	if *seedFlag != 0 {
-		runRandom(t, *seedFlag, steps, true, false)
-		return
-	}
+	const steps = 400
 	var total stats
-	for seed := uint64(1); seed <= uint64(seeds); seed++ {
-		total.add(runRandom(t, seed, steps, false, false))
-		if t.Failed() {
-			return
-		}
+	seeds := randomSeeds.Run(t, func(seed uint64) { total.add(runRandom(t, seed, steps, coretest.Single(), false)) })
+	if t.Failed() || coretest.Single() {
+		return
 	}
 	t.Logf("%d seeds: %+v", seeds, total)
 	// The interleavings must reach the interesting states, or the
@@ -68,6 +60,9 @@ func TestRandomInterleavings(t *testing.T) {
 		t.Fatalf("random runs too tame: %+v", total)
 	}
 }
+
+// randomSeeds are the seeds of the random interleavings tests.
+var randomSeeds = coretest.Seeds{First: 1, N: 400, Short: 50}
 
 // stats sums what the random runs reached.
 type stats struct {
@@ -108,20 +103,11 @@ func (s *stats) add(o stats) {
 //
 // Rerun one seed with -seed and -run Weak.
 func TestRandomInterleavingsWeak(t *testing.T) {
-	seeds, steps := 400, 400
-	if testing.Short() {
-		seeds = 50
-	}
-	if *seedFlag != 0 {
-		runRandom(t, *seedFlag, steps, true, true)
-		return
-	}
+	const steps = 400
 	var total stats
-	for seed := uint64(1); seed <= uint64(seeds); seed++ {
-		total.add(runRandom(t, seed, steps, false, true))
-		if t.Failed() {
-			return
-		}
+	seeds := randomSeeds.Run(t, func(seed uint64) { total.add(runRandom(t, seed, steps, coretest.Single(), true)) })
+	if t.Failed() || coretest.Single() {
+		return
 	}
 	t.Logf("%d seeds: %+v", seeds, total)
 	if total.completed < seeds || total.restarts < seeds || total.finished < seeds/2 || total.lost == 0 ||

@@ -33,7 +33,7 @@ type CheckpointRegistry interface {
 // The crash points of checkpoint completion (JobConfig's crash hook,
 // ClusterJobConfig.CrashPoint): the driver calls the hook with the name
 // at each, and the cluster layer's tests kill the JobManager there
-// (FAULTS.md classes 3 and 4).
+// (docs/design/fault-coverage.md, classes 3 and 4).
 const (
 	// CrashAfterMetadata: a checkpoint's metadata is written, durably, and
 	// it is not registered yet (called on the storage worker, right after

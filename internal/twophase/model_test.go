@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/weirstream/weir/internal/checkpoint"
+	"github.com/weirstream/weir/internal/testutil/coretest"
 )
 
 // naive is a deliberately simple reference tracker: a map of pending
@@ -267,7 +268,7 @@ func (w *world) inflightIDs() []checkpoint.ID {
 // uncovered leftover; and that a transaction commits if and only if a
 // completed checkpoint covers it.
 func TestRandomAgainstModel(t *testing.T) {
-	for seed := uint64(1); seed <= 300; seed++ {
+	coretest.Seeds{First: 1, N: 300}.Run(t, func(seed uint64) {
 		w := &world{
 			t:        t,
 			rng:      rand.New(rand.NewPCG(seed, 7)),
@@ -310,5 +311,5 @@ func TestRandomAgainstModel(t *testing.T) {
 				t.Fatalf("seed %d: %s covered=%v but committed %d times", seed, name, ti.covered, ti.commits)
 			}
 		}
-	}
+	})
 }

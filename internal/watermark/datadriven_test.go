@@ -54,23 +54,7 @@ func TestDataDriven(t *testing.T) {
 			default:
 				d.Fatalf(t, "unknown command %q", d.Cmd)
 			}
-			var b strings.Builder
-			acts := v.Step(ev)
-			if len(acts) == 0 {
-				b.WriteString("(none)\n")
-			}
-			for _, a := range acts {
-				switch a := a.(type) {
-				case Emit:
-					fmt.Fprintf(&b, "emit %s\n", ts(a.TS))
-				case MarkIdle:
-					b.WriteString("MarkIdle\n")
-				case MarkActive:
-					b.WriteString("MarkActive\n")
-				}
-			}
-			b.WriteString(describe(v))
-			return b.String()
+			return actions(v.Step(ev)) + describe(v)
 		})
 	})
 }

@@ -4,12 +4,12 @@ import (
 	"fmt"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/cockroachdb/datadriven"
+	"github.com/weirstream/weir/internal/testutil/coretest"
 )
 
 // TestGenDataDriven runs the generation scripts testdata/gen_*.txt.
@@ -73,7 +73,7 @@ func TestGenDataDriven(t *testing.T) {
 					if d.HasArg("floor") {
 						var f string
 						d.ScanArgs(t, "floor", &f)
-						floor = parseTS(t, d, f)
+						floor = coretest.TS(t, d, f)
 					}
 					var err error
 					s, err = NewSource(SourceConfig{
@@ -129,23 +129,9 @@ func int64s(t *testing.T, d *datadriven.TestData, key string) []int64 {
 		if v == "" {
 			continue // ts=() is the empty batch
 		}
-		vs = append(vs, parseTS(t, d, v))
+		vs = append(vs, coretest.TS(t, d, v))
 	}
 	return vs
-}
-
-func parseTS(t *testing.T, d *datadriven.TestData, v string) int64 {
-	switch v {
-	case "min":
-		return MinWatermark
-	case "max":
-		return MaxWatermark
-	}
-	n, err := strconv.ParseInt(v, 10, 64)
-	if err != nil {
-		d.Fatalf(t, "bad timestamp %q: %v", v, err)
-	}
-	return n
 }
 
 func actions(acts []Action) string {

@@ -1,16 +1,14 @@
 package watermark
 
 import (
-	"flag"
 	"fmt"
+	"github.com/weirstream/weir/internal/testutil/coretest"
 	"math"
 	"math/big"
 	"math/rand/v2"
 	"testing"
 	"time"
 )
-
-var genSeed = flag.Int64("seed", -1, "run TestGenRandom with this seed only (it prints the seed that failed)")
 
 // The kinds of a history entry of the reference model.
 const (
@@ -190,30 +188,20 @@ func (r *refModel) step(e hev) []Action {
 // follows; MarkIdle and MarkActive alternate (through the reference).
 // Replay one seed with go test ./internal/watermark -run TestGenRandom -seed=N.
 func TestGenRandom(t *testing.T) {
-	first, last := int64(1), int64(400)
-	if *genSeed >= 0 {
-		first, last = *genSeed, *genSeed
-	}
-	seen := map[string]int{}
-	for seed := first; seed <= last; seed++ {
+	seen := coretest.Outcomes{}
+	n := coretest.Seeds{First: 1, N: 400}.Run(t, func(seed uint64) {
 		if !genRandomRun(t, seed, seen) {
 			t.Fatalf("failed with -seed %d", seed)
 		}
-	}
+	})
 	t.Logf("actions and cases seen: %v", seen)
 	// The histories must reach every rule, or the comparison proves little.
-	if *genSeed < 0 {
-		for _, k := range []string{"emit", "MarkIdle", "MarkActive", "max", "idle split skipped", "saturated"} {
-			if seen[k] < 20 {
-				t.Errorf("only %d runs saw %s: %v", seen[k], k, seen)
-			}
-		}
-	}
+	seen.Require(t, n, 20, "emit", "MarkIdle", "MarkActive", "max", "idle split skipped", "saturated")
 }
 
-func genRandomRun(t *testing.T, seed int64, seen map[string]int) bool {
+func genRandomRun(t *testing.T, seed uint64, seen map[string]int) bool {
 	t.Helper()
-	rng := rand.New(rand.NewPCG(uint64(seed), 12))
+	rng := rand.New(rand.NewPCG(seed, 12))
 	bound := int64(rng.IntN(30))
 	switch rng.IntN(10) {
 	case 0:
@@ -350,7 +338,7 @@ func genRandomRun(t *testing.T, seed int64, seen map[string]int) bool {
 
 // genInvariants checks the rules directly, so that a reference model that
 // shares a mistake with Source still fails.
-func genInvariants(t *testing.T, seed int64, step int, ref *refModel, acts []Action, last *int64) bool {
+func genInvariants(t *testing.T, seed uint64, step int, ref *refModel, acts []Action, last *int64) bool {
 	t.Helper()
 	e := ref.hist[len(ref.hist)-1]
 	for i, a := range acts {

@@ -1,6 +1,7 @@
 package watermark
 
 import (
+	"github.com/weirstream/weir/internal/testutil/coretest"
 	"math/rand/v2"
 	"testing"
 )
@@ -11,7 +12,7 @@ import (
 // inputs free it), and is never left behind: when no active channel lags,
 // it is exactly their minimum. Idleness is reported once per change.
 func TestRandomInvariants(t *testing.T) {
-	for seed := range uint64(500) {
+	coretest.Seeds{N: 500}.Run(t, func(seed uint64) {
 		rng := rand.New(rand.NewPCG(seed, 7))
 		n := 1 + rng.IntN(4)
 		v := NewValve(n)
@@ -54,7 +55,7 @@ func TestRandomInvariants(t *testing.T) {
 			}
 			check(t, seed, step, v, last, idleShown)
 		}
-	}
+	})
 }
 
 func check(t *testing.T, seed uint64, step int, v *Valve, last int64, idleShown bool) {

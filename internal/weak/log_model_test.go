@@ -3,6 +3,7 @@ package weak
 import (
 	"flag"
 	"fmt"
+	"github.com/weirstream/weir/internal/testutil/coretest"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -96,20 +97,16 @@ import (
 // nothing when it is past them (the model keeps it for after the reconnect,
 // which must then release nothing either).
 func TestLogRandomAgainstModel(t *testing.T) {
-	seeds := uint64(3000)
-	if testing.Short() {
-		seeds = 500
-	}
-	seen := map[string]int{}
-	for seed := uint64(1); seed <= seeds; seed++ {
+	seen := coretest.Outcomes{}
+	seeds := coretest.Seeds{First: 1, N: 3000, Short: 500}.Run(t, func(seed uint64) {
 		if err := runLogModel(seed, seen); err != nil {
 			t.Fatalf("seed %d: %v", seed, err)
 		}
-	}
+	})
 	t.Logf("outcomes over %d seeds: %v", seeds, seen)
 	// The generator must keep reaching the interesting cases, or agreement
 	// proves little.
-	for _, outcome := range []string{"dropped", "lost", "hole", "lost twice from one snapshot", "replayed",
+	seen.Require(t, seeds, 20, "dropped", "lost", "hole", "lost twice from one snapshot", "replayed",
 		"replayed twice", "watermark after eop suppressed", "skip", "partial skip", "event suppressed", "eod suppressed", "eop suppressed",
 		"released", "consumer crash", "producer restart", "lazy", "eager",
 		"process lost", "process lost, consumer survived", "lost with the process", "resume parked",
@@ -119,11 +116,7 @@ func TestLogRandomAgainstModel(t *testing.T) {
 		"resume with entries", "resume with entries, consumer past them", "resume with entries, parked",
 		"resume with entries, within", "resume with entries, replayed restored", "hole at the restored end",
 		"truncate restored while pending", "truncate past restored deferred", "stored log holds a resumed entry",
-		"resume with entries, lost before base", "process lost after resume with entries"} {
-		if seen[outcome] < 20 {
-			t.Errorf("outcome %q reached %d times, want at least 20: tune runLogModel", outcome, seen[outcome])
-		}
-	}
+		"resume with entries, lost before base", "process lost after resume with entries")
 }
 
 // logPayload is what the runtime holds for one entry: a batch of ids

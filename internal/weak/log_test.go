@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/cockroachdb/datadriven"
+	"github.com/weirstream/weir/internal/testutil/coretest"
 )
 
 // TestLogScripts runs testdata/log_*.txt. Commands:
@@ -47,10 +48,10 @@ func runLogCmd(t *testing.T, d *datadriven.TestData, lp **Log) string {
 	l := *lp
 	switch d.Cmd {
 	case "new":
-		*lp = NewLog(logIntArg(t, d, "max"))
+		*lp = NewLog(coretest.MustInt(t, d, "max"))
 		return showLog(*lp)
 	case "data":
-		skip, dropped := l.Data(logIntArg(t, d, "n"))
+		skip, dropped := l.Data(coretest.MustInt(t, d, "n"))
 		return fmt.Sprintf("skip=%d dropped=%d", skip, dropped)
 	case "event":
 		var kind string
@@ -62,7 +63,7 @@ func runLogCmd(t *testing.T, d *datadriven.TestData, lp **Log) string {
 		logged, dropped := l.Event(e)
 		return fmt.Sprintf("logged=%t dropped=%d", logged, dropped)
 	case "sent":
-		l.MarkSent(uint64(logIntArg(t, d, "upto")))
+		l.MarkSent(uint64(coretest.MustInt(t, d, "upto")))
 		return fmt.Sprintf("sent=%d", l.Sent())
 	case "truncate":
 		released, err := l.Truncate(logPosArg(t, d))
@@ -77,12 +78,12 @@ func runLogCmd(t *testing.T, d *datadriven.TestData, lp **Log) string {
 		}
 		return fmt.Sprintf("from=%d lost=%d", from, lost)
 	case "restart":
-		if err := l.Restart(uint64(logIntArg(t, d, "records"))); err != nil {
+		if err := l.Restart(uint64(coretest.MustInt(t, d, "records"))); err != nil {
 			return "error: " + err.Error()
 		}
 		return fmt.Sprintf("cursor=%d", l.Cursor())
 	case "resume":
-		if err := l.Resume(uint64(logIntArg(t, d, "records"))); err != nil {
+		if err := l.Resume(uint64(coretest.MustInt(t, d, "records"))); err != nil {
 			return "error: " + err.Error()
 		}
 		return fmt.Sprintf("cursor=%d pending=%t", l.Cursor(), l.Pending())
@@ -106,7 +107,7 @@ func runLogCmd(t *testing.T, d *datadriven.TestData, lp **Log) string {
 				entries = append(entries, Entry{Records: n})
 			}
 		}
-		if err := l.ResumeWith(logPosArg(t, d), entries, uint64(logIntArg(t, d, "cursor"))); err != nil {
+		if err := l.ResumeWith(logPosArg(t, d), entries, uint64(coretest.MustInt(t, d, "cursor"))); err != nil {
 			return "error: " + err.Error()
 		}
 		return fmt.Sprintf("cursor=%d pending=%t parked=%t", l.Cursor(), l.Pending(), l.Parked())
@@ -152,17 +153,7 @@ func showLog(l *Log) string {
 }
 
 func logPosArg(t *testing.T, d *datadriven.TestData) Position {
-	return Position{Buffers: uint64(logIntArg(t, d, "buffers")), Records: uint64(logIntArg(t, d, "records"))}
-}
-
-// logIntArg reads a mandatory non-negative integer argument.
-func logIntArg(t *testing.T, d *datadriven.TestData, key string) int {
-	var v int
-	if !d.HasArg(key) {
-		d.Fatalf(t, "missing %s=", key)
-	}
-	d.ScanArgs(t, key, &v)
-	return v
+	return Position{Buffers: uint64(coretest.MustInt(t, d, "buffers")), Records: uint64(coretest.MustInt(t, d, "records"))}
 }
 
 func TestNewLogKeepsAtLeastOneRecord(t *testing.T) {

@@ -14,7 +14,8 @@
 //
 // Why per task: a barrier checkpoint succeeds only if every task's
 // snapshot does, so with n tasks it succeeds with roughly p^n for a task's
-// success rate p (seed 001; SuccessAtScale measures it). Here a decline, a
+// success rate p (0.99 per task is 0.72 for 32 tasks;
+// docs/weak-consistency.md; weir bench weak measures it). Here a decline, a
 // timeout or a failed metadata write fails only that task's snapshot: the
 // task keeps its previous one as its restore point, and no other task's
 // bookkeeping changes.

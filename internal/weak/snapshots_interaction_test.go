@@ -1,14 +1,15 @@
 package weak
 
 import (
-	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/cockroachdb/datadriven"
 	"github.com/weirstream/weir/internal/checkpoint"
+	"github.com/weirstream/weir/internal/testutil/coretest"
 )
 
 // TestSnapshotsInteraction runs the scripts in testdata/snapshots.
@@ -49,16 +50,16 @@ func (e *snapEnv) handle(t *testing.T, d *datadriven.TestData) string {
 	if d.Cmd != "new" && e.s == nil {
 		d.Fatalf(t, "%s before new", d.Cmd)
 	}
-	now := at(durArg(t, d, "t", 0))
+	now := at(coretest.Dur(t, d, "t", 0))
 	switch d.Cmd {
 	case "new":
-		n := intArg(t, d, "tasks", 1)
+		n := coretest.Int(t, d, "tasks", 1)
 		e.tasks = make([]checkpoint.TaskID, n)
 		for i := range e.tasks {
 			e.tasks[i] = checkpoint.TaskID{Vertex: i}
 		}
 		e.up = map[checkpoint.TaskID]bool{}
-		cfg := Config{Interval: durArg(t, d, "interval", 0), Timeout: durArg(t, d, "timeout", 0), FirstID: checkpoint.ID(intArg(t, d, "first", 0))}
+		cfg := Config{Interval: coretest.Dur(t, d, "interval", 0), Timeout: coretest.Dur(t, d, "timeout", 0), FirstID: checkpoint.ID(coretest.Int(t, d, "first", 0))}
 		e.s = NewSnapshots(cfg, e.tasks)
 		return "ok\n"
 	case "running":
@@ -82,19 +83,13 @@ func (e *snapEnv) handle(t *testing.T, d *datadriven.TestData) string {
 		return formatActions(e.s.Step(EndOfData{Task: e.taskArgs(t, d)[0], Now: now}))
 	case "ack":
 		task := e.taskArgs(t, d)[0]
-		return formatActions(e.s.Step(Ack{Task: task, ID: checkpoint.ID(intArg(t, d, "id", 0)), State: checkpoint.TaskState{Task: task}, Now: now}))
+		return formatActions(e.s.Step(Ack{Task: task, ID: checkpoint.ID(coretest.Int(t, d, "id", 0)), State: checkpoint.TaskState{Task: task}, Now: now}))
 	case "decline":
 		reason := "busy"
 		d.MaybeScanArgs(t, "reason", &reason)
-		return formatActions(e.s.Step(Decline{Task: e.taskArgs(t, d)[0], ID: checkpoint.ID(intArg(t, d, "id", 0)), Reason: reason, Storage: d.HasArg("storage"), Now: now}))
+		return formatActions(e.s.Step(Decline{Task: e.taskArgs(t, d)[0], ID: checkpoint.ID(coretest.Int(t, d, "id", 0)), Reason: reason, Storage: d.HasArg("storage"), Now: now}))
 	case "persisted":
-		var err error
-		if d.HasArg("err") {
-			var msg string
-			d.ScanArgs(t, "err", &msg)
-			err = errors.New(msg)
-		}
-		return formatActions(e.s.Step(Persisted{ID: checkpoint.ID(intArg(t, d, "id", 0)), Err: err, Registration: d.HasArg("registration"), Now: now}))
+		return formatActions(e.s.Step(Persisted{ID: checkpoint.ID(coretest.Int(t, d, "id", 0)), Err: coretest.Err(t, d, "err"), Registration: d.HasArg("registration"), Now: now}))
 	case "tick":
 		return formatActions(e.s.Step(Tick{Now: now}))
 	case "request":
@@ -128,19 +123,13 @@ func (e *snapEnv) state() string {
 	return b.String()
 }
 
+// taskArgs reads task=I,... or task=all; I must be one of the job's tasks.
 func (e *snapEnv) taskArgs(t *testing.T, d *datadriven.TestData) []checkpoint.TaskID {
-	var s string
-	d.ScanArgs(t, "task", &s)
-	if s == "all" {
-		return e.tasks
-	}
-	var out []checkpoint.TaskID
-	for _, f := range strings.Split(s, ",") {
-		var i int
-		if _, err := fmt.Sscanf(f, "%d", &i); err != nil || i < 0 || i >= len(e.tasks) {
-			d.Fatalf(t, "task %q: want 0..%d", f, len(e.tasks)-1)
+	out := coretest.Tasks(t, d, "task", e.tasks)
+	for _, task := range out {
+		if !slices.Contains(e.tasks, task) {
+			d.Fatalf(t, "task %d/%d: want 0..%d", task.Vertex, task.Subtask, len(e.tasks)-1)
 		}
-		out = append(out, e.tasks[i])
 	}
 	return out
 }
@@ -173,26 +162,4 @@ func formatAction(a Action) string {
 		return fmt.Sprintf("abort task=%d id=%d kind=%s cause=%s: %s", a.Task.Vertex, a.ID, a.Kind, a.Cause, a.Reason)
 	}
 	return fmt.Sprintf("%T", a)
-}
-
-func intArg(t *testing.T, d *datadriven.TestData, key string, def int) int {
-	if !d.HasArg(key) {
-		return def
-	}
-	var n int
-	d.ScanArgs(t, key, &n)
-	return n
-}
-
-func durArg(t *testing.T, d *datadriven.TestData, key string, def time.Duration) time.Duration {
-	if !d.HasArg(key) {
-		return def
-	}
-	var s string
-	d.ScanArgs(t, key, &s)
-	v, err := time.ParseDuration(s)
-	if err != nil {
-		d.Fatalf(t, "%s: %v", key, err)
-	}
-	return v
 }

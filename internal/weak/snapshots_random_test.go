@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/weirstream/weir/internal/checkpoint"
+	"github.com/weirstream/weir/internal/testutil/coretest"
 )
 
 // model is a deliberately naive account of every task's snapshots, kept
@@ -40,19 +41,15 @@ type model struct {
 //   - a running task with a periodic interval always has a trigger or a
 //     timeout scheduled (it is never forgotten).
 //
-// A failure names its seed.
+// A failure names its seed; rerun it with -seed.
 func TestSnapshotsRandom(t *testing.T) {
-	seeds := 300
-	if testing.Short() {
-		seeds = 40
-	}
 	var completed, failed, finals int
-	for seed := uint64(1); seed <= uint64(seeds); seed++ {
+	seeds := coretest.Seeds{First: 1, N: 300, Short: 40}.Run(t, func(seed uint64) {
 		c, f, fin := runSnapshotsRandom(t, seed, 500)
 		completed, failed, finals = completed+c, failed+f, finals+fin
-		if t.Failed() {
-			return
-		}
+	})
+	if t.Failed() || coretest.Single() {
+		return
 	}
 	if completed < seeds || failed < seeds || finals < seeds/4 {
 		t.Fatalf("random runs too tame: %d completed, %d failed, %d final", completed, failed, finals)

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/cockroachdb/datadriven"
+	"github.com/weirstream/weir/internal/testutil/coretest"
 )
 
 // TestDataDriven runs the scripts in testdata. Commands:
@@ -47,7 +48,7 @@ func TestDataDriven(t *testing.T) {
 				var b strings.Builder
 				fmt.Fprintf(&b, "%s\n", a)
 				for _, line := range strings.Fields(d.Input) {
-					ws, err := a.AppendWindows(nil, parseTS(t, d, line))
+					ws, err := a.AppendWindows(nil, coretest.TS(t, d, line))
 					if err != nil {
 						fmt.Fprintf(&b, "%s: error: %v\n", line, err)
 						continue
@@ -142,16 +143,16 @@ func TestDataDriven(t *testing.T) {
 					case f[0] == "e" && (len(f) == 3 || len(f) == 4):
 						v := int64(1)
 						if len(f) == 4 {
-							v = parseTS(t, d, f[3])
+							v = coretest.TS(t, d, f[3])
 						}
-						if err := s.element(next, f[1], parseTS(t, d, f[2]), v); err != nil {
+						if err := s.element(next, f[1], coretest.TS(t, d, f[2]), v); err != nil {
 							s.emit("error: %v", err)
 						}
 						next++
 					case f[0] == "wm" && len(f) == 2:
-						s.advance(EventTime, parseTS(t, d, f[1]))
+						s.advance(EventTime, coretest.TS(t, d, f[1]))
 					case f[0] == "proc" && len(f) == 2:
-						s.advance(ProcessingTime, parseTS(t, d, f[1]))
+						s.advance(ProcessingTime, coretest.TS(t, d, f[1]))
 					case f[0] == "end":
 						s.advance(EventTime, math.MaxInt64)
 					default:
@@ -171,26 +172,14 @@ func TestDataDriven(t *testing.T) {
 	})
 }
 
-func parseTS(t *testing.T, d *datadriven.TestData, s string) int64 {
-	switch s {
-	case "min":
-		return math.MinInt64
-	case "max":
-		return math.MaxInt64
-	}
-	v, err := strconv.ParseInt(s, 10, 64)
-	if err != nil {
-		d.Fatalf(t, "%v", err)
-	}
-	return v
-}
-
+// scanTS reads the timestamp argument key=<ms|min|max>.
 func scanTS(t *testing.T, d *datadriven.TestData, key string) int64 {
 	var s string
 	d.ScanArgs(t, key, &s)
-	return parseTS(t, d, s)
+	return coretest.TS(t, d, s)
 }
 
+// scanInt reads the optional argument key=<ms|min|max>, 0 without it.
 func scanInt(t *testing.T, d *datadriven.TestData, key string) int64 {
 	if !d.HasArg(key) {
 		return 0

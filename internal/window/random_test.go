@@ -3,6 +3,7 @@ package window
 import (
 	"flag"
 	"fmt"
+	"github.com/weirstream/weir/internal/testutil/coretest"
 	"maps"
 	"math"
 	"math/rand/v2"
@@ -11,10 +12,9 @@ import (
 	"testing"
 )
 
-var (
-	seedFlag  = flag.Uint64("seed", 0, "run TestRandomAgainstReference with this seed only, verbosely")
-	seedsFlag = flag.Int("seeds", 400, "number of seeds TestRandomAgainstReference runs")
-)
+// seedsFlag widens or narrows TestRandomAgainstReference's range of seeds;
+// -seed runs one, verbosely.
+var seedsFlag = flag.Int("seeds", 400, "number of seeds TestRandomAgainstReference runs")
 
 // TestRandomAgainstReference runs the keyed operator simulation (the core
 // as the operator uses it) on seeded random records and non-decreasing
@@ -25,16 +25,7 @@ var (
 // definition. At the end of input both must have fired everything and the
 // operator must keep no state and no timer.
 func TestRandomAgainstReference(t *testing.T) {
-	seeds := make([]uint64, *seedsFlag)
-	for i := range seeds {
-		seeds[i] = uint64(i)
-	}
-	if *seedFlag != 0 {
-		seeds = []uint64{*seedFlag}
-	}
-	for _, seed := range seeds {
-		runRandom(t, seed, *seedFlag != 0)
-	}
+	coretest.Seeds{N: *seedsFlag}.Run(t, func(seed uint64) { runRandom(t, seed, coretest.Single()) })
 }
 
 func runRandom(t *testing.T, seed uint64, verbose bool) {
@@ -283,7 +274,7 @@ func (f *reference) advance(wm int64) {
 // state window must be: unique, inside its window, kept by a merge from
 // one of the merged windows, and surviving an encoding round trip.
 func TestRandomMergingSet(t *testing.T) {
-	for seed := range uint64(300) {
+	coretest.Seeds{N: 300}.Run(t, func(seed uint64) {
 		rng := rand.New(rand.NewPCG(seed, 3))
 		var s MergingSet
 		var naive []Window
@@ -356,5 +347,5 @@ func TestRandomMergingSet(t *testing.T) {
 				t.Fatalf("seed %d step %d: round trip changed the set", seed, step)
 			}
 		}
-	}
+	})
 }

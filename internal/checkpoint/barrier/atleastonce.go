@@ -4,7 +4,8 @@ import "github.com/weirstream/weir/internal/checkpoint"
 
 // defaultMaxTracked bounds the checkpoints an AtLeastOnce tracker counts at
 // once. Without a bound, a channel that stalls while sources keep injecting
-// barriers would grow the tracker without limit (design principle 4).
+// barriers would grow the tracker without limit, and memory must stay
+// bounded under any backpressure (docs/architecture.md, "Design rules", 4).
 const defaultMaxTracked = 50
 
 // AtLeastOnce is the at-least-once barrier tracker. It never blocks a

@@ -8,6 +8,7 @@ import (
 
 	"github.com/cockroachdb/datadriven"
 	"github.com/weirstream/weir/internal/checkpoint"
+	"github.com/weirstream/weir/internal/testutil/coretest"
 )
 
 // TestDataDriven runs the scripts in testdata. Commands:
@@ -45,13 +46,7 @@ func TestDataDriven(t *testing.T) {
 				case "unaligned":
 					h = NewUnaligned(n, 0)
 				case "alternating":
-					var timeout string
-					d.ScanArgs(t, "timeout", &timeout)
-					dur, err := time.ParseDuration(timeout)
-					if err != nil {
-						d.Fatalf(t, "timeout: %v", err)
-					}
-					h = NewUnaligned(n, dur)
+					h = NewUnaligned(n, coretest.MustDur(t, d, "timeout"))
 				default:
 					d.Fatalf(t, "unknown mode %q; use aligned, at-least-once, unaligned or alternating", mode)
 				}

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/weirstream/weir/internal/checkpoint"
+	"github.com/weirstream/weir/internal/testutil/coretest"
 )
 
 // item is one entry of a generated input channel: a record, or an event for
@@ -243,15 +244,9 @@ func randomRun(t *testing.T, seed uint64, aligned bool) {
 
 // TestRandomAgainstModel drives seeded random interleavings through both
 // handlers and compares every step with the reference models. On failure the
-// message names the seed and the full history.
+// message names the seed and the full history; rerun it with -seed.
 func TestRandomAgainstModel(t *testing.T) {
-	runs := uint64(1500)
-	if testing.Short() {
-		runs = 200
-	}
 	for _, aligned := range []bool{true, false} {
-		for seed := range runs {
-			randomRun(t, seed, aligned)
-		}
+		coretest.Seeds{N: 1500, Short: 200}.Run(t, func(seed uint64) { randomRun(t, seed, aligned) })
 	}
 }

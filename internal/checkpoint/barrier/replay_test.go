@@ -9,6 +9,7 @@ import (
 
 	"github.com/cockroachdb/datadriven"
 	"github.com/weirstream/weir/internal/checkpoint"
+	"github.com/weirstream/weir/internal/testutil/coretest"
 )
 
 // TestReplayOrder runs the scripts in testdata_replay: Unaligned driven
@@ -40,17 +41,8 @@ func TestReplayOrder(t *testing.T) {
 		var r *urun
 		datadriven.RunTest(t, path, func(t *testing.T, d *datadriven.TestData) string {
 			if d.Cmd == "new" {
-				var n int
-				var timeout time.Duration
-				d.ScanArgs(t, "channels", &n)
-				if d.HasArg("timeout") {
-					var s string
-					d.ScanArgs(t, "timeout", &s)
-					var err error
-					if timeout, err = time.ParseDuration(s); err != nil {
-						d.Fatalf(t, "timeout: %v", err)
-					}
-				}
+				n := coretest.MustInt(t, d, "channels")
+				timeout := coretest.Dur(t, d, "timeout", 0)
 				r = &urun{
 					t: t, timeout: timeout, n: n, h: NewUnaligned(n, timeout),
 					q: make([][]gitem, n), total: make([]uint64, n), polled: make([]uint64, n),
@@ -63,21 +55,11 @@ func TestReplayOrder(t *testing.T) {
 			if r == nil {
 				d.Fatalf(t, "the script must start with new")
 			}
-			ch := -1
-			if d.HasArg("ch") {
-				d.ScanArgs(t, "ch", &ch)
-			}
-			var id checkpoint.ID
-			if d.HasArg("id") {
-				var v int
-				d.ScanArgs(t, "id", &v)
-				id = checkpoint.ID(v)
-			}
+			ch := coretest.Int(t, d, "ch", -1)
+			id := checkpoint.ID(coretest.Int(t, d, "id", 0))
 			switch d.Cmd {
 			case "data":
-				var k int
-				d.ScanArgs(t, "n", &k)
-				for range k {
+				for range coretest.MustInt(t, d, "n") {
 					r.total[ch]++
 					r.q[ch] = append(r.q[ch], gitem{seq: r.total[ch]})
 				}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/weirstream/weir/internal/checkpoint"
+	"github.com/weirstream/weir/internal/testutil/coretest"
 )
 
 // TestUnalignedForcedMatchesAligned checks invariant I6: when every barrier
@@ -16,11 +17,7 @@ import (
 // announcements and alignment timeouts. Aligned's own randomized test
 // compares it with the reference model, so this reuses that model.
 func TestUnalignedForcedMatchesAligned(t *testing.T) {
-	runs := uint64(1000)
-	if testing.Short() {
-		runs = 200
-	}
-	for seed := range runs {
+	coretest.Seeds{N: 1000, Short: 200}.Run(t, func(seed uint64) {
 		rng := rand.New(rand.NewPCG(seed, 0x666f72636564))
 		n := 1 + rng.IntN(4)
 		maxID := checkpoint.ID(2 + rng.IntN(6))
@@ -91,7 +88,7 @@ func TestUnalignedForcedMatchesAligned(t *testing.T) {
 			}
 			check(ev, render(ref.Step(ev)))
 		}
-	}
+	})
 }
 
 func render(as []Action) []string {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/weirstream/weir/internal/checkpoint"
+	"github.com/weirstream/weir/internal/testutil/coretest"
 )
 
 // gitem is one entry of a model gate channel: a data buffer with its Seq, or
@@ -387,19 +388,13 @@ func randomUnaligned(t *testing.T, seed uint64, timeout time.Duration) int {
 // (priority) barriers, announcements, cancel markers, ends of partition,
 // aborts and timeouts through Unaligned in both modes and checks the
 // design's invariants on every step. On failure the message names the seed
-// and the history.
+// and the history; rerun it with -seed.
 func TestUnalignedRandomInvariants(t *testing.T) {
-	runs := uint64(1500)
-	if testing.Short() {
-		runs = 200
-	}
 	for _, timeout := range []time.Duration{0, 100 * time.Millisecond} {
 		done := 0
-		for seed := range runs {
-			done += randomUnaligned(t, seed, timeout)
-		}
+		runs := coretest.Seeds{N: 1500, Short: 200}.Run(t, func(seed uint64) { done += randomUnaligned(t, seed, timeout) })
 		// The runs must exercise complete channel states, not only aborts.
-		if done < int(runs)/3 {
+		if !coretest.Single() && done < runs/3 {
 			t.Fatalf("timeout %v: only %d channel states completed in %d runs", timeout, done, runs)
 		}
 	}

@@ -389,10 +389,11 @@ func (c *Coordinator) fail(p *pending, reason string, cause Cause) {
 // reset aborts every pending checkpoint but those being persisted and
 // restarts the periodic schedule. A persisting checkpoint is left alone on
 // purpose: its metadata may already be on disk, and a checkpoint whose
-// metadata exists is complete (DESIGN principle 5). If its Persisted reports
-// success it completes as usual; the driver, which restores the newest
-// completed checkpoint after a failover, waits for Persisting to drain
-// first. If the write failed, the checkpoint is aborted without counting a
+// metadata exists is complete: a restore may pick it, and its sinks may
+// commit on it (docs/architecture.md, "Design rules", 5). If its Persisted
+// reports success it completes as usual; the driver, which restores the
+// newest completed checkpoint after a failover, waits for Persisting to
+// drain first. If the write failed, the checkpoint is aborted without counting a
 // failure: the attempt it belonged to is gone, and a failed final
 // checkpoint of that attempt must not fail over the restarted job.
 func (c *Coordinator) reset(reason string) {

@@ -1,14 +1,13 @@
 package coordinator
 
 import (
-	"errors"
 	"fmt"
-	"strconv"
 	"testing"
-	"time"
 
 	"github.com/cockroachdb/datadriven"
+
 	"github.com/weirstream/weir/internal/checkpoint"
+	"github.com/weirstream/weir/internal/testutil/coretest"
 )
 
 // TestInteraction runs the scripts in testdata. Commands:
@@ -24,7 +23,8 @@ import (
 //	suspend [reason=S] | resume t=D
 //	stats | deadline | pending
 //
-// Task I is TaskID{Vertex: I}; the first `sources` tasks are the sources.
+// Task I is TaskID{Vertex: I} (I/S names subtask S); the first `sources`
+// tasks are the sources.
 // Times are offsets from a fixed epoch. Each command prints the actions it
 // returned, one per line. Regenerate with: go test ./... -rewrite
 func TestInteraction(t *testing.T) {
@@ -46,33 +46,33 @@ func (e *interactionEnv) handle(t *testing.T, d *datadriven.TestData) string {
 	switch d.Cmd {
 	case "new":
 		cfg := DefaultConfig()
-		cfg.Interval = durArg(t, d, "interval", 0)
-		cfg.Timeout = durArg(t, d, "timeout", cfg.Timeout)
-		cfg.MinPause = durArg(t, d, "minpause", 0)
-		cfg.MaxConcurrent = intArg(t, d, "maxconc", cfg.MaxConcurrent)
-		cfg.TolerableFailures = intArg(t, d, "tolerable", 0)
-		cfg.StorageFailureTimeout = durArg(t, d, "storagetimeout", 0)
-		cfg.StorageMaxBackoff = durArg(t, d, "maxbackoff", 0)
-		cfg.AlertEvery = durArg(t, d, "alert", 0)
-		cfg.TransactionTimeout = durArg(t, d, "txntimeout", 0)
-		n := intArg(t, d, "tasks", 1)
+		cfg.Interval = coretest.Dur(t, d, "interval", 0)
+		cfg.Timeout = coretest.Dur(t, d, "timeout", cfg.Timeout)
+		cfg.MinPause = coretest.Dur(t, d, "minpause", 0)
+		cfg.MaxConcurrent = coretest.Int(t, d, "maxconc", cfg.MaxConcurrent)
+		cfg.TolerableFailures = coretest.Int(t, d, "tolerable", 0)
+		cfg.StorageFailureTimeout = coretest.Dur(t, d, "storagetimeout", 0)
+		cfg.StorageMaxBackoff = coretest.Dur(t, d, "maxbackoff", 0)
+		cfg.AlertEvery = coretest.Dur(t, d, "alert", 0)
+		cfg.TransactionTimeout = coretest.Dur(t, d, "txntimeout", 0)
+		n := coretest.Int(t, d, "tasks", 1)
 		e.tasks = make([]checkpoint.TaskID, n)
 		for i := range e.tasks {
 			e.tasks[i] = checkpoint.TaskID{Vertex: i}
 		}
-		sources := e.tasks[:intArg(t, d, "sources", 1)]
-		e.c = New(cfg, e.tasks, sources, checkpoint.ID(intArg(t, d, "next", 1)), at(durArg(t, d, "t", 0)))
+		sources := e.tasks[:coretest.Int(t, d, "sources", 1)]
+		e.c = New(cfg, e.tasks, sources, checkpoint.ID(coretest.Int(t, d, "next", 1)), at(coretest.Dur(t, d, "t", 0)))
 		return formatDeadline(e.c.NextDeadline())
 	case "tick":
-		return e.step(Tick{Now: at(durArg(t, d, "t", -1))})
+		return e.step(Tick{Now: at(coretest.MustDur(t, d, "t"))})
 	case "trigger":
-		return e.step(TriggerRequest{Now: at(durArg(t, d, "t", -1))})
+		return e.step(TriggerRequest{Now: at(coretest.MustDur(t, d, "t"))})
 	case "eoi":
-		return e.step(EndOfInput{Now: at(durArg(t, d, "t", -1))})
+		return e.step(EndOfInput{Now: at(coretest.MustDur(t, d, "t"))})
 	case "ack":
-		id := checkpoint.ID(intArg(t, d, "id", -1))
+		id := checkpoint.ID(coretest.MustInt(t, d, "id"))
 		var out []Action
-		for _, task := range e.taskArgs(t, d) {
+		for _, task := range coretest.Tasks(t, d, "task", e.tasks) {
 			out = append(out, e.c.Step(Ack{Task: task, ID: id, State: checkpoint.TaskState{Task: task}})...)
 		}
 		return formatActions(out)
@@ -83,23 +83,12 @@ func (e *interactionEnv) handle(t *testing.T, d *datadriven.TestData) string {
 		if d.HasArg("storage") {
 			cause = CauseStorage
 		}
-		return e.step(Decline{Task: e.taskArgs(t, d)[0], ID: checkpoint.ID(intArg(t, d, "id", -1)), Reason: reason, Cause: cause})
+		task := coretest.Tasks(t, d, "task", e.tasks)[0]
+		return e.step(Decline{Task: task, ID: checkpoint.ID(coretest.MustInt(t, d, "id")), Reason: reason, Cause: cause})
 	case "probed":
-		var err error
-		if d.HasArg("err") {
-			var s string
-			d.ScanArgs(t, "err", &s)
-			err = errors.New(s)
-		}
-		return e.step(StorageProbed{Err: err, Now: at(durArg(t, d, "t", -1))})
+		return e.step(StorageProbed{Err: coretest.Err(t, d, "err"), Now: at(coretest.MustDur(t, d, "t"))})
 	case "persisted":
-		var err error
-		if d.HasArg("err") {
-			var s string
-			d.ScanArgs(t, "err", &s)
-			err = errors.New(s)
-		}
-		return e.step(Persisted{ID: checkpoint.ID(intArg(t, d, "id", -1)), Err: err, Now: at(durArg(t, d, "t", -1))})
+		return e.step(Persisted{ID: checkpoint.ID(coretest.MustInt(t, d, "id")), Err: coretest.Err(t, d, "err"), Now: at(coretest.MustDur(t, d, "t"))})
 	case "reset":
 		reason := "test"
 		d.MaybeScanArgs(t, "reason", &reason)
@@ -109,7 +98,7 @@ func (e *interactionEnv) handle(t *testing.T, d *datadriven.TestData) string {
 		d.MaybeScanArgs(t, "reason", &reason)
 		return e.step(Suspend{Reason: reason})
 	case "resume":
-		return e.step(Resume{Now: at(durArg(t, d, "t", -1))})
+		return e.step(Resume{Now: at(coretest.MustDur(t, d, "t"))})
 	case "stats":
 		return formatStats(e.c.Stats())
 	case "deadline":
@@ -122,47 +111,3 @@ func (e *interactionEnv) handle(t *testing.T, d *datadriven.TestData) string {
 }
 
 func (e *interactionEnv) step(ev Event) string { return formatActions(e.c.Step(ev)) }
-
-func (e *interactionEnv) taskArgs(t *testing.T, d *datadriven.TestData) []checkpoint.TaskID {
-	arg, ok := d.Arg("task")
-	if !ok {
-		d.Fatalf(t, "missing task=")
-	}
-	if len(arg.Vals) == 1 && arg.Vals[0] == "all" {
-		return e.tasks
-	}
-	out := make([]checkpoint.TaskID, len(arg.Vals))
-	for i, v := range arg.Vals {
-		n, err := strconv.Atoi(v)
-		if err != nil {
-			d.Fatalf(t, "task=%s: %v", v, err)
-		}
-		out[i] = checkpoint.TaskID{Vertex: n}
-	}
-	return out
-}
-
-// durArg reads a duration argument; def < 0 makes it mandatory.
-func durArg(t *testing.T, d *datadriven.TestData, key string, def time.Duration) time.Duration {
-	var s string
-	if !d.MaybeScanArgs(t, key, &s) {
-		if def < 0 {
-			d.Fatalf(t, "missing %s=", key)
-		}
-		return def
-	}
-	v, err := time.ParseDuration(s)
-	if err != nil {
-		d.Fatalf(t, "%s=%s: %v", key, s, err)
-	}
-	return v
-}
-
-// intArg reads an integer argument; def < 0 makes it mandatory.
-func intArg(t *testing.T, d *datadriven.TestData, key string, def int) int {
-	v := def
-	if !d.MaybeScanArgs(t, key, &v) && def < 0 {
-		d.Fatalf(t, "missing %s=", key)
-	}
-	return v
-}

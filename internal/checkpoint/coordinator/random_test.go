@@ -10,37 +10,27 @@ import (
 	"time"
 
 	"github.com/weirstream/weir/internal/checkpoint"
+	"github.com/weirstream/weir/internal/testutil/coretest"
 )
 
 // TestRandomAgainstModel drives the coordinator and the naive model with the
 // same seeded random interleavings of events and requires identical actions,
 // deadlines and stats at every step, plus protocol invariants checked on the
 // coordinator's actions alone. A failure names the seed and step; rerun one
-// seed by narrowing the loop.
+// seed with -seed.
 func TestRandomAgainstModel(t *testing.T) {
-	const seeds, steps = 150, 2000
-	seen := map[string]int{}
-	for seed := uint64(1); seed <= seeds; seed++ {
-		runRandom(t, seed, steps, seen)
-		if t.Failed() {
-			return
-		}
-	}
+	const steps = 2000
+	seen := coretest.Outcomes{}
+	n := coretest.Seeds{First: 1, N: 150}.Run(t, func(seed uint64) { runRandom(t, seed, steps, seen) })
 	t.Logf("outcomes: %v", seen)
 	// The generator must keep reaching every outcome, or the agreement
 	// above proves little.
-	for _, outcome := range []string{"trigger", "persist", "notify-complete", "failover:", "rejected:",
+	seen.Require(t, n, 10, "trigger", "persist", "notify-complete", "failover:", "rejected:",
 		"subsumed", "expired", "declined", "persist metadata:", "after job failover", "job failover", "kind=final",
 		"checkpointing suspended", "final at resume", "probe-storage", "storage-alert", "storage-recovered",
-		"fail-job:", "cause=storage", "storage-failure-timeout", "transaction timeout", "alert aggregated"} {
-		want := 10
-		if outcome == "alert aggregated" {
-			want = 3 // needs three storage failures in a row inside one alert window
-		}
-		if seen[outcome] < want {
-			t.Errorf("outcome %q reached %d times in %d seeds, want at least %d: tune randomEvent", outcome, seen[outcome], seeds, want)
-		}
-	}
+		"fail-job:", "cause=storage", "storage-failure-timeout", "transaction timeout")
+	// Needs three storage failures in a row inside one alert window.
+	seen.Require(t, n, 3, "alert aggregated")
 }
 
 // randomConfig picks options where the interesting interactions are likely:

@@ -7,7 +7,10 @@ import (
 
 // storageState is the coordinator's view of failing checkpoint storage.
 //
-// The rules, seed 003 §9.3's failure spiral being what they prevent:
+// The rules prevent a failure spiral: a job whose storage fails would
+// otherwise fail a checkpoint, count it, restart, re-read its input and
+// fail the next checkpoint the same way, again and again
+// (docs/guarantees.md, "Checkpoint storage failing").
 //
 //   - A storage failure (CauseStorage) fails its checkpoint but is not
 //     counted towards tolerable-failed-checkpoints and never asks for a

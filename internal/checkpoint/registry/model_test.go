@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/weirstream/weir/internal/checkpoint"
+	"github.com/weirstream/weir/internal/testutil/coretest"
 )
 
 // TestModel drives the registry through seeded random runs of a job with
@@ -19,9 +20,9 @@ import (
 // hold every file a retained or in-flight checkpoint references, and once
 // nothing is in flight exactly the files of the retained checkpoints.
 func TestModel(t *testing.T) {
-	for seed := uint64(1); seed <= 200; seed++ {
+	coretest.Seeds{First: 1, N: 200}.Run(t, func(seed uint64) {
 		t.Run(fmt.Sprint(seed), func(t *testing.T) { runModel(t, seed) })
-	}
+	})
 }
 
 type chk struct {

@@ -19,9 +19,11 @@ import (
 	"github.com/weirstream/weir/internal/vfs/s3fs/s3test"
 )
 
-// Checkpoint storage that fails for a while (issue 17, the failure spiral
-// of seed 003 §9.3): with tolerable-failed-checkpoints at its default of 0
-// the job neither restarts nor spirals. Checkpoints back off, an alert
+// Checkpoint storage that fails for a while (issue 17): with
+// tolerable-failed-checkpoints at its default of 0 the job neither
+// restarts nor spirals (fails a checkpoint, restarts, re-reads its input
+// and fails the next checkpoint the same way, again and again;
+// docs/guarantees.md). Checkpoints back off, an alert
 // names the storage, warnings stay few, and once storage works again a
 // checkpoint completes and the committed output is exactly the
 // failure-free one.

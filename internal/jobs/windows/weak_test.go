@@ -22,7 +22,8 @@ import (
 // in the order its determinants logged, and fires what it owes; with logs
 // large enough nothing is lost or duplicated, so the committed output
 // must be the failure-free closed form exactly and the accounting must
-// say so (seed 001: "losing a record that triggers a window").
+// say so. Windows are where a lost record costs most: losing the one that
+// triggers a window loses everything the window would have emitted.
 func TestWindowsWeakConsistentUnderFaults(t *testing.T) {
 	assigners := []string{"tumble:50", "slide:60,20", "session:4"}
 	const n = 3000
