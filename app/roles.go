@@ -266,6 +266,7 @@ largest parallelism, over all TaskManagers.`,
 				BuildID:             id,
 				RegistrationTimeout: t.RegistrationTimeout,
 				CancellationTimeout: t.CancellationTimeout,
+				PeerTimeout:         t.HeartbeatTimeout,
 				Logger:              log,
 				Ready: func(data, metrics net.Addr) {
 					attrs := []any{"slots", slots}

@@ -122,6 +122,10 @@ type TaskManagerProcessConfig struct {
 	// TLS, if set, dials the JobManager and serves and dials the data
 	// plane with mutual TLS (security.ssl.internal.*); nil is plain TCP.
 	TLS *TLS
+	// PeerTimeout is heartbeat.timeout: a data connection to another
+	// TaskManager silent this long is closed as broken
+	// (remote.Config.PeerTimeout).
+	PeerTimeout time.Duration
 	// Logger (nil: silent).
 	Logger *slog.Logger
 	// Ready, if set, is called once the data plane (and metrics) listen.

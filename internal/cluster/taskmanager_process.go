@@ -43,7 +43,7 @@ func runTaskManagerProcess(ctx context.Context, cfg TaskManagerProcessConfig) er
 	if err != nil {
 		return fmt.Errorf("--data-address %s: %w", addr, err)
 	}
-	mgr, err := remote.NewConnManager(remote.Config{ResourceID: cfg.ResourceID, BuildID: cfg.BuildID, TLS: cfg.TLS, Logger: log}, ln, nil)
+	mgr, err := remote.NewConnManager(remote.Config{ResourceID: cfg.ResourceID, BuildID: cfg.BuildID, TLS: cfg.TLS, PeerTimeout: cfg.PeerTimeout, Logger: log}, ln, nil)
 	if err != nil {
 		ln.Close()
 		return err

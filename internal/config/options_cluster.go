@@ -23,7 +23,7 @@ func clusterOptions() []Option {
 		{Key: HeartbeatInterval, Default: "10 s", Kind: KindDuration, Validate: durationPositive,
 			Description: "How often the JobManager asks every TaskManager for a heartbeat (the TaskManager's answer carries its task reports)."},
 		{Key: HeartbeatTimeout, Default: "50 s", Kind: KindDuration, Validate: durationPositive,
-			Description: "Silence after which either side declares the other lost: the JobManager fails the TaskManager's tasks and redeploys them, the TaskManager cancels its tasks and registers again. Must exceed heartbeat.interval."},
+			Description: "Silence after which either side declares the other lost: the JobManager fails the TaskManager's tasks and redeploys them, the TaskManager cancels its tasks and registers again. It also bounds the silence of a data connection between two TaskManagers (unacknowledged data, unanswered keepalive probes): the connection is closed and the tasks whose channels cross it fail over. Must exceed heartbeat.interval."},
 		{Key: TaskManagerRegistrationTimeout, Default: "5 min", Kind: KindDuration, Validate: durationPositive,
 			Description: "How long a TaskManager keeps trying to register with an unreachable JobManager (backoff 100 ms to 5 s) before it exits with an error."},
 		{Key: SlotRequestTimeout, Default: "5 min", Kind: KindDuration, Validate: durationPositive,

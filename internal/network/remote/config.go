@@ -30,6 +30,15 @@ type Config struct {
 	// host. A refused handshake is logged or returned naming the keys.
 	// nil is plain TCP.
 	TLS *security.Internal
+	// PeerTimeout bounds how long a connection may go without a sign of
+	// life from the peer (heartbeat.timeout in a TaskManager): what was
+	// sent stays unacknowledged, or an idle connection's keepalive probes
+	// go unanswered. The connection is then closed as broken, so that a
+	// partition between two TaskManagers fails the tasks whose channels
+	// cross it (and the job fails over) instead of stalling them until
+	// the checkpoint timeout. 0 leaves the operating system's defaults
+	// (hours).
+	PeerTimeout time.Duration
 	// Logger receives connection failures and malformed frames; nil is
 	// silent.
 	Logger *slog.Logger
@@ -51,8 +60,8 @@ func (c *Config) Validate() error {
 	if c.ResourceID == "" {
 		return fmt.Errorf("network config: empty ResourceID: every TaskManager needs its own id")
 	}
-	if c.ConnectTimeout < 0 || c.SegmentSize < 0 {
-		return fmt.Errorf("network config: negative connect timeout %v or segment size %d", c.ConnectTimeout, c.SegmentSize)
+	if c.ConnectTimeout < 0 || c.SegmentSize < 0 || c.PeerTimeout < 0 {
+		return fmt.Errorf("network config: negative connect timeout %v, segment size %d or peer timeout %v", c.ConnectTimeout, c.SegmentSize, c.PeerTimeout)
 	}
 	if c.ConnectTimeout == 0 {
 		c.ConnectTimeout = DefaultConnectTimeout

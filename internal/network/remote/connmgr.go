@@ -45,6 +45,9 @@ func NewConnManager(cfg Config, ln net.Listener, reg *PartitionRegistry) (*ConnM
 	if reg == nil {
 		reg = NewPartitionRegistry(cfg.ConnectTimeout)
 	}
+	if cfg.PeerTimeout > 0 {
+		ln = livenessListener{Listener: ln, timeout: cfg.PeerTimeout}
+	}
 	if cfg.TLS != nil {
 		ln = tls.NewListener(ln, cfg.TLS.Config)
 	}
@@ -145,6 +148,12 @@ func (m *ConnManager) dial(ctx context.Context, peer, addr string) (*Conn, error
 	backoff := 20 * time.Millisecond
 	for {
 		nc, err := d.DialContext(ctx, "tcp", addr)
+		if err == nil && m.cfg.PeerTimeout > 0 {
+			if err = setLiveness(nc, m.cfg.PeerTimeout); err != nil {
+				_ = nc.Close()
+				return nil, fmt.Errorf("connection to TaskManager %s at %s: %w", peer, addr, err)
+			}
+		}
 		if err == nil {
 			if m.cfg.TLS != nil {
 				tc := tls.Client(nc, security.ClientConfig(m.cfg.TLS.Config, addr))
