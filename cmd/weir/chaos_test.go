@@ -7,7 +7,6 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
 	"syscall"
@@ -168,9 +167,14 @@ func TestChaosSoak(t *testing.T) {
 // chaosSubmit submits the demo as job name and follows it.
 func (c *haCluster) chaosSubmit(t *testing.T, name string, events int, sink chaosSinkEnv, out string) *running {
 	args, _ := c.demoArgs(events, chaosRate, 4)
-	args = append(args, "--job-name", name, "--out", out, "-v")
+	if i := slices.Index(args, "--out"); i >= 0 {
+		args = slices.Delete(args, i, i+2)
+	}
+	args = append(args, "--job-name", name, "-v")
 	if sink.arg != "" {
 		args = append(args, "--sink", sink.arg)
+	} else {
+		args = append(args, "--out", out)
 	}
 	return startWeir(t, c.lifetime, args...)
 }
@@ -215,7 +219,7 @@ func (c *haCluster) inject(t *testing.T, rng *rand.Rand, kind string, sink chaos
 		f.target = id
 		if kind == faultKillTM {
 			c.tms[id].kill()
-			c.tms[id] = startWeir(t, c.lifetime, c.tmArgs[id]...)
+			c.startTM(id)
 			break
 		}
 		// Past heartbeat.timeout (5 s): the JobManager declares it lost
@@ -266,8 +270,6 @@ func (c *haCluster) assertNoOrphanCheckpoints(t *testing.T) {
 	}
 }
 
-var logTimeRE = regexp.MustCompile(`^time=(\S+) .*msg="checkpoint completed"`)
-
 // chaosFigures logs what the soak did: faults by kind, checkpoints
 // completed, recoveries, the time from each fault to the next completed
 // checkpoint, and the throughput against the baseline.
@@ -278,10 +280,8 @@ func (c *haCluster) chaosFigures(t *testing.T, faults []chaosFault, events int, 
 		log := jm.log()
 		recovered += strings.Count(log, `msg="job recovered"`)
 		for _, l := range strings.Split(log, "\n") {
-			if m := logTimeRE.FindStringSubmatch(l); m != nil {
-				if at, err := time.Parse(time.RFC3339Nano, m[1]); err == nil {
-					completions = append(completions, at)
-				}
+			if at, ok := logTime(l); ok && strings.Contains(l, `msg="checkpoint completed"`) {
+				completions = append(completions, at)
 			}
 		}
 	}

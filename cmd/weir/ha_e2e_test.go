@@ -32,17 +32,20 @@ const haLease = "2s"
 // haCluster is etcd, JobManagers and TaskManagers under high availability.
 type haCluster struct {
 	t        *testing.T
+	net      *testNet // nil: every process on loopback
 	dir      string
 	etcd     *etcdtest.Server
 	jms      []*haJobManager
 	tms      map[string]*running
 	tmArgs   map[string][]string
+	tmHosts  map[string]*netHost // with net: each TaskManager's host
 	lifetime time.Duration
 }
 
 // haJobManager is one JobManager process of the cluster.
 type haJobManager struct {
 	id, rpc, rest string
+	host          *netHost // with haCluster.net: the JobManager's host
 	args          []string
 	env           []string
 	proc          *running
@@ -71,13 +74,34 @@ func (c *haCluster) haConf() []string {
 // given, is added to JobManager i's environment.
 func startHACluster(t *testing.T, jobManagers, taskManagers, slots int, env map[int][]string) *haCluster {
 	t.Helper()
-	c := &haCluster{t: t, dir: t.TempDir(), tms: map[string]*running{}, tmArgs: map[string][]string{}, lifetime: 5 * time.Minute}
-	c.etcd = etcdtest.Start(t, "")
+	return startHAClusterOn(t, nil, jobManagers, taskManagers, slots, env)
+}
+
+// startHAClusterOn is startHACluster with each JobManager and TaskManager
+// on a host of its own in tn (etcd on tn's root address), or on loopback
+// when tn is nil.
+func startHAClusterOn(t *testing.T, tn *testNet, jobManagers, taskManagers, slots int, env map[int][]string) *haCluster {
+	t.Helper()
+	c := &haCluster{t: t, net: tn, dir: t.TempDir(), tms: map[string]*running{}, tmArgs: map[string][]string{}, tmHosts: map[string]*netHost{}, lifetime: 5 * time.Minute}
+	if tn != nil {
+		c.etcd = etcdtest.StartOn(t, "", tn.rootIP)
+	} else {
+		c.etcd = etcdtest.Start(t, "")
+	}
 	var rpcs []string
 	for i := range jobManagers {
-		jm := &haJobManager{id: fmt.Sprintf("jm-%d", i), rpc: testutil.FreeAddr(t), rest: testutil.FreeAddr(t), env: env[i]}
-		jm.args = append([]string{"jobmanager", "--id", jm.id, "--rpc-address", jm.rpc, "--rest-address", jm.rest,
-			"--state-dir", filepath.Join(c.dir, jm.id), "-v"}, c.haConf()...)
+		jm := &haJobManager{id: fmt.Sprintf("jm-%d", i), env: env[i]}
+		var remote []string
+		if tn != nil {
+			// Each host has a network stack of its own: fixed ports.
+			jm.host = tn.host(fmt.Sprintf("jm%d", i))
+			jm.rpc, jm.rest = jm.host.ip+":6123", jm.host.ip+":8081"
+			remote = []string{"--rest-allow-remote"}
+		} else {
+			jm.rpc, jm.rest = testutil.FreeAddr(t), testutil.FreeAddr(t)
+		}
+		jm.args = append(append([]string{"jobmanager", "--id", jm.id, "--rpc-address", jm.rpc, "--rest-address", jm.rest,
+			"--state-dir", filepath.Join(c.dir, jm.id), "-v"}, remote...), c.haConf()...)
 		c.jms = append(c.jms, jm)
 		rpcs = append(rpcs, jm.rpc)
 	}
@@ -91,7 +115,11 @@ func startHACluster(t *testing.T, jobManagers, taskManagers, slots int, env map[
 		id := fmt.Sprintf("tm-%d", i)
 		c.tmArgs[id] = append([]string{"taskmanager", "--jobmanager", strings.Join(rpcs, ","), "--slots", strconv.Itoa(slots),
 			"--resource-id", id, "--metrics-address", "-", "-v"}, c.haConf()...)
-		c.tms[id] = startWeir(t, c.lifetime, c.tmArgs[id]...)
+		if tn != nil {
+			c.tmHosts[id] = tn.host(fmt.Sprintf("tm%d", i))
+			c.tmArgs[id] = append(c.tmArgs[id], "--data-address", c.tmHosts[id].ip+":6121")
+		}
+		c.startTM(id)
 	}
 	c.waitTaskManagers(taskManagers)
 	return c
@@ -104,7 +132,7 @@ func (c *haCluster) startJM(i int) {
 	if jm.proc != nil {
 		jm.past += jm.proc.stderr()
 	}
-	jm.proc = startWeirEnv(c.t, c.lifetime, jm.env, jm.args...)
+	jm.proc = c.start(jm.host, jm.env, jm.args...)
 	deadline := time.Now().Add(20 * time.Second)
 	for time.Now().Before(deadline) {
 		if _, err := c.overview(i); err == nil {
@@ -113,6 +141,21 @@ func (c *haCluster) startJM(i int) {
 		time.Sleep(50 * time.Millisecond)
 	}
 	c.t.Fatalf("JobManager %s did not serve REST; stderr:\n%s", jm.id, tail(jm.proc.stderr(), 3000))
+}
+
+// startTM starts (or starts again) TaskManager id.
+func (c *haCluster) startTM(id string) {
+	c.tms[id] = c.start(c.tmHosts[id], nil, c.tmArgs[id]...)
+}
+
+// start starts a weir process of the cluster: on host h of its test
+// network, or on loopback when h is nil.
+func (c *haCluster) start(h *netHost, env []string, args ...string) *running {
+	c.t.Helper()
+	if h == nil {
+		return startWeirEnv(c.t, c.lifetime, env, args...)
+	}
+	return startCommand(c.t, c.lifetime, env, "ip", append([]string{"netns", "exec", h.ns, weirBin}, args...)...)
 }
 
 // haOverview is the part of GET /overview these tests read.

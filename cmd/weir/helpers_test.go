@@ -112,8 +112,16 @@ func startWeir(t *testing.T, timeout time.Duration, args ...string) *running {
 // startWeirEnv is startWeir with env (KEY=VALUE) added to the process's.
 func startWeirEnv(t *testing.T, timeout time.Duration, env []string, args ...string) *running {
 	t.Helper()
+	return startCommand(t, timeout, env, weirBin, args...)
+}
+
+// startCommand starts name with args as startWeirEnv starts the binary:
+// e.g. "ip netns exec NS weir …", which runs weir itself (ip execs it
+// in the namespace), so that signals reach weir.
+func startCommand(t *testing.T, timeout time.Duration, env []string, name string, args ...string) *running {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
-	cmd := exec.CommandContext(ctx, weirBin, args...)
+	cmd := exec.CommandContext(ctx, name, args...)
 	if env != nil {
 		cmd.Env = append(os.Environ(), env...)
 	}

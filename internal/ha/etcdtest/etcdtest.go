@@ -26,6 +26,7 @@ import (
 // drains client streams for up to 5 s first).
 type Server struct {
 	dir        string
+	host       string // the proxy's address: loopback, or a test network's
 	proxyPort  int // Endpoint
 	clientPort int // etcd's own client port, behind the proxy
 	peerPort   int
@@ -43,10 +44,19 @@ type Server struct {
 // granted as asked (etcd raises a TTL below 1.5 × the election timeout).
 func Start(t testing.TB, dir string) *Server {
 	t.Helper()
+	return StartOn(t, dir, "127.0.0.1")
+}
+
+// StartOn is Start with the client proxy on host instead of loopback: an
+// address of the test's own network, so that processes in other network
+// namespaces reach etcd there and a test can cut them off it. etcd's own
+// ports stay on loopback, behind the proxy.
+func StartOn(t testing.TB, dir, host string) *Server {
+	t.Helper()
 	if dir == "" {
 		dir = t.TempDir()
 	}
-	s := &Server{dir: dir}
+	s := &Server{dir: dir, host: host}
 	var err error
 	for attempt := 0; attempt < 5; attempt++ {
 		var ports []int
@@ -65,8 +75,9 @@ func Start(t testing.TB, dir string) *Server {
 	return nil
 }
 
-// Endpoint is the client address, "127.0.0.1:port" (no scheme).
-func (s *Server) Endpoint() string { return loopback(s.proxyPort) }
+// Endpoint is the client address, "host:port" (no scheme): loopback
+// unless started with StartOn.
+func (s *Server) Endpoint() string { return net.JoinHostPort(s.host, strconv.Itoa(s.proxyPort)) }
 
 func loopback(port int) string { return net.JoinHostPort("127.0.0.1", strconv.Itoa(port)) }
 
