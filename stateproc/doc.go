@@ -27,7 +27,12 @@
 // savepoint byte for byte; operators neither written nor kept start empty
 // when a job restores it.
 //
-// What it does not do yet: read or keep incremental (lsm) checkpoints
-// (take a savepoint, which is canonical, and use that), and write timers
-// or operator list state from Go values.
+// Incremental (lsm) checkpoints are read and kept too: each subtask's
+// store is copied into a temporary folder (TempDir), opened read-only and
+// written out in the savepoint format, so they read exactly as a savepoint
+// of the same state, and a kept operator is written as a savepoint of the
+// job holds it.
+//
+// What it does not do yet: write timers or operator list state from Go
+// values.
 package stateproc

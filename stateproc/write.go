@@ -2,6 +2,7 @@ package stateproc
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"maps"
@@ -35,8 +36,9 @@ type kept struct {
 // transactions) and state table kept. Use it for every operator a
 // transformation leaves alone, so that a job restoring the written
 // savepoint resumes them (a source where it stopped) instead of starting
-// them empty. Incremental (lsm) checkpoints cannot be kept: take a
-// savepoint.
+// them empty. The keyed state of an incremental (lsm) checkpoint is kept
+// as the savepoint format holds it, written out from its stores as a
+// savepoint of the job would hold it (see TempDir).
 func (w *Writer) Keep(s *Savepoint, keep ...string) error {
 	for _, uid := range keep {
 		op := s.md.Operator(uid)
@@ -47,8 +49,8 @@ func (w *Writer) Keep(s *Savepoint, keep ...string) error {
 			return fmt.Errorf("keep operator %q: it was checkpointed with max parallelism %d, the writer's is %d: keyed state keeps its key groups, so they must be equal", uid, op.MaxParallelism, w.maxP)
 		}
 		for _, st := range op.Subtasks {
-			if st.State.Incremental != nil || st.State.Channels != nil || st.State.Weak != nil {
-				return fmt.Errorf("keep operator %q: %s holds incremental, in-flight or weak-mode state, which a savepoint cannot carry; take a savepoint of the job and keep from that", uid, s.path)
+			if st.State.Channels != nil || st.State.Weak != nil {
+				return fmt.Errorf("keep operator %q: %s holds in-flight records (an unaligned checkpoint) or weak-mode positions, which a savepoint cannot carry; take a savepoint of the job and keep from that", uid, s.path)
 			}
 		}
 		for _, k := range w.kept {
@@ -283,30 +285,35 @@ func (w *Writer) Write(ctx context.Context, dir string) (string, error) {
 }
 
 // copyOperator copies a kept operator's keyed state files into the new
-// savepoint and returns its state with their new handles.
+// savepoint and returns its state with their new handles. A canonical
+// keyed file is copied byte for byte; an incremental store is written as
+// the canonical file a savepoint of the job holds instead (its key-group
+// index that of the written file), since a savepoint owns its files and
+// restores on either backend.
 func copyOperator(ctx context.Context, k kept, fs *storage.FS, id checkpoint.ID) (checkpoint.OperatorState, error) {
 	op := k.op
 	op.Subtasks = slices.Clone(op.Subtasks)
 	for i, st := range op.Subtasks {
-		h := st.State.Keyed
-		if h == nil {
+		src, release, err := k.from.cp.KeyedSource(ctx, &k.op, st)
+		if err != nil {
+			return op, fmt.Errorf("subtask %d: %w", st.Subtask, err)
+		}
+		if release == nil {
 			continue
 		}
-		r, err := k.from.fs.OpenFile(ctx, h.File)
-		if err != nil {
-			return op, err
-		}
 		f, err := fs.WriteFile(ctx, id, checkpoint.SubtaskFileName(op.UID, st.Subtask, "keyed"), func(w io.Writer) error {
-			_, err := io.Copy(w, r)
-			return err
+			r, err := src.Open(ctx)
+			if err != nil {
+				return err
+			}
+			_, err = io.Copy(w, r)
+			return errors.Join(err, r.Close())
 		})
-		r.Close()
-		if err != nil {
-			return op, err
+		if err = errors.Join(err, release()); err != nil {
+			return op, fmt.Errorf("subtask %d: %w", st.Subtask, err)
 		}
-		nh := *h
-		nh.File = f
-		op.Subtasks[i].State.Keyed = &nh
+		op.Subtasks[i].State.Keyed = &checkpoint.KeyedStateHandle{File: f, KeyGroups: src.KeyGroups}
+		op.Subtasks[i].State.Incremental = nil
 	}
 	return op, nil
 }

@@ -69,6 +69,10 @@ func Open(ctx context.Context, path string, opts ...storage.Option) (*Checkpoint
 	return &Checkpoint{Path: path, Metadata: md, fs: fs}, nil
 }
 
+// Files is the checkpoint's storage, rooted at its job folder, for
+// copying its files (each verified as it is read).
+func (c *Checkpoint) Files() *storage.FS { return c.fs }
+
 // HasSchemas reports whether the checkpoint records state schemas: whether
 // any operator has a state table (metadata format version 3).
 func (c *Checkpoint) HasSchemas() bool {
@@ -306,7 +310,7 @@ func (c *Checkpoint) forEachSection(ctx context.Context, op *Operator, fn func(s
 	all := keygroup.Range{Start: 0, End: max(op.MaxParallelism, 1)}
 	for _, st := range sortedSubtasks(op.md) {
 		err := func() error {
-			src, release, err := c.keyedSource(ctx, op.md, st)
+			src, release, err := c.KeyedSource(ctx, op.md, st)
 			if err != nil || release == nil {
 				return err
 			}
@@ -349,7 +353,7 @@ func (c *Checkpoint) KeyedSources(ctx context.Context, uid string) (srcs []state
 		return nil, release, nil
 	}
 	for _, st := range sortedSubtasks(md) {
-		src, rel, err := c.keyedSource(ctx, md, st)
+		src, rel, err := c.KeyedSource(ctx, md, st)
 		if err != nil {
 			return nil, release, errors.Join(fmt.Errorf("operator %s subtask %d: %w", uid, st.Subtask, err), release())
 		}
@@ -361,13 +365,13 @@ func (c *Checkpoint) KeyedSources(ctx context.Context, uid string) (srcs []state
 	return srcs, release, nil
 }
 
-// keyedSource returns subtask st's keyed state as a canonical file, with
-// the function that releases it; a nil release says the subtask holds no
-// keyed state. A canonical keyed file is read from storage as it is; an
+// KeyedSource returns subtask st of operator md (one of the checkpoint's)
+// as a canonical keyed file, with the function that releases it; a nil
+// release says the subtask holds no keyed state. A canonical keyed file is read from storage as it is; an
 // incremental store is fetched under TempDir, written out as a canonical
 // file beside it, and the store removed at once, so that reading a large
 // operator holds one store at a time on local disk.
-func (c *Checkpoint) keyedSource(ctx context.Context, md *checkpoint.OperatorState, st checkpoint.SubtaskStateEntry) (state.RestoreSource, func() error, error) {
+func (c *Checkpoint) KeyedSource(ctx context.Context, md *checkpoint.OperatorState, st checkpoint.SubtaskStateEntry) (state.RestoreSource, func() error, error) {
 	all := keygroup.Range{Start: 0, End: max(md.MaxParallelism, 1)}
 	if h := st.State.Keyed; h != nil {
 		// Blocks of key groups beyond max parallelism would be a damaged
