@@ -22,15 +22,22 @@ type Savepoint struct {
 }
 
 // OpenOption configures Open.
-type OpenOption func(*openOptions)
+type OpenOption interface{ apply(*openOptions) }
 
 type openOptions struct{ tempDir string }
+
+type optionFunc func(*openOptions)
+
+func (f optionFunc) apply(o *openOptions) { f(o) }
 
 // TempDir sets the folder under which the stores of an incremental (lsm)
 // checkpoint are copied and written out in the savepoint format while
 // they are read or kept (default: the system's temporary folder). Reading
-// an operator needs free space there of about its stores' size twice.
-func TempDir(dir string) OpenOption { return func(o *openOptions) { o.tempDir = dir } }
+// an operator needs free space there of about its state in the savepoint
+// format plus its largest subtask's store.
+func TempDir(dir string) OpenOption {
+	return optionFunc(func(o *openOptions) { o.tempDir = dir })
+}
 
 // Open loads the checkpoint or savepoint at path (a chk-N folder, its
 // _metadata, or a savepoint folder) and verifies its files. Incremental
@@ -38,8 +45,8 @@ func TempDir(dir string) OpenOption { return func(o *openOptions) { o.tempDir = 
 // temporary folder (TempDir) and read as a savepoint of it would be.
 func Open(ctx context.Context, path string, opts ...OpenOption) (*Savepoint, error) {
 	var o openOptions
-	for _, f := range opts {
-		f(&o)
+	for _, opt := range opts {
+		opt.apply(&o)
 	}
 	cp, err := stateread.Open(ctx, path)
 	if err != nil {
