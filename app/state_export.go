@@ -57,11 +57,6 @@ _metadata file, or a savepoint folder) like a restore would and writes its
 state as JSON lines, one per entry, to stdout or --out FILE. No program is
 needed: values are read by the schemas the checkpoint recorded.
 
---from is a local path or an s3://bucket/path URL. S3 is configured as for
-'run': the s3.* keys (s3.endpoint, s3.access-key, s3.secret-key,
-s3.path.style.access, …) from --config FILE or -D key=value, else the
-AWS_* environment variables (AWS_ENDPOINT_URL_S3, AWS_ACCESS_KEY_ID, …).
-
   {"operator":"totals","state":"total","kind":"value","keyGroup":64,"key":"alice","value":{"User":"alice","Count":3}}
 
 Keyed value and reducing states give one line per key; map states one per
@@ -79,15 +74,19 @@ their own MarshalBinary {"type","base64"}, NaN and infinities strings.
 --state. A checkpoint written before schemas were recorded exports each
 state's bytes as base64 with "schema":"unknown".
 
+--from is a local path or an s3://bucket/path URL. S3 is configured as for
+'run': the s3.* keys (s3.endpoint, s3.access-key, s3.secret-key,
+s3.path.style.access, …) from --config FILE or -D key=value, else the
+AWS_* environment variables (AWS_ENDPOINT_URL_S3, AWS_ACCESS_KEY_ID, …).
+
 An incremental (lsm) checkpoint exports the same lines as a savepoint of
-the same state: each subtask's store is copied into the temporary folder,
-opened read-only and written out in the savepoint format there, one
-subtask at a time (free disk: about twice the largest subtask's store).
-The temporary folder is state.backend.lsm.dir when set (--config, -D),
-else the system's.
-Values of states with a time to live that had expired but were not yet
-cleaned from the store are exported too, with their ttlTimestamp (a
-savepoint leaves them out).`,
+the same state: each subtask's store is copied into state.backend.lsm.dir
+when set (--config, -D), else the system's temporary folder, opened
+read-only and written out in the savepoint format there, one subtask at a
+time (free disk: about twice the largest subtask's store). Values of
+states with a time to live that had expired but were not yet cleaned from
+the store are exported too, with their ttlTimestamp (a savepoint leaves
+them out).`,
 		Args: func(c *cobra.Command, args []string) error {
 			if len(args) > 0 {
 				return Usagef("state export takes no arguments, got %q: give the checkpoint as --from PATH (see %s --help)", args[0], c.CommandPath())

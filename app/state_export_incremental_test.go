@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
@@ -43,6 +44,16 @@ func TestStateExportIncrementalGoldens(t *testing.T) {
 		if got != want || strings.Count(got, "\n") < 100 {
 			t.Errorf("export of %s (%d lines) differs from that of %s (%d lines)", c.incremental, strings.Count(got, "\n"), c.savepoint, strings.Count(want, "\n"))
 		}
+	}
+
+	// The stores' copies go under state.backend.lsm.dir (made if need
+	// be) and are gone afterwards.
+	lsmDir := filepath.Join(t.TempDir(), "lsm")
+	if got := exportOK(t, "--from", goldenDir("lsm-incremental-v3", "golden", "chk-1"), "-D", "state.backend.lsm.dir="+lsmDir); got != exportOK(t, "--from", goldenDir("lsm-savepoint-v3", "savepoint")) {
+		t.Error("export with state.backend.lsm.dir differs")
+	}
+	if ents, err := os.ReadDir(lsmDir); err != nil || len(ents) != 0 {
+		t.Errorf("state.backend.lsm.dir %s: %d entries left, %v; want it made and empty", lsmDir, len(ents), err)
 	}
 
 	type line struct {

@@ -399,7 +399,11 @@ func (c *Checkpoint) KeyedSource(ctx context.Context, md *checkpoint.OperatorSta
 		tmp = os.TempDir()
 	}
 	name := fmt.Sprintf("%s-%d", md.UID, st.Subtask)
-	dir, err := os.MkdirTemp(tmp, "weir-canonical-"+checkpoint.FileNamePart(name)+"-")
+	err := os.MkdirAll(tmp, 0o755)
+	var dir string
+	if err == nil {
+		dir, err = os.MkdirTemp(tmp, "weir-canonical-"+checkpoint.FileNamePart(name)+"-")
+	}
 	if err != nil {
 		return state.RestoreSource{}, nil, fmt.Errorf("incremental store %s: %w; give a writable folder for the store's copy", h.StoreID, err)
 	}
