@@ -37,9 +37,9 @@ type kept struct {
 // transactions) and state table kept. Use it for every operator a
 // transformation leaves alone, so that a job restoring the written
 // savepoint resumes them (a source where it stopped) instead of starting
-// them empty. The keyed state of an incremental (lsm) checkpoint is kept
-// as the savepoint format holds it, written out from its stores as a
-// savepoint of the job would hold it (see TempDir).
+// them empty. An operator of an incremental (lsm) checkpoint is kept with
+// its keyed state written out from its stores as the keyed files a
+// savepoint of the job holds (see TempDir).
 func (w *Writer) Keep(s *Savepoint, keep ...string) error {
 	for _, uid := range keep {
 		op := s.md.Operator(uid)

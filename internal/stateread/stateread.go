@@ -367,10 +367,11 @@ func (c *Checkpoint) KeyedSources(ctx context.Context, uid string) (srcs []state
 
 // KeyedSource returns subtask st of operator md (one of the checkpoint's)
 // as a canonical keyed file, with the function that releases it; a nil
-// release says the subtask holds no keyed state. A canonical keyed file is read from storage as it is; an
-// incremental store is fetched under TempDir, written out as a canonical
-// file beside it, and the store removed at once, so that reading a large
-// operator holds one store at a time on local disk.
+// release says the subtask holds no keyed state. A canonical keyed file
+// is read from storage as it is. An incremental store is fetched under
+// TempDir, written out as a canonical file beside it, and removed at once,
+// so that reading a large operator holds one store at a time on local
+// disk.
 func (c *Checkpoint) KeyedSource(ctx context.Context, md *checkpoint.OperatorState, st checkpoint.SubtaskStateEntry) (state.RestoreSource, func() error, error) {
 	all := keygroup.Range{Start: 0, End: max(md.MaxParallelism, 1)}
 	if h := st.State.Keyed; h != nil {
