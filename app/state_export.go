@@ -7,16 +7,23 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/weirstream/weir/internal/checkpoint"
+	"github.com/weirstream/weir/internal/checkpoint/storage"
 	"github.com/weirstream/weir/internal/codec"
+	"github.com/weirstream/weir/internal/config"
+	"github.com/weirstream/weir/internal/hooks"
 	"github.com/weirstream/weir/internal/stateread"
+	"github.com/weirstream/weir/internal/vfs"
+	"github.com/weirstream/weir/internal/vfs/s3fs"
 )
 
 // stateCommand is the `state` group: tools that read state without the
@@ -41,6 +48,7 @@ func (p *Program) stateCommand() *cobra.Command {
 
 func (p *Program) stateExportCommand() *cobra.Command {
 	var from, operator, stateName, out string
+	var cf configFlags
 	c := &cobra.Command{
 		Use:   "export --from PATH",
 		Short: "Write the state of a checkpoint or savepoint as JSON lines",
@@ -64,9 +72,21 @@ their own MarshalBinary {"type","base64"}, NaN and infinities strings.
 
 --operator UID and --state NAME select; timers are exported only without
 --state. A checkpoint written before schemas were recorded exports each
-state's bytes as base64 with "schema":"unknown". Keyed state of an
-incremental (lsm) checkpoint cannot be read yet: take a savepoint, which
-is canonical, and export that.`,
+state's bytes as base64 with "schema":"unknown".
+
+--from is a local path or an s3://bucket/path URL. S3 is configured as for
+'run': the s3.* keys (s3.endpoint, s3.access-key, s3.secret-key,
+s3.path.style.access, …) from --config FILE or -D key=value, else the
+AWS_* environment variables (AWS_ENDPOINT_URL_S3, AWS_ACCESS_KEY_ID, …).
+
+An incremental (lsm) checkpoint exports the same lines as a savepoint of
+the same state: each subtask's store is copied into state.backend.lsm.dir
+when set (--config, -D), else the system's temporary folder, opened
+read-only and written out in the savepoint format there, one subtask at a
+time (free disk: about twice the largest subtask's store). Values of
+states with a time to live that had expired but were not yet cleaned from
+the store are exported too, with their ttlTimestamp (a savepoint leaves
+them out).`,
 		Args: func(c *cobra.Command, args []string) error {
 			if len(args) > 0 {
 				return Usagef("state export takes no arguments, got %q: give the checkpoint as --from PATH (see %s --help)", args[0], c.CommandPath())
@@ -77,25 +97,84 @@ is canonical, and export that.`,
 			if from == "" {
 				return Usagef("--from is required: the checkpoint (chk-N folder or its _metadata) or savepoint to export")
 			}
-			if _, err := os.Stat(from); err != nil {
-				return Usagef("--from %s: %v; pass a chk-N folder, its _metadata file or a savepoint folder", from, errors.Unwrap(err))
+			cfg, err := cf.load()
+			if err != nil {
+				return err
 			}
-			return p.stateExport(c.Context(), from, operator, stateName, out)
+			src, err := p.exportSource(c.Context(), hooks.Config(cfg), from)
+			if err != nil {
+				return err
+			}
+			return p.stateExport(c.Context(), src, operator, stateName, out)
 		},
 	}
 	fs := c.Flags()
-	fs.StringVar(&from, "from", "", "the checkpoint (chk-N folder or its _metadata) or savepoint to export (required)")
+	fs.StringVar(&from, "from", "", "the checkpoint (chk-N folder or its _metadata) or savepoint to export, a local path or an s3:// URL (required)")
+	MarkPath(fs, "from")
+	cf.register(fs)
 	fs.StringVar(&operator, "operator", "", "export only the operator with this uid")
 	fs.StringVar(&stateName, "state", "", "export only the state of this name (keyed or operator list state)")
 	fs.StringVar(&out, "out", "", "write to this file instead of stdout")
 	return c
 }
 
-func (p *Program) stateExport(ctx context.Context, from, uid, name, out string) (err error) {
-	cp, err := stateread.Open(ctx, from)
+// exportFrom is where state export reads: --from as given, the path on
+// its filesystem, and the folder for copies of incremental stores.
+type exportFrom struct {
+	loc, path, tempDir string
+	fs                 vfs.FS
+}
+
+// s3ProbeTimeout bounds the check of an s3:// --from, so that an endpoint
+// that swallows packets fails the export instead of hanging it (as the
+// probe of run's --from does).
+const s3ProbeTimeout = 30 * time.Second
+
+// exportSource resolves --from as run resolves its --from: an s3:// URL is
+// read through S3, configured from cfg's s3.* keys and else the AWS_*
+// environment (s3fs.ConfigFrom), after a probe that names the endpoint,
+// the credentials or the bucket that fail; anything else (file:// too) is
+// a local path. A location that does not exist is a usage error naming
+// --from, on S3 as locally.
+func (p *Program) exportSource(ctx context.Context, cfg *config.Config, from string) (exportFrom, error) {
+	src := exportFrom{loc: from, path: strings.TrimPrefix(from, "file://"), fs: vfs.OS{}, tempDir: cfg.String(config.StateBackendLSMDir)}
+	if s3fs.IsURL(from) {
+		path, err := s3fs.PathOf(from)
+		if err != nil {
+			return src, Usagef("--from %s: %v", from, err)
+		}
+		sc, err := s3fs.ConfigFrom(cfg, p.getenv)
+		if err != nil {
+			return src, fmt.Errorf("state export: s3 configuration: %w", err)
+		}
+		s3, err := s3fs.New(sc)
+		if err != nil {
+			return src, fmt.Errorf("state export: s3 configuration: %w", err)
+		}
+		pctx, cancel := context.WithTimeout(ctx, s3ProbeTimeout)
+		err = s3.Probe(pctx, path)
+		cancel()
+		if err != nil {
+			return src, fmt.Errorf("state export: --from: %w", err)
+		}
+		src.path, src.fs = path, s3
+	}
+	if _, err := src.fs.Stat(src.path); err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return src, Usagef("--from %s: no such file or folder; pass a chk-N folder, its _metadata file or a savepoint folder", from)
+		}
+		return src, fmt.Errorf("state export: --from %s: %w", from, err)
+	}
+	return src, nil
+}
+
+func (p *Program) stateExport(ctx context.Context, src exportFrom, uid, name, out string) (err error) {
+	from := src.loc
+	cp, err := stateread.Open(ctx, src.path, storage.WithFS(src.fs))
 	if err != nil {
 		return fmt.Errorf("state export: %w", err)
 	}
+	cp.TempDir = src.tempDir
 	ops, err := cp.Operators(ctx)
 	if err != nil {
 		return fmt.Errorf("state export %s: %w", from, err)
@@ -117,13 +196,6 @@ func (p *Program) stateExport(ctx context.Context, from, uid, name, out string) 
 		}
 		if !found {
 			return Usagef("--state %q: no such state in %s; the states are: %s", name, from, stateNames(ops))
-		}
-	}
-	for _, op := range ops {
-		if op.Incremental && slices.ContainsFunc(op.States, func(s *stateread.State) bool {
-			return keep(s) && s.Scope != checkpoint.ScopeOperator
-		}) {
-			return fmt.Errorf("state export %s: operator %s: its keyed state is in an incremental (lsm) checkpoint, which state export cannot read yet; take a savepoint (savepoint JOB, or stop JOB --savepoint DIR), which is canonical, and export that", from, op.UID)
 		}
 	}
 	var w io.Writer = p.stdout()

@@ -1,4 +1,4 @@
-// Package stateproc reads and writes the keyed state of weir checkpoints
+// Package stateproc reads and writes the state of weir checkpoints
 // and savepoints from Go, without running a job: Flink's State Processor
 // API, the Go way.
 //
@@ -27,7 +27,21 @@
 // savepoint byte for byte; operators neither written nor kept start empty
 // when a job restores it.
 //
-// What it does not do yet: read or keep incremental (lsm) checkpoints
-// (take a savepoint, which is canonical, and use that), and write timers
-// or operator list state from Go values.
+// Incremental (lsm) checkpoints are read and kept too: each subtask's
+// store is copied into a temporary folder (TempDir), opened read-only and
+// written out in the savepoint format, so they read exactly as a savepoint
+// of the same state, and a kept operator is written as a savepoint of the
+// job holds it.
+//
+// A bootstrap writes timers (WriteEventTimers, WriteProcessingTimers) and
+// operator list state (WriteOperatorList, WriteUnionList on a
+// NonKeyedOperator or a KeyedWriter) too, so that a new job's timers fire
+// and its sources start where the writer says:
+//
+//	src := stateproc.NonKeyedOperator(w, "numbers", 1)      // a new job's source
+//	err = stateproc.WriteOperatorList(src, "pos", [][]int64{{1000}})
+//	err = stateproc.WriteEventTimers(op, map[string][]int64{"alice": {1767229200000}})
+//
+// What the writer writes is what the runtime writes for the same state,
+// byte for byte (docs/state-processor.md).
 package stateproc

@@ -2,15 +2,15 @@ package stateproc
 
 import (
 	"context"
+	"errors"
 	"fmt"
-	"io"
 	"maps"
 
 	"github.com/weirstream/weir/internal/checkpoint"
-	"github.com/weirstream/weir/internal/checkpoint/storage"
 	"github.com/weirstream/weir/internal/codec"
 	"github.com/weirstream/weir/internal/keygroup"
 	"github.com/weirstream/weir/internal/state"
+	"github.com/weirstream/weir/internal/stateread"
 )
 
 // Savepoint is a checkpoint or savepoint opened for reading, its files
@@ -18,17 +18,42 @@ import (
 type Savepoint struct {
 	path string
 	md   *checkpoint.Metadata
-	fs   *storage.FS
+	cp   *stateread.Checkpoint
+}
+
+// OpenOption configures Open.
+type OpenOption interface{ apply(*openOptions) }
+
+type openOptions struct{ tempDir string }
+
+type optionFunc func(*openOptions)
+
+func (f optionFunc) apply(o *openOptions) { f(o) }
+
+// TempDir sets the folder under which the stores of an incremental (lsm)
+// checkpoint are copied and written out in the savepoint format while
+// they are read or kept (default: the system's temporary folder). Reading
+// an operator needs free space there of about its state in the savepoint
+// format plus its largest subtask's store.
+func TempDir(dir string) OpenOption {
+	return optionFunc(func(o *openOptions) { o.tempDir = dir })
 }
 
 // Open loads the checkpoint or savepoint at path (a chk-N folder, its
-// _metadata, or a savepoint folder) and verifies its files.
-func Open(ctx context.Context, path string) (*Savepoint, error) {
-	md, fs, err := storage.LoadPath(ctx, path)
+// _metadata, or a savepoint folder) and verifies its files. Incremental
+// (lsm) checkpoints are read too: each subtask's store is copied to the
+// temporary folder (TempDir) and read as a savepoint of it would be.
+func Open(ctx context.Context, path string, opts ...OpenOption) (*Savepoint, error) {
+	var o openOptions
+	for _, opt := range opts {
+		opt.apply(&o)
+	}
+	cp, err := stateread.Open(ctx, path)
 	if err != nil {
 		return nil, err
 	}
-	return &Savepoint{path: path, md: md, fs: fs}, nil
+	cp.TempDir = o.tempDir
+	return &Savepoint{path: path, md: cp.Metadata, cp: cp}, nil
 }
 
 // Operator describes one operator's state in a savepoint.
@@ -158,7 +183,9 @@ func readKeyed[K comparable, R any](ctx context.Context, s *Savepoint, uid, name
 
 // restoreOperator loads every key group of operator uid into one heap
 // backend, as a restore at parallelism 1 would, with the recorded schemas.
-func restoreOperator[K comparable](ctx context.Context, s *Savepoint, uid string) (*state.KeyedBackend[K], error) {
+// An incremental checkpoint's stores are read as the canonical files
+// stateread writes them out as, so both kinds restore alike.
+func restoreOperator[K comparable](ctx context.Context, s *Savepoint, uid string) (_ *state.KeyedBackend[K], err error) {
 	op := s.md.Operator(uid)
 	if op == nil {
 		return nil, fmt.Errorf("read %s: no operator %q (it holds %s)", s.path, uid, uids(s.md))
@@ -172,19 +199,14 @@ func restoreOperator[K comparable](ctx context.Context, s *Savepoint, uid string
 	if err := state.SetKeyedSchemas(b, op.States); err != nil {
 		return nil, fmt.Errorf("read %s operator %q: %w", s.path, uid, err)
 	}
-	var srcs []state.RestoreSource
-	for _, st := range op.Subtasks {
-		if st.State.Incremental != nil {
-			return nil, fmt.Errorf("read %s operator %q: an incremental (lsm) checkpoint; take a savepoint, which is canonical, and read that", s.path, uid)
+	srcs, release, err := s.cp.KeyedSources(ctx, uid)
+	defer func() {
+		if rerr := release(); rerr != nil {
+			err = errors.Join(err, fmt.Errorf("read %s operator %q: remove the copies of its stores: %w", s.path, uid, rerr))
 		}
-		h := st.State.Keyed
-		if h == nil {
-			continue
-		}
-		f := h.File
-		fs := s.fs
-		srcs = append(srcs, state.RestoreSource{Name: f.Path, Size: f.Size, KeyGroups: h.KeyGroups,
-			Open: func(ctx context.Context) (io.ReadCloser, error) { return fs.OpenFile(ctx, f) }})
+	}()
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", s.path, err)
 	}
 	if len(srcs) == 0 {
 		return nil, fmt.Errorf("read %s: operator %q holds no keyed state", s.path, uid)

@@ -160,7 +160,12 @@ func TestKeepCarriesOtherOperators(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	checkFoldAndRun(t, old, s)
+	checkFoldAndRun(t, old, func(t *testing.T, w *stateproc.Writer) int64 {
+		if err := w.Keep(s, "numbers"); err != nil {
+			t.Fatal(err)
+		}
+		return 1000
+	})
 	w := stateproc.NewWriter(128)
 	if err := w.Keep(s, "numbers", "numbers"); err == nil || !strings.Contains(err.Error(), "kept twice") {
 		t.Errorf("Keep of one operator twice = %v, want an error", err)
@@ -230,9 +235,10 @@ func runV1(t *testing.T) string {
 // checkFoldAndRun folds version 1's state of 10 keys into 4, converted
 // to version 2's type, writes it at parallelism 3, restores version 2
 // from it and checks its output exactly.
-// With keep, the source's position is kept from it: version 2 reads
-// 1000…1399 instead of 0…399.
-func checkFoldAndRun(t *testing.T, old map[int64]totalV1, keep *stateproc.Savepoint) {
+// With carry, the source's position is written by it (kept, or
+// bootstrapped), which returns the position: version 2 reads from there
+// instead of from 0.
+func checkFoldAndRun(t *testing.T, old map[int64]totalV1, carry func(*testing.T, *stateproc.Writer) int64) {
 	ctx := t.Context()
 	if len(old) != 10 || old[3].Count != 100 || old[3].User != "u3" {
 		t.Fatalf("read %d keys, key 3 = %+v; want 10 keys, key 3 counted 100 times", len(old), old[3])
@@ -244,11 +250,8 @@ func checkFoldAndRun(t *testing.T, old map[int64]totalV1, keep *stateproc.Savepo
 	}
 	w := stateproc.NewWriter(128)
 	from := int64(0)
-	if keep != nil {
-		if err := w.Keep(keep, "numbers"); err != nil {
-			t.Fatal(err)
-		}
-		from = 1000
+	if carry != nil {
+		from = carry(t, w)
 	}
 	if err := stateproc.WriteValues(stateproc.KeyedOperator[int64](w, "totals", 3), "total", folded); err != nil {
 		t.Fatal(err)

@@ -8,23 +8,29 @@
 // caller turns them into values with the same schemas (codec.AppendJSON,
 // as weir state export does).
 //
-// It reads canonical keyed state: full checkpoints of either backend and
-// every savepoint. Keyed state in an incremental (lsm) checkpoint's store
-// is not read yet (ErrIncremental). A checkpoint written before schemas
-// were recorded (metadata v1, v2) still lists its states, but their
-// entries cannot be split: they come as raw payloads (State.Known false).
+// It reads canonical keyed state (full checkpoints of either backend and
+// every savepoint) and incremental (lsm) checkpoints: each subtask's store
+// is fetched into a folder under Checkpoint.TempDir, opened read-only and
+// written out as a canonical file (lsm.OpenStore), which is then read as
+// any other, so both kinds yield the same entries through the same code.
+// A checkpoint written before schemas were recorded (metadata v1, v2)
+// still lists its states, but their entries cannot be split: they come as
+// raw payloads (State.Known false).
 //
 // Owns: reading a verified checkpoint's state by its schemas. Must not
 // touch: writing checkpoints, the runtime.
 package stateread
 
 import (
+	"bufio"
 	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
 	"iter"
+	"os"
+	"path/filepath"
 	"slices"
 	"sort"
 
@@ -33,12 +39,9 @@ import (
 	"github.com/weirstream/weir/internal/codec"
 	"github.com/weirstream/weir/internal/keygroup"
 	"github.com/weirstream/weir/internal/state"
+	"github.com/weirstream/weir/internal/state/lsm"
 	"github.com/weirstream/weir/internal/twophase"
 )
-
-// ErrIncremental marks keyed state kept in an incremental (lsm) store,
-// which this package does not read yet.
-var ErrIncremental = errors.New("keyed state of an incremental checkpoint cannot be read yet; take a savepoint, which is canonical, and read that")
 
 // Checkpoint is a loaded and verified checkpoint or savepoint.
 type Checkpoint struct {
@@ -46,7 +49,13 @@ type Checkpoint struct {
 	Path string
 	// Metadata is its _metadata.
 	Metadata *checkpoint.Metadata
-	fs       *storage.FS
+	// TempDir is the folder under which the stores of an incremental
+	// checkpoint are fetched and written out as canonical files while
+	// they are read: one subtask's store and its canonical copy at a time
+	// (KeyedSources: every subtask's canonical copy). Empty is
+	// os.TempDir().
+	TempDir string
+	fs      *storage.FS
 }
 
 // Open loads the checkpoint at path (a chk-N folder, its _metadata file, or
@@ -59,6 +68,10 @@ func Open(ctx context.Context, path string, opts ...storage.Option) (*Checkpoint
 	}
 	return &Checkpoint{Path: path, Metadata: md, fs: fs}, nil
 }
+
+// Files is the checkpoint's storage, rooted at its job folder, for
+// copying its files (each verified as it is read).
+func (c *Checkpoint) Files() *storage.FS { return c.fs }
 
 // HasSchemas reports whether the checkpoint records state schemas: whether
 // any operator has a state table (metadata format version 3).
@@ -85,8 +98,8 @@ type Operator struct {
 	// recorded) States come from the data and have no schemas.
 	Known bool
 	// Incremental is set when the operator's keyed state is in an
-	// incremental (lsm) store: its keyed states and timers read as
-	// ErrIncremental.
+	// incremental (lsm) store: reading its keyed states and timers
+	// fetches each subtask's store (see Checkpoint.TempDir).
 	Incremental bool
 
 	md *checkpoint.OperatorState
@@ -276,7 +289,9 @@ func (c *Checkpoint) scanStates(ctx context.Context, op *Operator) error {
 		}
 	}
 	if op.Incremental {
-		return nil
+		// The store's catalogue names its states; only the small timers
+		// file need be read, not the store.
+		return c.scanIncremental(ctx, op, add)
 	}
 	return c.forEachSection(ctx, op, func(_, _ int, name string, k state.Kind, _ []byte) error {
 		if name == "" {
@@ -289,35 +304,179 @@ func (c *Checkpoint) scanStates(ctx context.Context, op *Operator) error {
 }
 
 // forEachSection calls fn with every section of the operator's keyed
-// state files, subtask by subtask, in file order.
+// state files, subtask by subtask, in file order; an incremental
+// subtask's store is read as the canonical file it is written out as.
 func (c *Checkpoint) forEachSection(ctx context.Context, op *Operator, fn func(subtask, kg int, name string, k state.Kind, payload []byte) error) error {
-	subtasks := slices.Clone(op.md.Subtasks)
-	sort.SliceStable(subtasks, func(i, j int) bool { return subtasks[i].Subtask < subtasks[j].Subtask })
 	all := keygroup.Range{Start: 0, End: max(op.MaxParallelism, 1)}
-	for _, st := range subtasks {
-		h := st.State.Keyed
-		if h == nil {
-			continue
+	for _, st := range sortedSubtasks(op.md) {
+		err := func() error {
+			src, release, err := c.KeyedSource(ctx, op.md, st)
+			if err != nil || release == nil {
+				return err
+			}
+			err = state.ForEachBlock(ctx, []state.RestoreSource{src}, all, func(kg int, blk []byte) error {
+				return state.ParseBlock(kg, blk, func(name string, k state.Kind, payload []byte) error {
+					return fn(st.Subtask, kg, name, k, payload)
+				})
+			})
+			return errors.Join(err, release())
+		}()
+		if err != nil {
+			return fmt.Errorf("operator %s subtask %d: %w", op.UID, st.Subtask, err)
 		}
-		file := h.File
-		src := state.RestoreSource{
-			Name: file.Path, Size: file.Size, KeyGroups: h.KeyGroups,
-			Open: func(ctx context.Context) (io.ReadCloser, error) { return c.fs.OpenFile(ctx, file) },
+	}
+	return nil
+}
+
+func sortedSubtasks(md *checkpoint.OperatorState) []checkpoint.SubtaskStateEntry {
+	subtasks := slices.Clone(md.Subtasks)
+	sort.SliceStable(subtasks, func(i, j int) bool { return subtasks[i].Subtask < subtasks[j].Subtask })
+	return subtasks
+}
+
+// KeyedSources returns the keyed state of every subtask of operator uid
+// as canonical files, for a backend's Restore: the subtasks' keyed files,
+// and for an incremental checkpoint each subtask's store written out as
+// a canonical file under TempDir, which release removes (call it once
+// the sources were read; it is never nil).
+func (c *Checkpoint) KeyedSources(ctx context.Context, uid string) (srcs []state.RestoreSource, release func() error, err error) {
+	md := c.Metadata.Operator(uid)
+	var releases []func() error
+	release = func() error {
+		var errs []error
+		for _, r := range releases {
+			errs = append(errs, r())
 		}
+		return errors.Join(errs...)
+	}
+	if md == nil {
+		return nil, release, nil
+	}
+	for _, st := range sortedSubtasks(md) {
+		src, rel, err := c.KeyedSource(ctx, md, st)
+		if err != nil {
+			return nil, release, errors.Join(fmt.Errorf("operator %s subtask %d: %w", uid, st.Subtask, err), release())
+		}
+		if rel != nil {
+			srcs = append(srcs, src)
+			releases = append(releases, rel)
+		}
+	}
+	return srcs, release, nil
+}
+
+// KeyedSource returns subtask st of operator md (one of the checkpoint's)
+// as a canonical keyed file, with the function that releases it; a nil
+// release says the subtask holds no keyed state. A canonical keyed file
+// is read from storage as it is. An incremental store is fetched under
+// TempDir, written out as a canonical file beside it, and removed at once,
+// so that reading a large operator holds one store at a time on local
+// disk.
+func (c *Checkpoint) KeyedSource(ctx context.Context, md *checkpoint.OperatorState, st checkpoint.SubtaskStateEntry) (state.RestoreSource, func() error, error) {
+	all := keygroup.Range{Start: 0, End: max(md.MaxParallelism, 1)}
+	if h := st.State.Keyed; h != nil {
 		// Blocks of key groups beyond max parallelism would be a damaged
 		// handle: name them rather than skip them.
 		for _, kgo := range h.KeyGroups {
 			if !all.Contains(kgo.KeyGroup) {
-				return fmt.Errorf("operator %s subtask %d: state file %s: key group %d outside [0, %d): %w", op.UID, st.Subtask, file.Path, kgo.KeyGroup, all.End, storage.ErrCorrupt)
+				return state.RestoreSource{}, nil, fmt.Errorf("state file %s: key group %d outside [0, %d): %w", h.File.Path, kgo.KeyGroup, all.End, storage.ErrCorrupt)
 			}
 		}
+		file := h.File
+		return state.RestoreSource{
+			Name: file.Path, Size: file.Size, KeyGroups: h.KeyGroups,
+			Open: func(ctx context.Context) (io.ReadCloser, error) { return c.fs.OpenFile(ctx, file) },
+		}, func() error { return nil }, nil
+	}
+	h := st.State.Incremental
+	if h == nil {
+		return state.RestoreSource{}, nil, nil
+	}
+	if h.KeyGroupStart < 0 || h.KeyGroupEnd > all.End {
+		return state.RestoreSource{}, nil, fmt.Errorf("incremental store %s: key groups [%d, %d) outside [0, %d): %w", h.StoreID, h.KeyGroupStart, h.KeyGroupEnd, all.End, storage.ErrCorrupt)
+	}
+	tmp := c.TempDir
+	if tmp == "" {
+		tmp = os.TempDir()
+	}
+	name := fmt.Sprintf("%s-%d", md.UID, st.Subtask)
+	err := os.MkdirAll(tmp, 0o755)
+	var dir string
+	if err == nil {
+		dir, err = os.MkdirTemp(tmp, "weir-canonical-"+checkpoint.FileNamePart(name)+"-")
+	}
+	if err != nil {
+		return state.RestoreSource{}, nil, fmt.Errorf("incremental store %s: %w; give a writable folder for the store's copy", h.StoreID, err)
+	}
+	release := func() error { return os.RemoveAll(dir) }
+	src, err := writeCanonical(ctx, lsm.IncrementalSource{Handle: h, Files: c.fs}, tmp, name, dir)
+	if err != nil {
+		return src, nil, errors.Join(fmt.Errorf("incremental store %s: %w", h.StoreID, err), release())
+	}
+	return src, release, nil
+}
+
+// writeCanonical fetches the store of src under tmp, writes it as a
+// canonical file into dir and removes the store.
+func writeCanonical(ctx context.Context, src lsm.IncrementalSource, tmp, name, dir string) (_ state.RestoreSource, err error) {
+	store, err := lsm.OpenStore(ctx, src, lsm.Options{Dir: tmp, Name: name})
+	if err != nil {
+		return state.RestoreSource{}, err
+	}
+	defer func() { err = errors.Join(err, store.Close()) }()
+	path := filepath.Join(dir, "keyed")
+	f, err := os.Create(path)
+	if err != nil {
+		return state.RestoreSource{}, err
+	}
+	bw := bufio.NewWriterSize(f, 256<<10)
+	offsets, err := store.WriteBlocks(ctx, bw)
+	if err == nil {
+		err = bw.Flush()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return state.RestoreSource{}, fmt.Errorf("write %s: %w", path, err)
+	}
+	size := int64(0)
+	if n := len(offsets); n > 0 {
+		size = offsets[n-1].Offset + offsets[n-1].Length
+	}
+	return state.RestoreSource{
+		Name: fmt.Sprintf("store %s (written out as %s)", src.Handle.StoreID, path), Size: size, KeyGroups: offsets,
+		Open: func(context.Context) (io.ReadCloser, error) { return os.Open(path) },
+	}, nil
+}
+
+// scanIncremental lists the states of an incremental operator without a
+// state table: keyed states from each store's catalogue, timers from the
+// sections of its timers file.
+func (c *Checkpoint) scanIncremental(ctx context.Context, op *Operator, add func(scope, name string, k state.Kind)) error {
+	all := keygroup.Range{Start: 0, End: max(op.MaxParallelism, 1)}
+	for _, st := range sortedSubtasks(op.md) {
+		h := st.State.Incremental
+		if h == nil {
+			continue
+		}
+		for _, ss := range h.States {
+			add(checkpoint.ScopeKeyed, ss.Name, state.Kind(ss.Kind))
+		}
+		if h.Timers == nil {
+			continue
+		}
+		f := h.Timers.File
+		src := state.RestoreSource{Name: f.Path, Size: f.Size, KeyGroups: h.Timers.KeyGroups,
+			Open: func(ctx context.Context) (io.ReadCloser, error) { return c.fs.OpenFile(ctx, f) }}
 		err := state.ForEachBlock(ctx, []state.RestoreSource{src}, all, func(kg int, blk []byte) error {
-			return state.ParseBlock(kg, blk, func(name string, k state.Kind, payload []byte) error {
-				return fn(st.Subtask, kg, name, k, payload)
+			return state.ParseBlock(kg, blk, func(name string, k state.Kind, _ []byte) error {
+				add(checkpoint.ScopeTimers, name, k)
+				return nil
 			})
 		})
 		if err != nil {
-			return fmt.Errorf("operator %s subtask %d: %w", op.UID, st.Subtask, err)
+			return fmt.Errorf("operator %s subtask %d: timers: %w", op.UID, st.Subtask, err)
 		}
 	}
 	return nil
@@ -352,8 +511,8 @@ type Entry struct {
 // Entries iterates the entries of the operator's states that keep
 // accepts: keyed states and timers key group by key group, subtask by
 // subtask, then operator list state subtask by subtask. An error ends the
-// iteration. An incremental operator's keyed states and timers give
-// ErrIncremental before anything else.
+// iteration. An incremental operator's subtasks are read one store at a
+// time (see Checkpoint.TempDir).
 func (c *Checkpoint) Entries(ctx context.Context, op *Operator, keep func(*State) bool) iter.Seq2[Entry, error] {
 	return func(yield func(Entry, error) bool) {
 		all := map[string]*State{}
@@ -363,10 +522,6 @@ func (c *Checkpoint) Entries(ctx context.Context, op *Operator, keep func(*State
 			if keep(s) && s.Scope != checkpoint.ScopeOperator {
 				keyed = true
 			}
-		}
-		if keyed && op.Incremental {
-			yield(Entry{}, fmt.Errorf("operator %s: %w", op.UID, ErrIncremental))
-			return
 		}
 		stop := errors.New("stop")
 		if keyed {

@@ -139,16 +139,21 @@ func (b *Backend[K]) dbDir() string { return filepath.Join(b.dir, "db") }
 
 // pebbleOptions are the options of every store; a fresh value per call,
 // since Pebble fills in its defaults.
-func (b *Backend[K]) pebbleOptions() *pebble.Options {
+func (b *Backend[K]) pebbleOptions() *pebble.Options { return storeOptions(b.cache, b.opts) }
+
+// storeOptions are pebbleOptions for a store with cache and the filled
+// opts; a read-only Store opens checkpoint files with them too, since the
+// list merger and the format are part of what the files mean.
+func storeOptions(cache *pebble.Cache, opts Options) *pebble.Options {
 	o := &pebble.Options{
-		Cache:                       b.cache,
-		MemTableSize:                uint64(b.opts.MemtableSize),
+		Cache:                       cache,
+		MemTableSize:                uint64(opts.MemtableSize),
 		MemTableStopWritesThreshold: memtableStopWrites,
 		// Durability comes from checkpoints: a store never outlives its
 		// task attempt, so a write-ahead log would only cost.
 		DisableWAL: true,
 		Merger:     listMerger,
-		Logger:     pebbleLogger{b.opts.Logger},
+		Logger:     pebbleLogger{opts.Logger},
 		// Incremental checkpoints share the store's files, so Pebble's
 		// format is part of weir's checkpoint format (docs/formats.md):
 		// pinned, so that a Pebble upgrade whose default moves does not

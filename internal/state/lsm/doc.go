@@ -64,6 +64,12 @@
 // through batches as it streams the files; a state not registered yet has
 // its payloads staged in the store and decoded at registration (stage.go).
 //
+// A tool that reads a checkpoint without its job (weir state export,
+// package stateproc) opens an incremental checkpoint's store with
+// OpenStore: its files fetched into a folder of their own and opened
+// read-only, and Store.WriteBlocks writes the canonical blocks a full
+// snapshot of the subtask would, so such tools read one format only.
+//
 // # Timers
 //
 // Both timer sets, processing time (Timers) and event time (EventTimers),

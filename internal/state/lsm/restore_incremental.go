@@ -149,12 +149,18 @@ func (b *Backend[K]) RestoreIncremental(ctx context.Context, srcs []IncrementalS
 // fetch puts the files of one store into dir: shared files from the local
 // recovery folder when a verified copy is there, else from storage.
 func (b *Backend[K]) fetch(ctx context.Context, s IncrementalSource, dir string, st *RestoreStats) error {
+	return fetchStore(ctx, s, dir, st, b.linkLocal)
+}
+
+// fetchStore is fetch with the local recovery lookup given as link (nil
+// when there is no local recovery folder).
+func fetchStore(ctx context.Context, s IncrementalSource, dir string, st *RestoreStats, link func(checkpoint.SharedFileRef, string) bool) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("lsm state backend: restore: %w", err)
 	}
 	for _, r := range s.Handle.Shared {
 		dst := filepath.Join(dir, r.Local)
-		if b.linkLocal(r, dst) {
+		if link != nil && link(r, dst) {
 			st.Reused += r.Size
 			continue
 		}
