@@ -3,9 +3,12 @@ package demo_test
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/weirstream/weir/internal/config"
 	"github.com/weirstream/weir/internal/faults"
 	"github.com/weirstream/weir/internal/hooks"
 	"github.com/weirstream/weir/internal/jobs/demo"
@@ -138,4 +141,88 @@ func TestExactlyOnceUnderFaultsLSMOnS3(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestExactlyOnceConcurrentCheckpoints (fault class 13): with two
+// checkpoints in flight at a time (max-concurrent-checkpoints 2, no
+// pause, a trigger every 5 ms), failures at every fault point abort
+// checkpoints at every stage of their lives, one of two in flight as
+// often as not. The committed output is exact, and once the job ended
+// no checkpoint folder is left without its metadata.
+func TestExactlyOnceConcurrentCheckpoints(t *testing.T) {
+	const n, k, failures = 150_000, 97, 4
+	overlapped := 0
+	defer func() {
+		if !t.Failed() && overlapped == 0 {
+			t.Errorf("no run ever had two checkpoints in flight: the test exercised nothing concurrent")
+		}
+	}()
+	for p := 1; p <= 3; p++ {
+		t.Run(fmt.Sprintf("p%d", p), func(t *testing.T) {
+			r := newRun(t, n, k, p)
+			r.interval = "5ms"
+			r.extra = map[string]string{config.CheckpointingMaxConcurrent: "2", config.CheckpointingMinPause: "0"}
+			r.rate = 1_000_000
+			r.plan = faultPlan(failures, int64(71+p), n, faults.AllPoints()...)
+			res := r.execute(t, context.Background(), nil)
+			if res.err != nil {
+				t.Fatalf("Execute: %v\nlog:\n%s", res.err, res.log)
+			}
+			if res.restarts != failures || res.readErr != nil {
+				t.Fatalf("restarts = %d (want %d), read: %v", res.restarts, failures, res.readErr)
+			}
+			if d := demo.Diff(demo.Expected(n, k), res.lines); d != "" {
+				t.Fatalf("committed output differs from the failure-free run: %s", d)
+			}
+			c := concurrentTriggers(res.log.String())
+			overlapped += c
+			t.Logf("%d checkpoints completed, %d triggered while another was in flight", hooks.Plan(res.env).Status.CompletedCheckpoints.Load(), c)
+			var orphans []string
+			chks, _ := filepath.Glob(filepath.Join(r.stateDir, "demo", "chk-*"))
+			for _, c := range chks {
+				if _, err := os.Stat(filepath.Join(c, "_metadata")); err != nil {
+					orphans = append(orphans, c)
+				}
+			}
+			if len(orphans) > 0 {
+				t.Errorf("checkpoint folders without metadata after the job ended: %v", orphans)
+			}
+		})
+	}
+}
+
+// concurrentTriggers counts the checkpoints triggered while an earlier
+// one had not ended (completed or failed), by the log's order.
+func concurrentTriggers(log string) int {
+	open := map[string]bool{}
+	n := 0
+	for _, l := range strings.Split(log, "\n") {
+		id := logAttr(l, "id")
+		switch {
+		case strings.Contains(l, `msg="checkpoint triggered"`):
+			if len(open) > 0 {
+				n++
+			}
+			open[id] = true
+		case strings.Contains(l, `msg="checkpoint completed"`), strings.Contains(l, `msg="checkpoint aborted"`), strings.Contains(l, "msg=restoring"):
+			delete(open, id)
+			if strings.Contains(l, "msg=restoring") {
+				clear(open)
+			}
+		}
+	}
+	return n
+}
+
+// logAttr is the value of key=value in a text log line, "" if absent.
+func logAttr(line, key string) string {
+	i := strings.Index(line, " "+key+"=")
+	if i < 0 {
+		return ""
+	}
+	v := line[i+len(key)+2:]
+	if j := strings.IndexByte(v, ' '); j >= 0 {
+		v = v[:j]
+	}
+	return v
 }
