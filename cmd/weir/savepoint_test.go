@@ -34,6 +34,7 @@ func TestSavepointStopAndResume(t *testing.T) {
 	if !strings.HasPrefix(strings.TrimSpace(r.stdout), filepath.Join(dir, "saves", "savepoint-demo-")) {
 		t.Fatalf("savepoint printed %q", r.stdout)
 	}
+	early := strings.TrimSpace(r.stdout)
 	// A relative name is taken under the local run's state.savepoints.dir,
 	// not under the client's working directory.
 	r = runWeirIn(t, t.TempDir(), time.Minute, "savepoint", "demo", "--rest-address", addr, "--target", "rel")
@@ -54,6 +55,19 @@ func TestSavepointStopAndResume(t *testing.T) {
 	wantExit(t, r, 0)
 	if d := demo.Diff(demo.Expected(n, k), committed(t, out)); d != "" {
 		t.Fatal(d)
+	}
+	// The earlier savepoint into the same output, which has moved past
+	// it: its open transaction was committed since, so restoring it would
+	// write those records again. The run must refuse, at once, and leave
+	// the output as it was (fault class 5: an old savepoint into live
+	// output).
+	r = runWeir(t, 2*time.Minute, "run", "demo", "--events", fmt.Sprint(n), "--parallelism", "2",
+		"--from-savepoint", early, "--state-dir", filepath.Join(dir, "state3"), "--out", out, "-q")
+	if r.code != 1 || !strings.Contains(r.stderr, "already committed") {
+		t.Fatalf("the earlier savepoint into the output past it: exit %d, want 1 naming the committed transaction; stderr (end):\n%s", r.code, tail(r.stderr, 2000))
+	}
+	if d := demo.Diff(demo.Expected(n, k), committed(t, out)); d != "" {
+		t.Fatalf("after the refused restore of an older savepoint: %s", d)
 	}
 	// A job that is not running answers with a clear error.
 	r = runWeir(t, time.Minute, "savepoint", "demo", "--rest-address", addr, "--target", dir)
