@@ -169,6 +169,7 @@ func killTaskManagers(t *testing.T, events, kills int, extra ...string) *e2eClus
 		t.Fatalf("after %d TaskManager kills: %s", kills, d)
 	}
 	assertNoInProgress(t, out)
+	assertNoOrphanCheckpoints(t, c.dir)
 	jmLog := c.jm.stderr()
 	restores := strings.Count(jmLog, `msg=restoring`)
 	t.Logf("%d events exact after %d kills; %d region restores", events, kills, restores)

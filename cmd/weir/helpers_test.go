@@ -249,6 +249,26 @@ func assertNoInProgress(t *testing.T, dir string) {
 	}
 }
 
+// assertNoOrphanCheckpoints fails on a checkpoint folder (chk-N) under
+// root without its _metadata: once a job ended, a checkpoint that never
+// completed must have been cleaned up, or its files leak.
+func assertNoOrphanCheckpoints(t *testing.T, root string) {
+	t.Helper()
+	var orphans []string
+	filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
+		if err != nil || !d.IsDir() || !strings.HasPrefix(d.Name(), "chk-") {
+			return nil
+		}
+		if _, err := os.Stat(filepath.Join(p, "_metadata")); err != nil {
+			orphans = append(orphans, p)
+		}
+		return filepath.SkipDir
+	})
+	if len(orphans) > 0 {
+		t.Errorf("checkpoint folders without metadata left after the job ended: %v", orphans)
+	}
+}
+
 // extras returns the lines of got that are not in want (duplicates
 // counted): a committed output may miss lines mid-run, never have extra.
 func extras(want map[string]int, got []string) []string {
