@@ -118,11 +118,13 @@ func TestChaosSoak(t *testing.T) {
 		t.Skip("runs etcd and a cluster of seven processes under faults for a minute or more")
 	}
 	rng := killRand(t, 7)
-	c := startHACluster(t, 3, 4, 2, nil)
-	var baseline time.Duration
 	// Enough events for the faults at their mean spacing, pauses and
 	// restarts included, with room to spare: the job must outlive them.
 	events := chaosRate * (3*(*chaosFaults) + 20)
+	// Every process may live through the baseline and the soak, each
+	// several times the events' paced time at most.
+	c := startHAClusterOn(t, nil, 5*time.Minute+6*time.Duration(events/chaosRate)*time.Second, 3, 4, 2, nil)
+	var baseline time.Duration
 	if *chaosBaseline {
 		sink := chaosSinkFor(t, filepath.Join(c.dir, "out-baseline"), 0)
 		start := time.Now()

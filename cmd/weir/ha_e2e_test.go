@@ -74,15 +74,15 @@ func (c *haCluster) haConf() []string {
 // given, is added to JobManager i's environment.
 func startHACluster(t *testing.T, jobManagers, taskManagers, slots int, env map[int][]string) *haCluster {
 	t.Helper()
-	return startHAClusterOn(t, nil, jobManagers, taskManagers, slots, env)
+	return startHAClusterOn(t, nil, 5*time.Minute, jobManagers, taskManagers, slots, env)
 }
 
 // startHAClusterOn is startHACluster with each JobManager and TaskManager
 // on a host of its own in tn (etcd on tn's root address), or on loopback
-// when tn is nil.
-func startHAClusterOn(t *testing.T, tn *testNet, jobManagers, taskManagers, slots int, env map[int][]string) *haCluster {
+// when tn is nil; every process is killed after lifetime.
+func startHAClusterOn(t *testing.T, tn *testNet, lifetime time.Duration, jobManagers, taskManagers, slots int, env map[int][]string) *haCluster {
 	t.Helper()
-	c := &haCluster{t: t, net: tn, dir: t.TempDir(), tms: map[string]*running{}, tmArgs: map[string][]string{}, tmHosts: map[string]*netHost{}, lifetime: 5 * time.Minute}
+	c := &haCluster{t: t, net: tn, dir: t.TempDir(), tms: map[string]*running{}, tmArgs: map[string][]string{}, tmHosts: map[string]*netHost{}, lifetime: lifetime}
 	if tn != nil {
 		c.etcd = etcdtest.StartOn(t, "", tn.rootIP)
 	} else {

@@ -52,7 +52,7 @@ func TestPartitions(t *testing.T) {
 	} {
 		t.Run(sc.name, func(t *testing.T) {
 			tn := newTestNet(t)
-			c := startHAClusterOn(t, tn, 2, 3, 2, nil)
+			c := startHAClusterOn(t, tn, 5*time.Minute, 2, 3, 2, nil)
 			const events = 1_200_000
 			client, out := c.startDemo(events)
 			leader, term := c.waitLeader(-1, 0)
