@@ -137,68 +137,6 @@ func (o *coProcessOp[K, A, B, U]) Push2(ctx context.Context, batch []B, ts []int
 	return pushKeyed(ctx, &o.processOp, batch, ts, o.keyB, o.push2, " of the second input")
 }
 
-// pushKeyed is processOp.Push for records of another type than the
-// operator's first input: each record sets the current key, then process
-// handles it; due event-time timers fire after the batch.
-func pushKeyed[K comparable, X, T, U any](ctx context.Context, o *processOp[K, X, U], batch []T, ts []int64, key func(T) K, process func(T, *KeyedContext[K], *Collector[U]) error, input string) error {
-	o.col.reset(ts != nil)
-	o.kctx.ts, o.kctx.domain = NoTimestamp, 0
-	prefetch := o.heap != nil && o.heap.PrefetchWorthwhile()
-	if prefetch {
-		// Hash every key first and load the state each will touch: the
-		// loads are independent, so their cache misses overlap (see
-		// state.KeyedBackend.Prefetch).
-		hs := o.hashes[:0]
-		var x uint8
-		for _, v := range batch {
-			h := o.hash(key(v))
-			hs = append(hs, h)
-			x ^= o.heap.Prefetch(h, o.kgMod.Group(h))
-		}
-		o.hashes, o.touched = hs, x
-	}
-	for i, v := range batch {
-		k := key(v)
-		var h uint32
-		if prefetch {
-			h = o.hashes[i]
-		} else {
-			h = o.hash(k)
-		}
-		kg := o.kgMod.Group(h)
-		if !o.kgs.Contains(kg) {
-			return fmt.Errorf("key %v (key group %d)%s reached subtask %d which owns key groups %v: the key function must be deterministic", k, kg, input, o.oc.Subtask, o.kgs)
-		}
-		if o.heap != nil {
-			o.heap.SetCurrentKeyHash(k, h, kg) // the tables reuse the hash
-		} else {
-			o.backend.SetCurrentKey(k, kg)
-		}
-		if ts != nil {
-			o.kctx.ts, o.col.cur = ts[i], ts[i]
-		}
-		if err := process(v, &o.kctx, &o.col); err != nil {
-			return err
-		}
-	}
-	// A state access that failed (disk, corrupt bytes) fails the task
-	// before anything the batch computed leaves it.
-	if err := o.backend.Err(); err != nil {
-		return err
-	}
-	if err := o.emit(ctx, o.col.buf, o.col.times()); err != nil {
-		return err
-	}
-	if err := o.flushSides(ctx); err != nil {
-		return err
-	}
-	if t, ok := o.kctx.events.Next(); ok && t <= o.clock.wm {
-		// Registered at or before the current watermark: due now.
-		return o.fireEventTimers(ctx, o.clock.wm)
-	}
-	return nil
-}
-
 // coFirst presents a KeyedCoProcessFunction as the KeyedProcessFunction
 // of its first input, for processOp; its OnTimer and Close forward to the
 // function's own, if it has them.

@@ -353,6 +353,74 @@ func (o *processOp[K, T, U]) Push(ctx context.Context, batch []T, ts []int64) er
 	return pushKeyed(ctx, o, batch, ts, o.key, o.process, "")
 }
 
+// pushKeyed is the body of the keyed operator's Push, for every keyed
+// input: processOp.Push (Process, and through it Reduce and windows; the
+// first input of joins and other keyed two-input operators) and
+// coProcessOp.Push2, whose records have another type than the operator's
+// first input: hence the type parameter T with its own key function.
+// Each record sets the current key (a key outside the subtask's key
+// groups means a nondeterministic key function), then process handles
+// it; the batch's output is emitted, and due event-time timers fire,
+// after the batch. input names the input in errors ("" for the first).
+func pushKeyed[K comparable, X, T, U any](ctx context.Context, o *processOp[K, X, U], batch []T, ts []int64, key func(T) K, process func(T, *KeyedContext[K], *Collector[U]) error, input string) error {
+	o.col.reset(ts != nil)
+	o.kctx.ts, o.kctx.domain = NoTimestamp, 0
+	prefetch := o.heap != nil && o.heap.PrefetchWorthwhile()
+	if prefetch {
+		// Hash every key first and load the state each will touch: the
+		// loads are independent, so their cache misses overlap (see
+		// state.KeyedBackend.Prefetch).
+		hs := o.hashes[:0]
+		var x uint8
+		for _, v := range batch {
+			h := o.hash(key(v))
+			hs = append(hs, h)
+			x ^= o.heap.Prefetch(h, o.kgMod.Group(h))
+		}
+		o.hashes, o.touched = hs, x
+	}
+	for i, v := range batch {
+		k := key(v)
+		var h uint32
+		if prefetch {
+			h = o.hashes[i]
+		} else {
+			h = o.hash(k)
+		}
+		kg := o.kgMod.Group(h)
+		if !o.kgs.Contains(kg) {
+			return fmt.Errorf("key %v (key group %d)%s reached subtask %d which owns key groups %v: the key function must be deterministic", k, kg, input, o.oc.Subtask, o.kgs)
+		}
+		if o.heap != nil {
+			o.heap.SetCurrentKeyHash(k, h, kg) // the tables reuse the hash
+		} else {
+			o.backend.SetCurrentKey(k, kg)
+		}
+		if ts != nil {
+			o.kctx.ts, o.col.cur = ts[i], ts[i]
+		}
+		if err := process(v, &o.kctx, &o.col); err != nil {
+			return err
+		}
+	}
+	// A state access that failed (disk, corrupt bytes) fails the task
+	// before anything the batch computed leaves it.
+	if err := o.backend.Err(); err != nil {
+		return err
+	}
+	if err := o.emit(ctx, o.col.buf, o.col.times()); err != nil {
+		return err
+	}
+	if err := o.flushSides(ctx); err != nil {
+		return err
+	}
+	if t, ok := o.kctx.events.Next(); ok && t <= o.clock.wm {
+		// Registered at or before the current watermark: due now.
+		return o.fireEventTimers(ctx, o.clock.wm)
+	}
+	return nil
+}
+
 func (o *processOp[K, T, U]) NextTimer() (int64, bool) { return o.kctx.timers.Next() }
 
 func (o *processOp[K, T, U]) FireTimers(ctx context.Context, now int64) error {
