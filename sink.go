@@ -108,17 +108,30 @@ type TwoPhaseCommitSink[T, TXN any] interface {
 	Close(ctx context.Context) error
 }
 
-// SinkToTransactional adds an exactly-once two-phase-commit sink; newSink
-// is called once per subtask.
+// TransactionTimeouter is an optional interface of a TwoPhaseCommitSink
+// whose transactions time out on their own: the system it writes to
+// aborts a transaction left open longer than TransactionTimeout (Kafka's
+// transaction.timeout.ms), pre-committed or not, and a pre-committed
+// transaction aborted before its commit is lost output.
 //
-// A sink whose transactions time out on their own (Kafka's
-// transaction.timeout.ms) says so with a method TransactionTimeout()
-// time.Duration; newSink is called once while the graph is built to ask.
-// While checkpoint storage fails no checkpoint can commit, and the job
-// then fails, saying why, before such a transaction would outlive its
-// timeout (execution.checkpointing.storage-failure-timeout).
+// SinkToTransactional calls the sink factory once while the graph is
+// built, before the job starts, to ask the value it returns for this
+// interface; that value is then dropped without Open, so a factory must
+// not connect or start anything (do that in Open). The shortest timeout
+// of the job's sinks goes to the checkpoint coordinator: while checkpoint storage fails no
+// checkpoint completes and no transaction commits, and the job then fails,
+// saying why, before an open transaction would outlive the timeout,
+// rather than after execution.checkpointing.storage-failure-timeout (see
+// docs/guarantees.md). A value of 0 or less declares no timeout.
+type TransactionTimeouter interface {
+	TransactionTimeout() time.Duration
+}
+
+// SinkToTransactional adds an exactly-once two-phase-commit sink; newSink
+// is called once per subtask, and once while the graph is built to learn
+// whether the sink is a TransactionTimeouter.
 func SinkToTransactional[T, TXN any](s Stream[T], newSink func() TwoPhaseCommitSink[T, TXN]) Stream[T] {
-	if tt, ok := any(newSink()).(interface{ TransactionTimeout() time.Duration }); ok {
+	if tt, ok := newSink().(TransactionTimeouter); ok {
 		if d := tt.TransactionTimeout(); d > 0 && (s.env.p.TransactionTimeout == 0 || d < s.env.p.TransactionTimeout) {
 			s.env.p.TransactionTimeout = d
 		}

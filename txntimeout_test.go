@@ -28,6 +28,7 @@ func (s txnSink) TransactionTimeout() time.Duration                       { retu
 // declare reaches the plan, whose checkpoint coordinator fails the job
 // before an open transaction would outlive it while storage fails.
 func TestSinkTransactionTimeoutReachesThePlan(t *testing.T) {
+	var _ weir.TransactionTimeouter = txnSink{}
 	env := weir.NewEnv()
 	src := weir.FromSource(env, datagen.New(func(i int64) int { return int(i) }, datagen.Count(3)))
 	weir.SinkToTransactional(src, func() weir.TwoPhaseCommitSink[int, int] { return txnSink{timeout: 15 * time.Minute} })

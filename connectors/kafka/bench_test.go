@@ -154,7 +154,7 @@ func (s *timedEO) Commit(ctx context.Context, txn *Txn) error {
 }
 
 func (s *timedEO) TransactionTimeout() time.Duration {
-	return s.TwoPhaseCommitSink.(interface{ TransactionTimeout() time.Duration }).TransactionTimeout()
+	return s.TwoPhaseCommitSink.(weir.TransactionTimeouter).TransactionTimeout()
 }
 
 // timedALO times the at-least-once sink's Flush at each checkpoint.

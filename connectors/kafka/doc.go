@@ -141,9 +141,9 @@
 // transaction.max.timeout.ms; franz-go alone would ask for 40 s) must
 // exceed the checkpoint interval, timeout and restart delay, which the
 // sink's context does not expose: give them with Checkpointing; Open
-// checks. The sink value has a TransactionTimeout() time.Duration method,
-// so that the JobManager can fail a job whose checkpoints cannot complete
-// before its open transactions would time out. A broker whose
+// checks. The sink value is a weir.TransactionTimeouter, so that the
+// JobManager can fail a job whose checkpoints cannot complete before its
+// open transactions would time out. A broker whose
 // transaction.max.timeout.ms is below the sink's timeout refuses its
 // producers (INVALID_TRANSACTION_TIMEOUT); Open or Begin then fails the
 // job for good with an error naming both settings and the broker's value

@@ -16,7 +16,7 @@ import (
 // the broker for (transaction.timeout.ms; kafka.TransactionTimeout, 15 min
 // by default, where franz-go alone would use 40 s). The broker aborts a
 // transaction open longer than that, pre-committed or not: the JobManager
-// reads it through this optional method to fail a job whose checkpoints
+// reads it (weir.TransactionTimeouter) to fail a job whose checkpoints
 // cannot complete before the open transactions would outlive it.
 func (s *eoSink[T]) TransactionTimeout() time.Duration { return s.o.txnTimeout }
 

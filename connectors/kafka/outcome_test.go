@@ -220,9 +220,8 @@ func TestSinkCommitAfterTransactionTimeoutIsDataLoss(t *testing.T) {
 }
 
 // TestSinkTransactionTimeout: the sink value exposes its producers'
-// transaction timeout through the optional TransactionTimeout method.
+// transaction timeout as a weir.TransactionTimeouter.
 func TestSinkTransactionTimeout(t *testing.T) {
-	type timeouter interface{ TransactionTimeout() time.Duration }
 	for _, c := range []struct {
 		opts []Option
 		want time.Duration
@@ -231,7 +230,7 @@ func TestSinkTransactionTimeout(t *testing.T) {
 		{[]Option{TransactionTimeout(40 * time.Minute)}, 40 * time.Minute},
 	} {
 		var sink weir.TwoPhaseCommitSink[string, *Txn] = ExactlyOnce[string]([]string{"127.0.0.1:1"}, "t", serializeString, c.opts...)()
-		tt, ok := sink.(timeouter)
+		tt, ok := sink.(weir.TransactionTimeouter)
 		if !ok {
 			t.Fatal("the exactly-once sink has no TransactionTimeout method")
 		}
