@@ -29,6 +29,23 @@ func TestExecuteRejects(t *testing.T) {
 			t.Errorf("Execute = %v, want an error naming operator \"numbers\"", err)
 		}
 	})
+	t.Run("bad sink parallelism", func(t *testing.T) {
+		env, _ := newEnv(testConfig(t, 1, "0"))
+		src := weir.FromSource(env, datagen.New(ints(0), datagen.Count(10)))
+		weir.SinkTo(src, print.New[int64](&bytes.Buffer{})).Name("printer").Parallelism(0)
+		if err := env.Execute(t.Context(), "test"); err == nil || !strings.Contains(err.Error(), `"printer"`) {
+			t.Errorf("Execute = %v, want an error naming operator \"printer\"", err)
+		}
+	})
+	t.Run("keyed state declared on a sink", func(t *testing.T) {
+		env, _ := newEnv(testConfig(t, 1, "0"))
+		src := weir.FromSource(env, datagen.New(ints(0), datagen.Count(10)))
+		weir.SinkTo(src, print.New[int64](&bytes.Buffer{})).Name("printer").
+			Declare(weir.OperatorListStateOf[int64]("position"), weir.ValueStateOf[int64]("total"))
+		if err := env.Execute(t.Context(), "test"); err == nil || !strings.Contains(err.Error(), `"printer"`) || !strings.Contains(err.Error(), "keyed operator") {
+			t.Errorf("Execute = %v, want an error naming operator \"printer\" and saying keyed state needs a keyed operator", err)
+		}
+	})
 	t.Run("duplicate uid", func(t *testing.T) {
 		env, _ := newEnv(testConfig(t, 1, "0"))
 		src := weir.FromSource(env, datagen.New(ints(0), datagen.Count(10))).Name("numbers").UID("x")

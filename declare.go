@@ -91,27 +91,30 @@ func declareKeyed[V any](name string, kind state.Kind, opts []StateOption) State
 // that cannot be read still fails the job without a restart, but after
 // the job was deployed.
 func (s Stream[T]) Declare(decls ...StateDecl) Stream[T] {
-	n := s.node
+	declare(s.env, s.node, decls)
+	return s
+}
+
+func declare(env *Env, n *runtime.Node, decls []StateDecl) {
 	if n.States == nil {
 		n.States = &state.OperatorDeclarations{}
 	}
 	for _, d := range decls {
 		if d.err != nil {
-			s.env.fail(fmt.Errorf("operator %q: declare state: %w", n.Name, d.err))
-			return s
+			env.fail(fmt.Errorf("operator %q: declare state: %w", n.Name, d.err))
+			return
 		}
 		if d.keyed && n.States.CheckKey == nil {
-			s.env.fail(fmt.Errorf("operator %q: declare %s: keyed state needs a keyed operator (Process on a KeyBy stream)", n.Name, d.d.Desc))
-			return s
+			env.fail(fmt.Errorf("operator %q: declare %s: keyed state needs a keyed operator (Process on a KeyBy stream)", n.Name, d.d.Desc))
+			return
 		}
 		for _, o := range n.States.States {
 			if o.Scope == d.d.Scope && o.Name == d.d.Name {
-				s.env.fail(fmt.Errorf("operator %q: state %q is declared twice", n.Name, d.d.Name))
-				return s
+				env.fail(fmt.Errorf("operator %q: state %q is declared twice", n.Name, d.d.Name))
+				return
 			}
 		}
 		n.States.States = append(n.States.States, d.d)
 	}
 	n.States.Complete = true
-	return s
 }

@@ -30,11 +30,49 @@ type Sink[T any] interface {
 	Close(ctx context.Context) error
 }
 
+// DataSink is the sink operator SinkTo or SinkToTransactional added: the
+// end of its stream. Its methods configure the operator as a Stream's do;
+// it has no records to pass on, so, unlike a Stream, no operator can take
+// it as input.
+type DataSink struct {
+	env  *Env
+	node *runtime.Node
+}
+
+// Name sets the sink's display name.
+func (d DataSink) Name(name string) DataSink {
+	d.node.Name = name
+	return d
+}
+
+// UID sets the sink's stable id, which its state (a two-phase-commit
+// sink's transactions, a sink's operator list state) is matched by when a
+// job restores; the file sink also uses it in its file names. Give every
+// sink one and keep it.
+func (d DataSink) UID(uid string) DataSink {
+	d.node.UID = uid
+	return d
+}
+
+// Parallelism sets how many subtasks run the sink.
+func (d DataSink) Parallelism(p int) DataSink {
+	setParallelism(d.env, d.node, p)
+	return d
+}
+
+// Declare lists the operator list states the sink registers
+// (OperatorListStateOf), as Stream.Declare does for other operators; weir
+// declares a two-phase-commit sink's transactions itself.
+func (d DataSink) Declare(decls ...StateDecl) DataSink {
+	declare(d.env, d.node, decls)
+	return d
+}
+
 // SinkTo adds an at-least-once sink; newSink is called once per subtask.
-func SinkTo[T any](s Stream[T], newSink func() Sink[T]) Stream[T] {
+func SinkTo[T any](s Stream[T], newSink func() Sink[T]) DataSink {
 	n := newNode[T](s.env, "Sink", forward(s.node), func(int) runtime.Operator { return &sinkOp[T]{sink: newSink()} })
 	inputFactory[T](n)
-	return Stream[T]{env: s.env, node: n}
+	return DataSink{env: s.env, node: n}
 }
 
 type sinkOp[T any] struct {
@@ -130,7 +168,7 @@ type TransactionTimeouter interface {
 // SinkToTransactional adds an exactly-once two-phase-commit sink; newSink
 // is called once per subtask, and once while the graph is built to learn
 // whether the sink is a TransactionTimeouter.
-func SinkToTransactional[T, TXN any](s Stream[T], newSink func() TwoPhaseCommitSink[T, TXN]) Stream[T] {
+func SinkToTransactional[T, TXN any](s Stream[T], newSink func() TwoPhaseCommitSink[T, TXN]) DataSink {
 	if tt, ok := newSink().(TransactionTimeouter); ok {
 		if d := tt.TransactionTimeout(); d > 0 && (s.env.p.TransactionTimeout == 0 || d < s.env.p.TransactionTimeout) {
 			s.env.p.TransactionTimeout = d
@@ -147,7 +185,7 @@ func SinkToTransactional[T, TXN any](s Stream[T], newSink func() TwoPhaseCommitS
 	if d, err := state.DeclareTransactionHandles[TXN](twoPhaseStateName); err == nil {
 		n.States = &state.OperatorDeclarations{States: []state.Declared{d}}
 	}
-	return Stream[T]{env: s.env, node: n}
+	return DataSink{env: s.env, node: n}
 }
 
 const twoPhaseStateName = "two-phase-commit"

@@ -28,12 +28,16 @@ func (s Stream[T]) UID(uid string) Stream[T] {
 
 // Parallelism sets how many subtasks run the operator.
 func (s Stream[T]) Parallelism(p int) Stream[T] {
-	if p < 1 {
-		s.env.fail(fmt.Errorf("operator %q: parallelism %d must be at least 1", s.node.Name, p))
-		return s
-	}
-	s.node.Parallelism = p
+	setParallelism(s.env, s.node, p)
 	return s
+}
+
+func setParallelism(env *Env, n *runtime.Node, p int) {
+	if p < 1 {
+		env.fail(fmt.Errorf("operator %q: parallelism %d must be at least 1", n.Name, p))
+		return
+	}
+	n.Parallelism = p
 }
 
 // Env returns the stream's environment.
