@@ -17,7 +17,7 @@ type StateDecl struct {
 }
 
 // ValueStateOf declares the value state name of V, with the options its
-// GetValueState gives (WithTTL, Migrate).
+// GetValueState gives (WithTTL, WithMigration).
 func ValueStateOf[V any](name string, opts ...StateOption) StateDecl {
 	return declareKeyed[V](name, state.KindValue, opts)
 }
@@ -78,7 +78,7 @@ func declareKeyed[V any](name string, kind state.Kind, opts []StateOption) State
 // Declare lists the states the operator's function registers, with their
 // types and options, so that a restore checks them against the checkpoint
 // before anything runs: a state the program cannot read (a field whose
-// kind changed without a Migrate), or one the checkpoint holds that the
+// kind changed without a WithMigration), or one the checkpoint holds that the
 // operator no longer declares, then fails the job at once, before a task
 // opens a source or a sink, and `savepoint check` can tell in advance.
 // The list is the operator's whole set of states; the function still

@@ -80,23 +80,25 @@ func WithConfig(cfg *Config) Option { return Option{func(o *envOptions) { o.cfg 
 // nothing below Warn: a job never fails silently.
 func WithLogger(l *slog.Logger) Option { return Option{func(o *envOptions) { o.logger = l }} }
 
-// RestoreFrom makes the job start from the given checkpoint or savepoint
+// WithRestoreFrom makes the job start from the given checkpoint or savepoint
 // (a chk-N or savepoint folder, its _metadata file, or an s3:// URL of
 // one) instead of the newest retained checkpoint of a job of its name.
-func RestoreFrom(path string) Option { return Option{func(o *envOptions) { o.from = path }} }
+func WithRestoreFrom(path string) Option { return Option{func(o *envOptions) { o.from = path }} }
 
-// AllowNonRestoredState makes a restore skip checkpointed state of
+// WithAllowNonRestoredState makes a restore skip checkpointed state of
 // operators the job no longer has, and drop keyed state that an operator
 // no longer registers, instead of failing.
-func AllowNonRestoredState() Option { return Option{func(o *envOptions) { o.allowNonRestored = true }} }
+func WithAllowNonRestoredState() Option {
+	return Option{func(o *envOptions) { o.allowNonRestored = true }}
+}
 
-// RerunFinished lets the job run from scratch although its checkpoint
+// WithRerunFinished lets the job run from scratch although its checkpoint
 // folder records a run of it that FINISHED, writing its whole output to
 // its sinks again (the command line's --rerun). Without it such a run
 // fails before it starts, naming that run (docs/guarantees.md, "Running a
-// job again"); RestoreFrom, another checkpoint folder or another job name
+// job again"); WithRestoreFrom, another checkpoint folder or another job name
 // are the other ways forward.
-func RerunFinished() Option { return Option{func(o *envOptions) { o.rerun = true }} }
+func WithRerunFinished() Option { return Option{func(o *envOptions) { o.rerun = true }} }
 
 // WithParallelism sets ParallelismDefault, the parallelism of operators
 // that do not set their own.

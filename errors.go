@@ -38,7 +38,7 @@ var ErrUserPanic = errors.New("panic in user code")
 // ErrJobFinished is matched (errors.Is) by the error of Execute or Start
 // for a run from scratch of a job whose checkpoint folder records a run
 // of it that FINISHED: the run would write its whole output again. The
-// error names that run; RerunFinished, RestoreFrom, another checkpoint
+// error names that run; WithRerunFinished, WithRestoreFrom, another checkpoint
 // folder or another job name are the ways forward (docs/guarantees.md,
 // "Running a job again").
 var ErrJobFinished = runtime.ErrFinishedRun

@@ -191,7 +191,7 @@ func runEvolution[Old, New any](t *testing.T, backend string, p1, p2 int, e evol
 // newEnvFrom is newEnv restoring from the savepoint or checkpoint at from.
 func newEnvFrom(cfg *weir.Config, from string) (*weir.Env, *syncBuffer) {
 	log := &syncBuffer{}
-	return weir.NewEnv(weir.WithConfig(cfg), weir.RestoreFrom(from),
+	return weir.NewEnv(weir.WithConfig(cfg), weir.WithRestoreFrom(from),
 		weir.WithLogger(slog.New(slog.NewTextHandler(log, &slog.HandlerOptions{Level: slog.LevelInfo})))), log
 }
 
@@ -333,7 +333,7 @@ var migrateFunc = evolution[totalV1, totalText]{
 	},
 	migrate: textFromV1,
 	line:    func(k int64, s totalText) string { return fmt.Sprintf("%d %s %s %g", k, s.User, s.Count, s.Avg) },
-	opts:    []weir.StateOption{weir.Migrate(func(o totalV1) (totalText, error) { return textFromV1(o), nil })},
+	opts:    []weir.StateOption{weir.WithMigration(func(o totalV1) (totalText, error) { return textFromV1(o), nil })},
 }
 
 // A migration also wins where the type would convert on its own: whoever
@@ -345,7 +345,7 @@ var migrateAdded = evolution[totalV1, totalV2]{
 	},
 	migrate: func(o totalV1) totalV2 { return totalV2{User: o.User, Count: o.Count, Sum: o.Sum, Max: -1} },
 	line:    addField.line,
-	opts: []weir.StateOption{weir.Migrate(func(o totalV1) (totalV2, error) {
+	opts: []weir.StateOption{weir.WithMigration(func(o totalV1) (totalV2, error) {
 		return totalV2{User: o.User, Count: o.Count, Sum: o.Sum, Max: -1}, nil
 	})},
 }
@@ -485,7 +485,7 @@ func TestEvolutionDroppedState(t *testing.T) {
 			}
 
 			log3 := &syncBuffer{}
-			env3 := weir.NewEnv(weir.WithConfig(testConfig(t, 2, "0", extra...)), weir.RestoreFrom(sp), weir.AllowNonRestoredState(),
+			env3 := weir.NewEnv(weir.WithConfig(testConfig(t, 2, "0", extra...)), weir.WithRestoreFrom(sp), weir.WithAllowNonRestoredState(),
 				weir.WithLogger(slog.New(slog.NewTextHandler(log3, &slog.HandlerOptions{Level: slog.LevelInfo}))))
 			build(env3)
 			execute(t, env3, log3)
@@ -568,9 +568,9 @@ func TestEvolutionDeclaredStatesCheckedBeforeDeploy(t *testing.T) {
 		}
 	})
 	t.Run("declared-migration", func(t *testing.T) {
-		// The registration gives no options: the declaration's Migrate
+		// The registration gives no options: the declaration's WithMigration
 		// applies.
-		err, opens := run(t, weir.ValueStateOf[totalText]("total", weir.Migrate(func(o totalV1) (totalText, error) { return textFromV1(o), nil })),
+		err, opens := run(t, weir.ValueStateOf[totalText]("total", weir.WithMigration(func(o totalV1) (totalText, error) { return textFromV1(o), nil })),
 			func(opens *atomic.Int64) weir.KeyedProcessFunction[int64, int64, string] {
 				return &openCounting[totalText]{evolveFn[totalText]{update: migrateFunc.update2, line: migrateFunc.line, seen: &seen}, opens}
 			})

@@ -29,7 +29,7 @@ func (j *Job) Name() string { return j.name }
 // Wait blocks until the job ended and returns nil when it FINISHED, a
 // *JobFailedError when it failed for good, or the context's error when it
 // was cancelled (Cancel, or the ctx given to Start). Any other error means
-// the job could not start running, such as a RestoreFrom path that cannot
+// the job could not start running, such as a WithRestoreFrom path that cannot
 // be read. Wait may be called any number of times.
 func (j *Job) Wait() error {
 	<-j.done
@@ -62,7 +62,7 @@ func (j *Job) Checkpoint(ctx context.Context) (int64, error) {
 
 // Savepoint takes a checkpoint now and, once it completed, copies it into
 // a new savepoint folder under dir, whose path it returns. The job keeps
-// running; a job started with RestoreFrom(path) continues from there. It
+// running; a job started with WithRestoreFrom(path) continues from there. It
 // fails with ErrNotRunning while the job is not running.
 func (j *Job) Savepoint(ctx context.Context, dir string) (string, error) {
 	path, err := j.status.TriggerSavepoint(ctx, dir)
@@ -152,7 +152,7 @@ func (j *Job) Stats() JobStats {
 }
 
 // ended records the final Stats. A job that failed or was cancelled
-// before the runtime ran it (a RestoreFrom path that cannot be read)
+// before the runtime ran it (a WithRestoreFrom path that cannot be read)
 // has no final state in the status: it gets one here, so that no ended
 // job reports CREATED.
 func (j *Job) ended(err error) {

@@ -60,8 +60,8 @@ func TestJobHandle(t *testing.T) {
 		t.Errorf("committed %d lines, the sources emitted %d", got, st.SourceRecords)
 	}
 
-	// A new job restores the final savepoint (RestoreFrom) and goes on.
-	env2 := weir.NewEnv(weir.WithConfig(testConfig(t, 2, "0")), weir.RestoreFrom(final))
+	// A new job restores the final savepoint (WithRestoreFrom) and goes on.
+	env2 := weir.NewEnv(weir.WithConfig(testConfig(t, 2, "0")), weir.WithRestoreFrom(final))
 	src2 := weir.FromSource(env2, datagen.New(ints(0), datagen.Rate(20_000))).UID("numbers")
 	sinkInto(weir.Map(src2, func(i int64) string { return strconv.FormatInt(i, 10) }), out)
 	job2, err := env2.Start(t.Context(), "handle-resumed")
@@ -252,10 +252,10 @@ func TestOptionalFunctionInterfaces(t *testing.T) {
 }
 
 // TestJobEndedBeforeRunning: a job that fails before the runtime runs it
-// (its RestoreFrom path does not exist) ends FAILED, not CREATED, and
+// (its WithRestoreFrom path does not exist) ends FAILED, not CREATED, and
 // names the failure in its Stats.
 func TestJobEndedBeforeRunning(t *testing.T) {
-	env := weir.NewEnv(weir.WithConfig(testConfig(t, 1, "0")), weir.RestoreFrom(filepath.Join(t.TempDir(), "chk-3")))
+	env := weir.NewEnv(weir.WithConfig(testConfig(t, 1, "0")), weir.WithRestoreFrom(filepath.Join(t.TempDir(), "chk-3")))
 	weir.SinkTo(weir.FromSource(env, datagen.New(ints(0), datagen.Count(10))), discardSink[int64])
 	job, err := env.Start(t.Context(), "no-restore")
 	if err != nil {

@@ -2,7 +2,7 @@ package weir
 
 import "github.com/weirstream/weir/internal/state"
 
-// Migrate converts a state's restored values that were written as Old
+// WithMigration converts a state's restored values that were written as Old
 // into the state's type New, with f: the way to keep state across a change
 // the engine cannot make on its own, such as a field whose kind changed or
 // a new field computed from old ones (docs/compatibility.md lists what
@@ -12,7 +12,7 @@ import "github.com/weirstream/weir/internal/state"
 //	type TotalV1 struct{ User string; Count, Sum int64 }   // as it was
 //	type Total struct{ User string; Count int64; Avg float64 }
 //	total, err := weir.GetValueState[Total](kc, "total",
-//		weir.Migrate(func(old TotalV1) (Total, error) {
+//		weir.WithMigration(func(old TotalV1) (Total, error) {
 //			return Total{User: old.User, Count: old.Count, Avg: float64(old.Sum) / float64(old.Count)}, nil
 //		}))
 //
@@ -23,7 +23,7 @@ import "github.com/weirstream/weir/internal/state"
 // it is is not converted. For list and reducing state f converts each
 // element or value, for map state each value. An error from f fails the
 // job at once, naming the value (a restart would meet it again). Several
-// Migrate options may be given, one per older type.
-func Migrate[Old, New any](f func(old Old) (New, error)) StateOption {
-	return func(o *stateOptions) { o.reg = append(o.reg, state.WithMigration(state.NewMigration(f))) }
+// WithMigration options may be given, one per older type.
+func WithMigration[Old, New any](f func(old Old) (New, error)) StateOption {
+	return StateOption{func(o *stateOptions) { o.reg = append(o.reg, state.WithMigration(state.NewMigration(f))) }}
 }

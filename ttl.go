@@ -44,8 +44,11 @@ const (
 	ReturnExpiredIfNotCleanedUp
 )
 
-// StateOption changes how GetValueState and friends register a state.
-type StateOption func(*stateOptions)
+// StateOption changes how GetValueState and friends register a state,
+// and how ValueStateOf and friends declare it: WithTTL, WithMigration.
+type StateOption struct {
+	apply func(*stateOptions)
+}
 
 type stateOptions struct {
 	reg []state.RegisterOption
@@ -56,19 +59,21 @@ type stateOptions struct {
 // timestamps: turning TTL on or off for a state that is in a checkpoint
 // is refused at restore (change the state's name to start it afresh).
 func WithTTL(ttl StateTTL) StateOption {
-	return func(o *stateOptions) {
+	return StateOption{func(o *stateOptions) {
 		if ttl.TTL <= 0 {
 			o.err = fmt.Errorf("WithTTL: the time to live %v must be positive", ttl.TTL)
 			return
 		}
 		o.reg = append(o.reg, state.WithTTL(state.TTLConfig{TTL: ttl.TTL, Update: state.TTLUpdate(ttl.Update), Visibility: state.TTLVisibility(ttl.Visibility)}))
-	}
+	}}
 }
 
 func stateOpts(name string, opts []StateOption) ([]state.RegisterOption, error) {
 	var o stateOptions
-	for _, f := range opts {
-		f(&o)
+	for _, opt := range opts {
+		if opt.apply != nil {
+			opt.apply(&o)
+		}
 	}
 	if o.err != nil {
 		return nil, fmt.Errorf("state %q: %w", name, o.err)

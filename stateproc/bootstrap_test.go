@@ -147,7 +147,7 @@ func TestBootstrapTimersFire(t *testing.T) {
 
 	out := &lines{}
 	var emitted atomic.Int64
-	env := weir.NewEnv(weir.WithConfig(config(t, 3)), weir.RestoreFrom(path))
+	env := weir.NewEnv(weir.WithConfig(config(t, 3)), weir.WithRestoreFrom(path))
 	strategy := weir.ForMonotonousTimestamps[int64]().WithTimestampAssigner(func(v int64, _ int64) int64 { return v * 1000 })
 	src := weir.FromSourceWithWatermarks(env, func() weir.Source[int64] { return &numbers{n: 60, emitted: &emitted} }, strategy).UID("numbers").Parallelism(1)
 	keyed := weir.KeyBy(src, func(v int64) int64 { return v % 23 })
@@ -281,7 +281,7 @@ func TestBootstrapUnionList(t *testing.T) {
 	}
 	out := &lines{}
 	var emitted atomic.Int64
-	env := weir.NewEnv(weir.WithConfig(config(t, 2)), weir.RestoreFrom(path))
+	env := weir.NewEnv(weir.WithConfig(config(t, 2)), weir.WithRestoreFrom(path))
 	src := weir.FromSource(env, func() weir.Source[int64] { return &parts{n: 10, emitted: &emitted} }).UID("parts").Parallelism(2)
 	weir.SinkTo(weir.Map(src, func(v int64) string { return fmt.Sprint(v) }), func() weir.Sink[string] { return collect{out} })
 	j, err := env.Start(ctx, "parts")

@@ -4,7 +4,7 @@
 //
 // Read a savepoint's keyed state into typed Go values, transform it, and
 // write a new savepoint that a job restores with --from (or
-// weir.RestoreFrom); or bootstrap a savepoint from any input (a file, a
+// weir.WithRestoreFrom); or bootstrap a savepoint from any input (a file, a
 // table) for a new job:
 //
 //	sp, err := stateproc.Open(ctx, "/savepoints/savepoint-7c1e")

@@ -266,7 +266,7 @@ func checkFoldAndRun(t *testing.T, old map[int64]totalV1, carry func(*testing.T,
 	// no source position).
 	out := &lines{}
 	var emitted2 atomic.Int64
-	env2 := weir.NewEnv(weir.WithConfig(config(t, 3)), weir.RestoreFrom(written))
+	env2 := weir.NewEnv(weir.WithConfig(config(t, 3)), weir.WithRestoreFrom(written))
 	src := &numbers{n: from + 400, emitted: &emitted2}
 	job(env2, src, 4, func(t total, k, v int64) total {
 		return total{User: t.User, Count: t.Count + 1, Sum: t.Sum + v, Max: max(t.Max, v)}

@@ -46,7 +46,7 @@ type Plan struct {
 	// no longer has instead of failing.
 	AllowNonRestoredState bool
 	// Rerun runs a job from scratch although its folder records a run
-	// that FINISHED (runtime.JobConfig.Rerun, weir.RerunFinished).
+	// that FINISHED (runtime.JobConfig.Rerun, weir.WithRerunFinished).
 	Rerun bool
 	// Status receives the live counters of the job's runs (never nil).
 	Status *runtime.JobStatus

@@ -89,7 +89,7 @@ type finishedRunError struct {
 func (e *finishedRunError) Error() string {
 	return fmt.Sprintf("job %s already FINISHED: %s records its run that finished at %s (%s); "+
 		"a run from scratch would write its whole output to its sinks a second time: "+
-		"to run it again anyway pass --rerun (weir.RerunFinished() for a program's own Env), "+
+		"to run it again anyway pass --rerun (weir.WithRerunFinished() for a program's own Env), "+
 		"to keep that run apart choose another --state-dir or --job-name, "+
 		"or start from a checkpoint or savepoint with --from",
 		e.run.Job, e.path, e.run.Finished.Format(time.RFC3339), finishedFigures(e.run))

@@ -294,7 +294,7 @@ type IncompatibleStateError struct {
 	// Migrations say why each migration given for the state did not apply.
 	Migrations []error
 	// WaysOut replaces the usual advice where it does not apply (state the
-	// engine keeps for a connector, which no weir.Migrate can reach).
+	// engine keeps for a connector, which no weir.WithMigration can reach).
 	WaysOut string
 }
 
@@ -321,7 +321,7 @@ func (e *IncompatibleStateError) Error() string {
 		b.WriteString("; ways out: " + e.WaysOut)
 		return b.String()
 	}
-	b.WriteString("; ways out: convert the old values with a migration function (weir.Migrate), keep the old type, or start the state empty under a new name (restoring with --allow-non-restored-state then drops the old one)")
+	b.WriteString("; ways out: convert the old values with a migration function (weir.WithMigration), keep the old type, or start the state empty under a new name (restoring with --allow-non-restored-state then drops the old one)")
 	return b.String()
 }
 

@@ -28,7 +28,7 @@ type run struct {
 	// discard lets a FINISHED run discard its checkpoints, as a job's own
 	// runs do; by default the tests keep them to check what was retained.
 	discard bool
-	// opts are further Env options (weir.RerunFinished).
+	// opts are further Env options (weir.WithRerunFinished).
 	opts []weir.Option
 }
 

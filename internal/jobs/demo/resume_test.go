@@ -71,7 +71,7 @@ func TestFailuresWithoutPeriodicCheckpoints(t *testing.T) {
 // TestRunFinishedJobAgain: a job that FINISHED discards its checkpoints
 // and records the run in its folder (docs/guarantees.md, "Running a job
 // again"); a program's own Env.Execute of it again on the same state
-// folder fails before it starts, naming the run and weir.RerunFinished.
+// folder fails before it starts, naming the run and weir.WithRerunFinished.
 // With that option it starts from scratch and says so; the exactly-once
 // file sink then refuses to commit the earlier run's output a second
 // time, naming the folder, and the output stays exactly that of one run.
@@ -88,16 +88,16 @@ func TestRunFinishedJobAgain(t *testing.T) {
 		t.Fatalf("a finished run left %v in its folder (%v), want only its finished-run marker", ents, err)
 	}
 	second := r.execute(t, context.Background(), nil)
-	if !errors.Is(second.err, weir.ErrJobFinished) || !strings.Contains(second.err.Error(), "weir.RerunFinished()") {
+	if !errors.Is(second.err, weir.ErrJobFinished) || !strings.Contains(second.err.Error(), "weir.WithRerunFinished()") {
 		t.Fatalf("run 2 = %v, want the refusal of a run from scratch of a finished job", second.err)
 	}
 	if strings.Contains(second.log.String(), "starting from scratch") {
 		t.Errorf("the refused run 2 got as far as its start line:\n%s", second.log)
 	}
-	r.opts = []weir.Option{weir.RerunFinished()}
+	r.opts = []weir.Option{weir.WithRerunFinished()}
 	third := r.execute(t, context.Background(), nil)
 	if third.err == nil || !strings.Contains(third.err.Error(), "already holds committed output of an earlier run") {
-		t.Fatalf("run 3 (RerunFinished) = %v, want the sink's refusal to commit the earlier output again", third.err)
+		t.Fatalf("run 3 (WithRerunFinished) = %v, want the sink's refusal to commit the earlier output again", third.err)
 	}
 	if !strings.Contains(third.log.String(), "starting from scratch") || !strings.Contains(third.log.String(), "running again from scratch (--rerun)") {
 		t.Errorf("run 3 did not say it runs again from scratch:\n%s", third.log)

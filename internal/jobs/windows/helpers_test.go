@@ -36,7 +36,7 @@ type frun struct {
 	plan     *faults.Plan
 	extra    map[string]string
 	stateDir string // reused to resume
-	from     string // weir.RestoreFrom, if set
+	from     string // weir.WithRestoreFrom, if set
 	// build adds the job to env; nil builds windows.Build.
 	build func(env *weir.Env, o windows.Options)
 	// sample, if set, watches the checkpoints while the job runs.
@@ -84,7 +84,7 @@ func (r *frun) execute(t *testing.T, ctx context.Context, onStart func(*weir.Job
 	t.Helper()
 	opts := []weir.Option{weir.WithConfig(r.config(t))}
 	if r.from != "" {
-		opts = append(opts, weir.RestoreFrom(r.from))
+		opts = append(opts, weir.WithRestoreFrom(r.from))
 	}
 	env := weir.NewEnv(opts...)
 	res := fresult{env: env}
