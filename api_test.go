@@ -23,7 +23,7 @@ func TestExecuteRejects(t *testing.T) {
 	})
 	t.Run("bad parallelism", func(t *testing.T) {
 		env, _ := newEnv(testConfig(t, 1, "0"))
-		src := weir.FromSource(env, datagen.New(ints(0), datagen.Count(10))).Name("numbers").Parallelism(0)
+		src := weir.FromSource(env, datagen.New(ints(0), datagen.WithCount(10))).Name("numbers").Parallelism(0)
 		weir.SinkTo(src, print.New[int64](&bytes.Buffer{}))
 		if err := env.Execute(t.Context(), "test"); err == nil || !strings.Contains(err.Error(), `"numbers"`) {
 			t.Errorf("Execute = %v, want an error naming operator \"numbers\"", err)
@@ -31,7 +31,7 @@ func TestExecuteRejects(t *testing.T) {
 	})
 	t.Run("bad sink parallelism", func(t *testing.T) {
 		env, _ := newEnv(testConfig(t, 1, "0"))
-		src := weir.FromSource(env, datagen.New(ints(0), datagen.Count(10)))
+		src := weir.FromSource(env, datagen.New(ints(0), datagen.WithCount(10)))
 		weir.SinkTo(src, print.New[int64](&bytes.Buffer{})).Name("printer").Parallelism(0)
 		if err := env.Execute(t.Context(), "test"); err == nil || !strings.Contains(err.Error(), `"printer"`) {
 			t.Errorf("Execute = %v, want an error naming operator \"printer\"", err)
@@ -39,7 +39,7 @@ func TestExecuteRejects(t *testing.T) {
 	})
 	t.Run("keyed state declared on a sink", func(t *testing.T) {
 		env, _ := newEnv(testConfig(t, 1, "0"))
-		src := weir.FromSource(env, datagen.New(ints(0), datagen.Count(10)))
+		src := weir.FromSource(env, datagen.New(ints(0), datagen.WithCount(10)))
 		weir.SinkTo(src, print.New[int64](&bytes.Buffer{})).Name("printer").
 			Declare(weir.OperatorListStateOf[int64]("position"), weir.ValueStateOf[int64]("total"))
 		if err := env.Execute(t.Context(), "test"); err == nil || !strings.Contains(err.Error(), `"printer"`) || !strings.Contains(err.Error(), "keyed operator") {
@@ -48,7 +48,7 @@ func TestExecuteRejects(t *testing.T) {
 	})
 	t.Run("duplicate uid", func(t *testing.T) {
 		env, _ := newEnv(testConfig(t, 1, "0"))
-		src := weir.FromSource(env, datagen.New(ints(0), datagen.Count(10))).Name("numbers").UID("x")
+		src := weir.FromSource(env, datagen.New(ints(0), datagen.WithCount(10))).Name("numbers").UID("x")
 		weir.SinkTo(src, print.New[int64](&bytes.Buffer{})).Name("printer").UID("x")
 		err := env.Execute(t.Context(), "test")
 		if err == nil || !strings.Contains(err.Error(), `"numbers"`) || !strings.Contains(err.Error(), `"printer"`) {
@@ -57,7 +57,7 @@ func TestExecuteRejects(t *testing.T) {
 	})
 	t.Run("job name with a path separator", func(t *testing.T) {
 		env, _ := newEnv(testConfig(t, 1, "0"))
-		weir.SinkTo(weir.FromSource(env, datagen.New(ints(0), datagen.Count(10))), print.New[int64](&bytes.Buffer{}))
+		weir.SinkTo(weir.FromSource(env, datagen.New(ints(0), datagen.WithCount(10))), print.New[int64](&bytes.Buffer{}))
 		if err := env.Execute(t.Context(), "a/b"); err == nil || !strings.Contains(err.Error(), "a/b") {
 			t.Errorf("Execute = %v, want an error naming the job name", err)
 		}

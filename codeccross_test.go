@@ -23,7 +23,7 @@ type opaque struct {
 // gives up.
 func TestRecordsWithoutEncodingCannotCrossTaskManagers(t *testing.T) {
 	env, log := newEnv(testConfig(t, 2, "20ms", config.LocalTaskManagers, "2"))
-	src := weir.FromSource(env, datagen.New(func(i int64) opaque { return opaque{K: i} }, datagen.Count(100))).Name("src").UID("src")
+	src := weir.FromSource(env, datagen.New(func(i int64) opaque { return opaque{K: i} }, datagen.WithCount(100))).Name("src").UID("src")
 	ks := weir.Map(weir.Rebalance(src), func(o opaque) int64 { return o.K }).UID("k")
 	weir.SinkTo(ks, func() weir.Sink[int64] { return discard{} }).UID("sink")
 	err := env.Execute(context.Background(), "opaque")

@@ -23,8 +23,8 @@ func TestConnectCoFlatMap(t *testing.T) {
 	for _, p := range []int{1, 2} {
 		t.Run(fmt.Sprint("p", p), func(t *testing.T) {
 			env, log := newEnv(testConfig(t, p, "10ms"))
-			ints := weir.FromSource(env, datagen.New(func(i int64) int64 { return i }, datagen.Count(n))).UID("ints")
-			strs := weir.FromSource(env, datagen.New(func(i int64) string { return "s" + strconv.FormatInt(i, 10) }, datagen.Count(n/2))).UID("strs")
+			ints := weir.FromSource(env, datagen.New(func(i int64) int64 { return i }, datagen.WithCount(n))).UID("ints")
+			strs := weir.FromSource(env, datagen.New(func(i int64) string { return "s" + strconv.FormatInt(i, 10) }, datagen.WithCount(n/2))).UID("strs")
 			lines := weir.CoFlatMap(weir.Connect(ints, strs),
 				func(v int64, out *weir.Collector[string]) error {
 					out.Collect("i" + strconv.FormatInt(v, 10))

@@ -4,7 +4,7 @@
 // started:
 //
 //	env := weir.NewEnv(weir.WithParallelism(2), weir.WithCheckpointInterval(time.Second))
-//	events := weir.FromSource(env, datagen.New(newEvent, datagen.Count(1_000_000))).UID("events")
+//	events := weir.FromSource(env, datagen.New(newEvent, datagen.WithCount(1_000_000))).UID("events")
 //	byAccount := weir.KeyBy(events, func(e Event) string { return e.Account })
 //	sums := weir.Reduce(byAccount, func(a, b Event) Event { a.Amount += b.Amount; return a }).UID("sum")
 //	weir.SinkToTransactional(weir.Map(sums, Event.String), file.ExactlyOnce(dir, appendLine)).UID("out")

@@ -16,7 +16,7 @@ import (
 func TestAssignTimestampsMidstream(t *testing.T) {
 	env, log := newEnv(testConfig(t, 2, "50ms"))
 	const n, size = 2000, 250
-	plain := weir.FromSource(env, datagen.New(func(i int64) int64 { return i }, datagen.Count(n)))
+	plain := weir.FromSource(env, datagen.New(func(i int64) int64 { return i }, datagen.WithCount(n)))
 	doubled := weir.Map(plain, func(i int64) tsEvent { return tsEvent{I: i, K: i % 3, TS: i*5 + 40 - (i*13)%41} })
 	timed := weir.AssignTimestampsAndWatermarks(doubled, weir.ForBoundedOutOfOrderness[tsEvent](40*time.Millisecond).
 		WithTimestampAssigner(func(e tsEvent, _ int64) int64 { return e.TS }))
@@ -65,7 +65,7 @@ func (sizeFn) Process(_ int64, _ *weir.WindowContext, es []tsEvent, out *weir.Co
 func TestProcessingTimeWindowsEndOfInput(t *testing.T) {
 	env, log := newEnv(testConfig(t, 2, "50ms"))
 	const n = 3000
-	src := weir.FromSource(env, datagen.New(func(i int64) tsEvent { return tsEvent{I: i, K: i % 3} }, datagen.Count(n), datagen.Rate(20000)))
+	src := weir.FromSource(env, datagen.New(func(i int64) tsEvent { return tsEvent{I: i, K: i % 3} }, datagen.WithCount(n), datagen.WithRate(20000)))
 	w := weir.Window(weir.KeyBy(src, func(e tsEvent) int64 { return e.K }), weir.TumblingProcessingTimeWindows(20*time.Millisecond))
 	counts := weir.Map(weir.ProcessWindow(w, func() weir.ProcessWindowFunction[int64, tsEvent, int] { return sizeFn{} }), func(c int) string { return fmt.Sprint(c) })
 	out := sinkLines(t, counts.UID("c"))

@@ -25,7 +25,7 @@ func tsEvents(env *weir.Env, n, k int64) weir.Stream[tsEvent] {
 	gen := func(i int64) tsEvent { return tsEvent{I: i, K: i % k, TS: i*10 + 30 - (i*7)%31} }
 	ws := weir.ForBoundedOutOfOrderness[tsEvent](30 * time.Millisecond).
 		WithTimestampAssigner(func(e tsEvent, _ int64) int64 { return e.TS })
-	return weir.FromSourceWithWatermarks(env, datagen.New(gen, datagen.Count(n)), ws).Name("events").UID("events")
+	return weir.FromSourceWithWatermarks(env, datagen.New(gen, datagen.WithCount(n)), ws).Name("events").UID("events")
 }
 
 // timerFn registers an event-time timer 100 ms after each record and, when
@@ -232,7 +232,7 @@ func (f sideFn) ProcessElement(i int64, _ *weir.KeyedContext[int64], out *weir.C
 // naming the operator and the fix.
 func TestEventTimeBadInput(t *testing.T) {
 	untimed := func(env *weir.Env) weir.Stream[tsEvent] {
-		return weir.FromSource(env, datagen.New(func(i int64) tsEvent { return tsEvent{I: i} }, datagen.Count(10)))
+		return weir.FromSource(env, datagen.New(func(i int64) tsEvent { return tsEvent{I: i} }, datagen.WithCount(10)))
 	}
 	sink := func(s weir.Stream[string]) { weir.SinkTo(s, func() weir.Sink[string] { return &discardLines{} }) }
 	cases := []struct {
@@ -257,10 +257,10 @@ func TestEventTimeBadInput(t *testing.T) {
 			sink(weir.ProcessWindow(w, func() weir.ProcessWindowFunction[int64, tsEvent, string] { return countLines{} }))
 		}, []string{"global", "count"}},
 		{"zero watermark strategy", func(env *weir.Env) {
-			sink(weir.Map(weir.FromSourceWithWatermarks(env, datagen.New(func(i int64) tsEvent { return tsEvent{} }, datagen.Count(1)), weir.WatermarkStrategy[tsEvent]{}), func(tsEvent) string { return "" }))
+			sink(weir.Map(weir.FromSourceWithWatermarks(env, datagen.New(func(i int64) tsEvent { return tsEvent{} }, datagen.WithCount(1)), weir.WatermarkStrategy[tsEvent]{}), func(tsEvent) string { return "" }))
 		}, []string{"zero value", "ForBoundedOutOfOrderness"}},
 		{"source strategy without assigner", func(env *weir.Env) {
-			sink(weir.Map(weir.FromSourceWithWatermarks(env, datagen.New(func(i int64) tsEvent { return tsEvent{} }, datagen.Count(1)), weir.ForMonotonousTimestamps[tsEvent]()), func(tsEvent) string { return "" }))
+			sink(weir.Map(weir.FromSourceWithWatermarks(env, datagen.New(func(i int64) tsEvent { return tsEvent{} }, datagen.WithCount(1)), weir.ForMonotonousTimestamps[tsEvent]()), func(tsEvent) string { return "" }))
 		}, []string{"WithTimestampAssigner"}},
 		{"side output of a map", func(env *weir.Env) {
 			sink(weir.SideOutput(weir.Map(untimed(env), func(e tsEvent) int64 { return e.I }), weir.NewOutputTag[string]("x")))

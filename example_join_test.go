@@ -79,11 +79,11 @@ func ExampleCoProcess() {
 	items := []string{"book", "lamp", "pen"}
 	orders := weir.FromSource(env, datagen.New(func(i int64) Order {
 		return Order{ID: i, Item: items[i%3], Total: 10 * (i + 1)}
-	}, datagen.Count(3))).UID("orders")
+	}, datagen.WithCount(3))).UID("orders")
 	methods := []string{"card", "cash"}
 	payments := weir.FromSource(env, datagen.New(func(i int64) Payment {
 		return Payment{Order: i % 3, Method: methods[i%2]}
-	}, datagen.Count(4))).UID("payments")
+	}, datagen.WithCount(4))).UID("payments")
 
 	joined := weir.CoProcess(weir.ConnectKeyed(
 		weir.KeyBy(orders, func(o Order) int64 { return o.ID }),

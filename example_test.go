@@ -41,7 +41,7 @@ func Example() {
 		weir.WithCheckpointInterval(time.Second),
 		weir.WithCheckpointDir(filepath.Join(dir, "checkpoints")),
 	)
-	events := weir.FromSource(env, datagen.New(newEvent, datagen.Count(300))).UID("events")
+	events := weir.FromSource(env, datagen.New(newEvent, datagen.WithCount(300))).UID("events")
 	byAccount := weir.KeyBy(events, func(e Event) string { return e.Account })
 	sums := weir.Reduce(byAccount, func(a, b Event) Event { a.Amount += b.Amount; return a }).UID("sum")
 	weir.SinkToTransactional(weir.Map(sums, Event.String), file.ExactlyOnce(out, appendLine)).UID("out")

@@ -50,7 +50,7 @@ func ExampleWindow() {
 	gen := func(i int64) Click { return Click{User: fmt.Sprintf("user-%d", i%2), TS: i*250 - (i%3)*100} }
 	strategy := weir.ForBoundedOutOfOrderness[Click](100 * time.Millisecond).
 		WithTimestampAssigner(func(c Click, _ int64) int64 { return c.TS })
-	clicks := weir.FromSourceWithWatermarks(env, datagen.New(gen, datagen.Count(16)), strategy).UID("clicks")
+	clicks := weir.FromSourceWithWatermarks(env, datagen.New(gen, datagen.WithCount(16)), strategy).UID("clicks")
 	perSecond := weir.Window(weir.KeyBy(clicks, func(c Click) string { return c.User }), weir.TumblingEventTimeWindows(time.Second))
 	counts := weir.AggregateProcessWindow(perSecond, weir.AggregateFunction[Click, int64, int64](clickCount{}),
 		func() weir.ProcessWindowFunction[string, int64, string] { return perUser{} }).UID("counts")

@@ -21,7 +21,7 @@ import (
 // records the sources emitted before the stop.
 func TestJobHandle(t *testing.T) {
 	env, log := newEnv(testConfig(t, 2, "0"))
-	src := weir.FromSource(env, datagen.New(ints(0), datagen.Rate(20_000))).UID("numbers") // unbounded
+	src := weir.FromSource(env, datagen.New(ints(0), datagen.WithRate(20_000))).UID("numbers") // unbounded
 	out := sinkLines(t, weir.Map(src, func(i int64) string { return strconv.FormatInt(i, 10) }))
 	job, err := env.Start(t.Context(), "handle")
 	if err != nil {
@@ -62,7 +62,7 @@ func TestJobHandle(t *testing.T) {
 
 	// A new job restores the final savepoint (WithRestoreFrom) and goes on.
 	env2 := weir.NewEnv(weir.WithConfig(testConfig(t, 2, "0")), weir.WithRestoreFrom(final))
-	src2 := weir.FromSource(env2, datagen.New(ints(0), datagen.Rate(20_000))).UID("numbers")
+	src2 := weir.FromSource(env2, datagen.New(ints(0), datagen.WithRate(20_000))).UID("numbers")
 	sinkInto(weir.Map(src2, func(i int64) string { return strconv.FormatInt(i, 10) }), out)
 	job2, err := env2.Start(t.Context(), "handle-resumed")
 	if err != nil {
@@ -85,7 +85,7 @@ func TestJobHandle(t *testing.T) {
 // TestJobCancel: Cancel ends a running job with context.Canceled.
 func TestJobCancel(t *testing.T) {
 	env, _ := newEnv(testConfig(t, 1, "0"))
-	weir.SinkTo(weir.FromSource(env, datagen.New(ints(0), datagen.Rate(1000))), discardSink[int64])
+	weir.SinkTo(weir.FromSource(env, datagen.New(ints(0), datagen.WithRate(1000))), discardSink[int64])
 	job, err := env.Start(t.Context(), "cancel")
 	if err != nil {
 		t.Fatal(err)
@@ -105,7 +105,7 @@ func TestJobCancel(t *testing.T) {
 // naming the key, before anything runs.
 func TestStartRejectsBadOption(t *testing.T) {
 	env := weir.NewEnv(weir.WithConfig(testConfig(t, 1, "0")), weir.WithParallelism(0))
-	weir.SinkTo(weir.FromSource(env, datagen.New(ints(0), datagen.Count(1))), discardSink[int64])
+	weir.SinkTo(weir.FromSource(env, datagen.New(ints(0), datagen.WithCount(1))), discardSink[int64])
 	if _, err := env.Start(t.Context(), "bad"); err == nil || !strings.Contains(err.Error(), weir.ParallelismDefault) {
 		t.Fatalf("Start = %v, want an error naming %s", err, weir.ParallelismDefault)
 	}
@@ -145,7 +145,7 @@ func TestZeroConfig(t *testing.T) {
 	}
 	zero := &weir.Config{}
 	env := weir.NewEnv(weir.WithConfig(zero), weir.WithCheckpointDir(filepath.Join(t.TempDir(), "state")))
-	weir.SinkTo(weir.FromSource(env, datagen.New(ints(0), datagen.Count(10))), discardSink[int64])
+	weir.SinkTo(weir.FromSource(env, datagen.New(ints(0), datagen.WithCount(10))), discardSink[int64])
 	if err := env.Execute(t.Context(), "zero-config"); err != nil {
 		t.Fatal(err)
 	}
@@ -229,7 +229,7 @@ func (c closing) Close(context.Context) error { c.closed.Add(1); return nil }
 func TestOptionalFunctionInterfaces(t *testing.T) {
 	t.Run("timer without OnTimer", func(t *testing.T) {
 		env, _ := newEnv(testConfig(t, 1, "0", "restart-strategy.type", "none"))
-		keyed := weir.KeyBy(weir.FromSource(env, datagen.New(ints(0), datagen.Rate(1000))), func(i int64) int64 { return i })
+		keyed := weir.KeyBy(weir.FromSource(env, datagen.New(ints(0), datagen.WithRate(1000))), func(i int64) int64 { return i })
 		weir.SinkTo(weir.Process(keyed, func() weir.KeyedProcessFunction[int64, int64, int64] { return timerless{} }), discardSink[int64])
 		err := env.Execute(t.Context(), "timerless")
 		var jf *weir.JobFailedError
@@ -240,7 +240,7 @@ func TestOptionalFunctionInterfaces(t *testing.T) {
 	t.Run("Closer", func(t *testing.T) {
 		env, _ := newEnv(testConfig(t, 2, "0"))
 		var closed atomic.Int32
-		keyed := weir.KeyBy(weir.FromSource(env, datagen.New(ints(0), datagen.Count(100))), func(i int64) int64 { return i })
+		keyed := weir.KeyBy(weir.FromSource(env, datagen.New(ints(0), datagen.WithCount(100))), func(i int64) int64 { return i })
 		weir.SinkTo(weir.Process(keyed, func() weir.KeyedProcessFunction[int64, int64, int64] { return closing{&closed} }), discardSink[int64])
 		if err := env.Execute(t.Context(), "closer"); err != nil {
 			t.Fatal(err)
@@ -256,7 +256,7 @@ func TestOptionalFunctionInterfaces(t *testing.T) {
 // names the failure in its Stats.
 func TestJobEndedBeforeRunning(t *testing.T) {
 	env := weir.NewEnv(weir.WithConfig(testConfig(t, 1, "0")), weir.WithRestoreFrom(filepath.Join(t.TempDir(), "chk-3")))
-	weir.SinkTo(weir.FromSource(env, datagen.New(ints(0), datagen.Count(10))), discardSink[int64])
+	weir.SinkTo(weir.FromSource(env, datagen.New(ints(0), datagen.WithCount(10))), discardSink[int64])
 	job, err := env.Start(t.Context(), "no-restore")
 	if err != nil {
 		t.Fatal(err)
@@ -289,7 +289,7 @@ func TestJobEndedBeforeRunning(t *testing.T) {
 // were when it ended.
 func TestEnvRunsAgain(t *testing.T) {
 	env, _ := newEnv(testConfig(t, 1, "0"))
-	weir.SinkTo(weir.FromSource(env, datagen.New(ints(0), datagen.Count(100))), discardSink[int64])
+	weir.SinkTo(weir.FromSource(env, datagen.New(ints(0), datagen.WithCount(100))), discardSink[int64])
 	first, err := env.Start(t.Context(), "again-1")
 	if err != nil {
 		t.Fatal(err)
@@ -321,7 +321,7 @@ func TestEnvRunsAgain(t *testing.T) {
 // again once it ended.
 func TestEnvOneJobAtATime(t *testing.T) {
 	env, _ := newEnv(testConfig(t, 1, "0"))
-	weir.SinkTo(weir.FromSource(env, datagen.New(ints(0), datagen.Rate(1000))), discardSink[int64])
+	weir.SinkTo(weir.FromSource(env, datagen.New(ints(0), datagen.WithRate(1000))), discardSink[int64])
 	job, err := env.Start(t.Context(), "busy")
 	if err != nil {
 		t.Fatal(err)

@@ -64,7 +64,7 @@ func (in joinInput) all() []joinRec {
 func (in joinInput) source(env *weir.Env, uid string) weir.Keyed[int64, joinRec] {
 	strategy := weir.ForBoundedOutOfOrderness[joinRec](time.Duration(in.disorder) * time.Millisecond).
 		WithTimestampAssigner(func(r joinRec, _ int64) int64 { return r.TS })
-	s := weir.FromSourceWithWatermarks(env, datagen.New(in.at, datagen.Count(in.n), datagen.Rate(in.rate)), strategy).Name(uid).UID(uid)
+	s := weir.FromSourceWithWatermarks(env, datagen.New(in.at, datagen.WithCount(in.n), datagen.WithRate(in.rate)), strategy).Name(uid).UID(uid)
 	return weir.KeyBy(s, func(r joinRec) int64 { return r.Key })
 }
 
@@ -296,11 +296,11 @@ func TestJoinUntimedInputFails(t *testing.T) {
 		fix   string
 	}{
 		"interval-untimed": {func(env *weir.Env) {
-			plain := weir.KeyBy(weir.FromSource(env, datagen.New(in.at, datagen.Count(in.n))).Name("plain").UID("plain"), func(r joinRec) int64 { return r.Key })
+			plain := weir.KeyBy(weir.FromSource(env, datagen.New(in.at, datagen.WithCount(in.n))).Name("plain").UID("plain"), func(r joinRec) int64 { return r.Key })
 			sinkInto(weir.IntervalJoin(in.source(env, "a"), plain, 0, time.Millisecond, pairLine), t.TempDir())
 		}, `IntervalJoin: input "plain" carries no timestamps`, "add a WatermarkStrategy upstream"},
 		"window-untimed": {func(env *weir.Env) {
-			plain := weir.KeyBy(weir.FromSource(env, datagen.New(in.at, datagen.Count(in.n))).Name("plain").UID("plain"), func(r joinRec) int64 { return r.Key })
+			plain := weir.KeyBy(weir.FromSource(env, datagen.New(in.at, datagen.WithCount(in.n))).Name("plain").UID("plain"), func(r joinRec) int64 { return r.Key })
 			sinkInto(weir.JoinWindow(in.source(env, "a"), plain, weir.TumblingEventTimeWindows(time.Second), pairLine), t.TempDir())
 		}, `JoinWindow: input "plain" carries no timestamps`, "add a WatermarkStrategy upstream"},
 		"interval-bounds": {func(env *weir.Env) {

@@ -158,7 +158,7 @@ func TestKeyedStateKindsAndTimers(t *testing.T) {
 				}
 				owner := func(i int64, p int) int { return int(i % k % int64(p)) }
 				gen := func(i int64) event { return event{I: i, Key: i % k} }
-				src := weir.FromSource(env, datagen.New(gen, datagen.Count(n), datagen.Rate(60_000), datagen.Owner(owner))).UID("src")
+				src := weir.FromSource(env, datagen.New(gen, datagen.WithCount(n), datagen.WithRate(60_000), datagen.WithOwner(owner))).UID("src")
 				keyed := weir.KeyBy(src, func(e event) int64 { return e.Key })
 				lines := weir.Process(keyed, func() weir.KeyedProcessFunction[int64, event, string] {
 					return &allStates{last: n - 1, delay: 5, fired: new(atomic.Int64)}
@@ -190,7 +190,7 @@ func TestTimersSurviveRestore(t *testing.T) {
 		env, log := newEnv(cfg)
 		owner := func(i int64, p int) int { return int(i % k % int64(p)) }
 		gen := func(i int64) event { return event{I: i, Key: i % k} }
-		src := weir.FromSource(env, datagen.New(gen, datagen.Count(n), datagen.Rate(rate), datagen.Owner(owner))).UID("src")
+		src := weir.FromSource(env, datagen.New(gen, datagen.WithCount(n), datagen.WithRate(rate), datagen.WithOwner(owner))).UID("src")
 		lines := weir.Process(weir.KeyBy(src, func(e event) int64 { return e.Key }), func() weir.KeyedProcessFunction[int64, event, string] {
 			return &allStates{last: n - 1, delay: delay, fired: fired}
 		}).UID("states")

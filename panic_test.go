@@ -44,7 +44,7 @@ func TestPanicInUserFunction(t *testing.T) {
 				}
 			}
 			owner := func(i int64, p int) int { return int(i % k % int64(p)) }
-			src := weir.FromSource(env, datagen.New(ints(0), datagen.Count(n), datagen.Owner(owner))).UID("src")
+			src := weir.FromSource(env, datagen.New(ints(0), datagen.WithCount(n), datagen.WithOwner(owner))).UID("src")
 			if where == "map" {
 				src = weir.Map(src, func(i int64) int64 { maybePanic(i); return i })
 			}
@@ -82,7 +82,7 @@ func TestPanicInUserFunction(t *testing.T) {
 // the job with a JobFailedError that wraps ErrUserPanic.
 func TestPanicWithoutRestartFailsJob(t *testing.T) {
 	env, log := newEnv(testConfig(t, 1, "0", "restart-strategy.type", "none"))
-	src := weir.FromSource(env, datagen.New(ints(0), datagen.Count(100)))
+	src := weir.FromSource(env, datagen.New(ints(0), datagen.WithCount(100)))
 	sinkLines(t, weir.Map(src, func(i int64) string {
 		if i == 42 {
 			panic("no restart for me")

@@ -98,7 +98,7 @@ func TestRegionFailover(t *testing.T) {
 	var atFailure, atRestart atomic.Int64
 	atRestart.Store(-1)
 
-	a := weir.FromSource(env, datagen.New(ints(0), datagen.Count(nA))).UID("source-a")
+	a := weir.FromSource(env, datagen.New(ints(0), datagen.WithCount(nA))).UID("source-a")
 	outA := weir.Process(weir.KeyBy(a, func(v int64) int64 { return v % keys }), func() weir.KeyedProcessFunction[int64, int64, string] {
 		return &counting{tag: "a", opened: func(attempt int) {
 			openA.opened(attempt)
@@ -116,7 +116,7 @@ func TestRegionFailover(t *testing.T) {
 	dirA := filepath.Join(t.TempDir(), "out-a")
 	weir.SinkToTransactional(outA, fileSink(dirA)).UID("out-a")
 
-	b := weir.FromSource(env, datagen.New(ints(0), datagen.Count(nB), datagen.Rate(rateB))).UID("source-b")
+	b := weir.FromSource(env, datagen.New(ints(0), datagen.WithCount(nB), datagen.WithRate(rateB))).UID("source-b")
 	outB := weir.Process(weir.KeyBy(b, func(v int64) int64 { return v % keys }), func() weir.KeyedProcessFunction[int64, int64, string] {
 		return &counting{tag: "b", opened: openB.opened, fail: func(int64) error {
 			seenB.Add(1)
@@ -165,7 +165,7 @@ func TestOneRegionRestartsWhole(t *testing.T) {
 	var first, second openCounter
 	var failed atomic.Bool
 	var seen atomic.Int64
-	src := weir.FromSource(env, datagen.New(ints(0), datagen.Count(n))).UID("source")
+	src := weir.FromSource(env, datagen.New(ints(0), datagen.WithCount(n))).UID("source")
 	counted := weir.Process(weir.KeyBy(src, func(v int64) int64 { return v % keys }), func() weir.KeyedProcessFunction[int64, int64, string] {
 		return &counting{tag: "c", opened: first.opened}
 	}).UID("count")

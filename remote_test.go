@@ -29,7 +29,7 @@ func TestCancelUnderBackpressureOverRemoteChannels(t *testing.T) {
 		config.NetworkCreditsPerChannel, "1",
 		config.BatchSize, "16",
 	))
-	src := weir.FromSource(env, datagen.New(ints(0), datagen.Count(1<<40))).Name("src").UID("src")
+	src := weir.FromSource(env, datagen.New(ints(0), datagen.WithCount(1<<40))).Name("src").UID("src")
 	slow := weir.Map(weir.Rebalance(src), func(v int64) int64 {
 		deadline := time.Now().Add(50 * time.Microsecond)
 		for time.Now().Before(deadline) {

@@ -30,8 +30,8 @@ func printed(b *bytes.Buffer) []string {
 // filtered and flat-mapped, into a print sink.
 func TestUnionFilterFlatMap(t *testing.T) {
 	env, log := newEnv(testConfig(t, 1, "0"))
-	a := weir.FromSource(env, datagen.New(ints(0), datagen.Count(100))).Parallelism(2)
-	b := weir.FromSource(env, datagen.New(ints(1000), datagen.Count(50)))
+	a := weir.FromSource(env, datagen.New(ints(0), datagen.WithCount(100))).Parallelism(2)
+	b := weir.FromSource(env, datagen.New(ints(1000), datagen.WithCount(50)))
 	u := weir.Union(a, b).Parallelism(3)
 	even := weir.Filter(u, func(v int64) bool { return v%2 == 0 })
 	both := weir.FlatMap(even, func(v int64, out *weir.Collector[int64]) error {
@@ -64,7 +64,7 @@ func seq(from, to int64) []int64 {
 // so with a batch size of 10 and 300 records each consumer gets 100.
 func TestRebalance(t *testing.T) {
 	env, log := newEnv(testConfig(t, 1, "0", "pipeline.batch-size", "10"))
-	src := weir.FromSource(env, datagen.New(ints(0), datagen.Count(300)))
+	src := weir.FromSource(env, datagen.New(ints(0), datagen.WithCount(300)))
 	r := weir.Rebalance(weir.Map(src, func(v int64) string { return fmt.Sprint(v) })).Parallelism(3)
 	var buf bytes.Buffer
 	weir.SinkTo(r, print.New[string](&buf)).Parallelism(3)
@@ -93,7 +93,7 @@ func TestRebalance(t *testing.T) {
 // TestBroadcast: every record reaches every subtask of the consumer.
 func TestBroadcast(t *testing.T) {
 	env, log := newEnv(testConfig(t, 1, "0"))
-	src := weir.FromSource(env, datagen.New(ints(0), datagen.Count(50)))
+	src := weir.FromSource(env, datagen.New(ints(0), datagen.WithCount(50)))
 	bc := weir.Broadcast(weir.Map(src, func(v int64) string { return fmt.Sprint(v) })).Parallelism(3)
 	var buf bytes.Buffer
 	weir.SinkTo(bc, print.New[string](&buf)).Parallelism(3)
@@ -111,7 +111,7 @@ func TestBroadcast(t *testing.T) {
 // source subtask's records keep their order through a forward chain.
 func TestPrintSinkParallelismOne(t *testing.T) {
 	env, log := newEnv(testConfig(t, 1, "5ms"))
-	src := weir.FromSource(env, datagen.New(ints(0), datagen.Count(5000)))
+	src := weir.FromSource(env, datagen.New(ints(0), datagen.WithCount(5000)))
 	var buf bytes.Buffer
 	weir.SinkTo(weir.Map(src, func(v int64) string { return fmt.Sprint(v) }), print.New[string](&buf))
 	execute(t, env, log)
@@ -135,8 +135,8 @@ func TestOperatorsExactlyOnceUnderFaults(t *testing.T) {
 	const n = 40_000
 	env, log := newEnv(testConfig(t, 1, "10ms"))
 	inj := injector(env, 4, 11, 2*n, faults.AllPoints()...)
-	a := weir.FromSource(env, datagen.New(ints(0), datagen.Count(n))).Parallelism(2).UID("a")
-	b := weir.FromSource(env, datagen.New(ints(n), datagen.Count(n))).UID("b")
+	a := weir.FromSource(env, datagen.New(ints(0), datagen.WithCount(n))).Parallelism(2).UID("a")
+	b := weir.FromSource(env, datagen.New(ints(n), datagen.WithCount(n))).UID("b")
 	u := weir.Rebalance(weir.Union(a, b).Parallelism(2)).Parallelism(3)
 	kept := weir.Filter(u, func(v int64) bool { return v%3 != 0 })
 	strs := weir.FlatMap(kept, func(v int64, out *weir.Collector[string]) error {

@@ -30,7 +30,7 @@ func (s *losingSink) Close(context.Context) error        { return nil }
 // Wait returns matches both JobFailedError and ErrTransactionLost.
 func TestTransactionLostFailsAtOnce(t *testing.T) {
 	env, log := newEnv(testConfig(t, 1, "20ms"))
-	src := weir.FromSource(env, datagen.New(ints(0), datagen.Rate(1000))).UID("numbers")
+	src := weir.FromSource(env, datagen.New(ints(0), datagen.WithRate(1000))).UID("numbers")
 	weir.SinkToTransactional(src, func() weir.TwoPhaseCommitSink[int64, int64] { return &losingSink{} }).UID("losing")
 	err := env.Execute(t.Context(), "txn-lost")
 	var jf *weir.JobFailedError

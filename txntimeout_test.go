@@ -30,7 +30,7 @@ func (s txnSink) TransactionTimeout() time.Duration                       { retu
 func TestSinkTransactionTimeoutReachesThePlan(t *testing.T) {
 	var _ weir.TransactionTimeouter = txnSink{}
 	env := weir.NewEnv()
-	src := weir.FromSource(env, datagen.New(func(i int64) int { return int(i) }, datagen.Count(3)))
+	src := weir.FromSource(env, datagen.New(func(i int64) int { return int(i) }, datagen.WithCount(3)))
 	weir.SinkToTransactional(src, func() weir.TwoPhaseCommitSink[int, int] { return txnSink{timeout: 15 * time.Minute} })
 	weir.SinkToTransactional(src, func() weir.TwoPhaseCommitSink[int, int] { return txnSink{timeout: 40 * time.Second} })
 	weir.SinkToTransactional(src, func() weir.TwoPhaseCommitSink[int, int] { return txnSink{} })

@@ -30,7 +30,7 @@ func TestUnalignedConfigRefused(t *testing.T) {
 	}
 	for _, c := range cases {
 		env, _ := newEnv(testConfig(t, 1, "50ms", c.extra...))
-		src := weir.FromSource(env, datagen.New(ints(0), datagen.Count(10)))
+		src := weir.FromSource(env, datagen.New(ints(0), datagen.WithCount(10)))
 		weir.SinkTo(weir.Map(src, func(v int64) int64 { return v }), print.New[int64](&bytes.Buffer{}))
 		err := env.Execute(context.Background(), "refused")
 		if err == nil || !strings.Contains(err.Error(), c.want) {
@@ -44,7 +44,7 @@ func TestUnalignedConfigRefused(t *testing.T) {
 // for good, naming the edge, the type and the fix.
 func TestUnalignedUnencodableRecords(t *testing.T) {
 	env, _ := newEnv(testConfig(t, 2, "50ms", config.CheckpointingUnaligned, "true"))
-	src := weir.FromSource(env, datagen.New(ints(0), datagen.Count(10))).Name("numbers")
+	src := weir.FromSource(env, datagen.New(ints(0), datagen.WithCount(10))).Name("numbers")
 	chans := weir.Map(src, func(v int64) chan int64 { return nil }).Name("to-chan")
 	out := weir.Map(weir.Rebalance(chans), func(c chan int64) string { return "" }).Name("drop").Parallelism(3)
 	weir.SinkTo(out, print.New[string](&bytes.Buffer{}))

@@ -66,7 +66,7 @@ func (s *listeningTxnSink) Close(context.Context) error                         
 func TestCheckpointListeners(t *testing.T) {
 	env, log := newEnv(testConfig(t, 1, "10ms"))
 	var src, sink, txnSink notified
-	gen := datagen.New(ints(0), datagen.Count(2000), datagen.Rate(20_000))
+	gen := datagen.New(ints(0), datagen.WithCount(2000), datagen.WithRate(20_000))
 	s := weir.FromSource(env, func() weir.Source[int64] { return listeningSource{gen(), &src} }).UID("numbers")
 	weir.SinkTo(s, func() weir.Sink[int64] { return listeningSink{notified: &sink} }).UID("plain")
 	weir.SinkToTransactional(s, func() weir.TwoPhaseCommitSink[int64, int64] { return &listeningTxnSink{notified: &txnSink} }).UID("txn")
@@ -113,7 +113,7 @@ func (s *ctxAtClose) Close(ctx context.Context) error {
 func TestOpenContextEndsBeforeClose(t *testing.T) {
 	env, _ := newEnv(testConfig(t, 1, "0"))
 	openDone, closeErr := make(chan error, 1), make(chan error, 1)
-	gen := datagen.New(ints(0), datagen.Count(100))
+	gen := datagen.New(ints(0), datagen.WithCount(100))
 	weir.SinkTo(weir.FromSource(env, func() weir.Source[int64] {
 		return &ctxAtClose{Source: gen(), openDone: openDone, closeErr: closeErr}
 	}), discardSink[int64])
@@ -143,7 +143,7 @@ func (failingSink) Write(context.Context, []int64) error {
 // errors.Is finds the user's own sentinel.
 func TestUserErrorMatchesThroughJobFailedError(t *testing.T) {
 	env, _ := newEnv(testConfig(t, 1, "0", "restart-strategy.type", "none"))
-	weir.SinkTo(weir.FromSource(env, datagen.New(ints(0), datagen.Count(10))), func() weir.Sink[int64] { return failingSink{} })
+	weir.SinkTo(weir.FromSource(env, datagen.New(ints(0), datagen.WithCount(10))), func() weir.Sink[int64] { return failingSink{} })
 	err := env.Execute(t.Context(), "user-error")
 	var jf *weir.JobFailedError
 	if !errors.As(err, &jf) || !errors.Is(err, errSinkFull) || !errors.Is(jf.Cause, errSinkFull) {

@@ -31,7 +31,7 @@ func TestWeakProcessingTimeWindowsReplay(t *testing.T) {
 		t.Run(fmt.Sprintf("p%d/run%d", p, run), func(t *testing.T) {
 			env, log := newEnv(testConfig(t, p, "50ms", config.CheckpointingMode, config.ModeWeak, config.BatchSize, "4"))
 			calls, fired := &atomic.Int64{}, &atomic.Int64{}
-			src := weir.FromSource(env, datagen.New(func(i int64) tsEvent { return tsEvent{I: i, K: i % 5} }, datagen.Count(n), datagen.Rate(20000)))
+			src := weir.FromSource(env, datagen.New(func(i int64) tsEvent { return tsEvent{I: i, K: i % 5} }, datagen.WithCount(n), datagen.WithRate(20000)))
 			w := weir.Window(weir.KeyBy(src, func(e tsEvent) int64 { return e.K }), weir.TumblingProcessingTimeWindows(time.Millisecond))
 			counts := weir.Map(weir.ProcessWindow(w, func() weir.ProcessWindowFunction[int64, tsEvent, int] { return failingSize{calls, fired} }), func(c int) string { return fmt.Sprint(c) })
 			// The sink runs in its own task: the window task's output crosses

@@ -205,7 +205,7 @@ func TestSavepointCheck(t *testing.T) {
 func genJob(out string) Job {
 	return Job{Name: "gen", Short: "datagen into files", Define: func(*pflag.FlagSet) Run {
 		return Run{Build: func(env *weir.Env) error {
-			src := weir.FromSource(env, datagen.New(func(i int64) string { return fmt.Sprint(i) }, datagen.Count(1_000_000), datagen.Rate(20_000))).UID("gen")
+			src := weir.FromSource(env, datagen.New(func(i int64) string { return fmt.Sprint(i) }, datagen.WithCount(1_000_000), datagen.WithRate(20_000))).UID("gen")
 			weir.SinkToTransactional(src, file.ExactlyOnce(out, func(v string, dst []byte) []byte { return append(dst, v...) })).UID("files")
 			return nil
 		}}

@@ -24,8 +24,10 @@ import (
 	"github.com/weirstream/weir"
 )
 
-// Option configures a Source.
-type Option func(*options)
+// Option configures a Source; pass them to New.
+type Option struct {
+	apply func(*options)
+}
 
 type options struct {
 	count  int64
@@ -36,26 +38,28 @@ type options struct {
 	sleep  func(time.Duration)
 }
 
-// Count bounds the source to indexes [0, n); 0 means unbounded.
-func Count(n int64) Option { return func(o *options) { o.count = n } }
+// WithCount bounds the source to indexes [0, n); 0 means unbounded.
+func WithCount(n int64) Option { return Option{func(o *options) { o.count = n }} }
 
-// Rate limits the source to r records per second over all subtasks; 0 means
-// as fast as possible.
-func Rate(r float64) Option { return func(o *options) { o.rate = r } }
+// WithRate limits the source to r records per second over all subtasks; 0
+// means as fast as possible.
+func WithRate(r float64) Option { return Option{func(o *options) { o.rate = r }} }
 
-// Owner decides which subtask emits index i. The default is i mod
+// WithOwner decides which subtask emits index i. The default is i mod
 // parallelism. A job whose per-key order matters makes every key's indexes
 // belong to one subtask (e.g. key(i) mod parallelism): then each key's
 // records flow through one FIFO path, in index order. It must be a pure
 // function of (i, parallelism).
-func Owner(f func(i int64, parallelism int) int) Option { return func(o *options) { o.owner = f } }
+func WithOwner(f func(i int64, parallelism int) int) Option {
+	return Option{func(o *options) { o.owner = f }}
+}
 
-// OwnerPeriod declares that the Owner function depends only on i mod k.
-// Each subtask then steps straight from one of its indexes to the next
+// WithOwnerPeriod declares that the owner function (WithOwner) depends only
+// on i mod k. Each subtask then steps straight from one of its indexes to the next
 // through a table of the residues it owns, instead of asking the owner of
 // every index (which makes every subtask scan all indexes). The table takes
 // 4 bytes per owned residue; a period above 2^32 is served without it.
-func OwnerPeriod(k int64) Option { return func(o *options) { o.period = k } }
+func WithOwnerPeriod(k int64) Option { return Option{func(o *options) { o.period = k }} }
 
 // Source generates records.
 type Source[T any] struct {
@@ -74,7 +78,7 @@ type Source[T any] struct {
 	started  time.Time
 	emitted  int64
 	// residues are the i mod period this subtask owns, ascending (with
-	// OwnerPeriod); ri indexes the residue of next. uint32 halves the
+	// WithOwnerPeriod); ri indexes the residue of next. uint32 halves the
 	// table, which at 10 M keys was the job's largest allocation after
 	// the keyed state (issue 18's memory measurements).
 	residues []uint32
@@ -85,7 +89,9 @@ type Source[T any] struct {
 func New[T any](gen func(i int64) T, opts ...Option) func() weir.Source[T] {
 	o := options{now: time.Now, sleep: time.Sleep}
 	for _, opt := range opts {
-		opt(&o)
+		if opt.apply != nil {
+			opt.apply(&o)
+		}
 	}
 	return func() weir.Source[T] { return &Source[T]{gen: gen, opts: o} }
 }

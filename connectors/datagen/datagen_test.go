@@ -39,8 +39,8 @@ func TestEveryIndexOnce(t *testing.T) {
 		opts []datagen.Option
 	}{
 		{"modulo", nil},
-		{"owner", []datagen.Option{datagen.Owner(owner)}},
-		{"owner-period", []datagen.Option{datagen.Owner(owner), datagen.OwnerPeriod(13)}},
+		{"owner", []datagen.Option{datagen.WithOwner(owner)}},
+		{"owner-period", []datagen.Option{datagen.WithOwner(owner), datagen.WithOwnerPeriod(13)}},
 	} {
 		for p := 1; p <= 4; p++ {
 			t.Run(fmt.Sprintf("%s/p%d", c.name, p), func(t *testing.T) {
@@ -53,7 +53,7 @@ func TestEveryIndexOnce(t *testing.T) {
 				env := weir.NewEnv(weir.WithConfig(cfg))
 				var mu sync.Mutex
 				var got []int64
-				src := weir.FromSource(env, datagen.New(func(i int64) int64 { return i }, append([]datagen.Option{datagen.Count(n)}, c.opts...)...)).UID("src")
+				src := weir.FromSource(env, datagen.New(func(i int64) int64 { return i }, append([]datagen.Option{datagen.WithCount(n)}, c.opts...)...)).UID("src")
 				weir.SinkTo(src, func() weir.Sink[int64] { return collect{&mu, &got} }).UID("sink")
 				if err := env.Execute(context.Background(), "gen"); err != nil {
 					t.Fatal(err)
@@ -76,8 +76,8 @@ func TestEveryIndexOnce(t *testing.T) {
 // a message naming the problem instead of losing records.
 func TestOwnerOutOfRange(t *testing.T) {
 	for _, opts := range [][]datagen.Option{
-		{datagen.Owner(func(int64, int) int { return 5 })},
-		{datagen.Owner(func(int64, int) int { return -1 }), datagen.OwnerPeriod(3)},
+		{datagen.WithOwner(func(int64, int) int { return 5 })},
+		{datagen.WithOwner(func(int64, int) int { return -1 }), datagen.WithOwnerPeriod(3)},
 	} {
 		cfg := weir.NewConfig()
 		for k, v := range map[string]string{config.ParallelismDefault: "2", config.CheckpointsDir: t.TempDir()} {
@@ -88,7 +88,7 @@ func TestOwnerOutOfRange(t *testing.T) {
 		env := weir.NewEnv(weir.WithConfig(cfg))
 		var mu sync.Mutex
 		var got []int64
-		src := weir.FromSource(env, datagen.New(func(i int64) int64 { return i }, append([]datagen.Option{datagen.Count(100)}, opts...)...)).UID("src")
+		src := weir.FromSource(env, datagen.New(func(i int64) int64 { return i }, append([]datagen.Option{datagen.WithCount(100)}, opts...)...)).UID("src")
 		weir.SinkTo(src, func() weir.Sink[int64] { return collect{&mu, &got} }).UID("sink")
 		err := env.Execute(context.Background(), "gen")
 		if err == nil || !strings.Contains(err.Error(), "the Owner function must return a subtask index") {

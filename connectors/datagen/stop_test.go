@@ -44,7 +44,7 @@ func runUntilStopped(t *testing.T, p int, from string) string {
 	owner := func(i int64, p int) int { return int((i % 2) % int64(p)) }
 	var mu sync.Mutex
 	var got []int64
-	src := weir.FromSource(env, datagen.New(func(i int64) int64 { return i }, datagen.Owner(owner), datagen.OwnerPeriod(2), datagen.Rate(20000))).UID("src")
+	src := weir.FromSource(env, datagen.New(func(i int64) int64 { return i }, datagen.WithOwner(owner), datagen.WithOwnerPeriod(2), datagen.WithRate(20000))).UID("src")
 	weir.SinkTo(src, func() weir.Sink[int64] { return collect{&mu, &got} }).UID("sink")
 	var sp string
 	var spErr error
@@ -98,7 +98,7 @@ func TestStopAnsweredWhenJobEnded(t *testing.T) {
 	env := testEnv(t, 1, map[string]string{config.RestartStrategyType: "fixed-delay", config.FixedDelayAttempts: "3",
 		config.FixedDelayDelay: "10 ms", config.CheckpointingInterval: "1 h"})
 	var armed atomic.Bool
-	src := weir.FromSource(env, datagen.New(func(i int64) int64 { return i }, datagen.Rate(10000))).UID("src")
+	src := weir.FromSource(env, datagen.New(func(i int64) int64 { return i }, datagen.WithRate(10000))).UID("src")
 	weir.SinkToTransactional(weir.Rebalance(src), func() weir.TwoPhaseCommitSink[int64, int64] { return failOnce{&armed} }).UID("sink")
 	res := make(chan error, 1)
 	go func() { res <- env.Execute(context.Background(), "gen") }()

@@ -39,7 +39,7 @@ func TestRealBrokerRefusesLongTransactionTimeout(t *testing.T) {
 	topic := b.topic(t, 1)
 	j := newJob(t, 1)
 	res := j.run(t, func(env *weir.Env) {
-		s := weir.FromSource(env, datagen.New(func(i int64) string { return strconv.FormatInt(i, 10) }, datagen.Count(3))).UID("values")
+		s := weir.FromSource(env, datagen.New(func(i int64) string { return strconv.FormatInt(i, 10) }, datagen.WithCount(3))).UID("values")
 		weir.SinkToTransactional(s, ExactlyOnce(b.addrs, topic, serializeString,
 			TransactionalIDPrefix("maxtimeout-"+topic), TransactionTimeout(20*time.Minute))).UID("kafka")
 	})

@@ -14,7 +14,7 @@ func Source(cfg Config, events int64, rateLimit float64) func() weir.Source[Even
 		var e Event
 		g.At(i, &e)
 		return e
-	}, datagen.Count(events), datagen.Rate(rateLimit))
+	}, datagen.WithCount(events), datagen.WithRate(rateLimit))
 }
 
 // Watermarks is Flink's Nexmark watermark strategy: dateTime − 4 s.

@@ -113,7 +113,7 @@ func keyedCount() app.Job {
 }
 
 func build(env *weir.Env, o options) error {
-	clicks := weir.FromSource(env, datagen.New(click, datagen.Count(o.events))).Name("clicks").UID("clicks")
+	clicks := weir.FromSource(env, datagen.New(click, datagen.WithCount(o.events))).Name("clicks").UID("clicks")
 	byPage := weir.KeyBy(clicks, func(c Click) string { return c.Page })
 	counts := weir.Process(byPage, func() weir.KeyedProcessFunction[string, Click, Count] { return &counter{} }).
 		Name("count").UID("count")

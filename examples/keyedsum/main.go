@@ -104,7 +104,7 @@ func run(events int64, dir string, parallelism int) error {
 		weir.WithParallelism(parallelism),
 	)
 
-	payments := weir.FromSource(env, datagen.New(payment, datagen.Count(events))).
+	payments := weir.FromSource(env, datagen.New(payment, datagen.WithCount(events))).
 		Name("payments").UID("payments")
 	byUser := weir.KeyBy(payments, func(p Payment) string { return p.User })
 	totals := weir.Process(byUser, func() weir.KeyedProcessFunction[string, Payment, Total] {

@@ -40,7 +40,7 @@ type stampedResult struct {
 // record, which at the demo's rates would cost a good part of a core.
 //
 // It paces the unthrottled datagen source itself, in chunks of at least
-// paceChunk of its share of the rate, instead of using datagen.Rate:
+// paceChunk of its share of the rate, instead of using datagen.WithRate:
 // that one sleeps one record's interval when it is ahead, which Go turns
 // into "until this P next schedules", so at millions of records per
 // second a throttled source spun through the task loop a record or two
@@ -138,7 +138,7 @@ func buildLatencyJob(env *weir.Env, o latencyJobOptions, rec *latencyRecorder) {
 	k := o.keys
 	// As demo.Events: every account belongs to one source subtask.
 	owner := func(i int64, p int) int { return int(demo.Account(i, k) % int64(p)) }
-	gen := datagen.New(demo.Generator(k), datagen.Owner(owner), datagen.OwnerPeriod(k))
+	gen := datagen.New(demo.Generator(k), datagen.WithOwner(owner), datagen.WithOwnerPeriod(k))
 	clock, rate := rec.clock, o.rate
 	events := weir.FromSource(env, func() weir.Source[stampedEvent] { return &stampedSource{inner: gen(), clock: clock, rate: rate} }).
 		Name("events").UID("events")

@@ -256,7 +256,7 @@ func buildRecJob(o weakOptions, mode string, n int64, rate float64, keep bool) (
 	// events reach the aggregate in index order and the output is
 	// demo.Expected's.
 	owner := func(i int64, p int) int { return int(demo.Account(i, k) % int64(p)) }
-	gen := datagen.New(demo.Generator(k), datagen.Count(n), datagen.Owner(owner), datagen.OwnerPeriod(k))
+	gen := datagen.New(demo.Generator(k), datagen.WithCount(n), datagen.WithOwner(owner), datagen.WithOwnerPeriod(k))
 	clock := latencyClock{base: time.Now()}
 	events := weir.FromSource(env, func() weir.Source[stampedEvent] { return &stampedSource{inner: gen(), clock: clock, rate: rate} }).
 		Name("events").UID("events")

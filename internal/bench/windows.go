@@ -252,7 +252,7 @@ func runEngineWindows(o windows.Options, p int, backend string, watermarks bool)
 		strategy = weir.NoWatermarks[windows.Event]().WithTimestampAssigner(ts)
 	}
 	gen := func(i int64) windows.Event { return windows.EventAt(i, o) }
-	evs := weir.FromSourceWithWatermarks(env, datagen.New(gen, datagen.Count(o.Events)), strategy).Name("events").UID("events")
+	evs := weir.FromSourceWithWatermarks(env, datagen.New(gen, datagen.WithCount(o.Events)), strategy).Name("events").UID("events")
 	w := weir.Window(weir.KeyBy(evs, func(e windows.Event) int64 { return e.Account }), windows.Assigner(o.Window))
 	fired := weir.AggregateWindow(w, weir.AggregateFunction[windows.Event, winAcc, winAcc](winCountSum{})).Name("windows").UID("windows")
 	var total windowsCounters

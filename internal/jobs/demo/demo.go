@@ -88,7 +88,7 @@ func Events(env *weir.Env, o Options) weir.Stream[Event] {
 	// Every account belongs to one source subtask, so its events reach the
 	// aggregator in index order through one channel.
 	owner := func(i int64, p int) int { return int(Account(i, k) % int64(p)) }
-	return weir.FromSource(env, datagen.New(Generator(k), datagen.Count(o.Events), datagen.Rate(o.Rate), datagen.Owner(owner), datagen.OwnerPeriod(k))).
+	return weir.FromSource(env, datagen.New(Generator(k), datagen.WithCount(o.Events), datagen.WithRate(o.Rate), datagen.WithOwner(owner), datagen.WithOwnerPeriod(k))).
 		Name("events").UID("events")
 }
 

@@ -43,7 +43,7 @@ func TestQ7WindowEndIsInclusive(t *testing.T) {
 	}
 	for _, p := range []int{1, 2} {
 		got := windowedRun(t, query, q.Params{Gen: nexmark.DefaultConfig()}, p, "heap", func(env *weir.Env) weir.Stream[nexmark.Event] {
-			src := datagen.New(func(i int64) nexmark.Event { return events[i] }, datagen.Count(int64(len(events))))
+			src := datagen.New(func(i int64) nexmark.Event { return events[i] }, datagen.WithCount(int64(len(events))))
 			return weir.FromSourceWithWatermarks(env, src, nexmark.Watermarks()).Name("events").UID("events")
 		})
 		slices.Sort(got)

@@ -92,7 +92,7 @@ func buildTimers(env *weir.Env, o windows.Options) {
 	gen := func(i int64) windows.Event { return windows.EventAt(i, o) }
 	strategy := weir.ForBoundedOutOfOrderness[windows.Event](time.Duration(o.OutOfOrderness) * time.Millisecond).
 		WithTimestampAssigner(func(e windows.Event, _ int64) int64 { return e.TS })
-	events := weir.FromSourceWithWatermarks(env, datagen.New(gen, datagen.Count(o.Events), datagen.Rate(o.Rate)), strategy).
+	events := weir.FromSourceWithWatermarks(env, datagen.New(gen, datagen.WithCount(o.Events), datagen.WithRate(o.Rate)), strategy).
 		Name("events").UID("events")
 	lines := weir.Process(weir.KeyBy(events, func(e windows.Event) int64 { return e.Account }),
 		func() weir.KeyedProcessFunction[int64, windows.Event, string] { return &timerFn{} }).Name("timers").UID("timers")

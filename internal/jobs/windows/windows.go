@@ -234,7 +234,7 @@ func Pipeline(env *weir.Env, o Options) (lines, late weir.Stream[string]) {
 	gen := func(i int64) Event { return EventAt(i, o) }
 	strategy := weir.ForBoundedOutOfOrderness[Event](time.Duration(o.OutOfOrderness) * time.Millisecond).
 		WithTimestampAssigner(func(e Event, _ int64) int64 { return e.TS })
-	events := weir.FromSourceWithWatermarks(env, datagen.New(gen, datagen.Count(o.Events), datagen.Rate(o.Rate)), strategy).
+	events := weir.FromSourceWithWatermarks(env, datagen.New(gen, datagen.WithCount(o.Events), datagen.WithRate(o.Rate)), strategy).
 		Name("events").UID("events")
 	lateTag := weir.NewOutputTag[Event]("late")
 	w := weir.Window(weir.KeyBy(events, func(e Event) int64 { return e.Account }), Assigner(o.Window)).
