@@ -92,9 +92,9 @@ func demoKafkaEvents(env *weir.Env, ep endpoint, keys int64, bounded bool) weir.
 		}
 		return e, nil
 	}
-	opts := []kafka.Option{kafka.StartAt(kafka.Earliest())}
+	opts := []kafka.Option{kafka.WithStartOffset(kafka.Earliest())}
 	if bounded {
-		opts = append(opts, kafka.Bounded())
+		opts = append(opts, kafka.WithBounded())
 	}
 	return weir.FromSource(env, kafka.Source(ep.brokers, ep.topic, decode, opts...)).Name("events").UID("events")
 }
@@ -110,8 +110,8 @@ func demoSink(results weir.Stream[demo.Result], ep endpoint, cp checkpointTimes)
 			rec.Value = r.AppendLine(rec.Value[:0])
 		}
 		weir.SinkToTransactional(results, kafka.ExactlyOnce(ep.brokers, ep.topic, encode,
-			kafka.TransactionalIDPrefix("weir-demo"),
-			kafka.Checkpointing(cp.interval, cp.timeout, cp.maxRestartDelay))).Name("kafka").UID("kafka")
+			kafka.WithTransactionalIDPrefix("weir-demo"),
+			kafka.WithCheckpointing(cp.interval, cp.timeout, cp.maxRestartDelay))).Name("kafka").UID("kafka")
 	case "postgres":
 		return addPostgresSink(results, ep)
 	}

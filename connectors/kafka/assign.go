@@ -15,7 +15,7 @@ func owns(q int32, subtask, parallelism int) bool {
 type startPlan struct {
 	// restored are the partitions whose offsets the checkpoint holds.
 	restored map[int32]int64
-	// fresh are resolved with StartAt (a start without a checkpoint).
+	// fresh are resolved with WithStartOffset (a start without a checkpoint).
 	fresh []int32
 	// earliest are unknown to the checkpoint: created since, so read from
 	// their first record.

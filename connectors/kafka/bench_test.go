@@ -69,13 +69,13 @@ func BenchmarkKeyedSum(b *testing.B) {
 					}
 				}
 				env := weir.NewEnv(weir.WithConfig(cfg))
-				src := weir.FromSource(env, Source(br.addrs, in, parse, Bounded())).UID("in")
+				src := weir.FromSource(env, Source(br.addrs, in, parse, WithBounded())).UID("in")
 				sums := weir.Reduce(weir.KeyBy(src, func(s sum) int64 { return s.Key }), func(a, v sum) sum {
 					return sum{Key: a.Key, Total: a.Total + v.Total}
 				}).UID("sum")
 				ser := func(s sum, r *kgo.Record) { s.serialize(r) }
 				if mode == "exactly-once" {
-					eo := ExactlyOnce(br.addrs, out, ser, TransactionalIDPrefix(out))
+					eo := ExactlyOnce(br.addrs, out, ser, WithTransactionalIDPrefix(out))
 					weir.SinkToTransactional(sums, func() weir.TwoPhaseCommitSink[sum, *Txn] {
 						return &timedEO{TwoPhaseCommitSink: eo(), d: &phases}
 					}).UID("out")

@@ -147,7 +147,7 @@ func TestSourceDiscoversPartitions(t *testing.T) {
 			s := weir.FromSource(env, Source(b.addrs, topic, func(r *kgo.Record) (string, error) {
 				seen.add(string(r.Value))
 				return string(r.Value), nil
-			}, PartitionDiscoveryInterval(time.Minute), withClock(clock.now))).UID("kafka")
+			}, WithPartitionDiscoveryInterval(time.Minute), withClock(clock.now))).UID("kafka")
 			weir.SinkTo(s, func() weir.Sink[string] { return discard[string]{} })
 		})
 	}()

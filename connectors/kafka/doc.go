@@ -6,7 +6,7 @@
 // # Source
 //
 //	events := weir.FromSource(env, kafka.Source(brokers, "payments", decode,
-//		kafka.StartAt(kafka.Earliest()))).UID("payments")
+//		kafka.WithStartOffset(kafka.Earliest()))).UID("payments")
 //
 // Subtask s of p owns the partitions q with q mod p == s and reads them
 // with read_committed isolation; ownership is a pure function of the
@@ -18,23 +18,24 @@
 //
 //	the checkpoint's offset     if the checkpoint holds the partition
 //	the earliest offset         if not: the partition was created since
-//	the StartAt offset          on a fresh start (resolved once, at open)
+//	the WithStartOffset offset  on a fresh start (resolved once, at open)
 //
 // so a rescale neither skips nor repeats a record, and group offsets play
-// no part in a restore. StartAt(Committed(group, fallback)) starts a fresh
-// job at a consumer group's committed offsets (OffsetFetch), and at
-// fallback where the group has none or its offset is no longer in the log.
+// no part in a restore. WithStartOffset(Committed(group, fallback)) starts
+// a fresh job at a consumer group's committed offsets (OffsetFetch), and
+// at fallback where the group has none or its offset is no longer in the
+// log.
 //
-// Every PartitionDiscoveryInterval (10 s; 0 turns it off) an unbounded
+// Every WithPartitionDiscoveryInterval (10 s; 0 turns it off) an unbounded
 // source asks for the topic's partition count with a Metadata request, in
 // the background; each subtask starts reading the new partitions it owns
 // at their earliest offset, so records written to a partition before it
-// was discovered are read too, whatever StartAt says. A discovered
+// was discovered are read too, whatever WithStartOffset says. A discovered
 // partition is in the next checkpoint; a restore of an earlier one finds
 // it unknown and reads it from the start again, which is right since the
 // restored job had not read it.
 //
-// With CommitOffsetsToGroup(group) the source implements
+// With WithCommitOffsetsToGroup(group) the source implements
 // weir.CheckpointListener: when checkpoint id completes, each subtask
 // commits the offsets id took of its partitions to group (OffsetCommit,
 // generation -1, in the background), for lag monitoring only. A failed
@@ -42,9 +43,9 @@
 // to 5 s for the last one.
 //
 // Records the deserializer rejects fail the job (for good: a restart would
-// meet them again) unless OnDeserializeError takes them. Bounded stops
-// each partition at the last stable offset seen at open, for batch jobs
-// and tests; it does not discover partitions.
+// meet them again) unless WithDeserializeErrorHandler takes them.
+// WithBounded stops each partition at the last stable offset seen at open,
+// for batch jobs and tests; it does not discover partitions.
 //
 // Limits: a job that fails before its first checkpoint resolves its start
 // offset again (Latest then moves on). Checkpoints written before the
@@ -60,10 +61,10 @@
 // # Exactly-once sink
 //
 //	weir.SinkToTransactional(results, kafka.ExactlyOnce(brokers, "out", encode,
-//		kafka.TransactionalIDPrefix("payments-job"))).UID("out")
+//		kafka.WithTransactionalIDPrefix("payments-job"))).UID("out")
 //
 // Each subtask owns a pool of transactional ids,
-// "<prefix>-<uid>-<subtask>-<k>" for k < PoolSize, and the two-phase-commit
+// "<prefix>-<uid>-<subtask>-<k>" for k < WithPoolSize, and the two-phase-commit
 // operator drives it:
 //
 //	Open(restored)   fence every id of the pool the checkpoint does not
@@ -122,7 +123,7 @@
 // The commit then fails the job for good (weir.Unrecoverable, no restart)
 // with an error that starts "DATA LOSS", names the transactional id, the
 // records and bytes the transaction held (counted in the handle at
-// pre-commit) and the timeout, says to raise kafka.TransactionTimeout and
+// pre-commit) and the timeout, says to raise kafka.WithTransactionTimeout and
 // the broker's transaction.max.timeout.ms with it, and wraps
 // weir.ErrTransactionLost; the operator prefixes the checkpoint id. The
 // same fields are logged at ERROR level as the data-loss alert. This is
@@ -140,7 +141,7 @@
 // The transaction timeout (default 15 min, the broker's default
 // transaction.max.timeout.ms; franz-go alone would ask for 40 s) must
 // exceed the checkpoint interval, timeout and restart delay, which the
-// sink's context does not expose: give them with Checkpointing; Open
+// sink's context does not expose: give them with WithCheckpointing; Open
 // checks. The sink value is a weir.TransactionTimeouter, so that the
 // JobManager can fail a job whose checkpoints cannot complete before its
 // open transactions would time out. A broker whose

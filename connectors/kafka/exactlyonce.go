@@ -19,7 +19,7 @@ import (
 //
 // Each subtask writes one Kafka transaction per checkpoint, on a
 // transactional id from its own pool ("<prefix>-<uid>-<subtask>-<k>", k <
-// PoolSize). At the barrier the transaction is flushed (pre-commit; no
+// WithPoolSize). At the barrier the transaction is flushed (pre-commit; no
 // EndTxn yet); when the checkpoint completes it is committed with an EndTxn
 // carrying the producer id and epoch stored in the handle, which works from
 // a later attempt or process too. Open fences every id of the pool that the

@@ -56,7 +56,7 @@ func TestExactlyOnceDemo(t *testing.T) {
 				results := demo.Aggregate(env, demo.Options{Events: n, Keys: k})
 				weir.SinkToTransactional(results, ExactlyOnce(b.addrs, topic, func(r demo.Result, rec *kgo.Record) {
 					rec.Value = r.AppendLine(nil)
-				}, TransactionalIDPrefix(prefix))).Name("kafka").UID("kafka")
+				}, WithTransactionalIDPrefix(prefix))).Name("kafka").UID("kafka")
 			})
 			if res.err != nil {
 				t.Fatalf("Execute: %v\nlog:\n%s", res.err, res.log)

@@ -41,7 +41,7 @@ func TestSourceStartsAtCommitted(t *testing.T) {
 	}
 	out := filepath.Join(t.TempDir(), "out")
 	res := newJob(t, 2).run(t, func(env *weir.Env) {
-		s := weir.FromSource(env, Source(b.addrs, topic, stringValue, Bounded(), StartAt(Committed(group, Earliest())))).UID("kafka")
+		s := weir.FromSource(env, Source(b.addrs, topic, stringValue, WithBounded(), WithStartOffset(Committed(group, Earliest())))).UID("kafka")
 		weir.SinkToTransactional(s, file.ExactlyOnce(out, appendString)).UID("files")
 	})
 	if res.err != nil {
@@ -63,7 +63,7 @@ func TestSourceCommitsToGroup(t *testing.T) {
 	const group = "weir-job-progress"
 	out := filepath.Join(t.TempDir(), "out")
 	res := newJob(t, 2).run(t, func(env *weir.Env) {
-		s := weir.FromSource(env, Source(b.addrs, topic, stringValue, Bounded(), CommitOffsetsToGroup(group))).UID("kafka")
+		s := weir.FromSource(env, Source(b.addrs, topic, stringValue, WithBounded(), WithCommitOffsetsToGroup(group))).UID("kafka")
 		weir.SinkToTransactional(s, file.ExactlyOnce(out, appendString)).UID("files")
 	})
 	if res.err != nil {

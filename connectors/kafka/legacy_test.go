@@ -78,7 +78,7 @@ func TestSourceRestoresLegacyCheckpoint(t *testing.T) {
 		// it read some records and a checkpoint completed, so that its
 		// checkpoints stay for the next run (a FINISHED job's are
 		// discarded); the run at parallelism 1 reads to the end.
-		opts := []Option{Bounded()}
+		opts := []Option{WithBounded()}
 		ctx, cancel := context.WithCancel(context.Background())
 		j.ctx = ctx
 		if p == 3 {

@@ -31,7 +31,7 @@ func (s *eoSink[T]) timeoutRefused(ctx context.Context, id string, err error) er
 	if max, lerr := brokerMaxTimeout(ctx, s.admin); lerr == nil {
 		limit = max.String()
 	}
-	return weir.Unrecoverable(fmt.Errorf("kafka sink %q: the broker refuses transactional id %s's transaction timeout: kafka.TransactionTimeout is %v, above the broker's %s (%s): raise %s on the brokers to at least %v, or lower kafka.TransactionTimeout to at most %s (it must still exceed the checkpoint interval, timeout and restart delay): %w",
+	return weir.Unrecoverable(fmt.Errorf("kafka sink %q: the broker refuses transactional id %s's transaction timeout: kafka.WithTransactionTimeout is %v, above the broker's %s (%s): raise %s on the brokers to at least %v, or lower kafka.WithTransactionTimeout to at most %s (it must still exceed the checkpoint interval, timeout and restart delay): %w",
 		s.uid, id, s.o.txnTimeout, brokerMaxTimeoutKey, limit, brokerMaxTimeoutKey, s.o.txnTimeout, limit, err))
 }
 

@@ -9,7 +9,9 @@ import (
 
 // Option configures a source or a sink. Options that do not apply to the
 // connector they are given to are ignored.
-type Option func(*options)
+type Option struct {
+	apply func(*options)
+}
 
 // StartOffset says where a source starts reading a partition that its
 // checkpoint does not cover (a fresh start).
@@ -45,7 +47,7 @@ func AtTime(t time.Time) StartOffset { return StartOffset{kind: startTime, ms: t
 // partitions without one, or whose committed offset is no longer in the
 // log, at fallback. A Committed fallback stands for its own fallback. The
 // group is only read: the source neither joins it nor commits to it
-// unless CommitOffsetsToGroup says so.
+// unless WithCommitOffsetsToGroup says so.
 func Committed(group string, fallback StartOffset) StartOffset {
 	if fallback.kind == startCommitted {
 		fallback = fallback.fallback()
@@ -120,81 +122,87 @@ func defaults() options {
 
 func apply(opts []Option) options {
 	o := defaults()
-	for _, f := range opts {
-		f(&o)
+	for _, opt := range opts {
+		if opt.apply != nil {
+			opt.apply(&o)
+		}
 	}
 	return o
 }
 
-// StartAt sets where a source starts on a fresh start (default Earliest).
+// WithStartOffset sets where a source starts on a fresh start (default Earliest).
 // The offset is resolved once, when the source first opens, and kept in
 // the checkpoint: a restore never resolves it again.
-func StartAt(s StartOffset) Option { return func(o *options) { o.start = s } }
+func WithStartOffset(s StartOffset) Option { return Option{func(o *options) { o.start = s }} }
 
-// PartitionDiscoveryInterval sets how often an unbounded source asks the
+// WithPartitionDiscoveryInterval sets how often an unbounded source asks the
 // broker how many partitions its topic has (default 10 s; 0 turns
 // discovery off; Flink's partition.discovery.interval.ms). The Metadata
 // request runs in the background, never in Read. A partition found this
 // way is read by the subtask that owns it from its earliest offset, so the
 // records written to it before it was discovered are read too, whatever
-// StartAt says. A bounded source reads the partitions it found at open.
-func PartitionDiscoveryInterval(d time.Duration) Option {
-	return func(o *options) { o.discovery = max(d, 0) }
+// WithStartOffset says. A bounded source reads the partitions it found at open.
+func WithPartitionDiscoveryInterval(d time.Duration) Option {
+	return Option{func(o *options) { o.discovery = max(d, 0) }}
 }
 
 // withClock replaces the clock that paces partition discovery (tests).
-func withClock(now func() time.Time) Option { return func(o *options) { o.now = now } }
+func withClock(now func() time.Time) Option { return Option{func(o *options) { o.now = now }} }
 
 // withRequestTimeout bounds how long the sink resends a transaction end
 // whose outcome is unknown (tests; default requestTimeout).
-func withRequestTimeout(d time.Duration) Option { return func(o *options) { o.requestTimeout = d } }
+func withRequestTimeout(d time.Duration) Option {
+	return Option{func(o *options) { o.requestTimeout = d }}
+}
 
-// CommitOffsetsToGroup makes the source commit, when a checkpoint
+// WithCommitOffsetsToGroup makes the source commit, when a checkpoint
 // completes, the offsets that checkpoint holds to consumer group group, so
 // that lag monitors see the job's progress. It is for monitoring only: a
 // restore reads its offsets from the checkpoint, never from the group;
 // commits run in the background and a failed one is logged, not fatal. The
 // commits are standalone (no group membership): use a group no consumer
 // joins.
-func CommitOffsetsToGroup(group string) Option { return func(o *options) { o.commitTo = group } }
+func WithCommitOffsetsToGroup(group string) Option {
+	return Option{func(o *options) { o.commitTo = group }}
+}
 
-// Bounded makes a source stop (io.EOF) once it has read every partition up
+// WithBounded makes a source stop (io.EOF) once it has read every partition up
 // to the last stable offset it saw when it opened. Without it the source
 // runs until the job is cancelled.
-func Bounded() Option { return func(o *options) { o.bounded = true } }
+func WithBounded() Option { return Option{func(o *options) { o.bounded = true }} }
 
-// OnDeserializeError decides what happens to a record the deserializer
+// WithDeserializeErrorHandler decides what happens to a record the deserializer
 // rejects: f returns nil to skip it (after sending it to a dead-letter
 // output of its own), or an error to fail the job. Without this option a
 // bad record fails the job for good, naming its partition and offset. f
 // runs on the task goroutine, and again for the same record after a
 // restore replays it: a dead-letter output is at-least-once.
-func OnDeserializeError(f func(rec *kgo.Record, err error) error) Option {
-	return func(o *options) { o.onBad = f }
+func WithDeserializeErrorHandler(f func(rec *kgo.Record, err error) error) Option {
+	return Option{func(o *options) { o.onBad = f }}
 }
 
-// ClientOptions adds franz-go options (TLS, SASL, timeouts) to every client
+// WithClientOptions adds franz-go options (TLS, SASL, timeouts) to every client
 // the connector creates. Options the connector sets itself (seed brokers,
 // transactional id, isolation level, consumed partitions) are overridden.
-func ClientOptions(opts ...kgo.Opt) Option {
-	return func(o *options) { o.clientOps = append(o.clientOps, opts...) }
+func WithClientOptions(opts ...kgo.Opt) Option {
+	return Option{func(o *options) { o.clientOps = append(o.clientOps, opts...) }}
 }
 
-// TransactionalIDPrefix sets the first part of the sink's transactional
+// WithTransactionalIDPrefix sets the first part of the sink's transactional
 // ids, "<prefix>-<uid>-<subtask>-<k>" (default "weir"). Two jobs writing
 // with the same prefix and operator uid fence each other: give each job its
 // own prefix.
-func TransactionalIDPrefix(p string) Option { return func(o *options) { o.prefix = p } }
+func WithTransactionalIDPrefix(p string) Option { return Option{func(o *options) { o.prefix = p }} }
 
-// PoolSize sets how many transactional ids each sink subtask cycles
+// WithPoolSize sets how many transactional ids each sink subtask cycles
 // through (default 6). One transaction is open, up to one per
 // not-yet-completed checkpoint awaits its commit, and a committed one's id
 // rests until a newer checkpoint completes, so that restoring the same
 // checkpoint twice finds it untouched; 4 suffice with one checkpoint at a
 // time.
-func PoolSize(n int) Option { return func(o *options) { o.poolSize = n } }
+func WithPoolSize(n int) Option { return Option{func(o *options) { o.poolSize = n }} }
 
-// TransactionTimeout sets the sink's transaction timeout, the producers'
+// WithTransactionTimeout sets the sink's transaction timeout, the producers'
 // transaction.timeout.ms (default 15 min, the broker's default
 // transaction.max.timeout.ms; franz-go's own default is 40 s). The broker
 // refuses a timeout above its transaction.max.timeout.ms, and aborts a
@@ -202,18 +210,20 @@ func PoolSize(n int) Option { return func(o *options) { o.poolSize = n } }
 // pre-committed one, its commit fails the job as DATA LOSS. A pre-committed
 // transaction must outlive its checkpoint and any restart before its
 // commit: the sink refuses to open unless the timeout exceeds the interval,
-// timeout and restart delay given by Checkpointing.
-func TransactionTimeout(d time.Duration) Option { return func(o *options) { o.txnTimeout = d } }
+// timeout and restart delay given by WithCheckpointing.
+func WithTransactionTimeout(d time.Duration) Option {
+	return Option{func(o *options) { o.txnTimeout = d }}
+}
 
-// Checkpointing tells the exactly-once sink the job's checkpoint interval,
+// WithCheckpointing tells the exactly-once sink the job's checkpoint interval,
 // checkpoint timeout and longest restart delay (defaults 1 s, 10 min,
 // 1 min, weir's defaults), which the sink's context does not expose. The
 // sink checks at Open that its transaction timeout exceeds their sum: a
 // transaction the broker times out before its commit is lost output.
-func Checkpointing(interval, timeout, maxRestartDelay time.Duration) Option {
-	return func(o *options) {
+func WithCheckpointing(interval, timeout, maxRestartDelay time.Duration) Option {
+	return Option{func(o *options) {
 		o.ckptInterval, o.ckptTimeout, o.maxRestartDelay = interval, timeout, maxRestartDelay
-	}
+	}}
 }
 
 // validateSink checks the sink options.
@@ -222,11 +232,11 @@ func (o options) validateSink() error {
 		return fmt.Errorf("kafka sink: pool size %d: want at least 2 transactional ids per subtask (6 is the default)", o.poolSize)
 	}
 	if o.prefix == "" {
-		return fmt.Errorf("kafka sink: empty transactional id prefix: set kafka.TransactionalIDPrefix")
+		return fmt.Errorf("kafka sink: empty transactional id prefix: set kafka.WithTransactionalIDPrefix")
 	}
 	need := o.ckptInterval + o.ckptTimeout + o.maxRestartDelay
 	if o.txnTimeout <= need {
-		return fmt.Errorf("kafka sink: transaction timeout %v does not exceed checkpoint interval %v + checkpoint timeout %v + restart delay %v = %v: the broker would abort pre-committed transactions before their commit; raise kafka.TransactionTimeout (and the broker's transaction.max.timeout.ms) or lower the checkpoint timeout", o.txnTimeout, o.ckptInterval, o.ckptTimeout, o.maxRestartDelay, need)
+		return fmt.Errorf("kafka sink: transaction timeout %v does not exceed checkpoint interval %v + checkpoint timeout %v + restart delay %v = %v: the broker would abort pre-committed transactions before their commit; raise kafka.WithTransactionTimeout (and the broker's transaction.max.timeout.ms) or lower the checkpoint timeout", o.txnTimeout, o.ckptInterval, o.ckptTimeout, o.maxRestartDelay, need)
 	}
 	return nil
 }

@@ -13,7 +13,7 @@ import (
 )
 
 // TransactionTimeout is the transaction timeout the sink's producers ask
-// the broker for (transaction.timeout.ms; kafka.TransactionTimeout, 15 min
+// the broker for (transaction.timeout.ms; kafka.WithTransactionTimeout, 15 min
 // by default, where franz-go alone would use 40 s). The broker aborts a
 // transaction open longer than that, pre-committed or not: the JobManager
 // reads it (weir.TransactionTimeouter) to fail a job whose checkpoints
@@ -122,7 +122,7 @@ func (s *eoSink[T]) lost(txn *Txn, err error, why string) error {
 		"records", txn.Records, "bytes", txn.Bytes, "transaction_timeout", s.o.txnTimeout, "err", err)
 	return weir.Unrecoverable(fmt.Errorf("kafka sink %q: DATA LOSS: commit %v: %w: %s; its %s are lost (a completed checkpoint covers them, so no restore writes them again). "+
 		"A broker aborts a transaction open longer than its transaction.timeout.ms (%v here): the broker was unreachable, or the commit came late, for longer than that. "+
-		"Raise kafka.TransactionTimeout above the longest outage the job must survive, and the broker's transaction.max.timeout.ms (default 15 min) to at least as much, since the broker refuses a longer timeout: %w",
+		"Raise kafka.WithTransactionTimeout above the longest outage the job must survive, and the broker's transaction.max.timeout.ms (default 15 min) to at least as much, since the broker refuses a longer timeout: %w",
 		s.uid, txn, err, why, txn.held(), s.o.txnTimeout, weir.ErrTransactionLost))
 }
 
@@ -139,7 +139,7 @@ func (s *eoSink[T]) stale(ctx context.Context, txn *Txn, err error) error {
 	s.log.Error("kafka sink: POSSIBLE DATA LOSS: the transactional id of a pre-committed transaction was initialized again before its commit",
 		"uid", s.uid, "subtask", s.subtask, "transactional_id", txn.TransactionalID, "producer_id", txn.ProducerID, "epoch", txn.Epoch,
 		"records", txn.Records, "bytes", txn.Bytes, "transaction_timeout", s.o.txnTimeout, "err", err)
-	return weir.Unrecoverable(fmt.Errorf("kafka sink %q: POSSIBLE DATA LOSS: commit %v (%s): %w: the transactional id was initialized again before this commit, so the transaction was aborted (by the broker's transaction timeout, %v here, or by another producer with the same id: another job with the same prefix and uid?) unless an older checkpoint than the last one is being restored; if the broker was away longer than the timeout, raise kafka.TransactionTimeout and the broker's transaction.max.timeout.ms",
+	return weir.Unrecoverable(fmt.Errorf("kafka sink %q: POSSIBLE DATA LOSS: commit %v (%s): %w: the transactional id was initialized again before this commit, so the transaction was aborted (by the broker's transaction timeout, %v here, or by another producer with the same id: another job with the same prefix and uid?) unless an older checkpoint than the last one is being restored; if the broker was away longer than the timeout, raise kafka.WithTransactionTimeout and the broker's transaction.max.timeout.ms",
 		s.uid, txn, txn.held(), err, s.o.txnTimeout))
 }
 

@@ -72,7 +72,7 @@ func TestSinkEndUnknownOutcome(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			var opts []Option
 			if !c.retries {
-				opts = append(opts, ClientOptions(kgo.RequestRetries(0)))
+				opts = append(opts, WithClientOptions(kgo.RequestRetries(0)))
 			}
 			u, p, log := newProxiedSinkUnit(t, opts...)
 			ctx := context.Background()
@@ -142,7 +142,7 @@ func TestSinkEndUnknownOutcome(t *testing.T) {
 // outcome is unknown; the restore of the checkpoint commits it again, which
 // succeeds, and the records are visible exactly once.
 func TestSinkCommitOutcomeUnresolved(t *testing.T) {
-	u, p, log := newProxiedSinkUnit(t, ClientOptions(kgo.RequestRetries(0)), withRequestTimeout(300*time.Millisecond))
+	u, p, log := newProxiedSinkUnit(t, WithClientOptions(kgo.RequestRetries(0)), withRequestTimeout(300*time.Millisecond))
 	ctx := context.Background()
 	a := u.mustOpen(0, 1)
 	t1 := u.txnWith(a, "x", "y")
@@ -176,7 +176,7 @@ func TestSinkCommitOutcomeUnresolved(t *testing.T) {
 // weir.ErrTransactionLost, and is logged at ERROR level.
 func TestSinkCommitAfterTransactionTimeoutIsDataLoss(t *testing.T) {
 	const timeout = 1500 * time.Millisecond
-	u, p, log := newProxiedSinkUnit(t, TransactionTimeout(timeout), Checkpointing(10*time.Millisecond, 100*time.Millisecond, 10*time.Millisecond))
+	u, p, log := newProxiedSinkUnit(t, WithTransactionTimeout(timeout), WithCheckpointing(10*time.Millisecond, 100*time.Millisecond, 10*time.Millisecond))
 	ctx := context.Background()
 	a := u.mustOpen(0, 1)
 	t1 := u.txnWith(a, "lost-1", "lost-2", "lost-3")
@@ -200,7 +200,7 @@ func TestSinkCommitAfterTransactionTimeoutIsDataLoss(t *testing.T) {
 	if !errors.Is(err, weir.ErrTransactionLost) || !runtime.IsUnrecoverable(err) {
 		t.Fatalf("commit error %v: want an unrecoverable error wrapping ErrTransactionLost", err)
 	}
-	for _, want := range []string{"DATA LOSS", t1.TransactionalID, "3 records, 18 bytes", "transaction.timeout.ms (1.5s here)", "kafka.TransactionTimeout", "transaction.max.timeout.ms"} {
+	for _, want := range []string{"DATA LOSS", t1.TransactionalID, "3 records, 18 bytes", "transaction.timeout.ms (1.5s here)", "kafka.WithTransactionTimeout", "transaction.max.timeout.ms"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("commit error lacks %q: %v", want, err)
 		}
@@ -227,7 +227,7 @@ func TestSinkTransactionTimeout(t *testing.T) {
 		want time.Duration
 	}{
 		{nil, 15 * time.Minute},
-		{[]Option{TransactionTimeout(40 * time.Minute)}, 40 * time.Minute},
+		{[]Option{WithTransactionTimeout(40 * time.Minute)}, 40 * time.Minute},
 	} {
 		var sink weir.TwoPhaseCommitSink[string, *Txn] = ExactlyOnce[string]([]string{"127.0.0.1:1"}, "t", serializeString, c.opts...)()
 		tt, ok := sink.(weir.TransactionTimeouter)
@@ -271,8 +271,8 @@ func TestJobFailsOnLostTransaction(t *testing.T) {
 		weir.SinkToTransactional(results, func() weir.TwoPhaseCommitSink[demo.Result, *Txn] {
 			return &slowCommit{delay: timeout + time.Second, TwoPhaseCommitSink: ExactlyOnce(b.addrs, topic, func(r demo.Result, rec *kgo.Record) {
 				rec.Value = r.AppendLine(nil)
-			}, TransactionalIDPrefix("lost-"+topic), TransactionTimeout(timeout),
-				Checkpointing(10*time.Millisecond, 500*time.Millisecond, 100*time.Millisecond))()}
+			}, WithTransactionalIDPrefix("lost-"+topic), WithTransactionTimeout(timeout),
+				WithCheckpointing(10*time.Millisecond, 500*time.Millisecond, 100*time.Millisecond))()}
 		}).UID("kafka")
 	})
 	err := res.err

@@ -63,7 +63,7 @@ func (p *pool) acquire() (int, error) {
 	for _, s := range p.slots {
 		counts[s.state]++
 	}
-	return 0, fmt.Errorf("all %d transactional ids are in use (%d open, %d pre-committed awaiting a checkpoint, %d restored, %d committed and resting until a newer checkpoint completes): checkpoints are failing or not completing; raise kafka.PoolSize if that is expected", len(p.slots), counts[slotOpen], counts[slotPending], counts[slotRestored], counts[slotHeld])
+	return 0, fmt.Errorf("all %d transactional ids are in use (%d open, %d pre-committed awaiting a checkpoint, %d restored, %d committed and resting until a newer checkpoint completes): checkpoints are failing or not completing; raise kafka.WithPoolSize if that is expected", len(p.slots), counts[slotOpen], counts[slotPending], counts[slotRestored], counts[slotHeld])
 }
 
 // precommitted moves an open slot to pending; empty transactions need no

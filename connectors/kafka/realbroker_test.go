@@ -41,7 +41,7 @@ func TestRealBrokerRefusesLongTransactionTimeout(t *testing.T) {
 	res := j.run(t, func(env *weir.Env) {
 		s := weir.FromSource(env, datagen.New(func(i int64) string { return strconv.FormatInt(i, 10) }, datagen.WithCount(3))).UID("values")
 		weir.SinkToTransactional(s, ExactlyOnce(b.addrs, topic, serializeString,
-			TransactionalIDPrefix("maxtimeout-"+topic), TransactionTimeout(20*time.Minute))).UID("kafka")
+			WithTransactionalIDPrefix("maxtimeout-"+topic), WithTransactionTimeout(20*time.Minute))).UID("kafka")
 	})
 	if res.err == nil {
 		t.Fatal("the job ran with a transaction timeout above the broker's transaction.max.timeout.ms")
@@ -52,7 +52,7 @@ func TestRealBrokerRefusesLongTransactionTimeout(t *testing.T) {
 	if res.restarts != 0 {
 		t.Errorf("%d restarts, want none", res.restarts)
 	}
-	for _, want := range []string{"kafka.TransactionTimeout is 20m0s", "transaction.max.timeout.ms (15m0s)", "INVALID_TRANSACTION_TIMEOUT"} {
+	for _, want := range []string{"kafka.WithTransactionTimeout is 20m0s", "transaction.max.timeout.ms (15m0s)", "INVALID_TRANSACTION_TIMEOUT"} {
 		if !strings.Contains(res.err.Error(), want) {
 			t.Errorf("error lacks %q: %v", want, res.err)
 		}
@@ -107,10 +107,10 @@ func TestRealBrokerKilledMidRun(t *testing.T) {
 		killed <- kb.Restart()
 	}()
 	res := j.run(t, func(env *weir.Env) {
-		s := weir.FromSource(env, Source(b.addrs, in, stringValue, Bounded())).UID("kafka-in")
+		s := weir.FromSource(env, Source(b.addrs, in, stringValue, WithBounded())).UID("kafka-in")
 		s = weir.Map(s, throttle(4000)).UID("throttle")
 		weir.SinkToTransactional(s, ExactlyOnce(b.addrs, out, serializeString,
-			TransactionalIDPrefix("killed-"+out), Checkpointing(100*time.Millisecond, 10*time.Minute, 500*time.Millisecond))).UID("kafka-out")
+			WithTransactionalIDPrefix("killed-"+out), WithCheckpointing(100*time.Millisecond, 10*time.Minute, 500*time.Millisecond))).UID("kafka-out")
 	})
 	select {
 	case err := <-killed:

@@ -34,7 +34,7 @@ func serializeString(v string, r *kgo.Record) { r.Value = []byte(v) }
 
 // open returns a sink instance of subtask s of p opened with restored.
 func (u *sinkUnit) open(s, p int, restored ...*Txn) (*eoSink[string], error) {
-	f := ExactlyOnce[string](u.b.addrs, u.topic, serializeString, append([]Option{TransactionalIDPrefix(u.prefix), PoolSize(4)}, u.opts...)...)
+	f := ExactlyOnce[string](u.b.addrs, u.topic, serializeString, append([]Option{WithTransactionalIDPrefix(u.prefix), WithPoolSize(4)}, u.opts...)...)
 	sink := f().(*eoSink[string])
 	u.t.Cleanup(func() { sink.Close(context.Background()) })
 	return sink, sink.open(context.Background(), "sink", s, p, u.log, restored)
@@ -342,7 +342,7 @@ func TestSinkValidatesTransactionTimeout(t *testing.T) {
 	if err == nil || strings.Contains(err.Error(), "does not exceed") {
 		t.Fatalf("defaults = %v, want only the dial to fail", err)
 	}
-	f = ExactlyOnce[string]([]string{"127.0.0.1:1"}, "t", serializeString, TransactionTimeout(60_000_000_000))
+	f = ExactlyOnce[string]([]string{"127.0.0.1:1"}, "t", serializeString, WithTransactionTimeout(60_000_000_000))
 	err = f().(*eoSink[string]).open(context.Background(), "sink", 0, 1, nil, nil)
 	if err == nil || !strings.Contains(err.Error(), "does not exceed") {
 		t.Fatalf("1 min timeout with a 10 min checkpoint timeout = %v, want refusal", err)

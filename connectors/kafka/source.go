@@ -34,7 +34,7 @@ const offsetsState = "kafka-partition-offsets"
 // deserialize (which must not keep the record).
 //
 // Subtask s of p reads the partitions q with q mod p == s: on a fresh start
-// from the StartAt offset resolved once at open, after a restore from the
+// from the WithStartOffset offset resolved once at open, after a restore from the
 // offset the checkpoint holds, whatever consumer group offsets say (the
 // checkpoint is the only truth), and from the earliest offset for a
 // partition the checkpoint does not know or that discovery finds later.
@@ -162,7 +162,7 @@ func (s *source[T]) Open(ctx context.Context, rc *weir.RuntimeContext) (err erro
 	return s.consume(consume)
 }
 
-// resolveStart resolves the StartAt offset of partitions on a fresh start.
+// resolveStart resolves the WithStartOffset offset of partitions on a fresh start.
 func (s *source[T]) resolveStart(ctx context.Context, parts []int32) (map[int32]int64, error) {
 	if s.o.start.kind != startCommitted {
 		return listOffsets(ctx, s.admin, s.topic, parts, s.o.start.listOffsetsTimestamp())
@@ -223,7 +223,7 @@ func (s *source[T]) consume(from map[int32]int64) error {
 	// fetch already waiting for records of the other partitions ended,
 	// after at most FetchMaxWait (both 5 s in franz-go): shorter ones keep
 	// the delay small (500 ms is the Java consumer's fetch.max.wait.ms).
-	// ClientOptions may override them.
+	// WithClientOptions may override them.
 	opts := append([]kgo.Opt{
 		kgo.MetadataMinAge(250 * time.Millisecond),
 		kgo.FetchMaxWait(500 * time.Millisecond),
@@ -427,7 +427,7 @@ func (s *source[T]) record(dst []T, r *kgo.Record) ([]T, error) {
 		return append(dst, v), nil
 	}
 	if s.o.onBad == nil {
-		return dst, weir.Unrecoverable(fmt.Errorf("kafka source %q: deserialize topic %q partition %d offset %d: %w (pass kafka.OnDeserializeError to send bad records elsewhere)", s.uid, s.topic, r.Partition, r.Offset, err))
+		return dst, weir.Unrecoverable(fmt.Errorf("kafka source %q: deserialize topic %q partition %d offset %d: %w (pass kafka.WithDeserializeErrorHandler to send bad records elsewhere)", s.uid, s.topic, r.Partition, r.Offset, err))
 	}
 	if herr := s.o.onBad(r, err); herr != nil {
 		return dst, fmt.Errorf("kafka source %q: record at topic %q partition %d offset %d: %w", s.uid, s.topic, r.Partition, r.Offset, herr)
@@ -464,7 +464,7 @@ func (s *source[T]) SnapshotState(id int64) error {
 }
 
 // NotifyCheckpointComplete commits the offsets checkpoint id holds to the
-// CommitOffsetsToGroup group, in the background (weir.CheckpointListener).
+// WithCommitOffsetsToGroup group, in the background (weir.CheckpointListener).
 // It never fails: the group's offsets are for monitoring.
 func (s *source[T]) NotifyCheckpointComplete(_ context.Context, id int64) error {
 	if s.commits == nil {

@@ -99,7 +99,7 @@ func TestSourceExactlyOnceUnderFaults(t *testing.T) {
 			j.plan = onePerAttempt(4, int64(p), n, faults.AllPoints()...)
 			out := filepath.Join(t.TempDir(), "out")
 			res := j.run(t, func(env *weir.Env) {
-				s := weir.FromSource(env, Source(b.addrs, topic, stringValue, Bounded())).UID("kafka")
+				s := weir.FromSource(env, Source(b.addrs, topic, stringValue, WithBounded())).UID("kafka")
 				weir.SinkToTransactional(s, file.ExactlyOnce(out, appendString)).UID("files")
 			})
 			if res.err != nil {
@@ -156,7 +156,7 @@ func TestSourceRescale(t *testing.T) {
 				}
 				return string(r.Value), nil
 			}
-			s := weir.FromSource(env, Source(b.addrs, topic, de, Bounded())).UID("kafka")
+			s := weir.FromSource(env, Source(b.addrs, topic, de, WithBounded())).UID("kafka")
 			weir.SinkToTransactional(s, file.ExactlyOnce(out, appendString)).UID("files")
 		}
 	}
@@ -206,7 +206,7 @@ func TestSourceDeserializeErrors(t *testing.T) {
 		out := filepath.Join(t.TempDir(), "out")
 		j := newJob(t, 1)
 		res := j.run(t, func(env *weir.Env) {
-			s := weir.FromSource(env, Source(b.addrs, topic, parse, append(opts, Bounded())...)).UID("kafka")
+			s := weir.FromSource(env, Source(b.addrs, topic, parse, append(opts, WithBounded())...)).UID("kafka")
 			weir.SinkToTransactional(s, file.ExactlyOnce(out, appendString)).UID("files")
 		})
 		return res, readFiles(t, out)
@@ -220,7 +220,7 @@ func TestSourceDeserializeErrors(t *testing.T) {
 	}
 	var mu sync.Mutex
 	var dead []string
-	res, lines := run(OnDeserializeError(func(r *kgo.Record, err error) error {
+	res, lines := run(WithDeserializeErrorHandler(func(r *kgo.Record, err error) error {
 		mu.Lock()
 		defer mu.Unlock()
 		dead = append(dead, fmt.Sprintf("%d:%s:%v", r.Offset, r.Value, err))

@@ -59,7 +59,7 @@ func TestPerPartitionWatermarks(t *testing.T) {
 			j.extra = map[string]string{"pipeline.auto-watermark-interval": "0"}
 			late, windowed := &atomic.Int64{}, &atomic.Int64{}
 			o := j.run(t, func(env *weir.Env) {
-				src := Source(b.addrs, topic, parse, Bounded(), StartAt(Earliest()))
+				src := Source(b.addrs, topic, parse, WithBounded(), WithStartOffset(Earliest()))
 				ws := weir.ForMonotonousTimestamps[int64]().WithTimestampAssigner(func(v int64, _ int64) int64 { return v })
 				var s weir.Stream[int64]
 				if perSplit {
