@@ -25,8 +25,10 @@ var ErrTxnLost = errors.New("file sink: transaction data lost")
 // the caller's bookkeeping is wrong.
 var ErrAlreadyCommitted = errors.New("file sink: transaction already committed")
 
-// SinkOption configures a Sink.
-type SinkOption func(*sinkConfig)
+// SinkOption configures a Sink; pass them to NewSink.
+type SinkOption struct {
+	apply func(*sinkConfig)
+}
 
 type sinkConfig struct {
 	bufferSize int
@@ -35,7 +37,7 @@ type sinkConfig struct {
 // WithBufferSize sets the write buffer per open transaction (default 64 KiB).
 // Values below 4 KiB are raised to 4 KiB.
 func WithBufferSize(n int) SinkOption {
-	return func(c *sinkConfig) { c.bufferSize = max(n, 4<<10) }
+	return SinkOption{func(c *sinkConfig) { c.bufferSize = max(n, 4<<10) }}
 }
 
 // Sink is the transactional part of the exactly-once file sink for one sink
@@ -77,7 +79,9 @@ func NewSink(dir string, uid string, subtask int, opts ...SinkOption) (*Sink, er
 	}
 	cfg := sinkConfig{bufferSize: 64 << 10}
 	for _, o := range opts {
-		o(&cfg)
+		if o.apply != nil {
+			o.apply(&cfg)
+		}
 	}
 	return &Sink{
 		dir:     dir,

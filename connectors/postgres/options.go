@@ -8,7 +8,9 @@ import (
 
 // Option configures the sinks ExactlyOnce, Upsert and AtLeastOnce return.
 // Options a sink does not use are ignored by it.
-type Option func(*config)
+type Option struct {
+	apply func(*config)
+}
 
 type config struct {
 	createTable     string // column definitions; "" leaves the table alone
@@ -38,7 +40,9 @@ func defaultConfig() config {
 func newConfig(opts []Option) config {
 	c := defaultConfig()
 	for _, o := range opts {
-		o(&c)
+		if o.apply != nil {
+			o.apply(&c)
+		}
 	}
 	return c
 }
@@ -49,27 +53,27 @@ func newConfig(opts []Option) config {
 // definitions must make the key columns unique ("…, primary key (account)").
 // Without it the table must exist.
 func WithCreateTable(columnDefs string) Option {
-	return func(c *config) { c.createTable = columnDefs }
+	return Option{func(c *config) { c.createTable = columnDefs }}
 }
 
 // WithBatchRows sets how many rows a sink buffers before it sends them
 // (one COPY, or one multi-row INSERT for Upsert); default 10,000. Values
 // below 1 are raised to 1.
 func WithBatchRows(n int) Option {
-	return func(c *config) { c.batchRows = max(n, 1) }
+	return Option{func(c *config) { c.batchRows = max(n, 1) }}
 }
 
 // WithTimeout bounds every statement and round trip the sink makes
 // (default 1 minute), so that a hung server fails the task instead of
 // stalling it. Values of 0 or below disable the bound.
 func WithTimeout(d time.Duration) Option {
-	return func(c *config) { c.timeout = d }
+	return Option{func(c *config) { c.timeout = d }}
 }
 
 // WithConnectTimeout bounds establishing a connection (default 10 s) when
 // the connection string does not set connect_timeout.
 func WithConnectTimeout(d time.Duration) Option {
-	return func(c *config) { c.connectTimeout = d }
+	return Option{func(c *config) { c.connectTimeout = d }}
 }
 
 // WithResolveTimeout bounds how long the exactly-once sink's Commit and
@@ -84,17 +88,18 @@ func WithConnectTimeout(d time.Duration) Option {
 // the transaction. Values of 0 or below remove the bound: only the task's
 // cancellation stops the retries.
 func WithResolveTimeout(d time.Duration) Option {
-	return func(c *config) { c.resolveTimeout = d }
+	return Option{func(c *config) { c.resolveTimeout = d }}
 }
 
 // WithTransactionPrefix sets the first part of the exactly-once sink's
 // prepared-transaction ids, "<prefix>:<uid>:<subtask>:<seq>" (default: the
-// job's name, or "weir" if it has other characters). Two jobs writing to one database with the same operator uid must
-// use different prefixes: each sink rolls back prepared transactions under
-// its own prefix and uid that its checkpoint does not know. Letters, digits,
-// '_', '-' and '.' only.
+// job's name, or "weir" if it has other characters). Two jobs writing to
+// one database with the same operator uid must use different prefixes:
+// each sink rolls back prepared transactions under its own prefix and uid
+// that its checkpoint does not know. Letters, digits, '_', '-' and '.'
+// only.
 func WithTransactionPrefix(p string) Option {
-	return func(c *config) { c.prefix, c.prefixSet = p, true }
+	return Option{func(c *config) { c.prefix, c.prefixSet = p, true }}
 }
 
 // WithMarkerTable names the table where the exactly-once sink records, in
@@ -102,7 +107,7 @@ func WithTransactionPrefix(p string) Option {
 // "weir_sink_commits"; created if absent). A marker row is visible exactly
 // when its transaction committed, which makes Commit idempotent.
 func WithMarkerTable(name string) Option {
-	return func(c *config) { c.markerTable = name }
+	return Option{func(c *config) { c.markerTable = name }}
 }
 
 // WithMarkerRetention sets how many of its newest marker rows each sink
@@ -112,13 +117,13 @@ func WithMarkerTable(name string) Option {
 // many transactions can no longer detect that it would duplicate committed
 // output.
 func WithMarkerRetention(n uint64) Option {
-	return func(c *config) { c.markerRetention = max(n, 100) }
+	return Option{func(c *config) { c.markerRetention = max(n, 100) }}
 }
 
 // WithLogger sets the logger for the sink's housekeeping (rolled back
 // leftovers); by default the operator's logger is used.
 func WithLogger(l *slog.Logger) Option {
-	return func(c *config) { c.logger = l }
+	return Option{func(c *config) { c.logger = l }}
 }
 
 // checkName accepts the characters allowed in a transaction prefix and an
