@@ -193,13 +193,16 @@ const twoPhaseStateName = "two-phase-commit"
 // ErrAlreadyCommitted is wrapped by a TwoPhaseCommitSink's Abort when the
 // transaction was committed already. On restore it means the checkpoint is
 // older than output the sink made visible, and the job fails rather than
-// duplicate that output.
+// duplicate that output. Sinks wrap this error rather than declare their
+// own (the connectors do), so that errors.Is tests one name whatever the
+// sink.
 var ErrAlreadyCommitted = errors.New("transaction already committed")
 
 // ErrTransactionLost is wrapped by a TwoPhaseCommitSink's Commit when a
 // transaction a completed checkpoint holds is gone: neither pending nor
 // committed. Its records cannot be recovered by a restart, so the job fails
-// at once.
+// at once. As with ErrAlreadyCommitted, sinks wrap this error with their
+// own context rather than declare their own.
 var ErrTransactionLost = errors.New("pre-committed transaction lost")
 
 type twoPhaseOp[T, TXN any] struct {

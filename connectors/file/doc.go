@@ -25,7 +25,7 @@
 //
 // Commit and Abort are idempotent, because notifications get lost and a
 // restore commits the checkpoint's pending transactions again. A commit whose
-// in-progress and final files are both missing fails with ErrTxnLost: that
+// in-progress and final files are both missing fails with weir.ErrTransactionLost: that
 // data is gone and nothing may hide it. An empty transaction commits to an
 // empty part file; committing to no file would make it indistinguishable,
 // after a crash, from a lost one.

@@ -11,19 +11,9 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/weirstream/weir"
 	"github.com/weirstream/weir/internal/vfs"
 )
-
-// ErrTxnLost is returned by Commit when neither the in-progress nor the final
-// file of a transaction exists: its data is gone, and a silent success would
-// hide the loss. It usually means the directory was cleaned by hand or the
-// job restored a checkpoint written for another directory.
-var ErrTxnLost = errors.New("file sink: transaction data lost")
-
-// ErrAlreadyCommitted is returned by Abort for a transaction that was
-// committed: aborting it now cannot take its data back, and asking to means
-// the caller's bookkeeping is wrong.
-var ErrAlreadyCommitted = errors.New("file sink: transaction already committed")
 
 // SinkOption configures a Sink; pass them to NewSink.
 type SinkOption struct {
@@ -208,9 +198,9 @@ func (s *Sink) PreCommit(txn Txn) error {
 // Commit makes txn visible: it renames the in-progress file to the part file
 // and fsyncs the directory. It is idempotent: if the part file exists and the
 // in-progress one is gone, an earlier commit got there and Commit succeeds.
-// If both are gone it fails with ErrTxnLost. Any Sink of the same directory
-// may commit any handle, so after a rescale a subtask commits the handles it
-// inherited.
+// If both are gone it fails with weir.ErrTransactionLost. Any Sink of the
+// same directory may commit any handle, so after a rescale a subtask
+// commits the handles it inherited.
 func (s *Sink) Commit(txn Txn) error {
 	if err := checkTxnName(txn.Name); err != nil {
 		return err
@@ -229,7 +219,10 @@ func (s *Sink) Commit(txn Txn) error {
 		// Committed before; the crash may have come before the directory
 		// sync, so sync again.
 	case errors.Is(tmpErr, fs.ErrNotExist) && errors.Is(finalErr, fs.ErrNotExist):
-		return fmt.Errorf("commit %s: neither %s nor %s exists: %w", txn.Name, tmp, final, ErrTxnLost)
+		// Its data is gone, and a silent success would hide the loss: the
+		// directory was cleaned by hand, or the job restored a checkpoint
+		// written for another directory.
+		return fmt.Errorf("file sink %s/%d: commit %s: neither %s nor %s exists: %w", s.uid, s.subtask, txn.Name, tmp, final, weir.ErrTransactionLost)
 	default:
 		if err := os.Rename(tmp, final); err != nil {
 			return fmt.Errorf("file sink %s/%d: commit %s: %w", s.uid, s.subtask, txn.Name, err)
@@ -243,7 +236,7 @@ func (s *Sink) Commit(txn Txn) error {
 
 // Abort discards txn: it closes its file if open and removes the in-progress
 // file. It is idempotent; aborting a transaction whose file is already gone
-// succeeds, unless the transaction was committed (ErrAlreadyCommitted).
+// succeeds, unless the transaction was committed (weir.ErrAlreadyCommitted).
 func (s *Sink) Abort(txn Txn) error {
 	if err := checkTxnName(txn.Name); err != nil {
 		return err
@@ -261,7 +254,8 @@ func (s *Sink) Abort(txn Txn) error {
 		return fmt.Errorf("file sink %s/%d: abort %s: %w", s.uid, s.subtask, txn.Name, err)
 	}
 	if _, err := os.Lstat(filepath.Join(s.dir, txn.Name)); err == nil {
-		return fmt.Errorf("abort %s: %w", txn.Name, ErrAlreadyCommitted)
+		// Aborting it cannot take its data back.
+		return fmt.Errorf("file sink %s/%d: abort %s: %w", s.uid, s.subtask, txn.Name, weir.ErrAlreadyCommitted)
 	}
 	return nil
 }

@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/weirstream/weir"
 )
 
 func newSink(t *testing.T, dir, uid string, subtask int, restored ...Txn) *Sink {
@@ -107,7 +109,7 @@ func TestIdempotentCommitAndAbort(t *testing.T) {
 	must(t, s.Commit(a))
 	must(t, s.Commit(a))
 	wantCommitted(t, dir, "x")
-	if err := s.Abort(a); !errors.Is(err, ErrAlreadyCommitted) {
+	if err := s.Abort(a); !errors.Is(err, weir.ErrAlreadyCommitted) {
 		t.Fatalf("abort committed = %v, want ErrAlreadyCommitted", err)
 	}
 	wantCommitted(t, dir, "x")
@@ -153,9 +155,9 @@ func TestCommitBothMissing(t *testing.T) {
 	dir := t.TempDir()
 	s := newSink(t, dir, "snk", 0)
 	err := s.Commit(Txn{Name: "part-snk-0-7", Seq: 7})
-	want := fmt.Sprintf("commit part-snk-0-7: neither %s nor %s exists: file sink: transaction data lost",
+	want := fmt.Sprintf("file sink snk/0: commit part-snk-0-7: neither %s nor %s exists: pre-committed transaction lost",
 		filepath.Join(dir, ".part-snk-0-7.inprogress"), filepath.Join(dir, "part-snk-0-7"))
-	if !errors.Is(err, ErrTxnLost) || err.Error() != want {
+	if !errors.Is(err, weir.ErrTransactionLost) || err.Error() != want {
 		t.Fatalf("err = %v, want %q", err, want)
 	}
 }
@@ -179,8 +181,8 @@ func TestOpenCleansLeftoversKeepsRestored(t *testing.T) {
 		".part-snk-10-4.inprogress", ".part-snk-2-0.inprogress", "notes.txt", "part-snk-1-9")
 	must(t, s2.Commit(t1))
 	must(t, s2.Commit(t1))
-	if err := s2.Commit(t0); !errors.Is(err, ErrTxnLost) {
-		t.Fatalf("commit of a cleaned leftover = %v, want ErrTxnLost", err)
+	if err := s2.Commit(t0); !errors.Is(err, weir.ErrTransactionLost) {
+		t.Fatalf("commit of a cleaned leftover = %v, want weir.ErrTransactionLost", err)
 	}
 	if got := begin(t, s2); got != (Txn{Name: "part-snk-1-10", Seq: 10}) {
 		t.Fatalf("next txn = %+v, want seq 10, after the visible part-snk-1-9", got)
@@ -310,8 +312,8 @@ func TestRandomExactOutput(t *testing.T) {
 					want = append(want, content[p.Name]...)
 				}
 				for _, p := range pending[n:] {
-					if err := s.Commit(p); !errors.Is(err, ErrTxnLost) {
-						t.Fatalf("seed %d: uncovered %s after restore: commit = %v, want ErrTxnLost", seed, p.Name, err)
+					if err := s.Commit(p); !errors.Is(err, weir.ErrTransactionLost) {
+						t.Fatalf("seed %d: uncovered %s after restore: commit = %v, want weir.ErrTransactionLost", seed, p.Name, err)
 					}
 				}
 				pending = nil

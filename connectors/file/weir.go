@@ -76,20 +76,8 @@ func (t *txSink[T]) Write(_ context.Context, txn Txn, batch []T) error {
 }
 
 func (t *txSink[T]) PreCommit(ctx context.Context, txn Txn) error { return t.s.PreCommit(txn) }
-func (t *txSink[T]) Commit(ctx context.Context, txn Txn) error {
-	err := t.s.Commit(txn)
-	if errors.Is(err, ErrTxnLost) {
-		return fmt.Errorf("%w: %w", err, weir.ErrTransactionLost)
-	}
-	return err
-}
-func (t *txSink[T]) Abort(ctx context.Context, txn Txn) error {
-	err := t.s.Abort(txn)
-	if errors.Is(err, ErrAlreadyCommitted) {
-		return fmt.Errorf("%w: %w", err, weir.ErrAlreadyCommitted)
-	}
-	return err
-}
+func (t *txSink[T]) Commit(ctx context.Context, txn Txn) error    { return t.s.Commit(txn) }
+func (t *txSink[T]) Abort(ctx context.Context, txn Txn) error     { return t.s.Abort(txn) }
 
 func (t *txSink[T]) Close(context.Context) error {
 	if t.s == nil {

@@ -36,7 +36,7 @@
 //  4. When the checkpoint completes, Commit runs COMMIT PREPARED. If the
 //     id is no longer prepared, the marker row decides: visible means a
 //     previous Commit got there (success), absent means the data is lost
-//     (ErrTxnLost). If the answer never comes, see "Commits with an
+//     (weir.ErrTransactionLost). If the answer never comes, see "Commits with an
 //     unknown outcome" below.
 //  5. A restore commits the transactions its checkpoint pre-committed and
 //     aborts the one it recorded as open (ROLLBACK PREPARED if it got
@@ -65,7 +65,7 @@
 //     back by hand. The marker row tells which: it is visible exactly when
 //     the transaction committed. Committed means done (nothing is sent
 //     twice); rolled back means the rows are lost, and Commit fails with
-//     ErrTxnLost, which fails the job rather than hide the loss.
+//     weir.ErrTransactionLost, which fails the job rather than hide the loss.
 //
 // The list is read first and the marker second, in separate statements,
 // so that a commit still finishing in the old session cannot look like a

@@ -10,12 +10,6 @@ import (
 	"github.com/weirstream/weir"
 )
 
-// ErrTxnLost is wrapped by Commit when a transaction is neither prepared
-// nor committed: its rows are gone (rolled back by hand, or the job
-// restored a checkpoint written against another database), and a silent
-// success would hide the loss.
-var ErrTxnLost = errors.New("postgres sink: transaction lost")
-
 // ExactlyOnce returns a factory of exactly-once PostgreSQL sinks for
 // weir.SinkToTransactional. Each subtask writes the rows of one checkpoint
 // interval in one transaction on a connection of its own: row appends the
@@ -254,8 +248,8 @@ func (s *exactlyOnce[T]) Commit(ctx context.Context, txn Txn) error {
 	case committed:
 		return nil
 	}
-	return fmt.Errorf("commit %s on %s: neither prepared nor committed (no marker row in %s): %w (%w); it was rolled back outside this job, or the checkpoint belongs to another database",
-		txn.GID, s.server, s.cfg.markerTable, ErrTxnLost, weir.ErrTransactionLost)
+	return fmt.Errorf("commit %s on %s: neither prepared nor committed (no marker row in %s): %w; it was rolled back outside this job, or the checkpoint belongs to another database",
+		txn.GID, s.server, s.cfg.markerTable, weir.ErrTransactionLost)
 }
 
 // Abort discards txn: the open transaction is rolled back on its

@@ -160,15 +160,15 @@ func TestCaseB_CrashAroundCommit(t *testing.T) {
 }
 
 // TestCommitLost: committing a transaction that is neither prepared nor
-// committed fails naming it, with ErrTxnLost.
+// committed fails naming it, with weir.ErrTransactionLost.
 func TestCommitLost(t *testing.T) {
 	db, prefix, table := protocolTable(t)
 	s := newIDSink(t, prefix, table, 0, 1)
 	txn := s.prepare(1)
 	exec(t, db, "ROLLBACK PREPARED "+quoteLiteral(txn.GID)) // by hand
 	err := s.Commit(context.Background(), txn)
-	if !errors.Is(err, ErrTxnLost) || !strings.Contains(err.Error(), txn.GID) {
-		t.Fatalf("Commit of a transaction rolled back by hand = %v, want ErrTxnLost naming %s", err, txn.GID)
+	if !errors.Is(err, weir.ErrTransactionLost) || !strings.Contains(err.Error(), txn.GID) {
+		t.Fatalf("Commit of a transaction rolled back by hand = %v, want weir.ErrTransactionLost naming %s", err, txn.GID)
 	}
 	s.must("abort of a rolled back transaction", s.Abort(context.Background(), txn))
 	wantIDs(t, db, table)

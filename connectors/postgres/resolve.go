@@ -46,7 +46,7 @@ const (
 //     COMMIT/ROLLBACK PREPARED touches its gids (Open's clean-up rolls back
 //     only leftovers no checkpoint lists), so "gone without marker" after
 //     a COMMIT means someone rolled it back by hand: Commit reports
-//     ErrTxnLost, as it does when the first answer says so.
+//     weir.ErrTransactionLost, as it does when the first answer says so.
 //
 // The two questions are two statements, in that order, each with its own
 // snapshot. One statement asking both would be wrong: its snapshot could
