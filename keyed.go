@@ -2,6 +2,7 @@ package weir
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -44,7 +45,8 @@ func KeyBy[T any, K comparable](s Stream[T], key func(T) K) Keyed[K, T] {
 type KeyedProcessFunction[K comparable, T, U any] interface {
 	// Open registers state (GetValueState, …) and runs once per subtask
 	// and attempt, after the state was restored. ctx is cancelled when the
-	// task is.
+	// task is. No key is current in Open: writing keyed state there fails
+	// the job, naming the state.
 	Open(ctx context.Context, kc *KeyedContext[K]) error
 	// ProcessElement handles one record of key kc.CurrentKey(), emitting
 	// into out. It runs on the hot path: it should not block.
@@ -336,6 +338,16 @@ func (o *processOp[K, T, U]) Open(ctx context.Context, oc *runtime.OperatorConte
 			// A state the restored bytes do not fit fails its
 			// registration, and the function passes that on.
 			err = restoreFailure(fmt.Errorf("operator %q: %w", oc.UID, err))
+		}
+		return err
+	}
+	if err := o.backend.Err(); err != nil {
+		// No key is current in Open, and the backends refuse keyed state
+		// writes without one: a bug in the function that a restart would
+		// meet again.
+		err = fmt.Errorf("operator %q: %w", oc.UID, err)
+		if errors.Is(err, state.ErrNoCurrentKey) {
+			err = runtime.Unrecoverable(err)
 		}
 		return err
 	}

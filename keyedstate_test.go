@@ -222,3 +222,57 @@ func TestTimersSurviveRestore(t *testing.T) {
 	}
 	t.Logf("cancelled after %v; timers fired: %d in the first run, %d in the second (restored)", cancelledAfter, fired1.Load(), fired2.Load())
 }
+
+// writesInOpen writes its state in Open, where no key is current.
+type writesInOpen struct {
+	total weir.ValueState[int64]
+}
+
+func (w *writesInOpen) Open(_ context.Context, kc *weir.KeyedContext[int64]) (err error) {
+	if w.total, err = weir.GetValueState[int64](kc, "total"); err != nil {
+		return err
+	}
+	w.total.Update(0) // no key: refused
+	return nil
+}
+
+func (w *writesInOpen) ProcessElement(v int64, _ *weir.KeyedContext[int64], out *weir.Collector[int64]) error {
+	t, _ := w.total.Value()
+	w.total.Update(t + v)
+	out.Collect(t + v)
+	return nil
+}
+
+// TestStateWriteInOpenFails: a keyed state written in Open, where no key
+// is current, fails the job at once (a restart would meet it again), with
+// an error naming the operator and the state and saying where keyed state
+// can be used, on both backends; before, the write landed under the zero
+// key.
+func TestStateWriteInOpenFails(t *testing.T) {
+	for _, backend := range []string{weir.HeapStateBackend, weir.LSMStateBackend} {
+		t.Run(backend, func(t *testing.T) {
+			env, log := newEnv(testConfig(t, 1, "0", weir.StateBackendType, backend))
+			src := weir.FromSource(env, datagen.New(func(i int64) int64 { return i }, datagen.WithCount(10)))
+			keyed := weir.KeyBy(src, func(v int64) int64 { return v % 3 })
+			sums := weir.Process(keyed, func() weir.KeyedProcessFunction[int64, int64, int64] { return &writesInOpen{} }).UID("sums")
+			weir.SinkTo(sums, func() weir.Sink[int64] { return discard{} })
+			job, err := env.Start(t.Context(), "open-write")
+			if err != nil {
+				t.Fatal(err)
+			}
+			err = job.Wait()
+			var jf *weir.JobFailedError
+			if !errors.As(err, &jf) {
+				t.Fatalf("Wait = %v, want a JobFailedError\nlog:\n%s", err, log)
+			}
+			for _, want := range []string{`operator "sums"`, `state "total"`, "no current key", "not in Open"} {
+				if !strings.Contains(err.Error(), want) {
+					t.Errorf("error %q does not say %q", err, want)
+				}
+			}
+			if jf.Restarts != 0 || job.Stats().Restarts != 0 {
+				t.Errorf("%d restarts, want 0: a restart cannot fix the function", jf.Restarts)
+			}
+		})
+	}
+}

@@ -16,6 +16,18 @@ import (
 // already belongs to a state of another kind or type.
 var ErrStateMismatch = errors.New("state kind or type mismatch")
 
+// ErrNoCurrentKey marks a write to keyed state while no key is current:
+// before the first SetCurrentKey, which is the keyed function's Open. The
+// write would land under the zero key (the heap backend) or nowhere (the
+// LSM backend), so the backends refuse it and report it through Err.
+var ErrNoCurrentKey = errors.New("keyed state written with no current key")
+
+// NoCurrentKey is the error of a write to the keyed state name with no
+// current key.
+func NoCurrentKey(name string) error {
+	return fmt.Errorf("state %q: %w: keyed state is per key, and a key is current only in ProcessElement and OnTimer (the record's or the timer's key), not in Open: register states in Open, use them in ProcessElement and OnTimer", name, ErrNoCurrentKey)
+}
+
 // KeyedBackend is the heap backend: it holds the keyed state and timers of
 // one keyed operator subtask for the key groups of its range in Go maps. It
 // is used only from the task's goroutine and takes no locks; only a
@@ -28,8 +40,12 @@ type KeyedBackend[K comparable] struct {
 
 	key K
 	h   uint32 // the current key's hash (hash(key))
-	seq uint64 // counts SetCurrentKey calls: a state's cached position is for one
-	cur int    // current key group, as an index from kgs.Start
+	// seq counts SetCurrentKey calls: a state's cached position is for
+	// one. It is noKey until the first, and the states' writes check it
+	// (one compare of a field next to the key and hash they load anyway)
+	// to refuse a write with no current key (NoCurrentKey).
+	seq uint64
+	cur int // current key group, as an index from kgs.Start
 	// hash is the keyed operator's stable key hash (keygroup.Hasher), which
 	// the tables use too, so that a record is hashed once.
 	hash func(K) uint32
@@ -44,6 +60,8 @@ type KeyedBackend[K comparable] struct {
 	events *Timers[K]   // event time
 
 	ttlNow func() int64 // the TTL clock (SetTTLClock)
+
+	err error // the first write with no current key (Err)
 
 	// pending holds restored bytes of states not registered yet.
 	pending map[string]*pendingState
@@ -81,7 +99,7 @@ func NewHashedKeyedBackend[K comparable](keys codec.Codec[K], kgs keygroup.Range
 		n:       kgs.Len(),
 		maxP:    maxParallelism,
 		cow:     &cow{},
-		seq:     1, // a state's cached position of sequence 0 is never valid
+		seq:     noKey, // a state's cached position of sequence 0 is never valid
 		hash:    hash,
 		states:  map[string]registered{},
 		pending: map[string]*pendingState{},
@@ -90,6 +108,17 @@ func NewHashedKeyedBackend[K comparable](keys codec.Codec[K], kgs keygroup.Range
 	b.events = newTimers(keys, kgs, EventTime, b.cow, b.hash, b.currentKey, b.SetCurrentKey)
 	InitKeyedSchemas[K](&b.SchemaTable)
 	return b
+}
+
+// noKey is KeyedBackend.seq before the first SetCurrentKey.
+const noKey = 1
+
+// refuse records a write to state name with no current key; the
+// operator finds it through Err.
+func (b *KeyedBackend[K]) refuse(name string) {
+	if b.err == nil {
+		b.err = NoCurrentKey(name)
+	}
 }
 
 func (b *KeyedBackend[K]) currentKey() (K, int) { return b.key, b.cur + b.kgs.Start }
@@ -102,8 +131,9 @@ func (b *KeyedBackend[K]) SetTTLClock(now func() int64) { b.ttlNow = now }
 // TTLClock returns the clock set by SetTTLClock, or nil.
 func (b *KeyedBackend[K]) TTLClock() func() int64 { return b.ttlNow }
 
-// Err is always nil: the heap backend's state accesses cannot fail.
-func (b *KeyedBackend[K]) Err() error { return nil }
+// Err returns the first write with no current key (ErrNoCurrentKey), or
+// nil: the heap backend's state accesses cannot fail otherwise.
+func (b *KeyedBackend[K]) Err() error { return b.err }
 
 // Close does nothing: the heap backend holds only memory.
 func (b *KeyedBackend[K]) Close() error { return nil }

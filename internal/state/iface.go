@@ -61,7 +61,9 @@ type Backend[K comparable] interface {
 	// store, or stored bytes that do not decode), or nil. State handles
 	// cannot return errors per call, so the operator checks Err after each
 	// batch of records and timers and fails the task, before any output of
-	// that batch leaves it. The heap backend never fails.
+	// that batch leaves it, and after the function's Open, where a write
+	// with no current key is refused (ErrNoCurrentKey). That refusal is
+	// the heap backend's only failure.
 	Err() error
 	// Close releases the backend's resources (the LSM backend's files).
 	// Call it after every snapshot was released.

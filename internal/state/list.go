@@ -104,11 +104,19 @@ func (s *listState[K, V]) Get() []V {
 }
 
 func (s *listState[K, V]) Add(v V) {
+	if s.b.seq == noKey {
+		s.b.refuse(s.name)
+		return
+	}
 	p, _ := s.tab.slot(s.b.cur, s.b.key, s.b.h)
 	*p = append(*p, v)
 }
 
 func (s *listState[K, V]) AddAll(vs []V) {
+	if s.b.seq == noKey {
+		s.b.refuse(s.name)
+		return
+	}
 	if len(vs) == 0 {
 		return
 	}
@@ -117,6 +125,10 @@ func (s *listState[K, V]) AddAll(vs []V) {
 }
 
 func (s *listState[K, V]) Update(vs []V) {
+	if s.b.seq == noKey {
+		s.b.refuse(s.name)
+		return
+	}
 	if len(vs) == 0 {
 		s.Clear()
 		return
@@ -124,4 +136,10 @@ func (s *listState[K, V]) Update(vs []V) {
 	s.tab.set(s.b.cur, s.b.key, s.b.h, append([]V(nil), vs...))
 }
 
-func (s *listState[K, V]) Clear() { s.tab.remove(s.b.cur, s.b.key, s.b.h) }
+func (s *listState[K, V]) Clear() {
+	if s.b.seq == noKey {
+		s.b.refuse(s.name)
+		return
+	}
+	s.tab.remove(s.b.cur, s.b.key, s.b.h)
+}

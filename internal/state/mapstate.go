@@ -139,9 +139,19 @@ func (s *mapState[K, UK, UV]) Get(k UK) (UV, bool) {
 	return v, ok
 }
 
-func (s *mapState[K, UK, UV]) Put(k UK, v UV) { s.writable()[k] = v }
+func (s *mapState[K, UK, UV]) Put(k UK, v UV) {
+	if s.b.seq == noKey {
+		s.b.refuse(s.name)
+		return
+	}
+	s.writable()[k] = v
+}
 
 func (s *mapState[K, UK, UV]) Remove(k UK) {
+	if s.b.seq == noKey {
+		s.b.refuse(s.name)
+		return
+	}
 	if _, ok := s.cell()[k]; !ok {
 		return
 	}
@@ -172,4 +182,10 @@ func (s *mapState[K, UK, UV]) All() iter.Seq2[UK, UV] {
 
 func (s *mapState[K, UK, UV]) Len() int { return len(s.cell()) }
 
-func (s *mapState[K, UK, UV]) Clear() { s.tab.remove(s.b.cur, s.b.key, s.b.h) }
+func (s *mapState[K, UK, UV]) Clear() {
+	if s.b.seq == noKey {
+		s.b.refuse(s.name)
+		return
+	}
+	s.tab.remove(s.b.cur, s.b.key, s.b.h)
+}

@@ -82,6 +82,10 @@ func (s *reducingState[K, V]) Get() (V, bool) { return s.tab.get(s.b.cur, s.b.ke
 
 // Add probes the table once: reduce runs on the entry in place.
 func (s *reducingState[K, V]) Add(v V) {
+	if s.b.seq == noKey {
+		s.b.refuse(s.name)
+		return
+	}
 	if p, ok := s.tab.slot(s.b.cur, s.b.key, s.b.h); ok {
 		*p = s.reduce(*p, v)
 	} else {
@@ -89,4 +93,10 @@ func (s *reducingState[K, V]) Add(v V) {
 	}
 }
 
-func (s *reducingState[K, V]) Clear() { s.tab.remove(s.b.cur, s.b.key, s.b.h) }
+func (s *reducingState[K, V]) Clear() {
+	if s.b.seq == noKey {
+		s.b.refuse(s.name)
+		return
+	}
+	s.tab.remove(s.b.cur, s.b.key, s.b.h)
+}

@@ -102,6 +102,10 @@ func (s *valueState[K, V]) Value() (V, bool) {
 // Update writes where Value found the value if neither the current key nor
 // the table's layout changed since: a read-modify-write probes once.
 func (s *valueState[K, V]) Update(v V) {
+	if s.b.seq == noKey {
+		s.b.refuse(s.name)
+		return
+	}
 	t := s.tab.writable(s.b.cur) // a copy-on-write clone keeps positions
 	if s.hit.seq == s.b.seq && s.hit.moves == t.moves {
 		t.slots[s.hit.pos].v = v
@@ -111,7 +115,13 @@ func (s *valueState[K, V]) Update(v V) {
 	*p = v
 }
 
-func (s *valueState[K, V]) Clear() { s.tab.remove(s.b.cur, s.b.key, s.b.h) }
+func (s *valueState[K, V]) Clear() {
+	if s.b.seq == noKey {
+		s.b.refuse(s.name)
+		return
+	}
+	s.tab.remove(s.b.cur, s.b.key, s.b.h)
+}
 
 // appendIgnoring adapts a codec's Append to a core's encS.
 func appendIgnoring[V any](c codec.Codec[V]) func([]byte, V, *entrySorter) []byte {

@@ -126,7 +126,10 @@ func Open[K comparable](keys codec.Codec[K], kgs keygroup.Range, maxParallelism 
 	}
 	b.timers = state.NewTimers(keys, kgs, state.ProcessingTime, b.currentKey, b.SetCurrentKey)
 	b.events = state.NewTimers(keys, kgs, state.EventTime, b.currentKey, b.SetCurrentKey)
-	b.SetCurrentKey(*new(K), kgs.Start)
+	// No key is current until the first SetCurrentKey: b.cur stays nil,
+	// so that the states refuse writes (keyed); the key group is in range
+	// for the timers, as the heap backend's.
+	b.kg = kgs.Start
 	return b, nil
 }
 

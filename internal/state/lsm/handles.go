@@ -4,6 +4,7 @@ import (
 	"errors"
 
 	"github.com/cockroachdb/pebble/v2"
+	"github.com/weirstream/weir/internal/state"
 )
 
 // The raw handles act on the backend's current key. They go through the
@@ -16,6 +17,26 @@ import (
 func (b *Backend[K]) keyOf(sid uint16) []byte {
 	setSID(b.cur, sid)
 	return b.cur
+}
+
+// keyed reports whether a key is current: b.cur is nil until the first
+// SetCurrentKey, that is in the keyed function's Open. There a read finds
+// nothing and a write is refused, reported through Err
+// (state.NoCurrentKey), since it belongs to no key.
+func (b *Backend[K]) keyed(sid uint16, write bool) bool {
+	if b.cur != nil {
+		return true
+	}
+	if write && b.err == nil {
+		name := "?"
+		for n, r := range b.states {
+			if r.sid == sid {
+				name = n
+			}
+		}
+		b.err = state.NoCurrentKey(name)
+	}
+	return false
 }
 
 // get copies key's value into b.val.
@@ -52,10 +73,26 @@ type valueHandle[K comparable] struct {
 	sid uint16
 }
 
-func (h *valueHandle[K]) Get() ([]byte, bool) { return h.b.bget(h.b.keyOf(h.sid), 0) }
-func (h *valueHandle[K]) Put(v []byte)        { h.b.bput(h.b.keyOf(h.sid), v, 0) }
-func (h *valueHandle[K]) Delete()             { h.b.bdel(h.b.keyOf(h.sid), 0) }
-func (h *valueHandle[K]) Fail(err error)      { h.b.fail(err) }
+func (h *valueHandle[K]) Get() ([]byte, bool) {
+	if !h.b.keyed(h.sid, false) {
+		return nil, false
+	}
+	return h.b.bget(h.b.keyOf(h.sid), 0)
+}
+
+func (h *valueHandle[K]) Put(v []byte) {
+	if h.b.keyed(h.sid, true) {
+		h.b.bput(h.b.keyOf(h.sid), v, 0)
+	}
+}
+
+func (h *valueHandle[K]) Delete() {
+	if h.b.keyed(h.sid, true) {
+		h.b.bdel(h.b.keyOf(h.sid), 0)
+	}
+}
+
+func (h *valueHandle[K]) Fail(err error) { h.b.fail(err) }
 
 // listHandle serves list states: one store key per key, whose value is a
 // frame sequence; Append is a merge (see listMerger).
@@ -64,11 +101,32 @@ type listHandle[K comparable] struct {
 	sid uint16
 }
 
-func (h *listHandle[K]) Get() ([]byte, bool)  { return h.b.bget(h.b.keyOf(h.sid), 0) }
-func (h *listHandle[K]) Put(frames []byte)    { h.b.bput(h.b.keyOf(h.sid), frames, 0) }
-func (h *listHandle[K]) Delete()              { h.b.bdel(h.b.keyOf(h.sid), 0) }
-func (h *listHandle[K]) Fail(err error)       { h.b.fail(err) }
-func (h *listHandle[K]) Append(frames []byte) { h.b.bappend(h.b.keyOf(h.sid), frames) }
+func (h *listHandle[K]) Get() ([]byte, bool) {
+	if !h.b.keyed(h.sid, false) {
+		return nil, false
+	}
+	return h.b.bget(h.b.keyOf(h.sid), 0)
+}
+
+func (h *listHandle[K]) Put(frames []byte) {
+	if h.b.keyed(h.sid, true) {
+		h.b.bput(h.b.keyOf(h.sid), frames, 0)
+	}
+}
+
+func (h *listHandle[K]) Delete() {
+	if h.b.keyed(h.sid, true) {
+		h.b.bdel(h.b.keyOf(h.sid), 0)
+	}
+}
+
+func (h *listHandle[K]) Fail(err error) { h.b.fail(err) }
+
+func (h *listHandle[K]) Append(frames []byte) {
+	if h.b.keyed(h.sid, true) {
+		h.b.bappend(h.b.keyOf(h.sid), frames)
+	}
+}
 
 // mapHandle serves map states: one store key per (key, user key), under
 // the key's store key as prefix.
@@ -85,10 +143,29 @@ func (h *mapHandle[K]) entry(uk []byte) ([]byte, int) {
 	return h.b.mkey, len(p)
 }
 
-func (h *mapHandle[K]) Get(uk []byte) ([]byte, bool) { k, p := h.entry(uk); return h.b.bget(k, p) }
-func (h *mapHandle[K]) Put(uk, v []byte)             { k, p := h.entry(uk); h.b.bput(k, v, p) }
-func (h *mapHandle[K]) Delete(uk []byte)             { k, p := h.entry(uk); h.b.bdel(k, p) }
-func (h *mapHandle[K]) Fail(err error)               { h.b.fail(err) }
+func (h *mapHandle[K]) Get(uk []byte) ([]byte, bool) {
+	if !h.b.keyed(h.sid, false) {
+		return nil, false
+	}
+	k, p := h.entry(uk)
+	return h.b.bget(k, p)
+}
+
+func (h *mapHandle[K]) Put(uk, v []byte) {
+	if h.b.keyed(h.sid, true) {
+		k, p := h.entry(uk)
+		h.b.bput(k, v, p)
+	}
+}
+
+func (h *mapHandle[K]) Delete(uk []byte) {
+	if h.b.keyed(h.sid, true) {
+		k, p := h.entry(uk)
+		h.b.bdel(k, p)
+	}
+}
+
+func (h *mapHandle[K]) Fail(err error) { h.b.fail(err) }
 
 // bounds returns the current key's entry range, copied: fn may use other
 // states while an iterator holds the bounds.
@@ -98,6 +175,9 @@ func (h *mapHandle[K]) bounds() (lo, hi []byte) {
 }
 
 func (h *mapHandle[K]) Iterate(fn func(uk, v []byte) bool) {
+	if !h.b.keyed(h.sid, false) {
+		return
+	}
 	lo, hi := h.bounds()
 	h.b.flushGroup(lo)
 	it, err := h.b.db.NewIter(&pebble.IterOptions{LowerBound: lo, UpperBound: hi})
@@ -128,6 +208,9 @@ func (h *mapHandle[K]) Iterate(fn func(uk, v []byte) bool) {
 // Clear deletes the key's entries with one range tombstone instead of
 // reading them.
 func (h *mapHandle[K]) Clear() {
+	if !h.b.keyed(h.sid, true) {
+		return
+	}
 	lo, hi := h.bounds()
 	h.b.dropGroup(lo)
 	if err := h.b.db.DeleteRange(lo, hi, pebble.NoSync); err != nil {
