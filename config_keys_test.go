@@ -4,7 +4,7 @@ import (
 	"testing"
 
 	"github.com/weirstream/weir/internal/config"
-	"github.com/weirstream/weir/internal/runtime"
+	"github.com/weirstream/weir/internal/jobstatus"
 )
 
 // TestConfigKeyConstants keeps the public key and value constants equal
@@ -32,12 +32,12 @@ func TestConfigKeyConstants(t *testing.T) {
 		{RestartFixedDelay, config.RestartFixed},
 		{RestartExponentialDelay, config.RestartExpDelay},
 		{RestartFailureRate, config.RestartFailRate},
-		{JobCreated, string(runtime.StateCreated)},
-		{JobRunning, string(runtime.StateRunning)},
-		{JobRestarting, string(runtime.StateRestarting)},
-		{JobFinished, string(runtime.StateFinished)},
-		{JobFailed, string(runtime.StateFailed)},
-		{JobCanceled, string(runtime.StateCanceled)},
+		{JobCreated, string(jobstatus.StateCreated)},
+		{JobRunning, string(jobstatus.StateRunning)},
+		{JobRestarting, string(jobstatus.StateRestarting)},
+		{JobFinished, string(jobstatus.StateFinished)},
+		{JobFailed, string(jobstatus.StateFailed)},
+		{JobCanceled, string(jobstatus.StateCanceled)},
 	} {
 		if c[0] != c[1] {
 			t.Errorf("public constant %q, engine %q", c[0], c[1])

@@ -172,9 +172,9 @@ func (e *Env) Start(ctx context.Context, name string) (*Job, error) {
 	// The status is the Env's (app's progress line and REST API hold it
 	// before they start the job), so a second run starts it over; the
 	// previous Job keeps its final Stats.
-	e.p.Status.Reset()
+	e.p.ResetStatus()
 	ctx, cancel := context.WithCancel(ctx)
-	j := &Job{env: e, name: name, status: e.p.Status, cancel: cancel, done: make(chan struct{})}
+	j := &Job{env: e, name: name, status: e.p.Status, control: e.p.Control, cancel: cancel, done: make(chan struct{})}
 	e.running = j
 	go func() {
 		defer close(j.done)

@@ -6,7 +6,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/weirstream/weir/internal/runtime"
+	"github.com/weirstream/weir/internal/jobstatus"
 )
 
 // Job is a running job, returned by Env.Start. Its methods are safe for
@@ -14,10 +14,12 @@ import (
 type Job struct {
 	env    *Env
 	name   string
-	status *runtime.JobStatus
+	status *jobstatus.JobStatus
 	cancel context.CancelFunc
 	done   chan struct{}
 	err    error // set before done closes
+	// control takes Checkpoint, Savepoint and Stop to the running attempt.
+	control jobstatus.Control
 	// final is the Stats of the ended job, set before done closes: the
 	// status is the Env's and starts over when the Env runs again.
 	final atomic.Pointer[JobStats]
@@ -56,7 +58,7 @@ var ErrNotRunning = errors.New("job is not running")
 // completes or fails later (see Stats). It fails with ErrNotRunning while
 // the job is not running (not yet, restarting, or ended).
 func (j *Job) Checkpoint(ctx context.Context) (int64, error) {
-	id, err := j.status.TriggerCheckpoint(ctx)
+	id, err := j.control.TriggerCheckpoint(ctx)
 	return int64(id), requestError(err)
 }
 
@@ -65,7 +67,7 @@ func (j *Job) Checkpoint(ctx context.Context) (int64, error) {
 // running; a job started with WithRestoreFrom(path) continues from there. It
 // fails with ErrNotRunning while the job is not running.
 func (j *Job) Savepoint(ctx context.Context, dir string) (string, error) {
-	path, err := j.status.TriggerSavepoint(ctx, dir)
+	path, err := j.control.TriggerSavepoint(ctx, dir)
 	return path, requestError(err)
 }
 
@@ -79,13 +81,13 @@ func (j *Job) Savepoint(ctx context.Context, dir string) (string, error) {
 // returns ctx's error but the job, which received the stop, goes on
 // stopping: Wait tells how it ended.
 func (j *Job) Stop(ctx context.Context, savepointDir string) (string, error) {
-	path, err := j.status.StopWithSavepoint(ctx, savepointDir)
+	path, err := j.control.StopWithSavepoint(ctx, savepointDir)
 	return path, requestError(err)
 }
 
 // requestError makes the runtime's not-running error match ErrNotRunning.
 func requestError(err error) error {
-	if err != nil && errors.Is(err, runtime.ErrNotRunning) {
+	if err != nil && errors.Is(err, jobstatus.ErrNotRunning) {
 		return notRunning{err}
 	}
 	return err

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/weirstream/weir/internal/runtime"
+	"github.com/weirstream/weir/internal/jobstatus"
 )
 
 // progress prints one status line per second while a job runs: records
@@ -16,7 +16,7 @@ import (
 // instead of checkpoints.
 type progress struct {
 	out   io.Writer
-	st    *runtime.JobStatus
+	st    *jobstatus.JobStatus
 	weak  bool
 	start time.Time
 	stop  chan struct{}
@@ -26,7 +26,7 @@ type progress struct {
 
 // startProgress starts the line on out if out is a terminal and quiet is
 // false; weak selects the line of WEAKLY_CONSISTENT mode.
-func startProgress(out io.Writer, st *runtime.JobStatus, weak, quiet bool) *progress {
+func startProgress(out io.Writer, st *jobstatus.JobStatus, weak, quiet bool) *progress {
 	p := &progress{out: out, st: st, weak: weak, start: time.Now(), stop: make(chan struct{}), done: make(chan struct{})}
 	if f, ok := out.(*os.File); ok {
 		if fi, err := f.Stat(); err == nil && fi.Mode()&os.ModeCharDevice != 0 {

@@ -20,9 +20,9 @@ import (
 	"github.com/weirstream/weir/internal/config"
 	"github.com/weirstream/weir/internal/dashboard"
 	"github.com/weirstream/weir/internal/hooks"
+	"github.com/weirstream/weir/internal/jobstatus"
 	"github.com/weirstream/weir/internal/metrics"
 	"github.com/weirstream/weir/internal/rest"
-	"github.com/weirstream/weir/internal/runtime"
 )
 
 // restFlags are the REST API flags of a local run.
@@ -44,10 +44,11 @@ type envJob struct {
 	cancel func()
 }
 
-func (j envJob) ID() string                 { return j.name }
-func (j envJob) Name() string               { return j.name }
-func (j envJob) Status() *runtime.JobStatus { return jobStatus(j.env) }
-func (j envJob) Config() *config.Config     { return hooks.Config(j.env.Config()) }
+func (j envJob) ID() string                   { return j.name }
+func (j envJob) Name() string                 { return j.name }
+func (j envJob) Status() *jobstatus.JobStatus { return jobStatus(j.env) }
+func (j envJob) Control() jobstatus.Control   { return hooks.Plan(j.env).Control }
+func (j envJob) Config() *config.Config       { return hooks.Config(j.env.Config()) }
 
 // Cancel makes the local run cancel its job (rest.Canceler).
 func (j envJob) Cancel() { j.cancel() }

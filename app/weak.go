@@ -7,7 +7,7 @@ import (
 	"github.com/weirstream/weir/internal/cluster/pb"
 	"github.com/weirstream/weir/internal/config"
 	"github.com/weirstream/weir/internal/hooks"
-	"github.com/weirstream/weir/internal/runtime"
+	"github.com/weirstream/weir/internal/jobstatus"
 )
 
 // weakMode reports whether cfg selects WEAKLY_CONSISTENT checkpointing
@@ -32,7 +32,7 @@ type WeakFigures struct {
 }
 
 // weakFiguresOf reads a local job's accounting from its status.
-func weakFiguresOf(w *runtime.WeakStats) *WeakFigures {
+func weakFiguresOf(w *jobstatus.WeakStats) *WeakFigures {
 	return &WeakFigures{Failures: w.Failures.Load(), TaskRestarts: w.TaskRestarts.Load(), Replayed: w.Replayed.Load(),
 		Lost: w.Lost.Load(), Duplicated: w.Duplicated.Load()}
 }

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/weirstream/weir/internal/cluster/pb"
-	"github.com/weirstream/weir/internal/runtime"
+	"github.com/weirstream/weir/internal/jobstatus"
 )
 
 // The weak failover line names each counter in the words, and the
@@ -15,7 +15,7 @@ import (
 // there are) and task restarts, not the job's checkpoints and restarts,
 // which repeat them.
 func TestWeakLines(t *testing.T) {
-	st := &runtime.JobStatus{}
+	st := &jobstatus.JobStatus{}
 	w := &st.Weak
 	w.Failures.Store(3)
 	w.TaskRestarts.Store(4)

@@ -13,7 +13,7 @@ import (
 	"github.com/weirstream/weir/connectors/datagen"
 	"github.com/weirstream/weir/internal/config"
 	"github.com/weirstream/weir/internal/hooks"
-	"github.com/weirstream/weir/internal/runtime"
+	"github.com/weirstream/weir/internal/jobstatus"
 )
 
 func testEnv(t *testing.T, p int, extra map[string]string) *weir.Env {
@@ -52,10 +52,11 @@ func runUntilStopped(t *testing.T, p int, from string) string {
 	go func() {
 		defer close(done)
 		st := hooks.Plan(env).Status
-		for st.CompletedCheckpoints.Load() < 4 && st.State() != runtime.StateFailed {
+		ctl := hooks.Plan(env).Control
+		for st.CompletedCheckpoints.Load() < 4 && st.State() != jobstatus.StateFailed {
 			time.Sleep(5 * time.Millisecond)
 		}
-		sp, spErr = st.StopWithSavepoint(context.Background(), filepath.Join(t.TempDir(), "sp"))
+		sp, spErr = ctl.StopWithSavepoint(context.Background(), filepath.Join(t.TempDir(), "sp"))
 	}()
 	if err := env.Execute(context.Background(), "gen"); err != nil {
 		t.Fatalf("parallelism %d from %q: %v", p, from, err)
@@ -103,15 +104,16 @@ func TestStopAnsweredWhenJobEnded(t *testing.T) {
 	res := make(chan error, 1)
 	go func() { res <- env.Execute(context.Background(), "gen") }()
 	st := hooks.Plan(env).Status
-	for st.State() != runtime.StateRunning {
+	ctl := hooks.Plan(env).Control
+	for st.State() != jobstatus.StateRunning {
 		time.Sleep(5 * time.Millisecond)
 	}
 	armed.Store(true)
-	sp, err := st.StopWithSavepoint(context.Background(), filepath.Join(t.TempDir(), "sp"))
+	sp, err := ctl.StopWithSavepoint(context.Background(), filepath.Join(t.TempDir(), "sp"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s := st.State(); s != runtime.StateFinished {
+	if s := st.State(); s != jobstatus.StateFinished {
 		t.Fatalf("stop answered (%s) while the job is %s", sp, s)
 	}
 	if err := <-res; err != nil {

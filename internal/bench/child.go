@@ -22,7 +22,7 @@ import (
 	"github.com/weirstream/weir"
 	"github.com/weirstream/weir/internal/config"
 	"github.com/weirstream/weir/internal/hooks"
-	"github.com/weirstream/weir/internal/runtime"
+	"github.com/weirstream/weir/internal/jobstatus"
 )
 
 // Checkpoint modes of the benches, as the JSON names them.
@@ -168,15 +168,15 @@ func procStatusBytes(field string) int64 {
 // running job. The job's history keeps only the last ten, so it polls
 // more often than checkpoints complete.
 type checkpointCollector struct {
-	status *runtime.JobStatus
+	status *jobstatus.JobStatus
 	mu     sync.Mutex
-	seen   map[int64]runtime.CheckpointStats
+	seen   map[int64]jobstatus.CheckpointStats
 	stop   chan struct{}
 	done   chan struct{}
 }
 
-func collectCheckpoints(s *runtime.JobStatus) *checkpointCollector {
-	c := &checkpointCollector{status: s, seen: map[int64]runtime.CheckpointStats{}, stop: make(chan struct{}), done: make(chan struct{})}
+func collectCheckpoints(s *jobstatus.JobStatus) *checkpointCollector {
+	c := &checkpointCollector{status: s, seen: map[int64]jobstatus.CheckpointStats{}, stop: make(chan struct{}), done: make(chan struct{})}
 	go func() {
 		defer close(c.done)
 		tick := time.NewTicker(100 * time.Millisecond)
@@ -199,26 +199,26 @@ func (c *checkpointCollector) poll() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for _, h := range hist {
-		if h.Status == runtime.CheckpointCompleted && h.Kind == "periodic" {
+		if h.Status == jobstatus.CheckpointCompleted && h.Kind == "periodic" {
 			c.seen[int64(h.ID)] = h
 		}
 	}
 }
 
 // finish stops polling and returns the checkpoints by id.
-func (c *checkpointCollector) finish() []runtime.CheckpointStats {
+func (c *checkpointCollector) finish() []jobstatus.CheckpointStats {
 	close(c.stop)
 	<-c.done
-	out := make([]runtime.CheckpointStats, 0, len(c.seen))
+	out := make([]jobstatus.CheckpointStats, 0, len(c.seen))
 	for _, h := range c.seen {
 		out = append(out, h)
 	}
-	slices.SortFunc(out, func(a, b runtime.CheckpointStats) int { return int(a.ID - b.ID) })
+	slices.SortFunc(out, func(a, b jobstatus.CheckpointStats) int { return int(a.ID - b.ID) })
 	return out
 }
 
 // summarize fills a mode's checkpoint figures from its checkpoints.
-func summarize(r *modeResult, cps []runtime.CheckpointStats) {
+func summarize(r *modeResult, cps []jobstatus.CheckpointStats) {
 	r.Checkpoints = len(cps)
 	if len(cps) == 0 {
 		return

@@ -11,7 +11,7 @@ import (
 	"github.com/weirstream/weir"
 	"github.com/weirstream/weir/internal/config"
 	"github.com/weirstream/weir/internal/hooks"
-	"github.com/weirstream/weir/internal/runtime"
+	"github.com/weirstream/weir/internal/jobstatus"
 )
 
 // latencyRunConfig is one run of the latency job.
@@ -32,7 +32,7 @@ type latencyRunResult struct {
 	arrival, commit *latencyHist
 	all             int64 // records that reached the sinks, measured or not
 	aborted         int64 // measured records whose transaction was aborted (the cancel at the end)
-	checkpoints     []runtime.CheckpointStats
+	checkpoints     []jobstatus.CheckpointStats
 	failed          int64
 	failures        []string      // reasons of the failed checkpoints still in the job's history
 	cpu             time.Duration // the process's CPU time during the run
@@ -105,7 +105,7 @@ func runLatencyJob(ctx context.Context, o latencyRunConfig) (latencyRunResult, e
 		schedP99Ms: schedQuantile(sched0, sched1, 0.99), schedP999Ms: schedQuantile(sched0, sched1, 0.999),
 		runQueueNs: sched1.runDelayNs - sched0.runDelayNs, wake: wake}
 	for _, c := range hooks.Plan(env).Status.Checkpoints(time.Now()) {
-		if c.Status == runtime.CheckpointFailed {
+		if c.Status == jobstatus.CheckpointFailed {
 			r.failures = append(r.failures, fmt.Sprintf("checkpoint %d: %s", c.ID, c.FailureReason))
 		}
 	}

@@ -22,7 +22,7 @@ import (
 	"time"
 
 	"github.com/weirstream/weir/internal/cluster"
-	"github.com/weirstream/weir/internal/runtime"
+	"github.com/weirstream/weir/internal/jobstatus"
 )
 
 // benchTaskManagers is how many TaskManager processes bench shuffle starts,
@@ -251,7 +251,7 @@ func (c *benchCluster) ended(ctx context.Context, job string) (time.Time, error)
 		if j.GetName() != job {
 			continue
 		}
-		if runtime.JobState(j.GetState()) != runtime.StateFinished || j.GetEndUnixMillis() == 0 {
+		if jobstatus.JobState(j.GetState()) != jobstatus.StateFinished || j.GetEndUnixMillis() == 0 {
 			return time.Time{}, fmt.Errorf("bench shuffle: job %s is %s, not FINISHED: %s", job, j.GetState(), j.GetFailure())
 		}
 		return time.UnixMilli(j.GetEndUnixMillis()), nil

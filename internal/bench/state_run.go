@@ -13,7 +13,7 @@ import (
 	"github.com/weirstream/weir"
 	"github.com/weirstream/weir/internal/config"
 	"github.com/weirstream/weir/internal/hooks"
-	"github.com/weirstream/weir/internal/runtime"
+	"github.com/weirstream/weir/internal/jobstatus"
 )
 
 // One measured run of the state benchmark, in its own process (the parent
@@ -325,7 +325,7 @@ func (d *stateDriver) sleepUntil(t time.Time) error {
 // notified of it after the runtime recorded its statistics) and measures it.
 func (d *stateDriver) checkpoint(ph int, meter *uploadMeter) (stateCheckpoint, error) {
 	st := hooks.Plan(d.env).Status
-	id, err := st.TriggerCheckpoint(context.Background())
+	id, err := hooks.Plan(d.env).Control.TriggerCheckpoint(context.Background())
 	if err != nil {
 		return stateCheckpoint{}, fmt.Errorf("trigger the checkpoint after phase %d: %w", ph, err)
 	}
@@ -337,7 +337,7 @@ func (d *stateDriver) checkpoint(ph int, meter *uploadMeter) (stateCheckpoint, e
 		case c := <-d.ctl.completed:
 			done = c >= int64(id)
 		case <-look.C:
-			if s, ok := checkpointStats(st, int64(id)); ok && s.Status == runtime.CheckpointFailed {
+			if s, ok := checkpointStats(st, int64(id)); ok && s.Status == jobstatus.CheckpointFailed {
 				return stateCheckpoint{}, fmt.Errorf("checkpoint %d after phase %d failed: %s", id, ph, s.FailureReason)
 			}
 		case <-d.done:
@@ -355,13 +355,13 @@ func (d *stateDriver) checkpoint(ph int, meter *uploadMeter) (stateCheckpoint, e
 	return stateCheckpoint{ID: int64(id), Phase: ph, DurationMs: float64(s.Duration) / 1e6, FullSizeBytes: s.StateSize, UploadedBytes: up}, nil
 }
 
-func checkpointStats(st *runtime.JobStatus, id int64) (runtime.CheckpointStats, bool) {
+func checkpointStats(st *jobstatus.JobStatus, id int64) (jobstatus.CheckpointStats, bool) {
 	for _, s := range st.Checkpoints(time.Now()) {
 		if int64(s.ID) == id {
 			return s, true
 		}
 	}
-	return runtime.CheckpointStats{}, false
+	return jobstatus.CheckpointStats{}, false
 }
 
 // ended turns the end of a job that should still run into an error.

@@ -17,7 +17,7 @@ import (
 
 	"github.com/weirstream/weir"
 	"github.com/weirstream/weir/internal/config"
-	"github.com/weirstream/weir/internal/runtime"
+	"github.com/weirstream/weir/internal/jobstatus"
 )
 
 // weakBufferTimeout is the buffer timeout of every bench weak job: short,
@@ -87,7 +87,7 @@ type weakChild struct {
 	RoundsPerSec   []float64 `json:"rounds_records_per_sec,omitempty"`
 }
 
-// weakCounts is runtime.WeakStats loaded.
+// weakCounts is jobstatus.WeakStats loaded.
 type weakCounts struct {
 	Failures           int64   `json:"failures"`
 	TaskRestarts       int64   `json:"task_restarts"`
@@ -102,7 +102,7 @@ type weakCounts struct {
 	LastRecoveryMs     float64 `json:"last_recovery_ms"`
 }
 
-func loadWeak(w *runtime.WeakStats) *weakCounts {
+func loadWeak(w *jobstatus.WeakStats) *weakCounts {
 	c := &weakCounts{
 		Failures: w.Failures.Load(), TaskRestarts: w.TaskRestarts.Load(), Replayed: w.Replayed.Load(),
 		Lost: w.Lost.Load(), Duplicated: w.Duplicated.Load(), Dropped: w.Dropped.Load(),
@@ -312,7 +312,7 @@ func (s *progressSampler) longestStall(i int, from, to time.Duration) time.Durat
 }
 
 // fillCheckpoints sets a child's checkpoint counts and median alignment.
-func fillCheckpoints(r *weakChild, cps []runtime.CheckpointStats, status *runtime.JobStatus, mode string) {
+func fillCheckpoints(r *weakChild, cps []jobstatus.CheckpointStats, status *jobstatus.JobStatus, mode string) {
 	r.Checkpoints = len(cps)
 	r.FailedCheckpoints = status.FailedCheckpoints.Load()
 	if len(cps) > 0 {

@@ -26,7 +26,7 @@ import (
 	"github.com/weirstream/weir"
 	"github.com/weirstream/weir/internal/config"
 	"github.com/weirstream/weir/internal/hooks"
-	"github.com/weirstream/weir/internal/runtime"
+	"github.com/weirstream/weir/internal/jobstatus"
 	"github.com/weirstream/weir/internal/vfs"
 )
 
@@ -117,10 +117,10 @@ func runWeakScale(o weakOptions, mode string) (weakChild, error) {
 // that were not periodic (the final checkpoint), so that the share is
 // over periodic checkpoints only. The history holds the last ten, which
 // is where a final checkpoint is.
-func failedNonPeriodic(s *runtime.JobStatus) int64 {
+func failedNonPeriodic(s *jobstatus.JobStatus) int64 {
 	var n int64
 	for _, c := range s.Checkpoints(time.Now()) {
-		if c.Status == runtime.CheckpointFailed && c.Kind != "periodic" {
+		if c.Status == jobstatus.CheckpointFailed && c.Kind != "periodic" {
 			n++
 		}
 	}

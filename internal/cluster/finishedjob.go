@@ -3,6 +3,7 @@ package cluster
 import (
 	"context"
 
+	"github.com/weirstream/weir/internal/jobstatus"
 	"github.com/weirstream/weir/internal/runtime"
 )
 
@@ -14,7 +15,7 @@ import (
 // leaves checkpoints a resubmission is refused for, never a record that
 // makes the next JobManager run the job again without them.)
 func (m *jobManager) discardFinished(j *managedJob) {
-	if j.rec.State != runtime.StateFinished {
+	if j.rec.State != jobstatus.StateFinished {
 		return
 	}
 	jc := j.jc

@@ -17,6 +17,7 @@ import (
 	"github.com/weirstream/weir/internal/checkpoint"
 	"github.com/weirstream/weir/internal/cluster/pb"
 	"github.com/weirstream/weir/internal/config"
+	"github.com/weirstream/weir/internal/jobstatus"
 	"github.com/weirstream/weir/internal/runtime"
 	"github.com/weirstream/weir/internal/watermark"
 )
@@ -61,10 +62,12 @@ type jobManager struct {
 // managedJob is one job of the JobManager.
 type managedJob struct {
 	rec    jobRecord
-	status *runtime.JobStatus
+	status *jobstatus.JobStatus
 	conf   *config.Config
 	cj     *runtime.ClusterJob
 	cancel context.CancelFunc
+	// control takes the job's commands (REST) to its JobMaster.
+	control *runtime.JobControl
 	// canceled: a client cancelled the job, so its end is recorded even
 	// when the JobManager shuts down meanwhile.
 	canceled atomic.Bool
@@ -84,6 +87,14 @@ type managedJob struct {
 }
 
 var _ JobService = (*jobManager)(nil)
+
+// newEndedJob is a job recovered from its record that does not run in
+// this JobManager: its status stays CREATED and its commands answer that
+// it is not running.
+func newEndedJob(r jobRecord) *managedJob {
+	st := &jobstatus.JobStatus{}
+	return &managedJob{rec: r, status: st, control: runtime.NewJobControl(st), done: closedChan()}
+}
 
 func newJobManager(ctx context.Context, cfg JobManagerConfig) *jobManager {
 	return &jobManager{cfg: cfg, log: cfg.Logger, store: jobStore{dir: cfg.StateDir}, ctx: ctx, jobs: map[string]*managedJob{}, submitting: map[string]bool{}, ready: make(chan struct{})}
@@ -278,11 +289,11 @@ func (m *jobManager) start(rec jobRecord, sub *submission) (*managedJob, error) 
 	for k, v := range spec.Config {
 		_ = conf.Set(k, v) // validated by Resolve
 	}
-	st := &runtime.JobStatus{}
+	st := &jobstatus.JobStatus{}
 	jc.JobName = spec.Name
-	jc.Status = st
+	jc.Status, jc.Control = st, runtime.NewJobControl(st)
 	jc.Logger = m.log.With("job", spec.Name)
-	j := &managedJob{rec: rec, status: st, conf: conf, done: make(chan struct{}), jc: jc}
+	j := &managedJob{rec: rec, status: st, control: jc.Control, conf: conf, done: make(chan struct{}), jc: jc}
 	// Each run of the job (the submission, each recovery by a restarted
 	// JobManager) numbers its attempts from a base of its own, so a task
 	// left over from an earlier run, on a TaskManager that has not noticed
@@ -311,7 +322,7 @@ func (m *jobManager) start(rec jobRecord, sub *submission) (*managedJob, error) 
 		CrashPoint:         m.cfg.CrashPoint,
 		Slots:              &jobSlots{d: m.dispatcher(), job: spec.Name, released: m.slotsFreed},
 		SlotRequestTimeout: m.cfg.SlotRequestTimeout,
-		Reports:            func() []runtime.TaskStats { return m.reports(spec.Name, j) },
+		Reports:            func() []jobstatus.TaskStats { return m.reports(spec.Name, j) },
 		ResumeFrom:         checkpoint.ID(rec.FirstCheckpoint),
 	})
 	if err != nil {
@@ -323,7 +334,7 @@ func (m *jobManager) start(rec jobRecord, sub *submission) (*managedJob, error) 
 		j.rec.FirstCheckpoint = cj.FirstCheckpoint()
 	}
 	j.rec.Spec = cj.Spec()
-	j.rec.State = runtime.StateRunning
+	j.rec.State = jobstatus.StateRunning
 	if err := m.store.save(j.rec); err != nil {
 		return nil, err
 	}
@@ -364,7 +375,7 @@ func (m *jobManager) finished(j *managedJob, err error) {
 	}
 	j.rec.State = j.status.State()
 	if err != nil && !terminalState(j.rec.State) {
-		j.rec.State = runtime.StateFailed
+		j.rec.State = jobstatus.StateFailed
 	}
 	if err != nil && !errors.Is(err, context.Canceled) {
 		j.rec.Failure = err.Error()
@@ -400,7 +411,7 @@ func (m *jobManager) recover() {
 		}
 		if terminalState(r.State) {
 			m.mu.Lock()
-			m.jobs[r.Spec.Name] = &managedJob{rec: r, status: &runtime.JobStatus{}, done: closedChan()}
+			m.jobs[r.Spec.Name] = newEndedJob(r)
 			m.mu.Unlock()
 			continue
 		}
@@ -409,10 +420,12 @@ func (m *jobManager) recover() {
 			// storage outage), and the next JobManager tries again.
 			m.log.Error("recover job", "job", r.Spec.Name, "error", err)
 			disk := r
-			r.State, r.Ended = runtime.StateFailed, time.Now()
+			r.State, r.Ended = jobstatus.StateFailed, time.Now()
 			r.Failure = fmt.Sprintf("recovery failed: %v; its record is kept: start the JobManager again to retry, or cancel the job to give it up", err)
 			m.mu.Lock()
-			m.jobs[r.Spec.Name] = &managedJob{rec: r, status: &runtime.JobStatus{}, done: closedChan(), unrecovered: &disk}
+			j := newEndedJob(r)
+			j.unrecovered = &disk
+			m.jobs[r.Spec.Name] = j
 			m.mu.Unlock()
 			continue
 		}
@@ -427,7 +440,7 @@ func closedChan() chan struct{} {
 }
 
 // state returns the job's state and failure.
-func (j *managedJob) state() (runtime.JobState, string) {
+func (j *managedJob) state() (jobstatus.JobState, string) {
 	select {
 	case <-j.done:
 		j.mu.Lock()
@@ -437,7 +450,7 @@ func (j *managedJob) state() (runtime.JobState, string) {
 	}
 	s := j.status.State()
 	if s == "" {
-		s = runtime.StateCreated
+		s = jobstatus.StateCreated
 	}
 	return s, j.status.LastFailure()
 }
@@ -469,15 +482,15 @@ func reportedWatermark(wm *int64) int64 {
 
 // reports merges the job's task counters from the TaskManagers' latest
 // heartbeats.
-func (m *jobManager) reports(job string, j *managedJob) []runtime.TaskStats {
-	var out []runtime.TaskStats
+func (m *jobManager) reports(job string, j *managedJob) []jobstatus.TaskStats {
+	var out []jobstatus.TaskStats
 	for _, tm := range m.dispatcher().sessionList() {
 		for _, r := range tm.Reports() {
 			if r.GetJob() != job {
 				continue
 			}
 			e := execFromPB(r.GetExec())
-			out = append(out, runtime.TaskStats{
+			out = append(out, jobstatus.TaskStats{
 				Vertex: e.Task.Vertex, Subtask: e.Task.Subtask, Name: j.names[e.Task.Vertex],
 				RecordsIn: r.GetRecordsIn(), RecordsOut: r.GetRecordsOut(), BackPressured: r.GetBackPressured(),
 				AlignmentTime: time.Duration(r.GetAlignmentTimeNanos()), CreditsAvailable: int(r.GetCreditsAvailable()),
@@ -487,7 +500,7 @@ func (m *jobManager) reports(job string, j *managedJob) []runtime.TaskStats {
 			})
 		}
 	}
-	slices.SortFunc(out, func(a, b runtime.TaskStats) int {
+	slices.SortFunc(out, func(a, b jobstatus.TaskStats) int {
 		if a.Vertex != b.Vertex {
 			return a.Vertex - b.Vertex
 		}

@@ -17,9 +17,9 @@ import (
 
 	"github.com/weirstream/weir/internal/config"
 	"github.com/weirstream/weir/internal/dashboard"
+	"github.com/weirstream/weir/internal/jobstatus"
 	"github.com/weirstream/weir/internal/metrics"
 	"github.com/weirstream/weir/internal/rest"
-	"github.com/weirstream/weir/internal/runtime"
 )
 
 // jmREST is the JobManager's REST API and /metrics: every job it runs, the
@@ -40,10 +40,11 @@ type jmREST struct {
 // restJob is a managed job as the REST API sees it.
 type restJob struct{ j *managedJob }
 
-func (r restJob) ID() string                 { return r.j.rec.Spec.Name }
-func (r restJob) Name() string               { return r.j.rec.Spec.Name }
-func (r restJob) Status() *runtime.JobStatus { return r.j.status }
-func (r restJob) Config() *config.Config     { return r.j.conf }
+func (r restJob) ID() string                   { return r.j.rec.Spec.Name }
+func (r restJob) Name() string                 { return r.j.rec.Spec.Name }
+func (r restJob) Status() *jobstatus.JobStatus { return r.j.status }
+func (r restJob) Control() jobstatus.Control   { return r.j.control }
+func (r restJob) Config() *config.Config       { return r.j.conf }
 
 // startJobManagerREST binds the REST address (none if it is empty) and
 // serves 503 until lead or standby says what to serve.

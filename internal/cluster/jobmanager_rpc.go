@@ -10,7 +10,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/weirstream/weir/internal/cluster/pb"
-	"github.com/weirstream/weir/internal/runtime"
+	"github.com/weirstream/weir/internal/jobstatus"
 )
 
 // The client RPCs of the JobManager service: weir run (Submit, Wait),
@@ -31,7 +31,7 @@ func (m *jobManager) Submit(ctx context.Context, r *pb.SubmitRequest) (*pb.Submi
 	}
 	defer unreserve()
 	spec = m.withDefaultStorage(spec)
-	j, err := m.start(jobRecord{Spec: spec, State: runtime.StateCreated, Submitted: time.Now()}, &submission{rerun: r.GetRerun()})
+	j, err := m.start(jobRecord{Spec: spec, State: jobstatus.StateCreated, Submitted: time.Now()}, &submission{rerun: r.GetRerun()})
 	if err != nil {
 		return nil, status.Error(codes.InvalidArgument, err.Error())
 	}
@@ -169,11 +169,11 @@ func (m *jobManager) Cancel(ctx context.Context, r *pb.CancelRequest) (*pb.Cance
 		j.mu.Lock()
 		defer j.mu.Unlock()
 		rec := *j.unrecovered
-		rec.State, rec.Ended = runtime.StateCanceled, time.Now()
+		rec.State, rec.Ended = jobstatus.StateCanceled, time.Now()
 		if err := m.store.save(rec); err != nil {
 			return nil, status.Errorf(codes.Internal, "cancel job %s: %v", r.GetJob(), err)
 		}
-		j.rec.State, j.rec.Failure = runtime.StateCanceled, ""
+		j.rec.State, j.rec.Failure = jobstatus.StateCanceled, ""
 		j.unrecovered = nil
 	}
 	return &pb.CancelResponse{}, nil

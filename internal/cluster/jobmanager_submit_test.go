@@ -14,6 +14,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/weirstream/weir/internal/cluster/pb"
+	"github.com/weirstream/weir/internal/jobstatus"
 	"github.com/weirstream/weir/internal/runtime"
 	"github.com/weirstream/weir/internal/testutil"
 )
@@ -109,7 +110,7 @@ func TestClusterConcurrentSubmitsOfOneName(t *testing.T) {
 	if ok != 1 || refused != 1 {
 		t.Fatalf("%d submissions accepted, %d refused as existing (%v), want 1 and 1", ok, refused, errs)
 	}
-	if u := c.wait("twice", time.Minute); runtime.JobState(u.GetState()) != runtime.StateFinished {
+	if u := c.wait("twice", time.Minute); jobstatus.JobState(u.GetState()) != jobstatus.StateFinished {
 		t.Fatalf("job ended %s: %s", u.GetState(), u.GetFailure())
 	}
 }
@@ -138,7 +139,7 @@ func TestSubmitWaitsForEndingJobOfItsName(t *testing.T) {
 	b.m.mu.Lock()
 	old.done = ending
 	b.m.mu.Unlock()
-	if st, _ := old.state(); st != runtime.StateCanceled {
+	if st, _ := old.state(); st != jobstatus.StateCanceled {
 		t.Fatalf("old job is %s, want CANCELED", st)
 	}
 	submitted := make(chan error, 1)
@@ -185,7 +186,7 @@ func TestCancelledJobStaysCancelledOverShutdown(t *testing.T) {
 	if len(errs) > 0 || len(recs) != 1 {
 		t.Fatalf("records %v, errors %v", recs, errs)
 	}
-	if recs[0].State != runtime.StateCanceled {
+	if recs[0].State != jobstatus.StateCanceled {
 		t.Fatalf("the cancelled job is recorded %s, want CANCELED: a restarted JobManager would run it again", recs[0].State)
 	}
 }
@@ -201,7 +202,7 @@ func TestListWhileJobEnds(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if st := runtime.JobState(l.GetJobs()[0].GetState()); st == runtime.StateFinished {
+		if st := jobstatus.JobState(l.GetJobs()[0].GetState()); st == jobstatus.StateFinished {
 			if l.GetJobs()[0].GetEndUnixMillis() == 0 {
 				t.Fatal("a finished job listed without its end time")
 			}
@@ -221,11 +222,11 @@ func TestClusterSlotsOfEndedJobWakeWaitingJob(t *testing.T) {
 	c.submitDemo("first", 30_000, 3, 30_000, baseConf(1))
 	time.Sleep(200 * time.Millisecond)
 	out := c.submitDemo("second", 2_000, 3, 0, baseConf(1))
-	if u := c.wait("first", time.Minute); runtime.JobState(u.GetState()) != runtime.StateFinished {
+	if u := c.wait("first", time.Minute); jobstatus.JobState(u.GetState()) != jobstatus.StateFinished {
 		t.Fatalf("first ended %s: %s", u.GetState(), u.GetFailure())
 	}
 	ended := time.Now()
-	if u := c.wait("second", time.Minute); runtime.JobState(u.GetState()) != runtime.StateFinished {
+	if u := c.wait("second", time.Minute); jobstatus.JobState(u.GetState()) != jobstatus.StateFinished {
 		t.Fatalf("second ended %s: %s", u.GetState(), u.GetFailure())
 	}
 	if d := time.Since(ended); d > 5*time.Second {
@@ -253,12 +254,12 @@ func TestPanickingBuilder(t *testing.T) {
 	}
 	c.startTM("tm-a", 1)
 	c.submitDemo("good", 1_000, 3, 0, baseConf(1))
-	if u := c.wait("good", time.Minute); runtime.JobState(u.GetState()) != runtime.StateFinished {
+	if u := c.wait("good", time.Minute); jobstatus.JobState(u.GetState()) != jobstatus.StateFinished {
 		t.Fatalf("job after the panic ended %s: %s", u.GetState(), u.GetFailure())
 	}
 
 	// A record of a job whose builder panics (it did not when submitted).
-	if err := (jobStore{dir: c.dir}).save(jobRecord{Spec: runtime.JobSpec{Name: "bad", Kind: "demo", Args: demoSpec(c.dir, "bad").Args}, State: runtime.StateRunning}); err != nil {
+	if err := (jobStore{dir: c.dir}).save(jobRecord{Spec: runtime.JobSpec{Name: "bad", Kind: "demo", Args: demoSpec(c.dir, "bad").Args}, State: jobstatus.StateRunning}); err != nil {
 		t.Fatal(err)
 	}
 	c.stopJM()
@@ -274,7 +275,7 @@ func TestPanickingBuilder(t *testing.T) {
 	for _, j := range l.GetJobs() {
 		if j.GetName() == "bad" {
 			found = true
-			if runtime.JobState(j.GetState()) != runtime.StateFailed || !strings.Contains(j.GetFailure(), "panicked") {
+			if jobstatus.JobState(j.GetState()) != jobstatus.StateFailed || !strings.Contains(j.GetFailure(), "panicked") {
 				t.Fatalf("recovered job bad: %s %s", j.GetState(), j.GetFailure())
 			}
 		}

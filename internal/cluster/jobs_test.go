@@ -23,6 +23,7 @@ import (
 	"github.com/weirstream/weir/internal/cluster/pb"
 	"github.com/weirstream/weir/internal/hooks"
 	"github.com/weirstream/weir/internal/jobs/demo"
+	"github.com/weirstream/weir/internal/jobstatus"
 	"github.com/weirstream/weir/internal/rest"
 	"github.com/weirstream/weir/internal/runtime"
 	"github.com/weirstream/weir/internal/testutil"
@@ -256,7 +257,7 @@ func TestClusterRunsJob(t *testing.T) {
 	const n, k = 20_000, 17
 	out := c.submitDemo("demo-cluster", n, k, 0, baseConf(2))
 	u := c.wait("demo-cluster", time.Minute)
-	if runtime.JobState(u.GetState()) != runtime.StateFinished {
+	if jobstatus.JobState(u.GetState()) != jobstatus.StateFinished {
 		t.Fatalf("job ended %s: %s\nlog:\n%s", u.GetState(), u.GetFailure(), c.log.String())
 	}
 	checkDemoOutput(t, out, n, k)
@@ -309,7 +310,7 @@ func TestClusterTaskManagerLoss(t *testing.T) {
 	c.killTM(busy[0])
 	c.startTM(busy[0], 1)
 	u := c.wait("demo-loss", time.Minute)
-	if runtime.JobState(u.GetState()) != runtime.StateFinished {
+	if jobstatus.JobState(u.GetState()) != jobstatus.StateFinished {
 		t.Fatalf("job ended %s: %s\nlog:\n%s", u.GetState(), u.GetFailure(), c.log.String())
 	}
 	checkDemoOutput(t, out, n, k)
@@ -336,7 +337,7 @@ func TestClusterJobManagerRestart(t *testing.T) {
 	c.stopJobManager()
 	c.startJM(JobManagerConfig{RPCAddress: addr, StateDir: c.dir})
 	u := c.wait("demo-jmrestart", time.Minute)
-	if runtime.JobState(u.GetState()) != runtime.StateFinished {
+	if jobstatus.JobState(u.GetState()) != jobstatus.StateFinished {
 		t.Fatalf("job ended %s: %s\nlog:\n%s", u.GetState(), u.GetFailure(), c.log.String())
 	}
 	checkDemoOutput(t, out, n, k)
@@ -354,7 +355,7 @@ func TestClusterNotEnoughSlots(t *testing.T) {
 	c.startTM("tm-a", 1)
 	c.submitDemo("demo-slots", 1000, 3, 0, baseConf(2))
 	u := c.wait("demo-slots", time.Minute)
-	if runtime.JobState(u.GetState()) != runtime.StateFailed {
+	if jobstatus.JobState(u.GetState()) != jobstatus.StateFailed {
 		t.Fatalf("job ended %s, want FAILED", u.GetState())
 	}
 	for _, want := range []string{"job demo-slots needs 2 slots, 1 free on 1 TaskManager", "slot.request.timeout", "start TaskManagers or give them more --slots"} {
@@ -377,14 +378,14 @@ func TestClusterCancel(t *testing.T) {
 	if _, err := c.client().Cancel(context.Background(), &pb.CancelRequest{Job: "demo-cancel"}); err != nil {
 		t.Fatal(err)
 	}
-	if u := c.wait("demo-cancel", 30*time.Second); runtime.JobState(u.GetState()) != runtime.StateCanceled {
+	if u := c.wait("demo-cancel", 30*time.Second); jobstatus.JobState(u.GetState()) != jobstatus.StateCanceled {
 		t.Fatalf("job ended %s (%s), want CANCELED", u.GetState(), u.GetFailure())
 	}
 	l, err := c.client().List(context.Background(), &pb.ListRequest{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(l.GetJobs()) != 1 || runtime.JobState(l.GetJobs()[0].GetState()) != runtime.StateCanceled {
+	if len(l.GetJobs()) != 1 || jobstatus.JobState(l.GetJobs()[0].GetState()) != jobstatus.StateCanceled {
 		t.Fatalf("List = %v, want demo-cancel CANCELED", l.GetJobs())
 	}
 	if _, err := c.client().Cancel(context.Background(), &pb.CancelRequest{Job: "nope"}); err == nil || !strings.Contains(err.Error(), "no job nope") {
@@ -408,7 +409,7 @@ func TestClusterShuffleAcrossTaskManagers(t *testing.T) {
 		c.startTM(id, 1)
 	}
 	u := c.wait("demo-shuffle", time.Minute)
-	if runtime.JobState(u.GetState()) != runtime.StateFinished {
+	if jobstatus.JobState(u.GetState()) != jobstatus.StateFinished {
 		t.Fatalf("job ended %s: %s\nlog:\n%s", u.GetState(), u.GetFailure(), c.log.String())
 	}
 	checkDemoOutput(t, out, n, k)
@@ -427,7 +428,7 @@ func TestClusterResubmit(t *testing.T) {
 	c := startTestCluster(t, JobManagerConfig{})
 	c.startTM("tm-a", 1)
 	c.submitDemo("again", 5_000, 3, 0, baseConf(1))
-	if u := c.wait("again", time.Minute); runtime.JobState(u.GetState()) != runtime.StateFinished {
+	if u := c.wait("again", time.Minute); jobstatus.JobState(u.GetState()) != jobstatus.StateFinished {
 		t.Fatalf("job ended %s: %s", u.GetState(), u.GetFailure())
 	}
 	if ents, err := os.ReadDir(filepath.Join(c.dir, "checkpoints", "again")); err != nil || len(ents) != 1 || ents[0].Name() != "_finished.json" {
@@ -444,7 +445,7 @@ func TestClusterResubmit(t *testing.T) {
 	if _, err := c.client().Submit(context.Background(), &pb.SubmitRequest{Spec: spec, Rerun: true}); err != nil {
 		t.Fatalf("resubmission of a finished job with rerun: %v", err)
 	}
-	if u := c.wait("again", time.Minute); runtime.JobState(u.GetState()) != runtime.StateFinished {
+	if u := c.wait("again", time.Minute); jobstatus.JobState(u.GetState()) != jobstatus.StateFinished {
 		t.Fatalf("the resubmitted job ended %s: %s", u.GetState(), u.GetFailure())
 	}
 	checkDemoOutput(t, filepath.Join(c.dir, "out-again2"), 5_000, 3)
@@ -493,7 +494,7 @@ func TestClusterRecoveredRunNumbersAttemptsApart(t *testing.T) {
 	reserved := recs[0].ReservedCheckpoints
 	mark := len(c.log.String())
 	c.startJM(JobManagerConfig{RPCAddress: addr, StateDir: c.dir})
-	if u := c.wait("demo-runs", time.Minute); runtime.JobState(u.GetState()) != runtime.StateFinished {
+	if u := c.wait("demo-runs", time.Minute); jobstatus.JobState(u.GetState()) != jobstatus.StateFinished {
 		t.Fatalf("job ended %s: %s", u.GetState(), u.GetFailure())
 	}
 	checkDemoOutput(t, out, n, k)
@@ -530,7 +531,7 @@ func TestClusterSlowBuilderKeepsHeartbeats(t *testing.T) {
 	c.startTM("tm-a", 1)
 	const n, k = 5_000, 3
 	out := c.submitDemo("demo-slow", n, k, 0, baseConf(1))
-	if u := c.wait("demo-slow", time.Minute); runtime.JobState(u.GetState()) != runtime.StateFinished {
+	if u := c.wait("demo-slow", time.Minute); jobstatus.JobState(u.GetState()) != jobstatus.StateFinished {
 		t.Fatalf("job ended %s: %s\nlog:\n%s", u.GetState(), u.GetFailure(), c.log.String())
 	}
 	checkDemoOutput(t, out, n, k)
@@ -566,12 +567,12 @@ func TestClusterUnrecoveredJobIsKept(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(l.GetJobs()) != 1 || runtime.JobState(l.GetJobs()[0].GetState()) != runtime.StateFailed || !strings.Contains(l.GetJobs()[0].GetFailure(), "recovery failed: ") || !strings.Contains(l.GetJobs()[0].GetFailure(), "storage unreachable") {
+	if len(l.GetJobs()) != 1 || jobstatus.JobState(l.GetJobs()[0].GetState()) != jobstatus.StateFailed || !strings.Contains(l.GetJobs()[0].GetFailure(), "recovery failed: ") || !strings.Contains(l.GetJobs()[0].GetFailure(), "storage unreachable") {
 		t.Fatalf("List = %v, want kept FAILED with the cause", l.GetJobs())
 	}
 	broken.Store(false)
 	restart()
-	if u := c.waitState("kept", runtime.StateRunning, 30*time.Second); u != runtime.StateRunning {
+	if u := c.waitState("kept", jobstatus.StateRunning, 30*time.Second); u != jobstatus.StateRunning {
 		t.Fatalf("the job was not recovered once the cause was gone: %s\n%s", u, c.log.String())
 	}
 	broken.Store(true)
@@ -585,17 +586,17 @@ func TestClusterUnrecoveredJobIsKept(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(l.GetJobs()) != 1 || runtime.JobState(l.GetJobs()[0].GetState()) != runtime.StateCanceled {
+	if len(l.GetJobs()) != 1 || jobstatus.JobState(l.GetJobs()[0].GetState()) != jobstatus.StateCanceled {
 		t.Fatalf("after cancel and a restart, List = %v, want kept CANCELED", l.GetJobs())
 	}
 }
 
 // waitState polls List until the job shows state or timeout passes, and
 // returns the last state seen.
-func (c *testCluster) waitState(job string, state runtime.JobState, timeout time.Duration) runtime.JobState {
+func (c *testCluster) waitState(job string, state jobstatus.JobState, timeout time.Duration) jobstatus.JobState {
 	c.t.Helper()
 	deadline := time.Now().Add(timeout)
-	var last runtime.JobState
+	var last jobstatus.JobState
 	for time.Now().Before(deadline) {
 		l, err := c.client().List(context.Background(), &pb.ListRequest{})
 		if err != nil {
@@ -603,7 +604,7 @@ func (c *testCluster) waitState(job string, state runtime.JobState, timeout time
 		}
 		for _, j := range l.GetJobs() {
 			if j.GetName() == job {
-				last = runtime.JobState(j.GetState())
+				last = jobstatus.JobState(j.GetState())
 			}
 		}
 		if last == state {

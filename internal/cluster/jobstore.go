@@ -10,6 +10,7 @@ import (
 	"sort"
 	"time"
 
+	"github.com/weirstream/weir/internal/jobstatus"
 	"github.com/weirstream/weir/internal/runtime"
 )
 
@@ -18,8 +19,8 @@ import (
 // got. A JobManager started on the folder recovers every job whose record
 // is not terminal.
 type jobRecord struct {
-	Spec  runtime.JobSpec  `json:"spec"`
-	State runtime.JobState `json:"state"`
+	Spec  runtime.JobSpec    `json:"spec"`
+	State jobstatus.JobState `json:"state"`
 	// Failure is the cause of a FAILED job.
 	Failure string `json:"failure,omitempty"`
 	// FirstCheckpoint is the first checkpoint id the job's first run
@@ -36,7 +37,7 @@ type jobRecord struct {
 	Ended               time.Time `json:"ended,omitzero"`
 }
 
-func terminalState(s runtime.JobState) bool { return s.Terminal() }
+func terminalState(s jobstatus.JobState) bool { return s.Terminal() }
 
 // jobRecords is where a JobManager keeps its job records: its state
 // folder (jobStore), or etcd under high availability (haJobStore).

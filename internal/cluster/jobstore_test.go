@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/weirstream/weir/internal/jobstatus"
 	"github.com/weirstream/weir/internal/runtime"
 )
 
@@ -16,7 +17,7 @@ import (
 func TestJobStoreBadRecords(t *testing.T) {
 	dir := t.TempDir()
 	s := jobStore{dir: dir}
-	good := jobRecord{Spec: runtime.JobSpec{Name: "good", Kind: "demo"}, State: runtime.StateRunning, Submitted: time.Unix(1, 0)}
+	good := jobRecord{Spec: runtime.JobSpec{Name: "good", Kind: "demo"}, State: jobstatus.StateRunning, Submitted: time.Unix(1, 0)}
 	if err := s.save(good); err != nil {
 		t.Fatal(err)
 	}

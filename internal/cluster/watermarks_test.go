@@ -17,6 +17,7 @@ import (
 	"github.com/weirstream/weir/internal/cluster/pb"
 	"github.com/weirstream/weir/internal/hooks"
 	"github.com/weirstream/weir/internal/jobs/windows"
+	"github.com/weirstream/weir/internal/jobstatus"
 	"github.com/weirstream/weir/internal/rest"
 	"github.com/weirstream/weir/internal/runtime"
 )
@@ -93,7 +94,7 @@ func TestClusterWatermarks(t *testing.T) {
 		}
 	}
 	u := c.wait("win", time.Minute)
-	if runtime.JobState(u.GetState()) != runtime.StateFinished {
+	if jobstatus.JobState(u.GetState()) != jobstatus.StateFinished {
 		t.Fatalf("job ended %s: %s", u.GetState(), u.GetFailure())
 	}
 }

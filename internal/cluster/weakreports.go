@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/weirstream/weir/internal/cluster/pb"
+	"github.com/weirstream/weir/internal/jobstatus"
 	"github.com/weirstream/weir/internal/runtime"
 )
 
@@ -22,7 +23,7 @@ type weakFigures struct {
 }
 
 // update takes one session's report and stores the job's sums into st.
-func (w *weakFigures) update(tm *TaskManager, r *pb.WeakTaskReport, final bool, st *runtime.WeakStats) {
+func (w *weakFigures) update(tm *TaskManager, r *pb.WeakTaskReport, final bool, st *jobstatus.WeakStats) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.seen == nil {
@@ -118,7 +119,7 @@ func weakJobReport(te *runtime.TaskExecutor, job string, final bool) *pb.WeakJob
 }
 
 // weakToPB is a subtask's figures for its report, nil without.
-func weakToPB(w *runtime.TaskWeakStats) *pb.WeakTaskReport {
+func weakToPB(w *jobstatus.TaskWeakStats) *pb.WeakTaskReport {
 	if w == nil {
 		return nil
 	}
@@ -129,11 +130,11 @@ func weakToPB(w *runtime.TaskWeakStats) *pb.WeakTaskReport {
 }
 
 // weakFromPB is the inverse of weakToPB.
-func weakFromPB(r *pb.WeakTaskReport) *runtime.TaskWeakStats {
+func weakFromPB(r *pb.WeakTaskReport) *jobstatus.TaskWeakStats {
 	if r == nil {
 		return nil
 	}
-	return &runtime.TaskWeakStats{
+	return &jobstatus.TaskWeakStats{
 		Failures: r.GetFailures(), Restarts: r.GetRestarts(), Replayed: r.GetReplayed(),
 		Lost: r.GetLost(), Duplicated: r.GetDuplicated(), LastRecovery: time.Duration(r.GetLastRecoveryNanos()),
 	}

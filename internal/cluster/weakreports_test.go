@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"github.com/weirstream/weir/internal/cluster/pb"
-	"github.com/weirstream/weir/internal/runtime"
+	"github.com/weirstream/weir/internal/jobstatus"
 )
 
 // TestWeakFiguresSumSessions: the job's figures are the sum over every
@@ -14,7 +14,7 @@ import (
 // that raced it, and awaitFinal waits only for live sessions.
 func TestWeakFiguresSumSessions(t *testing.T) {
 	var w weakFigures
-	st := &runtime.WeakStats{}
+	st := &jobstatus.WeakStats{}
 	a, b := &TaskManager{}, &TaskManager{}
 	w.update(a, &pb.WeakTaskReport{Failures: 1, Restarts: 1, Replayed: 10, Lost: 2, Dropped: 2}, false, st)
 	w.update(b, &pb.WeakTaskReport{Failures: 2, Restarts: 2, Duplicated: 3, Recoveries: 2, RecoveryNanosTotal: 40}, false, st)

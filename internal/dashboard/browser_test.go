@@ -26,6 +26,7 @@ import (
 	"github.com/weirstream/weir/internal/dashboard"
 	"github.com/weirstream/weir/internal/hooks"
 	"github.com/weirstream/weir/internal/jobs/demo"
+	"github.com/weirstream/weir/internal/jobstatus"
 	"github.com/weirstream/weir/internal/metrics"
 	"github.com/weirstream/weir/internal/rest"
 	"github.com/weirstream/weir/internal/runtime"
@@ -36,15 +37,17 @@ const chromium = "/usr/bin/chromium"
 
 // demoJob is a job as the REST API sees it; its id is its name.
 type demoJob struct {
-	name   string
-	status *runtime.JobStatus
-	cfg    *config.Config
+	name    string
+	status  *jobstatus.JobStatus
+	control jobstatus.Control
+	cfg     *config.Config
 }
 
-func (j demoJob) ID() string                 { return j.name }
-func (j demoJob) Name() string               { return j.name }
-func (j demoJob) Status() *runtime.JobStatus { return j.status }
-func (j demoJob) Config() *config.Config     { return j.cfg }
+func (j demoJob) ID() string                   { return j.name }
+func (j demoJob) Name() string                 { return j.name }
+func (j demoJob) Status() *jobstatus.JobStatus { return j.status }
+func (j demoJob) Control() jobstatus.Control   { return j.control }
+func (j demoJob) Config() *config.Config       { return j.cfg }
 
 // artifacts is the folder the screenshots go to: $WEIR_ARTIFACTS, or a
 // temporary one.
@@ -90,7 +93,7 @@ func TestBrowser(t *testing.T) {
 	env := weir.NewEnv(weir.WithConfig(cfg))
 	// 15 s of events; the test cancels the job once it has looked.
 	demo.Build(env, demo.Options{Events: 300_000, Keys: 53, Rate: 20_000, Out: filepath.Join(dir, "out")})
-	j := demoJob{name: "demo", status: hooks.Plan(env).Status, cfg: hooks.Config(env.Config())}
+	j := demoJob{name: "demo", status: hooks.Plan(env).Status, control: hooks.Plan(env).Control, cfg: hooks.Config(env.Config())}
 	reg := prometheus.NewRegistry()
 	m, err := metrics.NewJob(reg, "demo", "demo", j.status, metrics.Options{})
 	if err != nil {
@@ -318,9 +321,10 @@ func waitCompleted(t *testing.T, url string) {
 // disabled with the API's reason.
 func clusterViews(t *testing.T, browser context.Context, run func(string, ...chromedp.Action[chromedp.Void]), until func(string, string), shot func(string) []byte) {
 	const evil = `<img src=x onerror="window.pwned=1">`
+	st := &jobstatus.JobStatus{} // not running: its commands are refused
 	api := rest.NewHandler(rest.Config{
 		Jobs: func() []rest.Job {
-			return []rest.Job{demoJob{name: evil, status: &runtime.JobStatus{}, cfg: config.New()}}
+			return []rest.Job{demoJob{name: evil, status: st, control: runtime.NewJobControl(st), cfg: config.New()}}
 		},
 		TaskManagers: func() []rest.TaskManagerInfo {
 			return []rest.TaskManagerInfo{{ID: "tm-3f9c1a", Path: "127.0.0.1:41234", DataPort: "127.0.0.1:39001", MetricsAddr: "127.0.0.1:9249",

@@ -1,5 +1,5 @@
 // Package metrics exports a running job's monitoring surface
-// (runtime.JobStatus) to Prometheus under Flink's metric names with a
+// (jobstatus.JobStatus) to Prometheus under Flink's metric names with a
 // weir_ prefix, so that dashboards and alerts written for Flink's
 // Prometheus reporter carry over.
 //
@@ -37,6 +37,6 @@
 // docs/weak-consistency.md.
 //
 // Owns: metric names, labels and rates. Must not touch: the job; it only
-// reads runtime.JobStatus snapshots and never blocks the JobMaster or a
-// task.
+// reads jobstatus.JobStatus snapshots and never blocks the JobMaster or a
+// task. It does not import internal/runtime (checked by internal/archtest).
 package metrics

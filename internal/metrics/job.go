@@ -9,7 +9,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/weirstream/weir/internal/runtime"
+	"github.com/weirstream/weir/internal/jobstatus"
 )
 
 // Options tune a Job collector. The zero value is ready to use.
@@ -22,7 +22,7 @@ type Options struct {
 	RateWindow time.Duration
 	// Weak exports the accounting of WEAKLY_CONSISTENT mode (weak.go);
 	// set it for a job in that mode (execution.checkpointing.mode), whose
-	// runtime.JobStatus.Weak the runtime fills. Other jobs leave it out
+	// jobstatus.JobStatus.Weak the runtime fills. Other jobs leave it out
 	// rather than export zeros that mean nothing.
 	Weak bool
 }
@@ -32,7 +32,7 @@ type Options struct {
 // (several scrapers).
 type Job struct {
 	reg    prometheus.Registerer
-	status *runtime.JobStatus
+	status *jobstatus.JobStatus
 	now    func() time.Time
 	window time.Duration
 	d      descs
@@ -48,7 +48,7 @@ type taskMeters struct{ in, out meter }
 
 // NewJob registers the metrics of the job with the given id and name on
 // reg. Unregister removes them when the job is gone.
-func NewJob(reg prometheus.Registerer, id, name string, status *runtime.JobStatus, o Options) (*Job, error) {
+func NewJob(reg prometheus.Registerer, id, name string, status *jobstatus.JobStatus, o Options) (*Job, error) {
 	if reg == nil {
 		return nil, errors.New("metrics: nil prometheus.Registerer; pass the registry the /metrics handler gathers from")
 	}
@@ -100,7 +100,7 @@ func (j *Job) Collect(ch chan<- prometheus.Metric) {
 	}
 	inProgress := 0
 	for _, c := range s.Checkpoints(now) {
-		if c.Status == runtime.CheckpointInProgress {
+		if c.Status == jobstatus.CheckpointInProgress {
 			inProgress++
 		}
 	}
@@ -184,12 +184,12 @@ func (j *Job) Collect(ch chan<- prometheus.Metric) {
 
 // uptime is Flink's: milliseconds since the job started while it runs, -1
 // once it ended, 0 before it runs or while it restarts.
-func uptime(s *runtime.JobStatus, now time.Time) float64 {
+func uptime(s *jobstatus.JobStatus, now time.Time) float64 {
 	switch s.State() {
-	case runtime.StateRunning:
+	case jobstatus.StateRunning:
 		start, _ := s.Times()
 		return float64(now.Sub(start).Milliseconds())
-	case runtime.StateFinished, runtime.StateFailed, runtime.StateCanceled:
+	case jobstatus.StateFinished, jobstatus.StateFailed, jobstatus.StateCanceled:
 		return -1
 	}
 	return 0

@@ -21,8 +21,8 @@ import (
 	"github.com/weirstream/weir/internal/config"
 	"github.com/weirstream/weir/internal/hooks"
 	"github.com/weirstream/weir/internal/jobs/demo"
+	"github.com/weirstream/weir/internal/jobstatus"
 	"github.com/weirstream/weir/internal/metrics"
-	"github.com/weirstream/weir/internal/runtime"
 )
 
 // holdSink counts what its subtasks write and, once all events were
@@ -244,7 +244,7 @@ func TestJobMetrics(t *testing.T) {
 	done <- nil // for the deferred receive
 	st := hooks.Plan(env).Status
 	hist := st.Checkpoints(time.Now())
-	if len(hist) != 1 || hist[0].Status != runtime.CheckpointCompleted {
+	if len(hist) != 1 || hist[0].Status != jobstatus.CheckpointCompleted {
 		t.Fatalf("history %+v, want the final checkpoint completed", hist)
 	}
 	after := scrape(t, srv.URL+"/metrics")

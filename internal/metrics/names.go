@@ -95,7 +95,7 @@ func (d descs) all() []*prometheus.Desc {
 	}
 }
 
-// The job metrics of WEAKLY_CONSISTENT mode (runtime.WeakStats,
+// The job metrics of WEAKLY_CONSISTENT mode (jobstatus.WeakStats,
 // docs/weak-consistency.md), exported only for a job in that mode
 // (Options.Weak). Flink has no such mode, so the names are weir's, in the
 // job scope's camelCase with a weak prefix that keeps them together:

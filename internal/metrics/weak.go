@@ -5,12 +5,12 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/weirstream/weir/internal/runtime"
+	"github.com/weirstream/weir/internal/jobstatus"
 )
 
 // collect sends the weak accounting of w (the descriptors are in
 // names.go, with the other metric names).
-func (d weakDescs) collect(ch chan<- prometheus.Metric, w *runtime.WeakStats) {
+func (d weakDescs) collect(ch chan<- prometheus.Metric, w *jobstatus.WeakStats) {
 	gauge := func(desc *prometheus.Desc, v float64) {
 		ch <- prometheus.MustNewConstMetric(desc, prometheus.GaugeValue, v)
 	}
@@ -29,7 +29,7 @@ func (d weakDescs) collect(ch chan<- prometheus.Metric, w *runtime.WeakStats) {
 }
 
 // collectTask exports one subtask's weak figures under its task labels.
-func (d weakDescs) collectTask(ch chan<- prometheus.Metric, w *runtime.TaskWeakStats, labels ...string) {
+func (d weakDescs) collectTask(ch chan<- prometheus.Metric, w *jobstatus.TaskWeakStats, labels ...string) {
 	gauge := func(desc *prometheus.Desc, v float64) {
 		ch <- prometheus.MustNewConstMetric(desc, prometheus.GaugeValue, v, labels...)
 	}

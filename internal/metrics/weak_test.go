@@ -8,15 +8,15 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/weirstream/weir/internal/jobstatus"
 	"github.com/weirstream/weir/internal/metrics"
-	"github.com/weirstream/weir/internal/runtime"
 )
 
 // A job in WEAKLY_CONSISTENT mode exports its accounting as exact job
 // gauges (the recovery times in milliseconds); a job in another mode
 // exports none of them.
 func TestWeakMetrics(t *testing.T) {
-	st := &runtime.JobStatus{}
+	st := &jobstatus.JobStatus{}
 	w := &st.Weak
 	w.Failures.Store(3)
 	w.TaskRestarts.Store(4)
@@ -36,7 +36,7 @@ func TestWeakMetrics(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer weak.Unregister()
-	other, err := metrics.NewJob(reg, "strong", "strong", &runtime.JobStatus{}, metrics.Options{})
+	other, err := metrics.NewJob(reg, "strong", "strong", &jobstatus.JobStatus{}, metrics.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

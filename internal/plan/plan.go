@@ -24,6 +24,7 @@ import (
 	"github.com/weirstream/weir/internal/checkpoint/coordinator"
 	"github.com/weirstream/weir/internal/config"
 	"github.com/weirstream/weir/internal/faults"
+	"github.com/weirstream/weir/internal/jobstatus"
 	"github.com/weirstream/weir/internal/restart"
 	"github.com/weirstream/weir/internal/runtime"
 	"github.com/weirstream/weir/internal/state"
@@ -49,7 +50,10 @@ type Plan struct {
 	// that FINISHED (runtime.JobConfig.Rerun, weir.WithRerunFinished).
 	Rerun bool
 	// Status receives the live counters of the job's runs (never nil).
-	Status *runtime.JobStatus
+	Status *jobstatus.JobStatus
+	// Control takes commands (a checkpoint, a savepoint, a stop) to the
+	// running attempt of the job whose status is Status (never nil).
+	Control *runtime.JobControl
 
 	// Faults makes tasks fail at named fault points (tests, the demo's
 	// --inject-failures); nil injects nothing.
@@ -79,8 +83,14 @@ type Plan struct {
 // New returns an empty plan using cfg. Its logger passes warnings and
 // errors to slog.Default() (warnHandler) until the program sets one.
 func New(cfg *config.Config) *Plan {
-	return &Plan{Config: cfg, Logger: slog.New(warnHandler{}), Status: &runtime.JobStatus{}}
+	st := &jobstatus.JobStatus{}
+	return &Plan{Config: cfg, Logger: slog.New(warnHandler{}), Status: st, Control: runtime.NewJobControl(st)}
 }
+
+// ResetStatus starts Status over for another run of the plan's job
+// (jobstatus.Recorder.Reset): the Env that owns the status resets it
+// before each run. Nothing may run on it meanwhile.
+func (p *Plan) ResetStatus() { jobstatus.RecorderOf(p.Status).Reset() }
 
 // Fail records err as a problem of the graph being built; Resolve returns
 // the first one.
@@ -173,6 +183,7 @@ func (p *Plan) jobConfig(jobName string) (runtime.JobConfig, error) {
 		Now:                   p.Now,
 		Logger:                p.Logger,
 		Status:                p.Status,
+		Control:               p.Control,
 		StateBackend: state.BackendConfig{
 			Type:          c.String(config.StateBackendType),
 			Incremental:   c.Bool(config.StateBackendIncremental),

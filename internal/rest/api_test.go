@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/weirstream/weir/internal/config"
+	"github.com/weirstream/weir/internal/jobstatus"
 	"github.com/weirstream/weir/internal/rest"
-	"github.com/weirstream/weir/internal/runtime"
 )
 
 // Routing and errors, with a job that has not started: exact bodies.
@@ -33,7 +33,7 @@ func TestRoutes(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	j := &job{id: "j1", name: "wordcount", status: &runtime.JobStatus{}, cfg: cfg}
+	j := &job{id: "j1", name: "wordcount", status: &jobstatus.JobStatus{}, cfg: cfg}
 	now := time.UnixMilli(1_700_000_000_000).UTC()
 	metrics := http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.Write([]byte("weir_x 1\n")) })
 	srv := httptest.NewServer(rest.NewHandler(rest.Config{Jobs: jobs(j), Metrics: metrics, Now: func() time.Time { return now }, Version: "v0.test"}))

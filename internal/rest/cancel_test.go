@@ -7,8 +7,8 @@ import (
 	"testing"
 
 	"github.com/weirstream/weir/internal/config"
+	"github.com/weirstream/weir/internal/jobstatus"
 	"github.com/weirstream/weir/internal/rest"
-	"github.com/weirstream/weir/internal/runtime"
 )
 
 // cancelable is a job that can be canceled through the API.
@@ -22,8 +22,8 @@ func (c *cancelable) Cancel() { c.canceled++ }
 // PATCH /jobs/{id}?mode=cancel cancels a rest.Canceler once, is refused
 // for a job that is not one, and refuses other modes.
 func TestCancel(t *testing.T) {
-	local := &cancelable{job: job{id: "local", name: "local", status: &runtime.JobStatus{}, cfg: config.New()}}
-	other := &job{id: "other", name: "other", status: &runtime.JobStatus{}, cfg: config.New()}
+	local := &cancelable{job: job{id: "local", name: "local", status: &jobstatus.JobStatus{}, cfg: config.New()}}
+	other := &job{id: "other", name: "other", status: &jobstatus.JobStatus{}, cfg: config.New()}
 	srv := httptest.NewServer(rest.NewHandler(rest.Config{Jobs: jobs(local, other)}))
 	defer srv.Close()
 	if code, body := call(t, http.MethodPatch, srv.URL+"/jobs/local?mode=cancel"); code != http.StatusAccepted || local.canceled != 1 {

@@ -6,7 +6,7 @@ import (
 	"sort"
 	"strconv"
 
-	"github.com/weirstream/weir/internal/runtime"
+	"github.com/weirstream/weir/internal/jobstatus"
 )
 
 // SubtaskAlignment is a subtask's alignment of one checkpoint, in bytes
@@ -68,7 +68,7 @@ func (a *api) checkpointSubtasks(w http.ResponseWriter, r *http.Request, j Job) 
 	}
 	raw := r.PathValue("vertexid")
 	vertex, err := strconv.Atoi(raw)
-	var v *runtime.VertexInfo
+	var v *jobstatus.VertexInfo
 	for _, vi := range j.Status().Vertices() {
 		if err == nil && vi.ID == vertex {
 			v = &vi

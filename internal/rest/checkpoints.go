@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/weirstream/weir/internal/runtime"
+	"github.com/weirstream/weir/internal/jobstatus"
 )
 
 // CheckpointStatistics describes one checkpoint: an entry of the history
@@ -65,7 +65,7 @@ func checkpointType(unaligned bool) string {
 	return "CHECKPOINT"
 }
 
-func checkpointStats(c runtime.CheckpointStats) CheckpointStatistics {
+func checkpointStats(c jobstatus.CheckpointStats) CheckpointStatistics {
 	s := CheckpointStatistics{
 		ID: int64(c.ID), Status: c.Status, CheckpointType: checkpointType(c.Unaligned), Kind: c.Kind,
 		TriggerTimestamp: millis(c.TriggerTime), LatestAckTimestamp: -1,
@@ -77,9 +77,9 @@ func checkpointStats(c runtime.CheckpointStats) CheckpointStatistics {
 	// In whole milliseconds, so that end == trigger + duration exactly.
 	end := s.TriggerTimestamp + s.EndToEndDuration
 	switch c.Status {
-	case runtime.CheckpointCompleted:
+	case jobstatus.CheckpointCompleted:
 		s.LatestAckTimestamp = end
-	case runtime.CheckpointFailed:
+	case jobstatus.CheckpointFailed:
 		s.FailureTimestamp, s.FailureMessage, s.FailureCause = end, c.FailureReason, c.FailureCause
 	}
 	return s
@@ -151,9 +151,9 @@ func (a *api) checkpoints(w http.ResponseWriter, r *http.Request, j Job) {
 		c := checkpointStats(hist[i])
 		out.History = append(out.History, c)
 		switch c.Status {
-		case runtime.CheckpointInProgress:
+		case jobstatus.CheckpointInProgress:
 			out.Counts.InProgress++
-		case runtime.CheckpointCompleted:
+		case jobstatus.CheckpointCompleted:
 			checkpointed = append(checkpointed, c.CheckpointedSize)
 			sizes, durations = append(sizes, c.StateSize), append(durations, c.EndToEndDuration)
 			buffered, processed = append(buffered, c.AlignmentBuffered), append(processed, c.ProcessedData)
@@ -161,7 +161,7 @@ func (a *api) checkpoints(w http.ResponseWriter, r *http.Request, j Job) {
 			if out.Latest.Completed == nil {
 				out.Latest.Completed = &c
 			}
-		case runtime.CheckpointFailed:
+		case jobstatus.CheckpointFailed:
 			if out.Latest.Failed == nil {
 				out.Latest.Failed = &c
 			}
@@ -171,7 +171,7 @@ func (a *api) checkpoints(w http.ResponseWriter, r *http.Request, j Job) {
 	// still has its id, duration and sizes in the job's counters.
 	if id := s.LastCheckpointID.Load(); out.Latest.Completed == nil && id > 0 {
 		out.Latest.Completed = &CheckpointStatistics{
-			ID: id, Status: runtime.CheckpointCompleted, CheckpointType: "CHECKPOINT", TriggerTimestamp: -1, LatestAckTimestamp: -1,
+			ID: id, Status: jobstatus.CheckpointCompleted, CheckpointType: "CHECKPOINT", TriggerTimestamp: -1, LatestAckTimestamp: -1,
 			EndToEndDuration: time.Duration(s.LastCheckpointDuration.Load()).Milliseconds(), CheckpointedSize: s.LastCheckpointSize.Load(), StateSize: s.LastCheckpointFullSize.Load(),
 			AlignmentBuffered: s.LastCheckpointAlignmentBuffered.Load(), ProcessedData: s.LastCheckpointProcessedData.Load(),
 			PersistedData: s.LastCheckpointPersistedData.Load(),
@@ -216,10 +216,10 @@ func (a *api) findCheckpoint(j Job, raw string) (CheckpointStatistics, string) {
 
 // findCheckpointStats looks checkpoint id up in the job's history and
 // returns the runtime's entry.
-func (a *api) findCheckpointStats(j Job, raw string) (runtime.CheckpointStats, string) {
+func (a *api) findCheckpointStats(j Job, raw string) (jobstatus.CheckpointStats, string) {
 	id, err := strconv.ParseInt(raw, 10, 64)
 	if err != nil || id < 1 {
-		return runtime.CheckpointStats{}, fmt.Sprintf("checkpoint id %q is not a positive integer", raw)
+		return jobstatus.CheckpointStats{}, fmt.Sprintf("checkpoint id %q is not a positive integer", raw)
 	}
 	hist := j.Status().Checkpoints(a.cfg.Now())
 	for _, c := range hist {
@@ -231,7 +231,7 @@ func (a *api) findCheckpointStats(j Job, raw string) (runtime.CheckpointStats, s
 	if len(hist) > 0 {
 		kept = fmt.Sprintf("%d to %d", hist[0].ID, hist[len(hist)-1].ID)
 	}
-	return runtime.CheckpointStats{}, fmt.Sprintf("checkpoint %d of job %q is not in its history, which keeps the most recent checkpoints (now %s)", id, j.ID(), kept)
+	return jobstatus.CheckpointStats{}, fmt.Sprintf("checkpoint %d of job %q is not in its history, which keeps the most recent checkpoints (now %s)", id, j.ID(), kept)
 }
 
 func (a *api) checkpointDetails(w http.ResponseWriter, r *http.Request, j Job) {

@@ -4,12 +4,13 @@
 // the Prometheus exposition at /metrics.
 //
 // The handlers are thin: each reads one job's typed snapshot
-// (runtime.JobStatus: State, Times, Checkpoints, Vertices, Tasks) and
+// (jobstatus.JobStatus: State, Times, Checkpoints, Vertices, Tasks) and
 // renders it; the writes are POST /jobs/{jobid}/checkpoints (a checkpoint
-// now), the asynchronous savepoint and stop (POST answers a request-id, GET
-// …/savepoints|stop/{triggerid} polls it) and PATCH …?mode=cancel. Jobs
-// come in through the Job interface, so local mode (one job in the weir
-// process) and the cluster's JobManager (many jobs) share the handlers.
+// now) and the asynchronous savepoint and stop (POST answers a
+// request-id, GET …/savepoints|stop/{triggerid} polls it), through the
+// Job's Control, and PATCH …?mode=cancel (Canceler). Jobs come in
+// through the Job interface, so local mode (one job in the weir process)
+// and the cluster's JobManager (many jobs) share the handlers.
 //
 // Security (targets.go, auth.go): savepoint targets must lie under
 // Config.SavepointsDir (state.savepoints.dir) unless
@@ -33,6 +34,8 @@
 // docs/rest.md lists every endpoint with an example response.
 //
 // Owns: paths, JSON shapes and errors of the REST API. Must not touch: the
-// runtime's state directly; it reads typed snapshots and asks for
-// checkpoints and savepoints through JobStatus, the one write path.
+// runtime's state directly; it reads typed snapshots (internal/jobstatus)
+// and asks for checkpoints, savepoints and stops through the job's
+// jobstatus.Control, the one write path. It does not import
+// internal/runtime (checked by internal/archtest).
 package rest

@@ -11,8 +11,8 @@ import (
 	"testing"
 
 	"github.com/weirstream/weir/internal/config"
+	"github.com/weirstream/weir/internal/jobstatus"
 	"github.com/weirstream/weir/internal/rest"
-	"github.com/weirstream/weir/internal/runtime"
 )
 
 // FuzzHandler sends random methods, paths, queries and bodies to the API
@@ -32,7 +32,7 @@ func FuzzHandler(f *testing.F) {
 		f.Add(s[0], s[1], s[2])
 	}
 	cfg := config.New()
-	j := &cancelable{job: job{id: "j", name: "j", status: &runtime.JobStatus{}, cfg: cfg}}
+	j := &cancelable{job: job{id: "j", name: "j", status: &jobstatus.JobStatus{}, cfg: cfg}}
 	h := rest.NewHandler(rest.Config{
 		Jobs:          jobs(j),
 		TaskManagers:  func() []rest.TaskManagerInfo { return []rest.TaskManagerInfo{{ID: "tm", SlotsNumber: 2}} },

@@ -9,21 +9,31 @@ import (
 	"time"
 
 	"github.com/weirstream/weir/internal/config"
+	"github.com/weirstream/weir/internal/jobstatus"
 	"github.com/weirstream/weir/internal/rest"
 	"github.com/weirstream/weir/internal/runtime"
 )
 
-// job is a rest.Job over a status and a configuration.
+// job is a rest.Job over a status and a configuration, and the control
+// of the Env that runs it (nil: a status nothing runs on, whose commands
+// answer that it is not running).
 type job struct {
 	id, name string
-	status   *runtime.JobStatus
+	status   *jobstatus.JobStatus
+	control  jobstatus.Control
 	cfg      *config.Config
 }
 
-func (j *job) ID() string                 { return j.id }
-func (j *job) Name() string               { return j.name }
-func (j *job) Status() *runtime.JobStatus { return j.status }
-func (j *job) Config() *config.Config     { return j.cfg }
+func (j *job) ID() string                   { return j.id }
+func (j *job) Name() string                 { return j.name }
+func (j *job) Status() *jobstatus.JobStatus { return j.status }
+func (j *job) Control() jobstatus.Control {
+	if j.control == nil {
+		return runtime.NewJobControl(j.status)
+	}
+	return j.control
+}
+func (j *job) Config() *config.Config { return j.cfg }
 
 func jobs(js ...rest.Job) func() []rest.Job { return func() []rest.Job { return js } }
 

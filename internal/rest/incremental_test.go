@@ -14,8 +14,8 @@ import (
 	"github.com/weirstream/weir/internal/config"
 	"github.com/weirstream/weir/internal/hooks"
 	"github.com/weirstream/weir/internal/jobs/demo"
+	"github.com/weirstream/weir/internal/jobstatus"
 	"github.com/weirstream/weir/internal/rest"
-	"github.com/weirstream/weir/internal/runtime"
 	"github.com/weirstream/weir/internal/testutil"
 )
 
@@ -38,7 +38,7 @@ func TestIncrementalSizesAndRestore(t *testing.T) {
 		env := weir.NewEnv(weir.WithConfig(testutil.FaultConfig(t, p, filepath.Join(dir, "state"), "10ms", false, extra)))
 		testutil.Observe(env, nil)
 		demo.Build(env, demo.Options{Events: n, Keys: k, Rate: rate, Out: out})
-		j := &job{id: "demo", name: "demo", status: hooks.Plan(env).Status, cfg: hooks.Config(env.Config())}
+		j := &job{id: "demo", name: "demo", status: hooks.Plan(env).Status, control: hooks.Plan(env).Control, cfg: hooks.Config(env.Config())}
 		srv := httptest.NewServer(rest.NewHandler(rest.Config{Jobs: jobs(j)}))
 		return env, j, srv.URL + "/jobs/demo", srv.Close
 	}
@@ -62,7 +62,7 @@ func TestIncrementalSizesAndRestore(t *testing.T) {
 	}
 	smaller := 0
 	for i, c := range stats.History {
-		if c.Status != runtime.CheckpointCompleted {
+		if c.Status != jobstatus.CheckpointCompleted {
 			continue
 		}
 		if c.CheckpointedSize <= 0 || c.CheckpointedSize > c.StateSize {

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/weirstream/weir/internal/config"
-	"github.com/weirstream/weir/internal/runtime"
+	"github.com/weirstream/weir/internal/jobstatus"
 )
 
 // Job is one job the API serves.
@@ -17,7 +17,11 @@ type Job interface {
 	// Name is the name the job was executed with.
 	Name() string
 	// Status is the job's live monitoring surface.
-	Status() *runtime.JobStatus
+	Status() *jobstatus.JobStatus
+	// Control takes the job's commands: the POST endpoints' checkpoints,
+	// savepoints and stops (never nil; a job that does not run answers
+	// them with jobstatus.ErrNotRunning).
+	Control() jobstatus.Control
 	// Config is the configuration the job runs with; the checkpointing
 	// settings come from it.
 	Config() *config.Config

@@ -18,9 +18,9 @@ import (
 	"github.com/weirstream/weir/internal/config"
 	"github.com/weirstream/weir/internal/hooks"
 	"github.com/weirstream/weir/internal/jobs/demo"
+	"github.com/weirstream/weir/internal/jobstatus"
 	"github.com/weirstream/weir/internal/metrics"
 	"github.com/weirstream/weir/internal/rest"
-	"github.com/weirstream/weir/internal/runtime"
 )
 
 // The API over a real demo run, rate limited so that it runs while the
@@ -45,7 +45,7 @@ func TestDemoJob(t *testing.T) {
 	env := weir.NewEnv(weir.WithConfig(cfg))
 	out := filepath.Join(dir, "out")
 	demo.Build(env, demo.Options{Events: n, Keys: k, Rate: 30_000, Out: out}) // 2 s: two on-demand checkpoints fit in
-	j := &job{id: "demo", name: "demo", status: hooks.Plan(env).Status, cfg: hooks.Config(env.Config())}
+	j := &job{id: "demo", name: "demo", status: hooks.Plan(env).Status, control: hooks.Plan(env).Control, cfg: hooks.Config(env.Config())}
 	reg := prometheus.NewRegistry()
 	m, err := metrics.NewJob(reg, j.id, j.name, j.status, metrics.Options{})
 	if err != nil {
@@ -61,7 +61,7 @@ func TestDemoJob(t *testing.T) {
 	// The job is RUNNING once deployed, its subtasks a moment later (as in
 	// Flink): wait for both, or the vertices may count no running subtask.
 	waitFor(t, "the job and its subtasks to run", func() bool {
-		if j.status.State() != runtime.StateRunning {
+		if j.status.State() != jobstatus.StateRunning {
 			return false
 		}
 		var d rest.JobDetails
@@ -76,7 +76,7 @@ func TestDemoJob(t *testing.T) {
 
 	var details rest.JobDetails
 	getJSON(t, url, &details)
-	if runtime.JobState(details.State) != runtime.StateRunning || details.EndTime != -1 || details.Duration < 0 || len(details.Vertices) != 2 {
+	if jobstatus.JobState(details.State) != jobstatus.StateRunning || details.EndTime != -1 || details.Duration < 0 || len(details.Vertices) != 2 {
 		t.Errorf("job details while running: %+v", details)
 	}
 	for i, v := range details.Vertices {
@@ -149,7 +149,7 @@ func TestDemoJob(t *testing.T) {
 	final := triggered[1] + 1
 	for i, c := range stats.History {
 		wantID, wantKind := []int64{final, triggered[1], triggered[0]}[i], []string{"final", "periodic", "periodic"}[i]
-		if c.ID != wantID || c.Kind != wantKind || c.Status != runtime.CheckpointCompleted || c.CheckpointType != "CHECKPOINT" ||
+		if c.ID != wantID || c.Kind != wantKind || c.Status != jobstatus.CheckpointCompleted || c.CheckpointType != "CHECKPOINT" ||
 			c.NumSubtasks != 2*p || c.NumAcknowledgedSubtasks != 2*p || c.StateSize <= 0 || c.EndToEndDuration < 0 ||
 			c.LatestAckTimestamp != c.TriggerTimestamp+c.EndToEndDuration || c.FailureTimestamp != 0 || c.FailureMessage != "" {
 			t.Errorf("history[%d] = %+v, want checkpoint %d (%s) completed by %d subtasks", i, c, wantID, wantKind, 2*p)
@@ -182,7 +182,7 @@ func TestDemoJob(t *testing.T) {
 	// The duration is measured on the monotonic clock, the two times are
 	// wall-clock milliseconds truncated each on its own: they agree within
 	// 1 ms.
-	if d := details.Duration - (details.EndTime - details.StartTime); runtime.JobState(details.State) != runtime.StateFinished || details.EndTime < details.StartTime || d < -1 || d > 1 {
+	if d := details.Duration - (details.EndTime - details.StartTime); jobstatus.JobState(details.State) != jobstatus.StateFinished || details.EndTime < details.StartTime || d < -1 || d > 1 {
 		t.Errorf("job details after the run: %+v", details)
 	}
 	code, body := call(t, http.MethodPost, url+"/checkpoints")

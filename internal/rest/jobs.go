@@ -5,7 +5,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/weirstream/weir/internal/runtime"
+	"github.com/weirstream/weir/internal/jobstatus"
 )
 
 // ClusterOverview is the body of GET /overview.
@@ -60,11 +60,11 @@ func (a *api) overview(w http.ResponseWriter, r *http.Request) {
 	}
 	for _, j := range a.cfg.Jobs() {
 		switch j.Status().State() {
-		case runtime.StateFinished:
+		case jobstatus.StateFinished:
 			o.JobsFinished++
-		case runtime.StateCanceled:
+		case jobstatus.StateCanceled:
 			o.JobsCancelled++
-		case runtime.StateFailed:
+		case jobstatus.StateFailed:
 			o.JobsFailed++
 		default: // created, running and restarting jobs hold resources
 			o.JobsRunning++
@@ -100,7 +100,7 @@ type JobTimes struct {
 	Duration  int64 `json:"duration"`
 }
 
-func jobTimes(s *runtime.JobStatus, now time.Time) JobTimes {
+func jobTimes(s *jobstatus.JobStatus, now time.Time) JobTimes {
 	start, end := s.Times()
 	t := JobTimes{StartTime: millis(start), EndTime: millis(end), Duration: -1}
 	switch {

@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/weirstream/weir/internal/runtime"
+	"github.com/weirstream/weir/internal/jobstatus"
 )
 
 // MetricValue is one entry of a Flink metric list (GET /jobmanager/metrics,
@@ -61,7 +61,7 @@ func (a *api) jobManagerMetrics(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	for _, j := range a.cfg.Jobs() {
-		if j.Status().State() == runtime.StateRunning {
+		if j.Status().State() == jobstatus.StateRunning {
 			running++
 		}
 	}

@@ -5,7 +5,7 @@ import (
 	"slices"
 	"strconv"
 
-	"github.com/weirstream/weir/internal/runtime"
+	"github.com/weirstream/weir/internal/jobstatus"
 )
 
 // PlanInput is an input edge of a plan node (Flink's JobPlanInfo input).
@@ -90,7 +90,7 @@ type SubtaskMetrics struct {
 }
 
 // SubtaskWeak is one subtask's share of the job's "weak" object
-// (runtime.TaskWeakStats); the recovery in milliseconds.
+// (jobstatus.TaskWeakStats); the recovery in milliseconds.
 type SubtaskWeak struct {
 	Failures             int64 `json:"failures"`
 	Restarts             int64 `json:"restarts"`
@@ -100,7 +100,7 @@ type SubtaskWeak struct {
 	LastRecoveryDuration int64 `json:"last-recovery-duration"`
 }
 
-func subtaskWeak(w *runtime.TaskWeakStats) *SubtaskWeak {
+func subtaskWeak(w *jobstatus.TaskWeakStats) *SubtaskWeak {
 	if w == nil {
 		return nil
 	}
@@ -131,7 +131,7 @@ func (a *api) vertexDetails(w http.ResponseWriter, r *http.Request, j Job) {
 	if !ok {
 		return
 	}
-	var v runtime.VertexInfo
+	var v jobstatus.VertexInfo
 	for _, x := range s.Vertices() {
 		if x.ID == id {
 			v = x
@@ -142,7 +142,7 @@ func (a *api) vertexDetails(w http.ResponseWriter, r *http.Request, j Job) {
 		if t.Vertex != v.ID {
 			continue
 		}
-		d.Subtasks = append(d.Subtasks, VertexSubtask{Subtask: t.Subtask, Status: string(runtime.StateRunning), Attempt: s.Restarts.Load(), Metrics: SubtaskMetrics{
+		d.Subtasks = append(d.Subtasks, VertexSubtask{Subtask: t.Subtask, Status: string(jobstatus.StateRunning), Attempt: s.Restarts.Load(), Metrics: SubtaskMetrics{
 			ReadRecords: t.RecordsIn, ReadRecordsComplete: true, WriteRecords: t.RecordsOut, WriteRecordsComplete: true,
 			BackPressured: t.BackPressured, AlignmentTime: t.AlignmentTime.Milliseconds(), CreditsAvailable: t.CreditsAvailable,
 			InputWatermark: t.InputWatermark, OutputWatermark: t.OutputWatermark, LateRecordsDropped: t.LateRecordsDropped,

@@ -12,7 +12,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/weirstream/weir/internal/runtime"
+	"github.com/weirstream/weir/internal/jobstatus"
 )
 
 // savepointTimeout bounds how long a savepoint or stop operation waits for
@@ -171,20 +171,21 @@ func (a *api) startOperation(w http.ResponseWriter, r *http.Request, j Job, kind
 		target = t
 	}
 	s := j.Status()
-	if st := s.State(); st != runtime.StateRunning {
-		a.fail(w, r, http.StatusConflict, kind+" of job "+strconv.Quote(j.ID())+": "+runtime.ErrNotRunning.Error()+" (it is "+string(st)+")")
+	if st := s.State(); st != jobstatus.StateRunning {
+		a.fail(w, r, http.StatusConflict, kind+" of job "+strconv.Quote(j.ID())+": "+jobstatus.ErrNotRunning.Error()+" (it is "+string(st)+")")
 		return
 	}
 	id, op := a.ops.add(j.ID(), kind)
+	c := j.Control()
 	go func() {
 		ctx, cancel := context.WithTimeout(context.Background(), savepointTimeout)
 		defer cancel()
 		var path string
 		var err error
 		if kind == "stop" {
-			path, err = s.StopWithSavepoint(ctx, target)
+			path, err = c.StopWithSavepoint(ctx, target)
 		} else {
-			path, err = s.TriggerSavepoint(ctx, target)
+			path, err = c.TriggerSavepoint(ctx, target)
 		}
 		a.ops.finish(op, path, err)
 	}()

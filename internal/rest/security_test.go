@@ -9,8 +9,8 @@ import (
 	"testing"
 
 	"github.com/weirstream/weir/internal/config"
+	"github.com/weirstream/weir/internal/jobstatus"
 	"github.com/weirstream/weir/internal/rest"
-	"github.com/weirstream/weir/internal/runtime"
 )
 
 // Savepoint targets outside state.savepoints.dir are refused with 400
@@ -29,7 +29,7 @@ func TestSavepointTargets(t *testing.T) {
 	if err := os.Symlink(filepath.Join(root, "in"), filepath.Join(root, "in-link")); err != nil {
 		t.Fatal(err)
 	}
-	j := &job{id: "j", name: "j", status: &runtime.JobStatus{}, cfg: config.New()}
+	j := &job{id: "j", name: "j", status: &jobstatus.JobStatus{}, cfg: config.New()}
 	srv := httptest.NewServer(rest.NewHandler(rest.Config{Jobs: jobs(j), SavepointsDir: root}))
 	defer srv.Close()
 	any := httptest.NewServer(rest.NewHandler(rest.Config{Jobs: jobs(j), SavepointsDir: root, AllowAnySavepointTarget: true}))
@@ -98,7 +98,7 @@ func TestToken(t *testing.T) {
 	if _, err := rest.ReadTokenFile(tokFile); err == nil || !strings.Contains(err.Error(), "security.rest.token-file") {
 		t.Errorf("empty token file: %v", err)
 	}
-	j := &job{id: "j", name: "j", status: &runtime.JobStatus{}, cfg: config.New()}
+	j := &job{id: "j", name: "j", status: &jobstatus.JobStatus{}, cfg: config.New()}
 	tms := func() []rest.TaskManagerInfo { return []rest.TaskManagerInfo{{ID: "tm"}} }
 	open := httptest.NewServer(rest.NewHandler(rest.Config{Jobs: jobs(j), TaskManagers: tms}))
 	defer open.Close()

@@ -6,7 +6,7 @@ import (
 	"net/http"
 	"strconv"
 
-	"github.com/weirstream/weir/internal/runtime"
+	"github.com/weirstream/weir/internal/jobstatus"
 )
 
 // TriggerResponse is the 202 body of POST /jobs/{jobid}/checkpoints. As
@@ -21,12 +21,12 @@ func (a *api) trigger(w http.ResponseWriter, r *http.Request, j Job) {
 	ctx, cancel := context.WithTimeout(r.Context(), a.cfg.TriggerTimeout)
 	defer cancel()
 	s := j.Status()
-	id, err := s.TriggerCheckpoint(ctx)
+	id, err := j.Control().TriggerCheckpoint(ctx)
 	switch {
-	case errors.Is(err, runtime.ErrNotRunning):
+	case errors.Is(err, jobstatus.ErrNotRunning):
 		// A restarting job will take requests again soon; an ended one never.
 		code := http.StatusConflict
-		if st := s.State(); st == runtime.StateRestarting || st == runtime.StateCreated || st == runtime.StateRunning {
+		if st := s.State(); st == jobstatus.StateRestarting || st == jobstatus.StateCreated || st == jobstatus.StateRunning {
 			code = http.StatusServiceUnavailable
 		}
 		a.fail(w, r, code, "trigger a checkpoint of job "+strconv.Quote(j.ID())+": "+err.Error())
@@ -68,7 +68,7 @@ func (a *api) triggerStatus(w http.ResponseWriter, r *http.Request, j Job) {
 		return
 	}
 	out := TriggerStatus{Status: OperationStatus{ID: "IN_PROGRESS"}}
-	if c.Status != runtime.CheckpointInProgress {
+	if c.Status != jobstatus.CheckpointInProgress {
 		out.Status.ID = "COMPLETED"
 		out.Operation = &TriggerOperation{CheckpointID: c.ID, FailureCause: c.FailureMessage}
 	}

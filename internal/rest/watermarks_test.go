@@ -20,9 +20,9 @@ import (
 	"github.com/weirstream/weir/internal/config"
 	"github.com/weirstream/weir/internal/hooks"
 	"github.com/weirstream/weir/internal/jobs/windows"
+	"github.com/weirstream/weir/internal/jobstatus"
 	"github.com/weirstream/weir/internal/metrics"
 	"github.com/weirstream/weir/internal/rest"
-	"github.com/weirstream/weir/internal/runtime"
 )
 
 // holdLines counts the lines its subtasks write and holds every subtask
@@ -104,7 +104,7 @@ func TestWatermarks(t *testing.T) {
 	weir.SinkTo(late, func() weir.Sink[string] { return &holdLines{written: &lateWritten, held: held, release: release} }).Name("hold-late")
 
 	status := hooks.Plan(env).Status
-	j := &job{id: "windows", name: "windows", status: status, cfg: hooks.Config(env.Config())}
+	j := &job{id: "windows", name: "windows", status: status, control: hooks.Plan(env).Control, cfg: hooks.Config(env.Config())}
 	clk := &fixedClock{}
 	reg := prometheus.NewRegistry()
 	m, err := metrics.NewJob(reg, j.id, j.name, status, metrics.Options{Now: clk.Now})
@@ -125,7 +125,7 @@ func TestWatermarks(t *testing.T) {
 		}
 		<-done
 	}()
-	waitFor(t, "the job to run", func() bool { return status.State() == runtime.StateRunning && len(status.Tasks()) > 0 })
+	waitFor(t, "the job to run", func() bool { return status.State() == jobstatus.StateRunning && len(status.Tasks()) > 0 })
 
 	var details rest.JobDetails
 	getJSON(t, url, &details)

@@ -7,7 +7,7 @@ import (
 )
 
 // WeakAccounting is the "weak" object of GET /jobs/{jobid} for a job in
-// WEAKLY_CONSISTENT mode (runtime.WeakStats, docs/weak-consistency.md):
+// WEAKLY_CONSISTENT mode (jobstatus.WeakStats, docs/weak-consistency.md):
 // counts since the job started, durations in milliseconds. Jobs in the
 // other modes have no such object.
 type WeakAccounting struct {

@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"github.com/weirstream/weir/internal/config"
+	"github.com/weirstream/weir/internal/jobstatus"
 	"github.com/weirstream/weir/internal/rest"
-	"github.com/weirstream/weir/internal/runtime"
 )
 
 // GET /jobs/{jobid} of a job in WEAKLY_CONSISTENT mode carries its
@@ -25,7 +25,7 @@ func TestWeakAccounting(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	st := &runtime.JobStatus{}
+	st := &jobstatus.JobStatus{}
 	w := &st.Weak
 	w.Failures.Store(3)
 	w.TaskRestarts.Store(4)
@@ -39,7 +39,7 @@ func TestWeakAccounting(t *testing.T) {
 	w.RecoveryNanos.Store(int64(900*time.Millisecond + 999*time.Microsecond))
 	w.Recoveries.Store(4)
 	weak := &job{id: "weak", name: "demo", status: st, cfg: weakCfg}
-	strong := &job{id: "strong", name: "demo", status: &runtime.JobStatus{}, cfg: config.New()}
+	strong := &job{id: "strong", name: "demo", status: &jobstatus.JobStatus{}, cfg: config.New()}
 	srv := httptest.NewServer(rest.NewHandler(rest.Config{Jobs: jobs(weak, strong)}))
 	defer srv.Close()
 

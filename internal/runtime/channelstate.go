@@ -88,7 +88,7 @@ type channelRecorder struct {
 	// more is recorded, and the checkpoint is being aborted.
 	overflow bool
 	// remoteBytes, if set, counts the bytes recorded from remote
-	// channels' encoded batches (JobStatus.RecordedRemoteChannelStateBytes).
+	// channels' encoded batches (jobstatus.JobStatus.RecordedRemoteChannelStateBytes).
 	remoteBytes *atomic.Int64
 }
 

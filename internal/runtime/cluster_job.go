@@ -9,6 +9,7 @@ import (
 	"github.com/weirstream/weir/internal/checkpoint"
 	"github.com/weirstream/weir/internal/checkpoint/storage"
 	"github.com/weirstream/weir/internal/jobmaster"
+	"github.com/weirstream/weir/internal/jobstatus"
 )
 
 // Placement is where one logical slot of a job runs in cluster mode: a
@@ -43,7 +44,7 @@ type ClusterJobConfig struct {
 	SlotRequestTimeout time.Duration
 	// Reports returns the job's running tasks' counters, as the
 	// TaskManagers' heartbeats carried them.
-	Reports func() []TaskStats
+	Reports func() []jobstatus.TaskStats
 	// ReservedCheckpoints is the bound a previous run of the job reserved
 	// its checkpoint ids below (0: none): this run's ids start there, so
 	// no id of a checkpoint that run triggered and never completed is used
@@ -116,7 +117,7 @@ func NewClusterJob(ctx context.Context, g *Graph, cfg JobConfig, cc ClusterJobCo
 	jm.place = &slotPlacement{slots: cc.Slots}
 	jm.slotTimeout = cc.SlotRequestTimeout
 	if cc.Reports != nil {
-		cfg.Status.setTaskSource(cc.Reports)
+		cfg.recorder().SetTaskSource(cc.Reports)
 	}
 	return &ClusterJob{jm: jm, gw: &localJobMaster{job: cfg.JobName, in: jm.in}, slots: cc.Slots}, nil
 }

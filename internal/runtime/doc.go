@@ -59,9 +59,18 @@
 // control-plane stream behind the same interfaces and a TaskExecutor in
 // every TaskManager; one runtime, not two.
 //
+// The job's status is not the runtime's: internal/jobstatus holds the read
+// model that REST, metrics and the run summary read (JobConfig.Status).
+// The runtime writes it through a jobstatus.Recorder — the JobMaster
+// driver its states, checkpoints, failures and restores, the tasks their
+// source records and restored channel state — and takes the job's
+// commands (checkpoint, savepoint, stop) through JobControl (control.go),
+// a jobstatus.Control whose requests the driver's loop serves.
+//
 // Owns: the JobMaster's driver (its goroutine, gateways, storage worker,
-// placement), TaskExecutors, tasks and their mailbox loops, deployments,
-// channel wiring, restore assembly and local mode. Must not touch: the
+// placement, the JobControl it serves), TaskExecutors, tasks and their
+// mailbox loops, deployments, channel wiring, restore assembly and local
+// mode. Must not touch: the shape of the job's read model (jobstatus); the
 // rules of checkpointing, failover and the job's lifecycle, which live in
 // the pure cores it drives (internal/jobmaster, coordinator, barrier,
 // failover); the public API or connectors (checked by internal/archtest).

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/weirstream/weir/internal/checkpoint/storage"
+	"github.com/weirstream/weir/internal/jobstatus"
 )
 
 // finishedJob records a run of job "demo" in a fresh folder as a job
@@ -17,13 +18,14 @@ import (
 func finishedJob(t *testing.T) JobConfig {
 	t.Helper()
 	start := time.Date(2025, 3, 4, 10, 0, 0, 0, time.UTC)
-	st := &JobStatus{}
-	st.setState(StateRunning, start)
-	st.setState(StateFinished, start.Add(90*time.Second))
-	st.LastCheckpointID.Store(12)
-	st.CompletedCheckpoints.Store(11)
-	st.Restarts.Store(1)
-	st.SourceRecords.Store(20_000)
+	st := &jobstatus.JobStatus{}
+	rec := jobstatus.RecorderOf(st)
+	rec.SetState(jobstatus.StateRunning, start)
+	rec.SetState(jobstatus.StateFinished, start.Add(90*time.Second))
+	rec.LastCheckpointID.Store(12)
+	rec.CompletedCheckpoints.Store(11)
+	rec.Restarts.Store(1)
+	rec.SourceRecords.Store(20_000)
 	cfg := JobConfig{JobName: "demo", CheckpointDir: t.TempDir(), Status: st}
 	chk := filepath.Join(cfg.CheckpointDir, "demo", "chk-12")
 	if err := os.MkdirAll(chk, 0o755); err != nil {

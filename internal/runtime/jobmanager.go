@@ -12,6 +12,7 @@ import (
 	"github.com/weirstream/weir/internal/checkpoint/storage"
 	"github.com/weirstream/weir/internal/faults"
 	"github.com/weirstream/weir/internal/jobmaster"
+	"github.com/weirstream/weir/internal/jobstatus"
 	"github.com/weirstream/weir/internal/restart"
 	"github.com/weirstream/weir/internal/state"
 	"github.com/weirstream/weir/internal/vfs"
@@ -83,7 +84,13 @@ type JobConfig struct {
 	// and back; nil when every location is a local path.
 	Locations Locations
 	Logger    *slog.Logger
-	Status    *JobStatus
+	// Status is the job's read model, which the runtime records into
+	// (jobstatus.RecorderOf); nil: a status of its own.
+	Status *jobstatus.JobStatus
+	// Control takes commands to the job's running attempt: a
+	// NewJobControl over Status, held by the callers that command the job
+	// (weir.Job, REST); nil: one of its own, which nobody else holds.
+	Control *JobControl
 	// Now is the clock; time.Now when nil. Its wall reading (UnixMilli)
 	// is processing time; every timeout, interval, backoff and heartbeat
 	// is a difference of its values (Sub, Add, Before), which Go takes on
@@ -182,13 +189,19 @@ func (c *JobConfig) fill() error {
 		c.Logger = slog.New(slog.DiscardHandler)
 	}
 	if c.Status == nil {
-		c.Status = &JobStatus{}
+		c.Status = &jobstatus.JobStatus{}
+	}
+	if c.Control == nil {
+		c.Control = NewJobControl(c.Status)
 	}
 	if c.Now == nil {
 		c.Now = time.Now
 	}
 	return nil
 }
+
+// recorder is where the runtime records the job's status.
+func (c *JobConfig) recorder() *jobstatus.Recorder { return jobstatus.RecorderOf(c.Status) }
 
 // JobFailedError is returned when a job fails for good: its restart
 // strategy declined another attempt. The Machine (internal/jobmaster)
@@ -228,7 +241,7 @@ func Execute(ctx context.Context, g *Graph, cfg JobConfig) error {
 		gws[i] = te
 	}
 	jm.place = newLocalPlacement(gws)
-	cfg.Status.setTaskSource(func() []TaskStats { return reportAll(tes, cfg.JobName) })
+	cfg.recorder().SetTaskSource(func() []jobstatus.TaskStats { return reportAll(tes, cfg.JobName) })
 	return jm.run(ctx)
 }
 

@@ -12,6 +12,7 @@ import (
 	"github.com/weirstream/weir/internal/checkpoint"
 	"github.com/weirstream/weir/internal/checkpoint/storage"
 	"github.com/weirstream/weir/internal/jobmaster"
+	"github.com/weirstream/weir/internal/jobstatus"
 	"github.com/weirstream/weir/internal/vfs"
 )
 
@@ -23,13 +24,15 @@ import (
 // results come back through the inbox, so the loop never waits for
 // storage. One goroutine (run) owns the Machine.
 type JobMaster struct {
-	cfg   JobConfig
-	jg    *JobGraph
-	store *storage.FS
-	log   *slog.Logger
-	spec  JobSpec
-	in    *inbox
-	m     *jobmaster.Machine
+	cfg JobConfig
+	jg  *JobGraph
+	// status records the job's status (cfg.Status).
+	status *jobstatus.Recorder
+	store  *storage.FS
+	log    *slog.Logger
+	spec   JobSpec
+	in     *inbox
+	m      *jobmaster.Machine
 	// place maps the Machine's TaskManagers to gateways and places
 	// logical slots (local or cluster, jobmaster_placement.go).
 	place gatewayPlacement
@@ -76,7 +79,7 @@ type JobMaster struct {
 // initial restore point is known.
 func newJobMaster(cfg JobConfig, jg *JobGraph, store *storage.FS) *JobMaster {
 	return &JobMaster{
-		cfg: cfg, jg: jg, store: store, log: cfg.Logger,
+		cfg: cfg, jg: jg, store: store, log: cfg.Logger, status: cfg.recorder(),
 		spec:        JobSpec{Name: cfg.JobName, Kind: "local"},
 		in:          newInbox(),
 		requests:    map[jobmaster.RequestID]triggerRequest{},
@@ -152,20 +155,19 @@ func (jm *JobMaster) newMachine() *jobmaster.Machine {
 // The Machine cancels whatever still runs and waits until every execution
 // and metadata write ended before it does.
 func (jm *JobMaster) run(ctx context.Context) error {
-	st := jm.cfg.Status
-	var vertices []VertexInfo
+	var vertices []jobstatus.VertexInfo
 	n := 0
 	for _, v := range jm.jg.Vertices {
-		vertices = append(vertices, VertexInfo{ID: v.ID, Name: v.Name(), Parallelism: v.Parallelism})
+		vertices = append(vertices, jobstatus.VertexInfo{ID: v.ID, Name: v.Name(), Parallelism: v.Parallelism})
 		n += v.Parallelism
 	}
-	st.setVertices(vertices, n)
+	jm.status.SetVertices(vertices, n)
 	jm.desc = Describe(jm.jg)
 	jm.m = jm.newMachine()
 	jm.worker = startStoreWorker()
 	defer jm.worker.stop()
 	jm.step(jobmaster.Start{})
-	requests := st.mon().requests
+	requests := jm.cfg.Control.requests
 	done := ctx.Done()
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
@@ -196,7 +198,7 @@ func (jm *JobMaster) run(ctx context.Context) error {
 	jm.probes.Unlock()
 	for _, ev := range jm.in.take(nil) {
 		if ev.req != nil {
-			ev.req.reply <- triggerReply{err: ErrNotRunning}
+			ev.req.reply <- triggerReply{err: jobstatus.ErrNotRunning}
 		}
 	}
 	return jm.result
@@ -219,8 +221,7 @@ func (jm *JobMaster) receive(ev jmEvent) {
 		jm.submit(*ev.req)
 	default:
 		if a, ok := ev.ev.(jobmaster.Ack); ok && jm.m.Current(a.Exec) {
-			now := jm.cfg.Now()
-			jm.cfg.Status.updateCheckpoint(a.ID, func(c *CheckpointStats) { c.acknowledged(a.State, now) })
+			jm.status.CheckpointAcknowledged(a.ID, a.State, jm.cfg.Now())
 		}
 		jm.step(ev.ev)
 	}
@@ -240,7 +241,7 @@ func (jm *JobMaster) request(req triggerRequest) {
 			jm.probes.Lock()
 			defer jm.probes.Unlock()
 			if jm.loopEnded {
-				req.reply <- triggerReply{err: ErrNotRunning}
+				req.reply <- triggerReply{err: jobstatus.ErrNotRunning}
 				return
 			}
 			jm.in.put(jmEvent{req: &req})
@@ -273,11 +274,11 @@ func (jm *JobMaster) step(ev jobmaster.Event) {
 	for _, act := range jm.m.Step(jm.cfg.Now(), ev) {
 		jm.perform(act)
 	}
-	st := jm.cfg.Status
+	st := jm.status
 	st.Restarts.Store(int64(jm.m.Restarts()))
 	if s := jm.m.State(); s != jm.lastState && !s.Terminal() {
 		jm.lastState = s
-		st.setState(JobState(s.String()), jm.cfg.Now())
+		st.SetState(jobstatus.JobState(s.String()), jm.cfg.Now())
 	}
 }
 

@@ -9,12 +9,13 @@ import (
 	"github.com/weirstream/weir/internal/checkpoint"
 	"github.com/weirstream/weir/internal/checkpoint/coordinator"
 	"github.com/weirstream/weir/internal/jobmaster"
+	"github.com/weirstream/weir/internal/jobstatus"
 )
 
 // perform carries out one of the Machine's actions: gateway calls and
 // status updates on the loop, storage on the worker.
 func (jm *JobMaster) perform(act jobmaster.Action) {
-	st := jm.cfg.Status
+	st := jm.status
 	job := jm.spec.Name
 	switch act := act.(type) {
 	case jobmaster.PrepareJob:
@@ -39,7 +40,7 @@ func (jm *JobMaster) perform(act jobmaster.Action) {
 		}
 	case jobmaster.TriggerCheckpoint:
 		jm.triggeredAt[act.ID] = act.Timestamp
-		st.checkpointTriggered(act.ID, act.Kind, act.Timestamp)
+		st.CheckpointTriggered(act.ID, act.Kind, act.Timestamp)
 		b := checkpoint.Barrier{ID: act.ID, Timestamp: act.Timestamp, Kind: act.Kind}
 		for _, g := range act.Groups {
 			gw := jm.place.gateway(g.TM)
@@ -56,7 +57,7 @@ func (jm *JobMaster) perform(act jobmaster.Action) {
 		if t0, ok := jm.triggeredAt[act.ID]; ok {
 			d := jm.cfg.Now().Sub(t0)
 			st.LastCheckpointDuration.Store(int64(d))
-			st.checkpointCompleted(act.ID, d)
+			st.CheckpointCompleted(act.ID, d)
 		}
 		if !act.Held {
 			for i, tm := range act.TMs {
@@ -71,8 +72,7 @@ func (jm *JobMaster) perform(act jobmaster.Action) {
 			st.Weak.SnapshotsFailed.Add(1)
 		}
 		if !act.Subsumed {
-			st.FailedCheckpoints.Add(1)
-			st.failedByCause[int(act.Cause)%len(st.failedByCause)].Add(1)
+			st.CountFailed(act.Cause)
 		}
 		if act.Cause == coordinator.CauseStorage {
 			st.FailedStorage.Add(1)
@@ -80,9 +80,7 @@ func (jm *JobMaster) perform(act jobmaster.Action) {
 		if t0, ok := jm.triggeredAt[act.ID]; ok {
 			d := jm.cfg.Now().Sub(t0)
 			cause := act.Cause.String()
-			st.updateCheckpoint(act.ID, func(c *CheckpointStats) {
-				c.Status, c.Duration, c.FailureReason, c.FailureCause = CheckpointFailed, d, act.Reason, cause
-			})
+			st.CheckpointFailed(act.ID, d, act.Reason, cause)
 		}
 		for _, tm := range act.TMs {
 			jm.place.gateway(tm).NotifyAborted(job, act.ID)
@@ -94,11 +92,11 @@ func (jm *JobMaster) perform(act jobmaster.Action) {
 		}
 		delete(jm.requests, act.Req)
 		if req.kind == reqCheckpoint && act.Err == nil && act.ID > 0 {
-			st.checkpointAnswered(act.ID, jm.cfg.Now())
+			st.CheckpointAnswered(act.ID, jm.cfg.Now())
 		}
 		req.reply <- triggerReply{id: act.ID, path: act.Path, err: act.Err}
 	case jobmaster.Failure:
-		st.setFailure(act.Cause)
+		st.SetFailure(act.Cause)
 	case jobmaster.StorageAlert:
 		st.StorageFailing.Store(true)
 		jm.storageAlert(act)
@@ -110,7 +108,7 @@ func (jm *JobMaster) perform(act jobmaster.Action) {
 		for _, tm := range act.TMs {
 			jm.place.gateway(tm).ReleaseJob(job)
 		}
-		st.setTaskSource(nil)
+		st.SetTaskSource(nil)
 	case jobmaster.JobEnded:
 		jm.ended(act)
 	default:
@@ -127,7 +125,7 @@ func (jm *JobMaster) deploy(act jobmaster.Deploy) {
 		if !rp.Own {
 			ref.Path = rp.Path
 		}
-		jm.cfg.Status.restoring(rp.ID, act.Attempt, jm.cfg.Now())
+		jm.status.Restoring(rp.ID, act.Attempt, jm.cfg.Now())
 	}
 	exec := func(t checkpoint.TaskID) ExecutionID {
 		x, _ := jm.m.Exec(t)
@@ -151,16 +149,16 @@ func (jm *JobMaster) deploy(act jobmaster.Deploy) {
 // run returns. The stop requests' answers follow, so "stopped" is true.
 func (jm *JobMaster) ended(act jobmaster.JobEnded) {
 	jm.worker.drain()
-	st := jm.cfg.Status
+	st := jm.status
 	now := jm.cfg.Now()
 	jm.result = act.Err
 	switch act.State {
 	case jobmaster.JobCanceled:
-		st.setState(StateCanceled, now)
+		st.SetState(jobstatus.StateCanceled, now)
 	case jobmaster.JobFailed:
-		st.setState(StateFailed, now)
+		st.SetState(jobstatus.StateFailed, now)
 	default:
-		st.setState(StateFinished, now)
+		st.SetState(jobstatus.StateFinished, now)
 		jm.removeLocalRecovery()
 	}
 }
@@ -168,7 +166,7 @@ func (jm *JobMaster) ended(act jobmaster.JobEnded) {
 // performStorage hands a storage action to the worker; its result comes
 // back through the inbox.
 func (jm *JobMaster) performStorage(act jobmaster.Action) {
-	st := jm.cfg.Status
+	st := jm.status
 	switch act := act.(type) {
 	case jobmaster.PersistMetadata:
 		md, err := metadataFor(jm.cfg.JobName, jm.jg, act.ID, act.Kind, act.Timestamp, act.States)
@@ -176,12 +174,12 @@ func (jm *JobMaster) performStorage(act jobmaster.Action) {
 			jm.in.put(jmEvent{ev: jobmaster.StoreDone{ID: act.ID, Err: err}})
 			return
 		}
-		size := sizesOf(act.States)
+		size := jobstatus.SizesOf(act.States)
 		jm.worker.do(func() {
 			jm.sharedPersisting(md)
 			_, err := jm.store.WriteMetadata(context.Background(), md)
 			if err == nil {
-				st.checkpointPersisted(act.ID, size)
+				st.CheckpointPersisted(act.ID, size)
 				jm.crash(CrashAfterMetadata)
 			}
 			jm.in.put(jmEvent{ev: jobmaster.StoreDone{ID: act.ID, Err: err}})

@@ -12,6 +12,7 @@ import (
 	"github.com/weirstream/weir/internal/checkpoint"
 	"github.com/weirstream/weir/internal/checkpoint/storage"
 	"github.com/weirstream/weir/internal/jobmaster"
+	"github.com/weirstream/weir/internal/jobstatus"
 	"github.com/weirstream/weir/internal/restart"
 	"github.com/weirstream/weir/internal/vfs"
 )
@@ -139,7 +140,7 @@ func runBlockedStorage(t *testing.T, blocked bool, delay time.Duration) storageL
 			t.Errorf("run = %v, want context.Canceled", err)
 		}
 	}()
-	st := cfg.Status
+	st, ctl := cfg.Status, cfg.Control
 
 	tm.waitCall(t, "prepare")
 	put(jobmaster.Prepared{})
@@ -147,10 +148,10 @@ func runBlockedStorage(t *testing.T, blocked bool, delay time.Duration) storageL
 	for _, e := range tasks {
 		put(jobmaster.StateChanged{Exec: e, State: ExecRunning})
 	}
-	for st.State() != StateRunning {
+	for st.State() != jobstatus.StateRunning {
 		time.Sleep(time.Millisecond)
 	}
-	if _, err := st.TriggerCheckpoint(ctx); err != nil {
+	if _, err := ctl.TriggerCheckpoint(ctx); err != nil {
 		t.Fatal(err)
 	}
 	tm.waitCall(t, "trigger")
@@ -161,7 +162,7 @@ func runBlockedStorage(t *testing.T, blocked bool, delay time.Duration) storageL
 	// Checkpoint 1's metadata write is now blocked on the worker.
 	var l storageLatencies
 	t0 := time.Now()
-	id, err := st.TriggerCheckpoint(ctx)
+	id, err := ctl.TriggerCheckpoint(ctx)
 	if err != nil || id != 2 {
 		t.Fatalf("checkpoint request: %d, %v", id, err)
 	}
@@ -191,7 +192,7 @@ func runBlockedStorage(t *testing.T, blocked bool, delay time.Duration) storageL
 	// The restart waits for the write and then for LoadLatest; the loop
 	// answers meanwhile.
 	t0 = time.Now()
-	if _, err := st.TriggerCheckpoint(ctx); err == nil || !strings.Contains(err.Error(), "suspended") {
+	if _, err := ctl.TriggerCheckpoint(ctx); err == nil || !strings.Contains(err.Error(), "suspended") {
 		t.Fatalf("checkpoint request while restarting: %v, want a refusal", err)
 	}
 	l.rejected = time.Since(t0)
@@ -199,7 +200,7 @@ func runBlockedStorage(t *testing.T, blocked bool, delay time.Duration) storageL
 }
 
 // acked returns how many subtasks acknowledged checkpoint id.
-func acked(st *JobStatus, id checkpoint.ID) int {
+func acked(st *jobstatus.JobStatus, id checkpoint.ID) int {
 	for _, c := range st.Checkpoints(time.Now()) {
 		if c.ID == id {
 			return c.Acknowledged

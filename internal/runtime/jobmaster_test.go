@@ -10,6 +10,7 @@ import (
 	"github.com/weirstream/weir/internal/checkpoint"
 	"github.com/weirstream/weir/internal/checkpoint/storage"
 	"github.com/weirstream/weir/internal/jobmaster"
+	"github.com/weirstream/weir/internal/jobstatus"
 	"github.com/weirstream/weir/internal/restart"
 )
 
@@ -144,13 +145,13 @@ func TestJobMasterRegionRestart(t *testing.T) {
 	wantCalls(t, tm, "deploy 0/0#0 0/1#0 1/0#0 1/1#0")
 	step(jm, execState(0, 0, 0, ExecRunning), execState(0, 1, 0, ExecRunning), execState(1, 0, 0, ExecRunning), execState(1, 1, 0, ExecRunning))
 	wantCalls(t, tm)
-	if got := jm.cfg.Status.State(); got != StateRunning {
+	if got := jm.cfg.Status.State(); got != jobstatus.StateRunning {
 		t.Fatalf("state %s, want RUNNING", got)
 	}
 	// agg/1 reached the end of its input, then failed.
 	step(jm, eod(1, 1, 0), execState(1, 1, 0, ExecFailed))
 	wantCalls(t, tm, "cancel [0/0#0 0/1#0 1/0#0]")
-	if got := jm.cfg.Status.State(); got != StateRestarting {
+	if got := jm.cfg.Status.State(); got != jobstatus.StateRestarting {
 		t.Fatalf("state %s while the only region restarts, want RESTARTING", got)
 	}
 	// The others run to the end before they notice the cancel.

@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/weirstream/weir/internal/checkpoint"
+	"github.com/weirstream/weir/internal/jobstatus"
 	"github.com/weirstream/weir/internal/network"
 	"github.com/weirstream/weir/internal/network/remote"
 	"github.com/weirstream/weir/internal/network/wire"
@@ -164,7 +165,7 @@ func (l *taskLinks) hasRemoteInputs() bool {
 // consumers that still run (waiting for the final checkpoint's
 // notification, as it did) see a clean end; any other end closes them,
 // which fails their consumers (the same region, failing over anyway).
-func (l *taskLinks) release(finished bool, st *JobStatus) {
+func (l *taskLinks) release(finished bool, st *jobstatus.Recorder) {
 	for _, ic := range l.ins {
 		ic.Close()
 	}

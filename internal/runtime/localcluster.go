@@ -5,6 +5,7 @@ import (
 	"net"
 	"slices"
 
+	"github.com/weirstream/weir/internal/jobstatus"
 	"github.com/weirstream/weir/internal/network/remote"
 )
 
@@ -54,15 +55,15 @@ func startLocalExecutors(cfg JobConfig, jm JobMasterGateway, resolve JobResolver
 }
 
 // reportAll merges the task reports of several executors, ordered by task.
-func reportAll(tes []*TaskExecutor, job string) []TaskStats {
+func reportAll(tes []*TaskExecutor, job string) []jobstatus.TaskStats {
 	if len(tes) == 1 {
 		return tes[0].Report(job)
 	}
-	var out []TaskStats
+	var out []jobstatus.TaskStats
 	for _, te := range tes {
 		out = append(out, te.Report(job)...)
 	}
-	slices.SortFunc(out, func(a, b TaskStats) int {
+	slices.SortFunc(out, func(a, b jobstatus.TaskStats) int {
 		if a.Vertex != b.Vertex {
 			return a.Vertex - b.Vertex
 		}

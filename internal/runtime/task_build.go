@@ -6,6 +6,7 @@ import (
 	"log/slog"
 
 	"github.com/weirstream/weir/internal/checkpoint"
+	"github.com/weirstream/weir/internal/jobstatus"
 	"github.com/weirstream/weir/internal/keygroup"
 	"github.com/weirstream/weir/internal/network"
 )
@@ -38,7 +39,7 @@ func newTask(ctx context.Context, in taskInputs) (*Task, error) {
 		faults:  cfg.Faults,
 		logger:  cfg.Logger.With("task", v.Name(), "subtask", id.Subtask),
 		now:     cfg.Now,
-		metrics: &TaskMetrics{job: cfg.Status}, // source records (sources only), restore time
+		metrics: &TaskMetrics{job: cfg.recorder()}, // source records (sources only), restore time
 		out: outputFlush{
 			bufferTimeout: cfg.BufferTimeout,
 			lastFlush:     cfg.Now(),
@@ -75,7 +76,7 @@ func newTask(ctx context.Context, in taskInputs) (*Task, error) {
 	}
 	if h != nil {
 		t.replay = channelReplay{handle: h, open: in.restore.fs.OpenFile}
-		countRestoredChannelState(cfg.Status, v, in.td, in.links.self, h)
+		countRestoredChannelState(cfg.recorder(), v, in.td, in.links.self, h)
 	}
 	return t, nil
 }
@@ -289,7 +290,7 @@ func gateCodecs(v *Vertex, cfg *JobConfig, links *taskLinks, replay bool) ([]cha
 // countRestoredChannelState adds the size of the channel state h a task
 // replays to the job's status, and the part of it that came over remote
 // channels.
-func countRestoredChannelState(st *JobStatus, v *Vertex, td TaskDeployment, self ResourceID, h *checkpoint.ChannelStateHandle) {
+func countRestoredChannelState(st *jobstatus.Recorder, v *Vertex, td TaskDeployment, self ResourceID, h *checkpoint.ChannelStateHandle) {
 	if st == nil {
 		return
 	}

@@ -118,3 +118,18 @@ func estimateBytes(records, sampleBytes, sampleRecords int64) int64 {
 	}
 	return int64(float64(records) * float64(sampleBytes) / float64(sampleRecords))
 }
+
+// restored reports the task's restore time, measured from start, if any
+// of its operators restored state (jobstatus.Recorder.RestoreDone: the
+// attempt's restore time is its slowest subtask's).
+func (t *Task) restored(start time.Time) {
+	if t.metrics == nil || t.metrics.job == nil {
+		return
+	}
+	for _, oc := range t.chain.ocs {
+		if oc.Restored != nil {
+			t.metrics.job.RestoreDone(oc.Attempt, t.now().Sub(start))
+			return
+		}
+	}
+}

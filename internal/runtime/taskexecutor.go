@@ -11,6 +11,7 @@ import (
 
 	"github.com/weirstream/weir/internal/checkpoint"
 	"github.com/weirstream/weir/internal/checkpoint/storage"
+	"github.com/weirstream/weir/internal/jobstatus"
 	"github.com/weirstream/weir/internal/network/remote"
 )
 
@@ -120,7 +121,7 @@ func (j *teJob) weakRegistry() *weakRegistry {
 	}
 	j.weakOnce.Do(func() {
 		cfg := &j.prep.Config
-		j.weak = newWeakRegistry(cfg.WeakLogMaxRecords, &cfg.Status.Weak, cfg.Now)
+		j.weak = newWeakRegistry(cfg.WeakLogMaxRecords, &cfg.recorder().Weak, cfg.Now)
 	})
 	return j.weak
 }
@@ -398,7 +399,7 @@ func (te *TaskExecutor) end(j *teJob, e *execution, st ExecState, err error) {
 		j.weakRegistry().ended(e.id, st == ExecFailed)
 	}
 	if e.links != nil {
-		e.links.release(st == ExecFinished, j.prep.Config.Status)
+		e.links.release(st == ExecFinished, j.prep.Config.recorder())
 	}
 	te.mu.Lock()
 	delete(j.execs, e.id)
@@ -532,7 +533,7 @@ func (te *TaskExecutor) WeakPeers(job string, u WeakPeersUpdate) {
 
 // Report returns the counters of the job's running tasks, ordered by
 // task.
-func (te *TaskExecutor) Report(job string) []TaskStats {
+func (te *TaskExecutor) Report(job string) []jobstatus.TaskStats {
 	te.mu.Lock()
 	var tasks []*Task
 	var reg *weakRegistry
@@ -548,9 +549,9 @@ func (te *TaskExecutor) Report(job string) []TaskStats {
 	}
 	te.mu.Unlock()
 	slices.SortFunc(tasks, func(a, b *Task) int { return compareTaskID(a.ID, b.ID) })
-	out := make([]TaskStats, 0, len(tasks))
+	out := make([]jobstatus.TaskStats, 0, len(tasks))
 	for _, t := range tasks {
-		out = append(out, TaskStats{
+		out = append(out, jobstatus.TaskStats{
 			Vertex: t.ID.Vertex, Name: t.Name, Subtask: t.ID.Subtask,
 			RecordsIn: t.metrics.RecordsIn.Load(), RecordsOut: t.metrics.RecordsOut.Load(),
 			BackPressured:      t.metrics.sampleBackPressure(),
@@ -612,7 +613,7 @@ func (j *teJob) restorePoint(ctx context.Context, ref *RestoreRef) (*restorePoin
 // WeakTotals returns the failover figures this TaskExecutor counted of a
 // WEAKLY_CONSISTENT job (the job's status when all its tasks run here),
 // nil for another job or one it does not run.
-func (te *TaskExecutor) WeakTotals(job string) *WeakStats {
+func (te *TaskExecutor) WeakTotals(job string) *jobstatus.WeakStats {
 	te.mu.Lock()
 	j := te.jobs[job]
 	te.mu.Unlock()

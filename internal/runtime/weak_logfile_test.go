@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/weirstream/weir/internal/jobstatus"
 	"github.com/weirstream/weir/internal/network"
 	"github.com/weirstream/weir/internal/weak"
 )
@@ -68,7 +69,7 @@ func logFileOf(t testing.TB, s *weakSender, k, j int) []byte {
 func TestWeakLogFileRoundTrip(t *testing.T) {
 	pool := network.NewPool[int](8)
 	codec := intCodec{pool: pool}
-	st := &WeakStats{}
+	st := &jobstatus.WeakStats{}
 	s := newWeakSender(1000, st)
 	s.setCodec(codec)
 	g := network.NewGate(1, 64)
@@ -110,7 +111,7 @@ func TestWeakLogFileRoundTrip(t *testing.T) {
 
 	// The producer's process is lost: a new sender resumes from the
 	// file; the consumer restarts from its snapshot at 1/4.
-	s2 := newWeakSender(1000, &WeakStats{})
+	s2 := newWeakSender(1000, &jobstatus.WeakStats{})
 	s2.setCodec(codec)
 	g2 := network.NewGate(1, 64)
 	if _, err := s2.reconnect(context.Background(), g2.Channel(0), weak.Position{Buffers: 1, Records: 4}, func(err error) {
@@ -152,7 +153,7 @@ func TestWeakLogFileRoundTrip(t *testing.T) {
 // what is wrong, never a silent short log.
 func TestWeakLogFileCorrupt(t *testing.T) {
 	pool := network.NewPool[int](8)
-	s := newWeakSender(1000, &WeakStats{})
+	s := newWeakSender(1000, &jobstatus.WeakStats{})
 	s.setCodec(intCodec{pool: pool})
 	g := network.NewGate(1, 64)
 	s.connect(g.Channel(0))
@@ -177,7 +178,7 @@ func TestWeakLogFileCorrupt(t *testing.T) {
 // bytes after the announced channels are errors that say so.
 func TestWeakLogFileVersions(t *testing.T) {
 	pool := network.NewPool[int](8)
-	s := newWeakSender(1000, &WeakStats{})
+	s := newWeakSender(1000, &jobstatus.WeakStats{})
 	s.setCodec(intCodec{pool: pool})
 	g := network.NewGate(1, 64)
 	s.connect(g.Channel(0))
@@ -231,7 +232,7 @@ func BenchmarkWeakSnapshotLogs(b *testing.B) {
 		for _, fresh := range []int{0, 50, 100} {
 			b.Run(fmt.Sprintf("records=%d/new=%d%%", held, fresh), func(b *testing.B) {
 				pool := network.NewPool[int](1024)
-				s := newWeakSender(held, &WeakStats{})
+				s := newWeakSender(held, &jobstatus.WeakStats{})
 				s.setCodec(intCodec{pool: pool})
 				g := network.NewGate(1, 1<<20)
 				s.connect(g.Channel(0))
@@ -289,7 +290,7 @@ func TestWeakLogCacheMatchesEncoding(t *testing.T) {
 	for seed := range uint64(20) {
 		rng := rand.New(rand.NewPCG(seed, 1))
 		pool := network.NewPool[int](8)
-		s := newWeakSender(5+rng.IntN(60), &WeakStats{})
+		s := newWeakSender(5+rng.IntN(60), &jobstatus.WeakStats{})
 		s.setCodec(intCodec{pool: pool})
 		g := network.NewGate(1, 1<<16)
 		s.connect(g.Channel(0))

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/weirstream/weir/internal/checkpoint"
+	"github.com/weirstream/weir/internal/jobstatus"
 	"github.com/weirstream/weir/internal/network"
 	"github.com/weirstream/weir/internal/network/wire"
 )
@@ -38,7 +39,7 @@ func sendAsync(s *weakSender, pool *network.Pool[int], from, to, size int) <-cha
 // is discarded, logged nowhere; a log created later for that consumer
 // discards from the start.
 func TestWeakPeersFinishedConsumer(t *testing.T) {
-	r := newWeakRegistry(100, &WeakStats{}, time.Now)
+	r := newWeakRegistry(100, &jobstatus.WeakStats{}, time.Now)
 	producer, consumer := checkpoint.TaskID{Vertex: 0}, checkpoint.TaskID{Vertex: 1}
 	s, _ := r.sender(weakKey{producer: producer}, consumer)
 	if err := s.restart(10, false, true); err != nil {
@@ -78,7 +79,7 @@ func TestWeakPeersFinishedConsumer(t *testing.T) {
 // nothing reaches the gate, and the producer never waits for it.
 func TestWeakPeersMovedHere(t *testing.T) {
 	for _, ended := range []bool{false, true} {
-		r := newWeakRegistry(100, &WeakStats{}, time.Now)
+		r := newWeakRegistry(100, &jobstatus.WeakStats{}, time.Now)
 		producer, consumer := checkpoint.TaskID{Vertex: 0}, ExecutionID{Task: checkpoint.TaskID{Vertex: 1}}
 		key := weakKey{producer: producer}
 		g := network.NewGate(1, 4)

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/weirstream/weir/internal/checkpoint"
+	"github.com/weirstream/weir/internal/jobstatus"
 	"github.com/weirstream/weir/internal/network"
 	"github.com/weirstream/weir/internal/network/wire"
 	"github.com/weirstream/weir/internal/weak"
@@ -33,7 +34,7 @@ type weakKey struct {
 // built after the failed one ended.
 type weakRegistry struct {
 	maxRecords int
-	stats      *WeakStats
+	stats      *jobstatus.WeakStats
 	now        func() time.Time
 
 	mu       sync.Mutex
@@ -52,7 +53,7 @@ type weakRegistry struct {
 	moved    map[checkpoint.TaskID]ChannelDesc
 }
 
-// taskWeak is one subtask's figures (TaskWeakStats), kept across its
+// taskWeak is one subtask's figures (jobstatus.TaskWeakStats), kept across its
 // attempts; the senders add to their producer's and consumer's.
 type taskWeak struct {
 	failures, restarts, replayed, lost, duplicated, lastRecovery atomic.Int64
@@ -68,12 +69,12 @@ func (r *weakRegistry) taskLocked(t checkpoint.TaskID) *taskWeak {
 	return tw
 }
 
-// taskStats returns t's figures for TaskStats.
-func (r *weakRegistry) taskStats(t checkpoint.TaskID) *TaskWeakStats {
+// taskStats returns t's figures for jobstatus.TaskStats.
+func (r *weakRegistry) taskStats(t checkpoint.TaskID) *jobstatus.TaskWeakStats {
 	r.mu.Lock()
 	tw := r.taskLocked(t)
 	r.mu.Unlock()
-	return &TaskWeakStats{
+	return &jobstatus.TaskWeakStats{
 		Failures: tw.failures.Load(), Restarts: tw.restarts.Load(),
 		Replayed: tw.replayed.Load(), Lost: tw.lost.Load(), Duplicated: tw.duplicated.Load(),
 		LastRecovery: time.Duration(tw.lastRecovery.Load()),
@@ -144,7 +145,7 @@ func (d *determinants) truncate(upTo uint64) {
 	d.base += n
 }
 
-func newWeakRegistry(maxRecords int, stats *WeakStats, now func() time.Time) *weakRegistry {
+func newWeakRegistry(maxRecords int, stats *jobstatus.WeakStats, now func() time.Time) *weakRegistry {
 	return &weakRegistry{
 		maxRecords: maxRecords, stats: stats, now: now,
 		senders:  map[weakKey]*weakSender{},

@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/weirstream/weir/internal/checkpoint"
+	"github.com/weirstream/weir/internal/jobstatus"
 	"github.com/weirstream/weir/internal/network"
 	"github.com/weirstream/weir/internal/network/remote"
 	"github.com/weirstream/weir/internal/weak"
@@ -32,7 +33,7 @@ type weakSender struct {
 	payloads []network.Buffer // retained entries, index Base()+1 first, stamped with their positions
 	target   weakTarget       // nil while the consumer is down or replaying
 	up       chan struct{}    // closed when a consumer (re)connects; replaced on disconnect
-	stats    *WeakStats
+	stats    *jobstatus.WeakStats
 	max      uint64
 	gen      uint64 // incremented by every (re)connect and disconnect
 	// nondet: the current producer attempt may emit other records than
@@ -91,7 +92,7 @@ type weakTarget interface {
 	Abandon()
 }
 
-func newWeakSender(maxRecords int, stats *WeakStats) *weakSender {
+func newWeakSender(maxRecords int, stats *jobstatus.WeakStats) *weakSender {
 	return &weakSender{log: weak.NewLog(maxRecords), up: make(chan struct{}), stats: stats, max: uint64(max(maxRecords, 1))}
 }
 

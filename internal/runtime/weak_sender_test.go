@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/weirstream/weir/internal/jobstatus"
 	"github.com/weirstream/weir/internal/network"
 	"github.com/weirstream/weir/internal/weak"
 )
@@ -59,7 +60,7 @@ func sendRange(t *testing.T, s *weakSender, pool *network.Pool[int], from, to, s
 // next attempt reconnects at the snapshot's position and reads every
 // record after it exactly once, whatever the producer sent meanwhile.
 func TestWeakSenderConsumerRestart(t *testing.T) {
-	st := &WeakStats{}
+	st := &jobstatus.WeakStats{}
 	s := newWeakSender(1000, st)
 	pool := network.NewPool[int](10)
 	g1 := network.NewGate(1, 4)
@@ -100,7 +101,7 @@ func TestWeakSenderConsumerRestart(t *testing.T) {
 // emits again what its log holds; the consumer, which kept running, sees
 // every record once.
 func TestWeakSenderProducerRestart(t *testing.T) {
-	st := &WeakStats{}
+	st := &jobstatus.WeakStats{}
 	s := newWeakSender(1000, st)
 	pool := network.NewPool[int](10)
 	g := network.NewGate(1, 8)
@@ -125,7 +126,7 @@ func TestWeakSenderProducerRestart(t *testing.T) {
 // consumer's snapshot left uncovered, the restarted consumer misses
 // exactly the records counted as lost.
 func TestWeakSenderSmallLogCountsLoss(t *testing.T) {
-	st := &WeakStats{}
+	st := &jobstatus.WeakStats{}
 	s := newWeakSender(10, st)
 	s.to = &taskWeak{}
 	pool := network.NewPool[int](5)
@@ -165,7 +166,7 @@ func BenchmarkWeakSenderOverhead(b *testing.B) {
 		var send network.Sender = g.Channel(0)
 		var s *weakSender
 		if weakMode {
-			s = newWeakSender(1<<20, &WeakStats{})
+			s = newWeakSender(1<<20, &jobstatus.WeakStats{})
 			s.connect(g.Channel(0))
 			send = s
 		}
@@ -221,7 +222,7 @@ func (goneTarget) Abandon()                  {}
 // instead of spinning.
 func TestWeakSenderWaitsForAGoneRemoteConsumer(t *testing.T) {
 	pool := network.NewPool[int](8)
-	s := newWeakSender(20, &WeakStats{})
+	s := newWeakSender(20, &jobstatus.WeakStats{})
 	s.connect(goneTarget{})
 	sendRange(t, s, pool, 0, 8, 4) // the first send finds the consumer gone
 	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)

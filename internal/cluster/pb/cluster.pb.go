@@ -621,13 +621,13 @@ type TaskReport struct {
 	BytesInRemote      int64                  `protobuf:"varint,7,opt,name=bytes_in_remote,json=bytesInRemote,proto3" json:"bytes_in_remote,omitempty"`
 	BytesOutRemote     int64                  `protobuf:"varint,8,opt,name=bytes_out_remote,json=bytesOutRemote,proto3" json:"bytes_out_remote,omitempty"`
 	CreditsAvailable   int64                  `protobuf:"varint,9,opt,name=credits_available,json=creditsAvailable,proto3" json:"credits_available,omitempty"`
-	// The task's watermarks in milliseconds (runtime.TaskStats); absent
+	// The task's watermarks in milliseconds (jobstatus.TaskStats); absent
 	// from an older TaskManager, then read as no watermark yet.
 	InputWatermark     *int64 `protobuf:"varint,10,opt,name=input_watermark,json=inputWatermark,proto3,oneof" json:"input_watermark,omitempty"`
 	OutputWatermark    *int64 `protobuf:"varint,11,opt,name=output_watermark,json=outputWatermark,proto3,oneof" json:"output_watermark,omitempty"`
 	LateRecordsDropped int64  `protobuf:"varint,12,opt,name=late_records_dropped,json=lateRecordsDropped,proto3" json:"late_records_dropped,omitempty"`
 	// WEAKLY_CONSISTENT mode's per-subtask failover figures, as this
-	// TaskManager counted them (runtime.TaskWeakStats); absent otherwise.
+	// TaskManager counted them (jobstatus.TaskWeakStats); absent otherwise.
 	Weak          *WeakTaskReport `protobuf:"bytes,13,opt,name=weak,proto3" json:"weak,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -754,7 +754,7 @@ func (x *TaskReport) GetWeak() *WeakTaskReport {
 	return nil
 }
 
-// WeakTaskReport is runtime.TaskWeakStats: what one TaskManager counted of
+// WeakTaskReport is jobstatus.TaskWeakStats: what one TaskManager counted of
 // a subtask since the job was deployed there.
 type WeakTaskReport struct {
 	state             protoimpl.MessageState `protogen:"open.v1"`

@@ -176,12 +176,13 @@ func TestStopWithSavepointOnS3AndResume(t *testing.T) {
 	var stopped string
 	first := r.execute(t, context.Background(), func(env *weir.Env) {
 		st := hooks.Plan(env).Status
+		ctl := hooks.Plan(env).Control
 		waitFor(t, func() bool { return st.CompletedCheckpoints.Load() >= 2 })
-		if _, err := st.TriggerSavepoint(context.Background(), t.TempDir()); err == nil || !strings.Contains(err.Error(), "s3://bucket/savepoints") {
+		if _, err := ctl.TriggerSavepoint(context.Background(), t.TempDir()); err == nil || !strings.Contains(err.Error(), "s3://bucket/savepoints") {
 			t.Errorf("a local savepoint target for S3 storage: %v", err)
 		}
 		var err error
-		if stopped, err = st.StopWithSavepoint(context.Background(), "s3://ckpt/savepoints"); err != nil {
+		if stopped, err = ctl.StopWithSavepoint(context.Background(), "s3://ckpt/savepoints"); err != nil {
 			t.Errorf("stop with savepoint: %v", err)
 		}
 	})

@@ -13,7 +13,7 @@ import (
 	"github.com/weirstream/weir/internal/checkpoint/storage"
 	"github.com/weirstream/weir/internal/hooks"
 	"github.com/weirstream/weir/internal/jobs/demo"
-	"github.com/weirstream/weir/internal/runtime"
+	"github.com/weirstream/weir/internal/jobstatus"
 )
 
 // TestStopWithSavepointAndRescale takes a savepoint of a running demo,
@@ -31,12 +31,13 @@ func TestStopWithSavepointAndRescale(t *testing.T) {
 			var running, stopped string
 			first := r.execute(t, context.Background(), func(env *weir.Env) {
 				st := hooks.Plan(env).Status
+				ctl := hooks.Plan(env).Control
 				waitFor(t, func() bool { return st.CompletedCheckpoints.Load() >= 2 })
 				var err error
-				if running, err = st.TriggerSavepoint(context.Background(), target); err != nil {
+				if running, err = ctl.TriggerSavepoint(context.Background(), target); err != nil {
 					t.Errorf("savepoint: %v", err)
 				}
-				if stopped, err = st.StopWithSavepoint(context.Background(), target); err != nil {
+				if stopped, err = ctl.StopWithSavepoint(context.Background(), target); err != nil {
 					t.Errorf("stop with savepoint: %v", err)
 				}
 			})
@@ -72,7 +73,7 @@ func TestStopWithSavepointAndRescale(t *testing.T) {
 			if err := env.Execute(context.Background(), "demo"); err != nil {
 				t.Fatalf("resume from the savepoint at parallelism %d: %v", c.to, err)
 			}
-			if got := hooks.Plan(env).Status.State(); got != runtime.StateFinished {
+			if got := hooks.Plan(env).Status.State(); got != jobstatus.StateFinished {
 				t.Fatalf("state %s", got)
 			}
 			second, err := file.ReadCommitted(r.out)

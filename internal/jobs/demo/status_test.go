@@ -9,7 +9,7 @@ import (
 	"github.com/weirstream/weir"
 	"github.com/weirstream/weir/internal/hooks"
 	"github.com/weirstream/weir/internal/jobs/demo"
-	"github.com/weirstream/weir/internal/runtime"
+	"github.com/weirstream/weir/internal/jobstatus"
 )
 
 // A checkpoint triggered on demand (Flink's POST /jobs/:id/checkpoints)
@@ -21,9 +21,10 @@ func TestTriggerCheckpointOnDemand(t *testing.T) {
 	var triggered []int64
 	res := r.execute(t, context.Background(), func(env *weir.Env) {
 		st := hooks.Plan(env).Status
-		waitFor(t, func() bool { return st.State() == runtime.StateRunning })
+		ctl := hooks.Plan(env).Control
+		waitFor(t, func() bool { return st.State() == jobstatus.StateRunning })
 		for len(triggered) < 2 {
-			id, err := st.TriggerCheckpoint(context.Background())
+			id, err := ctl.TriggerCheckpoint(context.Background())
 			if err != nil {
 				t.Errorf("trigger: %v", err)
 				return
@@ -31,7 +32,7 @@ func TestTriggerCheckpointOnDemand(t *testing.T) {
 			triggered = append(triggered, int64(id))
 			waitFor(t, func() bool {
 				for _, c := range st.Checkpoints(time.Now()) {
-					if int64(c.ID) == int64(id) && c.Status != runtime.CheckpointInProgress {
+					if int64(c.ID) == int64(id) && c.Status != jobstatus.CheckpointInProgress {
 						return true
 					}
 				}
@@ -46,7 +47,8 @@ func TestTriggerCheckpointOnDemand(t *testing.T) {
 		t.Fatal(d)
 	}
 	st := hooks.Plan(res.env).Status
-	if st.State() != runtime.StateFinished {
+	ctl := hooks.Plan(res.env).Control
+	if st.State() != jobstatus.StateFinished {
 		t.Fatalf("state %s after the run, want FINISHED", st.State())
 	}
 	hist := st.Checkpoints(time.Now())
@@ -56,14 +58,14 @@ func TestTriggerCheckpointOnDemand(t *testing.T) {
 		t.Fatalf("history %+v, want 3 checkpoints", hist)
 	}
 	for i, c := range hist {
-		if c.Status != runtime.CheckpointCompleted || c.Acknowledged != 4 || c.Subtasks != 4 || c.StateSize <= 0 {
+		if c.Status != jobstatus.CheckpointCompleted || c.Acknowledged != 4 || c.Subtasks != 4 || c.StateSize <= 0 {
 			t.Errorf("checkpoint %d: %+v", i, c)
 		}
 	}
 	if int64(hist[0].ID) != triggered[0] || int64(hist[1].ID) != triggered[1] || hist[2].Kind != "final" {
 		t.Errorf("history %+v, triggered %v", hist, triggered)
 	}
-	if _, err := st.TriggerCheckpoint(context.Background()); !errors.Is(err, runtime.ErrNotRunning) {
+	if _, err := ctl.TriggerCheckpoint(context.Background()); !errors.Is(err, jobstatus.ErrNotRunning) {
 		t.Errorf("trigger after the end: %v, want ErrNotRunning", err)
 	}
 }

@@ -18,7 +18,7 @@ import (
 	"github.com/weirstream/weir/internal/faults"
 	"github.com/weirstream/weir/internal/hooks"
 	"github.com/weirstream/weir/internal/jobs/demo"
-	"github.com/weirstream/weir/internal/runtime"
+	"github.com/weirstream/weir/internal/jobstatus"
 )
 
 // TestWeakConsistentUnderFaults runs the demo in WEAKLY_CONSISTENT mode
@@ -121,7 +121,7 @@ func TestWeakConsistentAcrossTaskManagers(t *testing.T) {
 // promises while the logs cover every gap: the committed output equals
 // the failure-free run exactly, nothing is counted lost or duplicated, and
 // each failure restarted exactly one task. It returns the job's status.
-func runWeakExact(t *testing.T, r *run, want []string) *runtime.JobStatus {
+func runWeakExact(t *testing.T, r *run, want []string) *jobstatus.JobStatus {
 	t.Helper()
 	// A stuck replay would hang the job: fail with its log instead.
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
@@ -199,7 +199,7 @@ func resumeAfterCancels(t *testing.T, tms int) {
 			// TestWeakConsistentResumeWithoutStoredLogs).
 			waitFor(t, func() bool {
 				c := w.SnapshotsCompleted.Load()
-				return c >= 2*tasks && c%tasks == p || st.State() == runtime.StateFinished
+				return c >= 2*tasks && c%tasks == p || st.State() == jobstatus.StateFinished
 			})
 			cancel()
 		})
@@ -268,7 +268,7 @@ func resumeAfterCancels(t *testing.T, tms int) {
 // checkRestored requires that a run restored every task from its own
 // snapshot: each counts as one failure and one restart, and the log says
 // so.
-func checkRestored(t *testing.T, res result, w *runtime.WeakStats, tasks int64) {
+func checkRestored(t *testing.T, res result, w *jobstatus.WeakStats, tasks int64) {
 	t.Helper()
 	if !strings.Contains(res.log.String(), fmt.Sprintf(`msg="restoring each task from its own newest snapshot" tasks=%d`, tasks)) {
 		t.Fatalf("the run did not restore all %d tasks from their snapshots:\n%s", tasks, res.log)
@@ -312,7 +312,7 @@ func TestWeakConsistentResumeWithoutStoredLogs(t *testing.T) {
 				// older positions than their sources' snapshots hold.
 				waitFor(t, func() bool {
 					c := w.SnapshotsCompleted.Load()
-					return c >= 2*tasks && c%tasks == int64(p) || st.State() == runtime.StateFinished
+					return c >= 2*tasks && c%tasks == int64(p) || st.State() == jobstatus.StateFinished
 				})
 				cancel()
 			})
@@ -443,7 +443,7 @@ func cancelledWeakRun(t *testing.T, n, k int64, p int) (*run, result) {
 	res := r.execute(t, ctx, func(env *weir.Env) {
 		w := &hooks.Plan(env).Status.Weak
 		st := hooks.Plan(env).Status
-		waitFor(t, func() bool { return w.SnapshotsCompleted.Load() >= int64(4*p) || st.State() == runtime.StateFinished })
+		waitFor(t, func() bool { return w.SnapshotsCompleted.Load() >= int64(4*p) || st.State() == jobstatus.StateFinished })
 		cancel()
 	})
 	cancel()

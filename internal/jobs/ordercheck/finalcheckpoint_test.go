@@ -11,7 +11,7 @@ import (
 	"github.com/weirstream/weir"
 	"github.com/weirstream/weir/internal/config"
 	"github.com/weirstream/weir/internal/hooks"
-	wruntime "github.com/weirstream/weir/internal/runtime"
+	"github.com/weirstream/weir/internal/jobstatus"
 	"github.com/weirstream/weir/internal/vfs"
 )
 
@@ -39,7 +39,7 @@ func TestFinalCheckpointFailureIsTolerated(t *testing.T) {
 			}
 			dir := filepath.Base(filepath.Dir(path))
 			for _, c := range hooks.Plan(env).Status.Checkpoints(time.Now()) {
-				if c.Kind == "final" && c.Status == wruntime.CheckpointInProgress && dir == "chk-"+strconv.FormatInt(int64(c.ID), 10) && failed.CompareAndSwap(false, true) {
+				if c.Kind == "final" && c.Status == jobstatus.CheckpointInProgress && dir == "chk-"+strconv.FormatInt(int64(c.ID), 10) && failed.CompareAndSwap(false, true) {
 					return vfs.ErrInjected
 				}
 			}

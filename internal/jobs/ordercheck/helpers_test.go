@@ -17,7 +17,7 @@ import (
 	"github.com/weirstream/weir/internal/config"
 	"github.com/weirstream/weir/internal/faults"
 	"github.com/weirstream/weir/internal/jobs/ordercheck"
-	wruntime "github.com/weirstream/weir/internal/runtime"
+	"github.com/weirstream/weir/internal/jobstatus"
 )
 
 // run is one execution of the ordercheck job.
@@ -133,7 +133,7 @@ type samples struct {
 	// sourceLooks source subtask samples.
 	sourceBackPressured, sourceLooks int
 	// checkpoints holds the last state seen of every checkpoint, by id.
-	checkpoints map[int64]wruntime.CheckpointStats
+	checkpoints map[int64]jobstatus.CheckpointStats
 	// pressed holds the ids of the checkpoints seen in progress in a sample
 	// where a source subtask was backpressured.
 	pressed map[int64]bool
@@ -142,7 +142,7 @@ type samples struct {
 // sample watches the job until stop closes. The ticker paces observation
 // only; nothing in the test waits on it for correctness.
 func sample(env *weir.Env, store *ordercheck.Store, stop <-chan struct{}) samples {
-	s := samples{checkpoints: map[int64]wruntime.CheckpointStats{}, pressed: map[int64]bool{}}
+	s := samples{checkpoints: map[int64]jobstatus.CheckpointStats{}, pressed: map[int64]bool{}}
 	tick := time.NewTicker(10 * time.Millisecond)
 	defer tick.Stop()
 	look := func() {
@@ -164,7 +164,7 @@ func sample(env *weir.Env, store *ordercheck.Store, stop <-chan struct{}) sample
 		}
 		for _, c := range st.Checkpoints(time.Now()) {
 			s.checkpoints[int64(c.ID)] = c
-			if pressed && c.Status == wruntime.CheckpointInProgress {
+			if pressed && c.Status == jobstatus.CheckpointInProgress {
 				s.pressed[int64(c.ID)] = true
 			}
 		}
@@ -185,7 +185,7 @@ func sample(env *weir.Env, store *ordercheck.Store, stop <-chan struct{}) sample
 func (s samples) completedDurations() []time.Duration {
 	var d []time.Duration
 	for _, c := range s.checkpoints {
-		if c.Status == wruntime.CheckpointCompleted {
+		if c.Status == jobstatus.CheckpointCompleted {
 			d = append(d, c.Duration)
 		}
 	}
@@ -198,7 +198,7 @@ func (s samples) completedDurations() []time.Duration {
 func (s samples) completedUnderPressure() int {
 	n := 0
 	for id := range s.pressed {
-		if s.checkpoints[id].Status == wruntime.CheckpointCompleted {
+		if s.checkpoints[id].Status == jobstatus.CheckpointCompleted {
 			n++
 		}
 	}

@@ -17,7 +17,7 @@ import (
 	"github.com/weirstream/weir/internal/config"
 	"github.com/weirstream/weir/internal/hooks"
 	"github.com/weirstream/weir/internal/jobs/windows"
-	wruntime "github.com/weirstream/weir/internal/runtime"
+	"github.com/weirstream/weir/internal/jobstatus"
 	"github.com/weirstream/weir/internal/testutil/clocktest"
 )
 
@@ -85,7 +85,7 @@ func TestWindowsClockJump(t *testing.T) {
 				for {
 					mu.Lock()
 					for _, c := range st.Checkpoints(time.Now()) {
-						if c.Status == wruntime.CheckpointCompleted {
+						if c.Status == jobstatus.CheckpointCompleted {
 							trigger[int64(c.ID)] = c.TriggerTime
 						}
 					}

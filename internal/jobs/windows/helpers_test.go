@@ -16,7 +16,7 @@ import (
 	"github.com/weirstream/weir/internal/faults"
 	"github.com/weirstream/weir/internal/hooks"
 	"github.com/weirstream/weir/internal/jobs/windows"
-	wruntime "github.com/weirstream/weir/internal/runtime"
+	"github.com/weirstream/weir/internal/jobstatus"
 	"github.com/weirstream/weir/internal/testutil"
 )
 
@@ -135,11 +135,11 @@ func (r *frun) execute(t *testing.T, ctx context.Context, onStart func(*weir.Job
 // and how many completed checkpoints were unaligned. The ticker paces
 // observation only; no result depends on when it looks, except that a
 // checkpoint must stay in the history long enough to be seen once.
-func sampleCheckpoints(st *wruntime.JobStatus, stop <-chan struct{}) (persisted int64, unaligned int) {
+func sampleCheckpoints(st *jobstatus.JobStatus, stop <-chan struct{}) (persisted int64, unaligned int) {
 	seen := map[int64]bool{}
 	look := func() {
 		for _, c := range st.Checkpoints(time.Now()) {
-			if c.Status != wruntime.CheckpointCompleted || seen[int64(c.ID)] {
+			if c.Status != jobstatus.CheckpointCompleted || seen[int64(c.ID)] {
 				continue
 			}
 			seen[int64(c.ID)] = true

@@ -13,7 +13,7 @@ import (
 	"github.com/weirstream/weir/internal/config"
 	"github.com/weirstream/weir/internal/hooks"
 	"github.com/weirstream/weir/internal/jobs/windows"
-	"github.com/weirstream/weir/internal/runtime"
+	"github.com/weirstream/weir/internal/jobstatus"
 	"github.com/weirstream/weir/internal/testutil"
 )
 
@@ -23,7 +23,7 @@ func run(t *testing.T, o windows.Options, p int, extra ...string) (lines, late [
 }
 
 // runStatus is run, also returning the job's status.
-func runStatus(t *testing.T, o windows.Options, p int, extra ...string) (lines, late []string, st *runtime.JobStatus) {
+func runStatus(t *testing.T, o windows.Options, p int, extra ...string) (lines, late []string, st *jobstatus.JobStatus) {
 	t.Helper()
 	cfg := weir.NewConfig()
 	kvs := append([]string{

@@ -1,4 +1,4 @@
-package runtime
+package jobstatus
 
 import (
 	"testing"
@@ -20,13 +20,14 @@ func TestSizesOf(t *testing.T) {
 			{UID: "sink", Channels: &checkpoint.ChannelStateHandle{File: checkpoint.StateFile{Size: 30}}},
 		}},
 	}
-	if got, want := sizesOf(states), (checkpointSizes{Checkpointed: 70 + 3 + 200 + 30, Full: 1000 + 3 + 200 + 30}); got != want {
-		t.Fatalf("sizesOf = %+v, want %+v", got, want)
+	if got, want := SizesOf(states), (Sizes{Checkpointed: 70 + 3 + 200 + 30, Full: 1000 + 3 + 200 + 30}); got != want {
+		t.Fatalf("SizesOf = %+v, want %+v", got, want)
 	}
-	var s JobStatus
-	s.checkpointTriggered(4, checkpoint.Periodic, time.Unix(0, 0))
-	s.checkpointPersisted(4, checkpointSizes{Checkpointed: 5, Full: 9})
-	if h := s.Checkpoints(time.Unix(1, 0)); len(h) != 1 || h[0].CheckpointedSize != 5 || h[0].StateSize != 9 {
+	var st JobStatus
+	s := RecorderOf(&st)
+	s.CheckpointTriggered(4, checkpoint.Periodic, time.Unix(0, 0))
+	s.CheckpointPersisted(4, Sizes{Checkpointed: 5, Full: 9})
+	if h := st.Checkpoints(time.Unix(1, 0)); len(h) != 1 || h[0].CheckpointedSize != 5 || h[0].StateSize != 9 {
 		t.Fatalf("history %+v, want checkpoint 4 with sizes 5 and 9", h)
 	}
 	if s.LastCheckpointSize.Load() != 5 || s.LastCheckpointFullSize.Load() != 9 {

@@ -1,13 +1,14 @@
-package runtime
+package jobstatus
 
 import "time"
 
-// Reset returns s to the state of a job not yet started, for another run
-// of the same weir.Env: its counters, history, vertices and state start
-// over, so the new run's figures are its own. Nothing may run on s while
-// it resets; a pending trigger request is not affected (the request
-// channel stays, and nothing serves it until the next attempt runs).
-func (s *JobStatus) Reset() {
+// Reset returns the status to the state of a job not yet started, for
+// another run of the same weir.Env: its counters, history, vertices and
+// state start over, so the new run's figures are its own. Nothing may run
+// on it while it resets; a pending command is not affected (it waits in
+// the job's Control, and nothing serves it until the next attempt runs).
+func (r *Recorder) Reset() {
+	s := r.Status()
 	s.SourceRecords.Store(0)
 	s.Restarts.Store(0)
 	s.CompletedCheckpoints.Store(0)

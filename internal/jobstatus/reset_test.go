@@ -1,4 +1,4 @@
-package runtime
+package jobstatus
 
 import (
 	"reflect"
@@ -26,14 +26,15 @@ func TestJobStatusReset(t *testing.T) {
 	if counters < 10 {
 		t.Fatalf("found only %d atomic counters: the reflection is broken", counters)
 	}
-	s.setFailure("boom")
+	r := RecorderOf(&s)
+	r.SetFailure("boom")
 	now := time.Now()
-	s.setState(StateFinished, now)
-	s.checkpointTriggered(3, 0, now)
-	s.setVertices([]VertexInfo{{ID: 1}}, 4)
-	s.setTaskSource(func() []TaskStats { return []TaskStats{{}} })
+	r.SetState(StateFinished, now)
+	r.CheckpointTriggered(3, 0, now)
+	r.SetVertices([]VertexInfo{{ID: 1}}, 4)
+	r.SetTaskSource(func() []TaskStats { return []TaskStats{{}} })
 
-	s.Reset()
+	r.Reset()
 
 	for i := range v.NumField() {
 		if !v.Type().Field(i).IsExported() {

@@ -1,102 +1,18 @@
-package runtime
+package jobstatus
 
 import (
 	"cmp"
 	"slices"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	"github.com/weirstream/weir/internal/checkpoint/coordinator"
-	"github.com/weirstream/weir/internal/network"
 )
 
-// TaskMetrics are a task's counters. Written by the task goroutine with
-// atomics (once per batch), read by reporters.
-type TaskMetrics struct {
-	RecordsIn        atomic.Int64
-	RecordsOut       atomic.Int64
-	LastSyncSnapshot atomic.Int64 // nanoseconds
-	job              *JobStatus
-	// gates of the task's consumers, whose channels record when this
-	// task's sends waited for credit.
-	backpressure func() uint64
-	// debtWaits counts the times the task waited for its output debt
-	// (overdraft) to be repaid: backpressure that no send blocked on.
-	debtWaits atomic.Uint64
-	lastWaits atomic.Uint64
-	// LastAlignmentNanos is the alignment time of the task's latest
-	// snapshot: first barrier to last (Flink's checkpointAlignmentTime).
-	LastAlignmentNanos atomic.Int64
-	// credits sums the credits the task's output channels hold now.
-	credits func() int
-	// InputWatermark is the task's input watermark, the minimum over its
-	// active input channels (Flink's currentInputWatermark);
-	// OutputWatermark the last watermark it sent (currentOutputWatermark).
-	// Both are watermark.MinWatermark before the first.
-	InputWatermark  atomic.Int64
-	OutputWatermark atomic.Int64
-	// LateRecordsDropped counts the records the task's window operators
-	// found late beyond their allowed lateness (numLateRecordsDropped).
-	LateRecordsDropped atomic.Int64
-}
-
-// watchSenders makes the task's backpressure and credits the sums of its
-// output channels'.
-func (m *TaskMetrics) watchSenders(sent []network.Sender) {
-	m.backpressure = func() uint64 {
-		var waits uint64
-		for _, c := range sent {
-			waits += c.BackpressureWaits()
-		}
-		return waits
-	}
-	m.credits = func() int {
-		n := 0
-		for _, c := range sent {
-			if r, ok := c.(network.CreditReporter); ok {
-				n += r.AvailableCredits()
-			}
-		}
-		return n
-	}
-}
-
-// creditsAvailable returns the credits of the task's outputs (0 without
-// outputs).
-func (m *TaskMetrics) creditsAvailable() int {
-	if m.credits == nil {
-		return 0
-	}
-	return m.credits()
-}
-
-// sampleBackPressure reports whether the task waited for credit since the
-// previous sample.
-func (m *TaskMetrics) sampleBackPressure() bool {
-	w := m.debtWaits.Load()
-	if m.backpressure != nil {
-		w += m.backpressure()
-	}
-	return m.lastWaits.Swap(w) != w
-}
-
-func (m *TaskMetrics) recordsIn(n int) {
-	m.RecordsIn.Add(int64(n))
-}
-
-// sourceRecords counts records a source emitted (RecordsOut counts what
-// the task's writers send, for every task).
-func (m *TaskMetrics) sourceRecords(n int) {
-	if m.job != nil {
-		m.job.SourceRecords.Add(int64(n))
-	}
-}
-
-func (m *TaskMetrics) syncSnapshot(d time.Duration) { m.LastSyncSnapshot.Store(int64(d)) }
-
 // JobStatus is the live view of a running job for progress reports and
-// metrics. Fields are atomics so readers need no lock.
+// metrics. Fields are atomics so readers need no lock: they Load them,
+// and only the job's writers store them, through its Recorder
+// (RecorderOf). The zero value is a job not yet started (CREATED).
 type JobStatus struct {
 	// SourceRecords counts records emitted by sources, replays included.
 	SourceRecords        atomic.Int64
@@ -105,7 +21,7 @@ type JobStatus struct {
 	FailedCheckpoints    atomic.Int64
 	// FailedStorage counts the failed checkpoints whose cause was
 	// checkpoint storage; StorageFailing is 1 from a storage failure
-	// until the next completed checkpoint (checkpointStorageFailing).
+	// until the next completed checkpoint.
 	FailedStorage  atomic.Int64
 	StorageFailing atomic.Bool
 	// failedByCause counts FailedCheckpoints by coordinator.Cause.
@@ -152,7 +68,7 @@ type JobStatus struct {
 	// began, in Unix milliseconds (Flink's lastCheckpointRestoreTimestamp;
 	// 0: never). LastRestoreDuration is how long it took, in nanoseconds:
 	// the slowest subtask's time from its start until its operators had
-	// restored their state (status_restore.go).
+	// restored their state (restore.go).
 	LastRestoreTimestamp atomic.Int64
 	LastRestoreDuration  atomic.Int64
 	lastFailure          atomic.Pointer[string]
@@ -172,8 +88,6 @@ func (s *JobStatus) LastFailure() string {
 	}
 	return ""
 }
-
-func (s *JobStatus) setFailure(msg string) { s.lastFailure.Store(&msg) }
 
 // FailedByCause returns FailedCheckpoints by cause ("storage", "declined",
 // "timeout", "task-failure", "registration"), the causes with a count

@@ -1,4 +1,4 @@
-package runtime
+package jobstatus
 
 import (
 	"slices"
@@ -79,14 +79,14 @@ func (c *CheckpointStats) acknowledged(st checkpoint.TaskState, at time.Time) {
 	c.SubtaskStats = append(c.SubtaskStats, s)
 }
 
-// checkpointCompleted records the completion of checkpoint id after d,
+// CheckpointCompleted records the completion of checkpoint id after d,
 // and its in-flight figures as the job's latest.
-func (s *JobStatus) checkpointCompleted(id checkpoint.ID, d time.Duration) {
-	s.updateCheckpoint(id, func(c *CheckpointStats) {
+func (r *Recorder) CheckpointCompleted(id checkpoint.ID, d time.Duration) {
+	r.updateCheckpoint(id, func(c *CheckpointStats) {
 		c.Status, c.Duration = CheckpointCompleted, d
-		s.LastCheckpointAlignmentBuffered.Store(c.AlignmentBufferedBytes)
-		s.LastCheckpointProcessedData.Store(c.ProcessedInFlightBytes)
-		s.LastCheckpointPersistedData.Store(c.PersistedInFlightBytes)
+		r.LastCheckpointAlignmentBuffered.Store(c.AlignmentBufferedBytes)
+		r.LastCheckpointProcessedData.Store(c.ProcessedInFlightBytes)
+		r.LastCheckpointPersistedData.Store(c.PersistedInFlightBytes)
 	})
 }
 

@@ -1,10 +1,7 @@
-package runtime
+package jobstatus
 
 import (
-	"context"
 	"errors"
-	"fmt"
-	"slices"
 	"sync"
 	"time"
 
@@ -51,7 +48,7 @@ type CheckpointStats struct {
 	// progress.
 	Duration time.Duration `json:"end_to_end_duration"`
 	// CheckpointedSize is what this checkpoint persisted; StateSize all the
-	// state it references (see checkpointSizes). Both are 0 until its
+	// state it references (see Sizes). Both are 0 until its
 	// metadata is written.
 	CheckpointedSize int64  `json:"checkpointed_size"`
 	StateSize        int64  `json:"state_size"`
@@ -125,8 +122,8 @@ type VertexInfo struct {
 	Parallelism int    `json:"parallelism"`
 }
 
-// monitor is the part of JobStatus behind a lock: history, state, the
-// tasks of the running attempt, and on-demand trigger requests.
+// monitor is the part of JobStatus behind a lock: history, state and the
+// tasks of the running attempt.
 type monitor struct {
 	mu      sync.Mutex
 	state   JobState
@@ -138,41 +135,19 @@ type monitor struct {
 	// heartbeats; nil when nothing runs.
 	taskSource func() []TaskStats
 	vertices   []VertexInfo
-	requests   chan triggerRequest
 	numTasks   int
 	// restoreAttempt is the attempt whose restore LastRestoreDuration
-	// measures (status_restore.go).
+	// measures (restore.go).
 	restoreAttempt int
 }
 
-// requestKind says what an external request asks of the running job.
-type requestKind uint8
-
-const (
-	reqCheckpoint requestKind = iota
-	reqSavepoint
-	reqStop
-)
-
-type triggerRequest struct {
-	kind   requestKind
-	target string // savepoint folder
-	reply  chan triggerReply
-}
-
-type triggerReply struct {
-	id   checkpoint.ID
-	path string // savepoint folder
-	err  error
-}
-
-// ErrNotRunning is returned for requests a job can serve only while an
-// attempt runs.
+// ErrNotRunning is returned for commands (Control) a job can serve only
+// while an attempt runs.
 var ErrNotRunning = errors.New("job is not running")
 
 func (s *JobStatus) mon() *monitor {
 	s.once.Do(func() {
-		s.m = &monitor{state: StateCreated, requests: make(chan triggerRequest)}
+		s.m = &monitor{state: StateCreated}
 	})
 	return s.m
 }
@@ -191,19 +166,6 @@ func (s *JobStatus) Times() (start, end time.Time) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return m.started, m.ended
-}
-
-func (s *JobStatus) setState(state JobState, now time.Time) {
-	m := s.mon()
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.started.IsZero() {
-		m.started = now
-	}
-	m.state = state
-	if state.Terminal() {
-		m.ended = now
-	}
 }
 
 // Checkpoints returns the recent checkpoint history, oldest first.
@@ -239,117 +201,4 @@ func (s *JobStatus) Tasks() []TaskStats {
 		return []TaskStats{}
 	}
 	return src()
-}
-
-// TriggerCheckpoint asks the running job for a checkpoint now (as Flink's
-// POST /jobs/:jobid/checkpoints) and returns its id; the checkpoint
-// completes or fails later (see Checkpoints). It fails with ErrNotRunning
-// while the job restarts or after it ended, and with the coordinator's
-// reason when it cannot trigger (too many checkpoints in progress).
-func (s *JobStatus) TriggerCheckpoint(ctx context.Context) (checkpoint.ID, error) {
-	r := s.request(ctx, triggerRequest{kind: reqCheckpoint})
-	return r.id, r.err
-}
-
-// TriggerSavepoint takes a checkpoint now and, once it completed, copies it
-// into a savepoint folder under target (as Flink's POST
-// /jobs/:jobid/savepoints); it returns that folder. The job keeps running.
-func (s *JobStatus) TriggerSavepoint(ctx context.Context, target string) (string, error) {
-	if target == "" {
-		return "", errors.New("savepoint: no target folder")
-	}
-	r := s.request(ctx, triggerRequest{kind: reqSavepoint, target: target})
-	return r.path, r.err
-}
-
-// StopWithSavepoint stops the job gracefully (as Flink's stop): every
-// source stops reading, the final checkpoint is taken, two-phase-commit
-// sinks commit, and the job finishes. With a target, that final checkpoint
-// is also copied into a savepoint folder under target, whose path it
-// returns; a job started from it later continues where this one stopped.
-func (s *JobStatus) StopWithSavepoint(ctx context.Context, target string) (string, error) {
-	r := s.request(ctx, triggerRequest{kind: reqStop, target: target})
-	return r.path, r.err
-}
-
-// request hands req to the running attempt and waits for its reply.
-func (s *JobStatus) request(ctx context.Context, req triggerRequest) triggerReply {
-	m := s.mon()
-	if st := s.State(); st != StateRunning {
-		return triggerReply{err: fmt.Errorf("%w (it is %s)", ErrNotRunning, st)}
-	}
-	req.reply = make(chan triggerReply, 1)
-	select {
-	case m.requests <- req:
-	case <-ctx.Done():
-		return triggerReply{err: ctx.Err()}
-	case <-time.After(5 * time.Second):
-		return triggerReply{err: ErrNotRunning}
-	}
-	select {
-	case r := <-req.reply:
-		return r
-	case <-ctx.Done():
-		return triggerReply{err: ctx.Err()}
-	}
-}
-
-// setVertices records the job's vertices and its number of subtasks.
-func (s *JobStatus) setVertices(vertices []VertexInfo, numTasks int) {
-	m := s.mon()
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.vertices = vertices
-	m.numTasks = numTasks
-}
-
-// setTaskSource sets where Tasks reads the running tasks' counters; nil
-// once nothing runs.
-func (s *JobStatus) setTaskSource(src func() []TaskStats) {
-	m := s.mon()
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.taskSource = src
-}
-
-func (s *JobStatus) checkpointTriggered(id checkpoint.ID, kind checkpoint.Kind, at time.Time) {
-	m := s.mon()
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	for i := range m.history {
-		if m.history[i].ID == id { // entered by checkpointAnswered
-			m.history[i].Kind, m.history[i].TriggerTime = kind.String(), at
-			return
-		}
-	}
-	m.history = append(m.history, CheckpointStats{ID: id, Kind: kind.String(), Status: CheckpointInProgress, TriggerTime: at, Subtasks: m.numTasks})
-	if len(m.history) > historySize {
-		m.history = append(m.history[:0], m.history[len(m.history)-historySize:]...)
-	}
-}
-
-// checkpointAnswered enters a requested checkpoint whose id the requester
-// is told before its barrier goes out (the JobMaster holds a trigger back
-// while a sweep of shared files or an id reservation is in flight): the
-// id the caller polls is in the history from the answer on, in progress.
-func (s *JobStatus) checkpointAnswered(id checkpoint.ID, at time.Time) {
-	m := s.mon()
-	m.mu.Lock()
-	found := slices.ContainsFunc(m.history, func(c CheckpointStats) bool { return c.ID == id })
-	m.mu.Unlock()
-	if !found {
-		s.checkpointTriggered(id, checkpoint.Periodic, at)
-	}
-}
-
-// updateCheckpoint applies f to the history entry of id, if still kept.
-func (s *JobStatus) updateCheckpoint(id checkpoint.ID, f func(*CheckpointStats)) {
-	m := s.mon()
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	for i := range m.history {
-		if m.history[i].ID == id {
-			f(&m.history[i])
-		}
-	}
 }

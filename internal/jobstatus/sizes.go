@@ -1,24 +1,24 @@
-package runtime
+package jobstatus
 
 import (
 	"github.com/weirstream/weir/internal/checkpoint"
 )
 
-// checkpointSizes are a checkpoint's two sizes, as Flink reports them: what
+// Sizes are a checkpoint's two sizes, as Flink reports them: what
 // this checkpoint persisted (checkpointed_size, lastCheckpointSize) and the
 // whole state it references (state_size, lastCheckpointFullSize). They
 // differ for incremental checkpoints, whose shared files uploaded by
 // earlier checkpoints count in the full size only; for full snapshots they
 // are equal.
-type checkpointSizes struct {
+type Sizes struct {
 	Checkpointed int64
 	Full         int64
 }
 
-// sizesOf sums the sizes of the state files and inline state of a
+// SizesOf sums the sizes of the state files and inline state of a
 // checkpoint's acknowledged task states.
-func sizesOf(states []checkpoint.TaskState) checkpointSizes {
-	var s checkpointSizes
+func SizesOf(states []checkpoint.TaskState) Sizes {
+	var s Sizes
 	both := func(n int64) {
 		s.Checkpointed += n
 		s.Full += n
@@ -45,12 +45,12 @@ func sizesOf(states []checkpoint.TaskState) checkpointSizes {
 	return s
 }
 
-// checkpointPersisted records the sizes of checkpoint id once its
+// CheckpointPersisted records the sizes of checkpoint id once its
 // metadata is written: in its history entry and as the job's latest.
-func (s *JobStatus) checkpointPersisted(id checkpoint.ID, sz checkpointSizes) {
-	s.LastCheckpointSize.Store(sz.Checkpointed)
-	s.LastCheckpointFullSize.Store(sz.Full)
-	s.updateCheckpoint(id, func(c *CheckpointStats) {
+func (r *Recorder) CheckpointPersisted(id checkpoint.ID, sz Sizes) {
+	r.LastCheckpointSize.Store(sz.Checkpointed)
+	r.LastCheckpointFullSize.Store(sz.Full)
+	r.updateCheckpoint(id, func(c *CheckpointStats) {
 		c.CheckpointedSize, c.StateSize = sz.Checkpointed, sz.Full
 	})
 }

@@ -1,0 +1,36 @@
+package jobstatus
+
+import (
+	"context"
+
+	"github.com/weirstream/weir/internal/checkpoint"
+)
+
+// Control takes commands for a running job: a checkpoint, a savepoint, a
+// stop. The runtime implements it (runtime.JobControl, served by the
+// JobMaster driver of the running attempt); the callers that command a
+// job — the REST API's POST endpoints, weir.Job, the CLI — get one
+// explicitly, next to the job's status, which only reads.
+//
+// Every method fails with ErrNotRunning (errors.Is) while no attempt of
+// the job runs: not yet, restarting after a failure, or ended.
+type Control interface {
+	// TriggerCheckpoint asks the running job for a checkpoint now (as
+	// Flink's POST /jobs/:jobid/checkpoints) and returns its id; the
+	// checkpoint completes or fails later (see JobStatus.Checkpoints). It
+	// fails with the coordinator's reason when it cannot trigger (too many
+	// checkpoints in progress).
+	TriggerCheckpoint(ctx context.Context) (checkpoint.ID, error)
+	// TriggerSavepoint takes a checkpoint now and, once it completed,
+	// copies it into a savepoint folder under target (as Flink's POST
+	// /jobs/:jobid/savepoints); it returns that folder. The job keeps
+	// running.
+	TriggerSavepoint(ctx context.Context, target string) (string, error)
+	// StopWithSavepoint stops the job gracefully (as Flink's stop): every
+	// source stops reading, the final checkpoint is taken,
+	// two-phase-commit sinks commit, and the job finishes. With a target,
+	// that final checkpoint is also copied into a savepoint folder under
+	// target, whose path it returns; a job started from it later
+	// continues where this one stopped.
+	StopWithSavepoint(ctx context.Context, target string) (string, error)
+}
