@@ -15,8 +15,8 @@ import (
 
 	"github.com/weirstream/weir"
 	"github.com/weirstream/weir/connectors/file"
+	"github.com/weirstream/weir/internal/deployment"
 	"github.com/weirstream/weir/internal/jobs/demo"
-	"github.com/weirstream/weir/internal/runtime"
 	"github.com/weirstream/weir/internal/testutil/fakejm"
 )
 
@@ -120,7 +120,7 @@ func TestNormalizeArgs(t *testing.T) {
 func TestResolve(t *testing.T) {
 	p, _, _ := testProgram(nil)
 	dir := t.TempDir()
-	spec := runtime.JobSpec{Name: "c1", Kind: "count", Args: []string{"--events=10", "--out=" + filepath.Join(dir, "out")},
+	spec := deployment.JobSpec{Name: "c1", Kind: "count", Args: []string{"--events=10", "--out=" + filepath.Join(dir, "out")},
 		Config: map[string]string{"state.checkpoints.dir": dir, "parallelism.default": "3"}}
 	g, jc, err := p.resolve(context.Background(), spec)
 	if err != nil {
@@ -135,13 +135,13 @@ func TestResolve(t *testing.T) {
 		}
 	}
 	for name, tc := range map[string]struct {
-		spec runtime.JobSpec
+		spec deployment.JobSpec
 		want []string
 	}{
-		"unknown kind": {runtime.JobSpec{Name: "x", Kind: "nosuch"}, []string{`kind "nosuch"`, "count", "same binary"}},
-		"bad argument": {runtime.JobSpec{Name: "x", Kind: "count", Args: []string{"--events=many"}}, []string{"job x", "--events"}},
-		"bad key":      {runtime.JobSpec{Name: "x", Kind: "count", Config: map[string]string{"no.such.key": "1"}}, []string{"job x", "no.such.key"}},
-		"positional":   {runtime.JobSpec{Name: "x", Kind: "count", Args: []string{"extra"}}, []string{"unexpected arguments"}},
+		"unknown kind": {deployment.JobSpec{Name: "x", Kind: "nosuch"}, []string{`kind "nosuch"`, "count", "same binary"}},
+		"bad argument": {deployment.JobSpec{Name: "x", Kind: "count", Args: []string{"--events=many"}}, []string{"job x", "--events"}},
+		"bad key":      {deployment.JobSpec{Name: "x", Kind: "count", Config: map[string]string{"no.such.key": "1"}}, []string{"job x", "no.such.key"}},
+		"positional":   {deployment.JobSpec{Name: "x", Kind: "count", Args: []string{"extra"}}, []string{"unexpected arguments"}},
 	} {
 		_, _, err := p.resolve(context.Background(), tc.spec)
 		if err == nil {

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/weirstream/weir"
+	"github.com/weirstream/weir/internal/deployment"
 	"github.com/weirstream/weir/internal/hooks"
 	"github.com/weirstream/weir/internal/runtime"
 )
@@ -24,7 +25,7 @@ func init() {
 // weir.Config from spec.Config, runs Build and resolves the Env's plan
 // without running it. Run.Configure and Run.Finish do not run here. It is
 // safe for concurrent use.
-func (p *Program) resolve(ctx context.Context, spec runtime.JobSpec) (*runtime.Graph, runtime.JobConfig, error) {
+func (p *Program) resolve(ctx context.Context, spec deployment.JobSpec) (*runtime.Graph, runtime.JobConfig, error) {
 	job, ok := p.job(spec.Kind)
 	if !ok {
 		return nil, runtime.JobConfig{}, fmt.Errorf("job %s: kind %q is not a job of this program (it has %s): run the same binary in every role",

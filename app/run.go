@@ -19,6 +19,7 @@ import (
 	"github.com/weirstream/weir/internal/cluster"
 	"github.com/weirstream/weir/internal/cluster/pb"
 	"github.com/weirstream/weir/internal/config"
+	"github.com/weirstream/weir/internal/deployment"
 	"github.com/weirstream/weir/internal/hooks"
 	"github.com/weirstream/weir/internal/runtime"
 )
@@ -101,7 +102,7 @@ func (p *Program) jobCommand(j Job) *cobra.Command {
 		if lf.detached && lf.client.jobmanager == "" {
 			return Usagef("--detached needs --jobmanager: a local run always waits for its job")
 		}
-		if err := runtime.ValidateJobName(lf.jobName); err != nil {
+		if err := deployment.ValidateJobName(lf.jobName); err != nil {
 			return Usagef("--job-name: %v", err)
 		}
 		cfg, err := lf.config.load()
@@ -133,7 +134,7 @@ func (p *Program) jobCommand(j Job) *cobra.Command {
 		if err != nil {
 			return err
 		}
-		spec := runtime.JobSpec{Name: lf.jobName, Kind: j.Name, Args: args, Config: conf}
+		spec := deployment.JobSpec{Name: lf.jobName, Kind: j.Name, Args: args, Config: conf}
 		return p.submit(ctx, &lf, fs, spec, cfg, run)
 	}
 	return c
@@ -289,7 +290,7 @@ func (p *Program) localLogger() (log *slog.Logger, end func()) {
 // submit builds the job once here (a job that does not build fails before
 // it reaches the cluster), submits it and, unless detached, follows it to
 // its end.
-func (p *Program) submit(ctx context.Context, lf *launchFlags, fs *pflag.FlagSet, spec runtime.JobSpec, cfg *weir.Config, run Run) error {
+func (p *Program) submit(ctx context.Context, lf *launchFlags, fs *pflag.FlagSet, spec deployment.JobSpec, cfg *weir.Config, run Run) error {
 	if err := spec.Validate(); err != nil {
 		return UsageError{err}
 	}

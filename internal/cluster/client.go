@@ -19,7 +19,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/weirstream/weir/internal/cluster/pb"
-	"github.com/weirstream/weir/internal/runtime"
+	"github.com/weirstream/weir/internal/deployment"
 	"github.com/weirstream/weir/internal/security"
 )
 
@@ -327,7 +327,7 @@ type SubmitOption func(*pb.SubmitRequest)
 func Rerun() SubmitOption { return func(r *pb.SubmitRequest) { r.Rerun = true } }
 
 // Submit submits a job and returns its id (its name).
-func (c *Client) Submit(ctx context.Context, spec runtime.JobSpec, sopts ...SubmitOption) (string, error) {
+func (c *Client) Submit(ctx context.Context, spec deployment.JobSpec, sopts ...SubmitOption) (string, error) {
 	if err := spec.Validate(); err != nil {
 		return "", err
 	}
@@ -347,7 +347,7 @@ func (c *Client) Submit(ctx context.Context, spec runtime.JobSpec, sopts ...Subm
 }
 
 // clientSpecPB converts a spec for SubmitRequest.
-func clientSpecPB(s runtime.JobSpec) *pb.JobSpec {
+func clientSpecPB(s deployment.JobSpec) *pb.JobSpec {
 	p := &pb.JobSpec{Name: s.Name, Kind: s.Kind, Args: s.Args, Config: s.Config}
 	if s.Fingerprint != ([32]byte{}) {
 		p.Fingerprint = s.Fingerprint[:]

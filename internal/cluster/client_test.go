@@ -16,14 +16,14 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/weirstream/weir/internal/cluster/pb"
-	"github.com/weirstream/weir/internal/runtime"
+	"github.com/weirstream/weir/internal/deployment"
 )
 
 // fakeJobs is a JobService that records submissions and plays scripted
 // updates to Wait.
 type fakeJobs struct {
 	mu        sync.Mutex
-	submitted []runtime.JobSpec
+	submitted []deployment.JobSpec
 	canceled  []string
 	waits     int
 	// updates are sent to every Wait; after them the stream stays open
@@ -44,7 +44,7 @@ func (f *fakeJobs) Submit(_ context.Context, r *pb.SubmitRequest) (*pb.SubmitRes
 			return nil, status.Errorf(codes.AlreadyExists, "job %s exists", p.Name)
 		}
 	}
-	f.submitted = append(f.submitted, runtime.JobSpec{Name: s.GetName(), Kind: s.GetKind(), Args: s.GetArgs(), Config: s.GetConfig()})
+	f.submitted = append(f.submitted, deployment.JobSpec{Name: s.GetName(), Kind: s.GetKind(), Args: s.GetArgs(), Config: s.GetConfig()})
 	return &pb.SubmitResponse{Job: s.GetName()}, nil
 }
 
@@ -155,20 +155,20 @@ func TestClientCalls(t *testing.T) {
 	c := dialTest(t, ClientConfig{Address: d.Addr().String()})
 	ctx := context.Background()
 
-	spec := runtime.JobSpec{Name: "demo", Kind: "demo", Args: []string{"--events=10", "--out=/tmp/x"},
+	spec := deployment.JobSpec{Name: "demo", Kind: "demo", Args: []string{"--events=10", "--out=/tmp/x"},
 		Config: map[string]string{"parallelism.default": "2"}}
 	id, err := c.Submit(ctx, spec)
 	if err != nil || id != "demo" {
 		t.Fatalf("Submit = %q, %v", id, err)
 	}
-	if !reflect.DeepEqual(jobs.submitted, []runtime.JobSpec{spec}) {
+	if !reflect.DeepEqual(jobs.submitted, []deployment.JobSpec{spec}) {
 		t.Fatalf("JobManager got %+v, want %+v", jobs.submitted, spec)
 	}
 	want := "submit job demo: the JobManager at " + d.Addr().String() + " already has it (job demo exists): choose another --job-name, or cancel that job first (`weir cancel demo --jobmanager " + d.Addr().String() + "`)"
 	if _, err := c.Submit(ctx, spec); err == nil || err.Error() != want {
 		t.Errorf("second Submit of demo = %v\nwant %s", err, want)
 	}
-	if _, err := c.Submit(ctx, runtime.JobSpec{Name: "a/b", Kind: "demo"}); err == nil || !strings.Contains(err.Error(), "path separator") {
+	if _, err := c.Submit(ctx, deployment.JobSpec{Name: "a/b", Kind: "demo"}); err == nil || !strings.Contains(err.Error(), "path separator") {
 		t.Errorf("Submit of a bad name = %v, want refused before the call", err)
 	}
 
@@ -260,7 +260,7 @@ func TestClientVersionMismatch(t *testing.T) {
 // one's terminal update.
 func TestClientWaitReconnects(t *testing.T) {
 	first := &fakeJobs{updates: []*pb.JobUpdate{{Job: "demo", State: "RUNNING"}}, hold: make(chan struct{}), sent: make(chan string, 10)}
-	first.submitted = []runtime.JobSpec{{Name: "demo", Kind: "demo"}}
+	first.submitted = []deployment.JobSpec{{Name: "demo", Kind: "demo"}}
 	d1 := serveFake(t, "", first)
 	addr := d1.Addr().String()
 	c := dialTest(t, ClientConfig{Address: addr, MinBackoff: 10 * time.Millisecond, MaxBackoff: 50 * time.Millisecond, ReconnectTimeout: 20 * time.Second})
@@ -309,7 +309,7 @@ func TestClientWaitReconnects(t *testing.T) {
 // after ReconnectTimeout with an error naming the address and the fix.
 func TestClientWaitGivesUp(t *testing.T) {
 	jobs := &fakeJobs{updates: []*pb.JobUpdate{{Job: "demo", State: "RUNNING"}}, hold: make(chan struct{}), sent: make(chan string, 10)}
-	jobs.submitted = []runtime.JobSpec{{Name: "demo", Kind: "demo"}}
+	jobs.submitted = []deployment.JobSpec{{Name: "demo", Kind: "demo"}}
 	d := serveFake(t, "", jobs)
 	c := dialTest(t, ClientConfig{Address: d.Addr().String(), MinBackoff: 10 * time.Millisecond, MaxBackoff: 50 * time.Millisecond, ReconnectTimeout: 300 * time.Millisecond})
 	done := make(chan error, 1)

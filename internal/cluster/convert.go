@@ -7,6 +7,7 @@ import (
 
 	"github.com/weirstream/weir/internal/checkpoint"
 	"github.com/weirstream/weir/internal/cluster/pb"
+	"github.com/weirstream/weir/internal/deployment"
 	"github.com/weirstream/weir/internal/runtime"
 )
 
@@ -14,7 +15,7 @@ import (
 // They are total: a field a peer left out becomes the zero value, and the
 // receiving side's checks (attempts, job names) drop what does not fit.
 
-func specToPB(s runtime.JobSpec) *pb.JobSpec {
+func specToPB(s deployment.JobSpec) *pb.JobSpec {
 	out := &pb.JobSpec{Name: s.Name, Kind: s.Kind, Args: s.Args, Config: s.Config}
 	if s.Fingerprint != ([32]byte{}) {
 		out.Fingerprint = s.Fingerprint[:]
@@ -22,21 +23,21 @@ func specToPB(s runtime.JobSpec) *pb.JobSpec {
 	return out
 }
 
-func specFromPB(s *pb.JobSpec) runtime.JobSpec {
-	out := runtime.JobSpec{Name: s.GetName(), Kind: s.GetKind(), Args: s.GetArgs(), Config: s.GetConfig()}
+func specFromPB(s *pb.JobSpec) deployment.JobSpec {
+	out := deployment.JobSpec{Name: s.GetName(), Kind: s.GetKind(), Args: s.GetArgs(), Config: s.GetConfig()}
 	copy(out.Fingerprint[:], s.GetFingerprint())
 	return out
 }
 
-func execToPB(e runtime.ExecutionID) *pb.ExecutionID {
+func execToPB(e deployment.ExecutionID) *pb.ExecutionID {
 	return &pb.ExecutionID{Vertex: int32(e.Task.Vertex), Subtask: int32(e.Task.Subtask), Attempt: int32(e.Attempt)}
 }
 
-func execFromPB(e *pb.ExecutionID) runtime.ExecutionID {
-	return runtime.ExecutionID{Task: checkpoint.TaskID{Vertex: int(e.GetVertex()), Subtask: int(e.GetSubtask())}, Attempt: int(e.GetAttempt())}
+func execFromPB(e *pb.ExecutionID) deployment.ExecutionID {
+	return deployment.ExecutionID{Task: checkpoint.TaskID{Vertex: int(e.GetVertex()), Subtask: int(e.GetSubtask())}, Attempt: int(e.GetAttempt())}
 }
 
-func execsToPB(es []runtime.ExecutionID) []*pb.ExecutionID {
+func execsToPB(es []deployment.ExecutionID) []*pb.ExecutionID {
 	out := make([]*pb.ExecutionID, len(es))
 	for i, e := range es {
 		out[i] = execToPB(e)
@@ -44,23 +45,23 @@ func execsToPB(es []runtime.ExecutionID) []*pb.ExecutionID {
 	return out
 }
 
-func execsFromPB(es []*pb.ExecutionID) []runtime.ExecutionID {
-	out := make([]runtime.ExecutionID, len(es))
+func execsFromPB(es []*pb.ExecutionID) []deployment.ExecutionID {
+	out := make([]deployment.ExecutionID, len(es))
 	for i, e := range es {
 		out[i] = execFromPB(e)
 	}
 	return out
 }
 
-func channelToPB(c runtime.ChannelDesc) *pb.ChannelDesc {
+func channelToPB(c deployment.ChannelDesc) *pb.ChannelDesc {
 	return &pb.ChannelDesc{Peer: execToPB(c.Peer), Tm: string(c.TM), DataAddress: c.DataAddress}
 }
 
-func channelFromPB(c *pb.ChannelDesc) runtime.ChannelDesc {
-	return runtime.ChannelDesc{Peer: execFromPB(c.GetPeer()), TM: runtime.ResourceID(c.GetTm()), DataAddress: c.GetDataAddress()}
+func channelFromPB(c *pb.ChannelDesc) deployment.ChannelDesc {
+	return deployment.ChannelDesc{Peer: execFromPB(c.GetPeer()), TM: deployment.ResourceID(c.GetTm()), DataAddress: c.GetDataAddress()}
 }
 
-func deployToPB(d runtime.Deployment) *pb.Deploy {
+func deployToPB(d deployment.Deployment) *pb.Deploy {
 	out := &pb.Deploy{Job: d.Job}
 	if d.Restore != nil {
 		out.Restore = &pb.RestoreRef{CheckpointId: int64(d.Restore.ID), Path: d.Restore.Path}
@@ -82,18 +83,18 @@ func deployToPB(d runtime.Deployment) *pb.Deploy {
 	return out
 }
 
-func deployFromPB(d *pb.Deploy) runtime.Deployment {
-	out := runtime.Deployment{Job: d.GetJob()}
+func deployFromPB(d *pb.Deploy) deployment.Deployment {
+	out := deployment.Deployment{Job: d.GetJob()}
 	if r := d.GetRestore(); r != nil {
-		out.Restore = &runtime.RestoreRef{ID: checkpoint.ID(r.GetCheckpointId()), Path: r.GetPath()}
+		out.Restore = &deployment.RestoreRef{ID: checkpoint.ID(r.GetCheckpointId()), Path: r.GetPath()}
 	}
 	for _, t := range d.GetTasks() {
-		td := runtime.TaskDeployment{Exec: execFromPB(t.GetExec()), Slot: int(t.GetSlot())}
+		td := deployment.TaskDeployment{Exec: execFromPB(t.GetExec()), Slot: int(t.GetSlot())}
 		for _, in := range t.GetInputs() {
 			td.Inputs = append(td.Inputs, channelFromPB(in))
 		}
 		for _, oe := range t.GetOutputs() {
-			var edge []runtime.ChannelDesc
+			var edge []deployment.ChannelDesc
 			for _, c := range oe.GetConsumers() {
 				edge = append(edge, channelFromPB(c))
 			}
@@ -124,15 +125,15 @@ func kindFromPB(k pb.CheckpointKind) checkpoint.Kind {
 	return checkpoint.Periodic
 }
 
-func stateToPB(s runtime.ExecState) pb.ExecState {
+func stateToPB(s deployment.ExecState) pb.ExecState {
 	switch s {
-	case runtime.ExecDeploying:
+	case deployment.ExecDeploying:
 		return pb.ExecState_EXEC_STATE_DEPLOYING
-	case runtime.ExecRunning:
+	case deployment.ExecRunning:
 		return pb.ExecState_EXEC_STATE_RUNNING
-	case runtime.ExecFinished:
+	case deployment.ExecFinished:
 		return pb.ExecState_EXEC_STATE_FINISHED
-	case runtime.ExecCanceled:
+	case deployment.ExecCanceled:
 		return pb.ExecState_EXEC_STATE_CANCELED
 	}
 	return pb.ExecState_EXEC_STATE_FAILED
@@ -140,18 +141,18 @@ func stateToPB(s runtime.ExecState) pb.ExecState {
 
 // stateFromPB maps a reported state; states the runtime does not report
 // (INITIALIZING, CANCELING) and unknown ones give ok false.
-func stateFromPB(s pb.ExecState) (runtime.ExecState, bool) {
+func stateFromPB(s pb.ExecState) (deployment.ExecState, bool) {
 	switch s {
 	case pb.ExecState_EXEC_STATE_DEPLOYING:
-		return runtime.ExecDeploying, true
+		return deployment.ExecDeploying, true
 	case pb.ExecState_EXEC_STATE_RUNNING:
-		return runtime.ExecRunning, true
+		return deployment.ExecRunning, true
 	case pb.ExecState_EXEC_STATE_FINISHED:
-		return runtime.ExecFinished, true
+		return deployment.ExecFinished, true
 	case pb.ExecState_EXEC_STATE_CANCELED:
-		return runtime.ExecCanceled, true
+		return deployment.ExecCanceled, true
 	case pb.ExecState_EXEC_STATE_FAILED:
-		return runtime.ExecFailed, true
+		return deployment.ExecFailed, true
 	}
 	return 0, false
 }

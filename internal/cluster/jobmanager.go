@@ -17,6 +17,7 @@ import (
 	"github.com/weirstream/weir/internal/checkpoint"
 	"github.com/weirstream/weir/internal/cluster/pb"
 	"github.com/weirstream/weir/internal/config"
+	"github.com/weirstream/weir/internal/deployment"
 	"github.com/weirstream/weir/internal/jobstatus"
 	"github.com/weirstream/weir/internal/runtime"
 	"github.com/weirstream/weir/internal/watermark"
@@ -199,7 +200,7 @@ func messageJob(m *pb.TaskManagerMessage) string {
 // withDefaultStorage sets the job's checkpoint storage to the state
 // folder's checkpoints/ unless the job names one: every role must resolve
 // the same absolute location.
-func (m *jobManager) withDefaultStorage(spec runtime.JobSpec) runtime.JobSpec {
+func (m *jobManager) withDefaultStorage(spec deployment.JobSpec) deployment.JobSpec {
 	if _, ok := spec.Config[config.CheckpointsDir]; ok {
 		return spec
 	}

@@ -1,8 +1,8 @@
 package cluster
 
-import "github.com/weirstream/weir/internal/runtime"
+import "github.com/weirstream/weir/internal/deployment"
 
-// jobSlots is a job's runtime.Slots over the Dispatcher's pool.
+// jobSlots is a job's deployment.Slots over the Dispatcher's pool.
 type jobSlots struct {
 	d   *Dispatcher
 	job string
@@ -10,14 +10,14 @@ type jobSlots struct {
 	released func(job string)
 }
 
-func (s *jobSlots) Allocate(logical []int) (map[int]runtime.Placement, string) {
+func (s *jobSlots) Allocate(logical []int) (map[int]deployment.Placement, string) {
 	placed, shortage := s.d.allocate(s.job, logical)
 	if shortage != "" {
 		return nil, shortage
 	}
-	out := make(map[int]runtime.Placement, len(placed))
+	out := make(map[int]deployment.Placement, len(placed))
 	for l, tm := range placed {
-		out[l] = runtime.Placement{TM: tmGateway{tm: tm}, DataAddress: tm.DataAddress}
+		out[l] = deployment.Placement{TM: tmGateway{tm: tm}, DataAddress: tm.DataAddress}
 	}
 	return out, ""
 }

@@ -14,6 +14,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/weirstream/weir/internal/cluster/pb"
+	"github.com/weirstream/weir/internal/deployment"
 	"github.com/weirstream/weir/internal/jobstatus"
 	"github.com/weirstream/weir/internal/runtime"
 	"github.com/weirstream/weir/internal/testutil"
@@ -68,7 +69,7 @@ func TestClusterConcurrentSubmitsOfOneName(t *testing.T) {
 	second := make(chan struct{})
 	var calls sync.Mutex
 	n := 0
-	resolve := func(ctx context.Context, spec runtime.JobSpec) (*runtime.Graph, runtime.JobConfig, error) {
+	resolve := func(ctx context.Context, spec deployment.JobSpec) (*runtime.Graph, runtime.JobConfig, error) {
 		calls.Lock()
 		n++
 		first := n == 1
@@ -240,7 +241,7 @@ func TestClusterSlotsOfEndedJobWakeWaitingJob(t *testing.T) {
 // recorded job whose builder panics is recorded FAILED at the next start
 // instead of keeping the JobManager from starting.
 func TestPanickingBuilder(t *testing.T) {
-	resolve := func(ctx context.Context, spec runtime.JobSpec) (*runtime.Graph, runtime.JobConfig, error) {
+	resolve := func(ctx context.Context, spec deployment.JobSpec) (*runtime.Graph, runtime.JobConfig, error) {
 		if spec.Name == "bad" {
 			var m map[string]int
 			m["x"] = 1 // a builder bug: assignment to a nil map
@@ -259,7 +260,7 @@ func TestPanickingBuilder(t *testing.T) {
 	}
 
 	// A record of a job whose builder panics (it did not when submitted).
-	if err := (jobStore{dir: c.dir}).save(jobRecord{Spec: runtime.JobSpec{Name: "bad", Kind: "demo", Args: demoSpec(c.dir, "bad").Args}, State: jobstatus.StateRunning}); err != nil {
+	if err := (jobStore{dir: c.dir}).save(jobRecord{Spec: deployment.JobSpec{Name: "bad", Kind: "demo", Args: demoSpec(c.dir, "bad").Args}, State: jobstatus.StateRunning}); err != nil {
 		t.Fatal(err)
 	}
 	c.stopJM()

@@ -10,8 +10,8 @@ import (
 	"sort"
 	"time"
 
+	"github.com/weirstream/weir/internal/deployment"
 	"github.com/weirstream/weir/internal/jobstatus"
-	"github.com/weirstream/weir/internal/runtime"
 )
 
 // jobRecord is what a JobManager keeps of a job in its state folder
@@ -19,7 +19,7 @@ import (
 // got. A JobManager started on the folder recovers every job whose record
 // is not terminal.
 type jobRecord struct {
-	Spec  runtime.JobSpec    `json:"spec"`
+	Spec  deployment.JobSpec `json:"spec"`
 	State jobstatus.JobState `json:"state"`
 	// Failure is the cause of a FAILED job.
 	Failure string `json:"failure,omitempty"`

@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/weirstream/weir/internal/deployment"
 	"github.com/weirstream/weir/internal/jobstatus"
-	"github.com/weirstream/weir/internal/runtime"
 )
 
 // TestJobStoreBadRecords: a corrupt job.json and a job folder without one
@@ -17,7 +17,7 @@ import (
 func TestJobStoreBadRecords(t *testing.T) {
 	dir := t.TempDir()
 	s := jobStore{dir: dir}
-	good := jobRecord{Spec: runtime.JobSpec{Name: "good", Kind: "demo"}, State: jobstatus.StateRunning, Submitted: time.Unix(1, 0)}
+	good := jobRecord{Spec: deployment.JobSpec{Name: "good", Kind: "demo"}, State: jobstatus.StateRunning, Submitted: time.Unix(1, 0)}
 	if err := s.save(good); err != nil {
 		t.Fatal(err)
 	}

@@ -14,7 +14,7 @@ import (
 	"google.golang.org/grpc/metadata"
 
 	"github.com/weirstream/weir/internal/cluster/pb"
-	"github.com/weirstream/weir/internal/runtime"
+	"github.com/weirstream/weir/internal/deployment"
 )
 
 // standbyJobs answers every client RPC as a standby JobManager does:
@@ -104,7 +104,7 @@ func TestClientFollowsStandbyToLeader(t *testing.T) {
 	if c.Address() != sAddr {
 		t.Fatalf("dialled %s, want the first reachable %s", c.Address(), sAddr)
 	}
-	if _, err := c.Submit(ctx, runtime.JobSpec{Name: "demo", Kind: "demo"}); err != nil {
+	if _, err := c.Submit(ctx, deployment.JobSpec{Name: "demo", Kind: "demo"}); err != nil {
 		t.Fatal(err)
 	}
 	if c.Address() != lAddr || !jobs.known("demo") {
@@ -167,7 +167,7 @@ func TestClientNoLeader(t *testing.T) {
 // its end there.
 func TestClientWaitFollowsFailover(t *testing.T) {
 	first := &fakeJobs{updates: []*pb.JobUpdate{{Job: "demo", State: "RUNNING"}}, hold: make(chan struct{})}
-	first.submitted = []runtime.JobSpec{{Name: "demo", Kind: "demo"}}
+	first.submitted = []deployment.JobSpec{{Name: "demo", Kind: "demo"}}
 	d1 := serveFake(t, "", first)
 	standby := &standbyJobs{leader: d1.Addr().String()}
 	sAddr := serveFake(t, "", standby).Addr().String()

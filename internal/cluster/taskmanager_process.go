@@ -11,6 +11,7 @@ import (
 	"sync"
 	"syscall"
 
+	"github.com/weirstream/weir/internal/deployment"
 	"github.com/weirstream/weir/internal/network/remote"
 	"github.com/weirstream/weir/internal/runtime"
 )
@@ -50,7 +51,7 @@ func runTaskManagerProcess(ctx context.Context, cfg TaskManagerProcessConfig) er
 	}
 	defer mgr.Close()
 	dataAddr := ln.Addr().String()
-	resolve := func(spec runtime.JobSpec, description string) (*runtime.PreparedJob, error) {
+	resolve := func(spec deployment.JobSpec, description string) (*runtime.PreparedJob, error) {
 		g, jc, err := cfg.Resolve(ctx, spec)
 		if err != nil {
 			return nil, runtime.Unrecoverable(fmt.Errorf("build job %s (%s) here: %w", spec.Name, spec.Kind, err))
@@ -73,9 +74,9 @@ func runTaskManagerProcess(ctx context.Context, cfg TaskManagerProcessConfig) er
 		})
 	}
 	h := &executorHandler{log: log, stuck: stuck}
-	h.newExecutor = func(jm runtime.JobMasterGateway) *runtime.TaskExecutor {
+	h.newExecutor = func(jm deployment.JobMasterGateway) *runtime.TaskExecutor {
 		return runtime.NewTaskExecutor(runtime.TaskExecutorConfig{
-			ID:                  runtime.ResourceID(cfg.ResourceID),
+			ID:                  deployment.ResourceID(cfg.ResourceID),
 			DataAddress:         dataAddr,
 			CancellationTimeout: cfg.CancellationTimeout,
 			OnStuck:             onStuck,

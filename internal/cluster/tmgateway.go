@@ -3,7 +3,7 @@ package cluster
 import (
 	"github.com/weirstream/weir/internal/checkpoint"
 	"github.com/weirstream/weir/internal/cluster/pb"
-	"github.com/weirstream/weir/internal/runtime"
+	"github.com/weirstream/weir/internal/deployment"
 )
 
 // tmGateway is a JobMaster's TaskManagerGateway over a TaskManager's
@@ -15,13 +15,13 @@ type tmGateway struct {
 	tm *TaskManager
 }
 
-var _ runtime.TaskManagerGateway = tmGateway{}
+var _ deployment.TaskManagerGateway = tmGateway{}
 
 func (g tmGateway) send(m *pb.JobManagerMessage) { _ = g.tm.Send(m) }
 
-func (g tmGateway) ID() runtime.ResourceID { return runtime.ResourceID(g.tm.ID) }
+func (g tmGateway) ID() deployment.ResourceID { return deployment.ResourceID(g.tm.ID) }
 
-func (g tmGateway) PrepareJob(spec runtime.JobSpec, description string) {
+func (g tmGateway) PrepareJob(spec deployment.JobSpec, description string) {
 	g.send(&pb.JobManagerMessage{Msg: &pb.JobManagerMessage_PrepareJob{PrepareJob: &pb.PrepareJob{Spec: specToPB(spec), Description: description}}})
 }
 
@@ -29,15 +29,15 @@ func (g tmGateway) ReleaseJob(job string) {
 	g.send(&pb.JobManagerMessage{Msg: &pb.JobManagerMessage_ReleaseJob{ReleaseJob: &pb.ReleaseJob{Job: job}}})
 }
 
-func (g tmGateway) Deploy(d runtime.Deployment) {
+func (g tmGateway) Deploy(d deployment.Deployment) {
 	g.send(&pb.JobManagerMessage{Msg: &pb.JobManagerMessage_Deploy{Deploy: deployToPB(d)}})
 }
 
-func (g tmGateway) Cancel(job string, execs []runtime.ExecutionID) {
+func (g tmGateway) Cancel(job string, execs []deployment.ExecutionID) {
 	g.send(&pb.JobManagerMessage{Msg: &pb.JobManagerMessage_Cancel{Cancel: &pb.CancelTasks{Job: job, Execs: execsToPB(execs)}}})
 }
 
-func (g tmGateway) Trigger(job string, exec runtime.ExecutionID, b checkpoint.Barrier) {
+func (g tmGateway) Trigger(job string, exec deployment.ExecutionID, b checkpoint.Barrier) {
 	g.send(&pb.JobManagerMessage{Msg: &pb.JobManagerMessage_Trigger{Trigger: &pb.Trigger{
 		Job: job, Exec: execToPB(exec), CheckpointId: int64(b.ID), TimestampUnixNanos: b.Timestamp.UnixNano(), Kind: kindToPB(b.Kind),
 	}}})
@@ -52,17 +52,17 @@ func (g tmGateway) NotifyAborted(job string, id checkpoint.ID) {
 	g.send(&pb.JobManagerMessage{Msg: &pb.JobManagerMessage_NotifyAborted{NotifyAborted: &pb.NotifyAborted{Job: job, CheckpointId: int64(id)}}})
 }
 
-func (g tmGateway) StopSources(job string, execs []runtime.ExecutionID) {
+func (g tmGateway) StopSources(job string, execs []deployment.ExecutionID) {
 	g.send(&pb.JobManagerMessage{Msg: &pb.JobManagerMessage_StopSources{StopSources: &pb.StopSources{Job: job, Execs: execsToPB(execs)}}})
 }
 
-func (g tmGateway) WeakPeers(job string, u runtime.WeakPeersUpdate) {
+func (g tmGateway) WeakPeers(job string, u deployment.WeakPeersUpdate) {
 	m := &pb.WeakPeers{Job: job}
 	for _, c := range u.Moved {
 		m.Moved = append(m.Moved, channelToPB(c))
 	}
 	for _, t := range u.Finished {
-		m.Finished = append(m.Finished, execToPB(runtime.ExecutionID{Task: t}))
+		m.Finished = append(m.Finished, execToPB(deployment.ExecutionID{Task: t}))
 	}
 	g.send(&pb.JobManagerMessage{Msg: &pb.JobManagerMessage_WeakPeers{WeakPeers: m}})
 }
@@ -71,7 +71,7 @@ func (g tmGateway) WeakPeers(job string, u runtime.WeakPeersUpdate) {
 // JobMaster of its job, which drops reports of attempts it does not run.
 // A malformed acknowledgement is logged and dropped: the checkpoint times
 // out rather than completing with a state the JobManager cannot read.
-func deliverToJob(jm runtime.JobMasterGateway, m *pb.TaskManagerMessage, logBad func(msg string, err error)) {
+func deliverToJob(jm deployment.JobMasterGateway, m *pb.TaskManagerMessage, logBad func(msg string, err error)) {
 	switch x := m.GetMsg().(type) {
 	case *pb.TaskManagerMessage_JobPrepared:
 		p := x.JobPrepared
@@ -83,7 +83,7 @@ func deliverToJob(jm runtime.JobMasterGateway, m *pb.TaskManagerMessage, logBad 
 			return
 		}
 		var err error
-		if st == runtime.ExecFailed {
+		if st == deployment.ExecFailed {
 			err = remoteError(c.GetError(), c.GetUnrecoverable())
 			if err == nil {
 				err = remoteError("failed without an error", false)

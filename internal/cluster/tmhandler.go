@@ -7,6 +7,7 @@ import (
 
 	"github.com/weirstream/weir/internal/checkpoint"
 	"github.com/weirstream/weir/internal/cluster/pb"
+	"github.com/weirstream/weir/internal/deployment"
 	"github.com/weirstream/weir/internal/runtime"
 )
 
@@ -16,7 +17,7 @@ import (
 // cancelled and waited for) before the TaskManager registers again, so no
 // task outlives the JobManager that deployed it.
 type executorHandler struct {
-	newExecutor func(jm runtime.JobMasterGateway) *runtime.TaskExecutor
+	newExecutor func(jm deployment.JobMasterGateway) *runtime.TaskExecutor
 	log         *slog.Logger
 	// stuck is closed when a task did not stop within
 	// task.cancellation.timeout (nil: never): closing the executor then
@@ -94,7 +95,7 @@ func (h *executorHandler) Reports() []*pb.TaskReport {
 		for _, st := range te.Report(job) {
 			out = append(out, &pb.TaskReport{
 				Job:                job,
-				Exec:               execToPB(runtime.ExecutionID{Task: checkpoint.TaskID{Vertex: st.Vertex, Subtask: st.Subtask}}),
+				Exec:               execToPB(deployment.ExecutionID{Task: checkpoint.TaskID{Vertex: st.Vertex, Subtask: st.Subtask}}),
 				RecordsIn:          st.RecordsIn,
 				RecordsOut:         st.RecordsOut,
 				BackPressured:      st.BackPressured,
@@ -186,7 +187,7 @@ func (h *executorHandler) WeakPeers(_ *JobManagerSession, m *pb.WeakPeers) {
 	if te == nil {
 		return
 	}
-	var u runtime.WeakPeersUpdate
+	var u deployment.WeakPeersUpdate
 	for _, c := range m.GetMoved() {
 		u.Moved = append(u.Moved, channelFromPB(c))
 	}
@@ -211,13 +212,13 @@ func (g sessionJobMaster) JobPrepared(job string, err error) {
 	}}})
 }
 
-func (g sessionJobMaster) TaskStateChanged(job string, exec runtime.ExecutionID, st runtime.ExecState, err error) {
+func (g sessionJobMaster) TaskStateChanged(job string, exec deployment.ExecutionID, st deployment.ExecState, err error) {
 	g.send(&pb.TaskManagerMessage{Msg: &pb.TaskManagerMessage_TaskStateChanged{TaskStateChanged: &pb.TaskStateChanged{
 		Job: job, Exec: execToPB(exec), State: stateToPB(st), Error: errText(err), Unrecoverable: err != nil && runtime.IsUnrecoverable(err),
 	}}})
 }
 
-func (g sessionJobMaster) Acknowledge(job string, exec runtime.ExecutionID, id checkpoint.ID, st checkpoint.TaskState) {
+func (g sessionJobMaster) Acknowledge(job string, exec deployment.ExecutionID, id checkpoint.ID, st checkpoint.TaskState) {
 	b, err := taskStateToPB(st)
 	if err != nil {
 		g.Decline(job, exec, id, "encode task state: "+err.Error(), false)
@@ -228,12 +229,12 @@ func (g sessionJobMaster) Acknowledge(job string, exec runtime.ExecutionID, id c
 	}}})
 }
 
-func (g sessionJobMaster) Decline(job string, exec runtime.ExecutionID, id checkpoint.ID, reason string, storage bool) {
+func (g sessionJobMaster) Decline(job string, exec deployment.ExecutionID, id checkpoint.ID, reason string, storage bool) {
 	g.send(&pb.TaskManagerMessage{Msg: &pb.TaskManagerMessage_Decline{Decline: &pb.Decline{
 		Job: job, Exec: execToPB(exec), CheckpointId: int64(id), Reason: reason, Storage: storage,
 	}}})
 }
 
-func (g sessionJobMaster) EndOfData(job string, exec runtime.ExecutionID) {
+func (g sessionJobMaster) EndOfData(job string, exec deployment.ExecutionID) {
 	g.send(&pb.TaskManagerMessage{Msg: &pb.TaskManagerMessage_EndOfData{EndOfData: &pb.EndOfData{Job: job, Exec: execToPB(exec)}}})
 }

@@ -243,7 +243,7 @@ func (c *Config) Entries() [][2]string {
 }
 
 // Explicit returns the explicitly set keys with their canonical values:
-// what a client sends with a job (runtime.JobSpec.Config), so that a
+// what a client sends with a job (deployment.JobSpec.Config), so that a
 // process with other defaults still builds the same job. The map is a
 // copy.
 func (c *Config) Explicit() map[string]string {

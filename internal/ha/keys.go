@@ -47,7 +47,7 @@ func (k keys) counter(job string) string { return k.root + "/checkpoint-counter/
 // escapeName makes a job name one key segment: "/" and "%" (and anything
 // else outside URL path characters) are %-escaped, so no name reaches
 // outside its prefix or equals another name's prefix. Job names are
-// already refused with a "/" (runtime.ValidateJobName); this holds even
+// already refused with a "/" (deployment.ValidateJobName); this holds even
 // if that rule changes.
 func escapeName(name string) string { return url.PathEscape(name) }
 

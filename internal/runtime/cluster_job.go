@@ -8,37 +8,18 @@ import (
 
 	"github.com/weirstream/weir/internal/checkpoint"
 	"github.com/weirstream/weir/internal/checkpoint/storage"
+	"github.com/weirstream/weir/internal/deployment"
 	"github.com/weirstream/weir/internal/jobmaster"
 	"github.com/weirstream/weir/internal/jobstatus"
 )
-
-// Placement is where one logical slot of a job runs in cluster mode: a
-// TaskManager and the address of its data plane.
-type Placement struct {
-	TM          TaskManagerGateway
-	DataAddress string
-}
-
-// Slots gives a cluster-mode JobMaster TaskManagers for its logical slots
-// (slot sharing: logical slot i runs subtask i of every vertex). The
-// JobManager implements it over its slot pool.
-type Slots interface {
-	// Allocate places the logical slots, all or none. A logical slot the
-	// job holds already keeps its place. When too few slots are free it
-	// returns shortage, a description such as "job demo needs 4 slots, 2
-	// free on 1 TaskManager", and the JobMaster waits for SlotsChanged.
-	Allocate(logical []int) (placed map[int]Placement, shortage string)
-	// Release frees every slot of the job: it ended.
-	Release()
-}
 
 // ClusterJobConfig is what a job needs beyond its JobConfig to run in a
 // JobManager.
 type ClusterJobConfig struct {
 	// Spec is the job's spec; TaskManagers build the graph from it.
-	Spec JobSpec
+	Spec deployment.JobSpec
 	// Slots places the job's logical slots.
-	Slots Slots
+	Slots deployment.Slots
 	// SlotRequestTimeout is how long a region waits for slots before the
 	// job fails (slot.request.timeout, 5m).
 	SlotRequestTimeout time.Duration
@@ -80,8 +61,8 @@ type ClusterJobConfig struct {
 // TaskManagers it reaches through the gateways its Slots hand out.
 type ClusterJob struct {
 	jm    *JobMaster
-	gw    JobMasterGateway
-	slots Slots
+	gw    deployment.JobMasterGateway
+	slots deployment.Slots
 }
 
 // DefaultSlotRequestTimeout is slot.request.timeout's default.
@@ -150,7 +131,7 @@ func (j *ClusterJob) VertexNames() map[int]string {
 }
 
 // Spec returns the job's spec with the fingerprint of the graph built here.
-func (j *ClusterJob) Spec() JobSpec { return j.jm.spec }
+func (j *ClusterJob) Spec() deployment.JobSpec { return j.jm.spec }
 
 // FirstCheckpoint is the first checkpoint id this run takes: a restarted
 // JobManager restores a checkpoint at least this new rather than the
@@ -159,7 +140,7 @@ func (j *ClusterJob) FirstCheckpoint() int64 { return int64(j.jm.firstOwn) }
 
 // Gateway is where the TaskManagers' reports for this job go. It never
 // blocks.
-func (j *ClusterJob) Gateway() JobMasterGateway { return j.gw }
+func (j *ClusterJob) Gateway() deployment.JobMasterGateway { return j.gw }
 
 // SlotsChanged tells the job that slots were offered: a region waiting for
 // slots tries again.
@@ -171,7 +152,7 @@ func (j *ClusterJob) SlotsChanged() { j.jm.in.put(jmEvent{ev: jobmaster.SlotsOff
 // names a session, not a process: a TaskManager that registers again gets
 // a new one, and what the job deploys on the new session is not touched
 // by the old session's loss, however late it is reported.
-func (j *ClusterJob) TaskManagerLost(tm TaskManagerGateway, reason string) {
+func (j *ClusterJob) TaskManagerLost(tm deployment.TaskManagerGateway, reason string) {
 	j.jm.in.put(jmEvent{lost: tm, reason: reason})
 }
 
@@ -186,7 +167,7 @@ func (j *ClusterJob) Run(ctx context.Context) error {
 // and configuration this process built for spec, it builds the job graph,
 // checks it against the JobManager's description and opens checkpoint
 // storage, which must be the same folder (or bucket) the JobManager uses.
-func PrepareJob(spec JobSpec, description string, g *Graph, cfg JobConfig) (*PreparedJob, error) {
+func PrepareJob(spec deployment.JobSpec, description string, g *Graph, cfg JobConfig) (*PreparedJob, error) {
 	cfg.JobName = spec.Name
 	if err := cfg.fill(); err != nil {
 		return nil, err

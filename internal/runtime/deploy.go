@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/weirstream/weir/internal/checkpoint"
+	"github.com/weirstream/weir/internal/deployment"
 	"github.com/weirstream/weir/internal/network"
 )
 
@@ -12,7 +13,7 @@ import (
 // gate per consuming task, registered for its producers, then each task
 // with its operators, restored state and writers. It returns the index of
 // the execution it failed for.
-func (te *TaskExecutor) build(ctx context.Context, j *teJob, d Deployment, execs []*execution) ([]*Task, int, error) {
+func (te *TaskExecutor) build(ctx context.Context, j *teJob, d deployment.Deployment, execs []*execution) ([]*Task, int, error) {
 	cfg := j.prep.Config
 	jg := j.prep.Graph
 	rp, err := j.restorePoint(ctx, d.Restore)
@@ -37,7 +38,7 @@ func (te *TaskExecutor) build(ctx context.Context, j *teJob, d Deployment, execs
 	// Every TaskManager the channels name gets its connection now, for
 	// outputs as for inputs: of two TaskManagers the smaller id dials, so
 	// it must learn of the other even when it only produces for it.
-	if peers := d.peers(te.cfg.ID); len(peers) > 0 {
+	if peers := deploymentPeers(&d, te.cfg.ID); len(peers) > 0 {
 		if te.cfg.Network == nil {
 			return nil, 0, links[0].noNetwork(d.Tasks[0].Exec, "peer", peers[0])
 		}
@@ -150,7 +151,7 @@ func checkEdgeCodecs(jg *JobGraph, batchSize int) error {
 
 // weakInputKeys names the output channel behind each gate channel of a
 // consuming task, for the producers' in-flight logs.
-func weakInputKeys(v *Vertex, td TaskDeployment) []weakKey {
+func weakInputKeys(v *Vertex, td deployment.TaskDeployment) []weakKey {
 	offsets, _ := gateOffsets(v)
 	keys := make([]weakKey, len(td.Inputs))
 	for ch, in := range td.Inputs {

@@ -43,19 +43,19 @@
 //     checkpoint, and tasks finish after its notify-complete, so that
 //     two-phase-commit sinks commit their last transaction.
 //
-// JobMaster and TaskExecutor talk only through two gateways (gateway.go):
-// TaskManagerGateway (deploy, cancel, trigger, notify, stop sources) and
-// JobMasterGateway (job prepared, task state changed, acknowledge, decline,
-// end of data), with plain-data messages (descriptor.go: Deployment,
-// TaskDeployment, ChannelDesc, RestoreRef) and executions named by
-// ExecutionID, so that a report of a cancelled attempt is recognised and
-// dropped. Execute is local mode: one JobMaster and one in-process
-// TaskExecutor joined by the local gateways (gateway_local.go: direct calls
-// one way, the JobMaster's inbox the other: the same unbounded queue
-// type as a task's mailbox), or with
-// JobConfig.LocalTaskManagers > 1 several TaskExecutors, each with its own
-// data plane on loopback (localcluster.go), so that records between them
-// cross TCP as in a cluster. Cluster mode puts the
+// JobMaster and TaskExecutor talk only through two gateways
+// (internal/deployment): TaskManagerGateway (deploy, cancel, trigger,
+// notify, stop sources) and JobMasterGateway (job prepared, task state
+// changed, acknowledge, decline, end of data), with plain-data messages
+// (Deployment, TaskDeployment, ChannelDesc, RestoreRef; built from the job
+// graph in task_deployments.go) and executions named by ExecutionID, so
+// that a report of a cancelled attempt is recognised and dropped. Execute
+// is local mode: one JobMaster and one in-process TaskExecutor joined by
+// the local gateways (gateway_local.go: direct calls one way, the
+// JobMaster's inbox the other: the same unbounded queue type as a task's
+// mailbox), or with JobConfig.LocalTaskManagers > 1 several TaskExecutors,
+// each with its own data plane on loopback (localcluster.go), so that
+// records between them cross TCP as in a cluster. Cluster mode puts the
 // control-plane stream behind the same interfaces and a TaskExecutor in
 // every TaskManager; one runtime, not two.
 //
@@ -70,8 +70,10 @@
 // Owns: the JobMaster's driver (its goroutine, gateways, storage worker,
 // placement, the JobControl it serves), TaskExecutors, tasks and their
 // mailbox loops, deployments, channel wiring, restore assembly and local
-// mode. Must not touch: the shape of the job's read model (jobstatus); the
-// rules of checkpointing, failover and the job's lifecycle, which live in
-// the pure cores it drives (internal/jobmaster, coordinator, barrier,
-// failover); the public API or connectors (checked by internal/archtest).
+// mode. Must not touch: the shape of the job's read model (jobstatus) or
+// of the deployment vocabulary (deployment), which it imports and never
+// the reverse; the rules of checkpointing, failover and the job's
+// lifecycle, which live in the pure cores it drives (internal/jobmaster,
+// coordinator, barrier, failover); the public API or connectors (checked
+// by internal/archtest).
 package runtime

@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"github.com/weirstream/weir/internal/checkpoint"
+	"github.com/weirstream/weir/internal/deployment"
 	"github.com/weirstream/weir/internal/jobmaster"
 )
 
@@ -11,14 +12,14 @@ import (
 // JobMaster's inbox. Cluster mode puts the control-plane stream behind the
 // same two interfaces.
 
-var _ TaskManagerGateway = (*TaskExecutor)(nil)
+var _ deployment.TaskManagerGateway = (*TaskExecutor)(nil)
 
 // jmEvent is a message to the JobMaster loop: an event for its Machine,
 // or one the loop must translate first (a lost TaskManager's gateway, a
 // request whose target was checked).
 type jmEvent struct {
 	ev     jobmaster.Event
-	lost   TaskManagerGateway
+	lost   deployment.TaskManagerGateway
 	reason string
 	req    *triggerRequest
 }
@@ -49,18 +50,18 @@ func (g *localJobMaster) JobPrepared(job string, err error) {
 	g.put(job, jobmaster.Prepared{Err: err})
 }
 
-func (g *localJobMaster) TaskStateChanged(job string, exec ExecutionID, st ExecState, err error) {
+func (g *localJobMaster) TaskStateChanged(job string, exec deployment.ExecutionID, st deployment.ExecState, err error) {
 	g.put(job, jobmaster.StateChanged{Exec: exec, State: st, Err: err})
 }
 
-func (g *localJobMaster) Acknowledge(job string, exec ExecutionID, id checkpoint.ID, st checkpoint.TaskState) {
+func (g *localJobMaster) Acknowledge(job string, exec deployment.ExecutionID, id checkpoint.ID, st checkpoint.TaskState) {
 	g.put(job, jobmaster.Ack{Exec: exec, ID: id, State: st})
 }
 
-func (g *localJobMaster) Decline(job string, exec ExecutionID, id checkpoint.ID, reason string, storage bool) {
+func (g *localJobMaster) Decline(job string, exec deployment.ExecutionID, id checkpoint.ID, reason string, storage bool) {
 	g.put(job, jobmaster.Decline{Exec: exec, ID: id, Reason: reason, Storage: storage})
 }
 
-func (g *localJobMaster) EndOfData(job string, exec ExecutionID) {
+func (g *localJobMaster) EndOfData(job string, exec deployment.ExecutionID) {
 	g.put(job, jobmaster.EndOfData{Exec: exec})
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/weirstream/weir/internal/checkpoint"
+	"github.com/weirstream/weir/internal/deployment"
 	"github.com/weirstream/weir/internal/jobmaster"
 	"github.com/weirstream/weir/internal/network"
 )
@@ -49,11 +50,11 @@ func TestInboxKeepsOrderWithoutBlocking(t *testing.T) {
 // job are dropped.
 func TestLocalJobMasterGateway(t *testing.T) {
 	in := newInbox()
-	var g JobMasterGateway = &localJobMaster{job: "j", in: in}
-	x := ExecutionID{Task: tid(1, 2), Attempt: 3}
+	var g deployment.JobMasterGateway = &localJobMaster{job: "j", in: in}
+	x := deployment.ExecutionID{Task: tid(1, 2), Attempt: 3}
 	boom := errors.New("boom")
 	g.JobPrepared("j", nil)
-	g.TaskStateChanged("j", x, ExecFailed, boom)
+	g.TaskStateChanged("j", x, deployment.ExecFailed, boom)
 	g.Acknowledge("j", x, 7, checkpoint.TaskState{Task: x.Task})
 	g.Decline("j", x, 8, "disk full", true)
 	g.EndOfData("j", x)
@@ -61,7 +62,7 @@ func TestLocalJobMasterGateway(t *testing.T) {
 	got := in.take(nil)
 	want := []jobmaster.Event{
 		jobmaster.Prepared{},
-		jobmaster.StateChanged{Exec: x, State: ExecFailed, Err: boom},
+		jobmaster.StateChanged{Exec: x, State: deployment.ExecFailed, Err: boom},
 		jobmaster.Ack{Exec: x, ID: 7, State: checkpoint.TaskState{Task: x.Task}},
 		jobmaster.Decline{Exec: x, ID: 8, Reason: "disk full", Storage: true},
 		jobmaster.EndOfData{Exec: x},
@@ -116,16 +117,16 @@ func (r *recorder) wait(t *testing.T, n int) []string {
 }
 
 func (r *recorder) JobPrepared(job string, err error) { r.add("prepared %s %v", job, err) }
-func (r *recorder) TaskStateChanged(job string, x ExecutionID, st ExecState, err error) {
+func (r *recorder) TaskStateChanged(job string, x deployment.ExecutionID, st deployment.ExecState, err error) {
 	r.add("state %s %s %s %v", job, x, st, err)
 }
-func (r *recorder) Acknowledge(job string, x ExecutionID, id checkpoint.ID, _ checkpoint.TaskState) {
+func (r *recorder) Acknowledge(job string, x deployment.ExecutionID, id checkpoint.ID, _ checkpoint.TaskState) {
 	r.add("ack %s %s %d", job, x, id)
 }
-func (r *recorder) Decline(job string, x ExecutionID, id checkpoint.ID, reason string, _ bool) {
+func (r *recorder) Decline(job string, x deployment.ExecutionID, id checkpoint.ID, reason string, _ bool) {
 	r.add("decline %s %s %d %s", job, x, id, reason)
 }
-func (r *recorder) EndOfData(job string, x ExecutionID) { r.add("eod %s %s", job, x) }
+func (r *recorder) EndOfData(job string, x deployment.ExecutionID) { r.add("eod %s %s", job, x) }
 
 // TestExecGatewayAddsJobAndAttempt: a task reports by TaskID; its gateway
 // names the job and the execution attempt.
@@ -160,12 +161,14 @@ func twoStageGraph(t *testing.T) *JobGraph {
 func TestDescribeTasksLayout(t *testing.T) {
 	jg := twoStageGraph(t)
 	attempts := map[checkpoint.TaskID]int{tid(0, 0): 1, tid(0, 1): 0, tid(1, 0): 2, tid(1, 1): 0}
-	exec := func(t checkpoint.TaskID) ExecutionID { return ExecutionID{Task: t, Attempt: attempts[t]} }
-	place := func(t checkpoint.TaskID) (ResourceID, string, int) {
-		return ResourceID(fmt.Sprintf("tm-%d", t.Subtask)), fmt.Sprintf("addr-%d", t.Subtask), t.Subtask
+	exec := func(t checkpoint.TaskID) deployment.ExecutionID {
+		return deployment.ExecutionID{Task: t, Attempt: attempts[t]}
+	}
+	place := func(t checkpoint.TaskID) (deployment.ResourceID, string, int) {
+		return deployment.ResourceID(fmt.Sprintf("tm-%d", t.Subtask)), fmt.Sprintf("addr-%d", t.Subtask), t.Subtask
 	}
 	tds := describeTasks(jg, []checkpoint.TaskID{tid(0, 1), tid(1, 0)}, exec, place)
-	render := func(cs []ChannelDesc) string {
+	render := func(cs []deployment.ChannelDesc) string {
 		var s []string
 		for _, c := range cs {
 			s = append(s, fmt.Sprintf("%s@%s(%s)", c.Peer, c.TM, c.DataAddress))
@@ -199,26 +202,26 @@ func TestPartitionsChannel(t *testing.T) {
 	p := newPartitions("tm-a")
 	l := &taskLinks{self: "tm-a", job: "j", parts: p, credits: 1}
 	noCodec := func() (ChannelCodec, error) { return nil, errors.New("no codec needed") }
-	prod0 := ExecutionID{Task: tid(0, 0)}
-	prod1 := ExecutionID{Task: tid(0, 1)}
-	cons := ExecutionID{Task: tid(1, 0), Attempt: 1}
+	prod0 := deployment.ExecutionID{Task: tid(0, 0)}
+	prod1 := deployment.ExecutionID{Task: tid(0, 1)}
+	cons := deployment.ExecutionID{Task: tid(1, 0), Attempt: 1}
 	g := network.NewGate(2, 1)
-	p.register(cons, g, []ChannelDesc{{Peer: prod0, TM: "tm-a"}, {Peer: prod1, TM: "tm-a"}})
-	c, err := l.sender(prod1, 0, 0, 1, ChannelDesc{Peer: cons, TM: "tm-a"}, noCodec)
+	p.register(cons, g, []deployment.ChannelDesc{{Peer: prod0, TM: "tm-a"}, {Peer: prod1, TM: "tm-a"}})
+	c, err := l.sender(prod1, 0, 0, 1, deployment.ChannelDesc{Peer: cons, TM: "tm-a"}, noCodec)
 	if err != nil || c != network.Sender(g.Channel(1)) {
 		t.Fatalf("channel = %+v, %v; want the gate's channel 1", c, err)
 	}
 	for _, tc := range []struct {
 		name     string
-		producer ExecutionID
-		consumer ChannelDesc
+		producer deployment.ExecutionID
+		consumer deployment.ChannelDesc
 		index    int
 		want     string
 	}{
-		{"old attempt", prod0, ChannelDesc{Peer: ExecutionID{Task: tid(1, 0)}, TM: "tm-a"}, 0, "is not deployed on TaskManager tm-a"},
-		{"another producer's channel", prod0, ChannelDesc{Peer: cons, TM: "tm-a"}, 1, "does not come from it"},
-		{"index out of range", prod0, ChannelDesc{Peer: cons, TM: "tm-a"}, 2, "does not come from it"},
-		{"remote consumer", prod0, ChannelDesc{Peer: cons, TM: "tm-b", DataAddress: "10.0.0.2:6124"}, 0,
+		{"old attempt", prod0, deployment.ChannelDesc{Peer: deployment.ExecutionID{Task: tid(1, 0)}, TM: "tm-a"}, 0, "is not deployed on TaskManager tm-a"},
+		{"another producer's channel", prod0, deployment.ChannelDesc{Peer: cons, TM: "tm-a"}, 1, "does not come from it"},
+		{"index out of range", prod0, deployment.ChannelDesc{Peer: cons, TM: "tm-a"}, 2, "does not come from it"},
+		{"remote consumer", prod0, deployment.ChannelDesc{Peer: cons, TM: "tm-b", DataAddress: "10.0.0.2:6124"}, 0,
 			`its consumer 1/0#1 runs on TaskManager tm-b ("10.0.0.2:6124"), and TaskManager tm-a has no data plane`},
 	} {
 		if _, err := l.sender(tc.producer, 0, 0, tc.index, tc.consumer, noCodec); err == nil || !strings.Contains(err.Error(), tc.want) {
@@ -229,7 +232,7 @@ func TestPartitionsChannel(t *testing.T) {
 		t.Errorf("%d remote channels opened without a data plane", len(l.outs))
 	}
 	p.release(cons)
-	if _, err := l.sender(prod1, 0, 0, 1, ChannelDesc{Peer: cons, TM: "tm-a"}, noCodec); err == nil {
+	if _, err := l.sender(prod1, 0, 0, 1, deployment.ChannelDesc{Peer: cons, TM: "tm-a"}, noCodec); err == nil {
 		t.Error("a released consumer's channel was still found")
 	}
 }
@@ -242,33 +245,33 @@ func TestPartitionsChannel(t *testing.T) {
 func TestTaskExecutorRefusals(t *testing.T) {
 	r := newRecorder()
 	jg := twoStageGraph(t)
-	te := NewTaskExecutor(TaskExecutorConfig{ID: "tm-a", JobMaster: r, Resolve: func(spec JobSpec, _ string) (*PreparedJob, error) {
+	te := NewTaskExecutor(TaskExecutorConfig{ID: "tm-a", JobMaster: r, Resolve: func(spec deployment.JobSpec, _ string) (*PreparedJob, error) {
 		if spec.Name != "j" {
 			return nil, errors.New("unknown job")
 		}
 		return &PreparedJob{Graph: jg, Config: JobConfig{CreditsPerChannel: 2}}, nil
 	}})
 	defer te.Close()
-	var gw TaskManagerGateway = te
+	var gw deployment.TaskManagerGateway = te
 	if gw.ID() != "tm-a" {
 		t.Fatalf("ID = %s", gw.ID())
 	}
-	gw.Deploy(Deployment{Job: "y", Tasks: []TaskDeployment{{Exec: ExecutionID{Task: tid(0, 0)}}}})
-	gw.PrepareJob(JobSpec{Name: "x"}, "")
-	gw.Deploy(Deployment{Job: "x", Tasks: []TaskDeployment{{Exec: ExecutionID{Task: tid(0, 0)}}}})
-	gw.PrepareJob(JobSpec{Name: "j"}, "")
+	gw.Deploy(deployment.Deployment{Job: "y", Tasks: []deployment.TaskDeployment{{Exec: deployment.ExecutionID{Task: tid(0, 0)}}}})
+	gw.PrepareJob(deployment.JobSpec{Name: "x"}, "")
+	gw.Deploy(deployment.Deployment{Job: "x", Tasks: []deployment.TaskDeployment{{Exec: deployment.ExecutionID{Task: tid(0, 0)}}}})
+	gw.PrepareJob(deployment.JobSpec{Name: "j"}, "")
 	// agg/0 gets one input channel where the graph has two; src/0 comes
 	// first and is never started.
-	gw.Deploy(Deployment{Job: "j", Tasks: []TaskDeployment{
-		{Exec: ExecutionID{Task: tid(0, 0), Attempt: 1}, Outputs: [][]ChannelDesc{{{Peer: ExecutionID{Task: tid(1, 0), Attempt: 1}, TM: "tm-a"}}}},
-		{Exec: ExecutionID{Task: tid(1, 0), Attempt: 1}, Inputs: []ChannelDesc{{Peer: ExecutionID{Task: tid(0, 0), Attempt: 1}, TM: "tm-a"}}},
+	gw.Deploy(deployment.Deployment{Job: "j", Tasks: []deployment.TaskDeployment{
+		{Exec: deployment.ExecutionID{Task: tid(0, 0), Attempt: 1}, Outputs: [][]deployment.ChannelDesc{{{Peer: deployment.ExecutionID{Task: tid(1, 0), Attempt: 1}, TM: "tm-a"}}}},
+		{Exec: deployment.ExecutionID{Task: tid(1, 0), Attempt: 1}, Inputs: []deployment.ChannelDesc{{Peer: deployment.ExecutionID{Task: tid(0, 0), Attempt: 1}, TM: "tm-a"}}},
 	}})
 	// Preparations run on goroutines of their own: reports of different
 	// jobs interleave in any order.
 	lines := r.wait(t, 6)
 	slices.Sort(lines)
-	gw.Cancel("j", []ExecutionID{{Task: tid(0, 0), Attempt: 1}})
-	gw.Trigger("j", ExecutionID{Task: tid(0, 0), Attempt: 1}, checkpoint.Barrier{ID: 1})
+	gw.Cancel("j", []deployment.ExecutionID{{Task: tid(0, 0), Attempt: 1}})
+	gw.Trigger("j", deployment.ExecutionID{Task: tid(0, 0), Attempt: 1}, checkpoint.Barrier{ID: 1})
 	gw.NotifyComplete("j", 1, checkpoint.Periodic)
 	gw.NotifyAborted("nope", 1)
 	gw.StopSources("j", nil)

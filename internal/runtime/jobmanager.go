@@ -10,6 +10,7 @@ import (
 	"github.com/weirstream/weir/internal/checkpoint"
 	"github.com/weirstream/weir/internal/checkpoint/coordinator"
 	"github.com/weirstream/weir/internal/checkpoint/storage"
+	"github.com/weirstream/weir/internal/deployment"
 	"github.com/weirstream/weir/internal/faults"
 	"github.com/weirstream/weir/internal/jobmaster"
 	"github.com/weirstream/weir/internal/jobstatus"
@@ -223,7 +224,7 @@ func Execute(ctx context.Context, g *Graph, cfg JobConfig) error {
 		return err
 	}
 	jg := jm.jg
-	resolve := func(spec JobSpec, _ string) (*PreparedJob, error) {
+	resolve := func(spec deployment.JobSpec, _ string) (*PreparedJob, error) {
 		if spec.Name != cfg.JobName {
 			return nil, fmt.Errorf("local mode runs job %s only", cfg.JobName)
 		}
@@ -236,7 +237,7 @@ func Execute(ctx context.Context, g *Graph, cfg JobConfig) error {
 	defer stop()
 	// Slot sharing: logical slot i runs subtask i of every vertex, and
 	// slot i lives on executor i mod n.
-	gws := make([]TaskManagerGateway, len(tes))
+	gws := make([]deployment.TaskManagerGateway, len(tes))
 	for i, te := range tes {
 		gws[i] = te
 	}

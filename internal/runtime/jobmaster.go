@@ -11,6 +11,7 @@ import (
 
 	"github.com/weirstream/weir/internal/checkpoint"
 	"github.com/weirstream/weir/internal/checkpoint/storage"
+	"github.com/weirstream/weir/internal/deployment"
 	"github.com/weirstream/weir/internal/jobmaster"
 	"github.com/weirstream/weir/internal/jobstatus"
 	"github.com/weirstream/weir/internal/vfs"
@@ -24,15 +25,15 @@ import (
 // results come back through the inbox, so the loop never waits for
 // storage. One goroutine (run) owns the Machine.
 type JobMaster struct {
-	cfg JobConfig
-	jg  *JobGraph
+	cfg   JobConfig
+	jg    *JobGraph
+	store *storage.FS
+	log   *slog.Logger
+	spec  deployment.JobSpec
+	in    *inbox
+	m     *jobmaster.Machine
 	// status records the job's status (cfg.Status).
 	status *jobstatus.Recorder
-	store  *storage.FS
-	log    *slog.Logger
-	spec   JobSpec
-	in     *inbox
-	m      *jobmaster.Machine
 	// place maps the Machine's TaskManagers to gateways and places
 	// logical slots (local or cluster, jobmaster_placement.go).
 	place gatewayPlacement
@@ -80,7 +81,7 @@ type JobMaster struct {
 func newJobMaster(cfg JobConfig, jg *JobGraph, store *storage.FS) *JobMaster {
 	return &JobMaster{
 		cfg: cfg, jg: jg, store: store, log: cfg.Logger, status: cfg.recorder(),
-		spec:        JobSpec{Name: cfg.JobName, Kind: "local"},
+		spec:        deployment.JobSpec{Name: cfg.JobName, Kind: "local"},
 		in:          newInbox(),
 		requests:    map[jobmaster.RequestID]triggerRequest{},
 		triggeredAt: map[checkpoint.ID]time.Time{},
@@ -303,7 +304,7 @@ func (jm *JobMaster) logEvent(ev jobmaster.Event) {
 }
 
 // containsID reports whether a loss reason names the TaskManager already.
-func containsID(reason string, id ResourceID) bool {
+func containsID(reason string, id deployment.ResourceID) bool {
 	return strings.Contains(reason, string(id))
 }
 

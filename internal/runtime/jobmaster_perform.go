@@ -8,6 +8,7 @@ import (
 
 	"github.com/weirstream/weir/internal/checkpoint"
 	"github.com/weirstream/weir/internal/checkpoint/coordinator"
+	"github.com/weirstream/weir/internal/deployment"
 	"github.com/weirstream/weir/internal/jobmaster"
 	"github.com/weirstream/weir/internal/jobstatus"
 )
@@ -31,9 +32,9 @@ func (jm *JobMaster) perform(act jobmaster.Action) {
 			jm.place.gateway(g.TM).StopSources(job, g.Execs)
 		}
 	case jobmaster.WeakPeers:
-		u := WeakPeersUpdate{Finished: act.Finished}
+		u := deployment.WeakPeersUpdate{Finished: act.Finished}
 		for _, p := range act.Moved {
-			u.Moved = append(u.Moved, ChannelDesc{Peer: p.Exec, TM: jm.place.gateway(p.Slot.TM).ID(), DataAddress: p.Slot.Address})
+			u.Moved = append(u.Moved, deployment.ChannelDesc{Peer: p.Exec, TM: jm.place.gateway(p.Slot.TM).ID(), DataAddress: p.Slot.Address})
 		}
 		for _, tm := range act.TMs {
 			jm.place.gateway(tm).WeakPeers(job, u)
@@ -119,19 +120,19 @@ func (jm *JobMaster) perform(act jobmaster.Action) {
 // deploy sends one Deployment per TaskManager group.
 func (jm *JobMaster) deploy(act jobmaster.Deploy) {
 	jm.cfg.Faults.Release()
-	var ref *RestoreRef
+	var ref *deployment.RestoreRef
 	if rp := act.Restore; rp != nil {
-		ref = &RestoreRef{ID: rp.ID}
+		ref = &deployment.RestoreRef{ID: rp.ID}
 		if !rp.Own {
 			ref.Path = rp.Path
 		}
 		jm.status.Restoring(rp.ID, act.Attempt, jm.cfg.Now())
 	}
-	exec := func(t checkpoint.TaskID) ExecutionID {
+	exec := func(t checkpoint.TaskID) deployment.ExecutionID {
 		x, _ := jm.m.Exec(t)
 		return x
 	}
-	place := func(t checkpoint.TaskID) (ResourceID, string, int) {
+	place := func(t checkpoint.TaskID) (deployment.ResourceID, string, int) {
 		s := act.Slots[t.Subtask]
 		return jm.place.gateway(s.TM).ID(), s.Address, t.Subtask
 	}
@@ -140,7 +141,7 @@ func (jm *JobMaster) deploy(act jobmaster.Deploy) {
 		for i, x := range g.Execs {
 			tasks[i] = x.Task
 		}
-		jm.place.gateway(g.TM).Deploy(Deployment{Job: jm.spec.Name, Restore: ref, Tasks: describeTasks(jm.jg, tasks, exec, place)})
+		jm.place.gateway(g.TM).Deploy(deployment.Deployment{Job: jm.spec.Name, Restore: ref, Tasks: describeTasks(jm.jg, tasks, exec, place)})
 	}
 }
 

@@ -1,6 +1,10 @@
 package runtime
 
-import "github.com/weirstream/weir/internal/jobmaster"
+import (
+	"github.com/weirstream/weir/internal/jobmaster"
+
+	"github.com/weirstream/weir/internal/deployment"
+)
 
 // gatewayPlacement is the driver's side of jobmaster.Placement: it places
 // logical slots for the Machine and maps the Machine's TaskManagers to
@@ -8,33 +12,33 @@ import "github.com/weirstream/weir/internal/jobmaster"
 type gatewayPlacement interface {
 	jobmaster.Placement
 	// gateway returns TaskManager tm's gateway.
-	gateway(tm jobmaster.TM) TaskManagerGateway
+	gateway(tm jobmaster.TM) deployment.TaskManagerGateway
 	// tmOf returns the TaskManager a gateway was handed out as.
-	tmOf(gw TaskManagerGateway) (jobmaster.TM, bool)
+	tmOf(gw deployment.TaskManagerGateway) (jobmaster.TM, bool)
 	// initial returns the TaskManagers prepared at the start.
 	initial() []jobmaster.TM
 }
 
 // gateways numbers TaskManager gateways for the Machine.
 type gateways struct {
-	gws []TaskManagerGateway
-	ids map[TaskManagerGateway]jobmaster.TM
+	gws []deployment.TaskManagerGateway
+	ids map[deployment.TaskManagerGateway]jobmaster.TM
 }
 
-func (g *gateways) gateway(tm jobmaster.TM) TaskManagerGateway { return g.gws[tm] }
+func (g *gateways) gateway(tm jobmaster.TM) deployment.TaskManagerGateway { return g.gws[tm] }
 
-func (g *gateways) tmOf(gw TaskManagerGateway) (jobmaster.TM, bool) {
+func (g *gateways) tmOf(gw deployment.TaskManagerGateway) (jobmaster.TM, bool) {
 	tm, ok := g.ids[gw]
 	return tm, ok
 }
 
 // add returns gw's number, giving it the next one if it has none.
-func (g *gateways) add(gw TaskManagerGateway) jobmaster.TM {
+func (g *gateways) add(gw deployment.TaskManagerGateway) jobmaster.TM {
 	if tm, ok := g.ids[gw]; ok {
 		return tm
 	}
 	if g.ids == nil {
-		g.ids = map[TaskManagerGateway]jobmaster.TM{}
+		g.ids = map[deployment.TaskManagerGateway]jobmaster.TM{}
 	}
 	tm := jobmaster.TM(len(g.gws))
 	g.gws = append(g.gws, gw)
@@ -50,7 +54,7 @@ type localPlacement struct {
 	addr []string
 }
 
-func newLocalPlacement(executors []TaskManagerGateway) *localPlacement {
+func newLocalPlacement(executors []deployment.TaskManagerGateway) *localPlacement {
 	p := &localPlacement{}
 	for _, te := range executors {
 		p.add(te)
@@ -81,7 +85,7 @@ func (p *localPlacement) initial() []jobmaster.TM {
 // before its first deployment.
 type slotPlacement struct {
 	gateways
-	slots Slots
+	slots deployment.Slots
 }
 
 func (p *slotPlacement) Place(logical []int) (map[int]jobmaster.Slot, string) {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/weirstream/weir/internal/checkpoint/storage"
+	"github.com/weirstream/weir/internal/deployment"
 	"github.com/weirstream/weir/internal/jobmaster"
 	"github.com/weirstream/weir/internal/restart"
 )
@@ -20,7 +21,7 @@ type fakeSlots struct {
 	held map[int]*fakeTM
 }
 
-func (s *fakeSlots) Allocate(logical []int) (map[int]Placement, string) {
+func (s *fakeSlots) Allocate(logical []int) (map[int]deployment.Placement, string) {
 	need := 0
 	for _, l := range logical {
 		if s.held[l] == nil {
@@ -30,13 +31,13 @@ func (s *fakeSlots) Allocate(logical []int) (map[int]Placement, string) {
 	if need > s.free {
 		return nil, fmt.Sprintf("job j needs %d slots, %d free", need, s.free)
 	}
-	out := map[int]Placement{}
+	out := map[int]deployment.Placement{}
 	for _, l := range logical {
 		if s.held[l] == nil {
 			s.held[l] = s.tms[l%len(s.tms)]
 			s.free--
 		}
-		out[l] = Placement{TM: s.held[l], DataAddress: "addr-" + string(s.held[l].ID())}
+		out[l] = deployment.Placement{TM: s.held[l], DataAddress: "addr-" + string(s.held[l].ID())}
 	}
 	return out, ""
 }
@@ -90,7 +91,7 @@ func TestJobMasterWaitsForSlots(t *testing.T) {
 	step(jm, jobmaster.SlotsOffered{})
 	wantCalls(t, a, "prepare j", "deploy 0/0#0 1/0#0")
 	wantCalls(t, b, "prepare j", "deploy 0/1#0 1/1#0")
-	step(jm, execState(0, 0, 0, ExecRunning), execState(0, 1, 0, ExecRunning), execState(1, 0, 0, ExecRunning), execState(1, 1, 0, ExecRunning))
+	step(jm, execState(0, 0, 0, deployment.ExecRunning), execState(0, 1, 0, deployment.ExecRunning), execState(1, 0, 0, deployment.ExecRunning), execState(1, 1, 0, deployment.ExecRunning))
 
 	// tm-b is lost: its executions failed; the region's others are
 	// cancelled, then redeployed where slots are (one free slot left
@@ -106,13 +107,13 @@ func TestJobMasterWaitsForSlots(t *testing.T) {
 	// A late loss report of the same session changes nothing.
 	jm.receive(jmEvent{lost: b, reason: "again"})
 	wantCalls(t, a)
-	step(jm, execState(0, 0, 0, ExecCanceled), execState(1, 0, 0, ExecCanceled))
+	step(jm, execState(0, 0, 0, deployment.ExecCanceled), execState(1, 0, 0, deployment.ExecCanceled))
 	*now = now.Add(time.Second)
 	step(jm, jobmaster.Tick{}) // the restart is due with no delay
 	settle(jm)
 	wantCalls(t, a, "deploy 0/0#1 0/1#1 1/0#1 1/1#1")
 	// Reports from the lost session's executions are dropped.
-	step(jm, execState(0, 1, 0, ExecFailed))
+	step(jm, execState(0, 1, 0, deployment.ExecFailed))
 	wantCalls(t, a)
 	if got := jm.cfg.Status.Restarts.Load(); got != 1 {
 		t.Fatalf("%d restarts, want 1", got)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/weirstream/weir/internal/checkpoint"
 	"github.com/weirstream/weir/internal/checkpoint/storage"
+	"github.com/weirstream/weir/internal/deployment"
 	"github.com/weirstream/weir/internal/jobmaster"
 	"github.com/weirstream/weir/internal/jobstatus"
 	"github.com/weirstream/weir/internal/restart"
@@ -49,16 +50,16 @@ func (f *slowFS) SyncDir(name string) error   { f.block(); return f.FS.SyncDir(n
 // it happens, from the JobMaster's goroutine.
 type signalTM struct{ calls chan string }
 
-func (s *signalTM) ID() ResourceID                                        { return "tm-s" }
-func (s *signalTM) PrepareJob(JobSpec, string)                            { s.calls <- "prepare" }
-func (s *signalTM) ReleaseJob(string)                                     { s.calls <- "release" }
-func (s *signalTM) Deploy(Deployment)                                     { s.calls <- "deploy" }
-func (s *signalTM) Cancel(string, []ExecutionID)                          { s.calls <- "cancel" }
-func (s *signalTM) Trigger(string, ExecutionID, checkpoint.Barrier)       { s.calls <- "trigger" }
-func (s *signalTM) NotifyComplete(string, checkpoint.ID, checkpoint.Kind) { s.calls <- "complete" }
-func (s *signalTM) NotifyAborted(string, checkpoint.ID)                   { s.calls <- "aborted" }
-func (s *signalTM) StopSources(string, []ExecutionID)                     { s.calls <- "stop" }
-func (s *signalTM) WeakPeers(string, WeakPeersUpdate)                     {}
+func (s *signalTM) ID() deployment.ResourceID                                  { return "tm-s" }
+func (s *signalTM) PrepareJob(deployment.JobSpec, string)                      { s.calls <- "prepare" }
+func (s *signalTM) ReleaseJob(string)                                          { s.calls <- "release" }
+func (s *signalTM) Deploy(deployment.Deployment)                               { s.calls <- "deploy" }
+func (s *signalTM) Cancel(string, []deployment.ExecutionID)                    { s.calls <- "cancel" }
+func (s *signalTM) Trigger(string, deployment.ExecutionID, checkpoint.Barrier) { s.calls <- "trigger" }
+func (s *signalTM) NotifyComplete(string, checkpoint.ID, checkpoint.Kind)      { s.calls <- "complete" }
+func (s *signalTM) NotifyAborted(string, checkpoint.ID)                        { s.calls <- "aborted" }
+func (s *signalTM) StopSources(string, []deployment.ExecutionID)               { s.calls <- "stop" }
+func (s *signalTM) WeakPeers(string, deployment.WeakPeersUpdate)               {}
 
 // waitCall waits for a call starting with prefix, skipping others.
 func (s *signalTM) waitCall(t *testing.T, prefix string) {
@@ -119,20 +120,20 @@ func runBlockedStorage(t *testing.T, blocked bool, delay time.Duration) storageL
 	}
 	jm.start(nil, 1)
 	tm := &signalTM{calls: make(chan string, 1000)}
-	jm.place = newLocalPlacement([]TaskManagerGateway{tm})
+	jm.place = newLocalPlacement([]deployment.TaskManagerGateway{tm})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- jm.run(ctx) }()
 	put := func(ev jobmaster.Event) { jm.in.put(jmEvent{ev: ev}) }
-	x := func(v, s int) ExecutionID { return ExecutionID{Task: tid(v, s)} }
-	tasks := []ExecutionID{x(0, 0), x(0, 1), x(1, 0), x(1, 1), x(2, 0)}
+	x := func(v, s int) deployment.ExecutionID { return deployment.ExecutionID{Task: tid(v, s)} }
+	tasks := []deployment.ExecutionID{x(0, 0), x(0, 1), x(1, 0), x(1, 1), x(2, 0)}
 	defer func() {
 		// Cancel the job: its executions (either attempt) report
 		// CANCELED, and the blocked writes end.
 		cancel()
 		for _, e := range tasks {
 			for a := range 2 {
-				put(jobmaster.StateChanged{Exec: ExecutionID{Task: e.Task, Attempt: a}, State: ExecCanceled})
+				put(jobmaster.StateChanged{Exec: deployment.ExecutionID{Task: e.Task, Attempt: a}, State: deployment.ExecCanceled})
 			}
 		}
 		close(fsys.release)
@@ -146,7 +147,7 @@ func runBlockedStorage(t *testing.T, blocked bool, delay time.Duration) storageL
 	put(jobmaster.Prepared{})
 	tm.waitCall(t, "deploy")
 	for _, e := range tasks {
-		put(jobmaster.StateChanged{Exec: e, State: ExecRunning})
+		put(jobmaster.StateChanged{Exec: e, State: deployment.ExecRunning})
 	}
 	for st.State() != jobstatus.StateRunning {
 		time.Sleep(time.Millisecond)
@@ -182,11 +183,11 @@ func runBlockedStorage(t *testing.T, blocked bool, delay time.Duration) storageL
 	// discarded on the worker), the region's other tasks are cancelled at
 	// once.
 	t0 = time.Now()
-	put(jobmaster.StateChanged{Exec: x(1, 1), State: ExecFailed, Err: fmt.Errorf("boom")})
+	put(jobmaster.StateChanged{Exec: x(1, 1), State: deployment.ExecFailed, Err: fmt.Errorf("boom")})
 	tm.waitCall(t, "cancel")
 	l.failure = time.Since(t0)
 	for _, e := range tasks[:3] {
-		put(jobmaster.StateChanged{Exec: e, State: ExecCanceled})
+		put(jobmaster.StateChanged{Exec: e, State: deployment.ExecCanceled})
 	}
 	time.Sleep(10 * time.Millisecond) // the restart asked for LoadLatest
 	// The restart waits for the write and then for LoadLatest; the loop

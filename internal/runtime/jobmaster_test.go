@@ -9,6 +9,7 @@ import (
 
 	"github.com/weirstream/weir/internal/checkpoint"
 	"github.com/weirstream/weir/internal/checkpoint/storage"
+	"github.com/weirstream/weir/internal/deployment"
 	"github.com/weirstream/weir/internal/jobmaster"
 	"github.com/weirstream/weir/internal/jobstatus"
 	"github.com/weirstream/weir/internal/restart"
@@ -16,35 +17,35 @@ import (
 
 // fakeTM is a TaskManagerGateway that records the JobMaster's calls.
 type fakeTM struct {
-	id    ResourceID // "tm-f" when empty
+	id    deployment.ResourceID // "tm-f" when empty
 	calls []string
 }
 
-func (f *fakeTM) ID() ResourceID {
+func (f *fakeTM) ID() deployment.ResourceID {
 	if f.id == "" {
 		return "tm-f"
 	}
 	return f.id
 }
-func (f *fakeTM) PrepareJob(spec JobSpec, _ string) { f.add("prepare %s", spec.Name) }
-func (f *fakeTM) ReleaseJob(job string)             { f.add("release %s", job) }
-func (f *fakeTM) Deploy(d Deployment) {
+func (f *fakeTM) PrepareJob(spec deployment.JobSpec, _ string) { f.add("prepare %s", spec.Name) }
+func (f *fakeTM) ReleaseJob(job string)                        { f.add("release %s", job) }
+func (f *fakeTM) Deploy(d deployment.Deployment) {
 	var execs []string
 	for _, td := range d.Tasks {
 		execs = append(execs, td.Exec.String())
 	}
 	f.add("deploy %s", strings.Join(execs, " "))
 }
-func (f *fakeTM) Cancel(job string, execs []ExecutionID) { f.add("cancel %v", execs) }
-func (f *fakeTM) Trigger(job string, x ExecutionID, b checkpoint.Barrier) {
+func (f *fakeTM) Cancel(job string, execs []deployment.ExecutionID) { f.add("cancel %v", execs) }
+func (f *fakeTM) Trigger(job string, x deployment.ExecutionID, b checkpoint.Barrier) {
 	f.add("trigger %s %d %s", x, b.ID, b.Kind)
 }
 func (f *fakeTM) NotifyComplete(job string, id checkpoint.ID, _ checkpoint.Kind) {
 	f.add("complete %d", id)
 }
-func (f *fakeTM) NotifyAborted(job string, id checkpoint.ID)  { f.add("aborted %d", id) }
-func (f *fakeTM) StopSources(job string, execs []ExecutionID) { f.add("stop %v", execs) }
-func (f *fakeTM) WeakPeers(job string, u WeakPeersUpdate)     { f.add("weak-peers %v", u) }
+func (f *fakeTM) NotifyAborted(job string, id checkpoint.ID)             { f.add("aborted %d", id) }
+func (f *fakeTM) StopSources(job string, execs []deployment.ExecutionID) { f.add("stop %v", execs) }
+func (f *fakeTM) WeakPeers(job string, u deployment.WeakPeersUpdate)     { f.add("weak-peers %v", u) }
 func (f *fakeTM) add(format string, args ...any) {
 	f.calls = append(f.calls, fmt.Sprintf(format, args...))
 }
@@ -79,7 +80,7 @@ func newTestJobMasterOf(t *testing.T, jg *JobGraph) (*JobMaster, *fakeTM) {
 	jm := newJobMaster(cfg, jg, store)
 	jm.start(nil, 1)
 	tm := &fakeTM{}
-	jm.place = newLocalPlacement([]TaskManagerGateway{tm})
+	jm.place = newLocalPlacement([]deployment.TaskManagerGateway{tm})
 	startTestJobMaster(t, jm)
 	wantCalls(t, tm, "prepare j")
 	return jm, tm
@@ -118,12 +119,12 @@ func settle(jm *JobMaster) {
 	}
 }
 
-func execState(v, s, attempt int, st ExecState) jobmaster.Event {
-	return jobmaster.StateChanged{Exec: ExecutionID{Task: tid(v, s), Attempt: attempt}, State: st}
+func execState(v, s, attempt int, st deployment.ExecState) jobmaster.Event {
+	return jobmaster.StateChanged{Exec: deployment.ExecutionID{Task: tid(v, s), Attempt: attempt}, State: st}
 }
 
 func eod(v, s, attempt int) jobmaster.Event {
-	return jobmaster.EndOfData{Exec: ExecutionID{Task: tid(v, s), Attempt: attempt}}
+	return jobmaster.EndOfData{Exec: deployment.ExecutionID{Task: tid(v, s), Attempt: attempt}}
 }
 
 func wantCalls(t *testing.T, tm *fakeTM, want ...string) {
@@ -143,13 +144,13 @@ func TestJobMasterRegionRestart(t *testing.T) {
 	jm, tm := newTestJobMaster(t)
 	step(jm, jobmaster.Prepared{})
 	wantCalls(t, tm, "deploy 0/0#0 0/1#0 1/0#0 1/1#0")
-	step(jm, execState(0, 0, 0, ExecRunning), execState(0, 1, 0, ExecRunning), execState(1, 0, 0, ExecRunning), execState(1, 1, 0, ExecRunning))
+	step(jm, execState(0, 0, 0, deployment.ExecRunning), execState(0, 1, 0, deployment.ExecRunning), execState(1, 0, 0, deployment.ExecRunning), execState(1, 1, 0, deployment.ExecRunning))
 	wantCalls(t, tm)
 	if got := jm.cfg.Status.State(); got != jobstatus.StateRunning {
 		t.Fatalf("state %s, want RUNNING", got)
 	}
 	// agg/1 reached the end of its input, then failed.
-	step(jm, eod(1, 1, 0), execState(1, 1, 0, ExecFailed))
+	step(jm, eod(1, 1, 0), execState(1, 1, 0, deployment.ExecFailed))
 	wantCalls(t, tm, "cancel [0/0#0 0/1#0 1/0#0]")
 	if got := jm.cfg.Status.State(); got != jobstatus.StateRestarting {
 		t.Fatalf("state %s while the only region restarts, want RESTARTING", got)
@@ -157,14 +158,14 @@ func TestJobMasterRegionRestart(t *testing.T) {
 	// The others run to the end before they notice the cancel.
 	step(jm, eod(0, 0, 0), eod(0, 1, 0), eod(1, 0, 0))
 	wantCalls(t, tm)
-	step(jm, execState(0, 0, 0, ExecCanceled), execState(0, 1, 0, ExecCanceled))
+	step(jm, execState(0, 0, 0, deployment.ExecCanceled), execState(0, 1, 0, deployment.ExecCanceled))
 	wantCalls(t, tm)
-	step(jm, execState(1, 0, 0, ExecCanceled))
+	step(jm, execState(1, 0, 0, deployment.ExecCanceled))
 	settle(jm) // the restart's LoadLatest
 	wantCalls(t, tm, "deploy 0/0#1 0/1#1 1/0#1 1/1#1")
 	// Late reports of attempt 0 are dropped.
-	step(jm, execState(1, 0, 0, ExecFailed), eod(1, 0, 0))
-	step(jm, execState(0, 0, 1, ExecRunning), execState(0, 1, 1, ExecRunning), execState(1, 0, 1, ExecRunning), execState(1, 1, 1, ExecRunning))
+	step(jm, execState(1, 0, 0, deployment.ExecFailed), eod(1, 0, 0))
+	step(jm, execState(0, 0, 1, deployment.ExecRunning), execState(0, 1, 1, deployment.ExecRunning), execState(1, 0, 1, deployment.ExecRunning), execState(1, 1, 1, deployment.ExecRunning))
 	wantCalls(t, tm)
 	if got := jm.cfg.Status.Restarts.Load(); got != 1 {
 		t.Fatalf("%d restarts, want 1", got)
@@ -195,27 +196,27 @@ func TestJobMasterFailureAfterFinalCheckpoint(t *testing.T) {
 	}
 	step(jm, jobmaster.Prepared{})
 	wantCalls(t, tm, "deploy 0/0#0 0/1#0")
-	step(jm, execState(0, 0, 0, ExecRunning), execState(0, 1, 0, ExecRunning), eod(0, 0, 0), eod(0, 1, 0))
+	step(jm, execState(0, 0, 0, deployment.ExecRunning), execState(0, 1, 0, deployment.ExecRunning), eod(0, 0, 0), eod(0, 1, 0))
 	wantCalls(t, tm, "trigger 0/0#0 1 final", "trigger 0/1#0 1 final")
 	ack := func(s int) jobmaster.Event {
-		return jobmaster.Ack{Exec: ExecutionID{Task: tid(0, s)}, ID: 1, State: checkpoint.TaskState{Task: tid(0, s)}}
+		return jobmaster.Ack{Exec: deployment.ExecutionID{Task: tid(0, s)}, ID: 1, State: checkpoint.TaskState{Task: tid(0, s)}}
 	}
 	step(jm, ack(0), ack(1))
 	// The storage worker reports through the inbox.
 	settle(jm)
 	wantCalls(t, tm, "complete 1")
-	step(jm, execState(0, 0, 0, ExecFailed))
+	step(jm, execState(0, 0, 0, deployment.ExecFailed))
 	settle(jm)
 	// Region 0 has stopped and restarts at once; region 1 once its task
 	// stopped. 0/0#1 reaching the end of its input early must not take the
 	// final checkpoint without 0/1#1.
 	wantCalls(t, tm, "cancel [0/1#0]", "deploy 0/0#1")
-	step(jm, execState(0, 0, 1, ExecRunning), eod(0, 0, 1))
+	step(jm, execState(0, 0, 1, deployment.ExecRunning), eod(0, 0, 1))
 	wantCalls(t, tm)
-	step(jm, execState(0, 1, 0, ExecFinished))
+	step(jm, execState(0, 1, 0, deployment.ExecFinished))
 	settle(jm)
 	wantCalls(t, tm, "deploy 0/1#1")
-	step(jm, execState(0, 1, 1, ExecRunning))
+	step(jm, execState(0, 1, 1, deployment.ExecRunning))
 	wantCalls(t, tm)
 	step(jm, eod(0, 1, 1))
 	wantCalls(t, tm, "trigger 0/0#1 2 final", "trigger 0/1#1 2 final")
@@ -238,17 +239,17 @@ func TestJobMasterFinalCompletesWhileRegionRestarts(t *testing.T) {
 	}
 	step(jm, jobmaster.Prepared{})
 	wantCalls(t, tm, "deploy 0/0#0 0/1#0")
-	step(jm, execState(0, 0, 0, ExecRunning), execState(0, 1, 0, ExecRunning), eod(0, 0, 0), eod(0, 1, 0))
+	step(jm, execState(0, 0, 0, deployment.ExecRunning), execState(0, 1, 0, deployment.ExecRunning), eod(0, 0, 0), eod(0, 1, 0))
 	wantCalls(t, tm, "trigger 0/0#0 1 final", "trigger 0/1#0 1 final")
 	ack := func(s, attempt int, id checkpoint.ID) jobmaster.Event {
-		return jobmaster.Ack{Exec: ExecutionID{Task: tid(0, s), Attempt: attempt}, ID: id, State: checkpoint.TaskState{Task: tid(0, s)}}
+		return jobmaster.Ack{Exec: deployment.ExecutionID{Task: tid(0, s), Attempt: attempt}, ID: id, State: checkpoint.TaskState{Task: tid(0, s)}}
 	}
 	step(jm, ack(0, 0, 1), ack(1, 0, 1)) // persisting now
-	step(jm, execState(0, 0, 0, ExecFailed))
+	step(jm, execState(0, 0, 0, deployment.ExecFailed))
 	wantCalls(t, tm) // region 0 stopped, but the restart waits for the write
 	settle(jm)       // the write completes, then the restart's LoadLatest
 	wantCalls(t, tm, "deploy 0/0#1")
-	step(jm, execState(0, 0, 1, ExecRunning), eod(0, 0, 1))
+	step(jm, execState(0, 0, 1, deployment.ExecRunning), eod(0, 0, 1))
 	wantCalls(t, tm, "trigger 0/0#1 2 final", "trigger 0/1#0 2 final")
 	step(jm, ack(0, 1, 2), ack(1, 0, 2))
 	settle(jm)

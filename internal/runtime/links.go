@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/weirstream/weir/internal/checkpoint"
+	"github.com/weirstream/weir/internal/deployment"
 	"github.com/weirstream/weir/internal/jobstatus"
 	"github.com/weirstream/weir/internal/network"
 	"github.com/weirstream/weir/internal/network/remote"
@@ -24,7 +25,7 @@ import (
 // task decodes what it polls (Task.decodeRemote), so codec work stays on
 // the tasks and the connection goroutines only copy bytes.
 type taskLinks struct {
-	self  ResourceID
+	self  deployment.ResourceID
 	job   string
 	parts *partitions
 	net   *remote.ConnManager // nil: no data plane
@@ -53,7 +54,7 @@ type taskLinks struct {
 // output edge k, which is gate channel index of that consumer. A remote
 // one is registered for the consumer's partition request; codec makes
 // the edge's encoder on first use.
-func (l *taskLinks) sender(producer ExecutionID, k, j, index int, consumer ChannelDesc, codec func() (ChannelCodec, error)) (network.Sender, error) {
+func (l *taskLinks) sender(producer deployment.ExecutionID, k, j, index int, consumer deployment.ChannelDesc, codec func() (ChannelCodec, error)) (network.Sender, error) {
 	if l.weak != nil {
 		c, err := codec()
 		if err != nil {
@@ -98,7 +99,7 @@ func (l *taskLinks) sender(producer ExecutionID, k, j, index int, consumer Chann
 // the producer's (whose attempts come and go behind the log), and asks the
 // producer's log for what follows the position pos read (nil: from the
 // start).
-func (l *taskLinks) openInputs(ctx, life context.Context, consumer ExecutionID, v *Vertex, inputs []ChannelDesc, gate *network.Gate, pos *checkpoint.WeakPositions, onFailure func(error)) error {
+func (l *taskLinks) openInputs(ctx, life context.Context, consumer deployment.ExecutionID, v *Vertex, inputs []deployment.ChannelDesc, gate *network.Gate, pos *checkpoint.WeakPositions, onFailure func(error)) error {
 	offsets, _ := gateOffsets(v)
 	if l.weak != nil {
 		l.remoteIns = make([]*weakRemoteIn, len(inputs))
@@ -150,7 +151,7 @@ func (l *taskLinks) openInputs(ctx, life context.Context, consumer ExecutionID, 
 	return nil
 }
 
-func (l *taskLinks) noNetwork(exec ExecutionID, role string, peer ChannelDesc) error {
+func (l *taskLinks) noNetwork(exec deployment.ExecutionID, role string, peer deployment.ChannelDesc) error {
 	return fmt.Errorf("deploy %s: its %s %s runs on TaskManager %s (%q), and TaskManager %s has no data plane (TaskExecutorConfig.Network is nil): start it with a data address, or place the whole region on one TaskManager", exec, role, peer.Peer, peer.TM, peer.DataAddress, l.self)
 }
 
@@ -204,12 +205,12 @@ func (l *taskLinks) prioritize(id checkpoint.ID) {
 	}
 }
 
-// peers returns the other TaskManagers the deployment's channels name,
+// deploymentPeers returns the other TaskManagers the channels of d name,
 // with their data addresses, sorted.
-func (d *Deployment) peers(self ResourceID) []ChannelDesc {
-	seen := map[ResourceID]bool{}
-	var out []ChannelDesc
-	add := func(c ChannelDesc) {
+func deploymentPeers(d *deployment.Deployment, self deployment.ResourceID) []deployment.ChannelDesc {
+	seen := map[deployment.ResourceID]bool{}
+	var out []deployment.ChannelDesc
+	add := func(c deployment.ChannelDesc) {
 		if c.TM != self && !seen[c.TM] {
 			seen[c.TM] = true
 			out = append(out, c)
@@ -225,7 +226,7 @@ func (d *Deployment) peers(self ResourceID) []ChannelDesc {
 			}
 		}
 	}
-	slices.SortFunc(out, func(a, b ChannelDesc) int {
+	slices.SortFunc(out, func(a, b deployment.ChannelDesc) int {
 		switch {
 		case a.TM < b.TM:
 			return -1
@@ -277,7 +278,7 @@ func (c wireCodec) Records(data any) int {
 // its partition request, which makes an OutChannel for its attempt
 // (TaskExecutor.weakRequest); either replays the log from the position
 // the consumer's snapshot read.
-func (l *taskLinks) weakSender(producer ExecutionID, k, j int, consumer ChannelDesc, codec ChannelCodec) (network.Sender, error) {
+func (l *taskLinks) weakSender(producer deployment.ExecutionID, k, j int, consumer deployment.ChannelDesc, codec ChannelCodec) (network.Sender, error) {
 	s, _ := l.weak.sender(weakKey{producer: producer.Task, edge: k, consumer: j}, consumer.Peer.Task)
 	s.setCodec(codec)
 	for len(l.weakOuts) <= k {

@@ -5,6 +5,7 @@ import (
 	"net"
 	"slices"
 
+	"github.com/weirstream/weir/internal/deployment"
 	"github.com/weirstream/weir/internal/jobstatus"
 	"github.com/weirstream/weir/internal/network/remote"
 )
@@ -17,7 +18,7 @@ import (
 // with their edge's codec, exactly as between the TaskManagers of a
 // cluster. stop closes the executors (waiting for their tasks), then
 // their data planes.
-func startLocalExecutors(cfg JobConfig, jm JobMasterGateway, resolve JobResolver) (tes []*TaskExecutor, stop func(), err error) {
+func startLocalExecutors(cfg JobConfig, jm deployment.JobMasterGateway, resolve JobResolver) (tes []*TaskExecutor, stop func(), err error) {
 	n := max(cfg.LocalTaskManagers, 1)
 	if n == 1 {
 		te := NewTaskExecutor(TaskExecutorConfig{ID: "local", JobMaster: jm, Resolve: resolve, Logger: cfg.Logger})
@@ -33,7 +34,7 @@ func startLocalExecutors(cfg JobConfig, jm JobMasterGateway, resolve JobResolver
 		}
 	}
 	for i := range n {
-		id := ResourceID(fmt.Sprintf("local-%d", i))
+		id := deployment.ResourceID(fmt.Sprintf("local-%d", i))
 		ln, lerr := net.Listen("tcp", "127.0.0.1:0")
 		if lerr != nil {
 			stop()
@@ -72,17 +73,10 @@ func reportAll(tes []*TaskExecutor, job string) []jobstatus.TaskStats {
 	return out
 }
 
-// DataAddresser is a TaskManagerGateway that knows where its TaskManager's
-// data plane listens (a TaskExecutor does; a cluster session learns it at
-// registration).
-type DataAddresser interface {
-	DataAddress() string
-}
-
 // dataAddressOf returns tm's data address, or "" when it has none to give
 // (a TaskManager whose channels are all in process).
-func dataAddressOf(tm TaskManagerGateway) string {
-	if a, ok := tm.(DataAddresser); ok {
+func dataAddressOf(tm deployment.TaskManagerGateway) string {
+	if a, ok := tm.(deployment.DataAddresser); ok {
 		return a.DataAddress()
 	}
 	return ""

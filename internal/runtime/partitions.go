@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sync"
 
+	"github.com/weirstream/weir/internal/deployment"
 	"github.com/weirstream/weir/internal/network"
 )
 
@@ -17,31 +18,31 @@ import (
 // the consumers a producer needs are registered in the same Deploy: gates
 // first, then tasks.
 type partitions struct {
-	self ResourceID
+	self deployment.ResourceID
 	mu   sync.Mutex
 	// gates are keyed by execution, attempt included: a restarted
 	// consumer's new gate never meets the old attempt's producers.
-	gates map[ExecutionID]*consumerGate
+	gates map[deployment.ExecutionID]*consumerGate
 }
 
 type consumerGate struct {
 	gate   *network.Gate
-	inputs []ChannelDesc // the gate's channels' producers, in gate order
+	inputs []deployment.ChannelDesc // the gate's channels' producers, in gate order
 }
 
-func newPartitions(self ResourceID) *partitions {
-	return &partitions{self: self, gates: map[ExecutionID]*consumerGate{}}
+func newPartitions(self deployment.ResourceID) *partitions {
+	return &partitions{self: self, gates: map[deployment.ExecutionID]*consumerGate{}}
 }
 
 // register makes a consumer's gate reachable for its producers.
-func (p *partitions) register(exec ExecutionID, g *network.Gate, inputs []ChannelDesc) {
+func (p *partitions) register(exec deployment.ExecutionID, g *network.Gate, inputs []deployment.ChannelDesc) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.gates[exec] = &consumerGate{gate: g, inputs: inputs}
 }
 
 // release forgets a consumer's gate once its execution ended.
-func (p *partitions) release(exec ExecutionID) {
+func (p *partitions) release(exec deployment.ExecutionID) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	delete(p.gates, exec)
@@ -49,7 +50,7 @@ func (p *partitions) release(exec ExecutionID) {
 
 // local returns the in-process channel from producer to a consumer on this
 // TaskManager, which is channel index of the consumer's gate.
-func (p *partitions) local(producer ExecutionID, consumer ChannelDesc, index int) (*network.Channel, error) {
+func (p *partitions) local(producer deployment.ExecutionID, consumer deployment.ChannelDesc, index int) (*network.Channel, error) {
 	p.mu.Lock()
 	cg := p.gates[consumer.Peer]
 	p.mu.Unlock()

@@ -16,6 +16,7 @@ import (
 
 	"github.com/weirstream/weir/internal/checkpoint"
 	"github.com/weirstream/weir/internal/checkpoint/storage"
+	"github.com/weirstream/weir/internal/deployment"
 	"github.com/weirstream/weir/internal/jobmaster"
 	"github.com/weirstream/weir/internal/restart"
 )
@@ -94,8 +95,8 @@ type logTM struct {
 	log  *callLog
 }
 
-func (g *logTM) ID() ResourceID { return ResourceID(g.name) }
-func (g *logTM) Deploy(d Deployment) {
+func (g *logTM) ID() deployment.ResourceID { return deployment.ResourceID(g.name) }
+func (g *logTM) Deploy(d deployment.Deployment) {
 	restore := "none"
 	if d.Restore != nil {
 		restore = fmt.Sprint(d.Restore.ID)
@@ -153,14 +154,14 @@ func newRegistryJobMaster(t *testing.T, dir string) (*JobMaster, *memRegistry, *
 		t.Fatal(err)
 	}
 	jm.start(nil, 1)
-	jm.place = newLocalPlacement([]TaskManagerGateway{&logTM{name: "tm0", log: calls}, &logTM{name: "tm1", log: calls}})
+	jm.place = newLocalPlacement([]deployment.TaskManagerGateway{&logTM{name: "tm0", log: calls}, &logTM{name: "tm1", log: calls}})
 	startTestJobMaster(t, jm)
 	return jm, reg, calls, logs
 }
 
 // runningAll reports RUNNING for every subtask of attempt a.
 func runningAll(jm *JobMaster, a int) {
-	step(jm, execState(0, 0, a, ExecRunning), execState(0, 1, a, ExecRunning), execState(1, 0, a, ExecRunning), execState(1, 1, a, ExecRunning))
+	step(jm, execState(0, 0, a, deployment.ExecRunning), execState(0, 1, a, deployment.ExecRunning), execState(1, 0, a, deployment.ExecRunning), execState(1, 1, a, deployment.ExecRunning))
 }
 
 // checkpointAll requests a checkpoint, has every subtask of attempt a ack
@@ -174,7 +175,7 @@ func checkpointAll(t *testing.T, jm *JobMaster, a int) checkpoint.ID {
 		t.Fatalf("checkpoint request: %v", r.err)
 	}
 	for _, x := range []checkpoint.TaskID{tid(0, 0), tid(0, 1), tid(1, 0), tid(1, 1)} {
-		step(jm, jobmaster.Ack{Exec: ExecutionID{Task: x, Attempt: a}, ID: r.id, State: checkpoint.TaskState{Task: x}})
+		step(jm, jobmaster.Ack{Exec: deployment.ExecutionID{Task: x, Attempt: a}, ID: r.id, State: checkpoint.TaskState{Task: x}})
 	}
 	settle(jm)
 	return r.id
@@ -268,8 +269,8 @@ func TestJobMasterRegistersCheckpoints(t *testing.T) {
 	if _, err := jm.store.WriteMetadata(context.Background(), md); err != nil {
 		t.Fatal(err)
 	}
-	step(jm, jobmaster.StateChanged{Exec: ExecutionID{Task: tid(1, 1)}, State: ExecFailed, Err: errors.New("boom")})
-	step(jm, execState(0, 0, 0, ExecCanceled), execState(0, 1, 0, ExecCanceled), execState(1, 0, 0, ExecCanceled))
+	step(jm, jobmaster.StateChanged{Exec: deployment.ExecutionID{Task: tid(1, 1)}, State: deployment.ExecFailed, Err: errors.New("boom")})
+	step(jm, execState(0, 0, 0, deployment.ExecCanceled), execState(0, 1, 0, deployment.ExecCanceled), execState(1, 0, 0, deployment.ExecCanceled))
 	settle(jm)
 	wantLines(t, "restart", calls.take(), "tm0 deploy restore=4", "tm1 deploy restore=4")
 	const said = "checkpoint 9 has metadata but was never registered (its JobManager lost leadership or crashed before registering): not restored"
@@ -278,8 +279,8 @@ func TestJobMasterRegistersCheckpoints(t *testing.T) {
 	}
 	// Again: restored from 4, and said only once.
 	runningAll(jm, 1)
-	step(jm, jobmaster.StateChanged{Exec: ExecutionID{Task: tid(1, 1), Attempt: 1}, State: ExecFailed, Err: errors.New("boom")})
-	step(jm, execState(0, 0, 1, ExecCanceled), execState(0, 1, 1, ExecCanceled), execState(1, 0, 1, ExecCanceled))
+	step(jm, jobmaster.StateChanged{Exec: deployment.ExecutionID{Task: tid(1, 1), Attempt: 1}, State: deployment.ExecFailed, Err: errors.New("boom")})
+	step(jm, execState(0, 0, 1, deployment.ExecCanceled), execState(0, 1, 1, deployment.ExecCanceled), execState(1, 0, 1, deployment.ExecCanceled))
 	settle(jm)
 	wantLines(t, "second restart", calls.take(), "tm0 deploy restore=4", "tm1 deploy restore=4")
 	if n := strings.Count(logs.String(), said); n != 1 {

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 
 	"github.com/weirstream/weir/internal/checkpoint"
+	"github.com/weirstream/weir/internal/deployment"
 	"github.com/weirstream/weir/internal/jobstatus"
 	"github.com/weirstream/weir/internal/keygroup"
 	"github.com/weirstream/weir/internal/network"
@@ -15,7 +16,7 @@ import (
 // job, the execution's deployment, and what the TaskExecutor made for it.
 type taskInputs struct {
 	prep    *PreparedJob
-	td      TaskDeployment
+	td      deployment.TaskDeployment
 	mail    *mailbox
 	restore *restorePoint
 	gw      JobGateway
@@ -290,7 +291,7 @@ func gateCodecs(v *Vertex, cfg *JobConfig, links *taskLinks, replay bool) ([]cha
 // countRestoredChannelState adds the size of the channel state h a task
 // replays to the job's status, and the part of it that came over remote
 // channels.
-func countRestoredChannelState(st *jobstatus.Recorder, v *Vertex, td TaskDeployment, self ResourceID, h *checkpoint.ChannelStateHandle) {
+func countRestoredChannelState(st *jobstatus.Recorder, v *Vertex, td deployment.TaskDeployment, self deployment.ResourceID, h *checkpoint.ChannelStateHandle) {
 	if st == nil {
 		return
 	}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/weirstream/weir/internal/checkpoint"
+	"github.com/weirstream/weir/internal/deployment"
 	"github.com/weirstream/weir/internal/network"
 	"github.com/weirstream/weir/internal/watermark"
 )
@@ -20,7 +21,7 @@ import (
 type weakTask struct {
 	on   bool
 	reg  *weakRegistry
-	exec ExecutionID
+	exec deployment.ExecutionID
 	// inputs are per gate channel: buffers and records consumed.
 	inputs []checkpoint.WeakChannelPosition
 	// outs are the output channels' logs, per writer, per consumer.
@@ -60,7 +61,7 @@ type weakTask struct {
 //
 // logs reads what pos's snapshot stored of the task's output logs, for a
 // task whose logs were lost with its TaskManager.
-func (t *Task) setupWeak(reg *weakRegistry, exec ExecutionID, outs [][]*weakSender, pos *checkpoint.WeakPositions, lostInput bool, logs func() (map[[2]int]*restoredLog, error)) error {
+func (t *Task) setupWeak(reg *weakRegistry, exec deployment.ExecutionID, outs [][]*weakSender, pos *checkpoint.WeakPositions, lostInput bool, logs func() (map[[2]int]*restoredLog, error)) error {
 	w := &t.weak
 	// A later attempt whose output logs no attempt here set up: it took
 	// over from one whose TaskManager was lost, and the logs that held

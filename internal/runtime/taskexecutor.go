@@ -11,6 +11,7 @@ import (
 
 	"github.com/weirstream/weir/internal/checkpoint"
 	"github.com/weirstream/weir/internal/checkpoint/storage"
+	"github.com/weirstream/weir/internal/deployment"
 	"github.com/weirstream/weir/internal/jobstatus"
 	"github.com/weirstream/weir/internal/network/remote"
 )
@@ -27,12 +28,12 @@ type PreparedJob struct {
 // hands over the graph Execute built; cluster mode builds the graph from
 // the spec with the binary's job registry, checks it against the
 // JobMaster's description and opens checkpoint storage.
-type JobResolver func(spec JobSpec, description string) (*PreparedJob, error)
+type JobResolver func(spec deployment.JobSpec, description string) (*PreparedJob, error)
 
 // TaskExecutorConfig configures a TaskExecutor.
 type TaskExecutorConfig struct {
 	// ID names the TaskManager ("local" in local mode).
-	ID ResourceID
+	ID deployment.ResourceID
 	// DataAddress is where other TaskManagers reach this one's data plane
 	// (Network's listener); empty without one.
 	DataAddress string
@@ -44,7 +45,7 @@ type TaskExecutorConfig struct {
 	// Close.
 	Network *remote.ConnManager
 	// JobMaster receives every report of the executor's tasks.
-	JobMaster JobMasterGateway
+	JobMaster deployment.JobMasterGateway
 	// CancellationTimeout is how long a cancelled execution may take to
 	// end (task.cancellation.timeout; 0: DefaultCancellationTimeout).
 	CancellationTimeout time.Duration
@@ -93,10 +94,10 @@ type teJob struct {
 	ctx     context.Context
 	cancel  context.CancelFunc
 	parts   *partitions
-	execs   map[ExecutionID]*execution // guarded by TaskExecutor.mu
+	execs   map[deployment.ExecutionID]*execution // guarded by TaskExecutor.mu
 
 	rpMu  sync.Mutex
-	rpRef RestoreRef
+	rpRef deployment.RestoreRef
 	rp    *restorePoint // the restore point of rpRef, read once
 
 	weakOnce sync.Once
@@ -130,7 +131,7 @@ func (j *teJob) weakRegistry() *weakRegistry {
 // so a trigger or notification sent while the task is being built is
 // kept for it.
 type execution struct {
-	id     ExecutionID
+	id     deployment.ExecutionID
 	ctx    context.Context
 	cancel context.CancelFunc
 	// runCtx is ctx, also cancelled with the cause when a remote channel
@@ -199,7 +200,7 @@ func NewTaskExecutor(cfg TaskExecutorConfig) *TaskExecutor {
 }
 
 // ID names the TaskManager.
-func (te *TaskExecutor) ID() ResourceID { return te.cfg.ID }
+func (te *TaskExecutor) ID() deployment.ResourceID { return te.cfg.ID }
 
 // DataAddress is where other TaskManagers reach this one's data plane;
 // the JobMaster puts it into the ChannelDescs of its tasks' peers.
@@ -207,7 +208,7 @@ func (te *TaskExecutor) DataAddress() string { return te.cfg.DataAddress }
 
 // PrepareJob prepares the job through the resolver and answers
 // JobPrepared. Preparing a job that is prepared already only answers.
-func (te *TaskExecutor) PrepareJob(spec JobSpec, description string) {
+func (te *TaskExecutor) PrepareJob(spec deployment.JobSpec, description string) {
 	te.mu.Lock()
 	if te.closed {
 		te.mu.Unlock()
@@ -224,7 +225,7 @@ func (te *TaskExecutor) PrepareJob(spec JobSpec, description string) {
 		return
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	j := &teJob{name: spec.Name, ready: make(chan struct{}), ctx: ctx, cancel: cancel, parts: newPartitions(te.cfg.ID), execs: map[ExecutionID]*execution{}}
+	j := &teJob{name: spec.Name, ready: make(chan struct{}), ctx: ctx, cancel: cancel, parts: newPartitions(te.cfg.ID), execs: map[deployment.ExecutionID]*execution{}}
 	te.jobs[spec.Name] = j
 	if te.added != nil {
 		close(te.added)
@@ -273,14 +274,14 @@ func (te *TaskExecutor) Close() {
 
 // Deploy builds and starts the deployment's executions on a goroutine of
 // their own (restoring state reads files).
-func (te *TaskExecutor) Deploy(d Deployment) {
+func (te *TaskExecutor) Deploy(d deployment.Deployment) {
 	te.mu.Lock()
 	j := te.jobs[d.Job]
 	if j == nil || te.closed {
 		te.mu.Unlock()
 		err := fmt.Errorf("TaskManager %s has not prepared job %s: PrepareJob must come before Deploy", te.cfg.ID, d.Job)
 		for _, td := range d.Tasks {
-			te.cfg.JobMaster.TaskStateChanged(d.Job, td.Exec, ExecFailed, err)
+			te.cfg.JobMaster.TaskStateChanged(d.Job, td.Exec, deployment.ExecFailed, err)
 		}
 		return
 	}
@@ -306,7 +307,7 @@ func (te *TaskExecutor) Deploy(d Deployment) {
 // building fails, the execution it failed for reports FAILED and the
 // others, never started, CANCELED; a cancelled execution reports
 // CANCELED whatever stopped its build.
-func (te *TaskExecutor) start(j *teJob, d Deployment, execs []*execution) {
+func (te *TaskExecutor) start(j *teJob, d deployment.Deployment, execs []*execution) {
 	ctx, stop := buildContext(j.ctx, execs)
 	var (
 		tasks  []*Task
@@ -324,9 +325,9 @@ func (te *TaskExecutor) start(j *teJob, d Deployment, execs []*execution) {
 	stop()
 	if err != nil {
 		for i, e := range execs {
-			st, cause := ExecCanceled, error(nil)
+			st, cause := deployment.ExecCanceled, error(nil)
 			if i == failed && e.ctx.Err() == nil {
-				st, cause = ExecFailed, err
+				st, cause = deployment.ExecFailed, err
 			}
 			te.end(j, e, st, cause)
 		}
@@ -342,22 +343,22 @@ func (te *TaskExecutor) start(j *teJob, d Deployment, execs []*execution) {
 		te.wg.Add(1)
 		go func() {
 			defer te.wg.Done()
-			te.cfg.JobMaster.TaskStateChanged(j.name, e.id, ExecRunning, nil)
+			te.cfg.JobMaster.TaskStateChanged(j.name, e.id, deployment.ExecRunning, nil)
 			err := t.Run(e.runCtx)
 			switch {
 			case err == nil:
-				te.end(j, e, ExecFinished, nil)
+				te.end(j, e, deployment.ExecFinished, nil)
 			case e.ctx.Err() != nil:
 				// Cancelled from outside (Cancel, ReleaseJob, Close):
 				// whatever the task returned on the way out.
-				te.end(j, e, ExecCanceled, nil)
+				te.end(j, e, deployment.ExecCanceled, nil)
 			default:
 				if e.runCtx.Err() != nil {
 					// A remote channel failed while the task waited: the
 					// cause says why, the task's error only that it stopped.
 					err = context.Cause(e.runCtx)
 				}
-				te.end(j, e, ExecFailed, err)
+				te.end(j, e, deployment.ExecFailed, err)
 			}
 		}()
 	}
@@ -390,21 +391,21 @@ func buildContext(parent context.Context, execs []*execution) (ctx context.Conte
 }
 
 // end forgets an execution and reports its terminal state.
-func (te *TaskExecutor) end(j *teJob, e *execution, st ExecState, err error) {
+func (te *TaskExecutor) end(j *teJob, e *execution, st deployment.ExecState, err error) {
 	e.cancel()
 	j.parts.release(e.id)
 	if j.isWeak() {
 		// Before the JobMaster hears of it, so that the next attempt's
 		// replay never waits behind a send to this one.
-		j.weakRegistry().ended(e.id, st == ExecFailed)
+		j.weakRegistry().ended(e.id, st == deployment.ExecFailed)
 	}
 	if e.links != nil {
-		e.links.release(st == ExecFinished, j.prep.Config.recorder())
+		e.links.release(st == deployment.ExecFinished, j.prep.Config.recorder())
 	}
 	te.mu.Lock()
 	delete(j.execs, e.id)
 	te.mu.Unlock()
-	if st == ExecFailed {
+	if st == deployment.ExecFailed {
 		te.log.Warn("task failed", "exec", e.id.String(), "err", err)
 	}
 	te.cfg.JobMaster.TaskStateChanged(j.name, e.id, st, err)
@@ -412,7 +413,7 @@ func (te *TaskExecutor) end(j *teJob, e *execution, st ExecState, err error) {
 }
 
 // lookup returns the job's executions among execs (all if execs is nil).
-func (te *TaskExecutor) lookup(job string, execs []ExecutionID) []*execution {
+func (te *TaskExecutor) lookup(job string, execs []deployment.ExecutionID) []*execution {
 	te.mu.Lock()
 	defer te.mu.Unlock()
 	j := te.jobs[job]
@@ -435,15 +436,15 @@ func (te *TaskExecutor) lookup(job string, execs []ExecutionID) []*execution {
 
 // Cancel stops executions; each reports CANCELED once its task returned.
 // Executions it does not know (ended already) are skipped.
-func (te *TaskExecutor) Cancel(job string, execs []ExecutionID) {
+func (te *TaskExecutor) Cancel(job string, execs []deployment.ExecutionID) {
 	for _, e := range te.lookup(job, execs) {
 		e.cancel()
 	}
 }
 
 // Trigger starts checkpoint b at a source execution.
-func (te *TaskExecutor) Trigger(job string, exec ExecutionID, b checkpoint.Barrier) {
-	for _, e := range te.lookup(job, []ExecutionID{exec}) {
+func (te *TaskExecutor) Trigger(job string, exec deployment.ExecutionID, b checkpoint.Barrier) {
+	for _, e := range te.lookup(job, []deployment.ExecutionID{exec}) {
 		e.mail.put(mail{kind: mailTrigger, barrier: b})
 	}
 }
@@ -477,7 +478,7 @@ func (te *TaskExecutor) NotifyAborted(job string, id checkpoint.ID) {
 }
 
 // StopSources makes source executions end their input.
-func (te *TaskExecutor) StopSources(job string, execs []ExecutionID) {
+func (te *TaskExecutor) StopSources(job string, execs []deployment.ExecutionID) {
 	for _, e := range te.lookup(job, execs) {
 		e.mail.put(mail{kind: mailStop})
 	}
@@ -488,7 +489,7 @@ func (te *TaskExecutor) StopSources(job string, execs []ExecutionID) {
 // discard from now on, and running consumers reconnect their channels
 // from moved producers (weakRegistry.peers). It does nothing for a job
 // not prepared here, or not in that mode.
-func (te *TaskExecutor) WeakPeers(job string, u WeakPeersUpdate) {
+func (te *TaskExecutor) WeakPeers(job string, u deployment.WeakPeersUpdate) {
 	te.mu.Lock()
 	j := te.jobs[job]
 	te.mu.Unlock()
@@ -570,7 +571,7 @@ func (te *TaskExecutor) Report(job string) []jobstatus.TaskStats {
 
 // restorePoint returns the restore point ref names, reading its _metadata
 // once per job and ref; nil for a fresh start.
-func (j *teJob) restorePoint(ctx context.Context, ref *RestoreRef) (*restorePoint, error) {
+func (j *teJob) restorePoint(ctx context.Context, ref *deployment.RestoreRef) (*restorePoint, error) {
 	if ref == nil {
 		return nil, nil
 	}

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/weirstream/weir/internal/deployment"
 	"github.com/weirstream/weir/internal/network/remote"
 )
 
@@ -28,20 +29,20 @@ func TestCancelDuringBuild(t *testing.T) {
 	r := newRecorder()
 	jg := twoStageGraph(t)
 	te := NewTaskExecutor(TaskExecutorConfig{ID: "tm-z", DataAddress: ln.Addr().String(), Network: mgr, JobMaster: r,
-		Resolve: func(JobSpec, string) (*PreparedJob, error) {
+		Resolve: func(deployment.JobSpec, string) (*PreparedJob, error) {
 			return &PreparedJob{Graph: jg, Config: JobConfig{CreditsPerChannel: 2}}, nil
 		}})
 	defer te.Close()
-	te.PrepareJob(JobSpec{Name: "j"}, "")
-	agg := ExecutionID{Task: tid(1, 0)}
-	te.Deploy(Deployment{Job: "j", Tasks: []TaskDeployment{{Exec: agg, Inputs: []ChannelDesc{
-		{Peer: ExecutionID{Task: tid(0, 0)}, TM: "tm-a", DataAddress: "127.0.0.1:1"},
-		{Peer: ExecutionID{Task: tid(0, 1)}, TM: "tm-a", DataAddress: "127.0.0.1:1"},
+	te.PrepareJob(deployment.JobSpec{Name: "j"}, "")
+	agg := deployment.ExecutionID{Task: tid(1, 0)}
+	te.Deploy(deployment.Deployment{Job: "j", Tasks: []deployment.TaskDeployment{{Exec: agg, Inputs: []deployment.ChannelDesc{
+		{Peer: deployment.ExecutionID{Task: tid(0, 0)}, TM: "tm-a", DataAddress: "127.0.0.1:1"},
+		{Peer: deployment.ExecutionID{Task: tid(0, 1)}, TM: "tm-a", DataAddress: "127.0.0.1:1"},
 	}}}})
 	r.wait(t, 1)                      // prepared
 	time.Sleep(50 * time.Millisecond) // the build waits for tm-a now
 	start := time.Now()
-	te.Cancel("j", []ExecutionID{agg})
+	te.Cancel("j", []deployment.ExecutionID{agg})
 	lines := r.wait(t, 2)
 	if d := time.Since(start); d > 5*time.Second {
 		t.Fatalf("the cancelled execution reported after %s: its build waited for the connection", d.Round(time.Millisecond))

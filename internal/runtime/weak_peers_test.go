@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/weirstream/weir/internal/checkpoint"
+	"github.com/weirstream/weir/internal/deployment"
 	"github.com/weirstream/weir/internal/jobstatus"
 	"github.com/weirstream/weir/internal/network"
 	"github.com/weirstream/weir/internal/network/wire"
@@ -52,7 +53,7 @@ func TestWeakPeersFinishedConsumer(t *testing.T) {
 		t.Fatalf("a producer whose log waits for its consumer's position sent (%v)", err)
 	case <-time.After(50 * time.Millisecond):
 	}
-	r.peers(WeakPeersUpdate{Finished: []checkpoint.TaskID{consumer}})
+	r.peers(deployment.WeakPeersUpdate{Finished: []checkpoint.TaskID{consumer}})
 	select {
 	case err := <-done:
 		if err != nil {
@@ -80,7 +81,7 @@ func TestWeakPeersFinishedConsumer(t *testing.T) {
 func TestWeakPeersMovedHere(t *testing.T) {
 	for _, ended := range []bool{false, true} {
 		r := newWeakRegistry(100, &jobstatus.WeakStats{}, time.Now)
-		producer, consumer := checkpoint.TaskID{Vertex: 0}, ExecutionID{Task: checkpoint.TaskID{Vertex: 1}}
+		producer, consumer := checkpoint.TaskID{Vertex: 0}, deployment.ExecutionID{Task: checkpoint.TaskID{Vertex: 1}}
 		key := weakKey{producer: producer}
 		g := network.NewGate(1, 4)
 		w := &weakRemoteIn{self: "tm-a"}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/weirstream/weir/internal/checkpoint"
+	"github.com/weirstream/weir/internal/deployment"
 	"github.com/weirstream/weir/internal/jobstatus"
 	"github.com/weirstream/weir/internal/network"
 	"github.com/weirstream/weir/internal/network/wire"
@@ -40,7 +41,7 @@ type weakRegistry struct {
 	mu       sync.Mutex
 	senders  map[weakKey]*weakSender
 	dets     map[checkpoint.TaskID]*determinants
-	inputs   map[ExecutionID][]weakInput // a consuming execution's channels
+	inputs   map[deployment.ExecutionID][]weakInput // a consuming execution's channels
 	pending  map[checkpoint.TaskID]map[checkpoint.ID]*checkpoint.WeakPositions
 	owner    map[checkpoint.ID]checkpoint.TaskID
 	failedAt map[checkpoint.TaskID]time.Time
@@ -50,7 +51,7 @@ type weakRegistry struct {
 	// logs of channels to them discard. moved is each producer's latest
 	// move: an input registered after its WeakPeers follows it too.
 	finished map[checkpoint.TaskID]bool
-	moved    map[checkpoint.TaskID]ChannelDesc
+	moved    map[checkpoint.TaskID]deployment.ChannelDesc
 }
 
 // taskWeak is one subtask's figures (jobstatus.TaskWeakStats), kept across its
@@ -150,14 +151,14 @@ func newWeakRegistry(maxRecords int, stats *jobstatus.WeakStats, now func() time
 		maxRecords: maxRecords, stats: stats, now: now,
 		senders:  map[weakKey]*weakSender{},
 		dets:     map[checkpoint.TaskID]*determinants{},
-		inputs:   map[ExecutionID][]weakInput{},
+		inputs:   map[deployment.ExecutionID][]weakInput{},
 		pending:  map[checkpoint.TaskID]map[checkpoint.ID]*checkpoint.WeakPositions{},
 		owner:    map[checkpoint.ID]checkpoint.TaskID{},
 		failedAt: map[checkpoint.TaskID]time.Time{},
 		deployed: map[checkpoint.TaskID]bool{},
 		perTask:  map[checkpoint.TaskID]*taskWeak{},
 		finished: map[checkpoint.TaskID]bool{},
-		moved:    map[checkpoint.TaskID]ChannelDesc{},
+		moved:    map[checkpoint.TaskID]deployment.ChannelDesc{},
 	}
 }
 
@@ -180,7 +181,7 @@ func (r *weakRegistry) sender(k weakKey, to checkpoint.TaskID) (s *weakSender, e
 // consumers discard from now on (weakSender.consumerFinished), and every
 // running consumer's remote input from a moved producer reconnects to
 // its new attempt (weakRemoteIn.move). It returns the channels moved.
-func (r *weakRegistry) peers(u WeakPeersUpdate) (moved int) {
+func (r *weakRegistry) peers(u deployment.WeakPeersUpdate) (moved int) {
 	r.mu.Lock()
 	var done []*weakSender
 	for _, t := range u.Finished {
@@ -273,7 +274,7 @@ func (r *weakRegistry) deploy(t checkpoint.TaskID, attempt int) (ranHere bool) {
 //
 // Channels in remotes (non-nil there) come from producers on other
 // TaskManagers: their partition requests asked for the replay already.
-func (r *weakRegistry) connectInputs(ctx context.Context, exec ExecutionID, keys []weakKey, g *network.Gate, remotes []*weakRemoteIn, pos *checkpoint.WeakPositions, done func(error)) (lost uint64, err error) {
+func (r *weakRegistry) connectInputs(ctx context.Context, exec deployment.ExecutionID, keys []weakKey, g *network.Gate, remotes []*weakRemoteIn, pos *checkpoint.WeakPositions, done func(error)) (lost uint64, err error) {
 	ins := make([]weakInput, len(keys))
 	for ch, k := range keys {
 		if ch < len(remotes) && remotes[ch] != nil {
@@ -324,7 +325,7 @@ func (r *weakRegistry) connectInputs(ctx context.Context, exec ExecutionID, keys
 // producer moved into this TaskManager. The log replays what follows pos,
 // the position of the last buffer the channel received; a channel whose
 // end was received (ended) only tells the log its position.
-func (r *weakRegistry) toLocal(ctx context.Context, exec ExecutionID, ch int, g *network.Gate, pos wire.LogPos, ended bool, fail func(error)) error {
+func (r *weakRegistry) toLocal(ctx context.Context, exec deployment.ExecutionID, ch int, g *network.Gate, pos wire.LogPos, ended bool, fail func(error)) error {
 	r.mu.Lock()
 	ins := r.inputs[exec]
 	if ch >= len(ins) {
@@ -363,7 +364,7 @@ func (r *weakRegistry) toLocal(ctx context.Context, exec ExecutionID, ch int, g 
 
 // ended disconnects an ended consuming execution from its producers' logs
 // (they keep logging for its next attempt) and notes a failure's time.
-func (r *weakRegistry) ended(exec ExecutionID, failed bool) {
+func (r *weakRegistry) ended(exec deployment.ExecutionID, failed bool) {
 	r.mu.Lock()
 	ins := r.inputs[exec]
 	delete(r.inputs, exec)
@@ -430,7 +431,7 @@ func (r *weakRegistry) ownerOf(id checkpoint.ID) (checkpoint.TaskID, bool) {
 // completed releases, for t's completed snapshot id, what its producers'
 // logs kept for it (everything up to the positions it read) and the
 // determinants it covers; older pending snapshots of t are forgotten.
-func (r *weakRegistry) completed(t checkpoint.TaskID, exec ExecutionID, id checkpoint.ID) error {
+func (r *weakRegistry) completed(t checkpoint.TaskID, exec deployment.ExecutionID, id checkpoint.ID) error {
 	r.mu.Lock()
 	p := r.pending[t][id]
 	for old := range r.pending[t] {

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/weirstream/weir/internal/deployment"
 	"github.com/weirstream/weir/internal/network/remote"
 	"github.com/weirstream/weir/internal/network/wire"
 )
@@ -44,7 +45,7 @@ const weakMoveTimeout = 2 * time.Minute
 type weakRemoteIn struct {
 	ctx  context.Context // the consumer execution's
 	net  *remote.ConnManager
-	self ResourceID
+	self deployment.ResourceID
 	cfg  remote.InputConfig // Key, Attempt (the consumer's), Gate, Channel, Weak
 	fail func(error)        // fails the consumer
 	// local switches the gate channel to the producer's log in this
@@ -53,18 +54,18 @@ type weakRemoteIn struct {
 	local func(pos wire.LogPos, ended bool) error
 
 	mu     sync.Mutex
-	desc   ChannelDesc // where the producer runs
+	desc   deployment.ChannelDesc // where the producer runs
 	ic     *remote.InputChannel
 	gen    uint64 // the current ic's; a late failure of an earlier one is ignored
 	timer  *time.Timer
 	closed bool
-	next   *ChannelDesc // latest move not started yet
-	moving bool         // a moveLoop runs
+	next   *deployment.ChannelDesc // latest move not started yet
+	moving bool                    // a moveLoop runs
 }
 
 // open subscribes the channel to the producer at desc, replaying from the
 // position its snapshot read (cfg.From).
-func (w *weakRemoteIn) open(ctx context.Context, desc ChannelDesc) error {
+func (w *weakRemoteIn) open(ctx context.Context, desc deployment.ChannelDesc) error {
 	conn, err := w.net.Conn(ctx, string(desc.TM), desc.DataAddress)
 	if err != nil {
 		return err
@@ -75,7 +76,7 @@ func (w *weakRemoteIn) open(ctx context.Context, desc ChannelDesc) error {
 }
 
 // openLocked opens an InputChannel with cfg on conn (mu held).
-func (w *weakRemoteIn) openLocked(conn *remote.Conn, desc ChannelDesc, cfg remote.InputConfig) error {
+func (w *weakRemoteIn) openLocked(conn *remote.Conn, desc deployment.ChannelDesc, cfg remote.InputConfig) error {
 	w.gen++
 	gen := w.gen
 	cfg.OnFailure = func(err error) { w.failed(gen, err) }
@@ -168,7 +169,7 @@ func (w *weakRemoteIn) release(p wire.LogPos) {
 // unless it runs there already. Moves are handled in order on a goroutine
 // of their own (connecting may take a while); a newer one replaces one
 // not started yet.
-func (w *weakRemoteIn) move(desc ChannelDesc) {
+func (w *weakRemoteIn) move(desc deployment.ChannelDesc) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.closed {
@@ -200,7 +201,7 @@ func (w *weakRemoteIn) moveLoop() {
 
 // reconnect closes the current channel and subscribes the gate channel to
 // the producer at desc, from the position of the last buffer received.
-func (w *weakRemoteIn) reconnect(desc ChannelDesc) error {
+func (w *weakRemoteIn) reconnect(desc deployment.ChannelDesc) error {
 	w.mu.Lock()
 	if w.closed || w.desc.TM == desc.TM && w.desc.DataAddress == desc.DataAddress && w.desc.Peer.Attempt >= desc.Peer.Attempt {
 		w.mu.Unlock()

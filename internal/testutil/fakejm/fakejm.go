@@ -22,6 +22,7 @@ import (
 
 	"github.com/weirstream/weir/internal/cluster"
 	"github.com/weirstream/weir/internal/cluster/pb"
+	"github.com/weirstream/weir/internal/deployment"
 	"github.com/weirstream/weir/internal/runtime"
 )
 
@@ -41,7 +42,7 @@ type JobManager struct {
 }
 
 type job struct {
-	spec    runtime.JobSpec
+	spec    deployment.JobSpec
 	state   string
 	failure string
 	cancel  context.CancelFunc
@@ -70,12 +71,12 @@ func Start(t testing.TB, resolve cluster.Resolver) *JobManager {
 }
 
 // Spec returns the spec the job was submitted with.
-func (jm *JobManager) Spec(name string) (runtime.JobSpec, bool) {
+func (jm *JobManager) Spec(name string) (deployment.JobSpec, bool) {
 	jm.mu.Lock()
 	defer jm.mu.Unlock()
 	j, ok := jm.jobs[name]
 	if !ok {
-		return runtime.JobSpec{}, false
+		return deployment.JobSpec{}, false
 	}
 	return j.spec, true
 }
@@ -92,7 +93,7 @@ type service struct{ jm *JobManager }
 
 func (s service) Submit(ctx context.Context, r *pb.SubmitRequest) (*pb.SubmitResponse, error) {
 	p := r.GetSpec()
-	spec := runtime.JobSpec{Name: p.GetName(), Kind: p.GetKind(), Args: p.GetArgs(), Config: p.GetConfig()}
+	spec := deployment.JobSpec{Name: p.GetName(), Kind: p.GetKind(), Args: p.GetArgs(), Config: p.GetConfig()}
 	if err := spec.Validate(); err != nil {
 		return nil, status.Error(codes.InvalidArgument, err.Error())
 	}

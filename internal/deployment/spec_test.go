@@ -1,4 +1,4 @@
-package runtime
+package deployment
 
 import (
 	"encoding/json"

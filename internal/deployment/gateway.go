@@ -1,4 +1,4 @@
-package runtime
+package deployment
 
 import (
 	"github.com/weirstream/weir/internal/checkpoint"
@@ -34,8 +34,9 @@ type TaskManagerGateway interface {
 	ID() ResourceID
 	// PrepareJob makes the TaskManager ready to run tasks of a job: it
 	// builds (or, locally, finds) the job graph and opens checkpoint
-	// storage, then answers JobPrepared. description is Describe of the
-	// JobMaster's graph, for a TaskManager to prove it built the same one.
+	// storage, then answers JobPrepared. description is runtime.Describe
+	// of the JobMaster's graph, for a TaskManager to prove it built the
+	// same one.
 	PrepareJob(spec JobSpec, description string)
 	// ReleaseJob cancels whatever still runs of the job and forgets it.
 	ReleaseJob(job string)
@@ -78,7 +79,7 @@ type JobMasterGateway interface {
 	JobPrepared(job string, err error)
 	// TaskStateChanged reports RUNNING and then one terminal state:
 	// FINISHED, CANCELED or FAILED with err (which may be marked
-	// Unrecoverable).
+	// runtime.Unrecoverable).
 	TaskStateChanged(job string, exec ExecutionID, st ExecState, err error)
 	Acknowledge(job string, exec ExecutionID, id checkpoint.ID, st checkpoint.TaskState)
 	Decline(job string, exec ExecutionID, id checkpoint.ID, reason string, storage bool)
@@ -87,26 +88,9 @@ type JobMasterGateway interface {
 	EndOfData(job string, exec ExecutionID)
 }
 
-// execGateway is a Task's JobGateway: it adds the job and the attempt to
-// what the task reports.
-type execGateway struct {
-	jm      JobMasterGateway
-	job     string
-	attempt int
-}
-
-func (g execGateway) exec(t checkpoint.TaskID) ExecutionID {
-	return ExecutionID{Task: t, Attempt: g.attempt}
-}
-
-func (g execGateway) Acknowledge(task checkpoint.TaskID, id checkpoint.ID, st checkpoint.TaskState) {
-	g.jm.Acknowledge(g.job, g.exec(task), id, st)
-}
-
-func (g execGateway) Decline(task checkpoint.TaskID, id checkpoint.ID, reason string, storage bool) {
-	g.jm.Decline(g.job, g.exec(task), id, reason, storage)
-}
-
-func (g execGateway) EndOfData(task checkpoint.TaskID) {
-	g.jm.EndOfData(g.job, g.exec(task))
+// DataAddresser is a TaskManagerGateway that knows where its TaskManager's
+// data plane listens (a TaskExecutor does; a cluster session learns it at
+// registration).
+type DataAddresser interface {
+	DataAddress() string
 }

@@ -1,4 +1,4 @@
-package runtime
+package deployment
 
 import (
 	"bytes"
@@ -15,9 +15,10 @@ import (
 // JobSpec is everything a process needs to build a job's graph itself
 // (application mode): the builder to run, its arguments and the
 // configuration. Every role runs the same binary and builds the graph from
-// the spec; Fingerprint proves they built the same one. A builder must be
-// a pure function of (Args, Config), so the client normalises both before
-// submitting (absolute paths, chosen seeds, client-only flags removed).
+// the spec; runtime.Fingerprint proves they built the same one. A builder
+// must be a pure function of (Args, Config), so the client normalises both
+// before submitting (absolute paths, chosen seeds, client-only flags
+// removed).
 type JobSpec struct {
 	// Name is the job id: it names the checkpoint folder and the REST
 	// path, and is unique per cluster.
@@ -30,8 +31,8 @@ type JobSpec struct {
 	// Config holds the explicitly set configuration keys (YAML, -D,
 	// flags); keys left at their defaults are absent.
 	Config map[string]string
-	// Fingerprint is Fingerprint of the JobGraph the JobManager built; the
-	// zero value means not built yet (a client's submission).
+	// Fingerprint is runtime.Fingerprint of the JobGraph the JobManager
+	// built; the zero value means not built yet (a client's submission).
 	Fingerprint [32]byte
 }
 
