@@ -56,6 +56,7 @@ var (
 		"internal/checkpoint", "internal/codec", "internal/config", "internal/failover",
 		"internal/faults", "internal/jobmaster", "internal/watermark", "internal/window", "internal/heartbeat", "internal/keygroup", "internal/network",
 		"internal/restart", "internal/state", "internal/twophase", "internal/vfs", "internal/weak",
+		"internal/jobstatus", "internal/deployment",
 	}
 	// lowerExempt are tools that live under a lower layer's folder but sit
 	// on top of the runtime.
@@ -73,6 +74,24 @@ var testHelpers = []string{
 	"internal/testutil", "internal/kafkatest", "internal/ha/etcdtest", "internal/vfs/s3fs/s3test",
 	"internal/security/securitytest", "internal/deploytest",
 }
+
+// The job's status (internal/jobstatus) has readers and writers: readers
+// hold a *jobstatus.JobStatus and command a job through jobstatus.Control;
+// only writers record, through a jobstatus.Recorder.
+var (
+	// statusReaders serve a job's status and commands; they read
+	// internal/jobstatus and never reach into the runtime for it.
+	statusReaders = []string{"internal/rest", "internal/metrics", "internal/dashboard"}
+	// statusWriters may name jobstatus.Recorder and write the status'
+	// counters: the runtime records its job, the cluster's JobManager sums
+	// the weak figures its TaskManagers report, and plan resets an Env's
+	// status between runs.
+	statusWriters = []string{"internal/jobstatus", "internal/runtime", "internal/cluster", "internal/plan"}
+	// recorderNames are the names that hand out write access.
+	recorderNames = []string{"Recorder", "RecorderOf"}
+	// counterWrites are the writing methods of sync/atomic's types.
+	counterWrites = []string{"Store", "Add", "Swap", "CompareAndSwap", "And", "Or"}
+)
 
 // pkgFiles is a package's non-test files, parsed.
 type pkgFiles struct {
@@ -109,6 +128,14 @@ func TestRulesCatchViolations(t *testing.T) {
 		"internal/checkpoint": "package checkpoint\nimport _ \"github.com/weirstream/weir/internal/vfs\"\n",
 		"internal/cluster":    "package cluster\nimport _ \"github.com/weirstream/weir/internal/testutil/coretest\"\n",
 		"internal/kafkatest":  "package kafkatest\nimport _ \"github.com/weirstream/weir/internal/testutil\"\n", // allowed
+
+		// The job's status and the deployment vocabulary: lower layers; a
+		// status reader that imports the runtime, takes a Recorder and
+		// writes two counters (a Load is allowed); a writer that may.
+		"internal/jobstatus":  "package jobstatus\nimport (\"sync/atomic\"; _ \"github.com/weirstream/weir/internal/runtime\")\ntype JobStatus struct{ Restarts atomic.Int64; Weak WeakStats }\ntype WeakStats struct{ Lost atomic.Int64 }\n",
+		"internal/deployment": "package deployment\nimport _ \"github.com/weirstream/weir/internal/runtime\"\n",
+		"internal/rest":       "package rest\nimport (_ \"github.com/weirstream/weir/internal/runtime\"; \"github.com/weirstream/weir/internal/jobstatus\")\nfunc f(s *jobstatus.JobStatus) { jobstatus.RecorderOf(s).SetFailure(\"x\"); s.Restarts.Store(1); s.Weak.Lost.Add(1); _ = s.Restarts.Load() }\n",
+		"internal/plan":       "package plan\nimport js \"github.com/weirstream/weir/internal/jobstatus\"\nfunc f(s *js.JobStatus) { js.RecorderOf(s).Restarts.Store(0) }\n", // allowed
 	}
 	var pkgs []pkgFiles
 	fset := token.NewFileSet()
@@ -128,6 +155,12 @@ func TestRulesCatchViolations(t *testing.T) {
 		"internal/runtime/x.go: imports the public package weir",
 		"internal/checkpoint/x.go: imports internal/vfs",
 		"internal/cluster/x.go: imports internal/testutil/coretest",
+		"internal/jobstatus/x.go: imports internal/runtime",
+		"internal/deployment/x.go: imports internal/runtime",
+		"internal/rest/x.go: imports internal/runtime (a status reader",
+		"internal/rest/x.go: uses jobstatus.RecorderOf",
+		"internal/rest/x.go: calls Restarts.Store",
+		"internal/rest/x.go: calls Lost.Add",
 	}
 	for _, w := range want {
 		if !slices.ContainsFunc(got, func(v string) bool { return strings.HasPrefix(v, w) }) {
@@ -203,6 +236,7 @@ func underAny(rel string, prefixes []string) bool {
 // check returns one line per violation, sorted.
 func check(pkgs []pkgFiles) []string {
 	var out []string
+	counters := statusCounters(pkgs)
 	for _, p := range pkgs {
 		pure := slices.Contains(pureCores, p.rel)
 		lower := underAny(p.rel, lowerLayers) && !underAny(p.rel, lowerExempt)
@@ -230,9 +264,88 @@ func check(pkgs []pkgFiles) []string {
 			if pure {
 				out = append(out, impureCalls(name, f)...)
 			}
+			out = append(out, statusUse(p.rel, name, f, counters)...)
 		}
 	}
 	slices.Sort(out)
+	return out
+}
+
+// statusCounters returns the names of the atomic counters of
+// jobstatus.JobStatus and jobstatus.WeakStats, read from the package's
+// declarations so that a counter added later is covered.
+func statusCounters(pkgs []pkgFiles) map[string]bool {
+	out := map[string]bool{}
+	for _, p := range pkgs {
+		if p.rel != "internal/jobstatus" {
+			continue
+		}
+		for _, f := range p.files {
+			ast.Inspect(f, func(n ast.Node) bool {
+				ts, ok := n.(*ast.TypeSpec)
+				if !ok || (ts.Name.Name != "JobStatus" && ts.Name.Name != "WeakStats") {
+					return true
+				}
+				st, ok := ts.Type.(*ast.StructType)
+				if !ok {
+					return false
+				}
+				for _, fl := range st.Fields.List {
+					if sel, ok := fl.Type.(*ast.SelectorExpr); ok {
+						if x, ok := sel.X.(*ast.Ident); ok && x.Name == "atomic" {
+							for _, id := range fl.Names {
+								out[id.Name] = true
+							}
+						}
+					}
+				}
+				return false
+			})
+		}
+	}
+	return out
+}
+
+// statusUse checks one file against the rules of the job's status: a
+// status reader does not import the runtime, and only a status writer
+// names jobstatus.Recorder or writes one of the status' counters
+// (X.Counter.Store(…), X.Weak.Counter.Add(…); without type information a
+// reader's own field of a counter's name is taken for one: rename it).
+func statusUse(rel, name string, f *ast.File, counters map[string]bool) []string {
+	var out []string
+	jobstatus := ""
+	for _, imp := range f.Imports {
+		path, _ := strconv.Unquote(imp.Path.Value)
+		switch {
+		case path == module+"/internal/runtime" && underAny(rel, statusReaders):
+			out = append(out, name+": imports internal/runtime (a status reader reads internal/jobstatus and commands a job through jobstatus.Control)")
+		case path == module+"/internal/jobstatus":
+			jobstatus = "jobstatus"
+			if imp.Name != nil {
+				jobstatus = imp.Name.Name
+			}
+		}
+	}
+	if jobstatus == "" || underAny(rel, statusWriters) {
+		return out
+	}
+	ast.Inspect(f, func(n ast.Node) bool {
+		switch n := n.(type) {
+		case *ast.SelectorExpr:
+			if x, ok := n.X.(*ast.Ident); ok && x.Name == jobstatus && slices.Contains(recorderNames, n.Sel.Name) {
+				out = append(out, name+": uses jobstatus."+n.Sel.Name+" (only the runtime, the cluster and plan write a job's status)")
+			}
+		case *ast.CallExpr:
+			m, ok := n.Fun.(*ast.SelectorExpr)
+			if !ok || !slices.Contains(counterWrites, m.Sel.Name) {
+				return true
+			}
+			if c, ok := m.X.(*ast.SelectorExpr); ok && counters[c.Sel.Name] {
+				out = append(out, name+": calls "+c.Sel.Name+"."+m.Sel.Name+" (a reader only Loads the status' counters; the runtime writes them)")
+			}
+		}
+		return true
+	})
 	return out
 }
 

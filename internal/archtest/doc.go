@@ -14,9 +14,12 @@
 //     clock (time arrives as an event). Tests can then replay any
 //     interleaving deterministically.
 //   - Lower layers do not reach up: state, codec, network, checkpoint,
-//     config, vfs and the cores never import the runtime, the cluster,
-//     REST, metrics, the public API, app or connectors, so each can be
-//     tested and reused without the engine around it.
+//     config, vfs, the cores, the job's read model (internal/jobstatus)
+//     and the deployment vocabulary (internal/deployment) never import the
+//     runtime, the cluster, REST, metrics, the public API, app or
+//     connectors, so each can be tested and reused without the engine
+//     around it; the runtime imports jobstatus and deployment, never the
+//     reverse.
 //   - Only the packages that are jobs, tools or user-facing (internal/jobs,
 //     internal/bench, internal/testutil, app, connectors, examples, cmd)
 //     import the public package weir: the engine does not depend on its
@@ -25,6 +28,12 @@
 //     pure cores' script and seed scaffolding; kafkatest, etcdtest,
 //     s3test, securitytest, deploytest) are imported only by _test.go
 //     files, or by another helper: no fake or test flag reaches a binary.
+//   - A job's status has readers and writers. The status readers
+//     (internal/rest, internal/metrics, internal/dashboard) do not import
+//     internal/runtime: they read internal/jobstatus and command a job
+//     through jobstatus.Control. Only the writers (internal/runtime, the
+//     cluster's JobManager, internal/plan) name jobstatus.Recorder or
+//     write one of the status' atomic counters; everyone else Loads them.
 //
 // A violation names the file, the import or call, and the rule.
 package archtest
