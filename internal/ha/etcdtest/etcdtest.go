@@ -27,8 +27,8 @@ import (
 type Server struct {
 	dir        string
 	host       string // the proxy's address: loopback, or a test network's
-	proxyPort  int // Endpoint
-	clientPort int // etcd's own client port, behind the proxy
+	proxyPort  int    // Endpoint
+	clientPort int    // etcd's own client port, behind the proxy
 	peerPort   int
 
 	mu    sync.Mutex
