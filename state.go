@@ -11,8 +11,8 @@ import (
 // on the key of the record or timer being processed; their contents are
 // checkpointed with the operator and redistributed by key group on a
 // rescale. Handles are used from the function's own calls only, and in
-// ProcessElement and OnTimer only: in Open no key is current, a read finds
-// nothing and a write fails the job, naming the state.
+// ProcessElement and OnTimer only: in Open no key is current, a read has
+// no key to read and a write fails the job, naming the state.
 
 // ValueState holds one value per key.
 type ValueState[V any] interface {
