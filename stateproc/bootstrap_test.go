@@ -167,7 +167,7 @@ func TestBootstrapTimersFire(t *testing.T) {
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
-	if _, err := j.Stop(ctx, ""); err != nil {
+	if _, err := stopRunning(ctx, t, j, ""); err != nil {
 		t.Fatal(err)
 	}
 	if err := j.Wait(); err != nil {
@@ -291,7 +291,7 @@ func TestBootstrapUnionList(t *testing.T) {
 	for emitted.Load() < 8 {
 		time.Sleep(time.Millisecond)
 	}
-	if _, err := j.Stop(ctx, ""); err != nil {
+	if _, err := stopRunning(ctx, t, j, ""); err != nil {
 		t.Fatal(err)
 	}
 	if err := j.Wait(); err != nil {
