@@ -40,13 +40,12 @@ func TestPartitions(t *testing.T) {
 			c.net.drop(c.jms[leader].host, c.net.rootIP)
 			return c.jms[leader].id + " (leader) cut from etcd, still reaching the TaskManagers", `JobManager lost the leadership`
 		}, 3 * time.Second},
-		{"asymmetric", func(c *haCluster, leader int) (string, string) {
+		{"asymmetric", func(c *haCluster, _ int) (string, string) {
 			// tm-0 reaches no JobManager; the leader's packets still reach
 			// tm-0, but nothing comes back.
 			for _, jm := range c.jms {
 				c.net.drop(c.tmHosts["tm-0"], jm.host.ip)
 			}
-			_ = leader
 			return "tm-0 drops what it sends to the JobManagers (they still reach it)", `msg="TaskManager lost" .*tm=tm-0 `
 		}, 2 * time.Second},
 	} {

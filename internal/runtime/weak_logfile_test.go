@@ -149,16 +149,23 @@ func TestWeakLogFileRoundTrip(t *testing.T) {
 	}
 }
 
-// TestWeakLogFileCorrupt: a truncated or garbled file is an error naming
-// what is wrong, never a silent short log.
-func TestWeakLogFileCorrupt(t *testing.T) {
+// tenRecordLog is the log file of a channel sent records 0..9 in batches
+// of 4, none acknowledged, with the pool its batches come from.
+func tenRecordLog(t *testing.T) (*network.Pool[int], []byte) {
+	t.Helper()
 	pool := network.NewPool[int](8)
 	s := newWeakSender(1000, &jobstatus.WeakStats{})
 	s.setCodec(intCodec{pool: pool})
 	g := network.NewGate(1, 64)
 	s.connect(g.Channel(0))
 	sendRange(t, s, pool, 0, 10, 4)
-	data := logFileOf(t, s, 0, 0)
+	return pool, logFileOf(t, s, 0, 0)
+}
+
+// TestWeakLogFileCorrupt: a truncated or garbled file is an error naming
+// what is wrong, never a silent short log.
+func TestWeakLogFileCorrupt(t *testing.T) {
+	pool, data := tenRecordLog(t)
 	codec := func(int) (ChannelCodec, error) { return intCodec{pool: pool}, nil }
 	for cut := 1; cut < len(data); cut++ {
 		if _, err := readLogs(bytes.NewReader(data[:cut]), codec); err == nil {
@@ -177,13 +184,7 @@ func TestWeakLogFileCorrupt(t *testing.T) {
 // a version this build does not know, a file cut inside the header, and
 // bytes after the announced channels are errors that say so.
 func TestWeakLogFileVersions(t *testing.T) {
-	pool := network.NewPool[int](8)
-	s := newWeakSender(1000, &jobstatus.WeakStats{})
-	s.setCodec(intCodec{pool: pool})
-	g := network.NewGate(1, 64)
-	s.connect(g.Channel(0))
-	sendRange(t, s, pool, 0, 10, 4)
-	v2 := logFileOf(t, s, 0, 0)
+	pool, v2 := tenRecordLog(t)
 	if !bytes.HasPrefix(v2, []byte(weakLogHeader+"\x01")) {
 		t.Fatalf("file starts %q, want the version 2 header and one channel", v2[:min(len(v2), 8)])
 	}
