@@ -181,15 +181,29 @@ func (c *haCluster) overview(i int) (haOverview, error) {
 	return o, err
 }
 
-// leader returns the index and term of the JobManager that says it leads,
-// -1 if none does.
+// leader returns the index and term of the JobManager that says it leads
+// in the newest term (a deposed one may not know yet), -1 if none does.
 func (c *haCluster) leader() (int, int64) {
+	i, term, _ := c.leaderSeen()
+	return i, term
+}
+
+// leaderSeen is leader with what each JobManager answered, for errors.
+func (c *haCluster) leaderSeen() (int, int64, string) {
+	best, term := -1, int64(0)
+	var seen strings.Builder
 	for i := range c.jms {
-		if o, err := c.overview(i); err == nil && o.Leader != nil && *o.Leader {
-			return i, o.LeaderTerm
+		o, err := c.overview(i)
+		if err != nil {
+			fmt.Fprintf(&seen, "%s: %v; ", c.jms[i].id, err)
+			continue
+		}
+		fmt.Fprintf(&seen, "%s: %+v; ", c.jms[i].id, o)
+		if o.Leader != nil && *o.Leader && (best < 0 || o.LeaderTerm > term) {
+			best, term = i, o.LeaderTerm
 		}
 	}
-	return -1, 0
+	return best, term, seen.String()
 }
 
 // waitLeader waits until a JobManager other than not leads in a term
@@ -197,13 +211,16 @@ func (c *haCluster) leader() (int, int64) {
 func (c *haCluster) waitLeader(not int, after int64) (int, int64) {
 	c.t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
+	var seen string
 	for time.Now().Before(deadline) {
-		if i, term := c.leader(); i >= 0 && i != not && term > after {
+		var i int
+		var term int64
+		if i, term, seen = c.leaderSeen(); i >= 0 && i != not && term > after {
 			return i, term
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	c.t.Fatalf("no new leader (not %d, term > %d) within 30s\n%s", not, after, c.logs())
+	c.t.Fatalf("no new leader (not %d, term > %d) within 30s; last answers: %s\n%s", not, after, seen, c.logs())
 	return -1, 0
 }
 

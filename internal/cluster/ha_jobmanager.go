@@ -46,10 +46,16 @@ func newLeaderState(self LeaderInfo, reg prometheus.Registerer) *leaderState {
 	return s
 }
 
-// observed records the leader etcd reports.
+// observed records the leader etcd reports. While this JobManager leads,
+// an observation of an older term is stale (the observer reads etcd on
+// its own goroutine and can deliver a read made before this term began):
+// it must not make REST name the previous leader.
 func (s *leaderState) observed(l LeaderInfo) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.leading && l.Term < s.leader.Term {
+		return
+	}
 	if l.Term != 0 && l.Term != s.leader.Term {
 		s.changes++
 		s.cChanges.Inc()
