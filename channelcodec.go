@@ -5,8 +5,8 @@ import (
 	"fmt"
 
 	"github.com/weirstream/weir/internal/codec"
+	"github.com/weirstream/weir/internal/dataflow"
 	"github.com/weirstream/weir/internal/network"
-	"github.com/weirstream/weir/internal/runtime"
 )
 
 // batchCodec stores batches of T as channel state and on the wire: a
@@ -32,9 +32,9 @@ type batchCodec[T any] struct {
 	schema  []byte // codec.AppendSchema of T
 }
 
-// newChannelCodec is a node's runtime.Node.NewChannelCodec for output type
+// newChannelCodec is a node's dataflow.Node.NewChannelCodec for output type
 // T. It is called at deployment, never per record.
-func newChannelCodec[T any](batchSize int) (runtime.ChannelCodec, error) {
+func newChannelCodec[T any](batchSize int) (dataflow.ChannelCodec, error) {
 	c, err := codec.For[T]()
 	if err != nil {
 		return nil, err

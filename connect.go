@@ -3,11 +3,12 @@ package weir
 import (
 	"context"
 	"fmt"
-	"github.com/weirstream/weir/internal/state"
 	"reflect"
 
+	"github.com/weirstream/weir/internal/dataflow"
+	"github.com/weirstream/weir/internal/state"
+
 	"github.com/weirstream/weir/internal/network"
-	"github.com/weirstream/weir/internal/runtime"
 )
 
 // Two-input operators. A connected stream is two streams of possibly
@@ -41,8 +42,8 @@ func Connect[A, B any](a Stream[A], b Stream[B]) ConnectedStreams[A, B] {
 func CoFlatMap[A, B, U any](c ConnectedStreams[A, B], f1 func(A, *Collector[U]) error, f2 func(B, *Collector[U]) error) Stream[U] {
 	// A two-input operator never chains: rebalance spreads each input
 	// evenly whatever the parallelisms (as Union does).
-	edges := []runtime.Edge{{From: c.a.node.ID, Partition: runtime.Rebalance}, {From: c.b.node.ID, Partition: runtime.Rebalance}}
-	n := newNode[U](c.a.env, "CoFlatMap", edges, func(int) runtime.Operator {
+	edges := []dataflow.Edge{{From: c.a.node.ID, Partition: dataflow.Rebalance}, {From: c.b.node.ID, Partition: dataflow.Rebalance}}
+	n := newNode[U](c.a.env, "CoFlatMap", edges, func(int) dataflow.Operator {
 		o := &coFlatMapOp[A, B, U]{f1: f1, f2: f2}
 		o.col.sides = &o.sideOutputs
 		return o
@@ -98,12 +99,12 @@ func CoProcess[K comparable, A, B, U any](c ConnectedKeyedStreams[K, A, B], newF
 }
 
 func coProcess[K comparable, A, B, U any](c ConnectedKeyedStreams[K, A, B], name string, newFn func() KeyedCoProcessFunction[K, A, B, U]) Stream[U] {
-	edges := []runtime.Edge{
-		{From: c.a.s.node.ID, Partition: runtime.Hash, KeyHash: c.a.recordHash()},
-		{From: c.b.s.node.ID, Partition: runtime.Hash, KeyHash: c.b.recordHash()},
+	edges := []dataflow.Edge{
+		{From: c.a.s.node.ID, Partition: dataflow.Hash, KeyHash: c.a.recordHash()},
+		{From: c.b.s.node.ID, Partition: dataflow.Hash, KeyHash: c.b.recordHash()},
 	}
-	var n *runtime.Node
-	n = newNode[U](c.a.s.env, name, edges, func(int) runtime.Operator {
+	var n *dataflow.Node
+	n = newNode[U](c.a.s.env, name, edges, func(int) dataflow.Operator {
 		fn := newFn()
 		o := &coProcessOp[K, A, B, U]{keyB: c.b.key, fn2: fn}
 		o.processOp = processOp[K, A, U]{key: c.a.key, hash: c.a.hash, fn: coFirst[K, A, B, U]{fn}, decls: n.States}
@@ -210,17 +211,17 @@ type twoInputs[A, B any] interface {
 // twoInputFactory fills the adapters from gate buffers to a two-input
 // node: the runtime hands the batches of the node's first input edge to
 // Push1 and those of its second to Push2.
-func twoInputFactory[A, B any](n *runtime.Node) {
-	n.InputsOf = func(op runtime.Operator) ([]runtime.InputFunc, error) {
+func twoInputFactory[A, B any](n *dataflow.Node) {
+	n.InputsOf = func(op dataflow.Operator) ([]dataflow.InputFunc, error) {
 		o, ok := op.(twoInputs[A, B])
 		if !ok {
 			return nil, fmt.Errorf("operator %T does not take %s and %s records", op, reflect.TypeFor[A](), reflect.TypeFor[B]())
 		}
-		return []runtime.InputFunc{batchInput(o.Push1), batchInput(o.Push2)}, nil
+		return []dataflow.InputFunc{batchInput(o.Push1), batchInput(o.Push2)}, nil
 	}
 }
 
-func batchInput[T any](push func(context.Context, []T, []int64) error) runtime.InputFunc {
+func batchInput[T any](push func(context.Context, []T, []int64) error) dataflow.InputFunc {
 	return func(ctx context.Context, data any) (int, error) {
 		b := data.(*network.Batch[T])
 		n := len(b.Records)

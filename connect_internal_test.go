@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/weirstream/weir/internal/dataflow"
 	"github.com/weirstream/weir/internal/keygroup"
-	"github.com/weirstream/weir/internal/runtime"
 )
 
 // pastTimer registers, for each record of the second input, an event-time
@@ -41,10 +41,10 @@ func TestCoProcessDueTimerOfSecondInput(t *testing.T) {
 	o.processOp = processOp[int64, side, string]{key: key, hash: func(k int64) uint32 { return uint32(k) }, fn: coFirst[int64, side, side, string]{fn}}
 	o.col.sides = &o.sideOutputs
 	out := &linesOut{}
-	if err := o.SetOutput(runtime.Output[string](out)); err != nil {
+	if err := o.SetOutput(dataflow.Output[string](out)); err != nil {
 		t.Fatal(err)
 	}
-	oc := &runtime.OperatorContext{UID: "co", Name: "CoProcess", Parallelism: 1, MaxParallelism: 8,
+	oc := &dataflow.OperatorContext{UID: "co", Name: "CoProcess", Parallelism: 1, MaxParallelism: 8,
 		KeyGroups: keygroup.RangeFor(8, 1, 0), Logger: slog.New(slog.DiscardHandler), Now: time.Now}
 	if err := o.Open(ctx, oc); err != nil {
 		t.Fatal(err)

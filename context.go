@@ -4,6 +4,7 @@ import (
 	"log/slog"
 
 	"github.com/weirstream/weir/internal/codec"
+	"github.com/weirstream/weir/internal/dataflow"
 	"github.com/weirstream/weir/internal/runtime"
 	"github.com/weirstream/weir/internal/state"
 )
@@ -13,7 +14,7 @@ import (
 // that can block get one of those as their first argument, cancelled when
 // the task is cancelled.
 type RuntimeContext struct {
-	oc  *runtime.OperatorContext
+	oc  *dataflow.OperatorContext
 	ops *state.OperatorBackend
 }
 
@@ -62,7 +63,7 @@ func GetUnionListState[T any](rc *RuntimeContext, name string) (*OperatorList[T]
 	return GetOperatorListState[T](rc, runtime.UnionStatePrefix+name)
 }
 
-func newRuntimeContext(oc *runtime.OperatorContext) *RuntimeContext {
+func newRuntimeContext(oc *dataflow.OperatorContext) *RuntimeContext {
 	ops := state.NewOperatorBackend()
 	if oc.Restored != nil && oc.Restored.Operator != nil {
 		ops.SetOperatorSchemas(oc.Restored.Schemas)

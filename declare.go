@@ -3,6 +3,7 @@ package weir
 import (
 	"fmt"
 
+	"github.com/weirstream/weir/internal/dataflow"
 	"github.com/weirstream/weir/internal/runtime"
 	"github.com/weirstream/weir/internal/state"
 )
@@ -95,7 +96,7 @@ func (s Stream[T]) Declare(decls ...StateDecl) Stream[T] {
 	return s
 }
 
-func declare(env *Env, n *runtime.Node, decls []StateDecl) {
+func declare(env *Env, n *dataflow.Node, decls []StateDecl) {
 	if n.States == nil {
 		n.States = &state.OperatorDeclarations{}
 	}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/weirstream/weir/internal/config"
+	"github.com/weirstream/weir/internal/dataflow"
 	"github.com/weirstream/weir/internal/hooks"
 	"github.com/weirstream/weir/internal/plan"
 	"github.com/weirstream/weir/internal/runtime"
@@ -181,7 +182,7 @@ func (e *Env) Start(ctx context.Context, name string) (*Job, error) {
 		defer cancel()
 		exec := e.p.Executor
 		if exec == nil {
-			exec = func(ctx context.Context, g *runtime.Graph, jc runtime.JobConfig) error {
+			exec = func(ctx context.Context, g *dataflow.Graph, jc runtime.JobConfig) error {
 				return plan.RunLocal(ctx, g, jc, e.p.Logger)
 			}
 		}

@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/weirstream/weir/internal/dataflow"
 	"github.com/weirstream/weir/internal/keygroup"
-	"github.com/weirstream/weir/internal/runtime"
 )
 
 // linesOut collects an operator's output as "record@ts" lines.
@@ -37,11 +37,11 @@ func openIntervalJoin(t *testing.T, lower, upper int64) (*coProcessOp[int64, sid
 	o.processOp = processOp[int64, side, string]{key: key, hash: func(k int64) uint32 { return uint32(k) }, fn: coFirst[int64, side, side, string]{fn}}
 	o.col.sides = &o.sideOutputs
 	out := &linesOut{}
-	if err := o.SetOutput(runtime.Output[string](out)); err != nil {
+	if err := o.SetOutput(dataflow.Output[string](out)); err != nil {
 		t.Fatal(err)
 	}
 	late := &atomic.Int64{}
-	oc := &runtime.OperatorContext{UID: "join", Name: "IntervalJoin", Parallelism: 1, MaxParallelism: 8,
+	oc := &dataflow.OperatorContext{UID: "join", Name: "IntervalJoin", Parallelism: 1, MaxParallelism: 8,
 		KeyGroups: keygroup.RangeFor(8, 1, 0), Logger: slog.New(slog.DiscardHandler), Now: time.Now, LateRecordsDropped: late}
 	if err := o.Open(context.Background(), oc); err != nil {
 		t.Fatal(err)

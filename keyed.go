@@ -11,6 +11,7 @@ import (
 	"github.com/weirstream/weir/internal/checkpoint"
 	"github.com/weirstream/weir/internal/codec"
 	"github.com/weirstream/weir/internal/config"
+	"github.com/weirstream/weir/internal/dataflow"
 	"github.com/weirstream/weir/internal/keygroup"
 	"github.com/weirstream/weir/internal/runtime"
 	"github.com/weirstream/weir/internal/state"
@@ -214,9 +215,9 @@ func (kc *KeyedContext[K]) declaredOpts(name string, opts []StateOption, desc fu
 // Process applies a KeyedProcessFunction to a keyed stream. newFn is called
 // once per subtask (and attempt): each parallel instance has its own.
 func Process[K comparable, T, U any](k Keyed[K, T], newFn func() KeyedProcessFunction[K, T, U]) Stream[U] {
-	edges := []runtime.Edge{{From: k.s.node.ID, Partition: runtime.Hash, KeyHash: k.recordHash()}}
-	var n *runtime.Node
-	n = newNode[U](k.s.env, "KeyedProcess", edges, func(int) runtime.Operator {
+	edges := []dataflow.Edge{{From: k.s.node.ID, Partition: dataflow.Hash, KeyHash: k.recordHash()}}
+	var n *dataflow.Node
+	n = newNode[U](k.s.env, "KeyedProcess", edges, func(int) dataflow.Operator {
 		// Called at deployment, once the graph (and n.States) is built.
 		o := &processOp[K, T, U]{key: k.key, hash: k.hash, fn: newFn(), decls: n.States}
 		o.col.sides = &o.sideOutputs
@@ -297,7 +298,7 @@ type processOp[K comparable, T, U any] struct {
 	touched uint8
 }
 
-func (o *processOp[K, T, U]) Open(ctx context.Context, oc *runtime.OperatorContext) error {
+func (o *processOp[K, T, U]) Open(ctx context.Context, oc *dataflow.OperatorContext) error {
 	o.oc = oc
 	kc, err := codec.For[K]()
 	if err != nil {
@@ -487,14 +488,14 @@ func (o *processOp[K, T, U]) fire(ctx context.Context, timers *state.Timers[K], 
 	return o.flushSides(ctx)
 }
 
-func (o *processOp[K, T, U]) SnapshotState(ctx context.Context, id checkpoint.ID, ts time.Time) (runtime.AsyncSnapshot, error) {
+func (o *processOp[K, T, U]) SnapshotState(ctx context.Context, id checkpoint.ID, ts time.Time) (dataflow.AsyncSnapshot, error) {
 	return o.SnapshotStateKind(ctx, id, ts, checkpoint.Periodic)
 }
 
 // SnapshotStateKind snapshots incrementally when the job asks for it and
 // the checkpoint is periodic; savepoints and final checkpoints (which a
 // stop with a savepoint copies) are canonical.
-func (o *processOp[K, T, U]) SnapshotStateKind(_ context.Context, id checkpoint.ID, _ time.Time, kind checkpoint.Kind) (runtime.AsyncSnapshot, error) {
+func (o *processOp[K, T, U]) SnapshotStateKind(_ context.Context, id checkpoint.ID, _ time.Time, kind checkpoint.Kind) (dataflow.AsyncSnapshot, error) {
 	if err := o.backend.Err(); err != nil {
 		return nil, err
 	}
@@ -511,7 +512,7 @@ func (o *processOp[K, T, U]) SnapshotStateKind(_ context.Context, id checkpoint.
 	name := keyedFileName(o.oc.UID, o.oc.Subtask)
 	uid := o.oc.UID
 	rows := stateRows(o.backend, o.kctx.ops)
-	return func(ctx context.Context, w runtime.StateWriter) (checkpoint.OperatorSubtaskState, error) {
+	return func(ctx context.Context, w dataflow.StateWriter) (checkpoint.OperatorSubtaskState, error) {
 		defer snap.Release()
 		var offsets []checkpoint.KeyGroupOffset
 		f, err := w.WriteFile(ctx, name, func(wr io.Writer) error {
@@ -547,7 +548,7 @@ func (o *processOp[K, T, U]) Close(ctx context.Context) error {
 // newKeyedBackend makes the keyed state backend the job chose.
 // newKeyedBackend makes the operator's backend; hash is the operator's key
 // hash, which the heap backend's tables share (SetCurrentKeyHash).
-func newKeyedBackend[K comparable](kc codec.Codec[K], oc *runtime.OperatorContext, hash func(K) uint32) (state.Backend[K], error) {
+func newKeyedBackend[K comparable](kc codec.Codec[K], oc *dataflow.OperatorContext, hash func(K) uint32) (state.Backend[K], error) {
 	switch oc.StateBackend.Type {
 	case "", config.BackendHeap:
 		return state.NewHashedKeyedBackend(kc, oc.KeyGroups, oc.MaxParallelism, hash), nil

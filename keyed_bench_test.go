@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/weirstream/weir/internal/dataflow"
 	"github.com/weirstream/weir/internal/keygroup"
-	"github.com/weirstream/weir/internal/runtime"
 )
 
 type benchEvent struct{ I, Account, Amount int64 }
@@ -50,10 +50,10 @@ func BenchmarkKeyedProcessPush(b *testing.B) {
 			var fn KeyedProcessFunction[int64, benchEvent, benchResult] = &benchAggregate{}
 			o := &processOp[int64, benchEvent, benchResult]{key: func(e benchEvent) int64 { return e.Account }, hash: h, fn: fn}
 			out := &discardOut[benchResult]{}
-			if err := o.SetOutput(runtime.Output[benchResult](out)); err != nil {
+			if err := o.SetOutput(dataflow.Output[benchResult](out)); err != nil {
 				b.Fatal(err)
 			}
-			oc := &runtime.OperatorContext{UID: "agg", Name: "KeyedProcess", Parallelism: 1, MaxParallelism: 128,
+			oc := &dataflow.OperatorContext{UID: "agg", Name: "KeyedProcess", Parallelism: 1, MaxParallelism: 128,
 				KeyGroups: keygroup.RangeFor(128, 1, 0), Logger: slog.New(slog.DiscardHandler), Now: time.Now}
 			if err := o.Open(ctx, oc); err != nil {
 				b.Fatal(err)

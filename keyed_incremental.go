@@ -8,6 +8,7 @@ import (
 
 	"github.com/weirstream/weir/internal/checkpoint"
 	"github.com/weirstream/weir/internal/config"
+	"github.com/weirstream/weir/internal/dataflow"
 	"github.com/weirstream/weir/internal/runtime"
 	"github.com/weirstream/weir/internal/state/lsm"
 )
@@ -15,7 +16,7 @@ import (
 // snapshotIncremental is the keyed operator's incremental checkpoint on
 // the LSM backend: a Pebble checkpoint now, the upload of new SSTs on the
 // writer goroutine.
-func (o *processOp[K, T, U]) snapshotIncremental(id checkpoint.ID) (runtime.AsyncSnapshot, error) {
+func (o *processOp[K, T, U]) snapshotIncremental(id checkpoint.ID) (dataflow.AsyncSnapshot, error) {
 	snap, err := o.lsm.IncrementalSnapshot(id)
 	if err != nil {
 		return nil, err
@@ -29,9 +30,9 @@ func (o *processOp[K, T, U]) snapshotIncremental(id checkpoint.ID) (runtime.Asyn
 	prefix := keyedFileName(o.oc.UID, o.oc.Subtask)
 	uid := o.oc.UID
 	rows := stateRows(o.backend, o.kctx.ops)
-	return func(ctx context.Context, w runtime.StateWriter) (checkpoint.OperatorSubtaskState, error) {
+	return func(ctx context.Context, w dataflow.StateWriter) (checkpoint.OperatorSubtaskState, error) {
 		defer snap.Release()
-		sw, ok := w.(runtime.SharedStateWriter)
+		sw, ok := w.(dataflow.SharedStateWriter)
 		if !ok {
 			return checkpoint.OperatorSubtaskState{}, fmt.Errorf("incremental checkpoint %d: the checkpoint storage has no shared area; set %s false", id, config.StateBackendIncremental)
 		}
@@ -45,7 +46,7 @@ func (o *processOp[K, T, U]) snapshotIncremental(id checkpoint.ID) (runtime.Asyn
 
 // restoreIncremental builds the LSM store from the incremental handles of
 // the restored checkpoint.
-func (o *processOp[K, T, U]) restoreIncremental(ctx context.Context, oc *runtime.OperatorContext) error {
+func (o *processOp[K, T, U]) restoreIncremental(ctx context.Context, oc *dataflow.OperatorContext) error {
 	r := oc.Restored
 	if len(r.Incremental) == 0 {
 		return nil
@@ -94,6 +95,6 @@ func (o *processOp[K, T, U]) NotifyCheckpointAborted(id checkpoint.ID) error {
 // localRecoveryDir is the folder where a subtask keeps its newest
 // completed checkpoint's files: per job, operator and subtask, under the
 // lsm folder, so that a restarted attempt of the same subtask finds them.
-func localRecoveryDir(oc *runtime.OperatorContext) string {
+func localRecoveryDir(oc *dataflow.OperatorContext) string {
 	return filepath.Join(runtime.LocalRecoveryJobDir(oc.StateBackend, oc.JobName), keyedFileName(oc.UID, oc.Subtask))
 }

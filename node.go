@@ -6,19 +6,19 @@ import (
 	"reflect"
 	"sync/atomic"
 
+	"github.com/weirstream/weir/internal/dataflow"
 	"github.com/weirstream/weir/internal/network"
-	"github.com/weirstream/weir/internal/runtime"
 )
 
 // outputFactories fills the factories the runtime needs for an output
 // (a node's main output or a side output) whose records have type Out.
 // They run at deployment only; the type assertions here happen once per
 // link, never per record.
-func outputFactories[Out any](n *runtime.OutputFactories) {
+func outputFactories[Out any](n *dataflow.OutputFactories) {
 	n.Combine = func(outs []any) (any, error) {
-		typed := make([]runtime.Output[Out], len(outs))
+		typed := make([]dataflow.Output[Out], len(outs))
 		for i, o := range outs {
-			t, ok := o.(runtime.Output[Out])
+			t, ok := o.(dataflow.Output[Out])
 			if !ok {
 				return nil, fmt.Errorf("consumer %T does not take %s records", o, reflect.TypeFor[Out]())
 			}
@@ -32,16 +32,16 @@ func outputFactories[Out any](n *runtime.OutputFactories) {
 	n.NewPool = func(batchSize int) any { return network.NewPool[Out](batchSize) }
 	n.NewChannelCodec = newChannelCodec[Out]
 	n.OutType = typeName(reflect.TypeFor[Out]())
-	n.NewWriter = func(chs []network.Sender, e runtime.Edge, pool any, self, maxParallelism int, recordsOut *atomic.Int64, opts ...network.WriterOption) (runtime.Writer, error) {
+	n.NewWriter = func(chs []network.Sender, e dataflow.Edge, pool any, self, maxParallelism int, recordsOut *atomic.Int64, opts ...network.WriterOption) (dataflow.Writer, error) {
 		var p network.Partitioner[Out]
 		switch e.Partition {
-		case runtime.Forward:
+		case dataflow.Forward:
 			p = network.Forward[Out]()
-		case runtime.Rebalance:
+		case dataflow.Rebalance:
 			p = network.Rebalance[Out]()
-		case runtime.Broadcast:
+		case dataflow.Broadcast:
 			p = network.Broadcast[Out]()
-		case runtime.Hash:
+		case dataflow.Hash:
 			h, ok := e.KeyHash.(func(Out) uint32)
 			if !ok {
 				return nil, fmt.Errorf("hash edge key function %T does not take %s records", e.KeyHash, reflect.TypeFor[Out]())
@@ -65,9 +65,9 @@ func typeName(t reflect.Type) string {
 }
 
 // inputFactory fills the adapter from gate buffers to a node taking In.
-func inputFactory[In any](n *runtime.Node) {
-	n.InputOf = func(op runtime.Operator) (runtime.InputFunc, error) {
-		o, ok := op.(runtime.Output[In])
+func inputFactory[In any](n *dataflow.Node) {
+	n.InputOf = func(op dataflow.Operator) (dataflow.InputFunc, error) {
+		o, ok := op.(dataflow.Output[In])
 		if !ok {
 			return nil, fmt.Errorf("operator %T does not take %s records", op, reflect.TypeFor[In]())
 		}
@@ -96,7 +96,7 @@ func (w writerOutput[T]) Push(ctx context.Context, batch []T, ts []int64) error 
 }
 
 // fanout pushes each batch to several consumers.
-type fanout[T any] []runtime.Output[T]
+type fanout[T any] []dataflow.Output[T]
 
 func (f fanout[T]) Push(ctx context.Context, batch []T, ts []int64) error {
 	for _, o := range f {

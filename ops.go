@@ -7,20 +7,20 @@ import (
 	"time"
 
 	"github.com/weirstream/weir/internal/checkpoint"
-	"github.com/weirstream/weir/internal/runtime"
+	"github.com/weirstream/weir/internal/dataflow"
 )
 
-// baseOp gives operators the no-op parts of runtime.Operator.
+// baseOp gives operators the no-op parts of dataflow.Operator.
 type baseOp struct {
-	oc *runtime.OperatorContext
+	oc *dataflow.OperatorContext
 }
 
-func (b *baseOp) Open(_ context.Context, oc *runtime.OperatorContext) error {
+func (b *baseOp) Open(_ context.Context, oc *dataflow.OperatorContext) error {
 	b.oc = oc
 	return nil
 }
 
-func (*baseOp) SnapshotState(context.Context, checkpoint.ID, time.Time) (runtime.AsyncSnapshot, error) {
+func (*baseOp) SnapshotState(context.Context, checkpoint.ID, time.Time) (dataflow.AsyncSnapshot, error) {
 	return nil, nil
 }
 func (*baseOp) NotifyCheckpointComplete(context.Context, checkpoint.ID) error { return nil }
@@ -31,11 +31,11 @@ func (*baseOp) Close(context.Context) error                                   { 
 // emitter holds an operator's typed output. Push implementations must not
 // keep the batch they are given after returning: producers reuse it.
 type emitter[U any] struct {
-	out runtime.Output[U]
+	out dataflow.Output[U]
 }
 
 func (e *emitter[U]) SetOutput(out any) error {
-	o, ok := out.(runtime.Output[U])
+	o, ok := out.(dataflow.Output[U])
 	if !ok {
 		return fmt.Errorf("output %T does not take %s records", out, reflect.TypeFor[U]())
 	}

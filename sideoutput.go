@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"reflect"
 
-	"github.com/weirstream/weir/internal/runtime"
+	"github.com/weirstream/weir/internal/dataflow"
 )
 
 // OutputTag names a side output of records of type T: a second stream an
@@ -41,7 +41,7 @@ func SideOutput[T, U any](s Stream[U], tag OutputTag[T]) Stream[T] {
 		env.sideTypes = map[sideKey]reflect.Type{}
 	}
 	env.sideTypes[sideKey{s.node.ID, tag.id}] = reflect.TypeFor[T]()
-	side := &runtime.OutputFactories{}
+	side := &dataflow.OutputFactories{}
 	outputFactories[T](side)
 	side.Timed = s.node.Timed
 	combine := side.Combine
@@ -50,10 +50,10 @@ func SideOutput[T, U any](s Stream[U], tag OutputTag[T]) Stream[T] {
 		if err != nil {
 			return nil, err
 		}
-		return &sideCollector[T]{out: out.(runtime.Output[T])}, nil
+		return &sideCollector[T]{out: out.(dataflow.Output[T])}, nil
 	}
-	edges := []runtime.Edge{{From: s.node.ID, Partition: runtime.Forward, Tag: tag.id, Side: side}}
-	n := newNode[T](env, "SideOutput", edges, func(int) runtime.Operator { return &mapOp[T, T]{f: identity[T]} })
+	edges := []dataflow.Edge{{From: s.node.ID, Partition: dataflow.Forward, Tag: tag.id, Side: side}}
+	n := newNode[T](env, "SideOutput", edges, func(int) dataflow.Operator { return &mapOp[T, T]{f: identity[T]} })
 	n.Name = "SideOutput(" + tag.id + ")"
 	n.Timed = side.Timed
 	n.Parallelism = s.node.Parallelism
@@ -79,7 +79,7 @@ func CollectSide[T, U any](out *Collector[U], tag OutputTag[T], v T) {
 // sideCollector buffers the records of one side output of an operator
 // between its flushes.
 type sideCollector[T any] struct {
-	out   runtime.Output[T]
+	out   dataflow.Output[T]
 	buf   []T
 	ts    []int64
 	timed bool
@@ -105,7 +105,7 @@ type sideFlusher interface {
 }
 
 // sideOutputs are an operator's side outputs by tag id, as the runtime
-// connected them (runtime.SideOutputSetter). The zero value has none.
+// connected them (dataflow.SideOutputSetter). The zero value has none.
 type sideOutputs struct {
 	byTag map[string]sideFlusher
 	order []sideFlusher

@@ -8,6 +8,7 @@ import (
 
 	"github.com/weirstream/weir/internal/checkpoint"
 	"github.com/weirstream/weir/internal/codec"
+	"github.com/weirstream/weir/internal/dataflow"
 	"github.com/weirstream/weir/internal/faults"
 	"github.com/weirstream/weir/internal/runtime"
 	"github.com/weirstream/weir/internal/state"
@@ -36,7 +37,7 @@ type Sink[T any] interface {
 // it as input.
 type DataSink struct {
 	env  *Env
-	node *runtime.Node
+	node *dataflow.Node
 }
 
 // Name sets the sink's display name.
@@ -70,7 +71,7 @@ func (d DataSink) Declare(decls ...StateDecl) DataSink {
 
 // SinkTo adds an at-least-once sink; newSink is called once per subtask.
 func SinkTo[T any](s Stream[T], newSink func() Sink[T]) DataSink {
-	n := newNode[T](s.env, "Sink", forward(s.node), func(int) runtime.Operator { return &sinkOp[T]{sink: newSink()} })
+	n := newNode[T](s.env, "Sink", forward(s.node), func(int) dataflow.Operator { return &sinkOp[T]{sink: newSink()} })
 	inputFactory[T](n)
 	return DataSink{env: s.env, node: n}
 }
@@ -81,7 +82,7 @@ type sinkOp[T any] struct {
 	rc   *RuntimeContext
 }
 
-func (o *sinkOp[T]) Open(ctx context.Context, oc *runtime.OperatorContext) error {
+func (o *sinkOp[T]) Open(ctx context.Context, oc *dataflow.OperatorContext) error {
 	o.oc = oc
 	o.rc = newRuntimeContext(oc)
 	return o.sink.Open(ctx, o.rc)
@@ -91,7 +92,7 @@ func (o *sinkOp[T]) Push(ctx context.Context, batch []T, _ []int64) error {
 	return o.sink.Write(ctx, batch)
 }
 
-func (o *sinkOp[T]) SnapshotState(ctx context.Context, _ checkpoint.ID, _ time.Time) (runtime.AsyncSnapshot, error) {
+func (o *sinkOp[T]) SnapshotState(ctx context.Context, _ checkpoint.ID, _ time.Time) (dataflow.AsyncSnapshot, error) {
 	if err := o.sink.Flush(ctx); err != nil {
 		return nil, fmt.Errorf("sink flush: %w", err)
 	}
@@ -174,7 +175,7 @@ func SinkToTransactional[T, TXN any](s Stream[T], newSink func() TwoPhaseCommitS
 			s.env.p.TransactionTimeout = d
 		}
 	}
-	n := newNode[T](s.env, "TwoPhaseCommitSink", forward(s.node), func(int) runtime.Operator {
+	n := newNode[T](s.env, "TwoPhaseCommitSink", forward(s.node), func(int) dataflow.Operator {
 		return &twoPhaseOp[T, TXN]{sink: newSink()}
 	})
 	inputFactory[T](n)
@@ -233,7 +234,7 @@ func (t txnCodec[TXN]) Decode(b []byte) (TXN, error) {
 	return v, err
 }
 
-func (o *twoPhaseOp[T, TXN]) Open(ctx context.Context, oc *runtime.OperatorContext) error {
+func (o *twoPhaseOp[T, TXN]) Open(ctx context.Context, oc *dataflow.OperatorContext) error {
 	o.oc = oc
 	c, err := codec.For[TXN]()
 	if err != nil {
@@ -304,7 +305,7 @@ func (o *twoPhaseOp[T, TXN]) Push(ctx context.Context, batch []T, _ []int64) err
 	return o.sink.Write(ctx, txn, batch)
 }
 
-func (o *twoPhaseOp[T, TXN]) SnapshotState(ctx context.Context, id checkpoint.ID, _ time.Time) (runtime.AsyncSnapshot, error) {
+func (o *twoPhaseOp[T, TXN]) SnapshotState(ctx context.Context, id checkpoint.ID, _ time.Time) (dataflow.AsyncSnapshot, error) {
 	txn, err := o.tracker.PreCommit(id)
 	if err != nil {
 		return nil, err
@@ -321,7 +322,7 @@ func (o *twoPhaseOp[T, TXN]) SnapshotState(ctx context.Context, id checkpoint.ID
 	}
 	inj := o.oc.Faults
 	uid := o.oc.UID
-	return func(context.Context, runtime.StateWriter) (checkpoint.OperatorSubtaskState, error) {
+	return func(context.Context, dataflow.StateWriter) (checkpoint.OperatorSubtaskState, error) {
 		// Pre-committed, checkpoint not yet complete: a crash here must
 		// abort the transaction on restore (and replay its records).
 		if err := inj.Hit(faults.AfterPreCommit); err != nil {

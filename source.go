@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/weirstream/weir/internal/checkpoint"
-	"github.com/weirstream/weir/internal/runtime"
+	"github.com/weirstream/weir/internal/dataflow"
 )
 
 // Source produces records. Each parallel instance reads its own share of
@@ -40,7 +40,7 @@ type Source[T any] interface {
 // (StateDeclarer), a value dropped without being opened — so a factory
 // should only build the value, and do its I/O in Open.
 func FromSource[T any](env *Env, newSource func() Source[T]) Stream[T] {
-	n := newNode[T](env, "Source", nil, func(int) runtime.Operator { return &sourceOp[T]{src: newSource()} })
+	n := newNode[T](env, "Source", nil, func(int) dataflow.Operator { return &sourceOp[T]{src: newSource()} })
 	return declaredBy(Stream[T]{env: env, node: n}, newSource)
 }
 
@@ -70,7 +70,7 @@ type sourceOp[T any] struct {
 	buf []T
 }
 
-func (o *sourceOp[T]) Open(ctx context.Context, oc *runtime.OperatorContext) error {
+func (o *sourceOp[T]) Open(ctx context.Context, oc *dataflow.OperatorContext) error {
 	o.oc = oc
 	o.rc = newRuntimeContext(oc)
 	o.buf = make([]T, 0, oc.BatchSize)
@@ -89,7 +89,7 @@ func (o *sourceOp[T]) Emit(ctx context.Context) (int, error) {
 	return len(buf), err
 }
 
-func (o *sourceOp[T]) SnapshotState(_ context.Context, id checkpoint.ID, _ time.Time) (runtime.AsyncSnapshot, error) {
+func (o *sourceOp[T]) SnapshotState(_ context.Context, id checkpoint.ID, _ time.Time) (dataflow.AsyncSnapshot, error) {
 	if err := o.src.SnapshotState(int64(id)); err != nil {
 		return nil, fmt.Errorf("source snapshot: %w", err)
 	}
@@ -122,13 +122,13 @@ func (o *sourceOp[T]) Close(ctx context.Context) error {
 
 // operatorStateSnapshot captures a function's operator state synchronously
 // (it is small by contract) and returns it from the asynchronous part.
-func operatorStateSnapshot(rc *RuntimeContext) (runtime.AsyncSnapshot, error) {
+func operatorStateSnapshot(rc *RuntimeContext) (dataflow.AsyncSnapshot, error) {
 	m, err := rc.ops.Snapshot()
 	if err != nil {
 		return nil, err
 	}
 	rows := stateRows(rc.ops)
-	return func(context.Context, runtime.StateWriter) (checkpoint.OperatorSubtaskState, error) {
+	return func(context.Context, dataflow.StateWriter) (checkpoint.OperatorSubtaskState, error) {
 		return checkpoint.OperatorSubtaskState{UID: rc.oc.UID, Operator: m, Schemas: rows}, nil
 	}, nil
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/weirstream/weir/internal/checkpoint"
 	"github.com/weirstream/weir/internal/codec"
+	"github.com/weirstream/weir/internal/dataflow"
 	"github.com/weirstream/weir/internal/runtime"
 	"github.com/weirstream/weir/internal/state"
 )
@@ -37,7 +38,7 @@ func stateRows(backends ...any) []checkpoint.StateSchema {
 
 // restoredSchemas returns the state table of the restored checkpoint, nil
 // without one.
-func restoredSchemas(oc *runtime.OperatorContext) []checkpoint.StateSchema {
+func restoredSchemas(oc *dataflow.OperatorContext) []checkpoint.StateSchema {
 	if oc.Restored == nil {
 		return nil
 	}

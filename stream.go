@@ -4,13 +4,13 @@ import (
 	"fmt"
 
 	"github.com/weirstream/weir/internal/config"
-	"github.com/weirstream/weir/internal/runtime"
+	"github.com/weirstream/weir/internal/dataflow"
 )
 
 // Stream is a typed stream of records of type T.
 type Stream[T any] struct {
 	env  *Env
-	node *runtime.Node
+	node *dataflow.Node
 }
 
 // Name sets the operator's display name.
@@ -32,7 +32,7 @@ func (s Stream[T]) Parallelism(p int) Stream[T] {
 	return s
 }
 
-func setParallelism(env *Env, n *runtime.Node, p int) {
+func setParallelism(env *Env, n *dataflow.Node, p int) {
 	if p < 1 {
 		env.fail(fmt.Errorf("operator %q: parallelism %d must be at least 1", n.Name, p))
 		return
@@ -44,8 +44,8 @@ func setParallelism(env *Env, n *runtime.Node, p int) {
 func (s Stream[T]) Env() *Env { return s.env }
 
 // newNode adds an operator node producing Out records.
-func newNode[Out any](env *Env, kind string, inputs []runtime.Edge, mk func(subtask int) runtime.Operator) *runtime.Node {
-	n := env.p.Graph.Add(&runtime.Node{
+func newNode[Out any](env *Env, kind string, inputs []dataflow.Edge, mk func(subtask int) dataflow.Operator) *dataflow.Node {
+	n := env.p.Graph.Add(&dataflow.Node{
 		Name:        kind,
 		Parallelism: env.p.Config.Int(config.ParallelismDefault),
 		Inputs:      inputs,
@@ -62,20 +62,20 @@ func newNode[Out any](env *Env, kind string, inputs []runtime.Edge, mk func(subt
 	return n
 }
 
-func forward(from *runtime.Node) []runtime.Edge {
-	return []runtime.Edge{{From: from.ID, Partition: runtime.Forward}}
+func forward(from *dataflow.Node) []dataflow.Edge {
+	return []dataflow.Edge{{From: from.ID, Partition: dataflow.Forward}}
 }
 
 // Map applies f to every record.
 func Map[T, U any](s Stream[T], f func(T) U) Stream[U] {
-	n := newNode[U](s.env, "Map", forward(s.node), func(int) runtime.Operator { return &mapOp[T, U]{f: f} })
+	n := newNode[U](s.env, "Map", forward(s.node), func(int) dataflow.Operator { return &mapOp[T, U]{f: f} })
 	inputFactory[T](n)
 	return Stream[U]{env: s.env, node: n}
 }
 
 // FlatMap applies f to every record; f emits zero or more records.
 func FlatMap[T, U any](s Stream[T], f func(T, *Collector[U]) error) Stream[U] {
-	n := newNode[U](s.env, "FlatMap", forward(s.node), func(int) runtime.Operator {
+	n := newNode[U](s.env, "FlatMap", forward(s.node), func(int) dataflow.Operator {
 		o := &flatMapOp[T, U]{f: f}
 		o.col.sides = &o.sideOutputs
 		return o
@@ -87,7 +87,7 @@ func FlatMap[T, U any](s Stream[T], f func(T, *Collector[U]) error) Stream[U] {
 
 // Filter keeps the records for which keep returns true.
 func Filter[T any](s Stream[T], keep func(T) bool) Stream[T] {
-	n := newNode[T](s.env, "Filter", forward(s.node), func(int) runtime.Operator { return &filterOp[T]{keep: keep} })
+	n := newNode[T](s.env, "Filter", forward(s.node), func(int) dataflow.Operator { return &filterOp[T]{keep: keep} })
 	inputFactory[T](n)
 	return Stream[T]{env: s.env, node: n}
 }
@@ -100,16 +100,16 @@ func Union[T any](s Stream[T], others ...Stream[T]) Stream[T] {
 		if o.env != s.env {
 			s.env.fail(fmt.Errorf("union of streams from different environments"))
 		}
-		edges = append(edges, runtime.Edge{From: o.node.ID, Partition: runtime.Forward})
+		edges = append(edges, dataflow.Edge{From: o.node.ID, Partition: dataflow.Forward})
 	}
 	if len(others) > 0 {
 		// Several inputs can never chain; rebalance keeps each input's
 		// records spread evenly whatever the parallelisms.
 		for i := range edges {
-			edges[i].Partition = runtime.Rebalance
+			edges[i].Partition = dataflow.Rebalance
 		}
 	}
-	n := newNode[T](s.env, "Union", edges, func(int) runtime.Operator { return &mapOp[T, T]{f: identity[T]} })
+	n := newNode[T](s.env, "Union", edges, func(int) dataflow.Operator { return &mapOp[T, T]{f: identity[T]} })
 	inputFactory[T](n)
 	return Stream[T]{env: s.env, node: n}
 }
@@ -118,14 +118,14 @@ func identity[T any](v T) T { return v }
 
 // Rebalance spreads records round-robin over the next operator's subtasks.
 func Rebalance[T any](s Stream[T]) Stream[T] {
-	n := newNode[T](s.env, "Rebalance", []runtime.Edge{{From: s.node.ID, Partition: runtime.Rebalance}}, func(int) runtime.Operator { return &mapOp[T, T]{f: identity[T]} })
+	n := newNode[T](s.env, "Rebalance", []dataflow.Edge{{From: s.node.ID, Partition: dataflow.Rebalance}}, func(int) dataflow.Operator { return &mapOp[T, T]{f: identity[T]} })
 	inputFactory[T](n)
 	return Stream[T]{env: s.env, node: n}
 }
 
 // Broadcast sends every record to every subtask of the next operator.
 func Broadcast[T any](s Stream[T]) Stream[T] {
-	n := newNode[T](s.env, "Broadcast", []runtime.Edge{{From: s.node.ID, Partition: runtime.Broadcast}}, func(int) runtime.Operator { return &mapOp[T, T]{f: identity[T]} })
+	n := newNode[T](s.env, "Broadcast", []dataflow.Edge{{From: s.node.ID, Partition: dataflow.Broadcast}}, func(int) dataflow.Operator { return &mapOp[T, T]{f: identity[T]} })
 	inputFactory[T](n)
 	return Stream[T]{env: s.env, node: n}
 }

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/weirstream/weir/internal/checkpoint"
-	"github.com/weirstream/weir/internal/runtime"
+	"github.com/weirstream/weir/internal/dataflow"
 	"github.com/weirstream/weir/internal/watermark"
 )
 
@@ -158,7 +158,7 @@ func (noGen) OnPeriodicEmit() (int64, bool) { return 0, false }
 type generation[T any] struct {
 	s      WatermarkStrategy[T]
 	core   *watermark.Source
-	out    runtime.WatermarkOutput
+	out    dataflow.WatermarkOutput
 	known  map[string]*customGen[T] // splits added to core; the adapter for custom generators
 	next   *customGen[T]            // the adapter core.AddSplit's NewGenerator returns
 	ts     []int64
@@ -288,7 +288,7 @@ func AssignTimestampsAndWatermarks[T any](s Stream[T], strategy WatermarkStrateg
 	if err := strategy.validate(fmt.Sprintf("AssignTimestampsAndWatermarks after %q", s.node.Name), s.node.Timed); err != nil {
 		s.env.fail(err)
 	}
-	n := newNode[T](s.env, "Timestamps/Watermarks", forward(s.node), func(int) runtime.Operator {
+	n := newNode[T](s.env, "Timestamps/Watermarks", forward(s.node), func(int) dataflow.Operator {
 		return &assignerOp[T]{gen: generation[T]{s: strategy}}
 	})
 	n.Timed = true
@@ -303,12 +303,12 @@ type assignerOp[T any] struct {
 	rc  *RuntimeContext
 }
 
-func (o *assignerOp[T]) Open(_ context.Context, oc *runtime.OperatorContext) error {
+func (o *assignerOp[T]) Open(_ context.Context, oc *dataflow.OperatorContext) error {
 	o.oc, o.rc = oc, newRuntimeContext(oc)
 	return o.gen.open(o.rc, oc.AutoWatermarkInterval)
 }
 
-func (o *assignerOp[T]) SetWatermarkOutput(out runtime.WatermarkOutput) { o.gen.out = out }
+func (o *assignerOp[T]) SetWatermarkOutput(out dataflow.WatermarkOutput) { o.gen.out = out }
 
 func (o *assignerOp[T]) Push(ctx context.Context, batch []T, ts []int64) error {
 	out, err := o.gen.records(ctx, "", batch, ts)
@@ -337,7 +337,7 @@ func (o *assignerOp[T]) ProcessWatermark(_ context.Context, wm int64) (int64, er
 	return MinWatermark, nil
 }
 
-func (o *assignerOp[T]) SnapshotState(context.Context, checkpoint.ID, time.Time) (runtime.AsyncSnapshot, error) {
+func (o *assignerOp[T]) SnapshotState(context.Context, checkpoint.ID, time.Time) (dataflow.AsyncSnapshot, error) {
 	o.gen.clock.snapshot()
 	return operatorStateSnapshot(o.rc)
 }
@@ -380,7 +380,7 @@ func FromSourceWithWatermarks[T any](env *Env, newSource func() Source[T], strat
 	if err := strategy.validate("FromSourceWithWatermarks", false); err != nil {
 		env.fail(err)
 	}
-	n := newNode[T](env, "Source", nil, func(int) runtime.Operator {
+	n := newNode[T](env, "Source", nil, func(int) dataflow.Operator {
 		return &wmSourceOp[T]{sourceOp: sourceOp[T]{src: newSource()}, gen: generation[T]{s: strategy}}
 	})
 	n.Timed = true
@@ -394,7 +394,7 @@ type wmSourceOp[T any] struct {
 	splits SplitReader[T] // src, if it reads splits
 }
 
-func (o *wmSourceOp[T]) Open(ctx context.Context, oc *runtime.OperatorContext) error {
+func (o *wmSourceOp[T]) Open(ctx context.Context, oc *dataflow.OperatorContext) error {
 	if err := o.sourceOp.Open(ctx, oc); err != nil {
 		return err
 	}
@@ -429,7 +429,7 @@ func (o *wmSourceOp[T]) syncSplits() {
 	}
 }
 
-func (o *wmSourceOp[T]) SetWatermarkOutput(out runtime.WatermarkOutput) { o.gen.out = out }
+func (o *wmSourceOp[T]) SetWatermarkOutput(out dataflow.WatermarkOutput) { o.gen.out = out }
 
 func (o *wmSourceOp[T]) OnPeriodicEmit(ctx context.Context, now time.Time) error {
 	o.syncSplits()
@@ -467,7 +467,7 @@ func (o *wmSourceOp[T]) Emit(ctx context.Context) (int, error) {
 	return len(buf), err
 }
 
-func (o *wmSourceOp[T]) SnapshotState(ctx context.Context, id checkpoint.ID, ts time.Time) (runtime.AsyncSnapshot, error) {
+func (o *wmSourceOp[T]) SnapshotState(ctx context.Context, id checkpoint.ID, ts time.Time) (dataflow.AsyncSnapshot, error) {
 	o.gen.clock.snapshot()
 	return o.sourceOp.SnapshotState(ctx, id, ts)
 }

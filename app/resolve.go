@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/weirstream/weir"
+	"github.com/weirstream/weir/internal/dataflow"
 	"github.com/weirstream/weir/internal/deployment"
 	"github.com/weirstream/weir/internal/hooks"
 	"github.com/weirstream/weir/internal/runtime"
@@ -25,7 +26,7 @@ func init() {
 // weir.Config from spec.Config, runs Build and resolves the Env's plan
 // without running it. Run.Configure and Run.Finish do not run here. It is
 // safe for concurrent use.
-func (p *Program) resolve(ctx context.Context, spec deployment.JobSpec) (*runtime.Graph, runtime.JobConfig, error) {
+func (p *Program) resolve(ctx context.Context, spec deployment.JobSpec) (*dataflow.Graph, runtime.JobConfig, error) {
 	job, ok := p.job(spec.Kind)
 	if !ok {
 		return nil, runtime.JobConfig{}, fmt.Errorf("job %s: kind %q is not a job of this program (it has %s): run the same binary in every role",
@@ -56,7 +57,7 @@ func (p *Program) resolve(ctx context.Context, spec deployment.JobSpec) (*runtim
 
 // build runs run.Build on a new Env and returns the graph and the filled
 // configuration its plan resolves to: what Env.Start would run.
-func build(ctx context.Context, name string, cfg *weir.Config, run Run) (*runtime.Graph, runtime.JobConfig, error) {
+func build(ctx context.Context, name string, cfg *weir.Config, run Run) (*dataflow.Graph, runtime.JobConfig, error) {
 	env := weir.NewEnv(weir.WithConfig(cfg))
 	if run.Build == nil {
 		return nil, runtime.JobConfig{}, fmt.Errorf("job %s: the job has no Build function", name)

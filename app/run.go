@@ -19,6 +19,7 @@ import (
 	"github.com/weirstream/weir/internal/cluster"
 	"github.com/weirstream/weir/internal/cluster/pb"
 	"github.com/weirstream/weir/internal/config"
+	"github.com/weirstream/weir/internal/dataflow"
 	"github.com/weirstream/weir/internal/deployment"
 	"github.com/weirstream/weir/internal/hooks"
 	"github.com/weirstream/weir/internal/runtime"
@@ -199,7 +200,7 @@ func (p *Program) runLocal(ctx context.Context, lf *launchFlags, fs *pflag.FlagS
 	var finished *runtime.JobConfig
 	// storage is the job's checkpoint folder, for the summary.
 	var storage string
-	local := func(ctx context.Context, g *runtime.Graph, jc runtime.JobConfig) error {
+	local := func(ctx context.Context, g *dataflow.Graph, jc runtime.JobConfig) error {
 		jc.Rerun = lf.rerun
 		storage = storageLocation(jc, hooks.Config(cfg).String(config.CheckpointsDir))
 		source, overridden := lf.storageSource(fs, cfg)
@@ -247,7 +248,7 @@ func (p *Program) runLocal(ctx context.Context, lf *launchFlags, fs *pflag.FlagS
 // where it starts (from scratch, from --from, or resuming the
 // checkpoint an unfinished earlier run left), then storage, the line
 // naming its checkpoint storage and where that came from.
-func (p *Program) executeLocal(ctx context.Context, g *runtime.Graph, jc runtime.JobConfig, storage string) error {
+func (p *Program) executeLocal(ctx context.Context, g *dataflow.Graph, jc runtime.JobConfig, storage string) error {
 	note, err := runtime.CheckFinished(jc)
 	if err != nil {
 		return err

@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/weirstream/weir"
+	"github.com/weirstream/weir/internal/dataflow"
 	"github.com/weirstream/weir/internal/hooks"
 	"github.com/weirstream/weir/internal/runtime"
 )
@@ -93,7 +94,7 @@ func (p *Program) checkJobCommand(j Job) *cobra.Command {
 			return err
 		}
 		var rep *runtime.SavepointReport
-		hooks.Plan(env).Executor = func(ctx context.Context, g *runtime.Graph, jc runtime.JobConfig) error {
+		hooks.Plan(env).Executor = func(ctx context.Context, g *dataflow.Graph, jc runtime.JobConfig) error {
 			jc.AllowNonRestoredState = jc.AllowNonRestoredState || flagBool(fs, "allow-non-restored-state")
 			var err error
 			rep, err = runtime.CheckSavepoint(ctx, g, jc, path)

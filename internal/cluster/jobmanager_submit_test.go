@@ -14,6 +14,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/weirstream/weir/internal/cluster/pb"
+	"github.com/weirstream/weir/internal/dataflow"
 	"github.com/weirstream/weir/internal/deployment"
 	"github.com/weirstream/weir/internal/jobstatus"
 	"github.com/weirstream/weir/internal/runtime"
@@ -69,7 +70,7 @@ func TestClusterConcurrentSubmitsOfOneName(t *testing.T) {
 	second := make(chan struct{})
 	var calls sync.Mutex
 	n := 0
-	resolve := func(ctx context.Context, spec deployment.JobSpec) (*runtime.Graph, runtime.JobConfig, error) {
+	resolve := func(ctx context.Context, spec deployment.JobSpec) (*dataflow.Graph, runtime.JobConfig, error) {
 		calls.Lock()
 		n++
 		first := n == 1
@@ -241,7 +242,7 @@ func TestClusterSlotsOfEndedJobWakeWaitingJob(t *testing.T) {
 // recorded job whose builder panics is recorded FAILED at the next start
 // instead of keeping the JobManager from starting.
 func TestPanickingBuilder(t *testing.T) {
-	resolve := func(ctx context.Context, spec deployment.JobSpec) (*runtime.Graph, runtime.JobConfig, error) {
+	resolve := func(ctx context.Context, spec deployment.JobSpec) (*dataflow.Graph, runtime.JobConfig, error) {
 		if spec.Name == "bad" {
 			var m map[string]int
 			m["x"] = 1 // a builder bug: assignment to a nil map

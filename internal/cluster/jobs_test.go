@@ -21,6 +21,7 @@ import (
 	"github.com/weirstream/weir"
 	"github.com/weirstream/weir/connectors/file"
 	"github.com/weirstream/weir/internal/cluster/pb"
+	"github.com/weirstream/weir/internal/dataflow"
 	"github.com/weirstream/weir/internal/deployment"
 	"github.com/weirstream/weir/internal/hooks"
 	"github.com/weirstream/weir/internal/jobs/demo"
@@ -35,7 +36,7 @@ import (
 
 // demoResolver builds the demo job from args "EVENTS KEYS RATE OUT" and
 // the spec's configuration, as an application-mode binary would.
-func demoResolver(ctx context.Context, spec deployment.JobSpec) (*runtime.Graph, runtime.JobConfig, error) {
+func demoResolver(ctx context.Context, spec deployment.JobSpec) (*dataflow.Graph, runtime.JobConfig, error) {
 	if len(spec.Args) != 4 {
 		return nil, runtime.JobConfig{}, fmt.Errorf("demo wants 4 arguments, got %q", spec.Args)
 	}
@@ -522,7 +523,7 @@ func TestClusterRecoveredRunNumbersAttemptsApart(t *testing.T) {
 // lost, and the job runs.
 func TestClusterSlowBuilderKeepsHeartbeats(t *testing.T) {
 	var calls atomic.Int32
-	slow := func(ctx context.Context, spec deployment.JobSpec) (*runtime.Graph, runtime.JobConfig, error) {
+	slow := func(ctx context.Context, spec deployment.JobSpec) (*dataflow.Graph, runtime.JobConfig, error) {
 		if calls.Add(1) > 1 { // the JobManager's build is the first
 			time.Sleep(3 * time.Second) // heartbeat.timeout is 2s here
 		}
@@ -548,7 +549,7 @@ func TestClusterSlowBuilderKeepsHeartbeats(t *testing.T) {
 func TestClusterUnrecoveredJobIsKept(t *testing.T) {
 	addr := testutil.FreeAddr(t)
 	var broken atomic.Bool
-	resolve := func(ctx context.Context, spec deployment.JobSpec) (*runtime.Graph, runtime.JobConfig, error) {
+	resolve := func(ctx context.Context, spec deployment.JobSpec) (*dataflow.Graph, runtime.JobConfig, error) {
 		if broken.Load() {
 			return nil, runtime.JobConfig{}, errors.New("storage unreachable")
 		}

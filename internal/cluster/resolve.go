@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/weirstream/weir/internal/dataflow"
 	"github.com/weirstream/weir/internal/deployment"
 	"github.com/weirstream/weir/internal/runtime"
 )
@@ -15,7 +16,7 @@ import (
 // the process and every other job in it, and a recorded job whose
 // builder panics would keep the JobManager from ever starting again.
 func guardResolve(r Resolver) Resolver {
-	return func(ctx context.Context, spec deployment.JobSpec) (g *runtime.Graph, jc runtime.JobConfig, err error) {
+	return func(ctx context.Context, spec deployment.JobSpec) (g *dataflow.Graph, jc runtime.JobConfig, err error) {
 		defer func() {
 			if p := recover(); p != nil {
 				// No stack: the message goes into job records and

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/weirstream/weir/internal/config"
+	"github.com/weirstream/weir/internal/dataflow"
 	"github.com/weirstream/weir/internal/deployment"
 	"github.com/weirstream/weir/internal/runtime"
 	"github.com/weirstream/weir/internal/security"
@@ -18,7 +19,7 @@ import (
 // makes a weir.Env from spec.Config, runs the builder named spec.Kind on
 // spec.Args and resolves the Env's plan without running it (internal/hooks).
 // It must be a pure function of the spec.
-type Resolver func(ctx context.Context, spec deployment.JobSpec) (*runtime.Graph, runtime.JobConfig, error)
+type Resolver func(ctx context.Context, spec deployment.JobSpec) (*dataflow.Graph, runtime.JobConfig, error)
 
 // JobManagerConfig configures a JobManager process (weir jobmanager).
 type JobManagerConfig struct {

@@ -9,6 +9,7 @@ import (
 	"github.com/weirstream/weir"
 	"github.com/weirstream/weir/connectors/datagen"
 	"github.com/weirstream/weir/internal/cluster/pb"
+	"github.com/weirstream/weir/internal/dataflow"
 	"github.com/weirstream/weir/internal/deployment"
 	"github.com/weirstream/weir/internal/hooks"
 	"github.com/weirstream/weir/internal/runtime"
@@ -29,7 +30,7 @@ func TestStuckTaskEndsTaskManager(t *testing.T) {
 	release := make(chan struct{})
 	defer close(release) // lets the stuck map return, so no goroutine leaks
 	entered := make(chan struct{}, 1)
-	resolve := func(ctx context.Context, spec deployment.JobSpec) (*runtime.Graph, runtime.JobConfig, error) {
+	resolve := func(ctx context.Context, spec deployment.JobSpec) (*dataflow.Graph, runtime.JobConfig, error) {
 		cfg := weir.NewConfig()
 		for k, v := range spec.Config {
 			if err := cfg.Set(k, v); err != nil {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/weirstream/weir"
 	"github.com/weirstream/weir/internal/cluster/pb"
+	"github.com/weirstream/weir/internal/dataflow"
 	"github.com/weirstream/weir/internal/deployment"
 	"github.com/weirstream/weir/internal/hooks"
 	"github.com/weirstream/weir/internal/jobs/windows"
@@ -25,7 +26,7 @@ import (
 
 // windowsResolver builds the built-in windows job (tumbling 100 ms, rate
 // limited) writing to spec.Args[0].
-func windowsResolver(ctx context.Context, spec deployment.JobSpec) (*runtime.Graph, runtime.JobConfig, error) {
+func windowsResolver(ctx context.Context, spec deployment.JobSpec) (*dataflow.Graph, runtime.JobConfig, error) {
 	cfg := weir.NewConfig()
 	for k, v := range spec.Config {
 		if err := cfg.Set(k, v); err != nil {

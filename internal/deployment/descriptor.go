@@ -25,7 +25,7 @@ type TaskDeployment struct {
 	// input, the producer subtasks in order.
 	Inputs []ChannelDesc
 	// Outputs are the consumers of the chain's last operator, per output
-	// edge (in the order of the vertex's outputs, runtime.Vertex.Outputs),
+	// edge (in the order of the vertex's outputs, dataflow.Vertex.Outputs),
 	// per consumer subtask.
 	Outputs [][]ChannelDesc
 }

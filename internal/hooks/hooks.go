@@ -19,6 +19,7 @@ import (
 	"context"
 
 	"github.com/weirstream/weir/internal/config"
+	"github.com/weirstream/weir/internal/dataflow"
 	"github.com/weirstream/weir/internal/deployment"
 	"github.com/weirstream/weir/internal/plan"
 	"github.com/weirstream/weir/internal/runtime"
@@ -47,7 +48,7 @@ func Config(cfg any) *config.Config { return configOf(cfg) }
 
 // ResolveFunc builds a job's graph and filled configuration from its spec
 // without running it (a cluster.Resolver).
-type ResolveFunc = func(ctx context.Context, spec deployment.JobSpec) (*runtime.Graph, runtime.JobConfig, error)
+type ResolveFunc = func(ctx context.Context, spec deployment.JobSpec) (*dataflow.Graph, runtime.JobConfig, error)
 
 var programResolver func(program any) ResolveFunc
 

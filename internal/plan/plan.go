@@ -1,13 +1,13 @@
 // Package plan holds what a weir.Env assembles before it runs: the logical
 // graph, the configuration and the run options, and turns them into what
-// the runtime executes (a runtime.Graph and a filled runtime.JobConfig).
+// the runtime executes (a dataflow.Graph and a filled runtime.JobConfig).
 //
 // The public Env wraps a Plan; the module's own layers that build a job
 // without running it in this process (app's cluster roles, the cluster
 // tests) read the Plan through internal/hooks and call Resolve, instead of
 // intercepting Env's execution.
 //
-// Owns: the plan of one Env and its resolution into a runtime.Graph and
+// Owns: the plan of one Env and its resolution into a dataflow.Graph and
 // JobConfig. Must not touch: the public API (package weir wraps it) or the
 // running of jobs beyond calling the runtime.
 package plan
@@ -23,6 +23,7 @@ import (
 
 	"github.com/weirstream/weir/internal/checkpoint/coordinator"
 	"github.com/weirstream/weir/internal/config"
+	"github.com/weirstream/weir/internal/dataflow"
 	"github.com/weirstream/weir/internal/faults"
 	"github.com/weirstream/weir/internal/jobstatus"
 	"github.com/weirstream/weir/internal/restart"
@@ -35,7 +36,7 @@ import (
 // graph is built on one goroutine, then resolved.
 type Plan struct {
 	// Graph is the logical graph the typed API appends nodes to.
-	Graph runtime.Graph
+	Graph dataflow.Graph
 	// Config is the engine configuration (never nil).
 	Config *config.Config
 	// Logger receives the job's log (never nil; silent by default).
@@ -70,7 +71,7 @@ type Plan struct {
 	// Executor runs the resolved job in place of RunLocal; app's local
 	// runs set it to print the start line and to record a finished job
 	// only after their report. nil is RunLocal.
-	Executor func(ctx context.Context, g *runtime.Graph, jc runtime.JobConfig) error
+	Executor func(ctx context.Context, g *dataflow.Graph, jc runtime.JobConfig) error
 	// TransactionTimeout is the shortest transaction timeout the job's
 	// two-phase-commit sinks declare (0: none does): while checkpoint
 	// storage fails, the job fails before their open transactions would
@@ -107,7 +108,7 @@ func (p *Plan) Err() error { return p.err }
 // the runtime runs for job jobName: configuration keys translated,
 // checkpoint storage located (an s3:// URL probed now, so that bad
 // credentials fail here), defaults filled. It runs nothing.
-func (p *Plan) Resolve(ctx context.Context, jobName string) (*runtime.Graph, runtime.JobConfig, error) {
+func (p *Plan) Resolve(ctx context.Context, jobName string) (*dataflow.Graph, runtime.JobConfig, error) {
 	if p.err != nil {
 		return nil, runtime.JobConfig{}, p.err
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 
+	"github.com/weirstream/weir/internal/dataflow"
 	"github.com/weirstream/weir/internal/runtime"
 )
 
@@ -15,7 +16,7 @@ import (
 // resuming an unfinished earlier run's checkpoint), and once the job
 // FINISHED it records the run and discards the job's checkpoints, so that
 // nothing resumes a final checkpoint whose sources are at their end.
-func RunLocal(ctx context.Context, g *runtime.Graph, jc runtime.JobConfig, log *slog.Logger) error {
+func RunLocal(ctx context.Context, g *dataflow.Graph, jc runtime.JobConfig, log *slog.Logger) error {
 	note, err := runtime.CheckFinished(jc)
 	if err != nil {
 		return err

@@ -10,6 +10,7 @@ import (
 
 	"github.com/weirstream/weir/internal/checkpoint"
 	"github.com/weirstream/weir/internal/checkpoint/storage"
+	"github.com/weirstream/weir/internal/dataflow"
 	"github.com/weirstream/weir/internal/faults"
 	"github.com/weirstream/weir/internal/network"
 )
@@ -35,7 +36,7 @@ type channelInfo struct {
 	producerUID         string
 	producerParallelism int
 	producer            int
-	codec               ChannelCodec
+	codec               dataflow.ChannelCodec
 }
 
 // channelRecorder records the in-flight records of one unaligned checkpoint
@@ -100,7 +101,7 @@ type recResult struct {
 // newChannelRecorder starts recording checkpoint id into the file name,
 // written through sw on a new goroutine counted in wg (the task waits for
 // it before it ends, so no attempt leaves a writer behind).
-func newChannelRecorder(ctx context.Context, id checkpoint.ID, chans []channelInfo, limit int64, inj *faults.Injector, sw StateWriter, name string, wg *sync.WaitGroup) *channelRecorder {
+func newChannelRecorder(ctx context.Context, id checkpoint.ID, chans []channelInfo, limit int64, inj *faults.Injector, sw dataflow.StateWriter, name string, wg *sync.WaitGroup) *channelRecorder {
 	r := &channelRecorder{
 		id:      id,
 		chans:   chans,

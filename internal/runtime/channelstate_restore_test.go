@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"github.com/weirstream/weir/internal/checkpoint"
+	"github.com/weirstream/weir/internal/dataflow"
+	"github.com/weirstream/weir/internal/dataflow/dataflowtest"
 )
 
 // unalignedCheckpoint is the metadata of an unaligned checkpoint of
@@ -28,11 +30,11 @@ func unalignedCheckpoint(aggP int) *restorePoint {
 }
 
 func TestCheckChannelState(t *testing.T) {
-	build := func(srcP, aggP int, srcUID string) *JobGraph {
+	build := func(srcP, aggP int, srcUID string) *dataflow.JobGraph {
 		t.Helper()
-		src := node("src", srcP)
+		src := dataflowtest.Node("src", srcP)
 		src.UID = srcUID
-		jg, err := BuildJobGraph(graphOf(src, node("agg", aggP, hash(0))), 128)
+		jg, err := dataflow.BuildJobGraph(dataflowtest.Graph(src, dataflowtest.Node("agg", aggP, dataflowtest.Hash(0))), 128)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -40,7 +42,7 @@ func TestCheckChannelState(t *testing.T) {
 	}
 	cases := []struct {
 		name string
-		jg   *JobGraph
+		jg   *dataflow.JobGraph
 		want string // "" for accepted
 	}{
 		{"same job", build(2, 2, "src"), ""},
@@ -59,7 +61,7 @@ func TestCheckChannelState(t *testing.T) {
 	}
 	// The consumer chained behind another operator is no longer a task's
 	// head: its channels are gone.
-	jg, err := BuildJobGraph(graphOf(node("src", 2), node("agg", 2, hash(0)), node("post", 2, fwd(1))), 128)
+	jg, err := dataflow.BuildJobGraph(dataflowtest.Graph(dataflowtest.Node("src", 2), dataflowtest.Node("agg", 2, dataflowtest.Hash(0)), dataflowtest.Node("post", 2, dataflowtest.Fwd(1))), 128)
 	if err != nil {
 		t.Fatal(err)
 	}

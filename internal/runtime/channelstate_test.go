@@ -3,10 +3,11 @@ package runtime
 import (
 	"bytes"
 	"context"
-	"github.com/weirstream/weir/internal/codec"
 	"io"
 	"sync"
 	"testing"
+
+	"github.com/weirstream/weir/internal/codec"
 
 	"github.com/weirstream/weir/internal/checkpoint"
 	"github.com/weirstream/weir/internal/checkpoint/storage"

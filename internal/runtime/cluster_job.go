@@ -8,6 +8,7 @@ import (
 
 	"github.com/weirstream/weir/internal/checkpoint"
 	"github.com/weirstream/weir/internal/checkpoint/storage"
+	"github.com/weirstream/weir/internal/dataflow"
 	"github.com/weirstream/weir/internal/deployment"
 	"github.com/weirstream/weir/internal/jobmaster"
 	"github.com/weirstream/weir/internal/jobstatus"
@@ -72,7 +73,7 @@ const DefaultSlotRequestTimeout = 5 * time.Minute
 // opens checkpoint storage and finds the restore point (--from, else the
 // newest retained checkpoint), refusing one the graph cannot use. Run
 // starts it.
-func NewClusterJob(ctx context.Context, g *Graph, cfg JobConfig, cc ClusterJobConfig) (*ClusterJob, error) {
+func NewClusterJob(ctx context.Context, g *dataflow.Graph, cfg JobConfig, cc ClusterJobConfig) (*ClusterJob, error) {
 	if cc.Slots == nil {
 		return nil, errors.New("cluster job: no slot provider")
 	}
@@ -167,12 +168,12 @@ func (j *ClusterJob) Run(ctx context.Context) error {
 // and configuration this process built for spec, it builds the job graph,
 // checks it against the JobManager's description and opens checkpoint
 // storage, which must be the same folder (or bucket) the JobManager uses.
-func PrepareJob(spec deployment.JobSpec, description string, g *Graph, cfg JobConfig) (*PreparedJob, error) {
+func PrepareJob(spec deployment.JobSpec, description string, g *dataflow.Graph, cfg JobConfig) (*PreparedJob, error) {
 	cfg.JobName = spec.Name
 	if err := cfg.fill(); err != nil {
 		return nil, err
 	}
-	jg, err := BuildJobGraph(g, cfg.MaxParallelism)
+	jg, err := dataflow.BuildJobGraph(g, cfg.MaxParallelism)
 	if err != nil {
 		return nil, err
 	}

@@ -9,6 +9,8 @@ import (
 
 	"github.com/weirstream/weir/internal/checkpoint"
 	"github.com/weirstream/weir/internal/checkpoint/storage"
+	"github.com/weirstream/weir/internal/dataflow"
+	"github.com/weirstream/weir/internal/dataflow/dataflowtest"
 )
 
 // writeEmptyCheckpoint completes checkpoint id of job in dir without
@@ -63,4 +65,4 @@ func TestRecoveredJobNeverRestoresAnOlderRun(t *testing.T) {
 
 // sourceGraph is one source vertex: nothing crosses TaskManagers, so its
 // nodes need no codecs.
-func sourceGraph() *Graph { return graphOf(node("src", 2)) }
+func sourceGraph() *dataflow.Graph { return dataflowtest.Graph(dataflowtest.Node("src", 2)) }

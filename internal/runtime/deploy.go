@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/weirstream/weir/internal/checkpoint"
+	"github.com/weirstream/weir/internal/dataflow"
 	"github.com/weirstream/weir/internal/deployment"
 	"github.com/weirstream/weir/internal/network"
 )
@@ -111,7 +112,7 @@ var (
 // state and remote input: its input, producer and the producer's codec
 // (one per input). A record type without a codec fails the job for good:
 // no restart can change it.
-func channelInfos(v *Vertex, batchSize int, why [2]string) ([]channelInfo, error) {
+func channelInfos(v *dataflow.Vertex, batchSize int, why [2]string) ([]channelInfo, error) {
 	var chans []channelInfo
 	for i, in := range v.Inputs {
 		last := in.From.Chain[len(in.From.Chain)-1]
@@ -129,14 +130,14 @@ func channelInfos(v *Vertex, batchSize int, why [2]string) ([]channelInfo, error
 
 // edgeCodecError is the unrecoverable error of an edge whose records have
 // no encoding.
-func edgeCodecError(last *Node, f *OutputFactories, to *Vertex, err error) error {
+func edgeCodecError(last *dataflow.Node, f *dataflow.OutputFactories, to *dataflow.Vertex, err error) error {
 	return Unrecoverable(fmt.Errorf("records of edge %q -> %q (type %s) cannot cross TaskManagers: %w; make the type encodable or implement encoding.BinaryMarshaler and BinaryUnmarshaler (docs/api.md, \"Records between processes\")", last.Name, to.Name(), f.OutType, err))
 }
 
 // checkEdgeCodecs makes the encoder of every edge between vertices, so a
 // job whose records cannot cross TaskManagers fails at submission, before
 // anything runs, naming the edge.
-func checkEdgeCodecs(jg *JobGraph, batchSize int) error {
+func checkEdgeCodecs(jg *dataflow.JobGraph, batchSize int) error {
 	for _, v := range jg.Vertices {
 		last := v.Chain[len(v.Chain)-1]
 		for _, o := range v.Outputs {
@@ -151,7 +152,7 @@ func checkEdgeCodecs(jg *JobGraph, batchSize int) error {
 
 // weakInputKeys names the output channel behind each gate channel of a
 // consuming task, for the producers' in-flight logs.
-func weakInputKeys(v *Vertex, td deployment.TaskDeployment) []weakKey {
+func weakInputKeys(v *dataflow.Vertex, td deployment.TaskDeployment) []weakKey {
 	offsets, _ := gateOffsets(v)
 	keys := make([]weakKey, len(td.Inputs))
 	for ch, in := range td.Inputs {

@@ -4,6 +4,8 @@ import (
 	"crypto/sha256"
 	"fmt"
 	"strings"
+
+	"github.com/weirstream/weir/internal/dataflow"
 )
 
 // Describe renders the shape of a job graph as text, one fact per line, so
@@ -23,7 +25,7 @@ import (
 //
 // A vertex input's record type is its producer's output type, which the
 // producer's node line already states, so input types are not repeated.
-func Describe(jg *JobGraph) string {
+func Describe(jg *dataflow.JobGraph) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "max-parallelism %d\n", jg.MaxParallelism)
 	for _, v := range jg.Vertices {
@@ -49,7 +51,7 @@ func Describe(jg *JobGraph) string {
 // Fingerprint is the SHA-256 of Describe(jg): equal fingerprints mean the
 // graphs have the same shape. It does not see inside closures; the build
 // id of the binary covers those.
-func Fingerprint(jg *JobGraph) [32]byte {
+func Fingerprint(jg *dataflow.JobGraph) [32]byte {
 	return sha256.Sum256([]byte(Describe(jg)))
 }
 

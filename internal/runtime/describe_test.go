@@ -10,6 +10,7 @@ import (
 
 	"github.com/cockroachdb/datadriven"
 	"github.com/weirstream/weir/internal/checkpoint"
+	"github.com/weirstream/weir/internal/dataflow"
 )
 
 // TestDescribe runs testdata/describe*.txt. Commands:
@@ -69,14 +70,14 @@ func orNone(line string) string {
 }
 
 // parseGraph builds a JobGraph from the test language above.
-func parseGraph(t *testing.T, text string, maxp int) *JobGraph {
+func parseGraph(t *testing.T, text string, maxp int) *dataflow.JobGraph {
 	t.Helper()
-	g := &Graph{}
+	g := &dataflow.Graph{}
 	ids := map[string]int{}
 	for _, line := range strings.Split(strings.TrimSpace(text), "\n") {
 		decl, inputs, _ := strings.Cut(line, "<-")
 		fields := strings.Fields(decl)
-		n := &Node{Name: fields[0], UID: fields[0], Parallelism: 1}
+		n := &dataflow.Node{Name: fields[0], UID: fields[0], Parallelism: 1}
 		for _, f := range fields[1:] {
 			k, v, _ := strings.Cut(f, "=")
 			var err error
@@ -102,23 +103,23 @@ func parseGraph(t *testing.T, text string, maxp int) *JobGraph {
 			if !ok {
 				t.Fatalf("%q: unknown producer %q", line, from)
 			}
-			e := Edge{From: id, Partition: parsePartition(t, part)}
-			if e.Partition == Hash {
+			e := dataflow.Edge{From: id, Partition: parsePartition(t, part)}
+			if e.Partition == dataflow.Hash {
 				e.KeyHash = func(int) uint32 { return 0 }
 			}
 			n.Inputs = append(n.Inputs, e)
 		}
 		ids[n.Name] = g.Add(n).ID
 	}
-	jg, err := BuildJobGraph(g, maxp)
+	jg, err := dataflow.BuildJobGraph(g, maxp)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return jg
 }
 
-func parsePartition(t *testing.T, s string) Partition {
-	for p := Forward; p <= Broadcast; p++ {
+func parsePartition(t *testing.T, s string) dataflow.Partition {
+	for p := dataflow.Forward; p <= dataflow.Broadcast; p++ {
 		if p.String() == s {
 			return p
 		}
@@ -130,26 +131,26 @@ func parsePartition(t *testing.T, s string) Partition {
 // keyedJob builds, from fresh nodes each time as a builder would, a source
 // chained with a map, keyed into a sum, rebalanced into a sink; change
 // mutates the nodes before the graph is built.
-func keyedJob(t *testing.T, maxp int, change func(nodes []*Node)) *JobGraph {
+func keyedJob(t *testing.T, maxp int, change func(nodes []*dataflow.Node)) *dataflow.JobGraph {
 	t.Helper()
 	key := func(checkpoint.TaskID) uint32 { return 0 }
-	nodes := []*Node{
-		{Name: "src", UID: "src", Parallelism: 2, OutputFactories: OutputFactories{OutType: reflect.TypeFor[int64]().String()}},
-		{Name: "map", UID: "map", Parallelism: 2, OutputFactories: OutputFactories{OutType: reflect.TypeFor[checkpoint.TaskID]().String()},
-			Inputs: []Edge{{From: 0, Partition: Forward}}},
-		{Name: "sum", UID: "sum", Parallelism: 3, OutputFactories: OutputFactories{OutType: reflect.TypeFor[map[string]int]().String()},
-			Inputs: []Edge{{From: 1, Partition: Hash, KeyHash: key}}},
+	nodes := []*dataflow.Node{
+		{Name: "src", UID: "src", Parallelism: 2, OutputFactories: dataflow.OutputFactories{OutType: reflect.TypeFor[int64]().String()}},
+		{Name: "map", UID: "map", Parallelism: 2, OutputFactories: dataflow.OutputFactories{OutType: reflect.TypeFor[checkpoint.TaskID]().String()},
+			Inputs: []dataflow.Edge{{From: 0, Partition: dataflow.Forward}}},
+		{Name: "sum", UID: "sum", Parallelism: 3, OutputFactories: dataflow.OutputFactories{OutType: reflect.TypeFor[map[string]int]().String()},
+			Inputs: []dataflow.Edge{{From: 1, Partition: dataflow.Hash, KeyHash: key}}},
 		{Name: "sink", UID: "sink", Parallelism: 3,
-			Inputs: []Edge{{From: 2, Partition: Rebalance}}},
+			Inputs: []dataflow.Edge{{From: 2, Partition: dataflow.Rebalance}}},
 	}
 	if change != nil {
 		change(nodes)
 	}
-	g := &Graph{}
+	g := &dataflow.Graph{}
 	for _, n := range nodes {
 		g.Add(n)
 	}
-	jg, err := BuildJobGraph(g, maxp)
+	jg, err := dataflow.BuildJobGraph(g, maxp)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -174,22 +175,22 @@ func TestFingerprintDiffers(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
 		maxp   int
-		change func(n []*Node)
+		change func(n []*dataflow.Node)
 	}{
-		{"parallelism of a chained node", 128, func(n []*Node) { n[1].Parallelism = 3 }}, // also breaks the chain
-		{"parallelism of the keyed operator", 128, func(n []*Node) { n[2].Parallelism = 4 }},
-		{"parallelism of the sink", 128, func(n []*Node) { n[3].Parallelism = 2 }},
-		{"uid", 128, func(n []*Node) { n[2].UID = "sum-v2" }},
-		{"name", 128, func(n []*Node) { n[2].Name = "total" }},
-		{"partitioning", 128, func(n []*Node) { n[3].Inputs[0].Partition = Broadcast }},
-		{"hash instead of rebalance", 128, func(n []*Node) {
-			n[3].Inputs[0] = Edge{From: 2, Partition: Hash, KeyHash: func(map[string]int) uint32 { return 0 }}
+		{"parallelism of a chained node", 128, func(n []*dataflow.Node) { n[1].Parallelism = 3 }}, // also breaks the chain
+		{"parallelism of the keyed operator", 128, func(n []*dataflow.Node) { n[2].Parallelism = 4 }},
+		{"parallelism of the sink", 128, func(n []*dataflow.Node) { n[3].Parallelism = 2 }},
+		{"uid", 128, func(n []*dataflow.Node) { n[2].UID = "sum-v2" }},
+		{"name", 128, func(n []*dataflow.Node) { n[2].Name = "total" }},
+		{"partitioning", 128, func(n []*dataflow.Node) { n[3].Inputs[0].Partition = dataflow.Broadcast }},
+		{"hash instead of rebalance", 128, func(n []*dataflow.Node) {
+			n[3].Inputs[0] = dataflow.Edge{From: 2, Partition: dataflow.Hash, KeyHash: func(map[string]int) uint32 { return 0 }}
 		}},
-		{"output type", 128, func(n []*Node) { n[0].OutType = reflect.TypeFor[int32]().String() }},
-		{"output type of the last chained node", 128, func(n []*Node) { n[1].OutType = "string" }},
-		{"operator max parallelism", 128, func(n []*Node) { n[2].MaxParallelism = 256 }},
+		{"output type", 128, func(n []*dataflow.Node) { n[0].OutType = reflect.TypeFor[int32]().String() }},
+		{"output type of the last chained node", 128, func(n []*dataflow.Node) { n[1].OutType = "string" }},
+		{"operator max parallelism", 128, func(n []*dataflow.Node) { n[2].MaxParallelism = 256 }},
 		{"job max parallelism", 256, nil},
-		{"producer of an input", 128, func(n []*Node) { n[3].Inputs[0].From = 1 }},
+		{"producer of an input", 128, func(n []*dataflow.Node) { n[3].Inputs[0].From = 1 }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			jg := keyedJob(t, tc.maxp, tc.change)
@@ -207,7 +208,7 @@ func TestFingerprintDiffers(t *testing.T) {
 // TestDescribeQuotesNames checks that no user string breaks the
 // one-fact-per-line shape: a name with a newline stays on its line.
 func TestDescribeQuotesNames(t *testing.T) {
-	jg := keyedJob(t, 128, func(n []*Node) { n[2].Name = "sum\nvertex 9 \"x\" p=1" })
+	jg := keyedJob(t, 128, func(n []*dataflow.Node) { n[2].Name = "sum\nvertex 9 \"x\" p=1" })
 	for i, l := range descLines(Describe(jg)) {
 		if !strings.HasPrefix(l, "vertex ") && !strings.HasPrefix(l, "max-parallelism ") {
 			t.Fatalf("line %d %q: a name leaked out of its line", i+1, l)
@@ -244,7 +245,7 @@ func TestGraphMismatch(t *testing.T) {
 	if err := GraphMismatch("demo", jm, jm); err != nil {
 		t.Fatalf("equal descriptions: %v", err)
 	}
-	here := Describe(keyedJob(t, 128, func(n []*Node) { n[2].Parallelism = 2 }))
+	here := Describe(keyedJob(t, 128, func(n []*dataflow.Node) { n[2].Parallelism = 2 }))
 	err := GraphMismatch("demo", jm, here)
 	if err == nil || !IsUnrecoverable(err) {
 		t.Fatalf("GraphMismatch = %v, want an unrecoverable error", err)

@@ -4,13 +4,15 @@
 //
 // A walk through one job:
 //
-//  1. The typed API (package weir) builds a logical graph of Nodes. Each Node
-//     carries type-erased factories made in generic code, so the runtime never
-//     needs to know a record type, and no record is ever boxed: operators,
-//     pools and writers are typed; the runtime only connects them once, at
-//     deployment, with a type assertion per link.
-//  2. BuildJobGraph chains nodes joined by forward edges of equal parallelism
-//     into Vertices. Each vertex runs as Parallelism subtasks (Tasks).
+//  1. The typed API (package weir) builds a logical graph of Nodes
+//     (internal/dataflow, the vocabulary operators and the runtime share).
+//     Each Node carries type-erased factories made in generic code, so the
+//     runtime never needs to know a record type, and no record is ever
+//     boxed: operators, pools and writers are typed; the runtime only
+//     connects them once, at deployment, with a type assertion per link.
+//  2. dataflow.BuildJobGraph chains nodes joined by forward edges of equal
+//     parallelism into Vertices. Each vertex runs as Parallelism subtasks
+//     (Tasks).
 //  3. A JobMaster (jobmaster*.go) runs the job. Its rules are a pure state
 //     machine, internal/jobmaster's Machine, which composes the checkpoint
 //     coordinator (one for the job's whole life) and the failover handler

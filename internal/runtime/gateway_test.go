@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/weirstream/weir/internal/checkpoint"
+	"github.com/weirstream/weir/internal/dataflow"
+	"github.com/weirstream/weir/internal/dataflow/dataflowtest"
 	"github.com/weirstream/weir/internal/deployment"
 	"github.com/weirstream/weir/internal/jobmaster"
 	"github.com/weirstream/weir/internal/network"
@@ -145,9 +147,9 @@ func TestExecGatewayAddsJobAndAttempt(t *testing.T) {
 
 // twoStageGraph is src(2) -hash-> agg(2), built for layout only: its nodes
 // have no factories.
-func twoStageGraph(t *testing.T) *JobGraph {
+func twoStageGraph(t *testing.T) *dataflow.JobGraph {
 	t.Helper()
-	jg, err := BuildJobGraph(graphOf(node("src", 2), node("agg", 2, hash(0))), 8)
+	jg, err := dataflow.BuildJobGraph(dataflowtest.Graph(dataflowtest.Node("src", 2), dataflowtest.Node("agg", 2, dataflowtest.Hash(0))), 8)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -201,7 +203,7 @@ func TestDescribeTasksLayout(t *testing.T) {
 func TestPartitionsChannel(t *testing.T) {
 	p := newPartitions("tm-a")
 	l := &taskLinks{self: "tm-a", job: "j", parts: p, credits: 1}
-	noCodec := func() (ChannelCodec, error) { return nil, errors.New("no codec needed") }
+	noCodec := func() (dataflow.ChannelCodec, error) { return nil, errors.New("no codec needed") }
 	prod0 := deployment.ExecutionID{Task: tid(0, 0)}
 	prod1 := deployment.ExecutionID{Task: tid(0, 1)}
 	cons := deployment.ExecutionID{Task: tid(1, 0), Attempt: 1}

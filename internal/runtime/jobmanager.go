@@ -10,6 +10,7 @@ import (
 	"github.com/weirstream/weir/internal/checkpoint"
 	"github.com/weirstream/weir/internal/checkpoint/coordinator"
 	"github.com/weirstream/weir/internal/checkpoint/storage"
+	"github.com/weirstream/weir/internal/dataflow"
 	"github.com/weirstream/weir/internal/deployment"
 	"github.com/weirstream/weir/internal/faults"
 	"github.com/weirstream/weir/internal/jobmaster"
@@ -215,7 +216,7 @@ type JobFailedError = jobmaster.JobFailedError
 // The JobMaster restores, deploys the tasks, coordinates checkpoints and
 // restarts a failed region; cluster mode runs the same two pieces in
 // different processes.
-func Execute(ctx context.Context, g *Graph, cfg JobConfig) error {
+func Execute(ctx context.Context, g *dataflow.Graph, cfg JobConfig) error {
 	if err := cfg.fill(); err != nil {
 		return err
 	}
@@ -250,11 +251,11 @@ func Execute(ctx context.Context, g *Graph, cfg JobConfig) error {
 // incomplete checkpoints left), finds the restore point and checks that
 // the graph can use it, and returns the job's JobMaster, started. cfg is
 // filled with defaults.
-func newJob(ctx context.Context, g *Graph, cfg *JobConfig) (*JobMaster, *storage.FS, error) {
+func newJob(ctx context.Context, g *dataflow.Graph, cfg *JobConfig) (*JobMaster, *storage.FS, error) {
 	if err := cfg.fill(); err != nil {
 		return nil, nil, err
 	}
-	jg, err := BuildJobGraph(g, cfg.MaxParallelism)
+	jg, err := dataflow.BuildJobGraph(g, cfg.MaxParallelism)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/weirstream/weir/internal/checkpoint"
 	"github.com/weirstream/weir/internal/checkpoint/storage"
+	"github.com/weirstream/weir/internal/dataflow"
 	"github.com/weirstream/weir/internal/deployment"
 	"github.com/weirstream/weir/internal/jobmaster"
 	"github.com/weirstream/weir/internal/jobstatus"
@@ -26,7 +27,7 @@ import (
 // storage. One goroutine (run) owns the Machine.
 type JobMaster struct {
 	cfg   JobConfig
-	jg    *JobGraph
+	jg    *dataflow.JobGraph
 	store *storage.FS
 	log   *slog.Logger
 	spec  deployment.JobSpec
@@ -78,7 +79,7 @@ type JobMaster struct {
 
 // newJobMaster returns the JobMaster of jg; start completes it once the
 // initial restore point is known.
-func newJobMaster(cfg JobConfig, jg *JobGraph, store *storage.FS) *JobMaster {
+func newJobMaster(cfg JobConfig, jg *dataflow.JobGraph, store *storage.FS) *JobMaster {
 	return &JobMaster{
 		cfg: cfg, jg: jg, store: store, log: cfg.Logger, status: cfg.recorder(),
 		spec:        deployment.JobSpec{Name: cfg.JobName, Kind: "local"},

@@ -11,6 +11,8 @@ import (
 
 	"github.com/weirstream/weir/internal/checkpoint"
 	"github.com/weirstream/weir/internal/checkpoint/storage"
+	"github.com/weirstream/weir/internal/dataflow"
+	"github.com/weirstream/weir/internal/dataflow/dataflowtest"
 	"github.com/weirstream/weir/internal/deployment"
 	"github.com/weirstream/weir/internal/jobmaster"
 	"github.com/weirstream/weir/internal/jobstatus"
@@ -105,7 +107,7 @@ func runBlockedStorage(t *testing.T, blocked bool, delay time.Duration) storageL
 	}
 	// src(2) -hash-> agg(2) beside other(1): two regions, so the job
 	// runs on (and takes requests) while the first restarts.
-	jg, err := BuildJobGraph(graphOf(node("src", 2), node("agg", 2, hash(0)), node("other", 1)), 8)
+	jg, err := dataflow.BuildJobGraph(dataflowtest.Graph(dataflowtest.Node("src", 2), dataflowtest.Node("agg", 2, dataflowtest.Hash(0)), dataflowtest.Node("other", 1)), 8)
 	if err != nil {
 		t.Fatal(err)
 	}

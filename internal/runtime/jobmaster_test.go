@@ -9,6 +9,8 @@ import (
 
 	"github.com/weirstream/weir/internal/checkpoint"
 	"github.com/weirstream/weir/internal/checkpoint/storage"
+	"github.com/weirstream/weir/internal/dataflow"
+	"github.com/weirstream/weir/internal/dataflow/dataflowtest"
 	"github.com/weirstream/weir/internal/deployment"
 	"github.com/weirstream/weir/internal/jobmaster"
 	"github.com/weirstream/weir/internal/jobstatus"
@@ -66,7 +68,7 @@ func newTestJobMaster(t *testing.T) (*JobMaster, *fakeTM) {
 	return newTestJobMasterOf(t, twoStageGraph(t))
 }
 
-func newTestJobMasterOf(t *testing.T, jg *JobGraph) (*JobMaster, *fakeTM) {
+func newTestJobMasterOf(t *testing.T, jg *dataflow.JobGraph) (*JobMaster, *fakeTM) {
 	t.Helper()
 	store, err := storage.Open(t.TempDir(), "j")
 	if err != nil {
@@ -183,7 +185,7 @@ func TestJobMasterRegionRestart(t *testing.T) {
 // acknowledge the restarted region's final checkpoint, so every region
 // restarts, not only the failed one.
 func TestJobMasterFailureAfterFinalCheckpoint(t *testing.T) {
-	jg, err := BuildJobGraph(graphOf(node("src", 2), node("sink", 2, fwd(0))), 8)
+	jg, err := dataflow.BuildJobGraph(dataflowtest.Graph(dataflowtest.Node("src", 2), dataflowtest.Node("sink", 2, dataflowtest.Fwd(0))), 8)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -229,7 +231,7 @@ func TestJobMasterFailureAfterFinalCheckpoint(t *testing.T) {
 // restarts alone, from that final checkpoint, and the next final
 // checkpoint is notified to both.
 func TestJobMasterFinalCompletesWhileRegionRestarts(t *testing.T) {
-	jg, err := BuildJobGraph(graphOf(node("src", 2), node("sink", 2, fwd(0))), 8)
+	jg, err := dataflow.BuildJobGraph(dataflowtest.Graph(dataflowtest.Node("src", 2), dataflowtest.Node("sink", 2, dataflowtest.Fwd(0))), 8)
 	if err != nil {
 		t.Fatal(err)
 	}

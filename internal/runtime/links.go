@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/weirstream/weir/internal/checkpoint"
+	"github.com/weirstream/weir/internal/dataflow"
 	"github.com/weirstream/weir/internal/deployment"
 	"github.com/weirstream/weir/internal/jobstatus"
 	"github.com/weirstream/weir/internal/network"
@@ -54,7 +55,7 @@ type taskLinks struct {
 // output edge k, which is gate channel index of that consumer. A remote
 // one is registered for the consumer's partition request; codec makes
 // the edge's encoder on first use.
-func (l *taskLinks) sender(producer deployment.ExecutionID, k, j, index int, consumer deployment.ChannelDesc, codec func() (ChannelCodec, error)) (network.Sender, error) {
+func (l *taskLinks) sender(producer deployment.ExecutionID, k, j, index int, consumer deployment.ChannelDesc, codec func() (dataflow.ChannelCodec, error)) (network.Sender, error) {
 	if l.weak != nil {
 		c, err := codec()
 		if err != nil {
@@ -99,7 +100,7 @@ func (l *taskLinks) sender(producer deployment.ExecutionID, k, j, index int, con
 // the producer's (whose attempts come and go behind the log), and asks the
 // producer's log for what follows the position pos read (nil: from the
 // start).
-func (l *taskLinks) openInputs(ctx, life context.Context, consumer deployment.ExecutionID, v *Vertex, inputs []deployment.ChannelDesc, gate *network.Gate, pos *checkpoint.WeakPositions, onFailure func(error)) error {
+func (l *taskLinks) openInputs(ctx, life context.Context, consumer deployment.ExecutionID, v *dataflow.Vertex, inputs []deployment.ChannelDesc, gate *network.Gate, pos *checkpoint.WeakPositions, onFailure func(error)) error {
 	offsets, _ := gateOffsets(v)
 	if l.weak != nil {
 		l.remoteIns = make([]*weakRemoteIn, len(inputs))
@@ -240,7 +241,7 @@ func deploymentPeers(d *deployment.Deployment, self deployment.ResourceID) []dep
 
 // outputEdge returns the index among from's outputs of the edge into
 // input number input of to: the Edge of a remote channel's partition key.
-func outputEdge(from, to *Vertex, input int) int {
+func outputEdge(from, to *dataflow.Vertex, input int) int {
 	for k, o := range from.Outputs {
 		if o.To == to && o.InputIndex == input {
 			return k
@@ -254,7 +255,7 @@ func outputEdge(from, to *Vertex, input int) int {
 // which hold exactly what AppendBatch would write (the wire carries
 // AppendBatch's encoding), so recording one as channel state, or measuring
 // it, is a byte copy.
-type wireCodec struct{ ChannelCodec }
+type wireCodec struct{ dataflow.ChannelCodec }
 
 func (c wireCodec) AppendBatch(dst []byte, data any) []byte {
 	if s, ok := data.(*network.Serialized); ok {
@@ -278,7 +279,7 @@ func (c wireCodec) Records(data any) int {
 // its partition request, which makes an OutChannel for its attempt
 // (TaskExecutor.weakRequest); either replays the log from the position
 // the consumer's snapshot read.
-func (l *taskLinks) weakSender(producer deployment.ExecutionID, k, j int, consumer deployment.ChannelDesc, codec ChannelCodec) (network.Sender, error) {
+func (l *taskLinks) weakSender(producer deployment.ExecutionID, k, j int, consumer deployment.ChannelDesc, codec dataflow.ChannelCodec) (network.Sender, error) {
 	s, _ := l.weak.sender(weakKey{producer: producer.Task, edge: k, consumer: j}, consumer.Peer.Task)
 	s.setCodec(codec)
 	for len(l.weakOuts) <= k {

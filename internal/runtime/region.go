@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/weirstream/weir/internal/checkpoint"
+	"github.com/weirstream/weir/internal/dataflow"
 )
 
 // Regions returns the pipelined regions of jg, the unit of failover: each a
@@ -28,11 +29,11 @@ import (
 //
 // It reads only vertex IDs, parallelisms and the inputs' producers and
 // partitioning.
-func Regions(jg *JobGraph) [][]checkpoint.TaskID {
+func Regions(jg *dataflow.JobGraph) [][]checkpoint.TaskID {
 	// Subtask (v, i) is node base[v]+i of the union-find forest. Keyed by
 	// pointer, not ID, so a hand-made graph whose IDs are not positions
 	// works too.
-	base := map[*Vertex]int{}
+	base := map[*dataflow.Vertex]int{}
 	n := 0
 	for _, v := range jg.Vertices {
 		base[v] = n
@@ -42,7 +43,7 @@ func Regions(jg *JobGraph) [][]checkpoint.TaskID {
 	for _, v := range jg.Vertices {
 		for _, in := range v.Inputs {
 			from := in.From
-			if in.Edge.Partition == Forward && from.Parallelism == v.Parallelism {
+			if in.Edge.Partition == dataflow.Forward && from.Parallelism == v.Parallelism {
 				for i := range v.Parallelism {
 					uf.union(base[from]+i, base[v]+i)
 				}

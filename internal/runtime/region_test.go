@@ -8,27 +8,28 @@ import (
 	"testing"
 
 	"github.com/weirstream/weir/internal/checkpoint"
+	"github.com/weirstream/weir/internal/dataflow"
 )
 
 // graph builds a JobGraph from parallelisms and edges, the way
 // BuildJobGraph links vertices, without operators.
-func regionGraph(par []int, edges ...regionEdge) *JobGraph {
-	jg := &JobGraph{MaxParallelism: 128}
+func regionGraph(par []int, edges ...regionEdge) *dataflow.JobGraph {
+	jg := &dataflow.JobGraph{MaxParallelism: 128}
 	for i, p := range par {
-		jg.Vertices = append(jg.Vertices, &Vertex{ID: i, Parallelism: p})
+		jg.Vertices = append(jg.Vertices, &dataflow.Vertex{ID: i, Parallelism: p})
 	}
 	for _, e := range edges {
 		from, to := jg.Vertices[e.from], jg.Vertices[e.to]
-		re := Edge{From: e.from, Partition: e.p}
-		to.Inputs = append(to.Inputs, VertexInput{From: from, Edge: re, Index: len(to.Inputs)})
-		from.Outputs = append(from.Outputs, VertexOutput{To: to, Edge: re, InputIndex: len(to.Inputs) - 1})
+		re := dataflow.Edge{From: e.from, Partition: e.p}
+		to.Inputs = append(to.Inputs, dataflow.VertexInput{From: from, Edge: re, Index: len(to.Inputs)})
+		from.Outputs = append(from.Outputs, dataflow.VertexOutput{To: to, Edge: re, InputIndex: len(to.Inputs) - 1})
 	}
 	return jg
 }
 
 type regionEdge struct {
 	from, to int
-	p        Partition
+	p        dataflow.Partition
 }
 
 // tasks parses "v/i" pairs into TaskIDs.
@@ -45,43 +46,43 @@ func taskIDs(ids ...string) []checkpoint.TaskID {
 func TestRegions(t *testing.T) {
 	for _, tc := range []struct {
 		name string
-		jg   *JobGraph
+		jg   *dataflow.JobGraph
 		want [][]checkpoint.TaskID
 	}{
 		{
 			name: "forward only: one region per subtask index",
-			jg:   regionGraph([]int{3, 3, 3}, regionEdge{0, 1, Forward}, regionEdge{1, 2, Forward}),
+			jg:   regionGraph([]int{3, 3, 3}, regionEdge{0, 1, dataflow.Forward}, regionEdge{1, 2, dataflow.Forward}),
 			want: [][]checkpoint.TaskID{
 				taskIDs("0/0", "1/0", "2/0"), taskIDs("0/1", "1/1", "2/1"), taskIDs("0/2", "1/2", "2/2"),
 			},
 		},
 		{
 			name: "keyed: one region",
-			jg:   regionGraph([]int{2, 2, 3}, regionEdge{0, 1, Forward}, regionEdge{1, 2, Hash}),
+			jg:   regionGraph([]int{2, 2, 3}, regionEdge{0, 1, dataflow.Forward}, regionEdge{1, 2, dataflow.Hash}),
 			want: [][]checkpoint.TaskID{taskIDs("0/0", "0/1", "1/0", "1/1", "2/0", "2/1", "2/2")},
 		},
 		{
 			name: "two independent keyed pipelines",
-			jg:   regionGraph([]int{2, 2, 1, 2}, regionEdge{0, 1, Hash}, regionEdge{2, 3, Rebalance}),
+			jg:   regionGraph([]int{2, 2, 1, 2}, regionEdge{0, 1, dataflow.Hash}, regionEdge{2, 3, dataflow.Rebalance}),
 			want: [][]checkpoint.TaskID{taskIDs("0/0", "0/1", "1/0", "1/1"), taskIDs("2/0", "3/0", "3/1")},
 		},
 		{
 			name: "keyed pipeline beside a forward pipeline",
 			jg: regionGraph([]int{2, 2, 2, 2, 2},
-				regionEdge{0, 1, Forward}, regionEdge{1, 2, Hash}, regionEdge{3, 4, Forward}),
+				regionEdge{0, 1, dataflow.Forward}, regionEdge{1, 2, dataflow.Hash}, regionEdge{3, 4, dataflow.Forward}),
 			want: [][]checkpoint.TaskID{
 				taskIDs("0/0", "0/1", "1/0", "1/1", "2/0", "2/1"), taskIDs("3/0", "4/0"), taskIDs("3/1", "4/1"),
 			},
 		},
 		{
 			name: "forward between unequal parallelisms is all-to-all",
-			jg:   regionGraph([]int{2, 3}, regionEdge{0, 1, Forward}),
+			jg:   regionGraph([]int{2, 3}, regionEdge{0, 1, dataflow.Forward}),
 			want: [][]checkpoint.TaskID{taskIDs("0/0", "0/1", "1/0", "1/1", "1/2")},
 		},
 		{
 			name: "broadcast joins, a union of forward inputs keeps indices apart",
 			jg: regionGraph([]int{2, 2, 2, 1, 1},
-				regionEdge{0, 2, Forward}, regionEdge{1, 2, Forward}, regionEdge{3, 4, Broadcast}),
+				regionEdge{0, 2, dataflow.Forward}, regionEdge{1, 2, dataflow.Forward}, regionEdge{3, 4, dataflow.Broadcast}),
 			want: [][]checkpoint.TaskID{
 				taskIDs("0/0", "1/0", "2/0"), taskIDs("0/1", "1/1", "2/1"), taskIDs("3/0", "4/0"),
 			},
@@ -89,7 +90,7 @@ func TestRegions(t *testing.T) {
 		{
 			name: "a keyed edge into one branch joins all of a forward diamond",
 			jg: regionGraph([]int{2, 2, 2, 2},
-				regionEdge{0, 1, Forward}, regionEdge{0, 2, Hash}, regionEdge{1, 3, Forward}, regionEdge{2, 3, Forward}),
+				regionEdge{0, 1, dataflow.Forward}, regionEdge{0, 2, dataflow.Hash}, regionEdge{1, 3, dataflow.Forward}, regionEdge{2, 3, dataflow.Forward}),
 			want: [][]checkpoint.TaskID{taskIDs("0/0", "0/1", "1/0", "1/1", "2/0", "2/1", "3/0", "3/1")},
 		},
 		{
@@ -115,16 +116,16 @@ func TestRegions(t *testing.T) {
 // TestRegionsOfBuiltGraph runs on BuildJobGraph's output: a source chained
 // with a map, keyed into a sink, beside an unchained forward pipeline.
 func TestRegionsOfBuiltGraph(t *testing.T) {
-	g := &Graph{}
+	g := &dataflow.Graph{}
 	key := func(int64) uint32 { return 0 }
-	src := g.Add(&Node{Name: "src", UID: "src", Parallelism: 2})
-	m := g.Add(&Node{Name: "map", UID: "map", Parallelism: 2, Inputs: []Edge{{From: src.ID}}})
-	g.Add(&Node{Name: "sum", UID: "sum", Parallelism: 2,
-		Inputs: []Edge{{From: m.ID, Partition: Hash, KeyHash: key}}})
-	a := g.Add(&Node{Name: "a", UID: "a", Parallelism: 2})
-	g.Add(&Node{Name: "b", UID: "b", Parallelism: 2, Inputs: []Edge{{From: a.ID}}})
-	g.Add(&Node{Name: "c", UID: "c", Parallelism: 2, Inputs: []Edge{{From: a.ID}}})
-	jg, err := BuildJobGraph(g, 128)
+	src := g.Add(&dataflow.Node{Name: "src", UID: "src", Parallelism: 2})
+	m := g.Add(&dataflow.Node{Name: "map", UID: "map", Parallelism: 2, Inputs: []dataflow.Edge{{From: src.ID}}})
+	g.Add(&dataflow.Node{Name: "sum", UID: "sum", Parallelism: 2,
+		Inputs: []dataflow.Edge{{From: m.ID, Partition: dataflow.Hash, KeyHash: key}}})
+	a := g.Add(&dataflow.Node{Name: "a", UID: "a", Parallelism: 2})
+	g.Add(&dataflow.Node{Name: "b", UID: "b", Parallelism: 2, Inputs: []dataflow.Edge{{From: a.ID}}})
+	g.Add(&dataflow.Node{Name: "c", UID: "c", Parallelism: 2, Inputs: []dataflow.Edge{{From: a.ID}}})
+	jg, err := dataflow.BuildJobGraph(g, 128)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -149,7 +150,7 @@ func naiveRegionsOf(par []int, edges []regionEdge) [][]checkpoint.TaskID {
 	for _, e := range edges {
 		for i := 0; i < par[e.from]; i++ {
 			for j := 0; j < par[e.to]; j++ {
-				if e.p != Forward || par[e.from] != par[e.to] || i == j {
+				if e.p != dataflow.Forward || par[e.from] != par[e.to] || i == j {
 					link(checkpoint.TaskID{Vertex: e.from, Subtask: i}, checkpoint.TaskID{Vertex: e.to, Subtask: j})
 				}
 			}
@@ -183,7 +184,7 @@ func naiveRegionsOf(par []int, edges []regionEdge) [][]checkpoint.TaskID {
 func TestRegionsMatchNaiveModel(t *testing.T) {
 	const seed = 3
 	rng := rand.New(rand.NewSource(seed))
-	parts := []Partition{Forward, Forward, Forward, Hash, Rebalance, Broadcast}
+	parts := []dataflow.Partition{dataflow.Forward, dataflow.Forward, dataflow.Forward, dataflow.Hash, dataflow.Rebalance, dataflow.Broadcast}
 	sizes := map[int]int{}
 	for run := 0; run < 2000; run++ {
 		n := rng.Intn(8)

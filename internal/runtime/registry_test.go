@@ -16,6 +16,7 @@ import (
 
 	"github.com/weirstream/weir/internal/checkpoint"
 	"github.com/weirstream/weir/internal/checkpoint/storage"
+	"github.com/weirstream/weir/internal/dataflow"
 	"github.com/weirstream/weir/internal/deployment"
 	"github.com/weirstream/weir/internal/jobmaster"
 	"github.com/weirstream/weir/internal/restart"
@@ -289,7 +290,7 @@ func TestJobMasterRegistersCheckpoints(t *testing.T) {
 }
 
 // statesOf returns an empty state of every subtask of jg.
-func statesOf(jg *JobGraph) []checkpoint.TaskState {
+func statesOf(jg *dataflow.JobGraph) []checkpoint.TaskState {
 	var out []checkpoint.TaskState
 	for _, v := range jg.Vertices {
 		for s := range v.Parallelism {

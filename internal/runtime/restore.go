@@ -10,6 +10,7 @@ import (
 
 	"github.com/weirstream/weir/internal/checkpoint"
 	"github.com/weirstream/weir/internal/checkpoint/storage"
+	"github.com/weirstream/weir/internal/dataflow"
 	"github.com/weirstream/weir/internal/keygroup"
 	"github.com/weirstream/weir/internal/state"
 )
@@ -27,7 +28,7 @@ type restorePoint struct {
 
 // checkOperators fails when the checkpoint holds state for an operator the
 // job does not have: dropping state silently would be a wrong restore.
-func (rp *restorePoint) checkOperators(jg *JobGraph, allowNonRestored bool) error {
+func (rp *restorePoint) checkOperators(jg *dataflow.JobGraph, allowNonRestored bool) error {
 	if rp == nil {
 		return nil
 	}
@@ -70,11 +71,11 @@ func hasState(op checkpoint.OperatorState) bool {
 // consumer) channel; redistributing them would have to order them before
 // every new record of every new producer, so weir refuses, as Flink first
 // did, and points to the savepoint, which is always aligned.
-func (rp *restorePoint) checkChannelState(jg *JobGraph) error {
+func (rp *restorePoint) checkChannelState(jg *dataflow.JobGraph) error {
 	if rp == nil {
 		return nil
 	}
-	heads := map[string]*Vertex{}
+	heads := map[string]*dataflow.Vertex{}
 	for _, v := range jg.Vertices {
 		heads[v.Chain[0].UID] = v
 	}
@@ -138,7 +139,7 @@ const UnionStatePrefix = "union/"
 // keyed blocks of every old subtask whose key groups overlap kgs, and the
 // operator list state (redistributed round-robin if the parallelism
 // changed, Flink's split-distribute).
-func (rp *restorePoint) forOperator(ctx context.Context, uid string, subtask, parallelism int, kgs keygroup.Range) (*RestoredState, error) {
+func (rp *restorePoint) forOperator(ctx context.Context, uid string, subtask, parallelism int, kgs keygroup.Range) (*dataflow.RestoredState, error) {
 	if rp == nil {
 		return nil, nil
 	}
@@ -146,7 +147,7 @@ func (rp *restorePoint) forOperator(ctx context.Context, uid string, subtask, pa
 	if op == nil {
 		return nil, nil // an operator new to the job starts fresh
 	}
-	rs := &RestoredState{Checkpoint: rp.md.ID, Schemas: op.States}
+	rs := &dataflow.RestoredState{Checkpoint: rp.md.ID, Schemas: op.States}
 	subs := append([]checkpoint.SubtaskStateEntry(nil), op.Subtasks...)
 	sort.Slice(subs, func(i, j int) bool { return subs[i].Subtask < subs[j].Subtask })
 	rs.Incremental, rs.Files, rs.OwnShared = rp.incrementalFor(subs, kgs)
@@ -215,7 +216,7 @@ func (rp *restorePoint) keyedSource(f checkpoint.StateFile, mine []checkpoint.Ke
 }
 
 // metadataFor groups acknowledged task states by operator uid.
-func metadataFor(jobID string, jg *JobGraph, id checkpoint.ID, kind checkpoint.Kind, ts time.Time, states []checkpoint.TaskState) (*checkpoint.Metadata, error) {
+func metadataFor(jobID string, jg *dataflow.JobGraph, id checkpoint.ID, kind checkpoint.Kind, ts time.Time, states []checkpoint.TaskState) (*checkpoint.Metadata, error) {
 	md := &checkpoint.Metadata{JobID: jobID, ID: id, Kind: kind, Timestamp: ts}
 	index := map[string]int{}
 	for _, v := range jg.Vertices {

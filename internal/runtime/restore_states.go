@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/weirstream/weir/internal/checkpoint"
+	"github.com/weirstream/weir/internal/dataflow"
 	"github.com/weirstream/weir/internal/state"
 )
 
@@ -16,7 +17,7 @@ import (
 // task opens a sink or a source. States registered without a declaration
 // are checked as each task registers them, which fails the job without a
 // restart too, but after deployment.
-func (rp *restorePoint) checkStates(jg *JobGraph, allowNonRestored bool) error {
+func (rp *restorePoint) checkStates(jg *dataflow.JobGraph, allowNonRestored bool) error {
 	if rp == nil {
 		return nil
 	}
@@ -40,7 +41,7 @@ type OperatorStates struct {
 
 // StateReport checks every operator of jg that declares states against
 // md's state tables (savepoint check prints it; checkStates acts on it).
-func StateReport(md *checkpoint.Metadata, jg *JobGraph, allowNonRestored bool) []OperatorStates {
+func StateReport(md *checkpoint.Metadata, jg *dataflow.JobGraph, allowNonRestored bool) []OperatorStates {
 	var out []OperatorStates
 	for _, v := range jg.Vertices {
 		for _, n := range v.Chain {

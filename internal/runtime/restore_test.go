@@ -11,6 +11,8 @@ import (
 
 	"github.com/weirstream/weir/internal/checkpoint"
 	"github.com/weirstream/weir/internal/checkpoint/storage"
+	"github.com/weirstream/weir/internal/dataflow"
+	"github.com/weirstream/weir/internal/dataflow/dataflowtest"
 	"github.com/weirstream/weir/internal/keygroup"
 	"github.com/weirstream/weir/internal/state"
 )
@@ -205,8 +207,8 @@ func TestForOperatorKeyedRescale(t *testing.T) {
 // job-graph order, with each operator's parallelism and max parallelism,
 // and subtasks sorted; states of unknown uids are dropped.
 func TestMetadataFor(t *testing.T) {
-	g := graphOf(node("src", 2), node("map", 2, fwd(0)), node("agg", 3, hash(1)))
-	jg, err := BuildJobGraph(g, 32)
+	g := dataflowtest.Graph(dataflowtest.Node("src", 2), dataflowtest.Node("map", 2, dataflowtest.Fwd(0)), dataflowtest.Node("agg", 3, dataflowtest.Hash(1)))
+	jg, err := dataflow.BuildJobGraph(g, 32)
 	if err != nil {
 		t.Fatal(err)
 	}

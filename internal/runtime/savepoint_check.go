@@ -8,6 +8,7 @@ import (
 	"github.com/weirstream/weir/internal/checkpoint"
 	"github.com/weirstream/weir/internal/checkpoint/storage"
 	"github.com/weirstream/weir/internal/codec"
+	"github.com/weirstream/weir/internal/dataflow"
 	"github.com/weirstream/weir/internal/state"
 )
 
@@ -55,11 +56,11 @@ const Undeclared = "undeclared"
 // CheckSavepoint compares the checkpoint or savepoint at path with the job
 // g builds under cfg, as a restore would before deploying. The error is
 // for a path that does not load; what blocks a restore is in the report.
-func CheckSavepoint(ctx context.Context, g *Graph, cfg JobConfig, path string) (*SavepointReport, error) {
+func CheckSavepoint(ctx context.Context, g *dataflow.Graph, cfg JobConfig, path string) (*SavepointReport, error) {
 	if err := cfg.fill(); err != nil {
 		return nil, err
 	}
-	jg, err := BuildJobGraph(g, cfg.MaxParallelism)
+	jg, err := dataflow.BuildJobGraph(g, cfg.MaxParallelism)
 	if err != nil {
 		return nil, err
 	}
@@ -91,7 +92,7 @@ func CheckSavepoint(ctx context.Context, g *Graph, cfg JobConfig, path string) (
 	for _, op := range StateReport(md, jg, cfg.AllowNonRestoredState) {
 		declared[op.UID] = op.Findings
 	}
-	inJob := map[string]*Node{}
+	inJob := map[string]*dataflow.Node{}
 	for _, v := range jg.Vertices {
 		for _, n := range v.Chain {
 			inJob[n.UID] = n
@@ -134,7 +135,7 @@ func CheckSavepoint(ctx context.Context, g *Graph, cfg JobConfig, path string) (
 // without a declaration as undeclared (the operator's own tasks check them
 // when they register), or as the findings say when the declaration is
 // complete.
-func statesInfo(rows []checkpoint.StateSchema, findings []state.Finding, n *Node) []SavepointStateInfo {
+func statesInfo(rows []checkpoint.StateSchema, findings []state.Finding, n *dataflow.Node) []SavepointStateInfo {
 	var out []SavepointStateInfo
 	covered := map[string]bool{}
 	stored := map[string]checkpoint.StateSchema{}

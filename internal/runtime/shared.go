@@ -4,10 +4,10 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"time"
 
 	"github.com/weirstream/weir/internal/checkpoint"
 	"github.com/weirstream/weir/internal/checkpoint/registry"
+	"github.com/weirstream/weir/internal/dataflow"
 	"github.com/weirstream/weir/internal/keygroup"
 )
 
@@ -143,32 +143,12 @@ func (jm *JobMaster) sharedAborted(id checkpoint.ID, sweep bool) {
 	}
 }
 
-// FileSource reads a checkpoint's state files, checking each against its
-// size and CRC32C (storage.FS).
-type FileSource interface {
-	OpenFile(ctx context.Context, f checkpoint.StateFile) (io.ReadCloser, error)
-}
-
-// SharedStateWriter is the StateWriter of incremental snapshots: it also
-// writes files into the job's shared area.
-type SharedStateWriter interface {
-	StateWriter
-	WriteSharedFile(ctx context.Context, name string, write func(w io.Writer) error) (checkpoint.StateFile, error)
-}
-
 func (w chkWriter) WriteSharedFile(ctx context.Context, name string, write func(io.Writer) error) (checkpoint.StateFile, error) {
 	return w.fs.WriteSharedFile(ctx, name, write)
 }
 
-// KindSnapshotter is implemented by operators whose snapshot depends on
-// the checkpoint's kind: the LSM backend snapshots incrementally only for
-// periodic checkpoints, canonically for savepoints and final checkpoints.
-type KindSnapshotter interface {
-	SnapshotStateKind(ctx context.Context, id checkpoint.ID, ts time.Time, kind checkpoint.Kind) (AsyncSnapshot, error)
-}
-
-func snapshotOperator(ctx context.Context, op Operator, b checkpoint.Barrier) (AsyncSnapshot, error) {
-	if k, ok := op.(KindSnapshotter); ok {
+func snapshotOperator(ctx context.Context, op dataflow.Operator, b checkpoint.Barrier) (dataflow.AsyncSnapshot, error) {
+	if k, ok := op.(dataflow.KindSnapshotter); ok {
 		return k.SnapshotStateKind(ctx, b.ID, b.Timestamp, b.Kind)
 	}
 	return op.SnapshotState(ctx, b.ID, b.Timestamp)
@@ -176,7 +156,7 @@ func snapshotOperator(ctx context.Context, op Operator, b checkpoint.Barrier) (A
 
 // incrementalFor returns the incremental handles of the old subtasks whose
 // key groups overlap kgs.
-func (rp *restorePoint) incrementalFor(subs []checkpoint.SubtaskStateEntry, kgs keygroup.Range) ([]*checkpoint.IncrementalKeyedStateHandle, FileSource, bool) {
+func (rp *restorePoint) incrementalFor(subs []checkpoint.SubtaskStateEntry, kgs keygroup.Range) ([]*checkpoint.IncrementalKeyedStateHandle, dataflow.FileSource, bool) {
 	var out []*checkpoint.IncrementalKeyedStateHandle
 	for _, s := range subs {
 		h := s.State.Incremental

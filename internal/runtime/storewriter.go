@@ -6,13 +6,14 @@ import (
 
 	"github.com/weirstream/weir/internal/checkpoint"
 	"github.com/weirstream/weir/internal/checkpoint/storage"
+	"github.com/weirstream/weir/internal/dataflow"
 )
 
 // storeWriters hands tasks a StateWriter bound to one checkpoint of the
 // job's storage.
 type storeWriters struct{ fs *storage.FS }
 
-func (s *storeWriters) ForCheckpoint(id checkpoint.ID) StateWriter {
+func (s *storeWriters) ForCheckpoint(id checkpoint.ID) dataflow.StateWriter {
 	return chkWriter{fs: s.fs, id: id}
 }
 

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/weirstream/weir/internal/checkpoint"
+	"github.com/weirstream/weir/internal/dataflow"
 	"github.com/weirstream/weir/internal/faults"
 	"github.com/weirstream/weir/internal/network"
 )
@@ -59,7 +60,7 @@ type Task struct {
 
 // StateWriterFactory gives a StateWriter for one checkpoint.
 type StateWriterFactory interface {
-	ForCheckpoint(id checkpoint.ID) StateWriter
+	ForCheckpoint(id checkpoint.ID) dataflow.StateWriter
 }
 
 // ErrUserPanic marks a task failure caused by a panic in user code.

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 
 	"github.com/weirstream/weir/internal/checkpoint"
+	"github.com/weirstream/weir/internal/dataflow"
 	"github.com/weirstream/weir/internal/deployment"
 	"github.com/weirstream/weir/internal/jobstatus"
 	"github.com/weirstream/weir/internal/keygroup"
@@ -85,7 +86,7 @@ func newTask(ctx context.Context, in taskInputs) (*Task, error) {
 // newChain builds the chain of a task of v: its operators with their
 // restored state, the writers of the last one, the links between them and
 // the head.
-func newChain(ctx context.Context, in taskInputs, v *Vertex, logger *slog.Logger, metrics *TaskMetrics, debt *network.Debt) (chain, error) {
+func newChain(ctx context.Context, in taskInputs, v *dataflow.Vertex, logger *slog.Logger, metrics *TaskMetrics, debt *network.Debt) (chain, error) {
 	var c chain
 	var err error
 	if c.ops, c.ocs, err = newOperators(ctx, in, v, logger, metrics); err != nil {
@@ -98,7 +99,7 @@ func newChain(ctx context.Context, in taskInputs, v *Vertex, logger *slog.Logger
 		return c, err
 	}
 	if v.IsSource() {
-		src, ok := c.ops[0].(SourceOperator)
+		src, ok := c.ops[0].(dataflow.SourceOperator)
 		if !ok {
 			return c, fmt.Errorf("operator %q has no inputs and is not a source", v.Chain[0].Name)
 		}
@@ -118,7 +119,7 @@ func newChain(ctx context.Context, in taskInputs, v *Vertex, logger *slog.Logger
 // inputsByChannel lays the input functions of a head with inputs of
 // different types out as the gate lays out its channels: input by input,
 // one channel per producer subtask.
-func inputsByChannel(v *Vertex, op Operator) ([]InputFunc, error) {
+func inputsByChannel(v *dataflow.Vertex, op dataflow.Operator) ([]dataflow.InputFunc, error) {
 	head := v.Chain[0]
 	fns, err := head.InputsOf(op)
 	if err != nil {
@@ -128,7 +129,7 @@ func inputsByChannel(v *Vertex, op Operator) ([]InputFunc, error) {
 		return nil, fmt.Errorf("operator %q: %d input functions for %d inputs", head.Name, len(fns), len(v.Inputs))
 	}
 	_, total := gateOffsets(v)
-	byChannel := make([]InputFunc, 0, total)
+	byChannel := make([]dataflow.InputFunc, 0, total)
 	for i, in := range v.Inputs {
 		for range in.From.Parallelism {
 			byChannel = append(byChannel, fns[i])
@@ -139,12 +140,12 @@ func inputsByChannel(v *Vertex, op Operator) ([]InputFunc, error) {
 
 // newOperators makes the operators of v's chain for the execution's
 // subtask, each with its context and restored state.
-func newOperators(ctx context.Context, in taskInputs, v *Vertex, logger *slog.Logger, metrics *TaskMetrics) ([]Operator, []*OperatorContext, error) {
+func newOperators(ctx context.Context, in taskInputs, v *dataflow.Vertex, logger *slog.Logger, metrics *TaskMetrics) ([]dataflow.Operator, []*dataflow.OperatorContext, error) {
 	cfg := &in.prep.Config
 	id := in.td.Exec.Task
 	s := id.Subtask
-	var ops []Operator
-	var ocs []*OperatorContext
+	var ops []dataflow.Operator
+	var ocs []*dataflow.OperatorContext
 	for _, n := range v.Chain {
 		kgs := keygroup.RangeFor(n.MaxParallelism, n.Parallelism, s)
 		restored, err := in.restore.forOperator(ctx, n.UID, s, n.Parallelism, kgs)
@@ -155,7 +156,7 @@ func newOperators(ctx context.Context, in taskInputs, v *Vertex, logger *slog.Lo
 			restored.DropUnrestored = cfg.AllowNonRestoredState
 		}
 		ops = append(ops, n.NewOperator(s))
-		ocs = append(ocs, &OperatorContext{
+		ocs = append(ocs, &dataflow.OperatorContext{
 			JobName: cfg.JobName, Task: id, UID: n.UID, Name: n.Name, Subtask: s, Parallelism: n.Parallelism,
 			MaxParallelism: n.MaxParallelism, KeyGroups: kgs, Attempt: in.td.Exec.Attempt, Restored: restored,
 			BatchSize: cfg.BatchSize, Faults: cfg.Faults, Logger: logger.With("operator", n.Name), Now: cfg.Now,
@@ -170,7 +171,7 @@ func newOperators(ctx context.Context, in taskInputs, v *Vertex, logger *slog.Lo
 // over a sender per consumer (local or remote), counting into metrics and
 // overdrawing into debt. The senders also report the task's backpressure
 // and credits.
-func newWriters(in taskInputs, v *Vertex, metrics *TaskMetrics, debt *network.Debt) ([]Writer, error) {
+func newWriters(in taskInputs, v *dataflow.Vertex, metrics *TaskMetrics, debt *network.Debt) ([]dataflow.Writer, error) {
 	cfg := &in.prep.Config
 	td := in.td
 	s := td.Exec.Task.Subtask
@@ -178,7 +179,7 @@ func newWriters(in taskInputs, v *Vertex, metrics *TaskMetrics, debt *network.De
 	if len(td.Outputs) != len(v.Outputs) {
 		return nil, fmt.Errorf("deploy %s: %d output edges, vertex %q has %d", td.Exec, len(td.Outputs), v.Name(), len(v.Outputs))
 	}
-	var writers []Writer
+	var writers []dataflow.Writer
 	var sent []network.Sender
 	for k, o := range v.Outputs {
 		if len(td.Outputs[k]) != o.To.Parallelism {
@@ -187,8 +188,8 @@ func newWriters(in taskInputs, v *Vertex, metrics *TaskMetrics, debt *network.De
 		offsets, _ := gateOffsets(o.To)
 		channels := make([]network.Sender, o.To.Parallelism)
 		f := o.Edge.Output(last)
-		var codec ChannelCodec // the edge's encoder, made once for its remote channels
-		encoder := func() (ChannelCodec, error) {
+		var codec dataflow.ChannelCodec // the edge's encoder, made once for its remote channels
+		encoder := func() (dataflow.ChannelCodec, error) {
 			if codec != nil {
 				return codec, nil
 			}
@@ -226,7 +227,7 @@ func newWriters(in taskInputs, v *Vertex, metrics *TaskMetrics, debt *network.De
 // connectChain sets every operator's output, from the tail: the last
 // one's are the writers (of its main output, and of each side output),
 // the others' the next operator.
-func connectChain(v *Vertex, ops []Operator, writers []Writer) error {
+func connectChain(v *dataflow.Vertex, ops []dataflow.Operator, writers []dataflow.Writer) error {
 	var outs []any
 	sides := map[string][]any{}
 	var tags []string // in first-seen order, for a deterministic wiring
@@ -251,7 +252,7 @@ func connectChain(v *Vertex, ops []Operator, writers []Writer) error {
 		if i < len(v.Chain)-1 {
 			outs = []any{ops[i+1]}
 		}
-		setter, emits := ops[i].(OutputSetter)
+		setter, emits := ops[i].(dataflow.OutputSetter)
 		if len(outs) == 0 {
 			continue
 		}
@@ -274,7 +275,7 @@ func connectChain(v *Vertex, ops []Operator, writers []Writer) error {
 // unaligned checkpoints record and replay encoded channel state. In
 // aligned mode they only measure what alignment holds back (task_stats.go),
 // so a record type without one measures nothing instead of failing.
-func gateCodecs(v *Vertex, cfg *JobConfig, links *taskLinks, replay bool) ([]channelInfo, error) {
+func gateCodecs(v *dataflow.Vertex, cfg *JobConfig, links *taskLinks, replay bool) ([]channelInfo, error) {
 	switch {
 	case links.hasRemoteInputs():
 		return channelInfos(v, cfg.BatchSize, whyRemote)
@@ -291,7 +292,7 @@ func gateCodecs(v *Vertex, cfg *JobConfig, links *taskLinks, replay bool) ([]cha
 // countRestoredChannelState adds the size of the channel state h a task
 // replays to the job's status, and the part of it that came over remote
 // channels.
-func countRestoredChannelState(st *jobstatus.Recorder, v *Vertex, td deployment.TaskDeployment, self deployment.ResourceID, h *checkpoint.ChannelStateHandle) {
+func countRestoredChannelState(st *jobstatus.Recorder, v *dataflow.Vertex, td deployment.TaskDeployment, self deployment.ResourceID, h *checkpoint.ChannelStateHandle) {
 	if st == nil {
 		return
 	}
@@ -311,14 +312,14 @@ func countRestoredChannelState(st *jobstatus.Recorder, v *Vertex, td deployment.
 
 // connectSideOutputs hands the last operator of v's chain the writers of
 // each of its side outputs, combined by the side output's factories.
-func connectSideOutputs(v *Vertex, op Operator, sides map[string][]any, tags []string) error {
+func connectSideOutputs(v *dataflow.Vertex, op dataflow.Operator, sides map[string][]any, tags []string) error {
 	n := v.Chain[len(v.Chain)-1]
-	setter, ok := op.(SideOutputSetter)
+	setter, ok := op.(dataflow.SideOutputSetter)
 	if !ok {
 		return fmt.Errorf("operator %q has side output consumers but no side outputs", n.Name)
 	}
 	for _, tag := range tags {
-		var f *OutputFactories
+		var f *dataflow.OutputFactories
 		for k := range v.Outputs {
 			if v.Outputs[k].Edge.Tag == tag {
 				f = v.Outputs[k].Edge.Side

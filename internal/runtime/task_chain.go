@@ -5,20 +5,21 @@ import (
 	"fmt"
 
 	"github.com/weirstream/weir/internal/checkpoint"
+	"github.com/weirstream/weir/internal/dataflow"
 )
 
 // chain is what a task drives: its operators in chain order with their
 // contexts, the head that feeds them (a source, or the input function of
 // a consuming task) and the writers of the last operator's outgoing edges.
 type chain struct {
-	ops    []Operator
-	ocs    []*OperatorContext
-	source SourceOperator // head of a source task, else nil
-	input  InputFunc      // head input of a non-source task
+	ops    []dataflow.Operator
+	ocs    []*dataflow.OperatorContext
+	source dataflow.SourceOperator // head of a source task, else nil
+	input  dataflow.InputFunc      // head input of a non-source task
 	// byChannel is the input function of each gate channel when the head
 	// has inputs of different types (Node.InputsOf), else nil.
-	byChannel []InputFunc
-	writers   []Writer
+	byChannel []dataflow.InputFunc
+	writers   []dataflow.Writer
 }
 
 // open opens the operators in chain order.
@@ -44,7 +45,7 @@ func (c *chain) close(parent context.Context) error {
 	return first
 }
 
-func safeClose(ctx context.Context, op Operator) (err error) {
+func safeClose(ctx context.Context, op dataflow.Operator) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("close: %w: %v", ErrUserPanic, r)
@@ -55,8 +56,8 @@ func safeClose(ctx context.Context, op Operator) (err error) {
 
 // snapshotSync takes the synchronous part of every operator's snapshot of
 // checkpoint b in chain order; it returns their asynchronous parts.
-func (c *chain) snapshotSync(ctx context.Context, b checkpoint.Barrier) ([]AsyncSnapshot, error) {
-	asyncs := make([]AsyncSnapshot, len(c.ops))
+func (c *chain) snapshotSync(ctx context.Context, b checkpoint.Barrier) ([]dataflow.AsyncSnapshot, error) {
+	asyncs := make([]dataflow.AsyncSnapshot, len(c.ops))
 	for i, op := range c.ops {
 		a, err := snapshotOperator(ctx, op, b)
 		if err != nil {
@@ -108,7 +109,7 @@ func (t *Task) nextTimer() (int64, bool) {
 	var best int64
 	found := false
 	for _, op := range t.chain.ops {
-		if to, ok := op.(TimerOperator); ok {
+		if to, ok := op.(dataflow.TimerOperator); ok {
 			if at, ok := to.NextTimer(); ok && (!found || at < best) {
 				best, found = at, true
 			}
@@ -140,7 +141,7 @@ func (t *Task) fireTimers(ctx context.Context) error {
 // fireTimersAt fires the processing-time timers due at time now.
 func (t *Task) fireTimersAt(ctx context.Context, now int64) error {
 	for i, op := range t.chain.ops {
-		if to, ok := op.(TimerOperator); ok {
+		if to, ok := op.(dataflow.TimerOperator); ok {
 			if err := to.FireTimers(ctx, now); err != nil {
 				return fmt.Errorf("operator %q: timer: %w", t.chain.ocs[i].Name, err)
 			}

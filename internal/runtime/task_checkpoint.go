@@ -10,6 +10,7 @@ import (
 	"github.com/weirstream/weir/internal/checkpoint"
 	"github.com/weirstream/weir/internal/checkpoint/barrier"
 	"github.com/weirstream/weir/internal/checkpoint/storage"
+	"github.com/weirstream/weir/internal/dataflow"
 	"github.com/weirstream/weir/internal/faults"
 	"github.com/weirstream/weir/internal/jobmaster"
 	"github.com/weirstream/weir/internal/network"
@@ -200,7 +201,7 @@ func (t *Task) snapshot(ctx context.Context, b checkpoint.Barrier, unaligned boo
 	return nil
 }
 
-func (t *Task) runAsync(ctx context.Context, id checkpoint.ID, asyncs []AsyncSnapshot, sw StateWriter) (st checkpoint.TaskState, err error) {
+func (t *Task) runAsync(ctx context.Context, id checkpoint.ID, asyncs []dataflow.AsyncSnapshot, sw dataflow.StateWriter) (st checkpoint.TaskState, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("%w: %v\n%s", ErrUserPanic, r, debug.Stack())

@@ -2,13 +2,14 @@ package runtime
 
 import (
 	"github.com/weirstream/weir/internal/checkpoint"
+	"github.com/weirstream/weir/internal/dataflow"
 	"github.com/weirstream/weir/internal/deployment"
 )
 
 // gateOffsets returns, per input of v, the index of its first channel in
 // v's gates: channels are laid out input by input, each input's producer
 // subtasks in order.
-func gateOffsets(v *Vertex) (offsets []int, total int) {
+func gateOffsets(v *dataflow.Vertex) (offsets []int, total int) {
 	for _, in := range v.Inputs {
 		offsets = append(offsets, total)
 		total += in.From.Parallelism
@@ -23,7 +24,7 @@ type placement func(t checkpoint.TaskID) (tm deployment.ResourceID, dataAddress 
 // describeTasks builds the TaskDeployments of tasks, whose executions are
 // exec(t). Every producer and consumer of a task must be in tasks too, or
 // at least be running as exec says: a region has no channel to another.
-func describeTasks(jg *JobGraph, tasks []checkpoint.TaskID, exec func(checkpoint.TaskID) deployment.ExecutionID, place placement) []deployment.TaskDeployment {
+func describeTasks(jg *dataflow.JobGraph, tasks []checkpoint.TaskID, exec func(checkpoint.TaskID) deployment.ExecutionID, place placement) []deployment.TaskDeployment {
 	desc := func(t checkpoint.TaskID) deployment.ChannelDesc {
 		tm, addr, _ := place(t)
 		return deployment.ChannelDesc{Peer: exec(t), TM: tm, DataAddress: addr}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/weirstream/weir/internal/dataflow"
 	"github.com/weirstream/weir/internal/network"
 	"github.com/weirstream/weir/internal/watermark"
 )
@@ -25,7 +26,7 @@ type eventTime struct {
 	valve    *watermark.Valve
 	out      int64
 	outIdle  bool
-	gens     []WatermarkGenerator
+	gens     []dataflow.WatermarkGenerator
 	interval time.Duration
 	nextEmit time.Time
 }
@@ -38,7 +39,7 @@ func (t *Task) setupEventTime(interval time.Duration, n int) {
 		t.et.valve = watermark.NewValve(n)
 	}
 	for i, op := range t.chain.ops {
-		if g, ok := op.(WatermarkGenerator); ok {
+		if g, ok := op.(dataflow.WatermarkGenerator); ok {
 			g.SetWatermarkOutput(chainWatermarks{t: t, next: i + 1})
 			t.et.gens = append(t.et.gens, g)
 		}
@@ -66,7 +67,7 @@ func (c chainWatermarks) MarkActive(ctx context.Context) error { return c.t.send
 // from on, then downstream.
 func (t *Task) advanceWatermark(ctx context.Context, from int, wm int64) error {
 	for i := from; i < len(t.chain.ops); i++ {
-		w, ok := t.chain.ops[i].(WatermarkOperator)
+		w, ok := t.chain.ops[i].(dataflow.WatermarkOperator)
 		if !ok {
 			continue
 		}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/weirstream/weir/internal/checkpoint"
+	"github.com/weirstream/weir/internal/dataflow"
 )
 
 // TestTaskFinishesOnlyOnItsFinalCheckpoint plays issue 31, the
@@ -38,7 +39,7 @@ func TestTaskFinishesOnlyOnItsFinalCheckpoint(t *testing.T) {
 			task := &Task{
 				ID:      checkpoint.TaskID{Vertex: 0, Subtask: 0},
 				Name:    "src",
-				chain:   chain{ops: []Operator{op}, ocs: []*OperatorContext{{UID: "sink", Name: "sink"}}},
+				chain:   chain{ops: []dataflow.Operator{op}, ocs: []*dataflow.OperatorContext{{UID: "sink", Name: "sink"}}},
 				mail:    newMailbox(),
 				gw:      gw,
 				logger:  slog.New(slog.DiscardHandler),
@@ -104,8 +105,8 @@ func (g *ackGateway) EndOfData(checkpoint.TaskID)                            {}
 // is told of (a sink commits on them).
 type commitOp struct{ completed []checkpoint.ID }
 
-func (o *commitOp) Open(context.Context, *OperatorContext) error { return nil }
-func (o *commitOp) SnapshotState(context.Context, checkpoint.ID, time.Time) (AsyncSnapshot, error) {
+func (o *commitOp) Open(context.Context, *dataflow.OperatorContext) error { return nil }
+func (o *commitOp) SnapshotState(context.Context, checkpoint.ID, time.Time) (dataflow.AsyncSnapshot, error) {
 	return nil, nil
 }
 func (o *commitOp) NotifyCheckpointComplete(_ context.Context, id checkpoint.ID) error {
@@ -119,7 +120,7 @@ func (o *commitOp) Close(context.Context) error                 { return nil }
 // discardStore is checkpoint storage nothing is written to.
 type discardStore struct{}
 
-func (discardStore) ForCheckpoint(checkpoint.ID) StateWriter { return discardStore{} }
+func (discardStore) ForCheckpoint(checkpoint.ID) dataflow.StateWriter { return discardStore{} }
 func (discardStore) WriteFile(context.Context, string, func(io.Writer) error) (checkpoint.StateFile, error) {
 	return checkpoint.StateFile{}, nil
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/weirstream/weir/internal/checkpoint"
+	"github.com/weirstream/weir/internal/dataflow"
 	"github.com/weirstream/weir/internal/jobstatus"
 	"github.com/weirstream/weir/internal/network"
 )
@@ -140,15 +141,15 @@ func TestTaskRestoredReportsOnlyRestores(t *testing.T) {
 	rec := jobstatus.RecorderOf(&s)
 	rec.Restoring(3, 0, time.Unix(0, 0))
 	now := time.Unix(10, 0)
-	task := func(restored *RestoredState) *Task {
+	task := func(restored *dataflow.RestoredState) *Task {
 		return &Task{metrics: &TaskMetrics{job: rec}, now: func() time.Time { return now },
-			chain: chain{ocs: []*OperatorContext{{}, {Restored: restored}}}}
+			chain: chain{ocs: []*dataflow.OperatorContext{{}, {Restored: restored}}}}
 	}
 	task(nil).restored(now.Add(-time.Second))
 	if d := s.LastRestoreDuration.Load(); d != 0 {
 		t.Fatalf("a task without restored state reported %v", time.Duration(d))
 	}
-	task(&RestoredState{Checkpoint: 3}).restored(now.Add(-40 * time.Millisecond))
+	task(&dataflow.RestoredState{Checkpoint: 3}).restored(now.Add(-40 * time.Millisecond))
 	if d := time.Duration(s.LastRestoreDuration.Load()); d != 40*time.Millisecond {
 		t.Fatalf("restored task reported %v, want 40ms", d)
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/weirstream/weir/internal/checkpoint"
 	"github.com/weirstream/weir/internal/checkpoint/storage"
+	"github.com/weirstream/weir/internal/dataflow"
 	"github.com/weirstream/weir/internal/deployment"
 	"github.com/weirstream/weir/internal/jobstatus"
 	"github.com/weirstream/weir/internal/network/remote"
@@ -19,7 +20,7 @@ import (
 // PreparedJob is what a TaskExecutor needs to run tasks of a job: its
 // graph, its configuration (defaults filled) and its checkpoint storage.
 type PreparedJob struct {
-	Graph  *JobGraph
+	Graph  *dataflow.JobGraph
 	Config JobConfig
 	Store  *storage.FS
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/weirstream/weir/internal/dataflow"
 	"github.com/weirstream/weir/internal/network"
 )
 
@@ -85,7 +86,7 @@ const logSectionHeaderMax = 1 + 3*binary.MaxVarintLen64
 // encode stores entry b (a payload of the sender whose codec is codec) in
 // the current chunk as weak_logfile.go lays it out, and returns its
 // stored form. scratch is the caller's buffer for the codec's output.
-func (c *logCache) encode(b network.Buffer, codec ChannelCodec, scratch *[]byte) ([]byte, error) {
+func (c *logCache) encode(b network.Buffer, codec dataflow.ChannelCodec, scratch *[]byte) ([]byte, error) {
 	var kind byte
 	switch {
 	case b.Kind == network.Data && b.Data == nil:
@@ -136,7 +137,7 @@ func (c *logCache) encode(b network.Buffer, codec ChannelCodec, scratch *[]byte)
 
 // sections adds the stored form of every entry of payloads (the sender's,
 // mu held) to snap, encoding those no earlier snapshot encoded.
-func (c *logCache) sections(payloads []network.Buffer, codec ChannelCodec, snap *logSnapshot) error {
+func (c *logCache) sections(payloads []network.Buffer, codec dataflow.ChannelCodec, snap *logSnapshot) error {
 	encoded := 0
 	defer func() {
 		if encoded > 0 {

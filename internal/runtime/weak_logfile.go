@@ -9,6 +9,7 @@ import (
 	"io"
 
 	"github.com/weirstream/weir/internal/checkpoint"
+	"github.com/weirstream/weir/internal/dataflow"
 	"github.com/weirstream/weir/internal/network"
 	"github.com/weirstream/weir/internal/weak"
 )
@@ -97,7 +98,7 @@ type restoredLog struct {
 
 // readLogs decodes a task's output log file: per edge, per consumer
 // subtask. codec returns edge k's codec.
-func readLogs(r io.Reader, codec func(k int) (ChannelCodec, error)) (map[[2]int]*restoredLog, error) {
+func readLogs(r io.Reader, codec func(k int) (dataflow.ChannelCodec, error)) (map[[2]int]*restoredLog, error) {
 	br := bufio.NewReader(r)
 	tagged, err := readLogHeader(br)
 	if err != nil {
@@ -249,7 +250,7 @@ func corruptEOF(err error) error {
 }
 
 // writeLogs writes the logs a snapshot took as its file.
-func writeLogs(ctx context.Context, sw StateWriter, name string, snap *logSnapshot) (*checkpoint.StateFile, error) {
+func writeLogs(ctx context.Context, sw dataflow.StateWriter, name string, snap *logSnapshot) (*checkpoint.StateFile, error) {
 	f, err := sw.WriteFile(ctx, name, func(w io.Writer) error {
 		_, err := snap.WriteTo(w)
 		return err
@@ -262,14 +263,14 @@ func writeLogs(ctx context.Context, sw StateWriter, name string, snap *logSnapsh
 
 // weakLogs reads the output logs a subtask of v stored with the snapshot
 // whose positions are pos.
-func (rp *restorePoint) weakLogs(ctx context.Context, v *Vertex, pos *checkpoint.WeakPositions, batchSize int) (map[[2]int]*restoredLog, error) {
+func (rp *restorePoint) weakLogs(ctx context.Context, v *dataflow.Vertex, pos *checkpoint.WeakPositions, batchSize int) (map[[2]int]*restoredLog, error) {
 	rc, err := rp.fs.OpenFile(ctx, *pos.Logs)
 	if err != nil {
 		return nil, err
 	}
 	defer rc.Close()
 	last := v.Chain[len(v.Chain)-1]
-	return readLogs(rc, func(k int) (ChannelCodec, error) {
+	return readLogs(rc, func(k int) (dataflow.ChannelCodec, error) {
 		if k < 0 || k >= len(v.Outputs) {
 			return nil, fmt.Errorf("output log of edge %d: vertex %q has %d output edges: the snapshot is of another job", k, v.Name(), len(v.Outputs))
 		}

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/weirstream/weir/internal/dataflow"
 	"github.com/weirstream/weir/internal/jobstatus"
 	"github.com/weirstream/weir/internal/network"
 	"github.com/weirstream/weir/internal/weak"
@@ -85,7 +86,7 @@ func TestWeakLogFileRoundTrip(t *testing.T) {
 		t.Fatal(err)
 	}
 	data := logFileOf(t, s, 2, 1)
-	logs, err := readLogs(bytes.NewReader(data), func(k int) (ChannelCodec, error) {
+	logs, err := readLogs(bytes.NewReader(data), func(k int) (dataflow.ChannelCodec, error) {
 		if k != 2 {
 			return nil, fmt.Errorf("edge %d", k)
 		}
@@ -166,7 +167,7 @@ func tenRecordLog(t *testing.T) (*network.Pool[int], []byte) {
 // what is wrong, never a silent short log.
 func TestWeakLogFileCorrupt(t *testing.T) {
 	pool, data := tenRecordLog(t)
-	codec := func(int) (ChannelCodec, error) { return intCodec{pool: pool}, nil }
+	codec := func(int) (dataflow.ChannelCodec, error) { return intCodec{pool: pool}, nil }
 	for cut := 1; cut < len(data); cut++ {
 		if _, err := readLogs(bytes.NewReader(data[:cut]), codec); err == nil {
 			t.Errorf("file cut at %d of %d bytes read without an error", cut, len(data))
@@ -189,7 +190,7 @@ func TestWeakLogFileVersions(t *testing.T) {
 		t.Fatalf("file starts %q, want the version 2 header and one channel", v2[:min(len(v2), 8)])
 	}
 	v1 := v2[len(weakLogHeader)+1:]
-	codec := func(int) (ChannelCodec, error) { return intCodec{pool: pool}, nil }
+	codec := func(int) (dataflow.ChannelCodec, error) { return intCodec{pool: pool}, nil }
 	a, err := readLogs(bytes.NewReader(v1), codec)
 	if err != nil {
 		t.Fatalf("version 1: %v", err)
@@ -345,7 +346,7 @@ func TestWeakLogCacheMatchesEncoding(t *testing.T) {
 				if !bytes.Equal(got, want) {
 					t.Fatalf("seed %d step %d: snapshot stores %x, encoding anew %x", seed, step, got, want)
 				}
-				if _, err := readLogs(bytes.NewReader(got), func(int) (ChannelCodec, error) { return intCodec{pool: pool}, nil }); err != nil {
+				if _, err := readLogs(bytes.NewReader(got), func(int) (dataflow.ChannelCodec, error) { return intCodec{pool: pool}, nil }); err != nil {
 					t.Fatalf("seed %d step %d: %v", seed, step, err)
 				}
 				snaps = append(snaps, taken{snap, got})

@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/weirstream/weir/internal/checkpoint"
+	"github.com/weirstream/weir/internal/dataflow"
 )
 
 // A WEAKLY_CONSISTENT job has no checkpoint of all its tasks: each
@@ -86,7 +87,7 @@ func gatherWeak(ids []checkpoint.ID, taskOf func(checkpoint.ID) (checkpoint.Task
 // parallelism the job has. A snapshot of an operator the job does not
 // have any more is refused unless allowNonRestored, when its task is
 // reported as ok=false.
-func weakTaskOf(jg *JobGraph, md *checkpoint.Metadata, where string, allowNonRestored bool) (t checkpoint.TaskID, ok bool, err error) {
+func weakTaskOf(jg *dataflow.JobGraph, md *checkpoint.Metadata, where string, allowNonRestored bool) (t checkpoint.TaskID, ok bool, err error) {
 	fresh := "start it in a new state folder (--state-dir) or with a new job name, or run the job as it was"
 	var uid string
 	var sub int
@@ -106,7 +107,7 @@ func weakTaskOf(jg *JobGraph, md *checkpoint.Metadata, where string, allowNonRes
 	if pos == nil {
 		return t, false, fmt.Errorf("%w: %s holds no task's weak positions: it was taken in another execution.checkpointing.mode, and a WEAKLY_CONSISTENT job restores only its tasks' own snapshots; run the job in the mode that took it, or %s", errWeakIncompatible, where, fresh)
 	}
-	var v *Vertex
+	var v *dataflow.Vertex
 	for _, x := range jg.Vertices {
 		if x.Chain[0].UID == uid {
 			v = x

@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/weirstream/weir/internal/checkpoint"
+	"github.com/weirstream/weir/internal/dataflow"
+	"github.com/weirstream/weir/internal/dataflow/dataflowtest"
 )
 
 // TestGatherWeak is the rule of a whole-job restart in WEAKLY_CONSISTENT
@@ -112,9 +114,9 @@ func TestGatherWeak(t *testing.T) {
 // do, and one of a task the job lost is passed over with
 // --allow-non-restored-state.
 func TestWeakTaskOf(t *testing.T) {
-	build := func(srcP, aggP int) *JobGraph {
+	build := func(srcP, aggP int) *dataflow.JobGraph {
 		t.Helper()
-		jg, err := BuildJobGraph(graphOf(node("src", srcP), node("agg", aggP, hash(0))), 128)
+		jg, err := dataflow.BuildJobGraph(dataflowtest.Graph(dataflowtest.Node("src", srcP), dataflowtest.Node("agg", aggP, dataflowtest.Hash(0))), 128)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -131,7 +133,7 @@ func TestWeakTaskOf(t *testing.T) {
 	jg := build(2, 2)
 	cases := []struct {
 		name    string
-		jg      *JobGraph
+		jg      *dataflow.JobGraph
 		md      *checkpoint.Metadata
 		allow   bool
 		want    checkpoint.TaskID

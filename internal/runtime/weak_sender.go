@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/weirstream/weir/internal/checkpoint"
+	"github.com/weirstream/weir/internal/dataflow"
 	"github.com/weirstream/weir/internal/jobstatus"
 	"github.com/weirstream/weir/internal/network"
 	"github.com/weirstream/weir/internal/network/remote"
@@ -63,7 +64,7 @@ type weakSender struct {
 	// codec encodes the channel's batches for the producer's snapshot
 	// (weak_logfile.go); cache keeps what earlier snapshots encoded
 	// (weak_logcache.go).
-	codec ChannelCodec
+	codec dataflow.ChannelCodec
 	cache logCache
 	// attempt is the newest consumer attempt that connected from another
 	// TaskManager (admit).
@@ -504,7 +505,7 @@ func (s *weakSender) admit(attempt int) bool {
 
 // setCodec gives the sender its edge's codec, for the producer's
 // snapshot of the log, unless it has one.
-func (s *weakSender) setCodec(c ChannelCodec) {
+func (s *weakSender) setCodec(c dataflow.ChannelCodec) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.codec == nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/weirstream/weir"
+	"github.com/weirstream/weir/internal/dataflow"
 	"github.com/weirstream/weir/internal/hooks"
 	"github.com/weirstream/weir/internal/runtime"
 )
@@ -13,7 +14,7 @@ import (
 // final checkpoint. A job's own runs discard them (docs/guarantees.md,
 // "Running a job again"), as Flink does.
 func KeepFinishedCheckpoints(env *weir.Env) {
-	hooks.Plan(env).Executor = func(ctx context.Context, g *runtime.Graph, jc runtime.JobConfig) error {
+	hooks.Plan(env).Executor = func(ctx context.Context, g *dataflow.Graph, jc runtime.JobConfig) error {
 		return runtime.Execute(ctx, g, jc)
 	}
 }

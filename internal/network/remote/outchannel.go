@@ -14,7 +14,7 @@ import (
 )
 
 // BatchEncoder encodes the record batches of one edge; the runtime's
-// ChannelCodec (runtime.ChannelCodec, made by the producing node) is one.
+// ChannelCodec (dataflow.ChannelCodec, made by the producing node) is one.
 // The wire carries a batch exactly as AppendBatch encodes it, so the
 // consumer decodes with the same codec's DecodeBatch, and channel state of
 // a remote channel is a byte copy.

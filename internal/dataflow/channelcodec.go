@@ -1,4 +1,4 @@
-package runtime
+package dataflow
 
 // ChannelCodec encodes and decodes the record batches of one edge. Unaligned
 // checkpoints store the batches a barrier overtook as channel state with it;
