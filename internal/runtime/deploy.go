@@ -91,10 +91,9 @@ func (te *TaskExecutor) build(ctx context.Context, j *teJob, d deployment.Deploy
 			reg.deploy(td.Exec.Task, td.Exec.Attempt)
 			pos := rp.weakFor(v.Chain[0].UID, td.Exec.Task.Subtask)
 			logs := func() (map[[2]int]*restoredLog, error) { return rp.weakLogs(ctx, v, pos, cfg.BatchSize) }
-			if err := t.setupWeak(reg, td.Exec, links[i].weakOuts, pos, lost[i] > 0, logs); err != nil {
+			if err := t.setupWeak(reg, td.Exec, links[i].weakOuts, pos, lost[i] > 0, cfg.WeakLogSnapshot, logs); err != nil {
 				return nil, i, fmt.Errorf("deploy %s: %w", td.Exec, err)
 			}
-			t.weak.storeLogs = cfg.WeakLogSnapshot
 		}
 		tasks = append(tasks, t)
 	}

@@ -290,3 +290,9 @@ func newJob(ctx context.Context, g *dataflow.Graph, cfg *JobConfig) (*JobMaster,
 	jm.start(initial, max(next, cfg.reservedIDs))
 	return jm, store, nil
 }
+
+// snapshotsOnBarriers reports whether the job's tasks snapshot when a
+// barrier passes (exactly-once and at-least-once), rather than each on
+// the JobMaster's per-task schedule (WEAKLY_CONSISTENT): the task's
+// barrier handler and its recovery follow from it.
+func (c *JobConfig) snapshotsOnBarriers() bool { return !c.Weak }

@@ -42,6 +42,7 @@ func newTask(ctx context.Context, in taskInputs) (*Task, error) {
 		logger:  cfg.Logger.With("task", v.Name(), "subtask", id.Subtask),
 		now:     cfg.Now,
 		metrics: &TaskMetrics{job: cfg.recorder()}, // source records (sources only), restore time
+		rec:     barrierRecovery{},                 // the mode's own, when it has one, is set at deployment
 		out: outputFlush{
 			bufferTimeout: cfg.BufferTimeout,
 			lastFlush:     cfg.Now(),

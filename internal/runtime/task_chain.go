@@ -124,17 +124,14 @@ func (t *Task) fireTimers(ctx context.Context) error {
 	if !ok {
 		return nil
 	}
-	if t.weak.replaying {
-		// The replay fires timers where the determinants say.
+	if !t.rec.firesTimers() {
 		return nil
 	}
 	now := t.now().UnixMilli()
 	if at > now {
 		return nil
 	}
-	if t.weak.on {
-		t.weakTimers(now)
-	}
+	t.rec.timersDue(now)
 	return t.fireTimersAt(ctx, now)
 }
 

@@ -38,8 +38,8 @@ type checkpointing struct {
 // input channels, for the job's checkpointing mode.
 func newBarrierHandler(cfg *JobConfig, n int) barrier.Handler {
 	switch {
-	case cfg.AtLeastOnce, cfg.Weak:
-		// (WEAKLY_CONSISTENT sends no barriers; the tracker only sees
+	case cfg.AtLeastOnce, !cfg.snapshotsOnBarriers():
+		// (A mode without barriers needs only the tracker's view of
 		// end of partition.)
 		return barrier.NewAtLeastOnce(n)
 	case cfg.Unaligned:
@@ -63,10 +63,8 @@ func (t *Task) notifyComplete(ctx context.Context, id checkpoint.ID, kind checkp
 	if err := t.chain.notifyComplete(ctx, id); err != nil {
 		return err
 	}
-	if t.weak.on {
-		if err := t.weakCompleted(id); err != nil {
-			return err
-		}
+	if err := t.rec.completed(id); err != nil {
+		return err
 	}
 	if t.ckpt.final.Completed(id, kind, known) {
 		t.ckpt.finished = true
@@ -78,9 +76,7 @@ func (t *Task) notifyComplete(ctx context.Context, id checkpoint.ID, kind checkp
 // checkpoint is forgotten: the task takes part in the next one.
 func (t *Task) notifyAborted(ctx context.Context, id checkpoint.ID) error {
 	t.ckpt.final.Aborted(id)
-	if t.weak.on {
-		t.weak.reg.aborted(t.ID, id)
-	}
+	t.rec.aborted(id)
 	if t.ckpt.handler != nil {
 		if err := t.perform(ctx, nil, t.ckpt.handler.Step(barrier.AbortRequested{ID: id})); err != nil {
 			return err
@@ -100,21 +96,9 @@ func (t *Task) snapshot(ctx context.Context, b checkpoint.Barrier, unaligned boo
 		return fmt.Errorf("checkpoint %d synchronous snapshot: %w", b.ID, err)
 	}
 	start := t.now()
-	var weakPos *checkpoint.WeakPositions
-	var weakLogs *logSnapshot
-	if t.weak.on {
-		// No barrier: the positions say where the snapshot cuts each
-		// channel, after the open batches went out.
-		var err error
-		if weakPos, err = t.weakPositions(ctx); err != nil {
-			return fmt.Errorf("snapshot %d: %w", b.ID, err)
-		}
-		t.weak.reg.snapshotTaken(t.ID, b.ID, weakPos)
-		if len(t.weak.outs) > 0 && t.weak.storeLogs {
-			if weakLogs, err = t.weak.snapshotLogs(); err != nil {
-				return fmt.Errorf("snapshot %d: %w", b.ID, err)
-			}
-		}
+	modePart, err := t.rec.snapshot(ctx, b.ID)
+	if err != nil {
+		return fmt.Errorf("snapshot %d: %w", b.ID, err)
 	}
 	asyncs, err := t.chain.snapshotSync(ctx, b)
 	if err != nil {
@@ -125,7 +109,7 @@ func (t *Task) snapshot(ctx context.Context, b checkpoint.Barrier, unaligned boo
 	// unaligned. Final checkpoints and savepoints are always aligned.
 	priority := unaligned || t.ua.priorityTriggers && t.chain.source != nil && b.Kind == checkpoint.Periodic
 	for _, w := range t.chain.writers {
-		if t.weak.on {
+		if !t.rec.sendsBarriers() {
 			break
 		}
 		var err error
@@ -165,9 +149,8 @@ func (t *Task) snapshot(ctx context.Context, b checkpoint.Barrier, unaligned boo
 		if err == nil && rec != nil {
 			err = t.attachChannelState(ctx, rec, &st)
 		}
-		var logs *checkpoint.StateFile
-		if err == nil && weakLogs != nil {
-			logs, err = writeLogs(ctx, sw, weakLogFileName(t.chain.ocs[0].UID, t.ID.Subtask), weakLogs)
+		if err == nil && modePart != nil {
+			err = modePart.finish(ctx, sw, &st)
 		}
 		switch {
 		case err == nil:
@@ -191,11 +174,6 @@ func (t *Task) snapshot(ctx context.Context, b checkpoint.Barrier, unaligned boo
 		// recorder's result was published.)
 		metrics.AsyncNanos = int64(t.now().Sub(asyncStart))
 		st.Metrics = *metrics
-		if weakPos != nil {
-			p := *weakPos
-			p.Logs = logs
-			attachWeak(&st, t.chain.ocs[0].UID, &p, t.weak.logRows())
-		}
 		t.gw.Acknowledge(t.ID, b.ID, st)
 	}()
 	return nil

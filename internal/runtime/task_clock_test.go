@@ -15,7 +15,7 @@ import (
 func TestAlignDeadlineClockJump(t *testing.T) {
 	const timeout = 100 * time.Millisecond
 	clk := clocktest.New()
-	tk := &Task{now: clk.Now}
+	tk := &Task{now: clk.Now, rec: barrierRecovery{}}
 	tk.ua.alignTimeout = timeout
 	wire := func() time.Time { return time.Unix(0, clk.Now().UnixNano()) } // as decoded from a barrier
 

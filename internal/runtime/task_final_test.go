@@ -45,6 +45,7 @@ func TestTaskFinishesOnlyOnItsFinalCheckpoint(t *testing.T) {
 				logger:  slog.New(slog.DiscardHandler),
 				now:     time.Now,
 				metrics: &TaskMetrics{},
+				rec:     barrierRecovery{},
 				ckpt:    checkpointing{store: discardStore{}},
 			}
 			ctx := context.Background()

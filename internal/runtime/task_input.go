@@ -39,10 +39,10 @@ func (t *Task) runInput(ctx context.Context) error {
 			return err
 		}
 	}
-	if t.weak.ended {
+	if t.rec.restoredAfterEnd() {
 		// Restored from a snapshot taken after the input ended: its
-		// producers' end of data is behind the positions, so end the
-		// input now (what it emits again, its output logs hold already).
+		// producers do not send their end of data again, so end the
+		// input now.
 		if err := t.endInput(ctx); err != nil {
 			return err
 		}
@@ -66,18 +66,16 @@ func (t *Task) runInput(ctx context.Context) error {
 		if err := t.checkAlignTimer(ctx); err != nil {
 			return err
 		}
-		if t.weak.replaying {
-			if err := t.weakBeforePoll(ctx); err != nil {
-				return err
-			}
+		if err := t.rec.beforePoll(ctx); err != nil {
+			return err
 		}
 		ch, buf, ok := t.gate.Poll()
-		if ok && t.weak.on {
-			again, err := t.weakPolled(ch, buf)
+		if ok {
+			skip, err := t.rec.polled(ch, buf)
 			if err != nil {
 				return err
 			}
-			if again {
+			if skip {
 				continue
 			}
 		}

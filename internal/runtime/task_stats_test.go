@@ -32,7 +32,7 @@ func (int64Codec) Schema() []byte                       { return testSchema[int6
 // statsTask is a task with a gate of n channels and an int64 codec on
 // each, enough to take its snapshot measurements.
 func statsTask(n int, now *time.Time) *Task {
-	t := &Task{gate: network.NewGate(n, 8), metrics: &TaskMetrics{}, now: func() time.Time { return *now }}
+	t := &Task{gate: network.NewGate(n, 8), metrics: &TaskMetrics{}, rec: barrierRecovery{}, now: func() time.Time { return *now }}
 	for range n {
 		t.ua.chans = append(t.ua.chans, channelInfo{codec: int64Codec{}})
 	}
@@ -127,7 +127,7 @@ func TestSnapshotMetricsUnaligned(t *testing.T) {
 // it reports no delay or alignment.
 func TestSnapshotMetricsSource(t *testing.T) {
 	now := time.Unix(1000, 0)
-	task := &Task{metrics: &TaskMetrics{}, now: func() time.Time { return now }}
+	task := &Task{metrics: &TaskMetrics{}, rec: barrierRecovery{}, now: func() time.Time { return now }}
 	m := task.snapshotMetrics(checkpoint.Barrier{ID: 1, Timestamp: now.Add(-time.Second)}, false)
 	if *m != (checkpoint.SubtaskMetrics{}) {
 		t.Errorf("source metrics = %+v, want zero", *m)
@@ -142,7 +142,7 @@ func TestTaskRestoredReportsOnlyRestores(t *testing.T) {
 	rec.Restoring(3, 0, time.Unix(0, 0))
 	now := time.Unix(10, 0)
 	task := func(restored *dataflow.RestoredState) *Task {
-		return &Task{metrics: &TaskMetrics{job: rec}, now: func() time.Time { return now },
+		return &Task{metrics: &TaskMetrics{job: rec}, rec: barrierRecovery{}, now: func() time.Time { return now },
 			chain: chain{ocs: []*dataflow.OperatorContext{{}, {Restored: restored}}}}
 	}
 	task(nil).restored(now.Add(-time.Second))

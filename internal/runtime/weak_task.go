@@ -9,17 +9,18 @@ import (
 	"time"
 
 	"github.com/weirstream/weir/internal/checkpoint"
+	"github.com/weirstream/weir/internal/dataflow"
 	"github.com/weirstream/weir/internal/deployment"
 	"github.com/weirstream/weir/internal/network"
 	"github.com/weirstream/weir/internal/watermark"
 )
 
-// weakTask is a task's side of WEAKLY_CONSISTENT mode (zero and off in the
-// other modes): how far it read each input channel, the logs of its
-// output channels, its determinant log and, after a restore, the replay
-// of that log. Touched by the task goroutine only.
+// weakTask is a task's recovery in WEAKLY_CONSISTENT mode: how far it
+// read each input channel, the logs of its output channels, its
+// determinant log and, after a restore, the replay of that log. Touched
+// by the task goroutine only.
 type weakTask struct {
-	on   bool
+	t    *Task
 	reg  *weakRegistry
 	exec deployment.ExecutionID
 	// inputs are per gate channel: buffers and records consumed.
@@ -49,6 +50,8 @@ type weakTask struct {
 	clock atomic.Int64
 }
 
+var _ recovery = (*weakTask)(nil)
+
 // setupWeak prepares a task of a WEAKLY_CONSISTENT job: restored positions
 // (pos, nil when it starts without a snapshot of its own) and, for a
 // restarted consuming task, the replay of the order it consumed its input
@@ -61,13 +64,14 @@ type weakTask struct {
 //
 // logs reads what pos's snapshot stored of the task's output logs, for a
 // task whose logs were lost with its TaskManager.
-func (t *Task) setupWeak(reg *weakRegistry, exec deployment.ExecutionID, outs [][]*weakSender, pos *checkpoint.WeakPositions, lostInput bool, logs func() (map[[2]int]*restoredLog, error)) error {
-	w := &t.weak
+func (t *Task) setupWeak(reg *weakRegistry, exec deployment.ExecutionID, outs [][]*weakSender, pos *checkpoint.WeakPositions, lostInput bool, storeLogs bool, logs func() (map[[2]int]*restoredLog, error)) error {
+	w := &weakTask{t: t, storeLogs: storeLogs}
+	t.rec = w
 	// A later attempt whose output logs no attempt here set up: it took
 	// over from one whose TaskManager was lost, and the logs that held
 	// its output went with it (weakSender.restart, resumeWith).
 	lostLog := exec.Attempt > 0
-	w.on, w.reg, w.exec, w.outs, w.cur = true, reg, exec, outs, -1
+	w.reg, w.exec, w.outs, w.cur = reg, exec, outs, -1
 	w.recovering = exec.Attempt > 0
 	w.ended = pos != nil && pos.Ended
 	nondeterministic := lostInput
@@ -83,7 +87,7 @@ func (t *Task) setupWeak(reg *weakRegistry, exec deployment.ExecutionID, outs []
 		// processing-time window puts each record where that attempt did.
 		w.clock.Store(noClock)
 		for _, oc := range t.chain.ocs {
-			oc.Now = t.weakNow
+			oc.Now = w.now
 		}
 		from := uint64(0)
 		if pos != nil {
@@ -182,11 +186,19 @@ func (w *weakTask) appendDeterminant(d determinant) {
 	w.dets.chans = append(w.dets.chans, d)
 }
 
-// weakBeforePoll, while replaying, fires the timers the next
-// determinants name at their logged times, then unblocks only the channel
-// of the next one.
-func (t *Task) weakBeforePoll(ctx context.Context) error {
-	w := &t.weak
+// restoredAfterEnd: the restored snapshot was taken after the input
+// ended; its producers' end of data is behind the positions.
+func (w *weakTask) restoredAfterEnd() bool { return w.ended }
+
+// sendsBarriers: a snapshot cuts each channel at the positions it stores,
+// no barrier goes downstream.
+func (w *weakTask) sendsBarriers() bool { return false }
+
+// beforePoll, while replaying, fires the timers the next determinants
+// name at their logged times, then unblocks only the channel of the next
+// one.
+func (w *weakTask) beforePoll(ctx context.Context) error {
+	t := w.t
 	for w.replaying && w.dets.chans[w.next-w.dets.base-1].ch < 0 {
 		at := w.dets.chans[w.next-w.dets.base-1].at
 		w.clock.Store(at)
@@ -239,37 +251,41 @@ func (w *weakTask) gap(t *Task) {
 	}
 }
 
-// weakTimers logs a firing of processing-time timers at time at, the
-// time the operators read while they fire.
-func (t *Task) weakTimers(at int64) {
-	if w := &t.weak; w.dets != nil && !w.replaying {
+// firesTimers: a replay fires timers where the determinants say, never on
+// the task's clock.
+func (w *weakTask) firesTimers() bool { return !w.replaying }
+
+// timersDue logs a firing of processing-time timers at time at, the time
+// the operators read while they fire.
+func (w *weakTask) timersDue(at int64) {
+	if w.dets != nil && !w.replaying {
 		w.appendDeterminant(determinant{ch: -1, at: at})
 		w.clock.Store(at)
 	}
 }
 
-// weakNow is a consuming task's processing-time clock for its operators
-// in WEAKLY_CONSISTENT mode (OperatorContext.Now): the time logged with
-// the buffer it processes or the timers it fires, the task's clock before
+// now is a consuming task's processing-time clock for its operators in
+// WEAKLY_CONSISTENT mode (OperatorContext.Now): the time logged with the
+// buffer it processes or the timers it fires, the task's clock before
 // the first.
-func (t *Task) weakNow() time.Time {
-	if ms := t.weak.clock.Load(); ms != noClock {
+func (w *weakTask) now() time.Time {
+	if ms := w.clock.Load(); ms != noClock {
 		return time.UnixMilli(ms)
 	}
-	return t.now()
+	return w.t.now()
 }
 
 // noClock marks weakTask.clock before the task polled or fired anything
 // (0 is a time a test clock can log).
 const noClock = math.MinInt64
 
-// weakPolled records a polled buffer: the channel's position and, unless
-// it replays, a determinant. again reports an end of data or of partition
-// the channel delivered before, which the task drops: a producer whose log
-// was lost with its TaskManager may send its end again (its new log
-// cannot know the consumer read it).
-func (t *Task) weakPolled(ch int, b network.Buffer) (again bool, err error) {
-	w := &t.weak
+// polled records a polled buffer: the channel's position and, unless it
+// replays, a determinant. It skips an end of data or of partition the
+// channel delivered before: a producer whose log was lost with its
+// TaskManager may send its end again (its new log cannot know the
+// consumer read it).
+func (w *weakTask) polled(ch int, b network.Buffer) (skip bool, err error) {
+	t := w.t
 	in := &w.inputs[ch]
 	switch {
 	case b.Kind == network.EndOfData && in.EndOfData:
@@ -314,10 +330,51 @@ func (t *Task) weakPolled(ch int, b network.Buffer) (again bool, err error) {
 	return false, nil
 }
 
-// weakPositions flushes the writers and returns the positions a snapshot
+// snapshot records the positions where snapshot id cuts each channel
+// (after the open batches went out) and, when snapshots store them, takes
+// the output logs' contents; weakSnapshot writes and attaches them.
+func (w *weakTask) snapshot(ctx context.Context, id checkpoint.ID) (recoverySnapshot, error) {
+	pos, err := w.positions(ctx)
+	if err != nil {
+		return nil, err
+	}
+	w.reg.snapshotTaken(w.t.ID, id, pos)
+	s := &weakSnapshot{w: w, pos: pos}
+	if len(w.outs) > 0 && w.storeLogs {
+		if s.logs, err = w.snapshotLogs(); err != nil {
+			return nil, err
+		}
+	}
+	return s, nil
+}
+
+// weakSnapshot is the asynchronous part of a task's snapshot in
+// WEAKLY_CONSISTENT mode.
+type weakSnapshot struct {
+	w    *weakTask
+	pos  *checkpoint.WeakPositions
+	logs *logSnapshot // nil unless snapshots store the output logs
+}
+
+// finish writes the output logs, if taken, and puts the positions on the
+// head operator's state.
+func (s *weakSnapshot) finish(ctx context.Context, sw dataflow.StateWriter, st *checkpoint.TaskState) error {
+	t := s.w.t
+	p := *s.pos
+	if s.logs != nil {
+		var err error
+		if p.Logs, err = writeLogs(ctx, sw, weakLogFileName(t.chain.ocs[0].UID, t.ID.Subtask), s.logs); err != nil {
+			return err
+		}
+	}
+	attachWeak(st, t.chain.ocs[0].UID, &p, s.w.logRows())
+	return nil
+}
+
+// positions flushes the writers and returns the positions a snapshot
 // taken now stores.
-func (t *Task) weakPositions(ctx context.Context) (*checkpoint.WeakPositions, error) {
-	w := &t.weak
+func (w *weakTask) positions(ctx context.Context) (*checkpoint.WeakPositions, error) {
+	t := w.t
 	for _, wr := range t.chain.writers {
 		if err := wr.Flush(ctx); err != nil {
 			return nil, fmt.Errorf("flush before the snapshot: %w", err)
@@ -340,10 +397,13 @@ func (t *Task) weakPositions(ctx context.Context) (*checkpoint.WeakPositions, er
 	return p, nil
 }
 
-// weakCompleted releases what t's completed snapshot id covers: its
+// aborted forgets snapshot id's positions.
+func (w *weakTask) aborted(id checkpoint.ID) { w.reg.aborted(w.t.ID, id) }
+
+// completed releases what the task's completed snapshot id covers: its
 // producers' logs up to the positions it read, its determinants up to it.
-func (t *Task) weakCompleted(id checkpoint.ID) error {
-	w := &t.weak
+func (w *weakTask) completed(id checkpoint.ID) error {
+	t := w.t
 	w.reg.mu.Lock()
 	p := w.reg.pending[t.ID][id]
 	w.reg.mu.Unlock()
