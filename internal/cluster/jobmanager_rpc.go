@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"time"
 
@@ -10,6 +11,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/weirstream/weir/internal/cluster/pb"
+	"github.com/weirstream/weir/internal/ha"
 	"github.com/weirstream/weir/internal/jobstatus"
 )
 
@@ -33,7 +35,7 @@ func (m *jobManager) Submit(ctx context.Context, r *pb.SubmitRequest) (*pb.Submi
 	spec = m.withDefaultStorage(spec)
 	j, err := m.start(jobRecord{Spec: spec, State: jobstatus.StateCreated, Submitted: time.Now()}, &submission{rerun: r.GetRerun()})
 	if err != nil {
-		return nil, status.Error(codes.InvalidArgument, err.Error())
+		return nil, submitError(spec.Name, err)
 	}
 	return &pb.SubmitResponse{Job: j.rec.Spec.Name}, nil
 }
@@ -201,4 +203,16 @@ func (m *jobManager) Checkpoints(ctx context.Context, r *pb.CheckpointsRequest) 
 		})
 	}
 	return out, nil
+}
+
+// submitError is the answer to a submission that could not start. A
+// fenced write refused because this JobManager's term ended meanwhile
+// (its lease expired during the submission) is Unavailable: the job was
+// not recorded, and a client that knows the other JobManagers submits
+// again to the next leader. Anything else is the submission's fault.
+func submitError(job string, err error) error {
+	if errors.Is(err, ha.ErrNotLeader) {
+		return status.Errorf(codes.Unavailable, "job %s not started: this JobManager lost the leadership during the submission (%v); submit it to the new leader", job, err)
+	}
+	return status.Error(codes.InvalidArgument, err.Error())
 }
