@@ -172,7 +172,10 @@ func (r *weakRegistry) sender(k weakKey, to checkpoint.TaskID) (s *weakSender, e
 	}
 	s = newWeakSender(r.maxRecords, r.stats)
 	s.from, s.to = r.taskLocked(k.producer), r.taskLocked(to)
-	s.consumer, s.closed = to, r.finished[to]
+	s.consumer = to
+	if r.finished[to] {
+		s.out.Close()
+	}
 	r.senders[k] = s
 	return s, false
 }

@@ -22,25 +22,23 @@ import (
 // restarted consumer is replayed what its snapshot did not cover, and a
 // restarted producer's records that the log holds already are dropped.
 //
-// mu guards the log and the payloads, never a wait: the producer's send to
-// its consumer and a replay's sends happen without it, so the consumer
-// task, which truncates the log when its snapshot completes, never waits
-// for a producer that waits for the consumer's credit. While a replay
-// runs, target is nil and the producer only logs; gen tells a send or a
-// replay that the consumer changed while it was sending.
+// What to do with each buffer sent is weak.Output's verdict (the rules:
+// wait, discard, skip, hold or send); the sender performs it. mu guards
+// the log, the decisions and the payloads, never a wait: the producer's
+// send to its consumer and a replay's sends happen without it, so the
+// consumer task, which truncates the log when its snapshot completes,
+// never waits for a producer that waits for the consumer's credit. While
+// a replay runs, target is nil and the producer only logs; gen tells a
+// send or a replay that the consumer changed while it was sending.
 type weakSender struct {
 	mu       sync.Mutex
 	log      *weak.Log
+	out      *weak.Output     // the decisions around log
 	payloads []network.Buffer // retained entries, index Base()+1 first, stamped with their positions
 	target   weakTarget       // nil while the consumer is down or replaying
 	up       chan struct{}    // closed when a consumer (re)connects; replaced on disconnect
 	stats    *jobstatus.WeakStats
-	max      uint64
 	gen      uint64 // incremented by every (re)connect and disconnect
-	// nondet: the current producer attempt may emit other records than
-	// its predecessor did, so each record the log skips as sent already
-	// counts as possibly duplicated.
-	nondet bool
 	// accounted are the log's counters already added to stats.
 	accounted weak.Counters
 	// from and to are the producer's and the consumer's figures.
@@ -48,14 +46,8 @@ type weakSender struct {
 	// free are copies of batches the log released, reused by the next
 	// copies (at most maxFreeCopies).
 	free []any
-	// wm is the largest watermark logged: a restarted producer's lower
-	// one is not, so watermarks stay monotonic downstream.
-	wm    int64
-	hasWM bool
-	// consumer is the consuming task; closed is set once it finished
-	// (consumerFinished): the channel discards what it is sent.
+	// consumer is the consuming task.
 	consumer checkpoint.TaskID
-	closed   bool
 
 	tmu     sync.Mutex
 	current weakTarget // the channel disconnect abandons
@@ -94,7 +86,8 @@ type weakTarget interface {
 }
 
 func newWeakSender(maxRecords int, stats *jobstatus.WeakStats) *weakSender {
-	return &weakSender{log: weak.NewLog(maxRecords), up: make(chan struct{}), stats: stats, max: uint64(max(maxRecords, 1))}
+	log := weak.NewLog(maxRecords)
+	return &weakSender{log: log, out: weak.NewOutput(log), up: make(chan struct{}), stats: stats}
 }
 
 var _ network.Sender = (*weakSender)(nil)
@@ -104,130 +97,117 @@ func (s *weakSender) Send(ctx context.Context, b network.Buffer) error {
 	return s.SendOverdraft(ctx, b, 0, nil)
 }
 
-// SendOverdraft logs b and sends it to the consumer if one is connected.
+// SendOverdraft performs weak.Output's verdict on b: it waits for a
+// consumer, discards or skips b, or logs it and holds it for a replay or
+// sends it to the consumer. Waiting and sending are the two blocking
+// calls, each made with mu released.
 func (s *weakSender) SendOverdraft(ctx context.Context, b network.Buffer, maxOverdraft int, d *network.Debt) error {
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	defer s.account()
-	// A log resumed after its process was lost numbers nothing until the
-	// consumer's position arrives.
-	for s.log.Pending() && !s.closed {
-		if err := s.waitConsumer(ctx); err != nil {
-			recycleBuffer(b)
-			return err
-		}
-	}
-	if s.closed {
-		s.discard(b)
-		return nil
-	}
-	if b.Kind == network.Data {
-		ops := b.Data.(network.BatchOps)
-		n := ops.Len()
-		// While no consumer reads (it restarts, or its replay runs), a
-		// producer whose log is full waits for it instead of dropping
-		// what the consumer has not read: that would lose it for sure.
-		// (A new producer attempt re-emitting what the log holds does not
-		// wait: those records are skipped, not logged.)
-		for s.target == nil && s.log.Held() > 0 && s.log.Held()+uint64(n) > s.max && s.log.Cursor() >= s.log.Records() && !s.closed {
-			if err := s.waitConsumer(ctx); err != nil {
-				recycleBuffer(b)
-				return err
-			}
-		}
-		if s.closed {
-			s.discard(b)
-			return nil
-		}
-		skip, dropped := s.log.Data(n)
-		s.drop(dropped)
-		if s.nondet && skip > 0 {
-			s.stats.Duplicated.Add(int64(skip))
-			if s.from != nil {
-				s.from.duplicated.Add(int64(skip))
-			}
-		}
-		if skip >= n {
-			ops.Recycle()
-			return nil
-		}
-		if skip > 0 {
-			ops.DropFront(skip)
-		}
-		b.LogBuffers, b.LogRecords = s.log.End(), s.log.Records()
-		var reuse any
-		if n := len(s.free); n > 0 {
-			reuse, s.free[n-1] = s.free[n-1], nil
-			s.free = s.free[:n-1]
-		}
-		s.payloads = append(s.payloads, network.Buffer{Kind: network.Data, Data: ops.CopyTo(reuse), LogBuffers: b.LogBuffers, LogRecords: b.LogRecords})
-	} else {
-		if b.Kind == network.Watermark {
-			if s.hasWM && b.Watermark <= s.wm {
-				return nil
-			}
-		}
-		logged, dropped := s.log.Event(eventKind(b.Kind))
-		s.drop(dropped)
-		if !logged {
-			return nil
-		}
-		if b.Kind == network.Watermark {
-			s.wm, s.hasWM = b.Watermark, true
-		}
-		b.LogBuffers, b.LogRecords = s.log.End(), s.log.Records()
-		s.payloads = append(s.payloads, network.Buffer{Kind: b.Kind, Watermark: b.Watermark, Idle: b.Idle, LogBuffers: b.LogBuffers, LogRecords: b.LogRecords})
-	}
-	end := s.log.End()
-	if s.target == nil {
-		// No consumer reads now: the log holds the buffer for the
-		// replay to its next attempt.
+	v, err := s.decide(ctx, &b)
+	if err != nil || v.Do != weak.Send {
+		// Waited in vain, discarded, skipped, or held: the log keeps
+		// its own copy of a held buffer.
+		s.account()
+		s.mu.Unlock()
 		recycleBuffer(b)
-		return nil
-	}
-	if s.log.Sent() != end-1 {
-		// Entries before this one are still unsent (the consumer just
-		// reconnected): the replay covers this one too.
-		recycleBuffer(b)
-		return nil
-	}
-	target, gen := s.target, s.gen
-	s.mu.Unlock()
-	err := target.SendOverdraft(ctx, b, maxOverdraft, d)
-	s.mu.Lock()
-	if err != nil {
-		recycleBuffer(b)
-		if errors.Is(err, network.ErrConsumerGone) {
-			if s.target == target {
-				// Logged; a restarted consumer gets it replayed. A
-				// producer that fills the log meanwhile waits for it.
-				s.target = nil
-				s.unrelease()
-			}
-			return nil
-		}
 		return err
 	}
-	if s.gen == gen {
-		s.log.MarkSent(end)
+	target, gen := s.target, s.gen
+	s.account()
+	s.mu.Unlock()
+
+	err = target.SendOverdraft(ctx, b, maxOverdraft, d)
+
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.out.Sent(v.Entry, s.gen == gen, err)
+	s.account()
+	if err == nil {
+		return nil
+	}
+	recycleBuffer(b)
+	if !errors.Is(err, network.ErrConsumerGone) {
+		return err
+	}
+	if s.target == target {
+		// Logged; a restarted consumer gets it replayed. A producer that
+		// fills the log meanwhile waits for it.
+		s.target = nil
+		s.unrelease()
 	}
 	return nil
 }
 
+// decide asks for the verdict on *b until it is not to wait, waiting for
+// a consumer between (mu held, released while it waits), and performs
+// what a verdict does to the log's payloads: a logged buffer's copy is
+// kept (Hold and Send; *b is stamped with its position, and a Hold's
+// original is the caller's to recycle).
+func (s *weakSender) decide(ctx context.Context, b *network.Buffer) (weak.Verdict, error) {
+	for {
+		live := s.target != nil
+		var v weak.Verdict
+		var ops network.BatchOps
+		if b.Kind == network.Data {
+			ops = b.Data.(network.BatchOps)
+			v = s.out.Data(ops.Len(), live)
+		} else {
+			v = s.out.Event(eventKind(b.Kind), b.Kind == network.Watermark, b.Watermark, live)
+		}
+		s.drop(v.Released)
+		s.countDuplicated(v.Duplicated)
+		switch v.Do {
+		case weak.Wait:
+			if err := s.waitConsumer(ctx, v.Why); err != nil {
+				return v, err
+			}
+			continue
+		case weak.Discard, weak.Skip:
+			return v, nil
+		}
+		b.LogBuffers, b.LogRecords = v.At.Buffers, v.At.Records
+		if ops != nil {
+			if v.Skip > 0 {
+				ops.DropFront(v.Skip)
+			}
+			var reuse any
+			if n := len(s.free); n > 0 {
+				reuse, s.free[n-1] = s.free[n-1], nil
+				s.free = s.free[:n-1]
+			}
+			s.payloads = append(s.payloads, network.Buffer{Kind: network.Data, Data: ops.CopyTo(reuse), LogBuffers: b.LogBuffers, LogRecords: b.LogRecords})
+		} else {
+			s.payloads = append(s.payloads, network.Buffer{Kind: b.Kind, Watermark: b.Watermark, Idle: b.Idle, LogBuffers: b.LogBuffers, LogRecords: b.LogRecords})
+		}
+		return v, nil
+	}
+}
+
+// countDuplicated adds n records to the possibly duplicated figures.
+func (s *weakSender) countDuplicated(n int) {
+	if n == 0 {
+		return
+	}
+	s.stats.Duplicated.Add(int64(n))
+	if s.from != nil {
+		s.from.duplicated.Add(int64(n))
+	}
+}
+
 // waitConsumer waits, mu released, until a consumer (re)connects and its
 // replay caught up, or ctx ends.
-func (s *weakSender) waitConsumer(ctx context.Context) error {
-	up, pending := s.up, s.log.Pending()
+func (s *weakSender) waitConsumer(ctx context.Context, why weak.WaitReason) error {
+	up := s.up
 	s.mu.Unlock()
 	defer s.mu.Lock()
 	select {
 	case <-up:
 		return nil
 	case <-ctx.Done():
-		if pending {
+		if why == weak.WaitPosition {
 			return fmt.Errorf("weak output: waiting for the consumer's position, to continue a log lost with its TaskManager: %w", ctx.Err())
 		}
-		return fmt.Errorf("weak output: waiting for a restarted consumer, the log full (execution.checkpointing.weak.in-flight-log.max-records %d): %w", s.max, ctx.Err())
+		return fmt.Errorf("weak output: waiting for a restarted consumer, the log full (execution.checkpointing.weak.in-flight-log.max-records %d): %w", s.log.Max(), ctx.Err())
 	}
 }
 
@@ -239,23 +219,8 @@ func (s *weakSender) waitConsumer(ctx context.Context) error {
 func (s *weakSender) consumerFinished() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.closed = true
+	s.out.Close()
 	s.release()
-}
-
-// discard drops b, sent to a consumer that finished (mu held). A producer
-// that cannot re-emit deterministically may have emitted another record
-// than the one the consumer read at that position: such a record counts
-// as possibly duplicated, as one the log skips does.
-func (s *weakSender) discard(b network.Buffer) {
-	if s.nondet && b.Kind == network.Data {
-		n := int64(b.Data.(network.BatchOps).Len())
-		s.stats.Duplicated.Add(n)
-		if s.from != nil {
-			s.from.duplicated.Add(n)
-		}
-	}
-	recycleBuffer(b)
 }
 
 // SendPriority is not used in WEAKLY_CONSISTENT mode, which has no
@@ -486,7 +451,7 @@ func (s *weakSender) restart(records uint64, nondeterministic, lostLog bool) err
 	} else if err := s.log.Restart(records); err != nil {
 		return err
 	}
-	s.nondet = nondeterministic
+	s.out.SetNondeterministic(nondeterministic)
 	return nil
 }
 
@@ -539,7 +504,7 @@ func (s *weakSender) resumeWith(rl *restoredLog, cursor uint64, nondeterministic
 	}
 	s.produced = true
 	s.syncPayloads()
-	s.nondet = nondeterministic
+	s.out.SetNondeterministic(nondeterministic)
 	if s.log.Parked() && s.rtarget != nil {
 		// The consumer's replay ran on the empty log: run it again.
 		s.gen++
@@ -570,7 +535,7 @@ func (s *weakSender) syncPayloads() {
 func (s *weakSender) nondeterministic() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.nondet = true
+	s.out.SetNondeterministic(true)
 }
 
 // cursor is the records the current producer attempt emitted.

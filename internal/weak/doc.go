@@ -1,8 +1,10 @@
 // Package weak holds the pure cores of WEAKLY_CONSISTENT mode
 // (docs/weak-consistency.md): the bookkeeping of a producer's in-flight
 // log per output channel (log.go), which lets a restarted consumer be
-// replayed what it lost and drops what a restarted producer emits again,
-// and the JobMaster's per-task snapshot schedule (snapshots.go).
+// replayed what it lost and drops what a restarted producer emits again;
+// the decisions on each buffer a producer sends through that channel
+// (output.go: wait, discard, skip, hold for a replay or send); and the
+// JobMaster's per-task snapshot schedule (snapshots.go).
 //
 // Nothing here does IO, starts a goroutine or reads a clock: the runtime
 // (internal/runtime, weak_*.go) holds the payloads and performs what these

@@ -397,3 +397,6 @@ func (l *Log) Counters() Counters { return l.counter }
 
 // EndOfPartition reports whether the producer's last buffer is logged.
 func (l *Log) EndOfPartition() bool { return l.eop }
+
+// Max is the bound in records the log was made with (at least 1).
+func (l *Log) Max() uint64 { return l.max }
