@@ -101,31 +101,8 @@ type teJob struct {
 	rpRef deployment.RestoreRef
 	rp    *restorePoint // the restore point of rpRef, read once
 
-	weakOnce sync.Once
-	weak     *weakRegistry // WEAKLY_CONSISTENT mode: logs that outlive tasks
-}
-
-// isWeak reports whether the job is prepared and WEAKLY_CONSISTENT.
-func (j *teJob) isWeak() bool {
-	select {
-	case <-j.ready:
-		return j.prep != nil && j.prep.Config.Weak
-	default:
-		return false
-	}
-}
-
-// weakRegistry returns the job's registry in WEAKLY_CONSISTENT mode, nil
-// in the others. The job must be prepared.
-func (j *teJob) weakRegistry() *weakRegistry {
-	if !j.prep.Config.Weak {
-		return nil
-	}
-	j.weakOnce.Do(func() {
-		cfg := &j.prep.Config
-		j.weak = newWeakRegistry(cfg.WeakLogMaxRecords, &cfg.recorder().Weak, cfg.Now)
-	})
-	return j.weak
+	recOnce sync.Once
+	rec     jobRecovery // the consistency mode's part, made once prepared (executor_recovery.go)
 }
 
 // execution is one deployed execution. Its mailbox exists from Deploy on,
@@ -195,7 +172,7 @@ func NewTaskExecutor(cfg TaskExecutorConfig) *TaskExecutor {
 	}
 	te := &TaskExecutor{cfg: cfg, log: log, jobs: map[string]*teJob{}}
 	if cfg.Network != nil {
-		cfg.Network.Registry().SetWeakHandler(te.weakRequest)
+		te.serveRecoveryRequests(cfg.Network.Registry())
 	}
 	return te
 }
@@ -395,11 +372,9 @@ func buildContext(parent context.Context, execs []*execution) (ctx context.Conte
 func (te *TaskExecutor) end(j *teJob, e *execution, st deployment.ExecState, err error) {
 	e.cancel()
 	j.parts.release(e.id)
-	if j.isWeak() {
-		// Before the JobMaster hears of it, so that the next attempt's
-		// replay never waits behind a send to this one.
-		j.weakRegistry().ended(e.id, st == deployment.ExecFailed)
-	}
+	// Before the JobMaster hears of it, so that the mode's recovery of
+	// the next attempt never waits behind this one.
+	j.preparedRecovery().ended(e.id, st == deployment.ExecFailed)
 	if e.links != nil {
 		e.links.release(st == deployment.ExecFinished, j.prep.Config.recorder())
 	}
@@ -465,7 +440,7 @@ func (te *TaskExecutor) NotifyCompleteOfUnknownKind(job string, id checkpoint.ID
 }
 
 func (te *TaskExecutor) notifyComplete(job string, m mail) {
-	for _, e := range te.weakOwners(job, m.id) {
+	for _, e := range te.recipients(job, m.id) {
 		e.mail.put(m)
 	}
 }
@@ -473,7 +448,7 @@ func (te *TaskExecutor) notifyComplete(job string, m mail) {
 // NotifyAborted tells every execution of the job that checkpoint id was
 // aborted.
 func (te *TaskExecutor) NotifyAborted(job string, id checkpoint.ID) {
-	for _, e := range te.weakOwners(job, id) {
+	for _, e := range te.recipients(job, id) {
 		e.mail.put(mail{kind: mailNotifyAborted, id: id})
 	}
 }
@@ -485,64 +460,14 @@ func (te *TaskExecutor) StopSources(job string, execs []deployment.ExecutionID) 
 	}
 }
 
-// WeakPeers applies what changed at the other end of the job's channels
-// (WEAKLY_CONSISTENT mode): the logs of channels to finished consumers
-// discard from now on, and running consumers reconnect their channels
-// from moved producers (weakRegistry.peers). It does nothing for a job
-// not prepared here, or not in that mode.
-func (te *TaskExecutor) WeakPeers(job string, u deployment.WeakPeersUpdate) {
-	te.mu.Lock()
-	j := te.jobs[job]
-	te.mu.Unlock()
-	if j == nil {
-		return
-	}
-	apply := func() {
-		if j.prep != nil && j.prep.Config.Weak {
-			if te.cfg.Network != nil {
-				// Of two TaskManagers the smaller id dials: one that runs
-				// no deployment naming the producer's new one must learn
-				// of it here, or the producer's deployment, which waits
-				// for a connection from every peer, waits for it.
-				for _, m := range u.Moved {
-					if m.TM != te.cfg.ID {
-						go te.cfg.Network.Conn(j.ctx, string(m.TM), m.DataAddress)
-					}
-				}
-			}
-			n := j.weakRegistry().peers(u)
-			if len(u.Moved) > 0 {
-				te.log.Info("weak: producers moved; reconnecting their consumers' channels", "job", job, "producers", len(u.Moved), "channels", n)
-			}
-		}
-	}
-	select {
-	case <-j.ready:
-		apply()
-	default:
-		// Still preparing (the update came right behind PrepareJob): the
-		// registry takes it in any order with the deployments, which
-		// wait for the job on their own goroutines too.
-		go func() {
-			select {
-			case <-j.ready:
-				apply()
-			case <-j.ctx.Done():
-			}
-		}()
-	}
-}
-
 // Report returns the counters of the job's running tasks, ordered by
 // task.
 func (te *TaskExecutor) Report(job string) []jobstatus.TaskStats {
 	te.mu.Lock()
 	var tasks []*Task
-	var reg *weakRegistry
+	var rec jobRecovery = barrierJobRecovery{}
 	if j := te.jobs[job]; j != nil {
-		if j.isWeak() {
-			reg = j.weakRegistry()
-		}
+		rec = j.preparedRecovery()
 		for _, e := range j.execs {
 			if e.task != nil {
 				tasks = append(tasks, e.task)
@@ -563,9 +488,7 @@ func (te *TaskExecutor) Report(job string) []jobstatus.TaskStats {
 			OutputWatermark:    t.metrics.OutputWatermark.Load(),
 			LateRecordsDropped: t.metrics.LateRecordsDropped.Load(),
 		})
-		if reg != nil {
-			out[len(out)-1].Weak = reg.taskStats(t.ID)
-		}
+		rec.addStats(t.ID, &out[len(out)-1])
 	}
 	return out
 }
@@ -610,42 +533,4 @@ func (j *teJob) restorePoint(ctx context.Context, ref *deployment.RestoreRef) (*
 	}
 	j.rpRef, j.rp = *ref, &restorePoint{md: md, fs: fs, path: path}
 	return j.rp, nil
-}
-
-// WeakTotals returns the failover figures this TaskExecutor counted of a
-// WEAKLY_CONSISTENT job (the job's status when all its tasks run here),
-// nil for another job or one it does not run.
-func (te *TaskExecutor) WeakTotals(job string) *jobstatus.WeakStats {
-	te.mu.Lock()
-	j := te.jobs[job]
-	te.mu.Unlock()
-	if j == nil || !j.isWeak() {
-		return nil
-	}
-	return j.weakRegistry().stats
-}
-
-// weakOwners returns the executions a notification about checkpoint id
-// goes to: every execution of the job, but in WEAKLY_CONSISTENT mode only
-// the task whose own snapshot id is (another task's snapshot completing
-// says nothing about its own, whose transactions must not commit on it).
-func (te *TaskExecutor) weakOwners(job string, id checkpoint.ID) []*execution {
-	all := te.lookup(job, nil)
-	te.mu.Lock()
-	j := te.jobs[job]
-	te.mu.Unlock()
-	if j == nil || !j.isWeak() {
-		return all
-	}
-	owner, ok := j.weakRegistry().ownerOf(id)
-	if !ok {
-		return nil
-	}
-	var out []*execution
-	for _, e := range all {
-		if e.id.Task == owner {
-			out = append(out, e)
-		}
-	}
-	return out
 }
