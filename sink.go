@@ -202,9 +202,10 @@ var ErrAlreadyCommitted = errors.New("transaction already committed")
 // ErrTransactionLost is wrapped by a TwoPhaseCommitSink's Commit when a
 // transaction a completed checkpoint holds is gone: neither pending nor
 // committed. Its records cannot be recovered by a restart, so the job fails
-// at once. As with ErrAlreadyCommitted, sinks wrap this error with their
-// own context rather than declare their own.
-var ErrTransactionLost = errors.New("pre-committed transaction lost")
+// at once, and the loss is counted in the job's numberOfLostTransactions
+// metric (alert WeirTransactionLost). As with ErrAlreadyCommitted, sinks
+// wrap this error with their own context rather than declare their own.
+var ErrTransactionLost = dataflow.ErrTransactionLost
 
 type twoPhaseOp[T, TXN any] struct {
 	baseOp

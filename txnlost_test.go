@@ -8,6 +8,7 @@ import (
 
 	"github.com/weirstream/weir"
 	"github.com/weirstream/weir/connectors/datagen"
+	"github.com/weirstream/weir/internal/hooks"
 )
 
 // losingSink is a two-phase-commit sink whose store lost every
@@ -39,5 +40,10 @@ func TestTransactionLostFailsAtOnce(t *testing.T) {
 	}
 	if jf.Restarts != 0 {
 		t.Errorf("the job restarted %d times before failing; a lost transaction must fail it at once", jf.Restarts)
+	}
+	// The loss is counted (numberOfLostTransactions, which alerts), once
+	// per lost transaction: one subtask, one commit.
+	if n := hooks.Plan(env).Status.LostTransactions.Load(); n != 1 {
+		t.Errorf("LostTransactions = %d, want 1", n)
 	}
 }

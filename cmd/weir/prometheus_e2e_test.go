@@ -29,9 +29,10 @@ import (
 // the job's series under their labels.
 
 const (
-	alertsFile    = "../../deploy/prometheus/weir-alerts.yml"
-	promConfig    = "../../deploy/prometheus/prometheus.yml"
-	dashboardFile = "../../deploy/grafana/weir-dashboard.json"
+	alertsFile     = "../../deploy/prometheus/weir-alerts.yml"
+	alertsTestFile = "../../deploy/prometheus/weir-alerts.test.yml"
+	promConfig     = "../../deploy/prometheus/prometheus.yml"
+	dashboardFile  = "../../deploy/grafana/weir-dashboard.json"
 )
 
 var (
@@ -312,13 +313,14 @@ func TestAlertRules(t *testing.T) {
 }
 
 // TestPromtoolChecks runs promtool (Debian's prometheus package,
-// .ci/prometheus.sh) on the alerting rules and the example configuration.
+// .ci/prometheus.sh) on the alerting rules, their unit tests and the
+// example configuration.
 func TestPromtoolChecks(t *testing.T) {
 	promtool, err := exec.LookPath("promtool")
 	if err != nil {
 		t.Skip("promtool is not installed (Debian: apt-get install prometheus, or .ci/prometheus.sh)")
 	}
-	for _, args := range [][]string{{"check", "rules", alertsFile}, {"check", "config", promConfig}} {
+	for _, args := range [][]string{{"check", "rules", alertsFile}, {"check", "config", promConfig}, {"test", "rules", alertsTestFile}} {
 		out, err := exec.Command(promtool, args...).CombinedOutput()
 		if err != nil {
 			t.Errorf("promtool %s: %v\n%s", strings.Join(args, " "), err, out)

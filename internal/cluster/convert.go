@@ -7,6 +7,7 @@ import (
 
 	"github.com/weirstream/weir/internal/checkpoint"
 	"github.com/weirstream/weir/internal/cluster/pb"
+	"github.com/weirstream/weir/internal/dataflow"
 	"github.com/weirstream/weir/internal/deployment"
 	"github.com/weirstream/weir/internal/runtime"
 )
@@ -171,6 +172,16 @@ func remoteError(msg string, unrecoverable bool) error {
 		return runtime.Unrecoverable(err)
 	}
 	return err
+}
+
+// transactionLostError is a remote failure the sender marked as a lost
+// transaction: it matches dataflow.ErrTransactionLost, whose text it
+// already holds.
+type transactionLostError struct{ err error }
+
+func (e *transactionLostError) Error() string { return e.err.Error() }
+func (e *transactionLostError) Unwrap() []error {
+	return []error{e.err, dataflow.ErrTransactionLost}
 }
 
 func errText(err error) string {

@@ -88,6 +88,9 @@ func deliverToJob(jm deployment.JobMasterGateway, m *pb.TaskManagerMessage, logB
 			if err == nil {
 				err = remoteError("failed without an error", false)
 			}
+			if c.GetTransactionLost() {
+				err = &transactionLostError{err}
+			}
 		}
 		jm.TaskStateChanged(c.GetJob(), execFromPB(c.GetExec()), st, err)
 	case *pb.TaskManagerMessage_Acknowledge:

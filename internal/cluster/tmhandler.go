@@ -2,11 +2,13 @@ package cluster
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"sync"
 
 	"github.com/weirstream/weir/internal/checkpoint"
 	"github.com/weirstream/weir/internal/cluster/pb"
+	"github.com/weirstream/weir/internal/dataflow"
 	"github.com/weirstream/weir/internal/deployment"
 	"github.com/weirstream/weir/internal/runtime"
 )
@@ -213,9 +215,16 @@ func (g sessionJobMaster) JobPrepared(job string, err error) {
 }
 
 func (g sessionJobMaster) TaskStateChanged(job string, exec deployment.ExecutionID, st deployment.ExecState, err error) {
-	g.send(&pb.TaskManagerMessage{Msg: &pb.TaskManagerMessage_TaskStateChanged{TaskStateChanged: &pb.TaskStateChanged{
+	g.send(g.stateMessage(job, exec, st, err))
+}
+
+// stateMessage is a TaskStateChanged report: the failure's text and what
+// the JobManager acts on (unrecoverable, a lost transaction).
+func (sessionJobMaster) stateMessage(job string, exec deployment.ExecutionID, st deployment.ExecState, err error) *pb.TaskManagerMessage {
+	return &pb.TaskManagerMessage{Msg: &pb.TaskManagerMessage_TaskStateChanged{TaskStateChanged: &pb.TaskStateChanged{
 		Job: job, Exec: execToPB(exec), State: stateToPB(st), Error: errText(err), Unrecoverable: err != nil && runtime.IsUnrecoverable(err),
-	}}})
+		TransactionLost: errors.Is(err, dataflow.ErrTransactionLost),
+	}}}
 }
 
 func (g sessionJobMaster) Acknowledge(job string, exec deployment.ExecutionID, id checkpoint.ID, st checkpoint.TaskState) {

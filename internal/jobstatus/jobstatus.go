@@ -15,8 +15,12 @@ import (
 // (RecorderOf). The zero value is a job not yet started (CREATED).
 type JobStatus struct {
 	// SourceRecords counts records emitted by sources, replays included.
-	SourceRecords        atomic.Int64
-	Restarts             atomic.Int64
+	SourceRecords atomic.Int64
+	Restarts      atomic.Int64
+	// LostTransactions counts the pre-committed transactions a sink
+	// found lost at commit (dataflow.ErrTransactionLost): output a
+	// completed checkpoint promised that no restart can bring back.
+	LostTransactions     atomic.Int64
 	CompletedCheckpoints atomic.Int64
 	FailedCheckpoints    atomic.Int64
 	// FailedStorage counts the failed checkpoints whose cause was

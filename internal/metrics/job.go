@@ -126,6 +126,7 @@ func (j *Job) Collect(ch chan<- prometheus.Metric) {
 	gauge(j.d.inProgress, float64(inProgress))
 	gauge(j.d.total, float64(completed+failed+int64(inProgress)))
 	gauge(j.d.restarts, float64(s.Restarts.Load()))
+	gauge(j.d.lostTxns, float64(s.LostTransactions.Load()))
 	gauge(j.d.restoredID, float64(s.RestoredCheckpoint.Load()))
 	gauge(j.d.restoreTimestamp, float64(s.LastRestoreTimestamp.Load()))
 	gauge(j.d.restoreDuration, float64(time.Duration(s.LastRestoreDuration.Load()).Milliseconds()))

@@ -36,7 +36,7 @@ type descs struct {
 	lastBuffered, lastProcessed, lastPersisted            *prometheus.Desc
 	completed, failed, inProgress, total                  *prometheus.Desc
 	failedStorage, storageFailing, failedByCause          *prometheus.Desc
-	restarts, restoredID, uptime                          *prometheus.Desc
+	restarts, lostTxns, restoredID, uptime                *prometheus.Desc
 	restoreTimestamp, restoreDuration                     *prometheus.Desc
 	recordsIn, recordsOut, recordsInRate, recordsOutRate  *prometheus.Desc
 	backPressured, alignmentTime, creditsAvailable        *prometheus.Desc
@@ -67,6 +67,7 @@ func newDescs(job prometheus.Labels) descs {
 		inProgress:       j("numberOfInProgressCheckpoints", "Checkpoints triggered and not yet completed or failed."),
 		total:            j("totalNumberOfCheckpoints", "Completed, failed and in-progress checkpoints."),
 		restarts:         j("numRestarts", "Restarts of the job after failures."),
+		lostTxns:         j("numberOfLostTransactions", "Pre-committed transactions a sink found lost at commit since the job started: output of a completed checkpoint that no restart can bring back (data loss; the job fails)."),
 		restoredID:       j("lastRestoredCheckpointId", "Id of the checkpoint the running attempt restored from (0: none)."),
 		restoreTimestamp: j("lastCheckpointRestoreTimestamp", "Unix milliseconds when the last restore from a checkpoint began (0: never restored)."),
 		restoreDuration:  j("lastRestoreDuration", "Milliseconds the last restore took: the slowest subtask's time from its start until its operators had restored their state (0: never restored, or in progress)."),
@@ -89,7 +90,7 @@ func (d descs) all() []*prometheus.Desc {
 	return []*prometheus.Desc{
 		d.lastDuration, d.lastSize, d.lastFullSize, d.lastCompletedID, d.lastBuffered, d.lastProcessed, d.lastPersisted, d.completed, d.failed, d.inProgress, d.total,
 		d.failedStorage, d.storageFailing, d.failedByCause,
-		d.restarts, d.restoredID, d.restoreTimestamp, d.restoreDuration, d.uptime,
+		d.restarts, d.lostTxns, d.restoredID, d.restoreTimestamp, d.restoreDuration, d.uptime,
 		d.recordsIn, d.recordsOut, d.recordsInRate, d.recordsOutRate, d.backPressured, d.alignmentTime, d.creditsAvailable,
 		d.inputWatermark, d.outputWatermark, d.watermarkLag, d.lateDropped,
 	}

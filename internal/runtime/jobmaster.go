@@ -273,6 +273,10 @@ func (jm *JobMaster) step(ev jobmaster.Event) {
 	if jm.log.Enabled(context.Background(), slog.LevelDebug) {
 		jm.logEvent(ev)
 	}
+	if sc, ok := ev.(jobmaster.StateChanged); ok && sc.State == deployment.ExecFailed && errors.Is(sc.Err, dataflow.ErrTransactionLost) {
+		// Data loss: the sink logged what it lost; the metric alerts.
+		jm.status.LostTransactions.Add(1)
+	}
 	for _, act := range jm.m.Step(jm.cfg.Now(), ev) {
 		jm.perform(act)
 	}

@@ -940,8 +940,11 @@ type TaskStateChanged struct {
 	State         ExecState              `protobuf:"varint,3,opt,name=state,proto3,enum=weir.cluster.v1.ExecState" json:"state,omitempty"`
 	Error         string                 `protobuf:"bytes,4,opt,name=error,proto3" json:"error,omitempty"`
 	Unrecoverable bool                   `protobuf:"varint,5,opt,name=unrecoverable,proto3" json:"unrecoverable,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	// transaction_lost marks a failure caused by a sink's lost
+	// pre-committed transaction (data loss), which the JobManager counts.
+	TransactionLost bool `protobuf:"varint,6,opt,name=transaction_lost,json=transactionLost,proto3" json:"transaction_lost,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
 }
 
 func (x *TaskStateChanged) Reset() {
@@ -1005,6 +1008,13 @@ func (x *TaskStateChanged) GetError() string {
 func (x *TaskStateChanged) GetUnrecoverable() bool {
 	if x != nil {
 		return x.Unrecoverable
+	}
+	return false
+}
+
+func (x *TaskStateChanged) GetTransactionLost() bool {
+	if x != nil {
+		return x.TransactionLost
 	}
 	return false
 }
@@ -3346,13 +3356,14 @@ const file_cluster_proto_rawDesc = "" +
 	"\vJobPrepared\x12\x10\n" +
 	"\x03job\x18\x01 \x01(\tR\x03job\x12\x14\n" +
 	"\x05error\x18\x02 \x01(\tR\x05error\x12$\n" +
-	"\runrecoverable\x18\x03 \x01(\bR\runrecoverable\"\xc4\x01\n" +
+	"\runrecoverable\x18\x03 \x01(\bR\runrecoverable\"\xef\x01\n" +
 	"\x10TaskStateChanged\x12\x10\n" +
 	"\x03job\x18\x01 \x01(\tR\x03job\x120\n" +
 	"\x04exec\x18\x02 \x01(\v2\x1c.weir.cluster.v1.ExecutionIDR\x04exec\x120\n" +
 	"\x05state\x18\x03 \x01(\x0e2\x1a.weir.cluster.v1.ExecStateR\x05state\x12\x14\n" +
 	"\x05error\x18\x04 \x01(\tR\x05error\x12$\n" +
-	"\runrecoverable\x18\x05 \x01(\bR\runrecoverable\"\x95\x01\n" +
+	"\runrecoverable\x18\x05 \x01(\bR\runrecoverable\x12)\n" +
+	"\x10transaction_lost\x18\x06 \x01(\bR\x0ftransactionLost\"\x95\x01\n" +
 	"\vAcknowledge\x12\x10\n" +
 	"\x03job\x18\x01 \x01(\tR\x03job\x120\n" +
 	"\x04exec\x18\x02 \x01(\v2\x1c.weir.cluster.v1.ExecutionIDR\x04exec\x12#\n" +
