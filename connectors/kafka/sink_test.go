@@ -11,6 +11,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/weirstream/weir"
+	"github.com/weirstream/weir/internal/runtime"
 )
 
 // sinkUnit drives exactly-once sink instances directly, as the
@@ -234,8 +235,15 @@ func TestSinkFencesZombie(t *testing.T) {
 	if err == nil {
 		t.Fatal("zombie pre-committed after being fenced")
 	}
+	// The error class decides what the job does: unrecoverable (a
+	// restart would restore the same checkpoint and fail the same
+	// commit), not a transaction known lost (an older checkpoint being
+	// restored fences the same way).
 	if err := zombie.Commit(context.Background(), zt); err == nil || !strings.Contains(err.Error(), "POSSIBLE DATA LOSS") {
 		t.Fatalf("zombie commit = %v, want a possible-data-loss error", err)
+	} else if !runtime.IsUnrecoverable(err) || errors.Is(err, weir.ErrTransactionLost) || errors.Is(err, weir.ErrAlreadyCommitted) {
+		t.Fatalf("zombie commit = %v: unrecoverable %t, lost %t, already committed %t; want unrecoverable only",
+			err, runtime.IsUnrecoverable(err), errors.Is(err, weir.ErrTransactionLost), errors.Is(err, weir.ErrAlreadyCommitted))
 	}
 	// kfake registers the zombie's partition in a transaction at the
 	// current epoch before it rejects the stale epoch (Kafka checks first),
