@@ -105,6 +105,20 @@
 // back). cmd/weir's TestPostgresRestart and TestPostgresCrashStop check
 // this with the demo.
 //
+// # Zombie attempts
+//
+// PostgreSQL has no producer epoch, so an earlier attempt of a subtask
+// that was declared dead but runs on (paused past the heartbeat timeout,
+// partitioned) is not fenced: it can prepare its open transaction after
+// the next attempt opened. Nothing is lost or duplicated: no checkpoint
+// holds that transaction, so it is never committed, and the next attempt
+// that opens rolls it back with the other leftovers. The next attempt
+// picks the same transaction id (the zombie's was not visible when it
+// opened), and its PreCommit waits on the zombie's marker row for at most
+// the sink's timeout (WithTimeout), then fails with an error saying so;
+// the failover it causes clears the zombie's transaction
+// (TestZombiePrepareAfterTheNextAttemptOpened).
+//
 // After a restore at a lower parallelism, leftover prepared transactions of
 // old subtask j are rolled back by new subtask j mod parallelism, the one
 // the checkpoint's handles of j are given to.

@@ -221,6 +221,13 @@ func (s *exactlyOnce[T]) PreCommit(ctx context.Context, txn Txn) error {
 	defer cancel()
 	if _, err := s.data.Exec(ctx, "INSERT INTO "+s.markers.Sanitize()+" (gid, sink, subtask, seq, target, rows) VALUES ($1, $2, $3, $4, $5, $6)",
 		txn.GID, s.sink, s.subtask, int64(txn.Seq), s.table, s.rows); err != nil {
+		if errors.Is(err, context.DeadlineExceeded) {
+			// The marker's key is the transaction id: an insert waits only
+			// on a transaction holding the same id, open or prepared by
+			// another attempt of this subtask that was declared dead but
+			// ran on (a zombie). The failover's Open rolls it back.
+			return fmt.Errorf("postgres sink %s/%d: insert marker of %s into %s: waited the sink's timeout on another attempt of this subtask that holds the same transaction id (a paused or partitioned earlier attempt, prepared after this one opened); the restart rolls that transaction back: %w", s.sink, s.subtask, txn.GID, s.cfg.markerTable, err)
+		}
 		return fmt.Errorf("postgres sink %s/%d: insert marker of %s into %s: %w", s.sink, s.subtask, txn.GID, s.cfg.markerTable, err)
 	}
 	// Whatever PREPARE returns, the transaction is no longer open on data:
