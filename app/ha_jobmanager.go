@@ -12,6 +12,7 @@ import (
 
 	"github.com/weirstream/weir/internal/cluster"
 	"github.com/weirstream/weir/internal/config"
+	"github.com/weirstream/weir/internal/faults"
 	"github.com/weirstream/weir/internal/ha"
 )
 
@@ -84,6 +85,30 @@ func (s haServices) StorageDir() string { return s.storage }
 // crash between writing a checkpoint's metadata and registering it, and
 // part-way through its notifications); nothing else sets it.
 const crashEnv = "WEIR_TEST_JM_CRASH"
+
+// tmCrashEnv names the test hook that kills a TaskManager at a task's
+// fault point: WEIR_TEST_TM_CRASH=snapshot-async:3 sends the process
+// SIGKILL at the third asynchronous snapshot any of its tasks takes, that
+// is between a checkpoint's barrier and its acknowledgement (fault class
+// 1). Only tests set it.
+const tmCrashEnv = "WEIR_TEST_TM_CRASH"
+
+// taskManagerCrash returns the injector tmCrashEnv asks for, nil if unset.
+func (p *Program) taskManagerCrash(log *slog.Logger) (*faults.Injector, error) {
+	v := p.getenv(tmCrashEnv)
+	if v == "" {
+		return nil, nil
+	}
+	point, n, err := faults.ParseCrash(v)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", tmCrashEnv, err)
+	}
+	return faults.NewCrash(point, n, func(faults.Fired) {
+		log.Warn("crash point reached: killing the TaskManager", "point", point, "hit", n)
+		_ = syscall.Kill(os.Getpid(), syscall.SIGKILL)
+		select {} // the signal is on its way
+	})
+}
 
 // crashPoint returns the hook crashEnv asks for, nil if unset.
 func (p *Program) crashPoint(log *slog.Logger) (func(string), error) {

@@ -253,7 +253,12 @@ largest parallelism, over all TaskManagers.`,
 				defer h.Close()
 				locate, terms = h.Locate, h.LeaderTerms
 			}
+			crash, err := p.taskManagerCrash(log)
+			if err != nil {
+				return err
+			}
 			return cluster.RunTaskManagerProcess(ctx, cluster.TaskManagerProcessConfig{
+				Faults:              crash,
 				TLS:                 rpcTLS,
 				JobManager:          list,
 				Locate:              locate,

@@ -9,6 +9,7 @@ import (
 	"github.com/weirstream/weir/internal/config"
 	"github.com/weirstream/weir/internal/dataflow"
 	"github.com/weirstream/weir/internal/deployment"
+	"github.com/weirstream/weir/internal/faults"
 	"github.com/weirstream/weir/internal/runtime"
 	"github.com/weirstream/weir/internal/security"
 )
@@ -128,6 +129,10 @@ type TaskManagerProcessConfig struct {
 	// TaskManager silent this long is closed as broken
 	// (remote.Config.PeerTimeout).
 	PeerTimeout time.Duration
+	// Faults, if set, replaces every job's fault injector on this
+	// TaskManager: a test hook (faults.NewCrash) that ends the process at
+	// a protocol point; nil in production.
+	Faults *faults.Injector
 	// Logger (nil: silent).
 	Logger *slog.Logger
 	// Ready, if set, is called once the data plane (and metrics) listen.

@@ -57,6 +57,9 @@ func runTaskManagerProcess(ctx context.Context, cfg TaskManagerProcessConfig) er
 			return nil, runtime.Unrecoverable(fmt.Errorf("build job %s (%s) here: %w", spec.Name, spec.Kind, err))
 		}
 		jc.Logger = log.With("job", spec.Name)
+		if cfg.Faults != nil {
+			jc.Faults = cfg.Faults
+		}
 		return runtime.PrepareJob(spec, description, g, jc)
 	}
 	// A task stuck after its cancellation ends the process with the

@@ -49,6 +49,13 @@ type Injector struct {
 	held atomic.Bool
 	once bool
 
+	// crash, crashPoint and crashAt are NewCrash's: the process ends at
+	// the crashAt-th Hit of crashPoint (crashHits counts them, under mu).
+	crash      func(Fired)
+	crashPoint Point
+	crashAt    int64
+	crashHits  int64
+
 	mu       sync.Mutex
 	schedule []planned
 	nextArm  int              // index into schedule of the next failure to arm
@@ -132,6 +139,9 @@ func (i *Injector) Release() {
 func (i *Injector) fire(p Point, b uint32) error {
 	i.mu.Lock()
 	defer i.mu.Unlock()
+	if i.crash != nil {
+		return i.crashHit(p)
+	}
 	idx := bits.TrailingZeros32(b)
 	q := i.armed[idx]
 	if len(q) == 0 || i.held.Load() {
