@@ -12,6 +12,7 @@ import (
 	natsgo "github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/weirstream/weir"
+	"github.com/weirstream/weir/internal/config"
 	"github.com/weirstream/weir/internal/faults"
 	"github.com/weirstream/weir/internal/hooks"
 	"github.com/weirstream/weir/internal/jobs/demo"
@@ -34,7 +35,7 @@ func outStream(t *testing.T, js jetstream.JetStream, name string, atomicBatches 
 // the stream holds exactly the failure-free output, as a multiset.
 func TestExactlyOnceDemo(t *testing.T) {
 	const (
-		n        = 20_000
+		n        = 10_000
 		k        = 97
 		p        = 2
 		failures = 3
@@ -63,7 +64,10 @@ func TestExactlyOnceDemo(t *testing.T) {
 				j.plan = onePerAttempt(nf, int64(31+i), n, c.points...)
 			}
 			res := j.run(t, func(env *weir.Env) {
-				results := demo.Aggregate(env, demo.Options{Events: n, Keys: k})
+				// At 20,000 events/s the source runs for half a second:
+				// checkpoints complete while it does, and most failures
+				// restore one.
+				results := demo.Aggregate(env, demo.Options{Events: n, Keys: k, Rate: 20_000})
 				weir.SinkToTransactional(results, ExactlyOnce(ts.url, stream, demoLine, WithBatchSize(300))).Name("nats").UID("nats")
 			})
 			if res.err != nil {
@@ -89,13 +93,14 @@ func TestExactlyOnceDemo(t *testing.T) {
 	}
 }
 
-// TestExactlyOnceServerRestart restarts the NATS server (file storage)
-// twice while the demo job commits into it: commits fail while it is
-// away, the job restarts and publishes the checkpoints again, and the
-// stream holds exactly the failure-free output.
+// TestExactlyOnceServerRestart stops the NATS server (file storage)
+// twice for 400 ms while the demo job commits into it: commits and
+// reconnects fail while it is away (publish timeout 150 ms), the job
+// restarts and publishes the checkpoints again, and the stream holds
+// exactly the failure-free output.
 func TestExactlyOnceServerRestart(t *testing.T) {
 	const (
-		n = 60_000
+		n = 30_000
 		k = 97
 	)
 	want := demo.Expected(n, k)
@@ -103,6 +108,8 @@ func TestExactlyOnceServerRestart(t *testing.T) {
 	_, js := ts.js(t)
 	outStream(t, js, "RS", true)
 	j := newJob(t, 2)
+	// Restarts 50 ms apart: the 100 attempts outlast the outages.
+	j.extra = map[string]string{config.FixedDelayDelay: "50ms"}
 	var emitted atomic.Int64
 	done := make(chan struct{})
 	restarted := make(chan int, 1)
@@ -118,15 +125,17 @@ func TestExactlyOnceServerRestart(t *testing.T) {
 				case <-time.After(5 * time.Millisecond):
 				}
 			}
-			ts.restart()
+			ts.stop()
+			time.Sleep(400 * time.Millisecond)
+			ts.start()
 			count++
 		}
 		restarted <- count
 	}()
 	res := j.run(t, func(env *weir.Env) {
-		results := demo.Aggregate(env, demo.Options{Events: n, Keys: k})
+		results := demo.Aggregate(env, demo.Options{Events: n, Keys: k, Rate: 10_000})
 		results = weir.Map(results, func(r demo.Result) demo.Result { emitted.Add(1); return r })
-		weir.SinkToTransactional(results, ExactlyOnce(ts.url, "RS", demoLine)).Name("nats").UID("nats")
+		weir.SinkToTransactional(results, ExactlyOnce(ts.url, "RS", demoLine, WithPublishTimeout(150*time.Millisecond))).Name("nats").UID("nats")
 	})
 	close(done)
 	count := <-restarted
@@ -135,6 +144,9 @@ func TestExactlyOnceServerRestart(t *testing.T) {
 	}
 	if count < 1 {
 		t.Errorf("the server was restarted %d times, want at least 1 (the job finished first)", count)
+	}
+	if res.restarts < 1 {
+		t.Errorf("the job did not restart: no commit met the outage")
 	}
 	_, js = ts.js(t)
 	got := readAll(t, js, "RS")
