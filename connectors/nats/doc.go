@@ -23,9 +23,17 @@
 // not the server, says what was read. On a work-queue stream, when a
 // checkpoint completes (weir.CheckpointListener) each split's messages
 // below the checkpoint's position are purged from the stream: only then
-// is no restore going to need them. Interest-retention streams are
-// refused at Open (a reader would need a durable consumer to hold
-// interest, which this source does not create yet).
+// is no restore going to need them. Interest-retention streams are read
+// through a durable consumer (ack policy all, ack_wait 1 h, unlimited
+// max_ack_pending) named "weir_<uid>_<split>_<random>", whose interest
+// keeps the messages until the source acknowledges them, again only when a
+// checkpoint covering them completes. A consumer cannot be moved back to a
+// restored position, so every opening creates a new durable at the
+// position and only then deletes the split's older ones: interest never
+// lapses. A redelivery (a checkpoint slower than ack_wait) lies below the
+// position and is skipped. The durable outlives the job: delete the
+// "weir_<uid>_…" consumers when retiring it, or the stream keeps its
+// messages for them.
 //
 // Watermarks: the source is a weir.SplitReader, so
 // weir.FromSourceWithWatermarks generates them per split. Put Msg.Time

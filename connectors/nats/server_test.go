@@ -100,14 +100,17 @@ func createStream(t *testing.T, js jetstream.JetStream, cfg jetstream.StreamConf
 	return s
 }
 
-// publishN publishes payloads "<prefix><i>" for i in [from, to) to subject.
+// publishN publishes payloads "<prefix><i>" for i in [from, to) to
+// subject. It reports failures with t.Error, so that a watcher goroutine
+// may call it too.
 func publishN(t *testing.T, js jetstream.JetStream, subject, prefix string, from, to int) {
 	t.Helper()
 	var futures []jetstream.PubAckFuture
 	for i := from; i < to; i++ {
 		f, err := js.PublishAsync(subject, []byte(fmt.Sprintf("%s%d", prefix, i)))
 		if err != nil {
-			t.Fatalf("publish: %v", err)
+			t.Errorf("publish: %v", err)
+			return
 		}
 		futures = append(futures, f)
 	}
@@ -115,9 +118,11 @@ func publishN(t *testing.T, js jetstream.JetStream, subject, prefix string, from
 		select {
 		case <-f.Ok():
 		case err := <-f.Err():
-			t.Fatalf("publish: %v", err)
+			t.Errorf("publish: %v", err)
+			return
 		case <-time.After(10 * time.Second):
-			t.Fatalf("publish: no ack in 10 s")
+			t.Errorf("publish: no ack in 10 s")
+			return
 		}
 	}
 }

@@ -65,6 +65,7 @@ type source[T any] struct {
 	js        jetstream.JetStream
 	s         jetstream.Stream
 	workQueue bool
+	interest  bool
 	state     *weir.OperatorList[splitPosition]
 	splits    []*split
 	cur       int // the split ReadSplit reads next
@@ -77,10 +78,12 @@ type source[T any] struct {
 }
 
 // snapshot is the positions a checkpoint took, kept until it completes,
-// when a work-queue stream's messages below them are removed.
+// when a work-queue stream's messages below them are removed, or, on an
+// interest stream, the messages its acks cover are acknowledged.
 type snapshot struct {
-	id  int64
-	pos []splitPosition
+	id   int64
+	pos  []splitPosition
+	acks []jetstream.Msg
 }
 
 // DeclareStates lists the source's state: the split positions, union
@@ -117,7 +120,7 @@ func (s *source[T]) Open(ctx context.Context, rc *weir.RuntimeContext) (err erro
 	case jetstream.WorkQueuePolicy:
 		s.workQueue = true
 	case jetstream.InterestPolicy:
-		return weir.Unrecoverable(fmt.Errorf("nats source %q: stream %q has interest retention, which this source does not read yet (it would need a durable consumer to hold interest): read a limits or work-queue stream, or source the stream into one", s.uid, s.stream))
+		s.interest = true
 	}
 	restored := map[string]uint64{}
 	for _, p := range st.Get() {
@@ -169,7 +172,7 @@ func (s *source[T]) Open(ctx context.Context, rc *weir.RuntimeContext) (err erro
 // messages of its own subjects from others', so it only warns.
 func (s *source[T]) checkGone(sp *split, info *jetstream.StreamInfo) error {
 	first := info.State.FirstSeq
-	if s.workQueue || info.State.Msgs == 0 || first <= sp.next {
+	if s.workQueue || s.interest || info.State.Msgs == 0 || first <= sp.next {
 		return nil
 	}
 	if sp.filter != "" {
@@ -203,6 +206,14 @@ func (s *source[T]) openReader(ctx context.Context, sp *split) error {
 	if s.workQueue {
 		r := newDirectReader(s.s, s.stream, sp.filter, sp.next)
 		r.lastSeq = func() uint64 { return s.lastSeq }
+		sp.r = r
+		return nil
+	}
+	if s.interest {
+		r, err := newDurableReader(ctx, s.s, s.stream, durablePrefix(s.uid, sp.id), sp.filter, sp.next)
+		if err != nil {
+			return fmt.Errorf("nats source %q: %w", s.uid, err)
+		}
 		sp.r = r
 		return nil
 	}
@@ -344,16 +355,26 @@ func (s *source[T]) SnapshotState(id int64) error {
 		pos = append(pos, splitPosition{Filter: sp.filter, Next: sp.next})
 	}
 	s.state.Update(pos)
-	if s.workQueue {
+	switch {
+	case s.workQueue:
 		s.snaps = append(s.snaps, snapshot{id: id, pos: pos})
+	case s.interest:
+		var acks []jetstream.Msg
+		for _, sp := range s.splits {
+			if d, ok := sp.r.(*durableReader); ok && d.ackable() != nil {
+				acks = append(acks, d.ackable())
+			}
+		}
+		s.snaps = append(s.snaps, snapshot{id: id, acks: acks})
 	}
 	return nil
 }
 
 // NotifyCheckpointComplete removes from a work-queue stream the messages
-// checkpoint id covers (weir.CheckpointListener): only now can no
-// restore need them again. A failed removal is logged; the next
-// completed checkpoint covers the same messages and tries again.
+// checkpoint id covers, or acknowledges them on an interest stream
+// (weir.CheckpointListener): only now can no restore need them again. A
+// failure is logged; the next completed checkpoint covers the same
+// messages and tries again.
 func (s *source[T]) NotifyCheckpointComplete(ctx context.Context, id int64) error {
 	var done *snapshot
 	for i := range s.snaps {
@@ -364,8 +385,15 @@ func (s *source[T]) NotifyCheckpointComplete(ctx context.Context, id int64) erro
 	if done == nil {
 		return nil
 	}
-	pos := done.pos
+	pos, acks := done.pos, done.acks
 	s.snaps = dropThrough(s.snaps, id)
+	for _, m := range acks {
+		// Ack policy all: this covers every message of the split before
+		// it. Fire and forget; a lost ack is covered by the next one.
+		if err := m.Ack(); err != nil {
+			s.log.Warn("nats source: could not acknowledge the messages a completed checkpoint covers; the next checkpoint tries again", "source", s.uid, "stream", s.stream, "checkpoint", id, "err", err)
+		}
+	}
 	for _, p := range pos {
 		if p.Next <= 1 {
 			continue

@@ -113,49 +113,9 @@ func TestSourceWorkQueue(t *testing.T) {
 		}
 		return info.State.Msgs
 	}
-	// runUntil runs the job, unbounded, until stop says so.
-	runUntil := func(j *job, stop func(read int) bool) []string {
-		ctx, cancel := context.WithCancel(context.Background())
-		defer cancel()
-		j.ctx = ctx
-		var mu sync.Mutex
-		var got []string
-		watch := make(chan struct{})
-		go func() {
-			defer close(watch)
-			for ctx.Err() == nil {
-				mu.Lock()
-				read := len(got)
-				mu.Unlock()
-				if stop(read) {
-					cancel()
-				}
-				time.Sleep(10 * time.Millisecond)
-			}
-		}()
-		res := j.run(t, func(env *weir.Env) {
-			s := weir.FromSource(env, Source(ts.url, "WQ", stringValue)).UID("nats")
-			weir.SinkTo(s, func() weir.Sink[string] {
-				return &funcSink{write: func(b []string) {
-					mu.Lock()
-					defer mu.Unlock()
-					got = append(got, b...)
-				}}
-			})
-		})
-		cancel()
-		<-watch
-		if res.err != nil && !errors.Is(res.err, context.Canceled) {
-			t.Fatalf("Execute: %v\nlog:\n%s", res.err, res.log)
-		}
-		mu.Lock()
-		defer mu.Unlock()
-		slices.Sort(got)
-		return got
-	}
 	j := newJob(t, 1)
 	j.interval = "1h" // no checkpoint completes
-	got := runUntil(j, func(read int) bool { return read >= n })
+	got := runUntil(t, j, ts.url, "WQ", func(read int) bool { return read >= n })
 	if want := payloads("w", 0, n); !slices.Equal(got, want) {
 		t.Fatalf("first run: %s", firstDiff(want, got))
 	}
@@ -164,12 +124,107 @@ func TestSourceWorkQueue(t *testing.T) {
 	}
 	j = newJob(t, 1)
 	j.interval = "20ms"
-	got = runUntil(j, func(read int) bool { return read >= n && msgs() == 0 })
+	got = runUntil(t, j, ts.url, "WQ", func(read int) bool { return read >= n && msgs() == 0 })
 	if want := payloads("w", 0, n); !slices.Equal(got, want) {
 		t.Fatalf("second run: %s", firstDiff(want, got))
 	}
 	if m := msgs(); m != 0 {
 		t.Fatalf("stream holds %d messages after checkpoints completed, want 0", m)
+	}
+}
+
+// runUntil runs a job reading stream, unbounded, into memory until stop
+// says so, and returns what it read, sorted.
+func runUntil(t *testing.T, j *job, url, stream string, stop func(read int) bool) []string {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	j.ctx = ctx
+	var mu sync.Mutex
+	var got []string
+	watch := make(chan struct{})
+	go func() {
+		defer close(watch)
+		for ctx.Err() == nil {
+			mu.Lock()
+			read := len(got)
+			mu.Unlock()
+			if stop(read) {
+				cancel()
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}()
+	res := j.run(t, func(env *weir.Env) {
+		s := weir.FromSource(env, Source(url, stream, stringValue)).UID("nats")
+		weir.SinkTo(s, func() weir.Sink[string] {
+			return &funcSink{write: func(b []string) {
+				mu.Lock()
+				defer mu.Unlock()
+				got = append(got, b...)
+			}}
+		})
+	})
+	cancel()
+	<-watch
+	if res.err != nil && !errors.Is(res.err, context.Canceled) {
+		t.Fatalf("Execute: %v\nlog:\n%s", res.err, res.log)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	slices.Sort(got)
+	return got
+}
+
+// TestSourceInterest: an interest-retention stream keeps its messages
+// until a checkpoint covering them completes, through the source's
+// durable consumer (a stream without interest would drop them at once).
+// A run without checkpoints reads everything and acknowledges nothing;
+// the next run creates its own durable at its position, deletes the
+// older one without the interest lapsing, reads it all again, and with
+// checkpoints the stream empties.
+func TestSourceInterest(t *testing.T) {
+	const n = 2000
+	ts := newServer(t)
+	_, js := ts.js(t)
+	str := createStream(t, js, jetstream.StreamConfig{Name: "INT", Subjects: []string{"int.>"}, Retention: jetstream.InterestPolicy})
+	state := func() (msgs uint64, consumers int) {
+		info, err := str.Info(context.Background())
+		if err != nil {
+			t.Error(err) // also called by runUntil's watcher
+			return 0, 0
+		}
+		return info.State.Msgs, info.State.Consumers
+	}
+	j := newJob(t, 1)
+	j.interval = "1h" // no checkpoint completes
+	published := false
+	got := runUntil(t, j, ts.url, "INT", func(read int) bool {
+		if !published {
+			if _, c := state(); c == 0 {
+				return false // the source's durable is not there yet
+			}
+			publishN(t, js, "int.x", "i", 0, n)
+			published = true
+		}
+		return read >= n
+	})
+	if want := payloads("i", 0, n); !slices.Equal(got, want) {
+		t.Fatalf("first run: %s", firstDiff(want, got))
+	}
+	if m, c := state(); m != n || c != 1 {
+		t.Fatalf("after a run without a completed checkpoint the stream holds %d messages and %d consumers, want %d and 1", m, c, n)
+	}
+	j = newJob(t, 1)
+	got = runUntil(t, j, ts.url, "INT", func(read int) bool {
+		m, _ := state()
+		return read >= n && m == 0
+	})
+	if want := payloads("i", 0, n); !slices.Equal(got, want) {
+		t.Fatalf("second run: %s", firstDiff(want, got))
+	}
+	if m, c := state(); m != 0 || c != 1 {
+		t.Fatalf("after checkpoints completed the stream holds %d messages and %d consumers, want 0 and 1", m, c)
 	}
 }
 
