@@ -262,4 +262,3 @@ func TestAtLeastOnceDemo(t *testing.T) {
 		t.Logf("with failures: %d messages for %d lines (%d duplicates), %d restarts", len(got), len(want), len(got)-len(want), res.restarts)
 	}
 }
-
