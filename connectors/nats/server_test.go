@@ -105,6 +105,10 @@ func createStream(t *testing.T, js jetstream.JetStream, cfg jetstream.StreamConf
 // may call it too.
 func publishN(t *testing.T, js jetstream.JetStream, subject, prefix string, from, to int) {
 	t.Helper()
+	// In chunks: the client stalls beyond 4000 unacknowledged messages.
+	for ; from+1000 < to; from += 1000 {
+		publishN(t, js, subject, prefix, from, from+1000)
+	}
 	var futures []jetstream.PubAckFuture
 	for i := from; i < to; i++ {
 		f, err := js.PublishAsync(subject, []byte(fmt.Sprintf("%s%d", prefix, i)))

@@ -34,7 +34,7 @@ func outStream(t *testing.T, js jetstream.JetStream, name string, atomicBatches 
 // the stream holds exactly the failure-free output, as a multiset.
 func TestExactlyOnceDemo(t *testing.T) {
 	const (
-		n        = 10_000
+		n        = 6_000
 		k        = 97
 		p        = 2
 		failures = 3
@@ -65,10 +65,10 @@ func TestExactlyOnceDemo(t *testing.T) {
 				j.plan = onePerAttempt(nf, int64(31+i), n, c.points...)
 			}
 			res := j.run(t, func(env *weir.Env) {
-				// At 20,000 events/s the source runs for half a second:
+				// At 12,000 events/s the source runs for half a second:
 				// checkpoints complete while it does, and most failures
 				// restore one.
-				results := demo.Aggregate(env, demo.Options{Events: n, Keys: k, Rate: 20_000})
+				results := demo.Aggregate(env, demo.Options{Events: n, Keys: k, Rate: 12_000})
 				weir.SinkToTransactional(results, ExactlyOnce(ts.url, stream, demoLine, WithBatchSize(300))).Name("nats").UID("nats")
 			})
 			if res.err != nil {
@@ -101,7 +101,7 @@ func TestExactlyOnceDemo(t *testing.T) {
 // exactly the failure-free output.
 func TestExactlyOnceServerRestart(t *testing.T) {
 	const (
-		n = 20_000
+		n = 12_000
 		k = 97
 	)
 	want := demo.Expected(n, k)
@@ -134,7 +134,7 @@ func TestExactlyOnceServerRestart(t *testing.T) {
 		restarted <- count
 	}()
 	res := j.run(t, func(env *weir.Env) {
-		results := demo.Aggregate(env, demo.Options{Events: n, Keys: k, Rate: 10_000})
+		results := demo.Aggregate(env, demo.Options{Events: n, Keys: k, Rate: 6_000})
 		results = weir.Map(results, func(r demo.Result) demo.Result { emitted.Add(1); return r })
 		weir.SinkToTransactional(results, ExactlyOnce(ts.url, "RS", demoLine, WithPublishTimeout(150*time.Millisecond))).Name("nats").UID("nats")
 	})
@@ -223,7 +223,7 @@ func TestExactlyOnceBufferBound(t *testing.T) {
 // output exactly.
 func TestAtLeastOnceDemo(t *testing.T) {
 	const (
-		n = 10_000
+		n = 6_000
 		k = 97
 	)
 	want := demo.Expected(n, k)

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -16,6 +17,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/weirstream/weir"
 	"github.com/weirstream/weir/connectors/file"
+	"github.com/weirstream/weir/internal/config"
 	"github.com/weirstream/weir/internal/faults"
 )
 
@@ -350,4 +352,54 @@ func TestSourceLagMetric(t *testing.T) {
 	if read != n || first <= 0 || last != 0 {
 		t.Fatalf("read %d of %d; lag at the first batch %v (want > 0), at the last %v (want 0)", read, n, first, last)
 	}
+}
+
+// TestSourceServerRestart stops the NATS server (file storage) for 400 ms
+// while the source reads a stream into the exactly-once file sink: the
+// ordered consumer is recreated at its position or the job restarts from
+// a checkpoint, and the committed lines are exactly the stream's messages.
+func TestSourceServerRestart(t *testing.T) {
+	const n = 15_000
+	ts := newServer(t)
+	_, js := ts.js(t)
+	createStream(t, js, jetstream.StreamConfig{Name: "RIN", Subjects: []string{"rin"}})
+	publishN(t, js, "rin", "r", 0, n)
+	j := newJob(t, 1)
+	j.extra = map[string]string{config.FixedDelayDelay: "50ms"}
+	var read atomic.Int64
+	stopped := make(chan bool, 1)
+	go func() {
+		deadline := time.Now().Add(time.Minute)
+		for read.Load() < n/4 && time.Now().Before(deadline) {
+			time.Sleep(time.Millisecond)
+		}
+		ts.stop()
+		time.Sleep(400 * time.Millisecond)
+		ts.start()
+		stopped <- read.Load() < n
+	}()
+	out := filepath.Join(t.TempDir(), "out")
+	slow := func(m *Msg) (string, error) {
+		// About 10 µs a message: the read lasts long enough for the
+		// outage to land in it.
+		if read.Add(1)%100 == 0 {
+			time.Sleep(time.Millisecond)
+		}
+		return string(m.Data), nil
+	}
+	res := j.run(t, func(env *weir.Env) {
+		s := weir.FromSource(env, Source(ts.url, "RIN", slow, WithBounded())).UID("nats")
+		weir.SinkToTransactional(s, file.ExactlyOnce(out, appendString)).UID("files")
+	})
+	mid := <-stopped
+	if res.err != nil {
+		t.Fatalf("Execute: %v\nlog:\n%s", res.err, res.log)
+	}
+	if !mid {
+		t.Errorf("the job had read everything before the server stopped")
+	}
+	if got, want := readFiles(t, out), payloads("r", 0, n); !slices.Equal(got, want) {
+		t.Fatalf("committed %d lines, want the %d messages exactly: %s", len(got), len(want), firstDiff(want, got))
+	}
+	t.Logf("exact after a server stop mid-read; %d job restarts, %v", res.restarts, res.elapsed)
 }
