@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats-server/v2/server"
 	natsgo "github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/weirstream/weir/internal/codec"
@@ -86,6 +87,29 @@ func TestCommitIdempotent(t *testing.T) {
 				t.Errorf("sinks publish with atomic batches: %v, %v; want %v", a.pub.atomic, b.pub.atomic, atomicBatches)
 			}
 		})
+	}
+}
+
+// TestBatchTooLarge: a server whose max_batch_size is below
+// nats.WithBatchSize refuses the commit, and the sink fails for good
+// naming the option, rather than restart into the same refusal.
+func TestBatchTooLarge(t *testing.T) {
+	ts := newServerWith(t, func(o *server.Options) { o.JetStreamLimits.MaxBatchSize = 5 })
+	_, js := ts.js(t)
+	outStream(t, js, "TL", true)
+	ctx := context.Background()
+	s := ExactlyOnce(ts.url, "TL", func(v int, m *natsgo.Msg) { m.Data = fmt.Appendf(nil, "%d", v) }, WithBatchSize(10))().(*eoSink[int])
+	if err := s.open(ctx, "job", "op", 0, nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close(ctx)
+	txn, _ := s.Begin(ctx)
+	if err := s.Write(ctx, txn, []int{1, 2, 3, 4, 5, 6, 7, 8}); err != nil {
+		t.Fatal(err)
+	}
+	err := s.Commit(ctx, txn)
+	if err == nil || !strings.Contains(err.Error(), "nats.WithBatchSize") || !strings.Contains(err.Error(), `"TL"`) {
+		t.Fatalf("Commit = %v, want a refusal naming the stream and nats.WithBatchSize", err)
 	}
 }
 

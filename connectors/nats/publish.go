@@ -11,6 +11,7 @@ import (
 	natsgo "github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/nats-io/nuid"
+	"github.com/weirstream/weir"
 )
 
 // Headers of JetStream's atomic batch publish (nats-server 2.12 and
@@ -24,6 +25,14 @@ const (
 // errDuplicateInBatch is the server's answer to an atomic batch holding a
 // message id it stored already (JSAtomicPublishContainsDuplicateMessageErr).
 const errDuplicateInBatch = 10201
+
+// The server's answers to a batch larger than its max_batch_size
+// (JSAtomicPublishTooLargeBatchErrF) and to a header atomic batches do
+// not allow (JSAtomicPublishUnsupportedHeaderBatchErr).
+const (
+	errBatchTooLarge     = 10199
+	errUnsupportedHeader = 10177
+)
 
 // ackEvery is how often within an atomic batch the sink waits for the
 // server's acknowledgement (an empty reply once the message is staged),
@@ -108,8 +117,14 @@ func (p *publisher) atomicBatch(ctx context.Context, msgs []*natsgo.Msg) error {
 			return fmt.Errorf("atomic batch to stream %q: reply %q: %w", p.stream, reply.Data, err)
 		}
 		if r.Error != nil {
-			if r.Error.ErrCode == errDuplicateInBatch {
+			switch r.Error.ErrCode {
+			case errDuplicateInBatch:
 				return nil
+			case errBatchTooLarge:
+				// The same commit would be refused after any restart.
+				return weir.Unrecoverable(fmt.Errorf("atomic batch to stream %q: the server refuses batches of %d messages (%s): lower nats.WithBatchSize to the server's max_batch_size (1000 unless its jetstream limits say otherwise)", p.stream, len(msgs), r.Error.Description))
+			case errUnsupportedHeader:
+				return weir.Unrecoverable(fmt.Errorf("atomic batch to stream %q: %s: the serializer sets a header atomic batches do not allow; drop it, or pass nats.WithoutAtomicBatches", p.stream, r.Error.Description))
 			}
 			return fmt.Errorf("atomic batch to stream %q, message %d of %d: server error %d: %s", p.stream, i+1, len(msgs), r.Error.ErrCode, r.Error.Description)
 		}

@@ -27,6 +27,12 @@ type testServer struct {
 
 func newServer(t *testing.T) *testServer {
 	t.Helper()
+	return newServerWith(t, nil)
+}
+
+// newServerWith is newServer with the options changed by edit first.
+func newServerWith(t *testing.T, edit func(*server.Options)) *testServer {
+	t.Helper()
 	ts := &testServer{t: t, opts: &server.Options{
 		Host:      "127.0.0.1",
 		Port:      server.RANDOM_PORT,
@@ -35,6 +41,9 @@ func newServer(t *testing.T) *testServer {
 		NoLog:     true,
 		NoSigs:    true,
 	}}
+	if edit != nil {
+		edit(ts.opts)
+	}
 	ts.start()
 	// The next start takes the same port: clients reconnect to it.
 	ts.opts.Port = ts.srv.Addr().(*net.TCPAddr).Port
