@@ -77,7 +77,9 @@
 // id was stored before. nats.go 1.56 has no API for atomic batches; the
 // sink sets the Nats-Batch-Id/-Sequence/-Commit headers itself. A commit
 // larger than one batch becomes visible batch by batch; a crash between
-// two leaves the first ones visible until the retry stores the rest.
+// two leaves the first ones visible until the retry stores the rest. A
+// server whose max_batch_size is below WithBatchSize fails the job for
+// good, naming the option.
 // Otherwise (or with WithoutAtomicBatches) messages are published one by
 // one with their ids and the commit waits for every acknowledgement.
 //
