@@ -178,11 +178,11 @@ func (d *demoFlags) refuseIneffective(fs *pflag.FlagSet) error {
 	if err != nil {
 		return err
 	}
-	kafkaSource := srcEP.scheme == "kafka" || srcEP.scheme == "nats"
+	brokerSource := srcEP.scheme == "kafka" || srcEP.scheme == "nats"
 	return refuseIneffective(fs,
-		ineffective{flag: "rate", when: kafkaSource && d.rate > 0, where: "with --source " + d.source,
+		ineffective{flag: "rate", when: brokerSource && d.rate > 0, where: "with --source " + d.source,
 			instead: "it paces generated events, and the Kafka (or NATS) source reads the topic as fast as it can; drop --rate, or drop --source to generate the events at that rate"},
-		ineffective{flag: "events", when: kafkaSource && d.events > 0 && !d.verify, where: "with --source " + d.source + " and without --verify",
+		ineffective{flag: "events", when: brokerSource && d.events > 0 && !d.verify, where: "with --source " + d.source + " and without --verify",
 			instead: "the Kafka (or NATS) source reads every event in the topic up to its end, and --events only tells --verify how many to expect; add --verify, drop --events, or give --events 0 to follow the topic without end"},
 		ineffective{flag: "out", when: d.sink != "", where: "with --sink " + d.sink,
 			instead: "--out is the folder of the default file sink, and --sink sends the output to " + sinkEP.String() + "; drop --out, or drop --sink to write files into --out"},
