@@ -45,21 +45,29 @@ func newServerWith(t *testing.T, edit func(*server.Options)) *testServer {
 		edit(ts.opts)
 	}
 	ts.start()
+	if ts.srv == nil {
+		t.FailNow()
+	}
 	// The next start takes the same port: clients reconnect to it.
 	ts.opts.Port = ts.srv.Addr().(*net.TCPAddr).Port
 	t.Cleanup(ts.stop)
 	return ts
 }
 
+// start starts the server. It reports failures with t.Error (a test's
+// restart goroutine calls it too); newServer fails the test on them.
 func (ts *testServer) start() {
 	ts.t.Helper()
 	srv, err := server.NewServer(ts.opts)
 	if err != nil {
-		ts.t.Fatalf("nats-server: %v", err)
+		ts.t.Errorf("nats-server: %v", err)
+		return
 	}
 	go srv.Start()
 	if !srv.ReadyForConnections(10 * time.Second) {
-		ts.t.Fatalf("nats-server not ready in 10 s")
+		ts.t.Errorf("nats-server not ready in 10 s")
+		srv.Shutdown()
+		return
 	}
 	ts.mu.Lock()
 	ts.srv, ts.url = srv, srv.ClientURL()
