@@ -34,7 +34,11 @@ counts the event indices without a line (missing) and the lines beyond one
 per index (duplicated) and succeeds when they equal L and D exactly.
 
 --sink kafka://HOST:PORT/TOPIC writes each line as a record value in one
-Kafka transaction per checkpoint and subtask; --sink
+Kafka transaction per checkpoint and subtask; --sink nats://HOST:PORT/STREAM
+publishes each line as a message payload when its checkpoint completes,
+with Nats-Msg-Id headers for the stream's duplicate detection (the stream
+is created if absent, with a window that covers the checkpoint timeout
+and restart delay); --sink
 postgres://USER@HOST:PORT/DB?table=NAME writes rows (i, account, count,
 total) through PREPARE TRANSACTION / COMMIT PREPARED (the server needs
 max_prepared_transactions > 0). --source kafka://HOST:PORT/TOPIC reads the
@@ -42,6 +46,8 @@ events from a topic filled by 'weir tools produce-demo-events' up to the
 end the topic has when the job starts (--events 0: without end); --keys
 must be the producer's, --events then only tells --verify how many events
 to expect, and --rate (which paces generated events) is refused.
+--source nats://HOST:PORT/STREAM reads the events from a JetStream stream
+filled by 'weir tools produce-demo-events --to nats://…' the same way.
 
 With --jobmanager HOST:PORT the job runs on that cluster; --out and
 --state-dir must then be folders every TaskManager reaches at the same
@@ -84,8 +90,8 @@ func (d *demoFlags) register(fs *pflag.FlagSet) {
 	fs.Float64Var(&d.rate, "rate", 0, "events per second over all subtasks; 0 = as fast as possible")
 	fs.StringVar(&d.out, "out", "", "folder for the committed part files (default <state-dir>/out)")
 	fs.BoolVar(&d.verify, "verify", false, "after the run, compare the committed lines with the failure-free output (WEAKLY_CONSISTENT mode: count the missing and duplicated lines and compare them with the run's accounting)")
-	fs.StringVar(&d.source, "source", "", "read events from kafka://HOST:PORT/TOPIC instead of generating them")
-	fs.StringVar(&d.sink, "sink", "", "write to kafka://HOST:PORT/TOPIC or postgres://USER@HOST:PORT/DB?table=NAME instead of files in --out")
+	fs.StringVar(&d.source, "source", "", "read events from kafka://HOST:PORT/TOPIC or nats://HOST:PORT/STREAM instead of generating them")
+	fs.StringVar(&d.sink, "sink", "", "write to kafka://HOST:PORT/TOPIC, postgres://USER@HOST:PORT/DB?table=NAME or nats://HOST:PORT/STREAM instead of files in --out")
 	d.jf.register(fs, "1s")
 	app.MarkPath(fs, "out")
 	app.MarkClientOnly(fs, "verify")
@@ -103,8 +109,8 @@ func (d *demoFlags) endpoints() (sinkEP, srcEP endpoint, err error) {
 		if srcEP, err = parseEndpoint("--source", d.source); err != nil {
 			return endpoint{}, endpoint{}, err
 		}
-		if srcEP.scheme != "kafka" {
-			return endpoint{}, endpoint{}, usagef("--source %q: the demo reads generated events or kafka://HOST:PORT/TOPIC", d.source)
+		if srcEP.scheme != "kafka" && srcEP.scheme != "nats" {
+			return endpoint{}, endpoint{}, usagef("--source %q: the demo reads generated events, kafka://HOST:PORT/TOPIC or nats://HOST:PORT/STREAM", d.source)
 		}
 	}
 	return sinkEP, srcEP, nil
@@ -155,6 +161,11 @@ func (d *demoFlags) configure(ctx context.Context, fs *pflag.FlagSet, cfg *weir.
 			return err
 		}
 	}
+	if sinkEP.scheme == "nats" {
+		if err := natsEnsureStream(ctx, sinkEP, demoCheckpointTimes(cfg).retryWindow()); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 
@@ -167,12 +178,12 @@ func (d *demoFlags) refuseIneffective(fs *pflag.FlagSet) error {
 	if err != nil {
 		return err
 	}
-	kafkaSource := srcEP.scheme == "kafka"
+	brokerSource := srcEP.scheme == "kafka" || srcEP.scheme == "nats"
 	return refuseIneffective(fs,
-		ineffective{flag: "rate", when: kafkaSource && d.rate > 0, where: "with --source " + d.source,
-			instead: "it paces generated events, and the Kafka source reads the topic as fast as it can; drop --rate, or drop --source to generate the events at that rate"},
-		ineffective{flag: "events", when: kafkaSource && d.events > 0 && !d.verify, where: "with --source " + d.source + " and without --verify",
-			instead: "the Kafka source reads every event in the topic up to its end, and --events only tells --verify how many to expect; add --verify, drop --events, or give --events 0 to follow the topic without end"},
+		ineffective{flag: "rate", when: brokerSource && d.rate > 0, where: "with --source " + d.source,
+			instead: "it paces generated events, and the Kafka (or NATS) source reads the topic as fast as it can; drop --rate, or drop --source to generate the events at that rate"},
+		ineffective{flag: "events", when: brokerSource && d.events > 0 && !d.verify, where: "with --source " + d.source + " and without --verify",
+			instead: "the Kafka (or NATS) source reads every event in the topic up to its end, and --events only tells --verify how many to expect; add --verify, drop --events, or give --events 0 to follow the topic without end"},
 		ineffective{flag: "out", when: d.sink != "", where: "with --sink " + d.sink,
 			instead: "--out is the folder of the default file sink, and --sink sends the output to " + sinkEP.String() + "; drop --out, or drop --sink to write files into --out"},
 		verifyDetached(fs),
@@ -189,18 +200,26 @@ func (d *demoFlags) build(env *weir.Env) error {
 	cfg := env.Config()
 	d.jf.apply(env, d.events)
 	var evs weir.Stream[demo.Event]
-	if srcEP.scheme == "kafka" {
+	switch srcEP.scheme {
+	case "kafka":
 		evs = demoKafkaEvents(env, srcEP, d.keys, d.events > 0)
-	} else {
+	case "nats":
+		evs = demoNatsEvents(env, srcEP, d.keys, d.events > 0)
+	default:
 		evs = demo.Events(env, demo.Options{Events: d.events, Keys: d.keys, Rate: d.rate})
 	}
-	cp := checkpointTimes{
+	return demoSink(demo.AggregateEvents(evs), sinkEP, demoCheckpointTimes(cfg))
+}
+
+// demoCheckpointTimes reads what a transactional sink must outlast from
+// the job's configuration.
+func demoCheckpointTimes(cfg *weir.Config) checkpointTimes {
+	return checkpointTimes{
 		interval: hooks.Config(cfg).Duration(config.CheckpointingInterval),
 		timeout:  hooks.Config(cfg).Duration(config.CheckpointingTimeout),
 		// The longest restart delay the strategies allow by default.
 		maxRestartDelay: max(hooks.Config(cfg).Duration(config.ExponentialDelayMaxBackoff), hooks.Config(cfg).Duration(config.FixedDelayDelay), hooks.Config(cfg).Duration(config.FailureRateDelay)),
 	}
-	return demoSink(demo.AggregateEvents(evs), sinkEP, cp)
 }
 
 // finish reports the committed lines and, with --verify, compares them

@@ -18,12 +18,14 @@ import (
 
 // endpoint is a parsed --source or --sink URL.
 type endpoint struct {
-	scheme  string   // file, kafka, postgres
+	scheme  string   // file, kafka, postgres, nats
 	brokers []string // kafka
 	topic   string   // kafka
 	dir     string   // file
 	conn    string   // postgres connection string without the table parameter
 	table   string   // postgres
+	natsURL string   // nats: nats://HOST:PORT
+	stream  string   // nats
 }
 
 // String names the endpoint in messages.
@@ -33,16 +35,18 @@ func (e endpoint) String() string {
 		return fmt.Sprintf("kafka topic %s", e.topic)
 	case "postgres":
 		return fmt.Sprintf("postgres table %s", e.table)
+	case "nats":
+		return fmt.Sprintf("nats stream %s", e.stream)
 	}
 	return e.dir
 }
 
-// parseEndpoint reads file://DIR, kafka://HOST:PORT[,HOST:PORT]/TOPIC and
-// postgres://…?table=NAME. Errors name the flag and the expected form.
+// parseEndpoint reads file://DIR, kafka://HOST:PORT[,HOST:PORT]/TOPIC,
+// postgres://…?table=NAME and nats://HOST:PORT/STREAM. Errors name the flag and the expected form.
 func parseEndpoint(flag, raw string) (endpoint, error) {
 	u, err := url.Parse(raw)
 	if err != nil || u.Scheme == "" {
-		return endpoint{}, usagef("%s %q: want file://DIR, kafka://HOST:PORT/TOPIC or postgres://USER@HOST:PORT/DB?table=NAME", flag, raw)
+		return endpoint{}, usagef("%s %q: want file://DIR, kafka://HOST:PORT/TOPIC, postgres://USER@HOST:PORT/DB?table=NAME or nats://HOST:PORT/STREAM", flag, raw)
 	}
 	switch u.Scheme {
 	case "file":
@@ -57,6 +61,12 @@ func parseEndpoint(flag, raw string) (endpoint, error) {
 			return endpoint{}, usagef("%s %q: want kafka://HOST:PORT[,HOST:PORT]/TOPIC", flag, raw)
 		}
 		return endpoint{scheme: "kafka", brokers: strings.Split(u.Host, ","), topic: topic}, nil
+	case "nats":
+		stream := strings.TrimPrefix(u.Path, "/")
+		if u.Host == "" || stream == "" || strings.ContainsAny(stream, "/.*> ") {
+			return endpoint{}, usagef("%s %q: want nats://HOST:PORT/STREAM (a stream name without dots, slashes or wildcards)", flag, raw)
+		}
+		return endpoint{scheme: "nats", natsURL: "nats://" + u.Host, stream: stream}, nil
 	case "postgres", "postgresql":
 		q := u.Query()
 		table := q.Get("table")
@@ -67,7 +77,7 @@ func parseEndpoint(flag, raw string) (endpoint, error) {
 		u.RawQuery = q.Encode()
 		return endpoint{scheme: "postgres", conn: u.String(), table: table}, nil
 	}
-	return endpoint{}, usagef("%s %q: unknown scheme %q; want file, kafka or postgres", flag, raw, u.Scheme)
+	return endpoint{}, usagef("%s %q: unknown scheme %q; want file, kafka, postgres or nats", flag, raw, u.Scheme)
 }
 
 // demoKafkaEvents reads the demo's events from a topic whose record values
@@ -114,12 +124,14 @@ func demoSink(results weir.Stream[demo.Result], ep endpoint, cp checkpointTimes)
 			kafka.WithCheckpointing(cp.interval, cp.timeout, cp.maxRestartDelay))).Name("kafka").UID("kafka")
 	case "postgres":
 		return addPostgresSink(results, ep)
+	case "nats":
+		natsDemoSink(results, ep, cp)
 	}
 	return nil
 }
 
 // checkpointTimes tells the Kafka sink what its transaction timeout must
-// outlast.
+// outlast, and the NATS sink what its stream's duplicate window must.
 type checkpointTimes struct {
 	interval, timeout, maxRestartDelay time.Duration
 }
@@ -131,6 +143,8 @@ func readCommitted(ctx context.Context, ep endpoint) ([]string, error) {
 		return readKafkaLines(ctx, ep)
 	case "postgres":
 		return readPostgresLines(ctx, ep)
+	case "nats":
+		return readNatsLines(ctx, ep)
 	}
 	return file.ReadCommitted(ep.dir)
 }

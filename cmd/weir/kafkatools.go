@@ -61,28 +61,34 @@ func newToolsCmd() *cobra.Command {
 	)
 	produce := &cobra.Command{
 		Use:   "produce-demo-events",
-		Short: "Write the demo's events to a Kafka topic, for `weir run demo --source kafka://…`",
+		Short: "Write the demo's events to a Kafka topic or NATS stream, for `weir run demo --source kafka://…` (or nats://…)",
 		Long: `produce-demo-events creates the topic (if absent) with --partitions
 partitions and writes one record per event i = 0 … N-1: value i (decimal),
 key the account, partition account mod partitions, so that each account's
 events sit in one partition in index order, as the demo's exactly-once
-specification needs.`,
+specification needs. With --to nats://HOST:PORT/STREAM it creates the
+JetStream stream (if absent; file storage, the stream's name as its
+subject) and publishes payload i with header Weir-Account, in index
+order; --partitions does not apply.`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			ep, err := parseEndpoint("--to", to)
 			if err != nil {
 				return err
 			}
-			if ep.scheme != "kafka" {
-				return usagef("--to must be kafka://HOST:PORT/TOPIC")
+			if ep.scheme != "kafka" && ep.scheme != "nats" {
+				return usagef("--to must be kafka://HOST:PORT/TOPIC or nats://HOST:PORT/STREAM")
 			}
 			if events < 1 || keys < 1 || partitions < 1 {
 				return usagef("--events, --keys and --partitions must be at least 1")
 			}
+			if ep.scheme == "nats" {
+				return produceNatsDemoEvents(c.Context(), ep, events, keys)
+			}
 			return produceDemoEvents(c.Context(), ep, events, keys, partitions)
 		},
 	}
-	produce.Flags().StringVar(&to, "to", "", "kafka://HOST:PORT/TOPIC")
+	produce.Flags().StringVar(&to, "to", "", "kafka://HOST:PORT/TOPIC or nats://HOST:PORT/STREAM")
 	produce.Flags().Int64Var(&events, "events", 1_000_000, "number of events")
 	produce.Flags().Int64Var(&keys, "keys", 1000, "number of accounts K (the demo's --keys must match)")
 	produce.Flags().Int32Var(&partitions, "partitions", 4, "partitions of the topic if it is created")
