@@ -19,8 +19,8 @@ type keyVal struct {
 type keyKind uint8
 
 const (
-	keyInt keyKind = iota
-	keyText
+	kindInt keyKind = iota
+	kindText
 )
 
 // keyKindOf tells how a key column of type typ (format_type's name)
@@ -28,12 +28,12 @@ const (
 func keyKindOf(table, column, typ string) (keyKind, error) {
 	switch typ {
 	case "smallint", "integer", "bigint":
-		return keyInt, nil
+		return kindInt, nil
 	case "text", "character varying":
-		return keyText, nil
+		return kindText, nil
 	}
 	if strings.HasPrefix(typ, "character varying(") {
-		return keyText, nil
+		return kindText, nil
 	}
 	return 0, fmt.Errorf("table %s: primary key column %q has type %s; the snapshot chunks by integer (smallint, integer, bigint) or text (text, varchar) keys only: capture a table with such a key", table, column, typ)
 }
@@ -50,7 +50,7 @@ func keyOf(kinds []keyKind, vals []any) ([]keyVal, error) {
 		case int64:
 			k[i].I = x
 		case string:
-			if kinds[i] == keyInt {
+			if kinds[i] == kindInt {
 				n, err := strconv.ParseInt(x, 10, 64)
 				if err != nil {
 					return nil, fmt.Errorf("key value %q: %w", x, err)
@@ -70,7 +70,7 @@ func keyOf(kinds []keyKind, vals []any) ([]keyVal, error) {
 func compareKeys(kinds []keyKind, a, b []keyVal) int {
 	for i := range kinds {
 		var c int
-		if kinds[i] == keyInt {
+		if kinds[i] == kindInt {
 			c = cmp.Compare(a[i].I, b[i].I)
 		} else {
 			c = strings.Compare(a[i].S, b[i].S)
@@ -86,7 +86,7 @@ func compareKeys(kinds []keyKind, a, b []keyVal) int {
 func keyArgs(kinds []keyKind, k []keyVal) []any {
 	out := make([]any, len(k))
 	for i := range k {
-		if kinds[i] == keyInt {
+		if kinds[i] == kindInt {
 			out[i] = k[i].I
 		} else {
 			out[i] = k[i].S

@@ -12,7 +12,7 @@ import (
 // *metrics (no WithMetrics) records nothing.
 type metrics struct {
 	lagBytes, lagSec, retainedBytes prometheus.Gauge
-	chunks, snapshotRows                prometheus.Counter
+	chunks, snapshotRows            prometheus.Counter
 }
 
 // newMetrics registers the gauges on reg, or takes the ones an earlier

@@ -25,11 +25,12 @@ type config struct {
 	logger         *slog.Logger
 	// afterChunk, if set, runs after a snapshot chunk was read (tests
 	// inject failures there); see export_test.go.
-	afterChunk func(table string, chunk int)
+	afterChunk func(table string, chunk int) error
 	// onSnapshot and onConfirm, if set, see each checkpoint's position
 	// and each position the slot is told to confirm (tests).
 	onSnapshot func(id int64, st savedState)
 	onConfirm  func(id int64, lsn uint64)
+	onComplete func(id int64)
 }
 
 func defaultConfig() config {

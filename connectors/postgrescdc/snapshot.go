@@ -20,6 +20,15 @@ const maxSnapshotRetries = 500
 // OpRead changes and records the chunk in p. A chunk is emitted within
 // one Read, so a checkpoint never falls inside one.
 func (s *source) readChunk(ctx context.Context, t tableInfo, p *tableProgress, n int, dst []Change) ([]Change, error) {
+	base := len(dst)
+	out, err := s.readChunkRows(ctx, t, p, n, dst)
+	if err != nil {
+		return dst[:base], err // the chunk is not recorded: none of it
+	}
+	return out, nil
+}
+
+func (s *source) readChunkRows(ctx context.Context, t tableInfo, p *tableProgress, n int, dst []Change) ([]Change, error) {
 	tx, err := s.conn.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
 	if err != nil {
 		return dst, fmt.Errorf("snapshot of %s: begin: %w", t.qualified(), err)
@@ -85,7 +94,10 @@ func (s *source) readChunk(ctx context.Context, t tableInfo, p *tableProgress, n
 	p.Chunks = append(p.Chunks, c)
 	s.metrics.chunk(count)
 	if s.cfg.afterChunk != nil {
-		s.cfg.afterChunk(t.qualified(), len(p.Chunks)-1)
+		if err := s.cfg.afterChunk(t.qualified(), len(p.Chunks)-1); err != nil {
+			p.Chunks, p.Finished = p.Chunks[:len(p.Chunks)-1], false
+			return dst, err
+		}
 	}
 	return dst, nil
 }
@@ -144,7 +156,7 @@ func chunkQuery(t tableInfo, lower []keyVal, n int) (string, []any) {
 	params := make([]string, len(t.keys))
 	for i, k := range t.keys {
 		keys[i] = pgx.Identifier{k}.Sanitize()
-		if t.kinds[i] == keyText {
+		if t.kinds[i] == kindText {
 			keys[i] += ` COLLATE "C"`
 			params[i] = fmt.Sprintf("$%d::text", i+1)
 		} else {

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
+	"strings"
+	"sync"
 	"time"
 
 	"github.com/jackc/pglogrepl"
@@ -25,15 +27,41 @@ import (
 func Source(connString string, tables []string, opts ...Option) func() weir.Source[Change] {
 	cfg := newConfig(opts)
 	names := slices.Clone(tables)
+	created := &createdSlot{}
 	return func() weir.Source[Change] {
-		return &source{connString: connString, names: names, cfg: cfg}
+		return &source{connString: connString, names: names, cfg: cfg, created: created}
 	}
+}
+
+// createdSlot remembers, for the attempts of one job in one process,
+// that the job created its slot: an attempt that starts afresh (the job
+// failed before its first checkpoint completed) may then drop the slot
+// and create it anew, since nothing depends on it. A slot this process
+// did not create is never dropped.
+type createdSlot struct {
+	mu  sync.Mutex
+	lsn uint64 // the start point of the slot it created; 0: none
+}
+
+func (c *createdSlot) set(lsn uint64) {
+	c.mu.Lock()
+	c.lsn = lsn
+	c.mu.Unlock()
+}
+
+func (c *createdSlot) get() uint64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.lsn
 }
 
 type source struct {
 	connString string
 	names      []string
 	cfg        config
+	created    *createdSlot
+	uid, job   string
+	opened     time.Time
 
 	log     *slog.Logger
 	state   *weir.OperatorList[savedState]
@@ -92,6 +120,7 @@ func (s *source) Open(ctx context.Context, rc *weir.RuntimeContext) (err error) 
 	if err := s.setup(ctx); err != nil {
 		return s.openErr(rc, err)
 	}
+	s.uid, s.job, s.opened = rc.UID(), rc.JobName(), time.Now()
 	if saved := st.Get(); len(saved) > 0 {
 		return s.openErr(rc, s.restore(ctx, saved[0]))
 	}
@@ -129,6 +158,15 @@ func (s *source) fresh(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	if slot.exists && s.created.get() != 0 && slot.confirmed <= s.created.get() {
+		// An earlier attempt of this job created it, and no checkpoint
+		// completed since: nothing depends on it.
+		s.log.Info("postgres cdc: dropping the slot an earlier attempt created before any checkpoint completed, to snapshot afresh", "slot", s.cfg.slot)
+		if _, err := s.conn.Exec(ctx, "SELECT pg_drop_replication_slot($1)", s.cfg.slot); err != nil {
+			return fmt.Errorf("drop replication slot %q of an earlier attempt: %w", s.cfg.slot, err)
+		}
+		slot.exists = false
+	}
 	if slot.exists {
 		return setupErr("replication slot %q exists, and a fresh start needs a slot created with its snapshot: restore the job from its checkpoint, or drop the slot (SELECT pg_drop_replication_slot('%s')) if no job needs it, or name another slot (--slot, WithSlot)", s.cfg.slot, s.cfg.slot)
 	}
@@ -140,7 +178,9 @@ func (s *source) fresh(ctx context.Context) error {
 		return err
 	}
 	defer rc.Close(context.WithoutCancel(ctx))
+	stop := s.watchSlotCreation(ctx)
 	res, err := pglogrepl.CreateReplicationSlot(ctx, rc, s.cfg.slot, "pgoutput", pglogrepl.CreateReplicationSlotOptions{SnapshotAction: "EXPORT_SNAPSHOT", Mode: pglogrepl.LogicalReplication})
+	stop()
 	if err != nil {
 		return fmt.Errorf("create replication slot %q: %w", s.cfg.slot, err)
 	}
@@ -154,6 +194,7 @@ func (s *source) fresh(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("replication slot %q: %w", s.cfg.slot, err)
 	}
+	s.created.set(start)
 	s.st = savedState{Slot: s.cfg.slot, StartLSN: start, Exported: exported, Done: start}
 	for _, t := range s.tables {
 		s.st.Tables = append(s.st.Tables, tableProgress{Table: t.qualified()})
@@ -291,6 +332,9 @@ func (s *source) SnapshotState(id int64) error {
 // before it. Nothing later is confirmed, so a restore from this
 // checkpoint finds every change after it still in the slot.
 func (s *source) NotifyCheckpointComplete(ctx context.Context, id int64) error {
+	if s.cfg.onComplete != nil {
+		s.cfg.onComplete(id)
+	}
 	var done uint64
 	i := 0
 	for ; i < len(s.pending) && s.pending[i].id <= id; i++ {
@@ -321,4 +365,93 @@ func (s *source) Close(ctx context.Context) error {
 		s.conn = nil
 	}
 	return nil
+}
+
+// slowSlot is how long slot creation may take before the source looks
+// at what it waits for.
+const slowSlot = 2 * time.Second
+
+// watchSlotCreation handles a slot creation that takes long: creating a
+// logical slot waits until every transaction in progress on the whole
+// server ended, and a prepared transaction nobody commits never does.
+// One this job's Replica sink prepared before this attempt opened, on a
+// fresh start, belongs to a checkpoint that never completed (else the
+// job would restore): it is rolled back, in its database, as the sink's
+// Open would do, which runs only after this source's Open. Others are
+// logged. It uses the query connection, idle meanwhile; stop waits for
+// it.
+func (s *source) watchSlotCreation(ctx context.Context) (stop func()) {
+	done := make(chan struct{})
+	finished := make(chan struct{})
+	go func() {
+		defer close(finished)
+		t := time.NewTimer(slowSlot)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
+			s.unblockSlotCreation(ctx)
+			t.Reset(5 * slowSlot)
+		}
+	}()
+	return func() { close(done); <-finished }
+}
+
+func (s *source) unblockSlotCreation(ctx context.Context) {
+	type prep struct {
+		gid, db string
+		at      time.Time
+	}
+	rows, err := s.conn.Query(ctx, "SELECT gid, database, prepared FROM pg_prepared_xacts ORDER BY prepared")
+	if err != nil {
+		return
+	}
+	var ps []prep
+	for rows.Next() {
+		var p prep
+		if rows.Scan(&p.gid, &p.db, &p.at) == nil {
+			ps = append(ps, p)
+		}
+	}
+	rows.Close()
+	var others []string
+	for _, p := range ps {
+		if !strings.HasPrefix(p.gid, replicaPrefix(s.job)) || !p.at.Before(s.opened) {
+			others = append(others, p.gid+" (database "+p.db+")")
+			continue
+		}
+		if err := rollbackPreparedIn(ctx, s.connString, p.db, p.gid); err != nil {
+			s.log.Warn("postgres cdc: rolling back a prepared transaction an earlier attempt of this job left failed", "gid", p.gid, "database", p.db, "err", err)
+			continue
+		}
+		s.log.Info("postgres cdc: rolled back a prepared transaction an earlier attempt of this job left before any checkpoint completed", "gid", p.gid, "database", p.db)
+	}
+	if len(others) > 0 {
+		s.log.Warn("postgres cdc: creating the replication slot waits for the transactions in progress on the server to end; a prepared transaction blocks it until it is committed or rolled back (COMMIT PREPARED / ROLLBACK PREPARED in its database)", "slot", s.cfg.slot, "prepared", others)
+	}
+}
+
+// rollbackPreparedIn rolls back prepared transaction gid in database db
+// of the server connString names.
+func rollbackPreparedIn(ctx context.Context, connString, db, gid string) error {
+	cfg, err := pgx.ParseConfig(connString)
+	if err != nil {
+		return err
+	}
+	cfg.Database = db
+	c, err := pgx.ConnectConfig(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	defer c.Close(context.WithoutCancel(ctx))
+	_, err = c.Exec(ctx, "ROLLBACK PREPARED "+quoteLiteral(gid))
+	if isUndefined(err) {
+		return nil
+	}
+	return err
 }

@@ -1,0 +1,257 @@
+package postgrescdc
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/weirstream/weir"
+	"github.com/weirstream/weir/internal/faults"
+	"github.com/weirstream/weir/internal/testutil"
+)
+
+// probe watches a run through the source's test hooks.
+type probe struct {
+	mu        sync.Mutex
+	reads     map[string]int   // "table/chunk" → times read
+	positions map[int64]uint64 // checkpoint id → Done, streaming checkpoints
+	chunksAt  map[int64]int    // checkpoint id → chunks read in its state
+	completed int64            // the newest completed checkpoint
+	allowed   atomic.Uint64    // the most a completed checkpoint lets the slot confirm
+	start     atomic.Uint64    // the slot's start point
+	bad       []string         // confirmations no completed checkpoint covered
+	failAt    int              // fail once at this chunk of items, after a checkpoint with 5 chunks completed
+	failed    atomic.Bool
+	// resumedAt is the first items chunk read after the mid-snapshot
+	// failure, and floor the chunks the newest completed checkpoint held
+	// when it fired: the snapshot resumes at or after floor.
+	resumedAt, floor int
+}
+
+func newProbe() *probe {
+	return &probe{reads: map[string]int{}, positions: map[int64]uint64{}, chunksAt: map[int64]int{}}
+}
+
+func (p *probe) options() Option {
+	return Option{func(c *config) {
+		c.afterChunk = func(table string, chunk int) error {
+			p.mu.Lock()
+			defer p.mu.Unlock()
+			p.reads[fmt.Sprint(table, "/", chunk)]++
+			if p.failed.Load() && p.resumedAt < 0 && table == "public.items" {
+				p.resumedAt = chunk
+			}
+			if p.failAt > 0 && table == "public.items" && chunk >= p.failAt && !p.failed.Load() && p.chunksAt[p.completed] >= 5 {
+				p.failed.Store(true)
+				p.floor, p.resumedAt = p.chunksAt[p.completed], -1
+				return errors.New("injected failure in the middle of the snapshot")
+			}
+			return nil
+		}
+		c.onSnapshot = func(id int64, st savedState) {
+			p.mu.Lock()
+			defer p.mu.Unlock()
+			p.start.Store(st.StartLSN)
+			n := 0
+			for _, t := range st.Tables {
+				n += len(t.Chunks)
+			}
+			p.chunksAt[id] = n
+			if st.Streaming {
+				p.positions[id] = st.Done
+			}
+		}
+		c.onComplete = func(id int64) {
+			p.mu.Lock()
+			defer p.mu.Unlock()
+			p.completed = max(p.completed, id)
+		}
+		c.onConfirm = func(id int64, lsn uint64) {
+			p.mu.Lock()
+			defer p.mu.Unlock()
+			// The position confirmed must be the one some checkpoint up
+			// to id recorded, and id must have completed.
+			found := false
+			for cid, pos := range p.positions {
+				if cid <= id && pos == lsn {
+					found = true
+				}
+			}
+			if !found || id > p.completed {
+				p.bad = append(p.bad, fmt.Sprintf("checkpoint %d (completed: %d) confirms %X, which no completed checkpoint recorded", id, p.completed, lsn))
+			}
+			if lsn > p.allowed.Load() {
+				p.allowed.Store(lsn)
+			}
+		}
+	}}
+}
+
+// watchSlot polls the slot's confirmed LSN and reports any that passes
+// what completed checkpoints allow.
+func (p *probe) watchSlot(ctx context.Context, t testing.TB, admin string, slot string) func() []string {
+	var out []string
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		conn, err := pgx.Connect(ctx, admin)
+		if err != nil {
+			return
+		}
+		defer conn.Close(context.Background())
+		for ctx.Err() == nil {
+			var confirmed *string
+			err := conn.QueryRow(ctx, "SELECT confirmed_flush_lsn::text FROM pg_replication_slots WHERE slot_name = $1", slot).Scan(&confirmed)
+			if err == nil && confirmed != nil {
+				allowed := max(p.allowed.Load(), p.start.Load())
+				l, _ := parseLSN(*confirmed)
+				if p.start.Load() != 0 && l > allowed {
+					out = append(out, fmt.Sprintf("slot confirmed %s, completed checkpoints allow %X", *confirmed, allowed))
+				}
+			}
+			time.Sleep(15 * time.Millisecond)
+		}
+	}()
+	return func() []string { <-done; return out }
+}
+
+// runJob runs source → replica sink once, to its idle end.
+func runJob(t testing.TB, ctx context.Context, env *weir.Env, src, dst, slot string, opts ...Option) error {
+	opts = append([]Option{WithSlot(slot), WithPublication("pub"), WithCreateSlot(), WithCreatePublication(), WithIdleTimeout(1500 * time.Millisecond), WithStatusInterval(200 * time.Millisecond)}, opts...)
+	s := weir.FromSource(env, Source(src, capturedTables, opts...)).Name("cdc").UID("cdc")
+	weir.SinkToTransactional(s, Replica(dst, ReplicaOption{func(c *replicaConfig) { c.journal = "journal" }})).Name("replica").UID("replica")
+	return env.Execute(ctx, "cdctest")
+}
+
+// TestExactlyOnceUnderFailures: a writer changes the captured tables
+// (inserts, updates, deletes, key changes, multi-row transactions) while
+// the job snapshots and streams them; failures are injected mid-snapshot
+// (after a chunk, once a checkpoint holds chunks) and at the checkpoint
+// protocol's crash points. At the end the replica equals the source row
+// for row, the committed changelog holds every snapshot row and every
+// change once, the snapshot resumed by chunk, and the slot never
+// confirmed more than a completed checkpoint covered.
+func TestExactlyOnceUnderFailures(t *testing.T) {
+	src, name := newDB(t)
+	dst, _ := newDB(t)
+	srcDB := connect(t, src)
+	createTables(t, srcDB, 3000)
+	p := newProbe()
+	p.failAt = 15
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	slot := "s_" + name
+	wctx, wcancel := context.WithCancel(ctx)
+	defer wcancel()
+	stop := p.watchSlot(wctx, t, testConnString(), slot)
+
+	env := weir.NewEnv(weir.WithConfig(testutil.FaultConfig(t, 1, filepath.Join(t.TempDir(), "state"), "20ms", false, nil)))
+	plan := &faults.Plan{Failures: 4, Seed: 7, Span: 4000, Points: []faults.Point{faults.Process, faults.SnapshotSync, faults.AfterPreCommit, faults.Commit}, OnePerAttempt: true}
+	log, inj := testutil.Observe(env, plan)
+	var wrote atomic.Int64
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		// Slow the snapshot a little so that checkpoints fall inside it.
+		wrote.Store(int64(writer(wctx, t, src, 1, 300, 3*time.Millisecond)))
+	}()
+	err := runJob(t, ctx, env, src, dst, slot, p.options(), WithChunkRows(40))
+	wg.Wait()
+	wcancel()
+	bad := stop()
+	if err != nil {
+		t.Fatalf("job: %v\n%s", err, tail(log.String()))
+	}
+	t.Logf("writer committed %d transactions; %d injected failures fired; snapshot failure fired: %v", wrote.Load(), inj.Fired(), p.failed.Load())
+	checkReplica(t, srcDB, connect(t, dst))
+	checkJournal(t, srcDB, connect(t, dst))
+	if !p.failed.Load() {
+		t.Errorf("the mid-snapshot failure never fired")
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.resumedAt < p.floor {
+		t.Errorf("after the mid-snapshot failure the snapshot resumed at chunk %d of items, though a completed checkpoint held %d chunks: it re-read finished chunks", p.resumedAt, p.floor)
+	}
+	if n := p.reads[fmt.Sprint("public.items/", p.failAt)]; p.failed.Load() && n < 2 {
+		t.Errorf("the chunk that failed was read %d times, want a re-read", n)
+	}
+	for _, b := range append(p.bad, bad...) {
+		t.Error(b)
+	}
+}
+
+func tail(s string) string {
+	if len(s) > 6000 {
+		return "…" + s[len(s)-6000:]
+	}
+	return s
+}
+
+// checkReplica compares the captured tables with their replicas.
+func checkReplica(t testing.TB, src, dst *pgx.Conn) {
+	t.Helper()
+	for _, tc := range []struct {
+		table string
+		cols  []string
+		key   string
+	}{
+		{"items", []string{"id", "v", "s"}, "id"},
+		{"tags", []string{"k", "n"}, `k COLLATE "C"`},
+		{"pairs", []string{"a", "b", "v"}, "a, b"},
+	} {
+		want := tableText(t, src, tc.table, tc.cols, tc.key)
+		got := tableText(t, dst, tc.table, tc.cols, tc.key)
+		if strings.Join(want, "\n") != strings.Join(got, "\n") {
+			t.Errorf("replica of %s differs from the source:\n%s", tc.table, diffLines(want, got))
+		}
+	}
+}
+
+// checkJournal checks the committed changelog: each source row's key was
+// read by the snapshot at most once (a row inserted after its chunk was
+// read is not), and no change appears twice.
+func checkJournal(t testing.TB, src, dst *pgx.Conn) {
+	t.Helper()
+	rows, err := dst.Query(context.Background(), "SELECT op, tbl, lsn, key, row, count(*) FROM journal GROUP BY 1, 2, 3, 4, 5 HAVING count(*) > 1 LIMIT 10")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+		var op, tbl, lsn, key, row string
+		var n int
+		if err := rows.Scan(&op, &tbl, &lsn, &key, &row, &n); err != nil {
+			t.Fatal(err)
+		}
+		t.Errorf("changelog holds %s %s %s key %s (%s) %d times", op, tbl, lsn, key, row, n)
+	}
+	rows.Close()
+	rows, err = dst.Query(context.Background(), "SELECT tbl, key, count(*) FROM journal WHERE op = 'r' GROUP BY 1, 2 HAVING count(*) > 1 LIMIT 10")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+		var tbl, key string
+		var n int
+		if err := rows.Scan(&tbl, &key, &n); err != nil {
+			t.Fatal(err)
+		}
+		t.Errorf("the snapshot emitted %s key %s %d times", tbl, key, n)
+	}
+	rows.Close()
+	var reads int
+	if err := dst.QueryRow(context.Background(), "SELECT count(*) FROM journal WHERE op = 'r'").Scan(&reads); err != nil {
+		t.Fatal(err)
+	}
+	if reads == 0 {
+		t.Errorf("no snapshot rows in the changelog")
+	}
+}
