@@ -122,6 +122,20 @@ func (p *probe) watchSlot(ctx context.Context, t testing.TB, admin string, slot 
 	return func() []string { <-done; return out }
 }
 
+// newTestEnv is an environment for one test job.
+func newTestEnv(t testing.TB, restartNone bool) *weir.Env {
+	return weir.NewEnv(weir.WithConfig(testutil.FaultConfig(t, 1, filepath.Join(t.TempDir(), "state"), "20ms", restartNone, nil)))
+}
+
+// runSource runs source → replica sink into dst once.
+func runSource(t testing.TB, env *weir.Env, src func() weir.Source[Change], dst string) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	s := weir.FromSource(env, src).Name("cdc").UID("cdc")
+	weir.SinkToTransactional(s, Replica(dst)).Name("replica").UID("replica")
+	return env.Execute(ctx, "cdcsetup")
+}
+
 // runJob runs source → replica sink once, to its idle end.
 func runJob(t testing.TB, ctx context.Context, env *weir.Env, src, dst, slot string, opts ...Option) error {
 	opts = append([]Option{WithSlot(slot), WithPublication("pub"), WithCreateSlot(), WithCreatePublication(), WithIdleTimeout(1500 * time.Millisecond), WithStatusInterval(200 * time.Millisecond)}, opts...)
