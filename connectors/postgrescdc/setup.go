@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 )
@@ -209,4 +210,29 @@ func readSlot(ctx context.Context, conn *pgx.Conn, slot string) (slotInfo, error
 		return s, setupErr("replication slot %q uses output plugin %q, not pgoutput: name another slot (--slot, WithSlot)", slot, s.plugin)
 	}
 	return s, nil
+}
+
+// slotReleaseWait is how long a restore waits for the slot to become
+// free: after a crash of the process that read it, the server notices
+// the dead connection only after a moment, and until then shows the slot
+// active.
+const slotReleaseWait = 20 * time.Second
+
+// readSlotFree is readSlot waiting up to slotReleaseWait for an active
+// slot to be released.
+func readSlotFree(ctx context.Context, conn *pgx.Conn, slot string) (slotInfo, error) {
+	deadline := time.Now().Add(slotReleaseWait)
+	for {
+		s, err := readSlot(ctx, conn, slot)
+		if err == nil || !s.active || time.Now().After(deadline) {
+			return s, err
+		}
+		t := time.NewTimer(200 * time.Millisecond)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return s, ctx.Err()
+		case <-t.C:
+		}
+	}
 }

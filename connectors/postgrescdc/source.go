@@ -154,7 +154,7 @@ func (s *source) setup(ctx context.Context) error {
 // fresh creates the slot with an exported snapshot and records the
 // slot's start point and what that snapshot sees.
 func (s *source) fresh(ctx context.Context) error {
-	slot, err := readSlot(ctx, s.conn, s.cfg.slot)
+	slot, err := readSlotFree(ctx, s.conn, s.cfg.slot)
 	if err != nil {
 		return err
 	}
@@ -248,7 +248,7 @@ func (s *source) restore(ctx context.Context, saved savedState) error {
 	if !s.st.Streaming {
 		// The slot has confirmed nothing yet: its start point must
 		// still be where the checkpoint's replay begins.
-		slot, err := readSlot(ctx, s.conn, s.cfg.slot)
+		slot, err := readSlotFree(ctx, s.conn, s.cfg.slot)
 		if err != nil {
 			return err
 		}

@@ -37,7 +37,7 @@ type txnState struct {
 // startStream opens the replication connection and starts streaming
 // from the checkpoint's position.
 func (s *source) startStream(ctx context.Context) error {
-	slot, err := readSlot(ctx, s.conn, s.cfg.slot)
+	slot, err := readSlotFree(ctx, s.conn, s.cfg.slot)
 	if err != nil {
 		return err
 	}
