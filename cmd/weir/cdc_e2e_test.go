@@ -1,0 +1,189 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"net"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// cdcServer is the PostgreSQL the cdc tests use (.ci/postgres.sh sets it
+// up with wal_level = logical and prepared transactions).
+const cdcServer = "postgres://postgres@127.0.0.1:5432"
+
+// cdcDatabase creates a throwaway database and returns its URL; it is
+// dropped with its slots at the end, and its prepared transactions are
+// always rolled back (one left behind blocks every slot creation on the
+// server).
+func cdcDatabase(t *testing.T, name string) string {
+	t.Helper()
+	admin, err := pgx.Connect(t.Context(), cdcServer+"/test?sslmode=disable")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close(context.Background())
+	if _, err := admin.Exec(t.Context(), "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := admin.Exec(t.Context(), "CREATE DATABASE "+name); err != nil {
+		t.Fatal(err)
+	}
+	u := cdcServer + "/" + name + "?sslmode=disable"
+	t.Cleanup(func() {
+		ctx := context.Background()
+		if c, err := pgx.Connect(ctx, u); err == nil {
+			if rows, err := c.Query(ctx, "SELECT gid FROM pg_prepared_xacts WHERE database = current_database()"); err == nil {
+				gids, _ := pgx.CollectRows(rows, pgx.RowTo[string])
+				for _, g := range gids {
+					c.Exec(ctx, "ROLLBACK PREPARED '"+strings.ReplaceAll(g, "'", "''")+"'")
+				}
+			}
+			c.Close(ctx)
+		}
+		if t.Failed() {
+			t.Logf("left database %s for inspection", name)
+			return
+		}
+		if c, err := pgx.Connect(ctx, cdcServer+"/test?sslmode=disable"); err == nil {
+			c.Exec(ctx, "SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE database = $1 AND NOT active", name)
+			c.Exec(ctx, "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)")
+			c.Close(ctx)
+		}
+	})
+	return u
+}
+
+// cdcWriter changes the captured tables until ctx ends: inserts,
+// updates, deletes and key changes in transactions of one to four
+// statements.
+func cdcWriter(ctx context.Context, t *testing.T, dsn string, seed uint64) int {
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Errorf("writer: %v", err)
+		return 0
+	}
+	defer conn.Close(context.Background())
+	rng := rand.New(rand.NewPCG(seed, 1))
+	next := int64(10_000_000)
+	n := 0
+	for ctx.Err() == nil {
+		tx, err := conn.Begin(ctx)
+		if err != nil {
+			break
+		}
+		for j := 0; j < 1+rng.IntN(4); j++ {
+			id := 1 + rng.Int64N(30_000)
+			var err error
+			switch rng.IntN(6) {
+			case 0, 1:
+				next++
+				_, err = tx.Exec(ctx, "INSERT INTO accounts VALUES ($1, $2, 'new')", next, rng.IntN(1000))
+			case 2:
+				_, err = tx.Exec(ctx, "UPDATE accounts SET balance = balance + 1, note = note || '+' WHERE id = $1", id)
+			case 3:
+				_, err = tx.Exec(ctx, "DELETE FROM accounts WHERE id = $1", id)
+			case 4:
+				next++
+				_, err = tx.Exec(ctx, "UPDATE accounts SET id = $2 WHERE id = $1", id, next)
+			case 5:
+				_, err = tx.Exec(ctx, "INSERT INTO notes VALUES ($1, 1) ON CONFLICT (tag) DO UPDATE SET n = notes.n + 1", fmt.Sprint("tag", rng.IntN(500)))
+			}
+			if err != nil {
+				break
+			}
+		}
+		if tx.Commit(ctx) == nil {
+			n++
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+	return n
+}
+
+// TestCDCKillRestart: weir run cdc is SIGKILLed at random moments (in the
+// snapshot and in the log) while a writer changes the source tables, and
+// started again with the same command each time, resuming from its
+// checkpoints; after the writer stopped, a last run ends on
+// --idle-timeout and --verify finds the replica equal to the source row
+// for row.
+func TestCDCKillRestart(t *testing.T) {
+	if testing.Short() {
+		t.Skip("needs PostgreSQL; kills and restarts weir for several seconds")
+	}
+	if c, err := net.DialTimeout("tcp", "127.0.0.1:5432", time.Second); err != nil {
+		t.Skipf("PostgreSQL is not reachable on 127.0.0.1:5432 (%v); run .ci/postgres.sh", err)
+	} else {
+		c.Close()
+	}
+	id := fmt.Sprintf("%d_%d", os.Getpid(), time.Now().UnixNano()%1_000_000)
+	src := cdcDatabase(t, "cdce2e_src_"+id)
+	dst := cdcDatabase(t, "cdce2e_dst_"+id)
+	db, err := pgx.Connect(t.Context(), src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close(context.Background())
+	for _, sql := range []string{
+		"CREATE TABLE accounts (id bigint PRIMARY KEY, balance int, note text)",
+		"INSERT INTO accounts SELECT i, i % 1000, 'n' || i FROM generate_series(1, 30000) i",
+		"CREATE TABLE notes (tag text PRIMARY KEY, n int)",
+		"INSERT INTO notes SELECT 'tag' || i, 0 FROM generate_series(1, 300) i",
+	} {
+		if _, err := db.Exec(t.Context(), sql); err != nil {
+			t.Fatalf("%s: %v", sql, err)
+		}
+	}
+	slot := "cdce2e_" + id
+	t.Cleanup(func() {
+		if !t.Failed() {
+			db.Exec(context.Background(), "SELECT pg_drop_replication_slot($1) FROM pg_replication_slots WHERE slot_name = $1 AND NOT active", slot)
+		}
+	})
+	args := []string{"run", "cdc", "--source", src, "--tables", "accounts,notes", "--sink", dst, "--slot", slot,
+		"--chunk-rows", "1000", "--idle-timeout", "2s", "--checkpoint-interval", "100ms",
+		"--state-dir", t.TempDir(), "-v"}
+
+	wctx, stopWriter := context.WithCancel(t.Context())
+	var wg sync.WaitGroup
+	var wrote int
+	wg.Add(1)
+	go func() { defer wg.Done(); wrote = cdcWriter(wctx, t, src, 11) }()
+	rng := killRand(t, 7)
+	const kills = 5
+	for k := range kills {
+		r := startWeir(t, 2*time.Minute, args...)
+		if k == 0 {
+			// A run killed before its first checkpoint completed left a
+			// slot no checkpoint knows, which a fresh start refuses
+			// (it never drops a slot it did not create in this process).
+			r.waitCompleted(t, 1)
+		}
+		delay := 50*time.Millisecond + time.Duration(rng.Int64N(int64(900*time.Millisecond)))
+		select {
+		case <-r.done:
+		case <-time.After(delay):
+		}
+		if !r.kill() {
+			res := r.wait()
+			t.Fatalf("run %d ended by itself (exit %d) while the writer still wrote; stderr:\n%s", k, res.code, tail(res.stderr, 3000))
+		}
+		t.Logf("run %d: SIGKILL after %s", k, delay)
+	}
+	stopWriter()
+	wg.Wait()
+	t.Logf("the writer committed %d transactions", wrote)
+	res := runWeir(t, 2*time.Minute, append(args, "--verify")...)
+	wantExit(t, res, 0)
+	var rows int64
+	if err := db.QueryRow(t.Context(), "SELECT (SELECT count(*) FROM accounts) + (SELECT count(*) FROM notes)").Scan(&rows); err != nil {
+		t.Fatal(err)
+	}
+	wantLine(t, res.stdout, fmt.Sprintf("verify: replica equals source exactly (%d rows in 2 tables)", rows))
+}
