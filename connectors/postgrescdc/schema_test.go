@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/weirstream/weir"
 	"github.com/weirstream/weir/internal/faults"
 	"github.com/weirstream/weir/internal/testutil"
@@ -54,7 +55,8 @@ func TestSchemaChange(t *testing.T) {
 			step("DELETE FROM evo WHERE id = $1", i-400)
 		}
 	}()
-	s := weir.FromSource(env, Source(src, []string{"evo"}, WithSlot("s_"+name), WithCreateSlot(), WithCreatePublication(), WithChunkRows(50), WithIdleTimeout(1500*time.Millisecond))).Name("cdc").UID("cdc")
+	reg := prometheus.NewRegistry()
+	s := weir.FromSource(env, Source(src, []string{"evo"}, WithMetrics(reg), WithStatusInterval(100*time.Millisecond), WithSlot("s_"+name), WithCreateSlot(), WithCreatePublication(), WithChunkRows(50), WithIdleTimeout(1500*time.Millisecond))).Name("cdc").UID("cdc")
 	weir.SinkToTransactional(s, Replica(dst)).Name("replica").UID("replica")
 	err := env.Execute(ctx, "cdcschema")
 	wg.Wait()
@@ -82,6 +84,7 @@ func TestSchemaChange(t *testing.T) {
 	if !slices.Equal(cols, []string{"a", "b", "id", "n"}) {
 		t.Errorf("replica columns %v, want a (dropped at the source, kept), b (added), id, n", cols)
 	}
+	checkMetrics(t, reg)
 	if !strings.Contains(log.String(), "added a column the source added") {
 		t.Errorf("the sink did not log adding column b")
 	}
