@@ -198,6 +198,9 @@ func TestExactlyOnceUnderFailures(t *testing.T) {
 	if n := p.reads[fmt.Sprint("public.items/", p.failAt)]; p.failed.Load() && n < 2 {
 		t.Errorf("the chunk that failed was read %d times, want a re-read", n)
 	}
+	if p.allowed.Load() <= p.start.Load() {
+		t.Errorf("no completed checkpoint confirmed a position past the slot's start")
+	}
 	for _, b := range append(p.bad, bad...) {
 		t.Error(b)
 	}
