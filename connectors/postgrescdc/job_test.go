@@ -27,12 +27,14 @@ type probe struct {
 	allowed   atomic.Uint64    // the most a completed checkpoint lets the slot confirm
 	start     atomic.Uint64    // the slot's start point
 	bad       []string         // confirmations no completed checkpoint covered
-	failAt    int              // fail once at this chunk of items, after a checkpoint with 5 chunks completed
+	failAt    int              // fail once at this chunk of items, after a checkpoint with minChunks chunks completed
+	minChunks int
 	failed    atomic.Bool
 	// resumedAt is the first items chunk read after the mid-snapshot
 	// failure, and floor the chunks the newest completed checkpoint held
 	// when it fired: the snapshot resumes at or after floor.
 	resumedAt, floor int
+	suppressed       atomic.Int64
 }
 
 func newProbe() *probe {
@@ -48,7 +50,7 @@ func (p *probe) options() Option {
 			if p.failed.Load() && p.resumedAt < 0 && table == "public.items" {
 				p.resumedAt = chunk
 			}
-			if p.failAt > 0 && table == "public.items" && chunk >= p.failAt && !p.failed.Load() && p.chunksAt[p.completed] >= 5 {
+			if p.failAt > 0 && table == "public.items" && chunk >= p.failAt && !p.failed.Load() && p.chunksAt[p.completed] >= p.minChunks {
 				p.failed.Store(true)
 				p.floor, p.resumedAt = p.chunksAt[p.completed], -1
 				return errors.New("injected failure in the middle of the snapshot")
@@ -68,6 +70,7 @@ func (p *probe) options() Option {
 				p.positions[id] = st.Done
 			}
 		}
+		c.onSuppress = func() { p.suppressed.Add(1) }
 		c.onComplete = func(id int64) {
 			p.mu.Lock()
 			defer p.mu.Unlock()
@@ -152,13 +155,25 @@ func runJob(t testing.TB, ctx context.Context, env *weir.Env, src, dst, slot str
 // for row, the committed changelog holds every snapshot row and every
 // change once, the snapshot resumed by chunk, and the slot never
 // confirmed more than a completed checkpoint covered.
+//
+// Chunks of 40 rows are emitted within one read call; chunks of 700 rows
+// exceed the batch size (256) and are emitted over several, each piece
+// recorded, so a checkpoint falls inside a chunk.
 func TestExactlyOnceUnderFailures(t *testing.T) {
+	for _, tc := range []struct{ chunk, failAt, floor int }{{40, 15, 5}, {700, 3, 2}} {
+		t.Run(fmt.Sprintf("chunk=%d", tc.chunk), func(t *testing.T) {
+			exactlyOnceUnderFailures(t, tc.chunk, tc.failAt, tc.floor)
+		})
+	}
+}
+
+func exactlyOnceUnderFailures(t *testing.T, chunkRows, failAt, floor int) {
 	src, name := newDB(t)
 	dst, _ := newDB(t)
 	srcDB := connect(t, src)
 	createTables(t, srcDB, 3000)
 	p := newProbe()
-	p.failAt = 15
+	p.failAt, p.minChunks = failAt, floor
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	slot := "s_" + name
@@ -177,14 +192,14 @@ func TestExactlyOnceUnderFailures(t *testing.T) {
 		// Slow the snapshot a little so that checkpoints fall inside it.
 		wrote.Store(int64(writer(wctx, t, src, 1, 300, 3*time.Millisecond)))
 	}()
-	err := runJob(t, ctx, env, src, dst, slot, p.options(), WithChunkRows(40))
+	err := runJob(t, ctx, env, src, dst, slot, p.options(), WithChunkRows(chunkRows))
 	wg.Wait()
 	wcancel()
 	bad := stop()
 	if err != nil {
 		t.Fatalf("job: %v\n%s", err, tail(log.String()))
 	}
-	t.Logf("writer committed %d transactions; %d injected failures fired; snapshot failure fired: %v", wrote.Load(), inj.Fired(), p.failed.Load())
+	t.Logf("writer committed %d transactions; %d injected failures fired; snapshot failure fired: %v; %d log changes skipped as seen by their chunk", wrote.Load(), inj.Fired(), p.failed.Load(), p.suppressed.Load())
 	checkReplica(t, srcDB, connect(t, dst))
 	checkJournal(t, srcDB, connect(t, dst))
 	if !p.failed.Load() {
@@ -264,11 +279,64 @@ func checkJournal(t testing.TB, src, dst *pgx.Conn) {
 		t.Errorf("the snapshot emitted %s key %s %d times", tbl, key, n)
 	}
 	rows.Close()
+	replayJournal(t, dst)
 	var reads int
 	if err := dst.QueryRow(context.Background(), "SELECT count(*) FROM journal WHERE op = 'r'").Scan(&reads); err != nil {
 		t.Fatal(err)
 	}
 	if reads == 0 {
 		t.Errorf("no snapshot rows in the changelog")
+	}
+}
+
+// replayJournal replays the committed changelog in its order on a model
+// of the tables and checks that every change fits the state before it:
+// a snapshot read or insert of a key that is absent, an update or delete
+// of a key that is present, and an update that changes the row (every
+// update the writers make does). A change emitted although its chunk had
+// already read its effect breaks one of these.
+func replayJournal(t testing.TB, dst *pgx.Conn) {
+	t.Helper()
+	rows, err := dst.Query(context.Background(), "SELECT op, tbl, key, row FROM journal ORDER BY n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	model := map[string]string{}
+	bad := 0
+	for rows.Next() {
+		var op, tbl, key, row string
+		if err := rows.Scan(&op, &tbl, &key, &row); err != nil {
+			t.Fatal(err)
+		}
+		k := tbl + "/" + key
+		cur, ok := model[k]
+		var why string
+		switch op {
+		case "r", "c":
+			if ok {
+				why = "already present"
+			}
+			model[k] = row
+		case "u":
+			if !ok {
+				why = "absent"
+			} else if cur == row {
+				why = "unchanged: the update was already in the row"
+			}
+			model[k] = row
+		case "d":
+			if !ok {
+				why = "absent"
+			}
+			delete(model, k)
+		}
+		if why != "" && bad < 10 {
+			bad++
+			t.Errorf("changelog: %s of %s: %s", op, k, why)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -31,6 +31,7 @@ type config struct {
 	onSnapshot func(id int64, st savedState)
 	onConfirm  func(id int64, lsn uint64)
 	onComplete func(id int64)
+	onSuppress func() // a log change a snapshot chunk had seen
 }
 
 func defaultConfig() config {

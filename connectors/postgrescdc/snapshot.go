@@ -15,28 +15,28 @@ import (
 // as in progress (see takeSnapshot).
 const maxSnapshotRetries = 500
 
-// readChunk reads the next chunk of table t, at most n rows, in a
-// REPEATABLE READ transaction of its own, appends its rows to dst as
-// OpRead changes and records the chunk in p. A chunk is emitted within
-// one Read, so a checkpoint never falls inside one.
-func (s *source) readChunk(ctx context.Context, t tableInfo, p *tableProgress, n int, dst []Change) ([]Change, error) {
-	base := len(dst)
-	out, err := s.readChunkRows(ctx, t, p, n, dst)
-	if err != nil {
-		return dst[:base], err // the chunk is not recorded: none of it
-	}
-	return out, nil
+// pendingChunk is a chunk read but not yet wholly emitted: Read hands
+// out at most the task's batch size per call, and a chunk may be larger.
+type pendingChunk struct {
+	table int
+	rows  []Change
+	keys  [][]keyVal // rows' primary keys
+	state chunkState // its snapshot and insert position
+	short bool       // fewer rows than asked: the table ends with it
 }
 
-func (s *source) readChunkRows(ctx context.Context, t tableInfo, p *tableProgress, n int, dst []Change) ([]Change, error) {
+// readChunk reads the next chunk of table t, at most n rows, in a
+// REPEATABLE READ transaction of its own.
+func (s *source) readChunk(ctx context.Context, i int, n int) (*pendingChunk, error) {
+	t, p := s.tables[i], &s.st.Tables[i]
 	tx, err := s.conn.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
 	if err != nil {
-		return dst, fmt.Errorf("snapshot of %s: begin: %w", t.qualified(), err)
+		return nil, fmt.Errorf("snapshot of %s: begin: %w", t.qualified(), err)
 	}
 	defer tx.Rollback(context.WithoutCancel(ctx))
 	snap, insertLSN, err := s.takeSnapshot(ctx, tx)
 	if err != nil {
-		return dst, fmt.Errorf("snapshot of %s: %w", t.qualified(), err)
+		return nil, err
 	}
 	var lower []keyVal
 	if len(p.Chunks) > 0 {
@@ -45,7 +45,7 @@ func (s *source) readChunkRows(ctx context.Context, t tableInfo, p *tableProgres
 	sql, args := chunkQuery(t, lower, n)
 	rows, err := tx.Query(ctx, sql, args...)
 	if err != nil {
-		return dst, fmt.Errorf("snapshot of %s: read chunk %d: %w", t.qualified(), len(p.Chunks), err)
+		return nil, fmt.Errorf("snapshot of %s: read chunk %d: %w", t.qualified(), len(p.Chunks), err)
 	}
 	fds := rows.FieldDescriptions()
 	cols := make([]Column, len(fds))
@@ -57,49 +57,87 @@ func (s *source) readChunkRows(ctx context.Context, t tableInfo, p *tableProgres
 		}
 	}
 	now := time.Now()
-	var last []any
-	count := 0
+	pc := &pendingChunk{table: i, state: chunkState{Snap: snap, InsertLSN: insertLSN}}
+	kv := make([]any, len(keyIdx))
 	for rows.Next() {
 		vals, err := rows.Values()
 		if err != nil {
 			rows.Close()
-			return dst, fmt.Errorf("snapshot of %s: decode row: %w", t.qualified(), err)
+			return nil, fmt.Errorf("snapshot of %s: decode row: %w", t.qualified(), err)
 		}
 		row := make(Row, len(cols))
 		for i, c := range cols {
 			row[c.Name] = vals[i]
 		}
-		last = last[:0]
-		for _, i := range keyIdx {
-			last = append(last, vals[i])
+		for j, i := range keyIdx {
+			kv[j] = vals[i]
 		}
-		dst = append(dst, Change{Op: OpRead, Schema: t.schema, Table: t.name, Columns: cols, After: row, CommitTime: now})
-		count++
+		k, err := keyOf(t.kinds, kv)
+		if err != nil {
+			rows.Close()
+			return nil, fmt.Errorf("snapshot of %s: %w", t.qualified(), err)
+		}
+		pc.rows = append(pc.rows, Change{Op: OpRead, Schema: t.schema, Table: t.name, Columns: cols, After: row, CommitTime: now})
+		pc.keys = append(pc.keys, k)
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
-		return dst, fmt.Errorf("snapshot of %s: read chunk %d: %w", t.qualified(), len(p.Chunks), err)
+		return nil, fmt.Errorf("snapshot of %s: read chunk %d: %w", t.qualified(), len(p.Chunks), err)
 	}
 	if err := tx.Commit(ctx); err != nil {
-		return dst, fmt.Errorf("snapshot of %s: commit: %w", t.qualified(), err)
+		return nil, fmt.Errorf("snapshot of %s: commit: %w", t.qualified(), err)
 	}
-	c := chunkState{Snap: snap, InsertLSN: insertLSN, Rows: int64(count)}
-	if count == n {
-		if c.Upper, err = keyOf(t.kinds, last); err != nil {
-			return dst, fmt.Errorf("snapshot of %s: %w", t.qualified(), err)
-		}
-	} else {
-		p.Finished = true // this chunk reaches +∞
-	}
-	p.Chunks = append(p.Chunks, c)
-	s.metrics.chunk(count)
+	pc.short = len(pc.rows) < n
+	s.metrics.chunk(len(pc.rows))
 	if s.cfg.afterChunk != nil {
-		if err := s.cfg.afterChunk(t.qualified(), len(p.Chunks)-1); err != nil {
-			p.Chunks, p.Finished = p.Chunks[:len(p.Chunks)-1], false
-			return dst, err
+		if err := s.cfg.afterChunk(t.qualified(), len(p.Chunks)); err != nil {
+			return nil, err
 		}
 	}
-	return dst, nil
+	return pc, nil
+}
+
+// emitPending hands out up to max rows of the pending chunk and records
+// what it handed out as a chunk of the state: the keys above the last
+// recorded chunk up to the last row emitted (or to +∞ once a short chunk
+// is drained), seen in the pending chunk's snapshot. That is a chunk in
+// its own right, so a checkpoint may fall between two calls: a restore
+// reads the rest anew, in a snapshot of its own. Consecutive pieces of
+// one read extend one recorded chunk.
+func (s *source) emitPending(dst []Change, max int) []Change {
+	pc := s.pend
+	p := &s.st.Tables[pc.table]
+	k := min(max-len(dst), len(pc.rows))
+	dst = append(dst, pc.rows[:k]...)
+	var upper []keyVal
+	if k > 0 {
+		upper = pc.keys[k-1]
+	}
+	clear(pc.rows[:k])
+	pc.rows, pc.keys = pc.rows[k:], pc.keys[k:]
+	finished := len(pc.rows) == 0 && pc.short
+	if finished {
+		upper = nil
+	}
+	if k == 0 && !finished {
+		return dst
+	}
+	if n := len(p.Chunks); n > 0 && p.Chunks[n-1].InsertLSN == pc.state.InsertLSN && p.Chunks[n-1].Snap.Xmax == pc.state.Snap.Xmax && pc.state.Rows > 0 {
+		p.Chunks[n-1].Upper = upper
+		p.Chunks[n-1].Rows += int64(k)
+	} else {
+		c := pc.state
+		c.Upper, c.Rows = upper, int64(k)
+		p.Chunks = append(p.Chunks, c)
+	}
+	pc.state.Rows += int64(k)
+	if finished {
+		p.Finished = true
+	}
+	if len(pc.rows) == 0 {
+		s.pend = nil
+	}
+	return dst
 }
 
 // takeSnapshot fixes the transaction's snapshot with its first statement

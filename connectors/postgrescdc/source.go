@@ -80,6 +80,7 @@ type source struct {
 	nextStatus time.Time
 	lastChange time.Time
 	pending    []pendingConfirm // checkpoint id → Done, oldest first
+	pend       *pendingChunk    // snapshot rows read, not yet emitted
 }
 
 // pendingConfirm is a checkpoint not yet known complete and the position
@@ -270,15 +271,15 @@ func (s *source) restore(ctx context.Context, saved savedState) error {
 
 func (s *source) Read(ctx context.Context, dst []Change, max int) ([]Change, error) {
 	if !s.st.Streaming {
+		if s.pend != nil {
+			return s.emitPending(dst, max), nil
+		}
 		for i := range s.st.Tables {
-			p := &s.st.Tables[i]
-			if p.Finished {
+			if s.st.Tables[i].Finished {
 				continue
 			}
-			n := min(s.cfg.chunkRows, max)
 			for try := 0; ; try++ {
-				var err error
-				out, err := s.readChunk(ctx, s.tables[i], p, n, dst)
+				pc, err := s.readChunk(ctx, i, s.cfg.chunkRows)
 				var retry *retrySnapshot
 				if errors.As(err, &retry) && try < maxSnapshotRetries {
 					if err := sleep(ctx, 10*time.Millisecond); err != nil {
@@ -286,7 +287,11 @@ func (s *source) Read(ctx context.Context, dst []Change, max int) ([]Change, err
 					}
 					continue
 				}
-				return out, err
+				if err != nil {
+					return dst, err
+				}
+				s.pend = pc
+				return s.emitPending(dst, max), nil
 			}
 		}
 		s.st.Streaming = true

@@ -271,6 +271,9 @@ func (s *source) candidates(dst []Change, relID uint32, build func(*relation) ([
 				return dst, err
 			}
 			if seen {
+				if s.cfg.onSuppress != nil {
+					s.cfg.onSuppress()
+				}
 				if s.txn.held == nil {
 					s.st.PartialLSN, s.st.PartialN = s.txn.finalLSN, s.txn.seq
 				}
