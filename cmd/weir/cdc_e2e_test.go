@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"net"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -186,4 +187,31 @@ func TestCDCKillRestart(t *testing.T) {
 		t.Fatal(err)
 	}
 	wantLine(t, res.stdout, fmt.Sprintf("verify: replica equals source exactly (%d rows in 2 tables)", rows))
+}
+
+// TestCDCUsageErrors: bad flag combinations are usage errors (exit 2)
+// that name the flag and the fix, before anything connects.
+func TestCDCUsageErrors(t *testing.T) {
+	src := "postgres://u@127.0.0.1:1/shop"
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--tables", "t", "--sink", dir}, "--source is required"},
+		{[]string{"--source", "mysql://h/db", "--tables", "t", "--sink", dir}, "want postgres://USER@HOST:PORT/DB"},
+		{[]string{"--source", src, "--sink", dir}, "--tables is required"},
+		{[]string{"--source", src, "--tables", "t"}, "--sink is required"},
+		{[]string{"--source", src, "--tables", "t", "--sink", src}, "--sink names the --source database"},
+		{[]string{"--source", src, "--tables", "t", "--sink", "kafka://h:9092/x"}, "want postgres://USER@HOST:PORT/DB or a folder"},
+		{[]string{"--source", src, "--tables", "t", "--sink", dir, "--verify", "--idle-timeout", "1s"}, "--verify has no effect with a folder --sink"},
+		{[]string{"--source", src, "--tables", "t", "--sink", "postgres://u@127.0.0.1:1/replica", "--verify"}, "--verify has no effect without --idle-timeout"},
+		{[]string{"--source", src, "--tables", "t", "--sink", dir, "--parallelism", "2"}, "runs with parallelism 1"},
+		{[]string{"--source", src + "?table=t", "--tables", "t", "--sink", dir}, "not ?table="},
+	} {
+		r := runWeir(t, time.Minute, append([]string{"run", "cdc", "--state-dir", filepath.Join(dir, "state")}, tc.args...)...)
+		if r.code != 2 || !strings.Contains(r.stderr, tc.want) {
+			t.Errorf("weir run cdc %s: exit %d, stderr %q; want exit 2 saying %q", strings.Join(tc.args, " "), r.code, r.stderr, tc.want)
+		}
+	}
 }
