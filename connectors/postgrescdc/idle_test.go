@@ -30,7 +30,10 @@ func TestIdleSlotAdvances(t *testing.T) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		for i := 0; i < 100 && ctx.Err() == nil; i++ {
+		// Bounded in time, not in rounds: the job ends 4 s after it
+		// started to stream, and the slot must have confirmed the last
+		// write by then.
+		for end := time.Now().Add(1500 * time.Millisecond); time.Now().Before(end) && ctx.Err() == nil; {
 			if _, err := db.Exec(ctx, "INSERT INTO other (pad) SELECT repeat('x', 1000) FROM generate_series(1, 20)"); err != nil {
 				t.Errorf("write the uncaptured table: %v", err)
 				return
