@@ -7,6 +7,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -80,7 +81,7 @@ func cdcWriter(ctx context.Context, t *testing.T, dsn string, seed uint64) int {
 			break
 		}
 		for j := 0; j < 1+rng.IntN(4); j++ {
-			id := 1 + rng.Int64N(30_000)
+			id := 1 + rng.Int64N(40_000)
 			var err error
 			switch rng.IntN(6) {
 			case 0, 1:
@@ -133,7 +134,7 @@ func TestCDCKillRestart(t *testing.T) {
 	defer db.Close(context.Background())
 	for _, sql := range []string{
 		"CREATE TABLE accounts (id bigint PRIMARY KEY, balance int, note text)",
-		"INSERT INTO accounts SELECT i, i % 1000, 'n' || i FROM generate_series(1, 30000) i",
+		"INSERT INTO accounts SELECT i, i % 1000, 'n' || i FROM generate_series(1, 40000) i",
 		"CREATE TABLE notes (tag text PRIMARY KEY, n int)",
 		"INSERT INTO notes SELECT 'tag' || i, 0 FROM generate_series(1, 300) i",
 	} {
@@ -158,6 +159,7 @@ func TestCDCKillRestart(t *testing.T) {
 	go func() { defer wg.Done(); wrote = cdcWriter(wctx, t, src, 11) }()
 	rng := killRand(t, 7)
 	const kills = 5
+	resumed := 0
 	for k := range kills {
 		r := startWeir(t, 2*time.Minute, args...)
 		if k == 0 {
@@ -176,9 +178,13 @@ func TestCDCKillRestart(t *testing.T) {
 			t.Fatalf("run %d ended by itself (exit %d) while the writer still wrote; stderr:\n%s", k, res.code, tail(res.stderr, 3000))
 		}
 		t.Logf("run %d: SIGKILL after %s", k, delay)
+		if m := resumeRE.FindStringSubmatch(r.stderr()); m != nil && m[1] != "0" {
+			resumed++
+		}
 	}
 	stopWriter()
 	wg.Wait()
+	t.Logf("%d of %d runs resumed an unfinished snapshot from its checkpointed chunks, the others the log", resumed, kills)
 	t.Logf("the writer committed %d transactions", wrote)
 	res := runWeir(t, 2*time.Minute, append(args, "--verify")...)
 	wantExit(t, res, 0)
@@ -188,6 +194,8 @@ func TestCDCKillRestart(t *testing.T) {
 	}
 	wantLine(t, res.stdout, fmt.Sprintf("verify: replica equals source exactly (%d rows in 2 tables)", rows))
 }
+
+var resumeRE = regexp.MustCompile(`resuming the snapshot.*"chunks read"=(\d+)`)
 
 // TestCDCUsageErrors: bad flag combinations are usage errors (exit 2)
 // that name the flag and the fix, before anything connects.

@@ -143,7 +143,7 @@ func runSource(t testing.TB, env *weir.Env, src func() weir.Source[Change], dst 
 func runJob(t testing.TB, ctx context.Context, env *weir.Env, src, dst, slot string, opts ...Option) error {
 	opts = append([]Option{WithSlot(slot), WithPublication("pub"), WithCreateSlot(), WithCreatePublication(), WithIdleTimeout(1500 * time.Millisecond), WithStatusInterval(200 * time.Millisecond)}, opts...)
 	s := weir.FromSource(env, Source(src, capturedTables, opts...)).Name("cdc").UID("cdc")
-	weir.SinkToTransactional(s, Replica(dst, ReplicaOption{func(c *replicaConfig) { c.journal = "journal" }})).Name("replica").UID("replica")
+	weir.SinkToTransactional(s, replicaWith(dst, replicaConfig{journal: "journal"})).Name("replica").UID("replica")
 	return env.Execute(ctx, "cdctest")
 }
 

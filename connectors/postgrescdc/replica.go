@@ -45,21 +45,19 @@ const stagingTable = "weir_cdc_staging"
 // completes; the server must allow prepared transactions
 // (max_prepared_transactions > 0). Run it with parallelism 1, after the
 // source (one transaction order).
-func Replica(connString string, opts ...ReplicaOption) func() weir.TwoPhaseCommitSink[Change, ReplicaTxn] {
-	var o replicaConfig
-	for _, f := range opts {
-		f.apply(&o)
-	}
+func Replica(connString string) func() weir.TwoPhaseCommitSink[Change, ReplicaTxn] {
+	return replicaWith(connString, replicaConfig{})
+}
+
+func replicaWith(connString string, o replicaConfig) func() weir.TwoPhaseCommitSink[Change, ReplicaTxn] {
 	return func() weir.TwoPhaseCommitSink[Change, ReplicaTxn] {
 		return &replica{connString: connString, o: o}
 	}
 }
 
-// ReplicaOption configures Replica.
-type ReplicaOption struct{ apply func(*replicaConfig) }
-
+// replicaConfig holds what tests set.
 type replicaConfig struct {
-	journal string // tests: also append every change to this table
+	journal string // also append every applied change to this table
 }
 
 // replicaTable is what the sink knows of a replica table.
