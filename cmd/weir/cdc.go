@@ -30,7 +30,9 @@ needs the REPLICATION privilege and the server wal_level = logical.
 tables there (created if absent; upserts and deletes by primary key; the
 server needs max_prepared_transactions > 0). --sink DIR (or file://DIR)
 writes the changelog as Debezium-style JSON lines, one change event per
-line, into an exactly-once file sink.
+line, into an exactly-once file sink; --sink kafka://HOST:PORT/TOPIC as
+Debezium-style records (key: the primary key as JSON; value: the change
+event) through the exactly-once Kafka sink.
 
 --idle-timeout D ends the job FINISHED once no change arrived for D; then
 --verify compares every replica table with its source table row for row.
@@ -65,7 +67,7 @@ func cdcJob() app.Job {
 			c := &cdcFlags{reg: prometheus.NewRegistry()}
 			fs.StringVar(&c.source, "source", "", "the database to capture: postgres://USER@HOST:PORT/DB")
 			fs.StringSliceVar(&c.tables, "tables", nil, "the tables to capture, comma-separated (schema.table or table)")
-			fs.StringVar(&c.sink, "sink", "", "postgres://USER@HOST:PORT/DB for replica tables, or a folder (DIR, file://DIR) for Debezium JSON lines")
+			fs.StringVar(&c.sink, "sink", "", "postgres://USER@HOST:PORT/DB for replica tables, a folder (DIR, file://DIR) for Debezium JSON lines, or kafka://HOST:PORT/TOPIC for Debezium records")
 			fs.StringVar(&c.slot, "slot", "weir_cdc", "the logical replication slot")
 			fs.StringVar(&c.publication, "publication", "", "the publication the slot streams (default: the slot's name); created for --tables if absent")
 			fs.DurationVar(&c.idle, "idle-timeout", 0, "end the job FINISHED once no change arrived for this long (0: run until cancelled)")
@@ -88,8 +90,10 @@ func cdcJob() app.Job {
 
 // cdcSink is a parsed --sink.
 type cdcSink struct {
-	conn string // postgres
-	dir  string // files
+	conn    string   // postgres
+	dir     string   // files
+	brokers []string // kafka
+	topic   string   // kafka
 }
 
 func parseCDCSink(raw string) (cdcSink, error) {
@@ -99,8 +103,15 @@ func parseCDCSink(raw string) (cdcSink, error) {
 		}
 		return cdcSink{conn: raw}, nil
 	}
+	if strings.HasPrefix(raw, "kafka://") {
+		ep, err := parseEndpoint("--sink", raw)
+		if err != nil {
+			return cdcSink{}, err
+		}
+		return cdcSink{brokers: ep.brokers, topic: ep.topic}, nil
+	}
 	if strings.Contains(raw, "://") && !strings.HasPrefix(raw, "file://") {
-		return cdcSink{}, usagef("--sink %q: want postgres://USER@HOST:PORT/DB or a folder (DIR or file://DIR)", raw)
+		return cdcSink{}, usagef("--sink %q: want postgres://USER@HOST:PORT/DB, kafka://HOST:PORT/TOPIC or a folder (DIR or file://DIR)", raw)
 	}
 	return cdcSink{dir: strings.TrimPrefix(raw, "file://")}, nil
 }
@@ -164,7 +175,7 @@ func (c *cdcFlags) configure(fs *pflag.FlagSet, cfg *weir.Config) error {
 		return usagef("--chunk-rows must be at least 1, got %d", c.chunkRows)
 	}
 	if err := refuseIneffective(fs,
-		ineffective{flag: "verify", when: c.verify && sink.conn == "", where: "with a folder --sink",
+		ineffective{flag: "verify", when: c.verify && sink.conn == "", where: "with a folder or kafka:// --sink",
 			instead: "--verify compares replica tables with the source; give a postgres --sink, or drop --verify"},
 		ineffective{flag: "verify", when: c.verify && c.idle == 0, where: "without --idle-timeout",
 			instead: "the job never FINISHES without --idle-timeout, so nothing would be verified; add --idle-timeout D"},
@@ -189,9 +200,16 @@ func sameDatabase(a, b string) bool {
 	return err1 == nil && err2 == nil && ua.Host == ub.Host && strings.TrimPrefix(ua.Path, "/") == strings.TrimPrefix(ub.Path, "/")
 }
 
-// execute runs the job locally, serving the source's metrics meanwhile
+// execute runs the job locally: it creates a kafka:// --sink's topic
+// (one partition) if absent, and serves the source's metrics meanwhile
 // if asked to.
 func (c *cdcFlags) execute(ctx context.Context, env *weir.Env, jobName string) error {
+	if sink, err := parseCDCSink(c.sink); err == nil && sink.topic != "" {
+		// One partition: the changelog keeps its commit order.
+		if err := demoEnsureTopic(ctx, endpoint{scheme: "kafka", brokers: sink.brokers, topic: sink.topic}, 1); err != nil {
+			return err
+		}
+	}
 	if c.metricsAddr == "" {
 		return env.Execute(ctx, jobName)
 	}
@@ -215,6 +233,10 @@ func (c *cdcFlags) finish(ctx context.Context, _ app.Outcome) error {
 	}
 	if sink.dir != "" {
 		fmt.Fprintf(os.Stderr, "changelog of %s in %s\n", strings.Join(c.tables, ", "), sink.dir)
+		return nil
+	}
+	if sink.topic != "" {
+		fmt.Fprintf(os.Stderr, "changelog of %s in kafka topic %s\n", strings.Join(c.tables, ", "), sink.topic)
 		return nil
 	}
 	if !c.verify {

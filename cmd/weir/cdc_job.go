@@ -2,15 +2,20 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/weirstream/weir"
 	"github.com/weirstream/weir/connectors/file"
+	"github.com/weirstream/weir/connectors/kafka"
 	"github.com/weirstream/weir/connectors/postgrescdc"
+	"github.com/weirstream/weir/internal/config"
+	"github.com/weirstream/weir/internal/hooks"
 )
 
 // build declares source → sink: the replica sink for a postgres --sink,
@@ -41,6 +46,33 @@ func (c *cdcFlags) build(env *weir.Env) error {
 	}
 	db, _ := postgresDB(c.source)
 	origin := postgrescdc.DebeziumSource{Name: "weir", Database: db}
+	if sink.topic != "" {
+		cfg := env.Config()
+		serialize := func(ch postgrescdc.Change, rec *kgo.Record) {
+			// Debezium's record key: the primary key columns.
+			key, kv, j := map[string]any{}, ch.Key(), 0
+			for _, col := range ch.Columns {
+				if col.Key {
+					key[col.Name] = kv[j]
+					j++
+				}
+			}
+			rec.Key, _ = json.Marshal(key)
+			v, err := postgrescdc.MarshalDebezium(ch, origin, time.Now())
+			if err != nil {
+				v = fmt.Appendf(nil, `{"error":%q}`, err.Error())
+			}
+			rec.Value = v
+		}
+		weir.SinkToTransactional(changes, kafka.ExactlyOnce(sink.brokers, sink.topic, serialize,
+			kafka.WithTransactionalIDPrefix("weir-cdc-"+c.slot),
+			kafka.WithCheckpointing(
+				hooks.Config(cfg).Duration(config.CheckpointingInterval),
+				hooks.Config(cfg).Duration(config.CheckpointingTimeout),
+				max(hooks.Config(cfg).Duration(config.ExponentialDelayMaxBackoff), hooks.Config(cfg).Duration(config.FixedDelayDelay), hooks.Config(cfg).Duration(config.FailureRateDelay)),
+			))).Name("kafka").UID("kafka").Parallelism(1)
+		return nil
+	}
 	format := func(ch postgrescdc.Change, dst []byte) []byte {
 		b, err := postgrescdc.MarshalDebezium(ch, origin, time.Now())
 		if err != nil {
