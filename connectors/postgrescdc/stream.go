@@ -164,6 +164,13 @@ func (s *source) message(m pglogrepl.Message, dst []Change) ([]Change, error) {
 		s.txn.suppress = s.txn.finalLSN < s.maxInsert
 		s.metrics.lagSeconds(time.Since(m.CommitTime).Seconds())
 	case *pglogrepl.CommitMessage:
+		if s.txn.finalLSN < s.st.Done {
+			// A transaction emitted before the restore (the server
+			// starts at the slot's position, which may precede ours): it
+			// must not clear the count of a partly emitted one.
+			s.txn = txnState{}
+			return dst, nil
+		}
 		if h := s.txn.held; h != nil {
 			h.TxLast = true
 			dst = append(dst, *h)
