@@ -35,6 +35,7 @@ type probe struct {
 	// when it fired: the snapshot resumes at or after floor.
 	resumedAt, floor int
 	suppressed       atomic.Int64
+	partial          int // checkpoints taken inside a transaction
 }
 
 func newProbe() *probe {
@@ -68,6 +69,9 @@ func (p *probe) options() Option {
 			p.chunksAt[id] = n
 			if st.Streaming {
 				p.positions[id] = st.Done
+			}
+			if st.PartialN > 0 {
+				p.partial++
 			}
 		}
 		c.onSuppress = func() { p.suppressed.Add(1) }
