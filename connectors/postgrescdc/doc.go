@@ -4,7 +4,8 @@
 // read through a logical replication slot with the pgoutput plugin
 // (github.com/jackc/pglogrepl over pgx). It also has Replica, an
 // exactly-once sink that applies such a changelog to replica tables, and
-// MarshalDebezium, which writes a change as a Debezium change event.
+// MarshalDebezium, which writes a change as a Debezium change event;
+// Decode copies a change's row into a struct.
 //
 //	src := weir.FromSourceWithWatermarks(env,
 //		postgrescdc.Source(dsn, []string{"orders", "customers"},
@@ -40,11 +41,14 @@
 // REPEATABLE READ transaction of its own: "the next n rows above the
 // previous chunk's last key". Its first statement fixes the chunk's MVCC
 // snapshot X and records X (pg_current_snapshot) and the WAL insert
-// position after it. A chunk is emitted whole within one Read and then
-// recorded, with its key range and X, in the source's checkpoint state;
-// so after a failure the snapshot resumes at the next unrecorded chunk.
-// The key ranges of the chunks partition the key space of a table (the
-// last chunk reaches +∞).
+// position after it. The rows are emitted in pieces of at most the
+// task's batch size; each piece, once emitted, is recorded with its key
+// range (above the previous piece, up to its last key) and X in the
+// source's checkpoint state, as a chunk of its own. So a checkpoint may
+// fall between two pieces, and after a failure the snapshot resumes
+// above the last recorded piece, in a new snapshot. The key ranges of
+// the recorded chunks partition the key space of a table (the last
+// reaches +∞).
 //
 // After the last chunk the source replays the log from S and, for each
 // change of a transaction T to a key k, looks up the chunk C whose range
