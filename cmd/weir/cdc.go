@@ -231,6 +231,9 @@ func (c *cdcFlags) finish(ctx context.Context, _ app.Outcome) error {
 	if err != nil {
 		return err
 	}
+	// A FINISHED job is not resumed (its checkpoints are gone), and the
+	// slot would hold WAL for nobody: say so, without dropping it.
+	fmt.Fprintf(os.Stderr, "the replication slot %s stays on the source and keeps WAL from the last checkpoint; if this capture is done, drop it: SELECT pg_drop_replication_slot('%s'); a run from scratch (--rerun) needs it dropped too\n", c.slot, c.slot)
 	if sink.dir != "" {
 		fmt.Fprintf(os.Stderr, "changelog of %s in %s\n", strings.Join(c.tables, ", "), sink.dir)
 		return nil
