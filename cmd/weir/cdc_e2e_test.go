@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/weirstream/weir/connectors/file"
 )
 
 // cdcServer is the PostgreSQL the cdc tests use (.ci/postgres.sh sets it
@@ -226,48 +228,11 @@ func TestCDCUsageErrors(t *testing.T) {
 	}
 }
 
-// TestCDCKafka: --sink kafka://… writes one Debezium change event per
-// snapshot row and change, exactly once with injected failures.
-func TestCDCKafka(t *testing.T) {
-	if testing.Short() {
-		t.Skip("needs PostgreSQL and Kafka")
-	}
-	for _, addr := range []string{"127.0.0.1:5432", "127.0.0.1:9092"} {
-		if c, err := net.DialTimeout("tcp", addr, time.Second); err != nil {
-			t.Skipf("%s is not reachable (%v); run .ci/postgres.sh and .ci/kafka.sh", addr, err)
-		} else {
-			c.Close()
-		}
-	}
-	id := fmt.Sprintf("%d_%d", os.Getpid(), time.Now().UnixNano()%1_000_000)
-	src := cdcDatabase(t, "cdckafka_"+id)
-	db, err := pgx.Connect(t.Context(), src)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close(context.Background())
-	if _, err := db.Exec(t.Context(), "CREATE TABLE items (id int PRIMARY KEY, v text); INSERT INTO items SELECT i, 'v' || i FROM generate_series(1, 2000) i"); err != nil {
-		t.Fatal(err)
-	}
-	slot, topic := "cdckafka_"+id, "weir-cdc-"+id
-	t.Cleanup(func() {
-		db.Exec(context.Background(), "SELECT pg_drop_replication_slot($1) FROM pg_replication_slots WHERE slot_name = $1 AND NOT active", slot)
-	})
-	r := startWeir(t, 2*time.Minute, "run", "cdc", "--source", src, "--tables", "items", "--sink", "kafka://127.0.0.1:9092/"+topic,
-		"--slot", slot, "--idle-timeout", "3s", "--checkpoint-interval", "100ms", "--chunk-rows", "300", "--state-dir", t.TempDir(),
-		"--inject-failures", "3", "--fault-seed", "9", "-v")
-	r.waitCompleted(t, 2)
-	for _, sql := range []string{"UPDATE items SET v = 'changed' WHERE id <= 10", "DELETE FROM items WHERE id > 1990", "INSERT INTO items VALUES (5000, 'new')"} {
-		if _, err := db.Exec(t.Context(), sql); err != nil {
-			t.Fatal(err)
-		}
-	}
-	res := r.wait()
-	wantExit(t, res, 0)
-	lines, err := readKafkaLines(t.Context(), endpoint{scheme: "kafka", brokers: []string{"127.0.0.1:9092"}, topic: topic})
-	if err != nil {
-		t.Fatal(err)
-	}
+// checkChangeEvents checks Debezium change events of table items (2000
+// rows, then 10 updated, 10 deleted, 1 inserted): no event twice, and
+// every row read or inserted once.
+func checkChangeEvents(t *testing.T, lines []string) {
+	t.Helper()
 	ops := map[string]int{}
 	seen := map[string]int{}
 	for _, l := range lines {
@@ -297,4 +262,71 @@ func TestCDCKafka(t *testing.T) {
 	if got := ops["r"] + ops["c"] - ops["d"]; got != 1991 {
 		t.Errorf("events %v: reads + inserts - deletes = %d, want the 1991 rows of the table", ops, got)
 	}
+}
+
+// TestCDCFiles: --sink DIR writes one Debezium change event per line,
+// exactly once with injected failures.
+func TestCDCFiles(t *testing.T) {
+	out := t.TempDir()
+	runCDCChanges(t, "cdcfiles", out)
+	lines, err := file.ReadCommitted(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkChangeEvents(t, lines)
+}
+
+// runCDCChanges runs cdc on table items into sink with injected
+// failures while a few changes are made, to its idle end.
+func runCDCChanges(t *testing.T, prefix, sink string) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("needs PostgreSQL")
+	}
+	if c, err := net.DialTimeout("tcp", "127.0.0.1:5432", time.Second); err != nil {
+		t.Skipf("PostgreSQL is not reachable (%v); run .ci/postgres.sh", err)
+	} else {
+		c.Close()
+	}
+	id := fmt.Sprintf("%d_%d", os.Getpid(), time.Now().UnixNano()%1_000_000)
+	src := cdcDatabase(t, prefix+"_"+id)
+	db, err := pgx.Connect(t.Context(), src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close(context.Background())
+	if _, err := db.Exec(t.Context(), "CREATE TABLE items (id int PRIMARY KEY, v text); INSERT INTO items SELECT i, 'v' || i FROM generate_series(1, 2000) i"); err != nil {
+		t.Fatal(err)
+	}
+	slot := prefix + "_" + id
+	t.Cleanup(func() {
+		db.Exec(context.Background(), "SELECT pg_drop_replication_slot($1) FROM pg_replication_slots WHERE slot_name = $1 AND NOT active", slot)
+	})
+	r := startWeir(t, 2*time.Minute, "run", "cdc", "--source", src, "--tables", "items", "--sink", sink,
+		"--slot", slot, "--idle-timeout", "3s", "--checkpoint-interval", "100ms", "--chunk-rows", "300", "--state-dir", t.TempDir(),
+		"--inject-failures", "3", "--fault-seed", "9", "-v")
+	r.waitCompleted(t, 2)
+	for _, sql := range []string{"UPDATE items SET v = 'changed' WHERE id <= 10", "DELETE FROM items WHERE id > 1990", "INSERT INTO items VALUES (5000, 'new')"} {
+		if _, err := db.Exec(t.Context(), sql); err != nil {
+			t.Fatal(err)
+		}
+	}
+	wantExit(t, r.wait(), 0)
+}
+
+// TestCDCKafka: --sink kafka://… writes one Debezium change event per
+// snapshot row and change, exactly once with injected failures.
+func TestCDCKafka(t *testing.T) {
+	if c, err := net.DialTimeout("tcp", "127.0.0.1:9092", time.Second); err != nil {
+		t.Skipf("Kafka is not reachable on 127.0.0.1:9092 (%v); run .ci/kafka.sh", err)
+	} else {
+		c.Close()
+	}
+	topic := fmt.Sprintf("weir-cdc-%d-%d", os.Getpid(), time.Now().UnixNano()%1_000_000)
+	runCDCChanges(t, "cdckafka", "kafka://127.0.0.1:9092/"+topic)
+	lines, err := readKafkaLines(t.Context(), endpoint{scheme: "kafka", brokers: []string{"127.0.0.1:9092"}, topic: topic})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkChangeEvents(t, lines)
 }
