@@ -110,9 +110,8 @@
 // The source runs with parallelism 1: chunks are read one after the
 // other by one subtask (reading chunks as splits in parallel is not
 // implemented). Primary keys must be of integer or text types. Text keys
-// are ordered with COLLATE "C", which the primary key index does not
-// serve unless it was built with that collation, so chunk queries on
-// text keys sort. Large transactions are not streamed
+// are chunked in byte order: a key of collation C or POSIX uses its
+// index, others sort (COLLATE "C"). PostgreSQL 13 or later. Large transactions are not streamed
 // (pgoutput proto_version 1): the server decodes them whole before
 // sending.
 package postgrescdc

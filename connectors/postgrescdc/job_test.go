@@ -243,6 +243,7 @@ func checkReplica(t testing.TB, src, dst *pgx.Conn) {
 		{"items", []string{"id", "v", "s"}, "id"},
 		{"tags", []string{"k", "n"}, `k COLLATE "C"`},
 		{"pairs", []string{"a", "b", "v"}, "a, b"},
+		{"codes", []string{"code", "n"}, "code"},
 	} {
 		want := tableText(t, src, tc.table, tc.cols, tc.key)
 		got := tableText(t, dst, tc.table, tc.cols, tc.key)

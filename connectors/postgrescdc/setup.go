@@ -25,6 +25,9 @@ type tableInfo struct {
 	schema, name string
 	keys         []string  // primary key columns, in key order
 	kinds        []keyKind // how they compare
+	// byteOrder: the column's collation is C or POSIX, so its index
+	// sorts text in byte order and chunk queries need no COLLATE "C".
+	byteOrder []bool
 }
 
 func (t tableInfo) qualified() string { return t.schema + "." + t.name }
@@ -79,16 +82,20 @@ func loadTables(ctx context.Context, conn *pgx.Conn, names []string) ([]tableInf
 		if err != nil {
 			return nil, fmt.Errorf("table %s: read replica identity: %w", t.qualified(), err)
 		}
-		rows, err := conn.Query(ctx, `SELECT a.attname, format_type(a.atttypid, a.atttypmod)
+		rows, err := conn.Query(ctx, `SELECT a.attname, format_type(a.atttypid, a.atttypmod),
+				coalesce(c.collname, '') IN ('C', 'POSIX') OR (c.collname = 'default' AND
+					(SELECT datcollate FROM pg_database WHERE datname = current_database()) IN ('C', 'POSIX'))
 			FROM pg_index i JOIN LATERAL unnest(i.indkey) WITH ORDINALITY AS k(attnum, ord) ON true
 			JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = k.attnum
+			LEFT JOIN pg_collation c ON c.oid = a.attcollation
 			WHERE i.indrelid = $1::regclass AND i.indisprimary ORDER BY k.ord`, t.ident())
 		if err != nil {
 			return nil, fmt.Errorf("table %s: read primary key: %w", t.qualified(), err)
 		}
 		for rows.Next() {
 			var col, typ string
-			if err := rows.Scan(&col, &typ); err != nil {
+			var byteOrder bool
+			if err := rows.Scan(&col, &typ, &byteOrder); err != nil {
 				rows.Close()
 				return nil, fmt.Errorf("table %s: read primary key: %w", t.qualified(), err)
 			}
@@ -99,6 +106,7 @@ func loadTables(ctx context.Context, conn *pgx.Conn, names []string) ([]tableInf
 			}
 			t.keys = append(t.keys, col)
 			t.kinds = append(t.kinds, kind)
+			t.byteOrder = append(t.byteOrder, byteOrder)
 		}
 		rows.Close()
 		if err := rows.Err(); err != nil {

@@ -187,15 +187,18 @@ func (s *source) seesLess(snap pgSnapshot) (uint64, bool) {
 }
 
 // chunkQuery selects the next n rows of t above lower in key order. Text
-// key columns sort with COLLATE "C" (byte order), the order compareKeys
-// uses.
+// key columns sort in byte order, the order compareKeys uses: with
+// COLLATE "C" unless their collation is C or POSIX already (then the
+// primary key index serves the query).
 func chunkQuery(t tableInfo, lower []keyVal, n int) (string, []any) {
 	keys := make([]string, len(t.keys))
 	params := make([]string, len(t.keys))
 	for i, k := range t.keys {
 		keys[i] = pgx.Identifier{k}.Sanitize()
 		if t.kinds[i] == kindText {
-			keys[i] += ` COLLATE "C"`
+			if i >= len(t.byteOrder) || !t.byteOrder[i] {
+				keys[i] += ` COLLATE "C"`
+			}
 			params[i] = fmt.Sprintf("$%d::text", i+1)
 		} else {
 			params[i] = fmt.Sprintf("$%d::bigint", i+1)

@@ -89,6 +89,10 @@ func TestChunkQuery(t *testing.T) {
 	if sql != `SELECT * FROM "s"."t" WHERE ("id", "name" COLLATE "C") > ($1::bigint, $2::text) ORDER BY "id", "name" COLLATE "C" LIMIT 10` || len(args) != 2 || args[0] != int64(7) || args[1] != "x" {
 		t.Errorf("next chunk: %s %v", sql, args)
 	}
+	tbl.byteOrder = []bool{false, true}
+	if sql, _ = chunkQuery(tbl, nil, 10); sql != `SELECT * FROM "s"."t" ORDER BY "id", "name" LIMIT 10` {
+		t.Errorf("a key of collation C: %s", sql)
+	}
 }
 
 func TestKeyKinds(t *testing.T) {

@@ -13,7 +13,7 @@ import (
 // capturedTables are the tables the exactness tests capture: an integer
 // key, a text key (whose C-collation order differs from the database's
 // default), a composite key.
-var capturedTables = []string{"items", "tags", "pairs"}
+var capturedTables = []string{"items", "tags", "pairs", "codes"}
 
 // createTables creates and fills the captured tables.
 func createTables(t testing.TB, db *pgx.Conn, items int) {
@@ -21,6 +21,9 @@ func createTables(t testing.TB, db *pgx.Conn, items int) {
 	exec(t, db, "CREATE TABLE items (id bigint PRIMARY KEY, v int NOT NULL, s text)")
 	exec(t, db, "CREATE TABLE tags (k text PRIMARY KEY, n int)")
 	exec(t, db, "CREATE TABLE pairs (a int, b int, v int, PRIMARY KEY (a, b))")
+	// A text key in collation C: its chunks use the index, no COLLATE.
+	exec(t, db, `CREATE TABLE codes (code text COLLATE "C" PRIMARY KEY, n int)`)
+	exec(t, db, "INSERT INTO codes SELECT md5(i::text), i FROM generate_series(1, 300) i")
 	exec(t, db, "INSERT INTO items SELECT i, i % 97, 'row ' || i FROM generate_series(1, $1) i", items)
 	exec(t, db, "INSERT INTO tags SELECT k, length(k) FROM (SELECT unnest(ARRAY['alpha', 'Zeta', 'äpfel', 'éclair', 'Ωmega', 'zz', 'a b']) UNION SELECT 'tag' || i FROM generate_series(1, 300) i) x(k)")
 	exec(t, db, "INSERT INTO pairs SELECT a, b, a * b FROM generate_series(1, 20) a, generate_series(1, 20) b")
@@ -90,6 +93,13 @@ func writer(ctx context.Context, t testing.TB, dsn string, seed int64, n int, pa
 				}
 				used[k] = true
 				sql, args = "DELETE FROM tags WHERE k = $1", []any{k}
+			case op < 10 && rng.Intn(2) == 0:
+				k := fmt.Sprintf("%x", rng.Int63())
+				if used[k] {
+					continue
+				}
+				used[k] = true
+				sql, args = "INSERT INTO codes VALUES ($1, 1) ON CONFLICT (code) DO UPDATE SET n = codes.n + 1", []any{k}
 			default:
 				a, b := 1+rng.Intn(25), 1+rng.Intn(20)
 				k := fmt.Sprint("p", a, "/", b)
