@@ -285,6 +285,13 @@ func checkJournal(t testing.TB, src, dst *pgx.Conn) {
 	}
 	rows.Close()
 	replayJournal(t, dst)
+	var staged, prepared int
+	if err := dst.QueryRow(context.Background(), "SELECT (SELECT count(*) FROM weir_cdc_staging), (SELECT count(*) FROM pg_prepared_xacts WHERE database = current_database())").Scan(&staged, &prepared); err != nil {
+		t.Fatal(err)
+	}
+	if staged != 0 || prepared != 0 {
+		t.Errorf("after the job FINISHED: %d staged changes not applied, %d prepared transactions left", staged, prepared)
+	}
 	var reads int
 	if err := dst.QueryRow(context.Background(), "SELECT count(*) FROM journal WHERE op = 'r'").Scan(&reads); err != nil {
 		t.Fatal(err)
