@@ -95,7 +95,15 @@ func newDB(t testing.TB) (string, string) {
 			return
 		}
 		defer c.Close(ctx)
-		c.Exec(ctx, "SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE database = $1 AND NOT active", name)
+		// A slot whose reader just disconnected stays active until its
+		// walsender exits; a database with a slot cannot be dropped.
+		for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+			c.Exec(ctx, "SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE database = $1 AND NOT active", name)
+			var left int
+			if c.QueryRow(ctx, "SELECT count(*) FROM pg_replication_slots WHERE database = $1", name).Scan(&left) != nil || left == 0 {
+				break
+			}
+		}
 		c.Exec(ctx, "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)")
 	})
 	return u.String(), name
