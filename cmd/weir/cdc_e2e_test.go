@@ -57,7 +57,15 @@ func cdcDatabase(t *testing.T, name string) string {
 			return
 		}
 		if c, err := pgx.Connect(ctx, cdcServer+"/test?sslmode=disable"); err == nil {
-			c.Exec(ctx, "SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE database = $1 AND NOT active", name)
+			// A killed reader's slot stays active until its walsender
+			// exits; a database with a slot cannot be dropped.
+			for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+				c.Exec(ctx, "SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE database = $1 AND NOT active", name)
+				var left int
+				if c.QueryRow(ctx, "SELECT count(*) FROM pg_replication_slots WHERE database = $1", name).Scan(&left) != nil || left == 0 {
+					break
+				}
+			}
 			c.Exec(ctx, "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)")
 			c.Close(ctx)
 		}
