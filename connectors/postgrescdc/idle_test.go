@@ -42,8 +42,10 @@ func TestIdleSlotAdvances(t *testing.T) {
 		}
 		db.QueryRow(ctx, "SELECT pg_current_wal_lsn()::text").Scan(&last)
 	}()
-	s := weir.FromSource(env, Source(src, []string{"captured"}, WithSlot(slot), WithCreateSlot(), WithCreatePublication(),
-		WithIdleTimeout(4*time.Second), WithStatusInterval(100*time.Millisecond))).Name("cdc").UID("cdc")
+	// Event time from the commit time, as the package doc shows.
+	ws := weir.ForBoundedOutOfOrderness[Change](time.Second).WithTimestampAssigner(func(c Change, _ int64) int64 { return c.Timestamp() })
+	s := weir.FromSourceWithWatermarks(env, Source(src, []string{"captured"}, WithSlot(slot), WithCreateSlot(), WithCreatePublication(),
+		WithIdleTimeout(4*time.Second), WithStatusInterval(100*time.Millisecond)), ws).Name("cdc").UID("cdc")
 	weir.SinkToTransactional(s, Replica(dst)).Name("replica").UID("replica")
 	err := env.Execute(ctx, "cdcidle")
 	<-done
