@@ -30,8 +30,8 @@ type txnState struct {
 	seq      int64   // candidate changes seen so far in the transaction
 	skip     int64   // the first skip were handled before the restore
 	held     *Change // the last change, held until the next tells whether it ends the transaction
-	emitted  bool
-	suppress bool // the transaction may touch chunk ranges that saw it
+	emitted  bool    // a change of it was emitted (the next is not TxFirst)
+	suppress bool    // the transaction may touch chunk ranges that saw it
 }
 
 // startStream opens the replication connection and starts streaming
@@ -82,7 +82,9 @@ func (s *source) replicationConn(ctx context.Context) (*pgconn.PgConn, error) {
 // readLog reads log messages for up to the poll wait, appending changes.
 func (s *source) readLog(ctx context.Context, dst []Change, max int) ([]Change, error) {
 	deadline := time.Now().Add(s.cfg.pollWait)
-	for len(dst) < max {
+	// One message appends at most two changes (a key change's delete
+	// and insert release the held change and the delete).
+	for len(dst) == 0 || len(dst)+2 <= max {
 		if err := s.maybeStatus(ctx, false); err != nil {
 			return dst, err
 		}
