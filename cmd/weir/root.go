@@ -14,9 +14,9 @@ func program() *app.Program {
 }
 
 // builtins are the jobs weir runs and builds (run demo, run wordcount,
-// run keyed-sum, run windows, run nexmark).
+// run keyed-sum, run windows, run nexmark, run cdc).
 func builtins() []app.Job {
-	return []app.Job{demoJob(), wordcountJob(), keyedSumJob(), windowsJob(), nexmarkJob()}
+	return []app.Job{demoJob(), wordcountJob(), keyedSumJob(), windowsJob(), nexmarkJob(), cdcJob()}
 }
 
 // newRoot is the app tree plus weir's own commands: bench, tools, and

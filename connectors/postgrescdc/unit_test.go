@@ -1,0 +1,107 @@
+package postgrescdc
+
+import (
+	"testing"
+)
+
+func TestSnapshotVisibility(t *testing.T) {
+	s, err := parseSnapshot("100:110:102,105")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		xid  uint32
+		want bool
+	}{
+		{50, true},   // below xmin: committed before
+		{99, true},   // below xmin
+		{100, true},  // at xmin, not in progress: committed before
+		{102, false}, // in progress
+		{105, false}, // in progress
+		{104, true},
+		{110, false}, // at xmax: started after
+		{200, false},
+	} {
+		if got := s.visible(tc.xid); got != tc.want {
+			t.Errorf("xid %d visible %v, want %v", tc.xid, got, tc.want)
+		}
+	}
+	// Across a wraparound of the 32-bit xid: the snapshot's 64-bit ids are
+	// in epoch 1, the log's 32-bit ids wrap.
+	w, err := parseSnapshot("4294967290:4294967300:4294967295")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		xid  uint32
+		want bool
+	}{
+		{4294967280, true},  // epoch 0, below xmin
+		{4294967295, false}, // in progress
+		{2, true},           // 4294967298 in 64 bits: between, not in progress
+		{4, false},          // 4294967300: at xmax
+	} {
+		if got := w.visible(tc.xid); got != tc.want {
+			t.Errorf("wrapped xid %d visible %v, want %v", tc.xid, got, tc.want)
+		}
+	}
+	for _, bad := range []string{"", "1:2", "a:2:", "1:b:", "1:2:x"} {
+		if _, err := parseSnapshot(bad); err == nil {
+			t.Errorf("parseSnapshot(%q): no error", bad)
+		}
+	}
+}
+
+func TestChunkLookup(t *testing.T) {
+	tbl := tableInfo{schema: "public", name: "t", keys: []string{"a", "b"}, kinds: []keyKind{kindInt, kindText}}
+	k := func(a int64, b string) []keyVal { return []keyVal{{I: a}, {S: b}} }
+	p := &tableProgress{Chunks: []chunkState{{Upper: k(1, "m"), Rows: 1}, {Upper: k(5, "B"), Rows: 2}, {Upper: nil, Rows: 3}}}
+	for _, tc := range []struct {
+		key  []keyVal
+		rows int64
+	}{
+		{k(0, "zzz"), 1},
+		{k(1, "m"), 1}, // an upper bound is in its chunk
+		{k(1, "n"), 2},
+		{k(5, "A"), 2}, // "A" < "B" in byte order
+		{k(5, "B"), 2},
+		{k(5, "a"), 3}, // "a" > "B" in byte order (not in most collations)
+		{k(99, ""), 3},
+	} {
+		c := chunkOf(tbl, p, tc.key)
+		if c == nil || c.Rows != tc.rows {
+			t.Errorf("key %v: chunk %+v, want the one with %d rows", tc.key, c, tc.rows)
+		}
+	}
+	open := &tableProgress{Chunks: []chunkState{{Upper: k(1, "m")}}}
+	if c := chunkOf(tbl, open, k(2, "")); c != nil {
+		t.Errorf("a key above the chunks read: %+v, want none", c)
+	}
+}
+
+func TestChunkQuery(t *testing.T) {
+	tbl := tableInfo{schema: "s", name: "t", keys: []string{"id", "name"}, kinds: []keyKind{kindInt, kindText}}
+	sql, args := chunkQuery(tbl, nil, 10)
+	if sql != `SELECT * FROM "s"."t" ORDER BY "id", "name" COLLATE "C" LIMIT 10` || len(args) != 0 {
+		t.Errorf("first chunk: %s %v", sql, args)
+	}
+	sql, args = chunkQuery(tbl, []keyVal{{I: 7}, {S: "x"}}, 10)
+	if sql != `SELECT * FROM "s"."t" WHERE ("id", "name" COLLATE "C") > ($1::bigint, $2::text) ORDER BY "id", "name" COLLATE "C" LIMIT 10` || len(args) != 2 || args[0] != int64(7) || args[1] != "x" {
+		t.Errorf("next chunk: %s %v", sql, args)
+	}
+	tbl.byteOrder = []bool{false, true}
+	if sql, _ = chunkQuery(tbl, nil, 10); sql != `SELECT * FROM "s"."t" ORDER BY "id", "name" LIMIT 10` {
+		t.Errorf("a key of collation C: %s", sql)
+	}
+}
+
+func TestKeyKinds(t *testing.T) {
+	for typ, want := range map[string]keyKind{"integer": kindInt, "bigint": kindInt, "smallint": kindInt, "text": kindText, "character varying(20)": kindText} {
+		if got, err := keyKindOf("t", "c", typ); err != nil || got != want {
+			t.Errorf("%s: %v %v", typ, got, err)
+		}
+	}
+	if _, err := keyKindOf("public.t", "c", "uuid"); err == nil {
+		t.Error("uuid: no error")
+	}
+}
