@@ -113,8 +113,8 @@ func TestParseEndpoint(t *testing.T) {
 		{in: "file:///tmp/o", want: "file /tmp/o"},
 		{in: "kafka://h:9092", err: `--sink "kafka://h:9092": want kafka://HOST:PORT[,HOST:PORT]/TOPIC`},
 		{in: "postgres://h/db", err: `--sink "postgres://h/db": name the table with ?table=NAME`},
-		{in: "redis://h/x", err: `--sink "redis://h/x": unknown scheme "redis"; want file, kafka or postgres`},
-		{in: "nonsense", err: `--sink "nonsense": want file://DIR, kafka://HOST:PORT/TOPIC or postgres://USER@HOST:PORT/DB?table=NAME`},
+		{in: "redis://h/x", err: `--sink "redis://h/x": unknown scheme "redis"; want file, kafka, postgres or nats`},
+		{in: "nonsense", err: `--sink "nonsense": want file://DIR, kafka://HOST:PORT/TOPIC, postgres://USER@HOST:PORT/DB?table=NAME or nats://HOST:PORT/STREAM`},
 	} {
 		ep, err := parseEndpoint("--sink", c.in)
 		if c.err != "" {

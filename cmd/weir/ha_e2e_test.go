@@ -198,7 +198,7 @@ func (c *haCluster) leaderSeen() (int, int64, string) {
 			fmt.Fprintf(&seen, "%s: %v; ", c.jms[i].id, err)
 			continue
 		}
-		fmt.Fprintf(&seen, "%s: %+v; ", c.jms[i].id, o)
+		fmt.Fprintf(&seen, "%s: leader %t, names %q in term %d; ", c.jms[i].id, o.Leader != nil && *o.Leader, o.LeaderID, o.LeaderTerm)
 		if o.Leader != nil && *o.Leader && (best < 0 || o.LeaderTerm > term) {
 			best, term = i, o.LeaderTerm
 		}

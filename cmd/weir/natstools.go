@@ -152,21 +152,56 @@ func readNatsLines(ctx context.Context, ep endpoint) ([]string, error) {
 	if n == 0 {
 		return lines, nil
 	}
-	c, err := s.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{})
+	// An ordered consumer can stall on a loaded machine (a missed
+	// heartbeat, a slow server); a stall is not the end of the stream:
+	// read on with a new consumer from the next sequence, until no
+	// message came for readStallLimit.
+	var next uint64 = 1
+	lastProgress := time.Now()
+	for uint64(len(lines)) < n {
+		got, last, err := readNatsFrom(ctx, s, next, n-uint64(len(lines)), func(data []byte) { lines = append(lines, string(data)) })
+		if got > 0 {
+			next, lastProgress = last+1, time.Now()
+		}
+		if err == nil {
+			continue
+		}
+		if ctx.Err() != nil || time.Since(lastProgress) > readStallLimit {
+			return nil, fmt.Errorf("read stream %s after %d of %d messages: %w", ep.stream, len(lines), n, err)
+		}
+	}
+	return lines, nil
+}
+
+// readStallLimit is how long readNatsLines waits for the next message
+// across consumers before it gives up.
+const readStallLimit = time.Minute
+
+// readNatsFrom reads up to max messages of stream s from sequence from
+// with an ordered consumer, handing each payload to f, and returns how
+// many it read and the stream sequence of the last; an error ends it
+// early (a wait for the next message beyond 10 s is one).
+func readNatsFrom(ctx context.Context, s jetstream.Stream, from, max uint64, f func([]byte)) (got, last uint64, err error) {
+	c, err := s.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{DeliverPolicy: jetstream.DeliverByStartSequencePolicy, OptStartSeq: from})
 	if err != nil {
-		return nil, fmt.Errorf("read stream %s: %w", ep.stream, err)
+		return 0, 0, err
 	}
 	it, err := c.Messages()
 	if err != nil {
-		return nil, fmt.Errorf("read stream %s: %w", ep.stream, err)
+		return 0, 0, err
 	}
 	defer it.Stop()
-	for uint64(len(lines)) < n {
+	for got < max {
 		m, err := it.Next(jetstream.NextMaxWait(10 * time.Second))
 		if err != nil {
-			return nil, fmt.Errorf("read stream %s after %d of %d messages: %w", ep.stream, len(lines), n, err)
+			return got, last, err
 		}
-		lines = append(lines, string(m.Data()))
+		md, err := m.Metadata()
+		if err != nil {
+			return got, last, err
+		}
+		f(m.Data())
+		got, last = got+1, md.Sequence.Stream
 	}
-	return lines, nil
+	return got, last, nil
 }

@@ -40,7 +40,12 @@ func (c *Client) Campaign(ctx context.Context, info LeaderInfo) (*Leadership, er
 		return nil, fmt.Errorf("ha: campaign: %w", err)
 	}
 	ttl := c.cfg.leaseSeconds()
-	grant, err := c.cli.Grant(ctx, int64(ttl))
+	// Bounded: a campaign that cannot get a lease within a lease's TTL
+	// fails and is retried (and logged) by the caller, rather than wait
+	// silently on an unreachable or stalled etcd.
+	gctx, gcancel := context.WithTimeout(ctx, time.Duration(ttl)*time.Second)
+	grant, err := c.cli.Grant(gctx, int64(ttl))
+	gcancel()
 	if err != nil {
 		return nil, fmt.Errorf("ha: campaign: grant a lease of %d s: %w", ttl, err)
 	}

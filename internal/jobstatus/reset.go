@@ -11,6 +11,7 @@ func (r *Recorder) Reset() {
 	s := r.Status()
 	s.SourceRecords.Store(0)
 	s.Restarts.Store(0)
+	s.LostTransactions.Store(0)
 	s.CompletedCheckpoints.Store(0)
 	s.FailedCheckpoints.Store(0)
 	s.FailedStorage.Store(0)

@@ -165,6 +165,7 @@ func TestJobMetrics(t *testing.T) {
 		`weir_jobmanager_job_lastCompletedCheckpointId{job_id="demo",job_name="demo"}`:        0,
 		`weir_jobmanager_job_lastRestoredCheckpointId{job_id="demo",job_name="demo"}`:         0,
 		`weir_jobmanager_job_numRestarts{job_id="demo",job_name="demo"}`:                      0,
+		`weir_jobmanager_job_numberOfLostTransactions{job_id="demo",job_name="demo"}`:         0,
 		`weir_jobmanager_job_numberOfCompletedCheckpoints{job_id="demo",job_name="demo"}`:     0,
 		`weir_jobmanager_job_numberOfFailedCheckpoints{job_id="demo",job_name="demo"}`:        0,
 		`weir_jobmanager_job_numberOfFailedCheckpointsStorage{job_id="demo",job_name="demo"}`: 0,

@@ -136,6 +136,12 @@ func (s *Server) start() error {
 	cfg.Name = "weir-test"
 	cfg.Dir = s.dir
 	cfg.WalDir = filepath.Join(s.dir, "wal")
+	// No fsync: a test's etcd shares a loaded CI machine's disk with
+	// brokers, databases and state backends, where an fsync can take
+	// seconds; leases of 2 s then expire for etcd's own stalls, not for
+	// the faults a test injects. Data still survives a restart of the
+	// server process (the page cache holds it), which is what tests do.
+	cfg.UnsafeNoFsync = true
 	curl := url.URL{Scheme: "http", Host: loopback(s.clientPort)}
 	purl := url.URL{Scheme: "http", Host: loopback(s.peerPort)}
 	cfg.ListenClientUrls = []url.URL{curl}
