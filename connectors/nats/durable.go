@@ -9,7 +9,6 @@ import (
 	"strings"
 	"time"
 
-	natsgo "github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 )
 
@@ -96,34 +95,7 @@ func newDurableReader(ctx context.Context, s jetstream.Stream, stream, prefix, f
 }
 
 func (r *durableReader) read(ctx context.Context, max int, wait time.Duration, f func(*Msg) error) (int64, error) {
-	pending := int64(-1)
-	for n := 0; n < max; n++ {
-		w := wait
-		if n > 0 {
-			w = time.Millisecond // only what the iterator buffered
-		}
-		if err := ctx.Err(); err != nil {
-			return pending, err
-		}
-		m, err := r.it.Next(jetstream.NextMaxWait(w))
-		if errors.Is(err, natsgo.ErrTimeout) || errors.Is(err, context.DeadlineExceeded) {
-			return pending, nil
-		}
-		if err != nil {
-			return pending, fmt.Errorf("read stream %q: %w", r.stream, err)
-		}
-		md, err := m.Metadata()
-		if err != nil {
-			return pending, fmt.Errorf("read stream %q: message metadata: %w", r.stream, err)
-		}
-		r.msg = Msg{Stream: r.stream, Subject: m.Subject(), Sequence: md.Sequence.Stream, Time: md.Timestamp, Header: m.Headers(), Data: m.Data()}
-		r.last = m
-		pending = int64(md.NumPending)
-		if err := f(&r.msg); err != nil {
-			return pending, err
-		}
-	}
-	return pending, nil
+	return readIterator(ctx, r.it, r.stream, &r.msg, max, wait, f, func(m jetstream.Msg) { r.last = m })
 }
 
 // ackable is the message whose ack covers everything read so far, nil

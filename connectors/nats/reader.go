@@ -52,31 +52,42 @@ func newOrderedReader(ctx context.Context, js jetstream.JetStream, stream, filte
 }
 
 func (r *orderedReader) read(ctx context.Context, max int, wait time.Duration, f func(*Msg) error) (int64, error) {
+	return readIterator(ctx, r.it, r.stream, &r.msg, max, wait, f, nil)
+}
+
+// readIterator hands up to max messages of a consumer's iterator to f,
+// through msg (reused), waiting up to wait for the first and only for
+// what the iterator buffered after it, so a read returns to the task loop
+// as soon as the stream is drained; seen, if set, is told of each message
+// first. It returns the consumer's pending count after the last message
+// (-1: none read).
+func readIterator(ctx context.Context, it jetstream.MessagesContext, stream string, msg *Msg, max int, wait time.Duration, f func(*Msg) error, seen func(jetstream.Msg)) (int64, error) {
 	pending := int64(-1)
 	for n := 0; n < max; n++ {
 		w := wait
 		if n > 0 {
-			// Only what the iterator buffered already: a read returns
-			// to the task loop as soon as the stream is drained.
 			w = time.Millisecond
 		}
 		if err := ctx.Err(); err != nil {
 			return pending, err
 		}
-		m, err := r.it.Next(jetstream.NextMaxWait(w))
+		m, err := it.Next(jetstream.NextMaxWait(w))
 		if errors.Is(err, natsgo.ErrTimeout) || errors.Is(err, context.DeadlineExceeded) {
 			return pending, nil
 		}
 		if err != nil {
-			return pending, fmt.Errorf("read stream %q: %w", r.stream, err)
+			return pending, fmt.Errorf("read stream %q: %w", stream, err)
 		}
 		md, err := m.Metadata()
 		if err != nil {
-			return pending, fmt.Errorf("read stream %q: message metadata: %w", r.stream, err)
+			return pending, fmt.Errorf("read stream %q: message metadata: %w", stream, err)
 		}
-		r.msg = Msg{Stream: r.stream, Subject: m.Subject(), Sequence: md.Sequence.Stream, Time: md.Timestamp, Header: m.Headers(), Data: m.Data()}
+		*msg = Msg{Stream: stream, Subject: m.Subject(), Sequence: md.Sequence.Stream, Time: md.Timestamp, Header: m.Headers(), Data: m.Data()}
+		if seen != nil {
+			seen(m)
+		}
 		pending = int64(md.NumPending)
-		if err := f(&r.msg); err != nil {
+		if err := f(msg); err != nil {
 			return pending, err
 		}
 	}
