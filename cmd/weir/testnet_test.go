@@ -60,6 +60,13 @@ func newTestNet(t *testing.T) *testNet {
 		t.Skipf("cannot create a bridge (%v: %s): this test needs Linux bridges and network namespaces", err, out)
 	}
 	t.Cleanup(n.close)
+	// A bridge whose address was never set takes the lowest address of
+	// its ports, so adding a host can change it: the hosts already
+	// running then send to an address nobody owns until their ARP entry
+	// for the root expires (tens of seconds), which looks exactly like a
+	// partition nobody made (a leader losing etcd at job start). A fixed,
+	// locally administered address stays.
+	n.ip("link", "set", n.bridge, "address", fmt.Sprintf("02:77:%02x:%02x:00:01", rand.IntN(256), rand.IntN(256)))
 	n.ip("addr", "add", n.rootIP+"/24", "dev", n.bridge)
 	n.ip("addr", "add", n.clientIP+"/24", "dev", n.bridge)
 	n.ip("link", "set", n.bridge, "up")
