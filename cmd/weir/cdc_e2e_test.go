@@ -76,11 +76,12 @@ func cdcDatabase(t *testing.T, name string) string {
 // cdcWriter changes the captured tables until ctx ends: inserts,
 // updates, deletes and key changes in transactions of one to four
 // statements.
-func cdcWriter(ctx context.Context, t *testing.T, dsn string, seed uint64) int {
+// It returns the transactions it committed, and the error of its
+// connection when it could not connect.
+func cdcWriter(ctx context.Context, dsn string, seed uint64) (int, error) {
 	conn, err := pgx.Connect(ctx, dsn)
 	if err != nil {
-		t.Errorf("writer: %v", err)
-		return 0
+		return 0, fmt.Errorf("writer: %w", err)
 	}
 	defer conn.Close(context.Background())
 	rng := rand.New(rand.NewPCG(seed, 1))
@@ -117,7 +118,7 @@ func cdcWriter(ctx context.Context, t *testing.T, dsn string, seed uint64) int {
 		}
 		time.Sleep(2 * time.Millisecond)
 	}
-	return n
+	return n, nil
 }
 
 // TestCDCKillRestart: weir run cdc is SIGKILLed at random moments (in the
@@ -167,7 +168,13 @@ func TestCDCKillRestart(t *testing.T) {
 	var wg sync.WaitGroup
 	var wrote int
 	wg.Add(1)
-	go func() { defer wg.Done(); wrote = cdcWriter(wctx, t, src, 11) }()
+	go func() {
+		defer wg.Done()
+		var err error
+		if wrote, err = cdcWriter(wctx, src, 11); err != nil {
+			t.Error(err)
+		}
+	}()
 	rng := killRand(t, 7)
 	const kills = 5
 	resumed := 0
