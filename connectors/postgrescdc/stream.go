@@ -81,16 +81,27 @@ func (s *source) replicationConn(ctx context.Context) (*pgconn.PgConn, error) {
 
 // readLog reads log messages for up to the poll wait, appending changes.
 func (s *source) readLog(ctx context.Context, dst []Change, max int) ([]Change, error) {
-	deadline := time.Now().Add(s.cfg.pollWait)
+	// One read deadline for the whole call, set on the connection: a
+	// context with a deadline per message costs pgconn a watcher
+	// goroutine, a timer and a channel per message (a third of the
+	// source's CPU when it streams). A cancelled ctx is therefore noticed
+	// between messages and at the deadline, within pollWait.
+	conn := s.repl.Conn()
+	if err := conn.SetReadDeadline(time.Now().Add(s.cfg.pollWait)); err != nil {
+		return dst, fmt.Errorf("postgres cdc: slot %q: set the read deadline: %w", s.cfg.slot, err)
+	}
+	defer conn.SetReadDeadline(time.Time{})
 	// One message appends at most two changes (a key change's delete
 	// and insert release the held change and the delete).
 	for len(dst) == 0 || len(dst)+2 <= max {
+		if err := ctx.Err(); err != nil {
+			return dst, err
+		}
 		if err := s.maybeStatus(ctx, false); err != nil {
 			return dst, err
 		}
-		rctx, cancel := context.WithDeadline(ctx, deadline)
-		msg, err := s.repl.ReceiveMessage(rctx)
-		cancel()
+		// context.Background, exactly: pgconn then sets up no watcher.
+		msg, err := s.repl.ReceiveMessage(context.Background())
 		if err != nil {
 			if ctx.Err() != nil {
 				return dst, ctx.Err()
