@@ -19,7 +19,7 @@
 // Open checks, and names the fix of, each of: wal_level not logical, a
 // role without the REPLICATION privilege, a captured table that is
 // missing, has no primary key, has REPLICA IDENTITY NOTHING or a primary
-// key that is not integer or text, a missing publication or one that
+// key column of a type the chunks cannot order by (see Limits), a missing publication or one that
 // does not publish a table, and a slot in use by another reader or that
 // exists on a fresh start. The slot and the publication are created when
 // asked to (WithCreateSlot, WithCreatePublication) and never dropped:
@@ -109,8 +109,10 @@
 //
 // The source runs with parallelism 1: chunks are read one after the
 // other by one subtask (reading chunks as splits in parallel is not
-// implemented). Primary keys must be of integer or text types. Text keys
-// are chunked in byte order: a key of collation C or POSIX uses its
+// implemented). Primary key columns must be of integer (smallint,
+// integer, bigint), text (text, varchar), uuid or time (timestamp,
+// timestamptz, date) types; infinite times are refused when read. Text
+// keys are chunked in byte order: a key of collation C or POSIX uses its
 // index, others sort (COLLATE "C"). PostgreSQL 13 or later. Large transactions are not streamed
 // (pgoutput proto_version 1): the server decodes them whole before
 // sending.

@@ -244,6 +244,7 @@ func checkReplica(t testing.TB, src, dst *pgx.Conn) {
 		{"tags", []string{"k", "n"}, `k COLLATE "C"`},
 		{"pairs", []string{"a", "b", "v"}, "a, b"},
 		{"codes", []string{"code", "n"}, "code"},
+		{"events", []string{"at", "id", "v"}, "at, id"},
 	} {
 		want := tableText(t, src, tc.table, tc.cols, tc.key)
 		got := tableText(t, dst, tc.table, tc.cols, tc.key)

@@ -25,6 +25,7 @@ type tableInfo struct {
 	schema, name string
 	keys         []string  // primary key columns, in key order
 	kinds        []keyKind // how they compare
+	types        []string  // their types (format_type), for the chunk queries' parameters
 	// byteOrder: the column's collation is C or POSIX, so its index
 	// sorts text in byte order and chunk queries need no COLLATE "C".
 	byteOrder []bool
@@ -106,6 +107,7 @@ func loadTables(ctx context.Context, conn *pgx.Conn, names []string) ([]tableInf
 			}
 			t.keys = append(t.keys, col)
 			t.kinds = append(t.kinds, kind)
+			t.types = append(t.types, typ)
 			t.byteOrder = append(t.byteOrder, byteOrder)
 		}
 		rows.Close()

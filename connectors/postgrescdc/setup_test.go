@@ -33,7 +33,7 @@ func TestSetupChecks(t *testing.T) {
 	exec(t, db, "CREATE TABLE nokey (v text)")
 	exec(t, db, "CREATE TABLE nothing (id int PRIMARY KEY)")
 	exec(t, db, "ALTER TABLE nothing REPLICA IDENTITY NOTHING")
-	exec(t, db, "CREATE TABLE uuidkey (id uuid PRIMARY KEY)")
+	exec(t, db, "CREATE TABLE numkey (id numeric PRIMARY KEY)")
 
 	t.Run("wal_level and privilege", func(t *testing.T) {
 		if err := checkServer(ctx, db); err != nil {
@@ -54,8 +54,8 @@ func TestSetupChecks(t *testing.T) {
 		wantSetupErr(t, err, "public.nothing", "REPLICA IDENTITY NOTHING", "REPLICA IDENTITY DEFAULT")
 		_, err = loadTables(ctx, db, []string{"missing"})
 		wantSetupErr(t, err, "public.missing", "does not exist")
-		_, err = loadTables(ctx, db, []string{"uuidkey"})
-		wantSetupErr(t, err, "public.uuidkey", "uuid", "integer")
+		_, err = loadTables(ctx, db, []string{"numkey"})
+		wantSetupErr(t, err, "public.numkey", "numeric", "integer", "uuid")
 		ts, err := loadTables(ctx, db, []string{"keyed"})
 		if err != nil || len(ts) != 1 || ts[0].keys[0] != "id" {
 			t.Fatalf("keyed: %v %v", ts, err)

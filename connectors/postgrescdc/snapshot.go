@@ -195,13 +195,19 @@ func chunkQuery(t tableInfo, lower []keyVal, n int) (string, []any) {
 	params := make([]string, len(t.keys))
 	for i, k := range t.keys {
 		keys[i] = pgx.Identifier{k}.Sanitize()
-		if t.kinds[i] == kindText {
+		switch t.kinds[i] {
+		case kindText:
 			if i >= len(t.byteOrder) || !t.byteOrder[i] {
 				keys[i] += ` COLLATE "C"`
 			}
 			params[i] = fmt.Sprintf("$%d::text", i+1)
-		} else {
+		case kindInt:
 			params[i] = fmt.Sprintf("$%d::bigint", i+1)
+		default:
+			// uuid and the time types: the column's own type (format_type
+			// names, e.g. "timestamp(3) with time zone"), so that the
+			// comparison is the index's.
+			params[i] = fmt.Sprintf("$%d::%s", i+1, t.types[i])
 		}
 	}
 	var b strings.Builder

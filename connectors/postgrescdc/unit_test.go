@@ -96,12 +96,13 @@ func TestChunkQuery(t *testing.T) {
 }
 
 func TestKeyKinds(t *testing.T) {
-	for typ, want := range map[string]keyKind{"integer": kindInt, "bigint": kindInt, "smallint": kindInt, "text": kindText, "character varying(20)": kindText} {
+	for typ, want := range map[string]keyKind{"integer": kindInt, "bigint": kindInt, "smallint": kindInt, "text": kindText, "character varying(20)": kindText,
+		"uuid": kindUUID, "timestamp with time zone": kindTime, "timestamp(3) without time zone": kindTime, "date": kindTime} {
 		if got, err := keyKindOf("t", "c", typ); err != nil || got != want {
 			t.Errorf("%s: %v %v", typ, got, err)
 		}
 	}
-	if _, err := keyKindOf("public.t", "c", "uuid"); err == nil {
-		t.Error("uuid: no error")
+	if _, err := keyKindOf("public.t", "c", "numeric"); err == nil {
+		t.Error("numeric: no error")
 	}
 }

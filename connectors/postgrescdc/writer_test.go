@@ -12,8 +12,9 @@ import (
 
 // capturedTables are the tables the exactness tests capture: an integer
 // key, a text key (whose C-collation order differs from the database's
-// default), a composite key.
-var capturedTables = []string{"items", "tags", "pairs", "codes"}
+// default), a composite key, a text key in collation C, and a composite
+// key of a timestamptz and a uuid.
+var capturedTables = []string{"items", "tags", "pairs", "codes", "events"}
 
 // createTables creates and fills the captured tables.
 func createTables(t testing.TB, db *pgx.Conn, items int) {
@@ -27,6 +28,15 @@ func createTables(t testing.TB, db *pgx.Conn, items int) {
 	exec(t, db, "INSERT INTO items SELECT i, i % 97, 'row ' || i FROM generate_series(1, $1) i", items)
 	exec(t, db, "INSERT INTO tags SELECT k, length(k) FROM (SELECT unnest(ARRAY['alpha', 'Zeta', 'äpfel', 'éclair', 'Ωmega', 'zz', 'a b']) UNION SELECT 'tag' || i FROM generate_series(1, 300) i) x(k)")
 	exec(t, db, "INSERT INTO pairs SELECT a, b, a * b FROM generate_series(1, 20) a, generate_series(1, 20) b")
+	// 50 instants shared by several uuids each: chunks split inside an
+	// instant, so the uuid's byte order decides too.
+	exec(t, db, "CREATE TABLE events (at timestamptz, id uuid, v int, PRIMARY KEY (at, id))")
+	exec(t, db, "INSERT INTO events SELECT "+eventKey("i")+", 0 FROM generate_series(1, 300) i")
+}
+
+// eventKey is the key columns of event number n (an SQL expression).
+func eventKey(n string) string {
+	return "timestamptz '2026-01-01 00:00:00.000001+00' + (" + n + " % 50) * interval '1 hour 1 microsecond', md5(" + n + "::text)::uuid"
 }
 
 // writer changes the captured tables in transactions of one to five
@@ -100,6 +110,19 @@ func writer(ctx context.Context, t testing.TB, dsn string, seed int64, n int, pa
 				}
 				used[k] = true
 				sql, args = "INSERT INTO codes VALUES ($1, 1) ON CONFLICT (code) DO UPDATE SET n = codes.n + 1", []any{k}
+			case rng.Intn(3) == 0:
+				i := 1 + rng.Intn(600)
+				if used[fmt.Sprint("e", i)] {
+					continue
+				}
+				used[fmt.Sprint("e", i)] = true
+				key := eventKey("$1::int")
+				if rng.Intn(3) == 0 {
+					sql = "DELETE FROM events WHERE (at, id) = (SELECT " + key + ")"
+				} else {
+					sql = "INSERT INTO events SELECT " + key + ", 1 ON CONFLICT (at, id) DO UPDATE SET v = events.v + 1"
+				}
+				args = []any{i}
 			default:
 				a, b := 1+rng.Intn(25), 1+rng.Intn(20)
 				k := fmt.Sprint("p", a, "/", b)
