@@ -63,7 +63,8 @@ type JobRecovery interface {
 	// AddStats adds the mode's figures of task to its report.
 	AddStats(task checkpoint.TaskID, st *jobstatus.TaskStats)
 	// NewExecution returns the mode's part of an execution being
-	// deployed, which wires its channels and sets up its task.
+	// deployed, which wires its channels and sets up its task; nil
+	// leaves the execution as the barrier modes build it.
 	NewExecution(x ExecInfo) ExecRecovery
 }
 
@@ -141,7 +142,9 @@ type RestoreView interface {
 	OpenFile(ctx context.Context, f checkpoint.StateFile) (io.ReadCloser, error)
 }
 
+// Metadata and OpenFile make a restorePoint a RestoreView.
 func (rp *restorePoint) Metadata() *checkpoint.Metadata { return rp.md }
+
 func (rp *restorePoint) OpenFile(ctx context.Context, f checkpoint.StateFile) (io.ReadCloser, error) {
 	return rp.fs.OpenFile(ctx, f)
 }

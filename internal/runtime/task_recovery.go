@@ -84,9 +84,13 @@ type TaskView interface {
 	// HeadUID is the uid of the chain's first operator, whose state
 	// carries the task's snapshot.
 	HeadUID() string
-	// Gate is the task's input gate, nil for a source: the mode blocks
-	// and unblocks its channels to replay an order of polls.
-	Gate() *network.Gate
+	// InputChannels is the number of the task's gate channels, 0 for a
+	// source. The mode blocks and unblocks them to replay an order of
+	// polls (network.Gate.Block, Unblock, UnblockAll).
+	InputChannels() int
+	BlockInput(ch int)
+	UnblockInput(ch int)
+	UnblockInputs()
 	// Now is the task's processing-time clock.
 	Now() time.Time
 	// SetOperatorClock makes now the processing-time clock every
@@ -118,12 +122,22 @@ var _ TaskView = taskView{}
 
 func (v taskView) Task() checkpoint.TaskID { return v.t.ID }
 func (v taskView) HeadUID() string         { return v.t.chain.ocs[0].UID }
-func (v taskView) Gate() *network.Gate     { return v.t.gate }
 func (v taskView) Now() time.Time          { return v.t.now() }
 func (v taskView) InputEnded() bool        { return v.t.end.done }
 func (v taskView) FireTimersAt(ctx context.Context, at int64) error {
 	return v.t.fireTimersAt(ctx, at)
 }
+
+func (v taskView) InputChannels() int {
+	if v.t.gate == nil {
+		return 0
+	}
+	return v.t.gate.NumChannels()
+}
+
+func (v taskView) BlockInput(ch int)   { v.t.gate.Block(ch) }
+func (v taskView) UnblockInput(ch int) { v.t.gate.Unblock(ch) }
+func (v taskView) UnblockInputs()      { v.t.gate.UnblockAll() }
 
 func (v taskView) SetOperatorClock(now func() time.Time) {
 	for _, oc := range v.t.chain.ocs {

@@ -67,7 +67,7 @@ var _ runtime.Recovery = (*weakTask)(nil)
 // task whose logs were lost with its TaskManager.
 func setupWeak(t runtime.TaskView, reg *weakRegistry, exec deployment.ExecutionID, outs [][]*weakSender, pos *checkpoint.WeakPositions, lostInput bool, storeLogs bool, logs func() (map[[2]int]*restoredLog, error)) (*weakTask, error) {
 	w := &weakTask{t: t, id: t.Task(), storeLogs: storeLogs}
-	g := t.Gate()
+	n := t.InputChannels()
 	// A later attempt whose output logs no attempt here set up: it took
 	// over from one whose TaskManager was lost, and the logs that held
 	// its output went with it (weakSender.restart, resumeWith).
@@ -76,8 +76,8 @@ func setupWeak(t runtime.TaskView, reg *weakRegistry, exec deployment.ExecutionI
 	w.recovering = exec.Attempt > 0
 	w.ended = pos != nil && pos.Ended
 	nondeterministic := lostInput
-	if g != nil {
-		w.inputs = make([]checkpoint.WeakChannelPosition, g.NumChannels())
+	if n > 0 {
+		w.inputs = make([]checkpoint.WeakChannelPosition, n)
 		if pos != nil {
 			copy(w.inputs, pos.Inputs)
 			t.RestoreChannelEvents(w.inputs)
@@ -107,8 +107,8 @@ func setupWeak(t runtime.TaskView, reg *weakRegistry, exec deployment.ExecutionI
 		}
 		if end := w.dets.end(); end > from {
 			w.replaying, w.next, w.replayTo = true, from+1, end
-			for ch := range g.NumChannels() {
-				g.Block(ch)
+			for ch := range n {
+				t.BlockInput(ch)
 			}
 		}
 	}
@@ -202,11 +202,10 @@ func (w *weakTask) BeforePoll(ctx context.Context) error {
 	}
 	want := int(w.dets.chans[w.next-w.dets.base-1].ch)
 	if want != w.cur {
-		g := w.t.Gate()
 		if w.cur >= 0 {
-			g.Block(w.cur)
+			w.t.BlockInput(w.cur)
 		}
-		g.Unblock(want)
+		w.t.UnblockInput(want)
 		w.cur = want
 	}
 	return nil
@@ -218,7 +217,7 @@ func (w *weakTask) advance() {
 	if w.next > w.replayTo {
 		w.replaying = false
 		w.cur = -1
-		w.t.Gate().UnblockAll()
+		w.t.UnblockInputs()
 	}
 }
 
@@ -233,7 +232,7 @@ func (w *weakTask) gap() {
 		w.dets.chans = w.dets.chans[:w.next-1-w.dets.base]
 		w.replaying = false
 		w.cur = -1
-		w.t.Gate().UnblockAll()
+		w.t.UnblockInputs()
 	}
 	for _, ws := range w.outs {
 		for _, s := range ws {
