@@ -28,7 +28,8 @@ import (
 // snapshots (older ones a crash left, newer ones that did not verify),
 // which are discarded with it once the task completed a newer one
 // (retention per task: the Machine discards a task's previous snapshot,
-// and only the newest is its).
+// and only the newest is its). initialRestore hands it to the JobMaster
+// as a runtime.TaskRestores.
 type weakRestore struct {
 	latest map[checkpoint.TaskID]checkpoint.ID
 	older  map[checkpoint.ID][]checkpoint.ID
