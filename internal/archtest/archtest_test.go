@@ -64,6 +64,17 @@ var (
 	upperLayers = []string{"internal/runtime", "internal/cluster", "internal/rest", "internal/metrics", "internal/bench", "internal/jobs", "app", "connectors", "."}
 )
 
+// modeRuntimes are the runtimes of consistency modes that recover tasks
+// on their own (internal/runtime/weakrt for WEAKLY_CONSISTENT). Each
+// imports internal/runtime and plugs into it through runtime.RecoveryMode
+// (JobConfig.Recovery), so the runtime never imports one, and the pure
+// core of the mode (internal/weak) stays below both; only modeWirers,
+// where a job's configuration is resolved, name one.
+var (
+	modeRuntimes = []string{"internal/runtime/weakrt"}
+	modeWirers   = []string{"internal/plan"}
+)
+
 // apiUsers may import the public package weir; no other internal package may.
 var apiUsers = []string{"internal/jobs", "internal/bench", "internal/testutil", "app", "connectors", "examples", "cmd", "."}
 
@@ -136,7 +147,15 @@ func TestRulesCatchViolations(t *testing.T) {
 		"internal/deployment": "package deployment\nimport _ \"github.com/weirstream/weir/internal/runtime\"\n",
 		"internal/dataflow":   "package dataflow\nimport _ \"github.com/weirstream/weir/internal/runtime\"\n",
 		"internal/rest":       "package rest\nimport (_ \"github.com/weirstream/weir/internal/runtime\"; \"github.com/weirstream/weir/internal/jobstatus\")\nfunc f(s *jobstatus.JobStatus) { jobstatus.RecorderOf(s).SetFailure(\"x\"); s.Restarts.Store(1); s.Weak.Lost.Add(1); _ = s.Restarts.Load() }\n",
-		"internal/plan":       "package plan\nimport js \"github.com/weirstream/weir/internal/jobstatus\"\nfunc f(s *js.JobStatus) { js.RecorderOf(s).Restarts.Store(0) }\n", // allowed
+		"internal/plan":       "package plan\nimport (js \"github.com/weirstream/weir/internal/jobstatus\"; _ \"github.com/weirstream/weir/internal/runtime/weakrt\")\nfunc f(s *js.JobStatus) { js.RecorderOf(s).Restarts.Store(0) }\n", // allowed
+
+		// WEAKLY_CONSISTENT's runtime: the runtime and the mode's pure
+		// core must not import it, nor may anyone but plan; it may
+		// import the runtime and write the status.
+		"internal/runtime/x":      "package x\nimport _ \"github.com/weirstream/weir/internal/runtime/weakrt\"\n",
+		"internal/weak":           "package weak\nimport _ \"github.com/weirstream/weir/internal/runtime/weakrt\"\n",
+		"internal/bench":          "package bench\nimport _ \"github.com/weirstream/weir/internal/runtime/weakrt\"\n",
+		"internal/runtime/weakrt": "package weakrt\nimport (_ \"github.com/weirstream/weir/internal/runtime\"; js \"github.com/weirstream/weir/internal/jobstatus\")\nfunc f(s *js.WeakStats) { s.Lost.Add(1) }\n", // allowed
 	}
 	var pkgs []pkgFiles
 	fset := token.NewFileSet()
@@ -163,6 +182,9 @@ func TestRulesCatchViolations(t *testing.T) {
 		"internal/rest/x.go: uses jobstatus.RecorderOf",
 		"internal/rest/x.go: calls Restarts.Store",
 		"internal/rest/x.go: calls Lost.Add",
+		"internal/runtime/x/x.go: imports internal/runtime/weakrt (the runtime holds",
+		"internal/weak/x.go: imports internal/runtime/weakrt (a pure core",
+		"internal/bench/x.go: imports internal/runtime/weakrt (a mode's runtime is wired in only",
 	}
 	for _, w := range want {
 		if !slices.ContainsFunc(got, func(v string) bool { return strings.HasPrefix(v, w) }) {
@@ -257,6 +279,10 @@ func check(pkgs []pkgFiles) []string {
 					out = append(out, name+": imports "+rel+" (a pure core imports only other cores, config and keygroup)")
 				case lower && inModule && rel != "." && underAny(rel, upperLayers):
 					out = append(out, name+": imports "+rel+" (a lower layer must not reach up to the engine, API or connectors)")
+				case inModule && underAny(rel, modeRuntimes) && under(p.rel, "internal/runtime") && !underAny(p.rel, modeRuntimes):
+					out = append(out, name+": imports "+rel+" (the runtime holds a mode's runtime only as a runtime.RecoveryMode, set on JobConfig.Recovery; it never imports it)")
+				case inModule && underAny(rel, modeRuntimes) && !underAny(p.rel, modeRuntimes) && !underAny(p.rel, modeWirers):
+					out = append(out, name+": imports "+rel+" (a mode's runtime is wired in only where the configuration is resolved, internal/plan)")
 				case inModule && rel == "." && !underAny(p.rel, apiUsers):
 					out = append(out, name+": imports the public package weir (the engine must not depend on its own API)")
 				case inModule && underAny(rel, testHelpers) && !underAny(p.rel, testHelpers):

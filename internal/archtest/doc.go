@@ -20,6 +20,13 @@
 //     connectors, so each can be tested and reused without the engine
 //     around it; the runtime imports jobstatus and deployment, never the
 //     reverse.
+//   - A consistency mode that recovers tasks on their own has its runtime
+//     in a package of its own (internal/runtime/weakrt for
+//     WEAKLY_CONSISTENT), which imports internal/runtime and plugs into it
+//     as a runtime.RecoveryMode set on JobConfig.Recovery: the runtime
+//     never imports it, the mode's pure core (internal/weak) stays below
+//     it as every core does, and only internal/plan, where a job's
+//     configuration is resolved, names it.
 //   - Only the packages that are jobs, tools or user-facing (internal/jobs,
 //     internal/bench, internal/testutil, app, connectors, examples, cmd)
 //     import the public package weir: the engine does not depend on its

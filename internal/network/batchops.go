@@ -2,7 +2,7 @@ package network
 
 // BatchOps is what code that holds a Data buffer's batch as `any` may do
 // with it without knowing its record type: the in-flight log of
-// WEAKLY_CONSISTENT mode (internal/runtime, weak_sender.go) counts,
+// WEAKLY_CONSISTENT mode (internal/runtime/weakrt, sender.go) counts,
 // trims and copies batches through it. *Batch[T] implements it.
 type BatchOps interface {
 	// Len is the number of records.

@@ -28,6 +28,7 @@ import (
 	"github.com/weirstream/weir/internal/jobstatus"
 	"github.com/weirstream/weir/internal/restart"
 	"github.com/weirstream/weir/internal/runtime"
+	"github.com/weirstream/weir/internal/runtime/weakrt"
 	"github.com/weirstream/weir/internal/state"
 	"github.com/weirstream/weir/internal/vfs"
 )
@@ -167,6 +168,7 @@ func (p *Plan) jobConfig(jobName string) (runtime.JobConfig, error) {
 		Weak:                  c.String(config.CheckpointingMode) == config.ModeWeak,
 		WeakLogMaxRecords:     c.Int(config.WeakInFlightLogMaxRecords),
 		WeakLogSnapshot:       c.Bool(config.WeakInFlightLogSnapshot),
+		Recovery:              weakrt.Mode{}, // used only with Weak
 		Unaligned:             c.Bool(config.CheckpointingUnaligned),
 		AlignedTimeout:        c.Duration(config.CheckpointingAlignedTimeout),
 		MaxOverdraft:          c.Int(config.NetworkMaxOverdraft),

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/weirstream/weir/internal/checkpoint"
 	"github.com/weirstream/weir/internal/dataflow"
 	"github.com/weirstream/weir/internal/deployment"
 	"github.com/weirstream/weir/internal/network"
@@ -30,10 +29,9 @@ func (te *TaskExecutor) build(ctx context.Context, j *teJob, d deployment.Deploy
 	}
 	gates := make([]*network.Gate, len(d.Tasks))
 	links := make([]*taskLinks, len(d.Tasks))
-	reg := j.weakRegistry()
-	lost := make([]uint64, len(d.Tasks)) // weak: input records the logs no longer held
+	jrec := j.recovery()
 	for i := range d.Tasks {
-		links[i] = &taskLinks{self: te.cfg.ID, job: d.Job, parts: j.parts, net: te.cfg.Network, credits: cfg.CreditsPerChannel, announce: cfg.Unaligned && cfg.AlignedTimeout > 0, weak: reg}
+		links[i] = &taskLinks{self: te.cfg.ID, job: d.Job, parts: j.parts, net: te.cfg.Network, credits: cfg.CreditsPerChannel, announce: cfg.Unaligned && cfg.AlignedTimeout > 0}
 		execs[i].links = links[i]
 	}
 	// Every TaskManager the channels name gets its connection now, for
@@ -54,27 +52,29 @@ func (te *TaskExecutor) build(ctx context.Context, j *teJob, d deployment.Deploy
 			return nil, i, fmt.Errorf("deploy %s: job %s has no vertex %d", td.Exec, d.Job, td.Exec.Task.Vertex)
 		}
 		v := jg.Vertices[td.Exec.Task.Vertex]
+		if !v.IsSource() {
+			if _, total := gateOffsets(v); total != len(td.Inputs) {
+				return nil, i, fmt.Errorf("deploy %s: %d input channels, vertex %q has %d", td.Exec, len(td.Inputs), v.Name(), total)
+			}
+		}
+		// The mode's part of the execution, if it has one, makes its
+		// channels from here on (taskLinks.rec).
+		links[i].rec = jrec.NewExecution(ExecInfo{
+			Exec: td.Exec, Vertex: v, Inputs: td.Inputs, InputEdges: inputEdges(v, td.Inputs),
+			Restore: rp.view(), Life: execs[i].ctx, Fail: execs[i].failAsync,
+			Self: te.cfg.ID, Net: te.cfg.Network,
+		})
 		if v.IsSource() {
 			continue
 		}
-		if _, total := gateOffsets(v); total != len(td.Inputs) {
-			return nil, i, fmt.Errorf("deploy %s: %d input channels, vertex %q has %d", td.Exec, len(td.Inputs), v.Name(), total)
-		}
 		gates[i] = network.NewGate(len(td.Inputs), cfg.CreditsPerChannel, gopts...)
 		j.parts.register(td.Exec, gates[i], td.Inputs)
-		var pos *checkpoint.WeakPositions
-		if reg != nil {
-			pos = rp.weakFor(v.Chain[0].UID, td.Exec.Task.Subtask)
-		}
-		if err := links[i].openInputs(ctx, execs[i].ctx, td.Exec, v, td.Inputs, gates[i], pos, execs[i].failAsync); err != nil {
+		if err := links[i].openInputs(ctx, td.Exec, v, td.Inputs, gates[i], execs[i].failAsync); err != nil {
 			return nil, i, err
 		}
-		if reg != nil {
-			if lost[i], err = reg.connectInputs(execs[i].ctx, td.Exec, weakInputKeys(v, td), gates[i], links[i].remoteIns, pos, execs[i].failAsync); err != nil {
+		if r := links[i].rec; r != nil {
+			if err := r.ConnectInputs(gates[i]); err != nil {
 				return nil, i, fmt.Errorf("deploy %s: %w", td.Exec, err)
-			}
-			if lost[i] > 0 {
-				te.log.Warn("restarted task lost input: its producers' in-flight logs no longer held it (execution.checkpointing.weak.in-flight-log.max-records)", "exec", td.Exec.String(), "lost records", lost[i])
 			}
 		}
 	}
@@ -86,12 +86,8 @@ func (te *TaskExecutor) build(ctx context.Context, j *teJob, d deployment.Deploy
 		if err != nil {
 			return nil, i, err
 		}
-		if reg != nil {
-			v := jg.Vertices[td.Exec.Task.Vertex]
-			reg.deploy(td.Exec.Task, td.Exec.Attempt)
-			pos := rp.weakFor(v.Chain[0].UID, td.Exec.Task.Subtask)
-			logs := func() (map[[2]int]*restoredLog, error) { return rp.weakLogs(ctx, v, pos, cfg.BatchSize) }
-			if err := t.setupWeak(reg, td.Exec, links[i].weakOuts, pos, lost[i] > 0, cfg.WeakLogSnapshot, logs); err != nil {
+		if r := links[i].rec; r != nil {
+			if t.rec, err = r.Setup(ctx, taskView{t}); err != nil {
 				return nil, i, fmt.Errorf("deploy %s: %w", td.Exec, err)
 			}
 		}
@@ -127,9 +123,11 @@ func channelInfos(v *dataflow.Vertex, batchSize int, why [2]string) ([]channelIn
 	return chans, nil
 }
 
-// edgeCodecError is the unrecoverable error of an edge whose records have
-// no encoding.
-func edgeCodecError(last *dataflow.Node, f *dataflow.OutputFactories, to *dataflow.Vertex, err error) error {
+// EdgeCodecError is the unrecoverable error of an edge whose records have
+// no encoding. Exported for the modes that encode an edge's records
+// themselves (internal/runtime/weakrt: a remote consumer's log, a
+// snapshot's stored logs), so every such failure reads the same.
+func EdgeCodecError(last *dataflow.Node, f *dataflow.OutputFactories, to *dataflow.Vertex, err error) error {
 	return Unrecoverable(fmt.Errorf("records of edge %q -> %q (type %s) cannot cross TaskManagers: %w; make the type encodable or implement encoding.BinaryMarshaler and BinaryUnmarshaler (docs/api.md, \"Records between processes\")", last.Name, to.Name(), f.OutType, err))
 }
 
@@ -142,24 +140,28 @@ func checkEdgeCodecs(jg *dataflow.JobGraph, batchSize int) error {
 		for _, o := range v.Outputs {
 			f := o.Edge.Output(last)
 			if _, err := f.NewChannelCodec(batchSize); err != nil {
-				return edgeCodecError(last, f, o.To, err)
+				return EdgeCodecError(last, f, o.To, err)
 			}
 		}
 	}
 	return nil
 }
 
-// weakInputKeys names the output channel behind each gate channel of a
-// consuming task, for the producers' in-flight logs.
-func weakInputKeys(v *dataflow.Vertex, td deployment.TaskDeployment) []weakKey {
+// inputEdges returns, per gate channel of a consuming task of v, the
+// index of the edge behind it among its producer's output edges (the
+// Edge of its partition key); nil for a source.
+func inputEdges(v *dataflow.Vertex, inputs []deployment.ChannelDesc) []int {
+	if v.IsSource() {
+		return nil
+	}
 	offsets, _ := gateOffsets(v)
-	keys := make([]weakKey, len(td.Inputs))
-	for ch, in := range td.Inputs {
+	edges := make([]int, len(inputs))
+	for ch := range inputs {
 		input := 0
 		for input+1 < len(offsets) && offsets[input+1] <= ch {
 			input++
 		}
-		keys[ch] = weakKey{producer: in.Peer.Task, edge: outputEdge(v.Inputs[input].From, v, input), consumer: td.Exec.Task.Subtask}
+		edges[ch] = outputEdge(v.Inputs[input].From, v, input)
 	}
-	return keys
+	return edges
 }

@@ -52,6 +52,11 @@ type JobConfig struct {
 	// logs retain (execution.checkpointing.weak.in-flight-log.snapshot),
 	// so a lost TaskManager's logs are rebuilt from it.
 	WeakLogSnapshot bool
+	// Recovery is the runtime of the WEAKLY_CONSISTENT mode, required
+	// with Weak and unused without: internal/runtime/weakrt.Mode, set
+	// where the configuration is resolved (internal/plan). A field, not
+	// an import, because that package imports this one.
+	Recovery RecoveryMode
 	// Unaligned selects unaligned checkpoints
 	// (execution.checkpointing.unaligned.enabled): barriers overtake
 	// in-flight records, which are stored as channel state.
@@ -155,6 +160,9 @@ func (c *JobConfig) fill() error {
 		c.MaxChannelStateBytes = 256 << 20
 	}
 	if c.Weak {
+		if c.Recovery == nil {
+			return errors.New("execution.checkpointing.mode WEAKLY_CONSISTENT needs its runtime: JobConfig.Recovery is nil (set it to weakrt.Mode{}, package internal/runtime/weakrt)")
+		}
 		if c.Unaligned {
 			return errors.New("execution.checkpointing.unaligned.enabled needs execution.checkpointing.mode EXACTLY_ONCE: WEAKLY_CONSISTENT sends no barriers, so there is nothing to make unaligned; drop one of the two settings")
 		}
@@ -296,3 +304,12 @@ func newJob(ctx context.Context, g *dataflow.Graph, cfg *JobConfig) (*JobMaster,
 // the JobMaster's per-task schedule (WEAKLY_CONSISTENT): the task's
 // barrier handler and its recovery follow from it.
 func (c *JobConfig) snapshotsOnBarriers() bool { return !c.Weak }
+
+// recoveryMode is the mode's runtime that recovers tasks on their own,
+// nil in the barrier modes.
+func (c *JobConfig) recoveryMode() RecoveryMode {
+	if c.Weak {
+		return c.Recovery
+	}
+	return nil
+}

@@ -53,9 +53,10 @@ type JobMaster struct {
 	initial  *restorePoint
 	firstOwn checkpoint.ID
 	// weak is a WEAKLY_CONSISTENT job's start: each task's newest
-	// snapshot (weak_restore.go). Its older map is the loop's: a restored
-	// snapshot's Discard takes its task's older ones along.
-	weak weakRestore
+	// snapshot (RecoveryMode.InitialRestore). Its Older map is the
+	// loop's: a restored snapshot's Discard takes its task's older ones
+	// along.
+	weak TaskRestores
 
 	worker   *storeWorker
 	requests map[jobmaster.RequestID]triggerRequest
@@ -123,10 +124,10 @@ func (jm *JobMaster) newMachine() *jobmaster.Machine {
 		initial = &jobmaster.RestorePoint{ID: rp.md.ID, Own: rp.own, Path: rp.path}
 	}
 	firstAttempt := jm.firstAttempt
-	if len(jm.weak.latest) > 0 {
+	if len(jm.weak.Latest) > 0 {
 		// The restored tasks are later attempts of the earlier run's,
 		// whose process went with their output logs and determinants:
-		// each rebuilds its logs as after a lost TaskManager (setupWeak),
+		// each rebuilds its logs as after a lost TaskManager (internal/runtime/weakrt),
 		// and counts as one failure and one restart.
 		firstAttempt = max(firstAttempt, 1)
 	}
@@ -143,7 +144,7 @@ func (jm *JobMaster) newMachine() *jobmaster.Machine {
 		FirstAttempt: firstAttempt,
 		Initial:      initial,
 		FirstOwn:     jm.firstOwn,
-		WeakLatest:   jm.weak.latest,
+		WeakLatest:   jm.weak.Latest,
 		Reserve:      jm.reserveIDs != nil,
 		Reserved:     jm.reserved,
 		Register:     jm.cfg.registry != nil,
@@ -341,12 +342,12 @@ func (jm *JobMaster) initialRestorePoint(ctx context.Context) (*restorePoint, ch
 		if jm.cfg.FromPath != "" {
 			return nil, 0, Unrecoverable(fmt.Errorf("--from %s: execution.checkpointing.mode WEAKLY_CONSISTENT never takes a consistent cut of every task, so no checkpoint or savepoint restores the whole job; run it without --from (it resumes each task's newest snapshot in its state folder), or use EXACTLY_ONCE", jm.cfg.FromPath))
 		}
-		g, err := jm.weakInitial(ctx)
+		g, err := jm.initialTaskRestores(ctx, jm.cfg.Recovery)
 		if err != nil {
 			return nil, 0, err
 		}
 		jm.weak = g
-		if n := len(g.latest); n > 0 {
+		if n := len(g.Latest); n > 0 {
 			jm.log.Info("restoring each task from its own newest snapshot", "tasks", n, "newest_snapshot", next-1)
 		}
 		return nil, next, nil

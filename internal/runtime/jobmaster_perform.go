@@ -216,9 +216,9 @@ func (jm *JobMaster) performStorage(act jobmaster.Action) {
 	case jobmaster.Discard:
 		for _, id := range act.IDs {
 			// A restored task snapshot goes with its task's older ones
-			// (weakRestore.older), which nothing restores any more.
-			if older, ok := jm.weak.older[id]; ok {
-				delete(jm.weak.older, id)
+			// (TaskRestores.Older), which nothing restores any more.
+			if older, ok := jm.weak.Older[id]; ok {
+				delete(jm.weak.Older, id)
 				act.IDs = append(slices.Clip(act.IDs), older...)
 			}
 		}

@@ -11,7 +11,6 @@ import (
 	"github.com/weirstream/weir/internal/jobstatus"
 	"github.com/weirstream/weir/internal/network"
 	"github.com/weirstream/weir/internal/network/remote"
-	"github.com/weirstream/weir/internal/network/wire"
 )
 
 // taskLinks connects one execution to its peers: a peer on this
@@ -38,17 +37,13 @@ type taskLinks struct {
 
 	outs []*remote.OutChannel
 	ins  []*remote.InputChannel
-	// remoteIns are the remote inputs by gate channel (nil: a local one),
-	// in WEAKLY_CONSISTENT mode, where a completed snapshot releases what
-	// their producers' logs hold for it, and a producer that moves to
-	// another TaskManager is followed (weak_relocate.go).
-	remoteIns []*weakRemoteIn
 
-	// weak is the job's registry in WEAKLY_CONSISTENT mode (nil
-	// otherwise); weakOuts the execution's output logs, per edge, per
-	// consumer.
-	weak     *weakRegistry
-	weakOuts [][]*weakSender
+	// rec is the consistency mode's part of the execution (nil in the
+	// barrier modes), which then makes every output channel and every
+	// remote input: WEAKLY_CONSISTENT sends through in-flight logs kept
+	// across attempts, and its remote inputs follow producers that move
+	// (internal/runtime/weakrt).
+	rec ExecRecovery
 }
 
 // sender returns the channel from producer to consumer subtask j of its
@@ -56,12 +51,12 @@ type taskLinks struct {
 // one is registered for the consumer's partition request; codec makes
 // the edge's encoder on first use.
 func (l *taskLinks) sender(producer deployment.ExecutionID, k, j, index int, consumer deployment.ChannelDesc, codec func() (dataflow.ChannelCodec, error)) (network.Sender, error) {
-	if l.weak != nil {
+	if l.rec != nil {
 		c, err := codec()
 		if err != nil {
 			return nil, err
 		}
-		return l.weakSender(producer, k, j, consumer, c)
+		return l.rec.Output(k, j, consumer, c)
 	}
 	if consumer.TM == l.self {
 		return l.parts.local(producer, consumer, index)
@@ -94,17 +89,10 @@ func (l *taskLinks) sender(producer deployment.ExecutionID, k, j, index int, con
 // openInputs subscribes every gate channel of consumer whose producer runs
 // on another TaskManager; what arrives goes into that gate channel. A
 // channel that fails calls onFailure, which fails the task. ctx bounds
-// the connects, life is the execution's.
-//
-// In WEAKLY_CONSISTENT mode the request names the consumer's attempt, not
-// the producer's (whose attempts come and go behind the log), and asks the
-// producer's log for what follows the position pos read (nil: from the
-// start).
-func (l *taskLinks) openInputs(ctx, life context.Context, consumer deployment.ExecutionID, v *dataflow.Vertex, inputs []deployment.ChannelDesc, gate *network.Gate, pos *checkpoint.WeakPositions, onFailure func(error)) error {
+// the connects. A mode's part of the execution (rec) opens the channel
+// its own way.
+func (l *taskLinks) openInputs(ctx context.Context, consumer deployment.ExecutionID, v *dataflow.Vertex, inputs []deployment.ChannelDesc, gate *network.Gate, onFailure func(error)) error {
 	offsets, _ := gateOffsets(v)
-	if l.weak != nil {
-		l.remoteIns = make([]*weakRemoteIn, len(inputs))
-	}
 	for ch, in := range inputs {
 		if in.TM == l.self {
 			continue
@@ -124,19 +112,10 @@ func (l *taskLinks) openInputs(ctx, life context.Context, consumer deployment.Ex
 			Channel:   ch,
 			OnFailure: onFailure,
 		}
-		if l.weak != nil {
-			// The request names the consumer's attempt and asks the log
-			// for what follows the snapshot's position; the input follows
-			// its producer to another TaskManager (weakRemoteIn).
-			cfg.Weak, cfg.Attempt, cfg.OnFailure = true, consumer.Attempt, nil
-			if pos != nil && ch < len(pos.Inputs) {
-				cfg.From = wire.LogPos{Buffers: pos.Inputs[ch].Buffers, Records: pos.Inputs[ch].Records}
-			}
-			w := &weakRemoteIn{ctx: life, net: l.net, self: l.self, cfg: cfg, fail: onFailure}
-			if err := w.open(ctx, in); err != nil {
+		if l.rec != nil {
+			if err := l.rec.OpenRemoteInput(ctx, in, cfg); err != nil {
 				return fmt.Errorf("input of %s from %s: %w", consumer, in.Peer, err)
 			}
-			l.remoteIns[ch] = w
 			continue
 		}
 		conn, err := l.net.Conn(ctx, string(in.TM), in.DataAddress)
@@ -159,7 +138,7 @@ func (l *taskLinks) noNetwork(exec deployment.ExecutionID, role string, peer dep
 // hasRemoteInputs reports whether a gate channel is fed from another
 // TaskManager: its batches arrive encoded.
 func (l *taskLinks) hasRemoteInputs() bool {
-	return len(l.ins) > 0 || slices.ContainsFunc(l.remoteIns, func(w *weakRemoteIn) bool { return w != nil })
+	return len(l.ins) > 0 || l.rec != nil && l.rec.HasRemoteInputs()
 }
 
 // release closes the execution's remote channels. A finished execution
@@ -182,19 +161,10 @@ func (l *taskLinks) release(finished bool, st *jobstatus.Recorder) {
 		}
 		o.Close()
 	}
-	if st != nil {
-		for _, ws := range l.weakOuts {
-			for _, s := range ws {
-				st.RemoteBytesSent.Add(int64(s.takeRemoteBytes()))
-			}
-		}
+	if l.rec != nil {
+		l.rec.Release(st)
 	}
-	for _, w := range l.remoteIns {
-		if w != nil {
-			w.close()
-		}
-	}
-	l.ins, l.outs, l.remoteIns = nil, nil, nil
+	l.ins, l.outs = nil, nil
 }
 
 // prioritize asks every remote producer to send the barrier of checkpoint
@@ -269,25 +239,4 @@ func (c wireCodec) Records(data any) int {
 		return s.Records
 	}
 	return c.ChannelCodec.Records(data)
-}
-
-// weakSender returns the log of the execution's channel to consumer
-// subtask j of output edge k, WEAKLY_CONSISTENT mode: the job's own for
-// that channel, kept by the registry across restarts of either end. The
-// consumer connects itself, whenever it is deployed: in this TaskManager
-// to its gate channel (weakRegistry.connectInputs), from another through
-// its partition request, which makes an OutChannel for its attempt
-// (TaskExecutor.weakRequest); either replays the log from the position
-// the consumer's snapshot read.
-func (l *taskLinks) weakSender(producer deployment.ExecutionID, k, j int, consumer deployment.ChannelDesc, codec dataflow.ChannelCodec) (network.Sender, error) {
-	s, _ := l.weak.sender(weakKey{producer: producer.Task, edge: k, consumer: j}, consumer.Peer.Task)
-	s.setCodec(codec)
-	for len(l.weakOuts) <= k {
-		l.weakOuts = append(l.weakOuts, nil)
-	}
-	for len(l.weakOuts[k]) <= j {
-		l.weakOuts[k] = append(l.weakOuts[k], nil)
-	}
-	l.weakOuts[k][j] = s
-	return s, nil
 }

@@ -55,7 +55,7 @@ type Task struct {
 	align  alignStats // checkpoint metrics (task_stats.go)
 	replay channelReplay
 	et     eventTime // watermarks (task_eventtime.go)
-	rec    recovery  // the consistency mode's part in the loop (task_recovery.go)
+	rec    Recovery  // the consistency mode's part in the loop (task_recovery.go)
 }
 
 // StateWriterFactory gives a StateWriter for one checkpoint.

@@ -196,7 +196,7 @@ func newWriters(in taskInputs, v *dataflow.Vertex, metrics *TaskMetrics, debt *n
 			}
 			c, err := f.NewChannelCodec(cfg.BatchSize)
 			if err != nil {
-				return nil, edgeCodecError(last, f, o.To, err)
+				return nil, EdgeCodecError(last, f, o.To, err)
 			}
 			codec = c
 			return c, nil

@@ -124,14 +124,14 @@ func (t *Task) fireTimers(ctx context.Context) error {
 	if !ok {
 		return nil
 	}
-	if !t.rec.firesTimers() {
+	if !t.rec.FiresTimers() {
 		return nil
 	}
 	now := t.now().UnixMilli()
 	if at > now {
 		return nil
 	}
-	t.rec.timersDue(now)
+	t.rec.TimersDue(now)
 	return t.fireTimersAt(ctx, now)
 }
 

@@ -63,7 +63,7 @@ func (t *Task) notifyComplete(ctx context.Context, id checkpoint.ID, kind checkp
 	if err := t.chain.notifyComplete(ctx, id); err != nil {
 		return err
 	}
-	if err := t.rec.completed(id); err != nil {
+	if err := t.rec.Completed(id); err != nil {
 		return err
 	}
 	if t.ckpt.final.Completed(id, kind, known) {
@@ -76,7 +76,7 @@ func (t *Task) notifyComplete(ctx context.Context, id checkpoint.ID, kind checkp
 // checkpoint is forgotten: the task takes part in the next one.
 func (t *Task) notifyAborted(ctx context.Context, id checkpoint.ID) error {
 	t.ckpt.final.Aborted(id)
-	t.rec.aborted(id)
+	t.rec.Aborted(id)
 	if t.ckpt.handler != nil {
 		if err := t.perform(ctx, nil, t.ckpt.handler.Step(barrier.AbortRequested{ID: id})); err != nil {
 			return err
@@ -96,7 +96,7 @@ func (t *Task) snapshot(ctx context.Context, b checkpoint.Barrier, unaligned boo
 		return fmt.Errorf("checkpoint %d synchronous snapshot: %w", b.ID, err)
 	}
 	start := t.now()
-	modePart, err := t.rec.snapshot(ctx, b.ID)
+	modePart, err := t.rec.Snapshot(ctx, b.ID)
 	if err != nil {
 		return fmt.Errorf("snapshot %d: %w", b.ID, err)
 	}
@@ -109,7 +109,7 @@ func (t *Task) snapshot(ctx context.Context, b checkpoint.Barrier, unaligned boo
 	// unaligned. Final checkpoints and savepoints are always aligned.
 	priority := unaligned || t.ua.priorityTriggers && t.chain.source != nil && b.Kind == checkpoint.Periodic
 	for _, w := range t.chain.writers {
-		if !t.rec.sendsBarriers() {
+		if !t.rec.SendsBarriers() {
 			break
 		}
 		var err error
@@ -150,7 +150,7 @@ func (t *Task) snapshot(ctx context.Context, b checkpoint.Barrier, unaligned boo
 			err = t.attachChannelState(ctx, rec, &st)
 		}
 		if err == nil && modePart != nil {
-			err = modePart.finish(ctx, sw, &st)
+			err = modePart.Finish(ctx, sw, &st)
 		}
 		switch {
 		case err == nil:

@@ -39,7 +39,7 @@ func (t *Task) runInput(ctx context.Context) error {
 			return err
 		}
 	}
-	if t.rec.restoredAfterEnd() {
+	if t.rec.RestoredAfterEnd() {
 		// Restored from a snapshot taken after the input ended: its
 		// producers do not send their end of data again, so end the
 		// input now.
@@ -66,12 +66,12 @@ func (t *Task) runInput(ctx context.Context) error {
 		if err := t.checkAlignTimer(ctx); err != nil {
 			return err
 		}
-		if err := t.rec.beforePoll(ctx); err != nil {
+		if err := t.rec.BeforePoll(ctx); err != nil {
 			return err
 		}
 		ch, buf, ok := t.gate.Poll()
 		if ok {
-			skip, err := t.rec.polled(ch, buf)
+			skip, err := t.rec.Polled(ch, buf)
 			if err != nil {
 				return err
 			}

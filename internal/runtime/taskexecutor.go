@@ -101,8 +101,9 @@ type teJob struct {
 	rpRef deployment.RestoreRef
 	rp    *restorePoint // the restore point of rpRef, read once
 
-	recOnce sync.Once
-	rec     jobRecovery // the consistency mode's part, made once prepared (executor_recovery.go)
+	// rec is the consistency mode's part (executor_recovery.go), set
+	// with prep before ready is closed.
+	rec JobRecovery
 }
 
 // execution is one deployed execution. Its mailbox exists from Deploy on,
@@ -221,6 +222,9 @@ func (te *TaskExecutor) PrepareJob(spec deployment.JobSpec, description string) 
 			err = fmt.Errorf("TaskManager %s: prepare job %s: %w", te.cfg.ID, spec.Name, err)
 		}
 		j.prep, j.prepErr = prep, err
+		if err == nil {
+			j.rec = te.newJobRecovery(prep)
+		}
 		close(j.ready)
 		te.cfg.JobMaster.JobPrepared(spec.Name, err)
 	}()
@@ -374,7 +378,7 @@ func (te *TaskExecutor) end(j *teJob, e *execution, st deployment.ExecState, err
 	j.parts.release(e.id)
 	// Before the JobMaster hears of it, so that the mode's recovery of
 	// the next attempt never waits behind this one.
-	j.preparedRecovery().ended(e.id, st == deployment.ExecFailed)
+	j.preparedRecovery().Ended(e.id, st == deployment.ExecFailed)
 	if e.links != nil {
 		e.links.release(st == deployment.ExecFinished, j.prep.Config.recorder())
 	}
@@ -465,7 +469,7 @@ func (te *TaskExecutor) StopSources(job string, execs []deployment.ExecutionID) 
 func (te *TaskExecutor) Report(job string) []jobstatus.TaskStats {
 	te.mu.Lock()
 	var tasks []*Task
-	var rec jobRecovery = barrierJobRecovery{}
+	var rec JobRecovery = barrierJobRecovery{}
 	if j := te.jobs[job]; j != nil {
 		rec = j.preparedRecovery()
 		for _, e := range j.execs {
@@ -488,7 +492,7 @@ func (te *TaskExecutor) Report(job string) []jobstatus.TaskStats {
 			OutputWatermark:    t.metrics.OutputWatermark.Load(),
 			LateRecordsDropped: t.metrics.LateRecordsDropped.Load(),
 		})
-		rec.addStats(t.ID, &out[len(out)-1])
+		rec.AddStats(t.ID, &out[len(out)-1])
 	}
 	return out
 }

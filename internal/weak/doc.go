@@ -7,7 +7,7 @@
 // JobMaster's per-task snapshot schedule (snapshots.go).
 //
 // Nothing here does IO, starts a goroutine or reads a clock: the runtime
-// (internal/runtime, weak_*.go) holds the payloads and performs what these
+// (internal/runtime/weakrt) holds the payloads and performs what these
 // cores decide, and the tests drive them with datadriven scripts and
 // seeded random interleavings against naive models that track every
 // record.

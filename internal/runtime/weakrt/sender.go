@@ -1,4 +1,4 @@
-package runtime
+package weakrt
 
 import (
 	"context"
@@ -54,8 +54,8 @@ type weakSender struct {
 	// produced: a producer attempt set this log up already (restart).
 	produced bool
 	// codec encodes the channel's batches for the producer's snapshot
-	// (weak_logfile.go); cache keeps what earlier snapshots encoded
-	// (weak_logcache.go).
+	// (logfile.go); cache keeps what earlier snapshots encoded
+	// (logcache.go).
 	codec dataflow.ChannelCodec
 	cache logCache
 	// attempt is the newest consumer attempt that connected from another
@@ -571,6 +571,8 @@ func eventKind(k network.Kind) weak.LogEvent {
 // recycleBuffer returns a Data buffer's batch to its pool.
 func recycleBuffer(b network.Buffer) {
 	if b.Kind == network.Data && b.Data != nil {
-		recycle(b.Data)
+		if r, ok := b.Data.(interface{ Recycle() }); ok {
+			r.Recycle()
+		}
 	}
 }

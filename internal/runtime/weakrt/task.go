@@ -1,4 +1,4 @@
-package runtime
+package weakrt
 
 import (
 	"context"
@@ -12,7 +12,7 @@ import (
 	"github.com/weirstream/weir/internal/dataflow"
 	"github.com/weirstream/weir/internal/deployment"
 	"github.com/weirstream/weir/internal/network"
-	"github.com/weirstream/weir/internal/watermark"
+	"github.com/weirstream/weir/internal/runtime"
 )
 
 // weakTask is a task's recovery in WEAKLY_CONSISTENT mode: how far it
@@ -20,7 +20,8 @@ import (
 // determinant log and, after a restore, the replay of that log. Touched
 // by the task goroutine only.
 type weakTask struct {
-	t    *Task
+	t    runtime.TaskView
+	id   checkpoint.TaskID
 	reg  *weakRegistry
 	exec deployment.ExecutionID
 	// inputs are per gate channel: buffers and records consumed.
@@ -50,7 +51,7 @@ type weakTask struct {
 	clock atomic.Int64
 }
 
-var _ recovery = (*weakTask)(nil)
+var _ runtime.Recovery = (*weakTask)(nil)
 
 // setupWeak prepares a task of a WEAKLY_CONSISTENT job: restored positions
 // (pos, nil when it starts without a snapshot of its own) and, for a
@@ -64,9 +65,9 @@ var _ recovery = (*weakTask)(nil)
 //
 // logs reads what pos's snapshot stored of the task's output logs, for a
 // task whose logs were lost with its TaskManager.
-func (t *Task) setupWeak(reg *weakRegistry, exec deployment.ExecutionID, outs [][]*weakSender, pos *checkpoint.WeakPositions, lostInput bool, storeLogs bool, logs func() (map[[2]int]*restoredLog, error)) error {
-	w := &weakTask{t: t, storeLogs: storeLogs}
-	t.rec = w
+func setupWeak(t runtime.TaskView, reg *weakRegistry, exec deployment.ExecutionID, outs [][]*weakSender, pos *checkpoint.WeakPositions, lostInput bool, storeLogs bool, logs func() (map[[2]int]*restoredLog, error)) (*weakTask, error) {
+	w := &weakTask{t: t, id: t.Task(), storeLogs: storeLogs}
+	n := t.InputChannels()
 	// A later attempt whose output logs no attempt here set up: it took
 	// over from one whose TaskManager was lost, and the logs that held
 	// its output went with it (weakSender.restart, resumeWith).
@@ -75,20 +76,18 @@ func (t *Task) setupWeak(reg *weakRegistry, exec deployment.ExecutionID, outs []
 	w.recovering = exec.Attempt > 0
 	w.ended = pos != nil && pos.Ended
 	nondeterministic := lostInput
-	if t.gate != nil {
-		w.inputs = make([]checkpoint.WeakChannelPosition, t.gate.NumChannels())
+	if n > 0 {
+		w.inputs = make([]checkpoint.WeakChannelPosition, n)
 		if pos != nil {
 			copy(w.inputs, pos.Inputs)
-			t.restoreChannelEvents(w.inputs)
+			t.RestoreChannelEvents(w.inputs)
 		}
-		w.dets = reg.determinants(t.ID)
+		w.dets = reg.determinants(w.id)
 		// Operators read the processing time of what they process, logged
 		// with it, so a replay reads what the failed attempt read: a
 		// processing-time window puts each record where that attempt did.
 		w.clock.Store(noClock)
-		for _, oc := range t.chain.ocs {
-			oc.Now = w.now
-		}
+		t.SetOperatorClock(w.now)
 		from := uint64(0)
 		if pos != nil {
 			from = pos.Determinants
@@ -108,8 +107,8 @@ func (t *Task) setupWeak(reg *weakRegistry, exec deployment.ExecutionID, outs []
 		}
 		if end := w.dets.end(); end > from {
 			w.replaying, w.next, w.replayTo = true, from+1, end
-			for ch := range t.gate.NumChannels() {
-				t.gate.Block(ch)
+			for ch := range n {
+				t.BlockInput(ch)
 			}
 		}
 	}
@@ -117,7 +116,7 @@ func (t *Task) setupWeak(reg *weakRegistry, exec deployment.ExecutionID, outs []
 	if lostLog && pos != nil && pos.Logs != nil && anyUnset(outs) {
 		var err error
 		if restored, err = logs(); err != nil {
-			return fmt.Errorf("restore the output logs its snapshot stored: %w", err)
+			return nil, fmt.Errorf("restore the output logs its snapshot stored: %w", err)
 		}
 	}
 	for k, ws := range outs {
@@ -137,23 +136,15 @@ func (t *Task) setupWeak(reg *weakRegistry, exec deployment.ExecutionID, outs []
 				err = s.restart(at, nondeterministic, lostLog)
 			}
 			if err != nil {
-				return fmt.Errorf("output %d to subtask %d: %w", k, j, err)
+				return nil, fmt.Errorf("output %d to subtask %d: %w", k, j, err)
 			}
 		}
 		// A round robin starts where the snapshot's attempt was, so the
 		// records emitted again go to the channels whose logs hold them.
-		if k < len(t.chain.writers) {
-			if rp, ok := t.chain.writers[k].(rebalancePositioner); ok {
-				rp.SetRebalancePosition(emitted)
-			}
-		}
+		t.SetRebalancePosition(k, emitted)
 	}
-	return nil
+	return w, nil
 }
-
-// rebalancePositioner is a writer whose round robin a restarted producer
-// places (network.Writer.SetRebalancePosition).
-type rebalancePositioner interface{ SetRebalancePosition(records uint64) }
 
 // anyUnset reports whether no producer attempt here set up one of the
 // logs yet.
@@ -186,26 +177,25 @@ func (w *weakTask) appendDeterminant(d determinant) {
 	w.dets.chans = append(w.dets.chans, d)
 }
 
-// restoredAfterEnd: the restored snapshot was taken after the input
+// RestoredAfterEnd: the restored snapshot was taken after the input
 // ended; its producers' end of data is behind the positions.
-func (w *weakTask) restoredAfterEnd() bool { return w.ended }
+func (w *weakTask) RestoredAfterEnd() bool { return w.ended }
 
-// sendsBarriers: a snapshot cuts each channel at the positions it stores,
+// SendsBarriers: a snapshot cuts each channel at the positions it stores,
 // no barrier goes downstream.
-func (w *weakTask) sendsBarriers() bool { return false }
+func (w *weakTask) SendsBarriers() bool { return false }
 
-// beforePoll, while replaying, fires the timers the next determinants
+// BeforePoll, while replaying, fires the timers the next determinants
 // name at their logged times, then unblocks only the channel of the next
 // one.
-func (w *weakTask) beforePoll(ctx context.Context) error {
-	t := w.t
+func (w *weakTask) BeforePoll(ctx context.Context) error {
 	for w.replaying && w.dets.chans[w.next-w.dets.base-1].ch < 0 {
 		at := w.dets.chans[w.next-w.dets.base-1].at
 		w.clock.Store(at)
-		if err := t.fireTimersAt(ctx, at); err != nil {
+		if err := w.t.FireTimersAt(ctx, at); err != nil {
 			return err
 		}
-		w.advance(t)
+		w.advance()
 	}
 	if !w.replaying {
 		return nil
@@ -213,21 +203,21 @@ func (w *weakTask) beforePoll(ctx context.Context) error {
 	want := int(w.dets.chans[w.next-w.dets.base-1].ch)
 	if want != w.cur {
 		if w.cur >= 0 {
-			t.gate.Block(w.cur)
+			w.t.BlockInput(w.cur)
 		}
-		t.gate.Unblock(want)
+		w.t.UnblockInput(want)
 		w.cur = want
 	}
 	return nil
 }
 
 // advance moves the replay past one determinant, ending it after the last.
-func (w *weakTask) advance(t *Task) {
+func (w *weakTask) advance() {
 	w.next++
 	if w.next > w.replayTo {
 		w.replaying = false
 		w.cur = -1
-		t.gate.UnblockAll()
+		w.t.UnblockInputs()
 	}
 }
 
@@ -237,12 +227,12 @@ func (w *weakTask) advance(t *Task) {
 // here, the determinants it did not reach are forgotten, and what the
 // task re-emits where its output logs hold records already counts as
 // possibly duplicated.
-func (w *weakTask) gap(t *Task) {
+func (w *weakTask) gap() {
 	if w.replaying {
 		w.dets.chans = w.dets.chans[:w.next-1-w.dets.base]
 		w.replaying = false
 		w.cur = -1
-		t.gate.UnblockAll()
+		w.t.UnblockInputs()
 	}
 	for _, ws := range w.outs {
 		for _, s := range ws {
@@ -251,13 +241,13 @@ func (w *weakTask) gap(t *Task) {
 	}
 }
 
-// firesTimers: a replay fires timers where the determinants say, never on
+// FiresTimers: a replay fires timers where the determinants say, never on
 // the task's clock.
-func (w *weakTask) firesTimers() bool { return !w.replaying }
+func (w *weakTask) FiresTimers() bool { return !w.replaying }
 
-// timersDue logs a firing of processing-time timers at time at, the time
+// TimersDue logs a firing of processing-time timers at time at, the time
 // the operators read while they fire.
-func (w *weakTask) timersDue(at int64) {
+func (w *weakTask) TimersDue(at int64) {
 	if w.dets != nil && !w.replaying {
 		w.appendDeterminant(determinant{ch: -1, at: at})
 		w.clock.Store(at)
@@ -272,20 +262,19 @@ func (w *weakTask) now() time.Time {
 	if ms := w.clock.Load(); ms != noClock {
 		return time.UnixMilli(ms)
 	}
-	return w.t.now()
+	return w.t.Now()
 }
 
 // noClock marks weakTask.clock before the task polled or fired anything
 // (0 is a time a test clock can log).
 const noClock = math.MinInt64
 
-// polled records a polled buffer: the channel's position and, unless it
+// Polled records a polled buffer: the channel's position and, unless it
 // replays, a determinant. It skips an end of data or of partition the
 // channel delivered before: a producer whose log was lost with its
 // TaskManager may send its end again (its new log cannot know the
 // consumer read it).
-func (w *weakTask) polled(ch int, b network.Buffer) (skip bool, err error) {
-	t := w.t
+func (w *weakTask) Polled(ch int, b network.Buffer) (skip bool, err error) {
 	in := &w.inputs[ch]
 	switch {
 	case b.Kind == network.EndOfData && in.EndOfData:
@@ -300,7 +289,7 @@ func (w *weakTask) polled(ch int, b network.Buffer) (skip bool, err error) {
 		w.eop[ch] = true
 	}
 	if b.LogBuffers > in.Buffers+1 {
-		w.gap(t)
+		w.gap()
 	}
 	in.Buffers, in.Records = b.LogBuffers, b.LogRecords
 	switch b.Kind {
@@ -313,10 +302,10 @@ func (w *weakTask) polled(ch int, b network.Buffer) (skip bool, err error) {
 	}
 	if w.recovering && b.Kind == network.Data {
 		w.recovering = false
-		w.reg.recovered(t.ID)
+		w.reg.recovered(w.id)
 	}
 	if !w.replaying {
-		at := t.now().UnixMilli()
+		at := w.t.Now().UnixMilli()
 		w.appendDeterminant(determinant{ch: int32(ch), at: at})
 		w.clock.Store(at)
 		return false, nil
@@ -326,19 +315,19 @@ func (w *weakTask) polled(ch int, b network.Buffer) (skip bool, err error) {
 		return false, fmt.Errorf("replay: determinant %d names channel %d, polled channel %d", w.next, d.ch, ch)
 	}
 	w.clock.Store(d.at)
-	w.advance(t)
+	w.advance()
 	return false, nil
 }
 
-// snapshot records the positions where snapshot id cuts each channel
+// Snapshot records the positions where snapshot id cuts each channel
 // (after the open batches went out) and, when snapshots store them, takes
 // the output logs' contents; weakSnapshot writes and attaches them.
-func (w *weakTask) snapshot(ctx context.Context, id checkpoint.ID) (recoverySnapshot, error) {
+func (w *weakTask) Snapshot(ctx context.Context, id checkpoint.ID) (runtime.RecoverySnapshot, error) {
 	pos, err := w.positions(ctx)
 	if err != nil {
 		return nil, err
 	}
-	w.reg.snapshotTaken(w.t.ID, id, pos)
+	w.reg.snapshotTaken(w.id, id, pos)
 	s := &weakSnapshot{w: w, pos: pos}
 	if len(w.outs) > 0 && w.storeLogs {
 		if s.logs, err = w.snapshotLogs(); err != nil {
@@ -356,31 +345,28 @@ type weakSnapshot struct {
 	logs *logSnapshot // nil unless snapshots store the output logs
 }
 
-// finish writes the output logs, if taken, and puts the positions on the
+// Finish writes the output logs, if taken, and puts the positions on the
 // head operator's state.
-func (s *weakSnapshot) finish(ctx context.Context, sw dataflow.StateWriter, st *checkpoint.TaskState) error {
-	t := s.w.t
+func (s *weakSnapshot) Finish(ctx context.Context, sw dataflow.StateWriter, st *checkpoint.TaskState) error {
+	head := s.w.t.HeadUID()
 	p := *s.pos
 	if s.logs != nil {
 		var err error
-		if p.Logs, err = writeLogs(ctx, sw, weakLogFileName(t.chain.ocs[0].UID, t.ID.Subtask), s.logs); err != nil {
+		if p.Logs, err = writeLogs(ctx, sw, weakLogFileName(head, s.w.id.Subtask), s.logs); err != nil {
 			return err
 		}
 	}
-	attachWeak(st, t.chain.ocs[0].UID, &p, s.w.logRows())
+	attachWeak(st, head, &p, s.w.logRows())
 	return nil
 }
 
 // positions flushes the writers and returns the positions a snapshot
 // taken now stores.
 func (w *weakTask) positions(ctx context.Context) (*checkpoint.WeakPositions, error) {
-	t := w.t
-	for _, wr := range t.chain.writers {
-		if err := wr.Flush(ctx); err != nil {
-			return nil, fmt.Errorf("flush before the snapshot: %w", err)
-		}
+	if err := w.t.FlushOutputs(ctx); err != nil {
+		return nil, fmt.Errorf("flush before the snapshot: %w", err)
 	}
-	p := &checkpoint.WeakPositions{Inputs: append([]checkpoint.WeakChannelPosition(nil), w.inputs...), Ended: t.end.done}
+	p := &checkpoint.WeakPositions{Inputs: append([]checkpoint.WeakChannelPosition(nil), w.inputs...), Ended: w.t.InputEnded()}
 	for _, ws := range w.outs {
 		row := make([]uint64, len(ws))
 		for j, s := range ws {
@@ -397,17 +383,16 @@ func (w *weakTask) positions(ctx context.Context) (*checkpoint.WeakPositions, er
 	return p, nil
 }
 
-// aborted forgets snapshot id's positions.
-func (w *weakTask) aborted(id checkpoint.ID) { w.reg.aborted(w.t.ID, id) }
+// Aborted forgets snapshot id's positions.
+func (w *weakTask) Aborted(id checkpoint.ID) { w.reg.aborted(w.id, id) }
 
-// completed releases what the task's completed snapshot id covers: its
+// Completed releases what the task's completed snapshot id covers: its
 // producers' logs up to the positions it read, its determinants up to it.
-func (w *weakTask) completed(id checkpoint.ID) error {
-	t := w.t
+func (w *weakTask) Completed(id checkpoint.ID) error {
 	w.reg.mu.Lock()
-	p := w.reg.pending[t.ID][id]
+	p := w.reg.pending[w.id][id]
 	w.reg.mu.Unlock()
-	if err := w.reg.completed(t.ID, w.exec, id); err != nil {
+	if err := w.reg.completed(w.id, w.exec, id); err != nil {
 		return err
 	}
 	if p != nil && w.dets != nil && !w.replaying {
@@ -449,49 +434,4 @@ func (w *weakTask) logRows() []checkpoint.StateSchema {
 		}
 	}
 	return rows
-}
-
-// weakFor returns the positions a subtask of the task headed by headUID
-// restores, nil if none.
-func (rp *restorePoint) weakFor(headUID string, subtask int) *checkpoint.WeakPositions {
-	if rp == nil {
-		return nil
-	}
-	op := rp.md.Operator(headUID)
-	if op == nil {
-		return nil
-	}
-	for _, s := range op.Subtasks {
-		if s.Subtask == subtask {
-			return s.State.Weak
-		}
-	}
-	return nil
-}
-
-// restoreChannelEvents gives a restored task what its channels' events
-// before the snapshot's positions said, since no producer replays them:
-// which channels ended, and each channel's last watermark and status for
-// the valve. The valve's answers are not performed: the operators'
-// restored state has seen those watermarks already, and what the valve
-// emits next goes downstream as usual.
-func (t *Task) restoreChannelEvents(ins []checkpoint.WeakChannelPosition) {
-	for ch, in := range ins {
-		if in.EndOfData && !t.end.ended[ch] {
-			t.end.ended[ch] = true
-			t.end.count++
-		}
-		if t.et.valve == nil {
-			continue
-		}
-		if in.Marked {
-			t.et.valve.Step(watermark.Advance{Ch: ch, TS: in.Watermark})
-		}
-		if in.Idle {
-			t.et.valve.Step(watermark.Idle{Ch: ch})
-		}
-	}
-	if t.et.valve != nil {
-		t.metrics.InputWatermark.Store(t.et.valve.Watermark())
-	}
 }

@@ -1,4 +1,4 @@
-package runtime
+package weakrt
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 
 	"github.com/weirstream/weir/internal/checkpoint"
 	"github.com/weirstream/weir/internal/dataflow"
+	"github.com/weirstream/weir/internal/runtime"
 )
 
 // A WEAKLY_CONSISTENT job has no checkpoint of all its tasks: each
@@ -27,7 +28,8 @@ import (
 // snapshots (older ones a crash left, newer ones that did not verify),
 // which are discarded with it once the task completed a newer one
 // (retention per task: the Machine discards a task's previous snapshot,
-// and only the newest is its).
+// and only the newest is its). initialRestore hands it to the JobMaster
+// as a runtime.TaskRestores.
 type weakRestore struct {
 	latest map[checkpoint.TaskID]checkpoint.ID
 	older  map[checkpoint.ID][]checkpoint.ID
@@ -122,7 +124,11 @@ func weakTaskOf(jg *dataflow.JobGraph, md *checkpoint.Metadata, where string, al
 	if parallelism != v.Parallelism || sub < 0 || sub >= v.Parallelism {
 		return t, false, fmt.Errorf("%w: %s is the snapshot of subtask %d of %q at parallelism %d, the job has %d: a WEAKLY_CONSISTENT job cannot change a task's parallelism, since each snapshot holds one subtask's channel positions; restore at parallelism %d, or %s", errWeakIncompatible, where, sub, v.Name(), parallelism, v.Parallelism, parallelism, fresh)
 	}
-	if _, total := gateOffsets(v); len(pos.Inputs) != total {
+	total := 0 // gate channels: every producer subtask of every input
+	for _, in := range v.Inputs {
+		total += in.From.Parallelism
+	}
+	if len(pos.Inputs) != total {
 		return t, false, fmt.Errorf("%w: %s holds positions for %d input channels of %q, the job has %d (an upstream parallelism or input changed): restore with the graph that took it, or %s", errWeakIncompatible, where, len(pos.Inputs), v.Name(), total, fresh)
 	}
 	if len(pos.Outputs) > len(v.Outputs) {
@@ -136,40 +142,39 @@ func weakTaskOf(jg *dataflow.JobGraph, md *checkpoint.Metadata, where string, al
 	return checkpoint.TaskID{Vertex: v.ID, Subtask: sub}, true, nil
 }
 
-// weakInitial gathers the restore of a WEAKLY_CONSISTENT job from the
+// initialRestore gathers the restore of a WEAKLY_CONSISTENT job from the
 // job's own storage: the registered snapshots under high availability,
 // else every completed one. It logs each snapshot skipped, with why, and
 // fails on one the job cannot restore (errWeakIncompatible). It runs
-// before the loop, so it reads storage directly.
-func (jm *JobMaster) weakInitial(ctx context.Context) (weakRestore, error) {
-	ids, err := jm.store.Completed()
+// before the JobMaster's loop, so it reads storage directly.
+func initialRestore(ctx context.Context, jm runtime.JobMasterView) (runtime.TaskRestores, error) {
+	store, log := jm.Store(), jm.Logger()
+	ids, err := store.Completed()
 	if err != nil {
-		return weakRestore{}, fmt.Errorf("restore: list the task snapshots in %s: %w", jm.display(jm.store.JobDir()), err)
+		return runtime.TaskRestores{}, fmt.Errorf("restore: list the task snapshots in %s: %w", jm.Display(store.JobDir()), err)
 	}
-	if reg := jm.cfg.registry; reg != nil {
-		registered, err := reg.Registered(ctx)
-		if err != nil {
-			return weakRestore{}, fmt.Errorf("restore: list the registered task snapshots: %w", err)
-		}
+	if registered, ha, err := jm.Registered(ctx); err != nil {
+		return runtime.TaskRestores{}, fmt.Errorf("restore: list the registered task snapshots: %w", err)
+	} else if ha {
 		ids = slices.DeleteFunc(ids, func(id checkpoint.ID) bool {
 			if slices.Contains(registered, id) {
 				return false
 			}
-			jm.log.Warn(fmt.Sprintf("task snapshot %d has metadata but was never registered (its JobManager lost leadership or crashed before registering): not restored", id), "checkpoint", id, "path", jm.checkpointLocation(id))
+			log.Warn(fmt.Sprintf("task snapshot %d has metadata but was never registered (its JobManager lost leadership or crashed before registering): not restored", id), "checkpoint", id, "path", jm.Location(id))
 			return true
 		})
 	}
 	mds := map[checkpoint.ID]*checkpoint.Metadata{}
 	taskOf := func(id checkpoint.ID) (checkpoint.TaskID, error) {
-		where := fmt.Sprintf("task snapshot %s", jm.checkpointLocation(id))
-		md, err := jm.store.ReadMetadata(ctx, id)
+		where := fmt.Sprintf("task snapshot %s", jm.Location(id))
+		md, err := store.ReadMetadata(ctx, id)
 		if err != nil {
 			return checkpoint.TaskID{}, fmt.Errorf("%s: %w", where, err)
 		}
 		if md.ID != id {
 			return checkpoint.TaskID{}, fmt.Errorf("%s: its metadata is of checkpoint %d", where, md.ID)
 		}
-		t, ok, err := weakTaskOf(jm.jg, md, where, jm.cfg.AllowNonRestoredState)
+		t, ok, err := weakTaskOf(jm.Graph(), md, where, jm.AllowNonRestoredState())
 		if err != nil {
 			return t, err
 		}
@@ -183,35 +188,22 @@ func (jm *JobMaster) weakInitial(ctx context.Context) (weakRestore, error) {
 		// LoadLatestOf one id: the metadata decodes and every file it
 		// names (state, the stored output logs) has its recorded size
 		// and checksum.
-		if _, bad, err := jm.store.LoadLatestOf(ctx, []checkpoint.ID{id}); len(bad) == 1 {
+		if _, bad, err := store.LoadLatestOf(ctx, []checkpoint.ID{id}); len(bad) == 1 {
 			return bad[0] // "checkpoint <dir>: <defect>", without LoadLatest's advice
 		} else if err != nil {
 			return err
 		}
-		rp := &restorePoint{md: mds[id], fs: jm.store, path: jm.checkpointLocation(id), own: true}
-		if err := rp.checkOperators(jm.jg, jm.cfg.AllowNonRestoredState); err != nil {
+		if err := jm.CheckOperators(mds[id], id); err != nil {
 			return fmt.Errorf("%w: %w", errWeakIncompatible, err)
 		}
 		return nil
 	}
 	g, skipped, err := gatherWeak(ids, taskOf, verify)
 	for _, s := range skipped {
-		jm.log.Error("skipping unusable task snapshot", "problem", s)
+		log.Error("skipping unusable task snapshot", "problem", s)
 	}
 	if err != nil {
-		return weakRestore{}, Unrecoverable(fmt.Errorf("restore: %w", err))
+		return runtime.TaskRestores{}, runtime.Unrecoverable(fmt.Errorf("restore: %w", err))
 	}
-	if jm.cfg.registry != nil {
-		// A restored snapshot (and its task's older ones) is discarded
-		// once its task completes a newer one: its pointer must go
-		// first (unregisterForDiscard), though an earlier leader
-		// registered it.
-		for _, id := range g.latest {
-			jm.registerTried[id] = true
-			for _, o := range g.older[id] {
-				jm.registerTried[o] = true
-			}
-		}
-	}
-	return g, nil
+	return runtime.TaskRestores{Latest: g.latest, Older: g.older}, nil
 }

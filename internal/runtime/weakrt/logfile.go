@@ -1,4 +1,4 @@
-package runtime
+package weakrt
 
 import (
 	"bufio"
@@ -11,6 +11,7 @@ import (
 	"github.com/weirstream/weir/internal/checkpoint"
 	"github.com/weirstream/weir/internal/dataflow"
 	"github.com/weirstream/weir/internal/network"
+	"github.com/weirstream/weir/internal/runtime"
 	"github.com/weirstream/weir/internal/weak"
 )
 
@@ -21,7 +22,7 @@ import (
 // an older snapshot is replayed what only the lost logs held, instead of
 // losing it. The retained batches are encoded on the task goroutine at the
 // snapshot (the log reuses their memory as it releases them), each once:
-// what an earlier snapshot encoded is kept (weak_logcache.go); the
+// what an earlier snapshot encoded is kept (logcache.go); the
 // snapshot's asynchronous part writes the file.
 //
 // Layout: the header weakLogHeader (format version 2; version 1, written
@@ -261,10 +262,10 @@ func writeLogs(ctx context.Context, sw dataflow.StateWriter, name string, snap *
 	return &f, nil
 }
 
-// weakLogs reads the output logs a subtask of v stored with the snapshot
-// whose positions are pos.
-func (rp *restorePoint) weakLogs(ctx context.Context, v *dataflow.Vertex, pos *checkpoint.WeakPositions, batchSize int) (map[[2]int]*restoredLog, error) {
-	rc, err := rp.fs.OpenFile(ctx, *pos.Logs)
+// readRestoredLogs reads the output logs a subtask of v stored with the
+// snapshot of rv whose positions are pos.
+func readRestoredLogs(ctx context.Context, rv runtime.RestoreView, v *dataflow.Vertex, pos *checkpoint.WeakPositions, batchSize int) (map[[2]int]*restoredLog, error) {
+	rc, err := rv.OpenFile(ctx, *pos.Logs)
 	if err != nil {
 		return nil, err
 	}
@@ -278,7 +279,7 @@ func (rp *restorePoint) weakLogs(ctx context.Context, v *dataflow.Vertex, pos *c
 		f := o.Edge.Output(last)
 		c, err := f.NewChannelCodec(batchSize)
 		if err != nil {
-			return nil, edgeCodecError(last, f, o.To, err)
+			return nil, runtime.EdgeCodecError(last, f, o.To, err)
 		}
 		return c, nil
 	})

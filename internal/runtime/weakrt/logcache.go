@@ -1,4 +1,4 @@
-package runtime
+package weakrt
 
 import (
 	"encoding/binary"
@@ -10,7 +10,7 @@ import (
 )
 
 // A producer's snapshot stores every entry its output logs retain
-// (weak_logfile.go). Consumers snapshot about as often as producers, so an
+// (logfile.go). Consumers snapshot about as often as producers, so an
 // entry is usually retained by two or more of the producer's snapshots in
 // a row; encoding it again for each with the edge's codec was most of
 // what storing the logs cost. logCache keeps each entry's stored form from
@@ -84,7 +84,7 @@ func (c *logCache) reserve(n int) {
 const logSectionHeaderMax = 1 + 3*binary.MaxVarintLen64
 
 // encode stores entry b (a payload of the sender whose codec is codec) in
-// the current chunk as weak_logfile.go lays it out, and returns its
+// the current chunk as logfile.go lays it out, and returns its
 // stored form. scratch is the caller's buffer for the codec's output.
 func (c *logCache) encode(b network.Buffer, codec dataflow.ChannelCodec, scratch *[]byte) ([]byte, error) {
 	var kind byte

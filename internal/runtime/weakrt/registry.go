@@ -1,8 +1,9 @@
-package runtime
+package weakrt
 
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -13,6 +14,7 @@ import (
 	"github.com/weirstream/weir/internal/jobstatus"
 	"github.com/weirstream/weir/internal/network"
 	"github.com/weirstream/weir/internal/network/wire"
+	"github.com/weirstream/weir/internal/runtime"
 	"github.com/weirstream/weir/internal/weak"
 )
 
@@ -37,6 +39,10 @@ type weakRegistry struct {
 	maxRecords int
 	stats      *jobstatus.WeakStats
 	now        func() time.Time
+	// job is the job as prepared on this TaskExecutor, log its logger
+	// (Mode.NewJob; zero in tests of the registry alone).
+	job runtime.JobInfo
+	log *slog.Logger
 
 	mu       sync.Mutex
 	senders  map[weakKey]*weakSender
