@@ -67,6 +67,15 @@ func (r *replica) applyOnce(ctx context.Context) (int, error) {
 	b := &pgx.Batch{}
 	for i := range changes {
 		c := &changes[i]
+		if b.Len() > 0 && r.changesSchema(c) {
+			// The changes queued so far go first: a column added with
+			// the source's default for older rows must find them there
+			// (and drops its default before later changes run).
+			if err := tx.SendBatch(ctx, b).Close(); err != nil {
+				return 0, fmt.Errorf("postgres replica sink: apply %d changes: %w", b.Len(), err)
+			}
+			b = &pgx.Batch{}
+		}
 		t, err := r.ensureTable(ctx, tx, c)
 		if err != nil {
 			return 0, err
@@ -90,6 +99,21 @@ func (r *replica) applyOnce(ctx context.Context) (int, error) {
 		return 0, fmt.Errorf("postgres replica sink: apply: commit: %w", err)
 	}
 	return len(ids), nil
+}
+
+// changesSchema reports whether applying c first creates its replica
+// table or adds a column to it.
+func (r *replica) changesSchema(c *stagedChange) bool {
+	t := r.tables[c.Table]
+	if t == nil {
+		return true
+	}
+	for _, col := range c.Cols {
+		if !t.cols[col.Name] {
+			return true
+		}
+	}
+	return false
 }
 
 // applySQL is the statement that applies one change: values go in as
@@ -192,11 +216,28 @@ func (r *replica) ensureTable(ctx context.Context, tx pgx.Tx, c *stagedChange) (
 		if t.cols[col.Name] {
 			continue
 		}
-		_, err := tx.Exec(ctx, fmt.Sprintf("ALTER TABLE %s ADD COLUMN IF NOT EXISTS %s %s", ident, pgx.Identifier{col.Name}.Sanitize(), col.Type))
-		if err != nil {
+		name := pgx.Identifier{col.Name}.Sanitize()
+		sql := fmt.Sprintf("ALTER TABLE %s ADD COLUMN IF NOT EXISTS %s %s", ident, name, col.Type)
+		if col.Missing != nil {
+			// The source's older rows read this value for the column
+			// (it was added with a DEFAULT): the replica's older rows
+			// get it the same way, and the default goes again, since
+			// every later change carries the column's value.
+			sql += fmt.Sprintf(" DEFAULT %s::%s", quoteLiteral(*col.Missing), col.Type)
+		}
+		if _, err := tx.Exec(ctx, sql); err != nil {
 			return nil, fmt.Errorf("postgres replica sink: table %s: add column %q: %w", c.Table, col.Name, err)
 		}
-		r.log.Info("postgres replica sink: added a column the source added", "table", c.Table, "column", col.Name, "type", col.Type)
+		if col.Missing != nil {
+			if _, err := tx.Exec(ctx, fmt.Sprintf("ALTER TABLE %s ALTER COLUMN %s DROP DEFAULT", ident, name)); err != nil {
+				return nil, fmt.Errorf("postgres replica sink: table %s: column %q: drop the default: %w", c.Table, col.Name, err)
+			}
+		}
+		older := "NULL"
+		if col.Missing != nil {
+			older = *col.Missing
+		}
+		r.log.Info("postgres replica sink: added a column the source added", "table", c.Table, "column", col.Name, "type", col.Type, "older_rows", older)
 		t.cols[col.Name] = true
 	}
 	return t, nil

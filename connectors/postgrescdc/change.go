@@ -44,6 +44,13 @@ type Column struct {
 	TypeOID uint32
 	TypeMod int32
 	Key     bool // part of the primary key
+	// Missing is the value, in PostgreSQL's text format, that rows which
+	// existed before the column was added read for it (a column added
+	// with a constant DEFAULT fills them without a change in the log:
+	// PostgreSQL's attmissingval), when HasMissing; else they read NULL.
+	// A replica adding the column fills its existing rows with it.
+	Missing    string
+	HasMissing bool
 }
 
 // Change is one record of the changelog.

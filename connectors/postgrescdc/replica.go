@@ -184,6 +184,9 @@ type stagedColumn struct {
 	Name string `json:"name"`
 	Type string `json:"type"`
 	Key  bool   `json:"key,omitempty"`
+	// Missing: what rows older than the column read for it (Column's
+	// Missing); absent in changes staged before weir knew of it.
+	Missing *string `json:"missing,omitempty"`
 }
 
 // Write stages the changes in the open transaction. Staging only
@@ -227,7 +230,11 @@ func (r *replica) stage(ctx context.Context, c *Change) (stagedChange, error) {
 		if err != nil {
 			return sc, fmt.Errorf("postgres replica sink: table %s: %w", c.Table, err)
 		}
-		sc.Cols = append(sc.Cols, stagedColumn{Name: col.Name, Type: typ, Key: col.Key})
+		stc := stagedColumn{Name: col.Name, Type: typ, Key: col.Key}
+		if col.HasMissing {
+			stc.Missing = &col.Missing
+		}
+		sc.Cols = append(sc.Cols, stc)
 	}
 	var err error
 	if sc.Before, err = r.texts(c.Columns, c.Before); err != nil {

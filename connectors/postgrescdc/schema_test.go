@@ -15,12 +15,12 @@ import (
 	"github.com/weirstream/weir/internal/testutil"
 )
 
-// TestSchemaChange: a column added mid-stream (without DEFAULT: a
-// default fills the existing rows at the source without a change in the
-// log, see docs/connectors/postgres-cdc.md) reaches the replica (the
-// changes carry it and the sink adds it), a column dropped mid-stream
-// stays in the replica, and the replica equals the source on the
-// source's columns, with failures injected around the changes.
+// TestSchemaChange: a column added mid-stream reaches the replica (the
+// changes carry it and the sink adds it); columns added with a DEFAULT,
+// which fills the existing rows at the source without a change in the
+// log, fill the replica's existing rows the same way; a column dropped
+// mid-stream stays in the replica; and the replica equals the source on
+// the source's columns, with failures injected around the changes.
 func TestSchemaChange(t *testing.T) {
 	src, name := newDB(t)
 	dst, _ := newDB(t)
@@ -54,6 +54,12 @@ func TestSchemaChange(t *testing.T) {
 			step("INSERT INTO evo (id, n, b) VALUES ($1, $1, 0)", i)
 			step("DELETE FROM evo WHERE id = $1", i-400)
 		}
+		step("ALTER TABLE evo ADD COLUMN c int DEFAULT 7")
+		step("ALTER TABLE evo ADD COLUMN d text DEFAULT 'it''s, {quoted}'")
+		for i := 451; i <= 480; i++ {
+			step("INSERT INTO evo (id, n, b, c) VALUES ($1, $1, 0, $1)", i)
+			step("UPDATE evo SET n = n + 1 WHERE id = $1", i-300)
+		}
 	}()
 	reg := prometheus.NewRegistry()
 	s := weir.FromSource(env, Source(src, []string{"evo"}, WithMetrics(reg), WithStatusInterval(100*time.Millisecond), WithSlot("s_"+name), WithCreateSlot(), WithCreatePublication(), WithChunkRows(50), WithIdleTimeout(1500*time.Millisecond))).Name("cdc").UID("cdc")
@@ -64,8 +70,8 @@ func TestSchemaChange(t *testing.T) {
 		t.Fatalf("job: %v\n%s", err, tail(log.String()))
 	}
 	dstDB := connect(t, dst)
-	want := tableText(t, srcDB, "evo", []string{"id", "n", "b"}, "id")
-	got := tableText(t, dstDB, "evo", []string{"id", "n", "b"}, "id")
+	want := tableText(t, srcDB, "evo", []string{"id", "n", "b", "c", "d"}, "id")
+	got := tableText(t, dstDB, "evo", []string{"id", "n", "b", "c", "d"}, "id")
 	if strings.Join(want, "\n") != strings.Join(got, "\n") {
 		t.Errorf("replica differs from the source:\n%s", diffLines(want, got))
 	}
@@ -81,8 +87,8 @@ func TestSchemaChange(t *testing.T) {
 	}
 	rows.Close()
 	slices.Sort(cols)
-	if !slices.Equal(cols, []string{"a", "b", "id", "n"}) {
-		t.Errorf("replica columns %v, want a (dropped at the source, kept), b (added), id, n", cols)
+	if !slices.Equal(cols, []string{"a", "b", "c", "d", "id", "n"}) {
+		t.Errorf("replica columns %v, want a (dropped at the source, kept), b, c and d (added), id, n", cols)
 	}
 	checkMetrics(t, reg)
 	if !strings.Contains(log.String(), "added a column the source added") {

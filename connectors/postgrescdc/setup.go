@@ -246,3 +246,44 @@ func readSlotFree(ctx context.Context, conn *pgx.Conn, slot string) (slotInfo, e
 		}
 	}
 }
+
+// querier is a connection or a transaction.
+type querier interface {
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+}
+
+// fillMissing sets, on the columns of t in cols, the value rows that
+// existed before a column was added read for it (attmissingval: a column
+// added with a constant DEFAULT fills them without a change in the log),
+// so that a replica adding the column can fill its own existing rows.
+// attmissingval stays until the table is rewritten (VACUUM FULL, a
+// volatile default), after which those rows hold the value themselves.
+func fillMissing(ctx context.Context, q querier, t tableInfo, cols []Column) error {
+	rows, err := q.Query(ctx, `SELECT attname, (attmissingval::text::text[])[1] FROM pg_attribute
+		WHERE attrelid = $1::regclass AND atthasmissing AND attnum > 0 AND NOT attisdropped`, t.ident())
+	if err != nil {
+		return fmt.Errorf("table %s: read the values of columns added with a default: %w", t.qualified(), err)
+	}
+	missing := map[string]*string{}
+	for rows.Next() {
+		var name string
+		var v *string
+		if err := rows.Scan(&name, &v); err != nil {
+			rows.Close()
+			return fmt.Errorf("table %s: read the values of columns added with a default: %w", t.qualified(), err)
+		}
+		missing[name] = v
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("table %s: read the values of columns added with a default: %w", t.qualified(), err)
+	}
+	for i := range cols {
+		v := missing[cols[i].Name]
+		cols[i].HasMissing = v != nil
+		if v != nil {
+			cols[i].Missing = *v
+		}
+	}
+	return nil
+}

@@ -84,6 +84,11 @@ func (s *source) readChunk(ctx context.Context, i int, n int) (*pendingChunk, er
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("snapshot of %s: read chunk %d: %w", t.qualified(), len(p.Chunks), err)
 	}
+	// After the rows (one query at a time on a connection); the rows
+	// share cols.
+	if err := fillMissing(ctx, tx, t, cols); err != nil {
+		return nil, err
+	}
 	if err := tx.Commit(ctx); err != nil {
 		return nil, fmt.Errorf("snapshot of %s: commit: %w", t.qualified(), err)
 	}

@@ -160,13 +160,13 @@ func (s *source) copyData(ctx context.Context, data []byte, dst []Change) ([]Cha
 		if err != nil {
 			return dst, fmt.Errorf("postgres cdc: decode pgoutput message at %s: %w", x.WALStart, err)
 		}
-		return s.message(m, dst)
+		return s.message(ctx, m, dst)
 	}
 	return dst, nil
 }
 
 // message handles one pgoutput message.
-func (s *source) message(m pglogrepl.Message, dst []Change) ([]Change, error) {
+func (s *source) message(ctx context.Context, m pglogrepl.Message, dst []Change) ([]Change, error) {
 	switch m := m.(type) {
 	case *pglogrepl.BeginMessage:
 		s.txn = txnState{active: true, finalLSN: uint64(m.FinalLSN), xid: m.Xid, commit: m.CommitTime}
@@ -197,7 +197,9 @@ func (s *source) message(m pglogrepl.Message, dst []Change) ([]Change, error) {
 			s.dropChunks()
 		}
 	case *pglogrepl.RelationMessage:
-		s.relation(m)
+		if err := s.relation(ctx, m); err != nil {
+			return dst, err
+		}
 	case *pglogrepl.InsertMessage:
 		return s.candidates(dst, m.RelationID, func(r *relation) ([]Change, error) {
 			after, err := s.row(r, m.Tuple)
@@ -241,7 +243,7 @@ func (s *source) message(m pglogrepl.Message, dst []Change) ([]Change, error) {
 // relation takes in a table's (new) description. A column added or
 // dropped shows up here before the first change that has it; the changes
 // then carry the new columns (see docs/connectors/postgres-cdc.md).
-func (s *source) relation(m *pglogrepl.RelationMessage) {
+func (s *source) relation(ctx context.Context, m *pglogrepl.RelationMessage) error {
 	r := &relation{}
 	for i := range s.tables {
 		if s.tables[i].schema == m.Namespace && s.tables[i].name == m.RelationName {
@@ -258,10 +260,16 @@ func (s *source) relation(m *pglogrepl.RelationMessage) {
 		}
 		r.cols = append(r.cols, col)
 	}
+	if r.info != nil {
+		if err := fillMissing(ctx, s.conn, *r.info, r.cols); err != nil {
+			return err
+		}
+	}
 	if old := s.rels[m.RelationID]; old != nil && r.info != nil && len(old.cols) != len(r.cols) {
 		s.log.Info("postgres cdc: table schema changed; changes carry the new columns", "table", r.info.qualified(), "columns", len(r.cols), "before", len(old.cols))
 	}
 	s.rels[m.RelationID] = r
+	return nil
 }
 
 // candidates handles the changes one log message makes: it skips those
