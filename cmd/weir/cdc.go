@@ -23,7 +23,9 @@ of --source) and applies them exactly once to a replica: an initial
 snapshot of the tables, read in primary key chunks, then every insert,
 update and delete from the write-ahead log through a logical replication
 slot (--slot, created on the first run and never dropped: drop it with
-pg_drop_replication_slot when the replica is retired). The source's role
+pg_drop_replication_slot when the replica is retired; a run killed
+before its first checkpoint recorded its slot in --state-dir, and the
+next run creates it anew). The source's role
 needs the REPLICATION privilege and the server wal_level = logical.
 
 --sink postgres://USER@HOST:PORT/DB applies the changelog to same-named

@@ -35,6 +35,12 @@ func (c *cdcFlags) build(env *weir.Env) error {
 	if c.reg != nil {
 		opts = append(opts, postgrescdc.WithMetrics(c.reg))
 	}
+	if dir := hooks.Config(env.Config()).String(config.CheckpointsDir); dir != "" && !strings.Contains(dir, "://") {
+		// The job's own folder knows the slot a run created, so a run
+		// killed before its first checkpoint does not leave a slot the
+		// next run refuses.
+		opts = append(opts, postgrescdc.WithSlotRecord(dir))
+	}
 	changes := weir.FromSource(env, postgrescdc.Source(c.source, c.tables, opts...)).Name("cdc").UID("cdc").Parallelism(1)
 	sink, err := parseCDCSink(c.sink)
 	if err != nil {

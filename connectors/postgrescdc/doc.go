@@ -23,8 +23,9 @@
 // does not publish a table, and a slot in use by another reader or that
 // exists on a fresh start. The slot and the publication are created when
 // asked to (WithCreateSlot, WithCreatePublication) and never dropped:
-// only a slot this job created in an earlier attempt of the same process,
-// before any checkpoint completed, is dropped and created anew.
+// only a slot this job created before any checkpoint completed, in an
+// earlier attempt of the same process or in an earlier run that left a
+// record of it (WithSlotRecord), is dropped and created anew.
 //
 // # Snapshot and log, exactly once
 //

@@ -23,6 +23,7 @@ type config struct {
 	pollWait       time.Duration
 	reg            prometheus.Registerer
 	logger         *slog.Logger
+	recordDir      string
 	// afterChunk, if set, runs after a snapshot chunk was read (tests
 	// inject failures there); see export_test.go.
 	afterChunk func(table string, chunk int) error
@@ -53,6 +54,17 @@ func newConfig(opts []Option) config {
 	}
 	return c
 }
+
+// WithSlotRecord keeps, under dir/JOB/ (JOB is the job's name), a record
+// of the slot a run created. A process killed after creating its slot and
+// before its first checkpoint completed leaves a slot no checkpoint
+// knows; a fresh start of the same job finds the record, sees that the
+// slot never confirmed past its start point (so nothing depends on it),
+// drops it and creates it anew. Without a matching record a fresh start
+// refuses an existing slot, since it may be another job's. dir must be
+// private to the job's runs (weir run cdc uses its --state-dir); an
+// unwritable dir only loses the convenience.
+func WithSlotRecord(dir string) Option { return Option{func(c *config) { c.recordDir = dir }} }
 
 // WithSlot names the logical replication slot (default "weir_cdc"). One
 // slot serves one job: a second reader of the same slot is refused.

@@ -40,17 +40,17 @@ func (s *source) fresh(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if slot.exists && s.created.get() != 0 && slot.confirmed <= s.created.get() {
-		// An earlier attempt of this job created it, and no checkpoint
-		// completed since: nothing depends on it.
-		s.log.Info("postgres cdc: dropping the slot an earlier attempt created before any checkpoint completed, to snapshot afresh", "slot", s.cfg.slot)
-		if _, err := s.conn.Exec(ctx, "SELECT pg_drop_replication_slot($1)", s.cfg.slot); err != nil {
-			return fmt.Errorf("drop replication slot %q of an earlier attempt: %w", s.cfg.slot, err)
+	if slot.exists {
+		if why := s.unusedOwnSlot(slot); why != "" {
+			s.log.Info("postgres cdc: dropping the slot "+why+" before any checkpoint completed, to snapshot afresh", "slot", s.cfg.slot)
+			if _, err := s.conn.Exec(ctx, "SELECT pg_drop_replication_slot($1)", s.cfg.slot); err != nil {
+				return fmt.Errorf("drop replication slot %q, which %s: %w", s.cfg.slot, why, err)
+			}
+			slot.exists = false
 		}
-		slot.exists = false
 	}
 	if slot.exists {
-		return setupErr("replication slot %q exists, and a fresh start needs a slot created with its snapshot: restore the job from its checkpoint, or drop the slot (SELECT pg_drop_replication_slot('%s')) if no job needs it, or name another slot (--slot, WithSlot)", s.cfg.slot, s.cfg.slot)
+		return setupErr("replication slot %q exists, and a fresh start needs a slot created with its snapshot: restore the job from its checkpoint, or drop the slot (SELECT pg_drop_replication_slot('%s')) if no job needs it, or name another slot (--slot, WithSlot); a slot this job created in a run killed before its first checkpoint is dropped by itself when the job keeps a slot record (WithSlotRecord; weir run cdc does)", s.cfg.slot, s.cfg.slot)
 	}
 	if !s.cfg.createSlot {
 		return setupErr("replication slot %q does not exist: let the source create it (WithCreateSlot; weir run cdc does)", s.cfg.slot)
@@ -77,6 +77,7 @@ func (s *source) fresh(ctx context.Context) error {
 		return fmt.Errorf("replication slot %q: %w", s.cfg.slot, err)
 	}
 	s.created.set(start)
+	s.writeRecord(start)
 	s.st = savedState{Slot: s.cfg.slot, StartLSN: start, Exported: exported, Done: start}
 	for _, t := range s.tables {
 		s.st.Tables = append(s.st.Tables, tableProgress{Table: t.qualified()})
