@@ -30,6 +30,7 @@ var pureCores = []string{
 	"internal/window",
 	"internal/ha/role",
 	"internal/weak",
+	"internal/autoscaler",
 }
 
 // pureStd are the standard packages a pure core may import: values,
