@@ -73,6 +73,33 @@ func cdcDatabase(t *testing.T, name string) string {
 	return u
 }
 
+// cdcSetup skips the test without the CI's PostgreSQL, else creates a
+// source and a replica database named after prefix and a unique id, runs
+// sql in the source, and returns the id, both URLs and a connection to
+// the source (closed when the test ends).
+func cdcSetup(t *testing.T, prefix string, sql ...string) (id, src, dst string, db *pgx.Conn) {
+	t.Helper()
+	if c, err := net.DialTimeout("tcp", "127.0.0.1:5432", time.Second); err != nil {
+		t.Skipf("PostgreSQL is not reachable on 127.0.0.1:5432 (%v); run .ci/postgres.sh", err)
+	} else {
+		c.Close()
+	}
+	id = fmt.Sprintf("%d_%d", os.Getpid(), time.Now().UnixNano()%1_000_000)
+	src = cdcDatabase(t, prefix+"_src_"+id)
+	dst = cdcDatabase(t, prefix+"_dst_"+id)
+	db, err := pgx.Connect(t.Context(), src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close(context.Background()) })
+	for _, q := range sql {
+		if _, err := db.Exec(t.Context(), q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	return id, src, dst, db
+}
+
 // cdcWriter changes the captured tables until ctx ends: inserts,
 // updates, deletes and key changes in transactions of one to four
 // statements.
@@ -131,29 +158,11 @@ func TestCDCKillRestart(t *testing.T) {
 	if testing.Short() {
 		t.Skip("needs PostgreSQL; kills and restarts weir for several seconds")
 	}
-	if c, err := net.DialTimeout("tcp", "127.0.0.1:5432", time.Second); err != nil {
-		t.Skipf("PostgreSQL is not reachable on 127.0.0.1:5432 (%v); run .ci/postgres.sh", err)
-	} else {
-		c.Close()
-	}
-	id := fmt.Sprintf("%d_%d", os.Getpid(), time.Now().UnixNano()%1_000_000)
-	src := cdcDatabase(t, "cdce2e_src_"+id)
-	dst := cdcDatabase(t, "cdce2e_dst_"+id)
-	db, err := pgx.Connect(t.Context(), src)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close(context.Background())
-	for _, sql := range []string{
+	id, src, dst, db := cdcSetup(t, "cdce2e",
 		"CREATE TABLE accounts (id bigint PRIMARY KEY, balance int, note text)",
 		"INSERT INTO accounts SELECT i, i % 1000, 'n' || i FROM generate_series(1, 40000) i",
 		"CREATE TABLE notes (tag text PRIMARY KEY, n int)",
-		"INSERT INTO notes SELECT 'tag' || i, 0 FROM generate_series(1, 300) i",
-	} {
-		if _, err := db.Exec(t.Context(), sql); err != nil {
-			t.Fatalf("%s: %v", sql, err)
-		}
-	}
+		"INSERT INTO notes SELECT 'tag' || i, 0 FROM generate_series(1, 300) i")
 	slot := "cdce2e_" + id
 	t.Cleanup(func() {
 		if !t.Failed() {
@@ -353,27 +362,9 @@ func TestCDCKilledBeforeFirstCheckpoint(t *testing.T) {
 	if testing.Short() {
 		t.Skip("needs PostgreSQL")
 	}
-	if c, err := net.DialTimeout("tcp", "127.0.0.1:5432", time.Second); err != nil {
-		t.Skipf("PostgreSQL is not reachable on 127.0.0.1:5432 (%v); run .ci/postgres.sh", err)
-	} else {
-		c.Close()
-	}
-	id := fmt.Sprintf("%d_%d", os.Getpid(), time.Now().UnixNano()%1_000_000)
-	src := cdcDatabase(t, "cdcfirst_src_"+id)
-	dst := cdcDatabase(t, "cdcfirst_dst_"+id)
-	db, err := pgx.Connect(t.Context(), src)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close(context.Background())
-	for _, sql := range []string{
+	id, src, dst, db := cdcSetup(t, "cdcfirst",
 		"CREATE TABLE accounts (id bigint PRIMARY KEY, balance int, note text)",
-		"INSERT INTO accounts SELECT i, i % 1000, 'n' || i FROM generate_series(1, 20000) i",
-	} {
-		if _, err := db.Exec(t.Context(), sql); err != nil {
-			t.Fatalf("%s: %v", sql, err)
-		}
-	}
+		"INSERT INTO accounts SELECT i, i % 1000, 'n' || i FROM generate_series(1, 20000) i")
 	slot := "cdcfirst_" + id
 	t.Cleanup(func() {
 		db.Exec(context.Background(), "SELECT pg_drop_replication_slot($1) FROM pg_replication_slots WHERE slot_name = $1 AND NOT active", slot)
