@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/weirstream/weir/internal/jobs/demo"
+	"github.com/weirstream/weir/internal/testutil/pgtest"
 )
 
 // The chaos soak: etcd, three JobManagers under high availability, four
@@ -72,28 +73,28 @@ func chaosSinkFor(t *testing.T, out string, run int) chaosSinkEnv {
 	case "file":
 		return chaosSinkEnv{read: func(t *testing.T) []string { return committed(t, out) }, after: func(t *testing.T) { assertNoInProgress(t, out) }}
 	case "postgres":
-		pg := newPGCluster(t)
+		pg := pgtest.NewCluster(t)
 		table := fmt.Sprintf("weir_chaos_%d", run)
 		return chaosSinkEnv{
-			arg: pg.conn + "&table=" + table,
+			arg: pg.Conn + "&table=" + table,
 			read: func(t *testing.T) []string {
 				ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 				defer cancel()
-				lines, err := readPostgresLines(ctx, endpoint{scheme: "postgres", conn: pg.conn, table: table})
+				lines, err := readPostgresLines(ctx, endpoint{scheme: "postgres", conn: pg.Conn, table: table})
 				if err != nil {
 					t.Fatal(err)
 				}
 				return lines
 			},
 			after: func(t *testing.T) {
-				if left := pg.prepared(t); len(left) > 0 {
+				if left := pg.Prepared(t); len(left) > 0 {
 					t.Errorf("prepared transactions left on the server: %v", left)
 				}
 			},
 			down: func(t *testing.T) {
-				pg.ctl(t, "stop", "-m", "immediate")
+				pg.Ctl(t, "stop", "-m", "immediate")
 				time.Sleep(500 * time.Millisecond)
-				pg.ctl(t, "start")
+				pg.Ctl(t, "start")
 			},
 		}
 	case "kafka":
