@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/weirstream/weir/internal/testutil/pgtest"
 )
 
 // TestCDCPostgresRestart: the captured PostgreSQL itself crashes
@@ -23,23 +25,21 @@ import (
 // checkpoint. At the end --verify must find the replica equal to the
 // source row for row, and no prepared transaction may be left.
 //
-// The server is a throwaway cluster of the test's own (newPGCluster):
+// The server is a throwaway cluster of the test's own (pgtest):
 // crashing the shared CI server would fail every other package using it.
 func TestCDCPostgresRestart(t *testing.T) {
 	if testing.Short() {
 		t.Skip("creates and crashes a PostgreSQL cluster of its own")
 	}
-	pg := newPGCluster(t)
-	pg.exec(t, "postgres", "ALTER SYSTEM SET wal_level = logical")
-	pg.ctl(t, "restart") // wal_level takes effect only at start
-	src, dst := pg.database(t, "cdc_src"), pg.database(t, "cdc_dst")
+	pg := pgtest.NewCluster(t, "wal_level=logical")
+	src, dst := pgDatabase(t, pg, "cdc_src"), pgDatabase(t, pg, "cdc_dst")
 	for _, sql := range []string{
 		"CREATE TABLE accounts (id bigint PRIMARY KEY, balance int, note text)",
 		"INSERT INTO accounts SELECT i, i % 1000, 'n' || i FROM generate_series(1, 40000) i",
 		"CREATE TABLE notes (tag text PRIMARY KEY, n int)",
 		"INSERT INTO notes SELECT 'tag' || i, 0 FROM generate_series(1, 300) i",
 	} {
-		pg.exec(t, "cdc_src", sql)
+		pgExec(t, pg, "cdc_src", sql)
 	}
 	args := []string{"run", "cdc", "--source", src, "--tables", "accounts,notes", "--sink", dst, "--slot", "cdc_restart",
 		"--chunk-rows", "1000", "--idle-timeout", "10s", "--checkpoint-interval", "100ms",
@@ -70,9 +70,9 @@ func TestCDCPostgresRestart(t *testing.T) {
 	for i := range crashes {
 		time.Sleep(300*time.Millisecond + time.Duration(rng.Int64N(int64(time.Second))))
 		failed := strings.Count(r.stderr(), `msg="task failed"`)
-		pg.ctl(t, "stop", "-m", "immediate")
+		pg.Ctl(t, "stop", "-m", "immediate")
 		time.Sleep(time.Duration(rng.Int64N(int64(time.Second))))
-		pg.ctl(t, "start")
+		pg.Ctl(t, "start")
 		// weir noticed (its replication connection broke) and recovers
 		// by itself: a checkpoint completes after the server is back.
 		at, before := time.Now(), lastCompleted(r.stderr())
@@ -99,12 +99,12 @@ func TestCDCPostgresRestart(t *testing.T) {
 	res := runWeir(t, 3*time.Minute, append(args, "--verify")...)
 	wantExit(t, res, 0)
 	var rows int64
-	conn := pg.connect(t, "cdc_src")
+	conn := pgConnect(t, pg, "cdc_src")
 	if err := conn.QueryRow(t.Context(), "SELECT (SELECT count(*) FROM accounts) + (SELECT count(*) FROM notes)").Scan(&rows); err != nil {
 		t.Fatal(err)
 	}
 	wantLine(t, res.stdout, fmt.Sprintf("verify: replica equals source exactly (%d rows in 2 tables)", rows))
-	if left := pg.prepared(t); len(left) > 0 {
+	if left := pg.Prepared(t); len(left) > 0 {
 		t.Errorf("prepared transactions left on the server: %v", left)
 	}
 }
@@ -138,31 +138,36 @@ func waitCompletedAfter(r *running, after int, within time.Duration) bool {
 	return false
 }
 
-// database creates database name on the cluster and returns its URL.
-func (c *pgCluster) database(t *testing.T, name string) string {
+// pgDatabase creates database name on the cluster and returns its URL.
+func pgDatabase(t *testing.T, c *pgtest.Cluster, name string) string {
 	t.Helper()
-	c.exec(t, "postgres", "CREATE DATABASE "+name)
-	return strings.Replace(c.conn, "/postgres?", "/"+name+"?", 1)
+	pgExec(t, c, "postgres", "CREATE DATABASE "+name)
+	return pgURL(c, name)
 }
 
-// connect opens a connection to database db of the cluster, closed when
+// pgURL is the URL of database db of the cluster.
+func pgURL(c *pgtest.Cluster, db string) string {
+	return strings.Replace(c.Conn, "/postgres?", "/"+db+"?", 1)
+}
+
+// pgConnect opens a connection to database db of the cluster, closed when
 // the test ends.
-func (c *pgCluster) connect(t *testing.T, db string) *pgx.Conn {
+func pgConnect(t *testing.T, c *pgtest.Cluster, db string) *pgx.Conn {
 	t.Helper()
-	conn, err := pgx.Connect(t.Context(), strings.Replace(c.conn, "/postgres?", "/"+db+"?", 1))
+	conn, err := pgx.Connect(t.Context(), pgURL(c, db))
 	if err != nil {
-		t.Fatalf("connect to %s on cluster %s: %v", db, c.name, err)
+		t.Fatalf("connect to %s on cluster %s: %v", db, c.Name, err)
 	}
 	t.Cleanup(func() { conn.Close(context.Background()) })
 	return conn
 }
 
-// exec runs sql in database db of the cluster.
-func (c *pgCluster) exec(t *testing.T, db, sql string) {
+// pgExec runs sql in database db of the cluster.
+func pgExec(t *testing.T, c *pgtest.Cluster, db, sql string) {
 	t.Helper()
-	conn, err := pgx.Connect(t.Context(), strings.Replace(c.conn, "/postgres?", "/"+db+"?", 1))
+	conn, err := pgx.Connect(t.Context(), pgURL(c, db))
 	if err != nil {
-		t.Fatalf("connect to %s on cluster %s: %v", db, c.name, err)
+		t.Fatalf("connect to %s on cluster %s: %v", db, c.Name, err)
 	}
 	defer conn.Close(context.Background())
 	if _, err := conn.Exec(t.Context(), sql); err != nil {

@@ -5,7 +5,6 @@ import (
 	"flag"
 	"fmt"
 	"math/rand/v2"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -14,6 +13,8 @@ import (
 	"time"
 
 	"github.com/weirstream/weir/internal/jobs/demo"
+	"github.com/weirstream/weir/internal/kafkatest"
+	"github.com/weirstream/weir/internal/testutil/pgtest"
 )
 
 // The chaos soak: etcd, three JobManagers under high availability, four
@@ -21,7 +22,8 @@ import (
 // while every 0.5–2 s a random process is SIGKILLed (and started again)
 // or SIGSTOPped past its lease or heartbeat timeout (and SIGCONTed):
 // JobManagers, the leader included, TaskManagers, etcd, and with
-// -chaos-sink=postgres the database server (crash-stopped). Afterwards the
+// -chaos-sink=postgres the database server (crash-stopped), with
+// -chaos-sink=kafka the broker (SIGKILLed and restarted on its data). Afterwards the
 // output must be exactly the failure-free output, the job must have ended
 // by itself, nothing may be left prepared or in progress, and no
 // checkpoint folder may lack its metadata. CI runs the short form; the
@@ -32,7 +34,7 @@ import (
 // which prints the figures BENCHMARKS.md keeps.
 var (
 	chaosFaults   = flag.Int("chaos-faults", 20, "faults the chaos soak injects")
-	chaosSink     = flag.String("chaos-sink", "file", "the chaos soak's exactly-once sink: file, postgres (a throwaway cluster of its own, crash-stopped too) or kafka (the broker at WEIR_KAFKA_BROKERS)")
+	chaosSink     = flag.String("chaos-sink", "file", "the chaos soak's exactly-once sink: file, postgres (a throwaway cluster of its own, crash-stopped too) or kafka (a throwaway broker of its own, SIGKILLed and restarted too; needs the jars .ci/kafka.sh installs)")
 	chaosBaseline = flag.Bool("chaos-baseline", false, "run the chaos soak's job once without faults first, on the same cluster, for its throughput ratio")
 )
 
@@ -47,7 +49,7 @@ const (
 	faultKillTM   = "kill TaskManager"
 	faultPauseTM  = "pause TaskManager"
 	faultEtcd     = "restart etcd"
-	faultSinkDown = "crash-stop the sink's server"
+	faultSinkDown = "crash-stop the sink's server" // PostgreSQL or the Kafka broker
 )
 
 // chaosFault is one injected fault: when, what, whom.
@@ -72,41 +74,48 @@ func chaosSinkFor(t *testing.T, out string, run int) chaosSinkEnv {
 	case "file":
 		return chaosSinkEnv{read: func(t *testing.T) []string { return committed(t, out) }, after: func(t *testing.T) { assertNoInProgress(t, out) }}
 	case "postgres":
-		pg := newPGCluster(t)
+		pg := pgtest.NewCluster(t)
 		table := fmt.Sprintf("weir_chaos_%d", run)
 		return chaosSinkEnv{
-			arg: pg.conn + "&table=" + table,
+			arg: pg.Conn + "&table=" + table,
 			read: func(t *testing.T) []string {
 				ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 				defer cancel()
-				lines, err := readPostgresLines(ctx, endpoint{scheme: "postgres", conn: pg.conn, table: table})
+				lines, err := readPostgresLines(ctx, endpoint{scheme: "postgres", conn: pg.Conn, table: table})
 				if err != nil {
 					t.Fatal(err)
 				}
 				return lines
 			},
 			after: func(t *testing.T) {
-				if left := pg.prepared(t); len(left) > 0 {
+				if left := pg.Prepared(t); len(left) > 0 {
 					t.Errorf("prepared transactions left on the server: %v", left)
 				}
 			},
 			down: func(t *testing.T) {
-				pg.ctl(t, "stop", "-m", "immediate")
+				pg.Ctl(t, "stop", "-m", "immediate")
 				time.Sleep(500 * time.Millisecond)
-				pg.ctl(t, "start")
+				pg.Ctl(t, "start")
 			},
 		}
 	case "kafka":
-		brokers := os.Getenv("WEIR_KAFKA_BROKERS")
-		if brokers == "" {
-			t.Skip("-chaos-sink=kafka needs WEIR_KAFKA_BROKERS (bash .ci/kafka.sh starts one on 127.0.0.1:9092)")
-		}
+		// A broker of the soak's own (not the shared one on 9092, which
+		// other packages' tests use), so that it can be SIGKILLed and
+		// restarted on its data like the other processes.
+		b := kafkatest.Start(t)
 		topic := uniqueTopic("weir-chaos")
-		bs := strings.Split(brokers, ",")
+		bs := b.Addrs()
 		return chaosSinkEnv{
 			arg:   "kafka://" + bs[0] + "/" + topic,
 			read:  func(t *testing.T) []string { return readCommittedUpTo(t, bs, topic, true) },
 			after: func(t *testing.T) { assertNoOpenTransactions(t, bs, topic) },
+			down: func(t *testing.T) {
+				b.Kill()
+				time.Sleep(500 * time.Millisecond)
+				if err := b.Restart(); err != nil {
+					t.Fatalf("restart the soak's Kafka broker: %v\n%s", err, tail(b.Output(), 3000))
+				}
+			},
 		}
 	}
 	t.Fatalf("-chaos-sink=%q: want file, postgres or kafka", *chaosSink)

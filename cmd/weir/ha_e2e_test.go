@@ -1,12 +1,15 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -447,40 +450,101 @@ func TestHABadEtcd(t *testing.T) {
 // registered and before any TaskManager is told; after the first of
 // several TaskManagers is told. The standby takes over from the newest
 // registered checkpoint (sinks commit what it pre-committed, again if they
-// had), and the committed output is exact.
+// had), and the committed output is exact. after-metadata/kafka does the
+// first with the demo writing to Kafka (an in-process kfake broker, or
+// the one WEIR_KAFKA_BROKERS names): exact for a read_committed consumer
+// and no transaction left open.
 func TestHACrashPoints(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs etcd and a cluster of five processes per crash point")
 	}
-	for _, point := range []string{"after-metadata", "after-register", "mid-notify"} {
-		t.Run(point, func(t *testing.T) {
-			c := startHACluster(t, 2, 3, 2, map[int][]string{0: {"WEIR_TEST_JM_CRASH=" + point + ":4"}})
-			const events = 300_000
-			args, out := c.demoArgs(events, 40_000, 4)
-			client := startWeir(t, c.lifetime, args...)
-			select {
-			case <-c.jms[0].proc.done:
-			case <-client.done:
-				t.Fatalf("the job ended before %s crashed the leader\n%s", point, c.logs())
-			case <-time.After(60 * time.Second):
-				t.Fatalf("the leader did not crash at %s\n%s", point, c.logs())
-			}
-			if !strings.Contains(c.jms[0].proc.stderr(), "crash point reached") {
-				t.Fatalf("jm-0 ended without reaching %s:\n%s", point, c.logs())
-			}
-			next, term := c.waitLeader(0, 0)
-			t.Logf("jm-0 crashed at %s; %s leads in term %d", point, c.jms[next].id, term)
-			c.finish(client, out, events, "after a crash at "+point)
-			if point == "after-metadata" {
-				// Exact output alone cannot tell: restoring the checkpoint
-				// whose metadata was written but never registered would be
-				// exact too. The new leader must have skipped it, saying so.
-				if log := c.jms[next].log(); !strings.Contains(log, "has metadata but was never registered") {
-					t.Errorf("the new leader did not skip the unregistered checkpoint:\n%s", tail(log, 3000))
-				}
-			}
-		})
+	for _, c := range []struct{ point, sink string }{
+		{"after-metadata", "file"}, {"after-register", "file"}, {"mid-notify", "file"},
+		{"after-metadata", "kafka"},
+	} {
+		name := c.point
+		if c.sink != "file" {
+			name += "/" + c.sink
+		}
+		t.Run(name, func(t *testing.T) { testHACrashPoint(t, c.point, c.sink) })
 	}
+}
+
+func testHACrashPoint(t *testing.T, point, sink string) {
+	c := startHACluster(t, 2, 3, 2, map[int][]string{0: {"WEIR_TEST_JM_CRASH=" + point + ":4"}})
+	const events = 300_000
+	args, out := c.demoArgs(events, 40_000, 4)
+	var brokers []string
+	var topic string
+	if sink == "kafka" {
+		brokers, topic = haKafka(t)
+		args = withSink(args, "kafka://"+brokers[0]+"/"+topic)
+	}
+	client := startWeir(t, c.lifetime, args...)
+	select {
+	case <-c.jms[0].proc.done:
+	case <-client.done:
+		t.Fatalf("the job ended before %s crashed the leader\n%s", point, c.logs())
+	case <-time.After(60 * time.Second):
+		t.Fatalf("the leader did not crash at %s\n%s", point, c.logs())
+	}
+	if !strings.Contains(c.jms[0].proc.stderr(), "crash point reached") {
+		t.Fatalf("jm-0 ended without reaching %s:\n%s", point, c.logs())
+	}
+	next, term := c.waitLeader(0, 0)
+	t.Logf("jm-0 crashed at %s; %s leads in term %d", point, c.jms[next].id, term)
+	if sink == "kafka" {
+		c.finishKafka(client, brokers, topic, events, "after a crash at "+point)
+	} else {
+		c.finish(client, out, events, "after a crash at "+point)
+	}
+	if point == "after-metadata" {
+		// Exact output alone cannot tell: restoring the checkpoint
+		// whose metadata was written but never registered would be
+		// exact too. The new leader must have skipped it, saying so.
+		if log := c.jms[next].log(); !strings.Contains(log, "has metadata but was never registered") {
+			t.Errorf("the new leader did not skip the unregistered checkpoint:\n%s", tail(log, 3000))
+		}
+	}
+}
+
+// haKafka is the broker and a fresh topic for a cluster test's demo: the
+// broker WEIR_KAFKA_BROKERS names, or an in-process kfake broker the
+// cluster's processes reach over loopback.
+func haKafka(t *testing.T) (brokers []string, topic string) {
+	if env := os.Getenv("WEIR_KAFKA_BROKERS"); env != "" {
+		return strings.Split(env, ","), uniqueTopic("ha")
+	}
+	return []string{kfakeBroker(t)}, uniqueTopic("ha")
+}
+
+// withSink replaces the demo's --out with --sink sink.
+func withSink(args []string, sink string) []string {
+	if i := slices.Index(args, "--out"); i >= 0 {
+		args = slices.Delete(slices.Clone(args), i, i+2)
+	}
+	return append(args, "--sink", sink)
+}
+
+// finishKafka is finish for the demo writing to Kafka: the client exits
+// 0, a read_committed consumer reads exactly the failure-free output, and
+// no transaction of the demo is left open.
+func (c *haCluster) finishKafka(client *running, brokers []string, topic string, events int, what string) {
+	c.t.Helper()
+	res := client.wait()
+	if res.code != 0 {
+		c.t.Fatalf("weir run exited %d; stderr:\n%s\n%s", res.code, tail(res.stderr, 3000), c.logs())
+	}
+	ctx, cancel := context.WithTimeout(c.t.Context(), time.Minute)
+	defer cancel()
+	lines, err := readKafkaLines(ctx, endpoint{scheme: "kafka", brokers: brokers, topic: topic})
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	if d := demo.Diff(demo.Expected(int64(events), demoKeys), lines); d != "" {
+		c.t.Fatalf("%s: topic %s: %s\n%s", what, topic, d, c.logs())
+	}
+	assertNoOpenTransactions(c.t, brokers, topic)
 }
 
 // TestHAEtcdRestart stops etcd for longer than the lease while the demo

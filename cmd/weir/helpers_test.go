@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"github.com/weirstream/weir/connectors/file"
+	"github.com/weirstream/weir/internal/checkpoint"
 	"github.com/weirstream/weir/internal/testutil"
 )
 
@@ -266,6 +267,45 @@ func assertNoOrphanCheckpoints(t *testing.T, root string) {
 	})
 	if len(orphans) > 0 {
 		t.Errorf("checkpoint folders without metadata left after the job ended: %v", orphans)
+	}
+}
+
+// assertNoOrphans checks every job checkpoint folder under root (one
+// holding chk-N folders or a shared area) with testutil.CheckpointOrphans:
+// each chk-N has _metadata, at most retained (num-retained) completed
+// checkpoints are kept, and the shared area holds exactly the files the
+// kept checkpoints reference, so neither a killed task's nor a cancelled
+// checkpoint's incremental uploads are left behind.
+func assertNoOrphans(t *testing.T, root string, retained int) {
+	t.Helper()
+	jobDirs := map[string]bool{}
+	filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
+		if err != nil || !d.IsDir() {
+			return nil
+		}
+		if strings.HasPrefix(d.Name(), "chk-") || d.Name() == checkpoint.SharedDir {
+			jobDirs[filepath.Dir(p)] = true
+			return filepath.SkipDir
+		}
+		return nil
+	})
+	if len(jobDirs) == 0 {
+		t.Logf("assertNoOrphans: no checkpoint folder under %s", root)
+	}
+	for dir := range jobDirs {
+		ents, _ := os.ReadDir(dir)
+		var names []string
+		for _, e := range ents {
+			names = append(names, e.Name())
+		}
+		t.Logf("assertNoOrphans: %s holds %v", dir, names)
+		d, err := testutil.CheckpointOrphans(dir, retained)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d != "" {
+			t.Errorf("checkpoint folder %s after the job: %s", dir, d)
+		}
 	}
 }
 

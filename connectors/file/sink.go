@@ -43,6 +43,13 @@ type Sink struct {
 	closed  bool
 	next    uint64
 	open    map[string]*openTxn // by Txn.Name; begun and not yet pre-committed
+	// created is the identity of each in-progress file this Sink created,
+	// by Txn.Name, until it commits or aborts the transaction. Another
+	// attempt of the subtask may remove the file at its Open and, since
+	// names continue from what is on disk, a later attempt may create one
+	// of the same name: Commit and Abort act on the file at that name only
+	// if it is still the one this Sink created (see Abort).
+	created map[string]os.FileInfo
 }
 
 type openTxn struct {
@@ -80,6 +87,7 @@ func NewSink(dir string, uid string, subtask int, opts ...SinkOption) (*Sink, er
 		prefix:  subtaskPrefix(uid, subtask),
 		cfg:     cfg,
 		open:    map[string]*openTxn{},
+		created: map[string]os.FileInfo{},
 	}, nil
 }
 
@@ -138,11 +146,25 @@ func (s *Sink) Begin() (Txn, error) {
 	t := Txn{Name: s.prefix + strconv.FormatUint(s.next, 10), Seq: s.next}
 	path := filepath.Join(s.dir, inProgressName(t.Name))
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if errors.Is(err, fs.ErrExist) {
+		// Open chose the name after everything on disk, so another Sink
+		// created it since: another attempt of this subtask that is still
+		// running (declared dead but paused or partitioned: a zombie), or
+		// a second job writing into the same directory.
+		return Txn{}, fmt.Errorf("file sink %s/%d: begin %s: %s exists already, created by another attempt of this subtask since this one opened (an earlier attempt still running, or another job writing the same directory with the same uid); refusing to share it, the restart opens after it and removes it: %w", s.uid, s.subtask, t.Name, path, err)
+	}
 	if err != nil {
 		return Txn{}, fmt.Errorf("file sink %s/%d: begin: create %s: %w", s.uid, s.subtask, path, err)
 	}
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		os.Remove(path)
+		return Txn{}, fmt.Errorf("file sink %s/%d: begin: stat %s: %w", s.uid, s.subtask, path, err)
+	}
 	s.next++
 	s.open[t.Name] = &openTxn{f: f, w: bufio.NewWriterSize(f, s.cfg.bufferSize)}
+	s.created[t.Name] = fi
 	return t, nil
 }
 
@@ -211,7 +233,11 @@ func (s *Sink) Commit(txn Txn) error {
 	final := filepath.Join(s.dir, txn.Name)
 	tmp := filepath.Join(s.dir, inProgressName(txn.Name))
 	_, finalErr := os.Lstat(final)
-	_, tmpErr := os.Lstat(tmp)
+	tmpInfo, tmpErr := os.Lstat(tmp)
+	if mine, ok := s.created[txn.Name]; ok && tmpErr == nil && !os.SameFile(mine, tmpInfo) {
+		return fmt.Errorf("file sink %s/%d: commit %s: %s is not the file this attempt wrote: a later attempt of this subtask removed that one when it opened and created its own under the name; this attempt is stale and publishes nothing", s.uid, s.subtask, txn.Name, tmp)
+	}
+	delete(s.created, txn.Name)
 	switch {
 	case finalErr == nil && tmpErr == nil:
 		return fmt.Errorf("file sink %s/%d: commit %s: both %s and %s exist; a name was reused, inspect them by hand", s.uid, s.subtask, txn.Name, final, tmp)
@@ -246,6 +272,18 @@ func (s *Sink) Abort(txn Txn) error {
 		o.f.Close() // the data is discarded; a close error changes nothing
 	}
 	tmp := filepath.Join(s.dir, inProgressName(txn.Name))
+	if mine, ok := s.created[txn.Name]; ok {
+		delete(s.created, txn.Name)
+		// This Sink created the file; if the one at the name now is not
+		// it, a later attempt removed it at Open and created its own of the
+		// same name, which is that attempt's to keep: a stale attempt (a
+		// zombie) closing down must not remove it. A later attempt could
+		// replace the file between this check and the remove only by
+		// opening twice within that instant.
+		if fi, err := os.Lstat(tmp); err == nil && !os.SameFile(mine, fi) {
+			return nil
+		}
+	}
 	err := os.Remove(tmp)
 	switch {
 	case err == nil:
@@ -276,6 +314,7 @@ func (s *Sink) Close() error {
 		}
 	}
 	clear(s.open)
+	clear(s.created)
 	return errors.Join(errs...)
 }
 

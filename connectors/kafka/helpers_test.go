@@ -2,6 +2,7 @@ package kafka
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"slices"
@@ -153,17 +154,36 @@ func (b *broker) readCommitted(t testing.TB, topic string) []string {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+	return b.readTo(t, topic, hwm, false)
+}
+
+// readStable returns what a read_committed consumer sees on topic now,
+// open transactions or not: the values below every partition's last
+// stable offset. Records of aborted transactions are never delivered, so
+// a partition whose last decided records were aborted would not reach
+// its stable offset by the records seen; reading ends there once the
+// consumer has been idle for two seconds.
+func (b *broker) readStable(t testing.TB, topic string) []string {
+	t.Helper()
+	return b.readTo(t, topic, b.offsets(t, topic, true), true)
+}
+
+// readTo reads topic read_committed up to ends, in partition then offset
+// order; idleEnds lets an idle consumer end the reading early (see
+// readStable).
+func (b *broker) readTo(t testing.TB, topic string, ends []int64, idleEnds bool) []string {
+	t.Helper()
 	cl := b.client(t,
 		kgo.ConsumeTopics(topic),
 		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
 		kgo.FetchIsolationLevel(kgo.ReadCommitted()),
 		kgo.KeepControlRecords(),
 	)
-	next := make([]int64, len(hwm))
-	byPart := make([][]string, len(hwm))
+	next := make([]int64, len(ends))
+	byPart := make([][]string, len(ends))
 	done := func() bool {
-		for p := range hwm {
-			if next[p] < hwm[p] {
+		for p := range ends {
+			if next[p] < ends[p] {
 				return false
 			}
 		}
@@ -172,14 +192,28 @@ func (b *broker) readCommitted(t testing.TB, topic string) []string {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	for !done() {
-		fs := cl.PollFetches(ctx)
+		pctx, pcancel := ctx, context.CancelFunc(func() {})
+		if idleEnds {
+			pctx, pcancel = context.WithTimeout(ctx, 2*time.Second)
+		}
+		fs := cl.PollFetches(pctx)
+		pcancel()
 		if err := ctx.Err(); err != nil {
-			t.Fatalf("read %s: positions %v, want %v: %v", topic, next, hwm, err)
+			t.Fatalf("read %s: positions %v, want %v: %v", topic, next, ends, err)
+		}
+		if idleEnds && pctx.Err() != nil && fs.NumRecords() == 0 {
+			break
 		}
 		for _, fe := range fs.Errors() {
+			if idleEnds && errors.Is(fe.Err, context.DeadlineExceeded) {
+				continue // the idle poll's own deadline
+			}
 			t.Fatalf("read %s partition %d: %v", topic, fe.Partition, fe.Err)
 		}
 		fs.EachRecord(func(r *kgo.Record) {
+			if r.Offset >= ends[r.Partition] {
+				return // past the end asked for (readStable's offsets were read earlier)
+			}
 			next[r.Partition] = r.Offset + 1
 			if !r.Attrs.IsControl() {
 				byPart[r.Partition] = append(byPart[r.Partition], string(r.Value))

@@ -46,8 +46,11 @@ type exactlyOnce[T any] struct {
 	server  string // host:port/database, for messages
 	sink    string // "<prefix>:<uid>", the gid prefix of every subtask
 	subtask int
-	log     *slog.Logger
-	next    uint64 // sequence number of the next Begin
+	// parallelism is the sink's, for the advice when prepared-transaction
+	// slots run out.
+	parallelism int
+	log         *slog.Logger
+	next        uint64 // sequence number of the next Begin
 
 	cur    Txn  // the open transaction, if hasCur
 	hasCur bool // Begin called, PreCommit or Abort not yet
@@ -81,7 +84,7 @@ func (s *exactlyOnce[T]) open(ctx context.Context, uid string, subtask, parallel
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	s.sink, s.subtask, s.log = sinkID(s.cfg.prefix, uid), subtask, log
+	s.sink, s.subtask, s.parallelism, s.log = sinkID(s.cfg.prefix, uid), subtask, parallelism, log
 	s.buf = rowBuffer{ncols: len(s.columns)}
 	err := s.connect(ctx)
 	if err == nil {
@@ -234,6 +237,9 @@ func (s *exactlyOnce[T]) PreCommit(ctx context.Context, txn Txn) error {
 	// prepared, or rolled back by the server.
 	s.hasCur = false
 	if _, err := s.data.Exec(ctx, "PREPARE TRANSACTION "+quoteLiteral(txn.GID)); err != nil {
+		if slotsExhausted(err) {
+			return s.slotsExhaustedError(ctx, txn, err)
+		}
 		return fmt.Errorf("postgres sink %s/%d: prepare %s on %s: %w", s.sink, s.subtask, txn.GID, s.server, err)
 	}
 	return nil

@@ -38,9 +38,12 @@ func (m *Machine) finish() {
 	}
 	// No task writes any more: remove what checkpoints that never
 	// completed left behind (an abort's Discard can race with a late
-	// asynchronous write that recreates the folder).
+	// asynchronous write that recreates the folder). Aborted, so that
+	// the sweep below runs even if one ran since their abort: a late
+	// upload to the shared area lands after that sweep too, and would
+	// be left there, referenced by nothing.
 	if ids := m.incomplete(nil); len(ids) > 0 {
-		m.emit(Discard{IDs: ids})
+		m.emit(Discard{IDs: ids, Aborted: true})
 	}
 	m.emit(SweepShared{})
 	reason := outcome.Err

@@ -169,9 +169,10 @@ func (m *Machine) latestLoaded(ev LatestLoaded) {
 	}
 	// Checkpointing is suspended: nothing is pending but what persists,
 	// so every checkpoint triggered and not completed was aborted; remove
-	// what it left.
+	// what it left (late uploads to the shared area too, at the next
+	// sweep: hence Aborted, as at the job's end).
 	if ids := m.incomplete(m.coord.Pending()); len(ids) > 0 {
-		m.emit(Discard{IDs: ids})
+		m.emit(Discard{IDs: ids, Aborted: true})
 	}
 	var tasks []checkpoint.TaskID
 	for _, r := range regions {

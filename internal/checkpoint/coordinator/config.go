@@ -51,8 +51,8 @@ type Config struct {
 	AlertEvery time.Duration
 	// TransactionTimeout is the shortest transaction timeout of the job's
 	// two-phase-commit sinks (0: none declares one): while storage fails,
-	// the job fails before their oldest open transaction would outlive
-	// it.
+	// the job fails once the next attempt, given the checkpoint Timeout to
+	// complete, could end after their oldest open transaction outlived it.
 	TransactionTimeout time.Duration
 }
 

@@ -103,9 +103,9 @@ func (m *model) storageFail(reason string) {
 	if m.storageBound() {
 		return
 	}
-	if m.txnTimeout > 0 && m.sRetry.Sub(m.openFrom) >= m.txnTimeout {
+	if m.txnTimeout > 0 && m.sRetry.Add(m.timeout).Sub(m.openFrom) >= m.txnTimeout {
 		m.sDone = true
-		m.emit("fail-job: checkpoint storage has failed for %v (%d checkpoints) and no checkpoint completed for %v: the two-phase-commit sinks' open transactions would outlive their transaction timeout of %v before the next attempt, and be aborted by their system; failing the job now rather than losing output; last: %s",
+		m.emit("fail-job: checkpoint storage has failed for %v (%d checkpoints) and no checkpoint completed for %v: the two-phase-commit sinks' open transactions would outlive their transaction timeout of %v before the next attempt could complete (within execution.checkpointing.timeout), and be aborted by their system; failing the job now rather than losing output; last: %s",
 			modelRound(for_), m.sCount, modelRound(m.clock.Sub(m.openFrom)), m.txnTimeout, reason)
 		return
 	}

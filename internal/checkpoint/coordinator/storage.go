@@ -78,9 +78,14 @@ func (c *Coordinator) storageFailed(reason string) {
 	if c.storageTimedOut() {
 		return
 	}
-	if t := c.cfg.TransactionTimeout; t > 0 && s.retryAt.Sub(c.openSince) >= t {
+	// The next attempt must not only start but complete (and its sinks
+	// commit) before the oldest open transaction outlives its timeout:
+	// an attempt begun just inside it and completed after it would commit
+	// transactions the broker may have aborted, a loss (loud, but a loss).
+	// An attempt completes within the checkpoint timeout or fails.
+	if t := c.cfg.TransactionTimeout; t > 0 && s.retryAt.Add(c.cfg.Timeout).Sub(c.openSince) >= t {
 		s.gaveUp = true
-		c.emit(FailJob{Reason: fmt.Sprintf("checkpoint storage has failed for %v (%d checkpoints) and no checkpoint completed for %v: the two-phase-commit sinks' open transactions would outlive their transaction timeout of %v before the next attempt, and be aborted by their system; failing the job now rather than losing output; last: %s",
+		c.emit(FailJob{Reason: fmt.Sprintf("checkpoint storage has failed for %v (%d checkpoints) and no checkpoint completed for %v: the two-phase-commit sinks' open transactions would outlive their transaction timeout of %v before the next attempt could complete (within execution.checkpointing.timeout), and be aborted by their system; failing the job now rather than losing output; last: %s",
 			roundDuration(failingFor), s.failures, roundDuration(c.now.Sub(c.openSince)), t, reason)})
 		return
 	}

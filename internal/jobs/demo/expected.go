@@ -57,3 +57,27 @@ func head(s []string) []string {
 	}
 	return s
 }
+
+// Excess describes the lines of got that want does not hold, counting
+// multiplicity (a duplicate of a wanted line is excess): "" when got is a
+// sub-multiset of want. A run that failed may have committed only part of
+// its output, but never a line twice or one a failure-free run would not.
+func Excess(want, got []string) string {
+	counts := make(map[string]int, len(want))
+	for _, l := range want {
+		counts[l]++
+	}
+	var extra []string
+	for _, l := range got {
+		if counts[l] == 0 {
+			extra = append(extra, l)
+			continue
+		}
+		counts[l]--
+	}
+	if len(extra) == 0 {
+		return ""
+	}
+	sort.Strings(extra)
+	return fmt.Sprintf("%d of %d lines are not in the failure-free output or are duplicated (first %v)", len(extra), len(got), head(extra))
+}

@@ -4,9 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 
@@ -17,6 +15,7 @@ import (
 	"github.com/weirstream/weir/internal/faults"
 	"github.com/weirstream/weir/internal/hooks"
 	"github.com/weirstream/weir/internal/jobs/demo"
+	"github.com/weirstream/weir/internal/testutil"
 	"github.com/weirstream/weir/internal/vfs"
 	"github.com/weirstream/weir/internal/vfs/s3fs/s3test"
 )
@@ -114,35 +113,21 @@ func TestIncrementalRetentionGC(t *testing.T) {
 // retained checkpoints reference.
 func checkSharedAreaExact(t *testing.T, jobDir string, chks []string) {
 	t.Helper()
-	want := map[string]bool{}
 	for _, c := range chks {
 		md, _, err := storage.LoadPath(context.Background(), c)
 		if err != nil {
 			t.Fatal(err)
 		}
-		refs := md.SharedRefs()
-		if len(refs) == 0 && md.Kind == checkpoint.Periodic {
+		if len(md.SharedRefs()) == 0 && md.Kind == checkpoint.Periodic {
 			t.Fatalf("%s references no shared file; is it incremental?", c)
 		}
-		for _, r := range refs {
-			want[r.Name] = true
-		}
 	}
-	ents, err := os.ReadDir(filepath.Join(jobDir, checkpoint.SharedDir))
+	d, err := testutil.SharedAreaDiff(jobDir, chks)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var got, w []string
-	for _, e := range ents {
-		got = append(got, e.Name())
-	}
-	for n := range want {
-		w = append(w, n)
-	}
-	slices.Sort(got)
-	slices.Sort(w)
-	if !slices.Equal(got, w) {
-		t.Fatalf("shared area holds %d files, the retained checkpoints reference %d:\nholds      %v\nreferenced %v", len(got), len(w), got, w)
+	if d != "" {
+		t.Fatal(d)
 	}
 }
 
