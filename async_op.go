@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"strconv"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/weirstream/weir/internal/asyncqueue"
@@ -57,16 +56,6 @@ type asyncDone[U any] struct {
 	err error
 }
 
-// asyncMetrics are the operator's counters, written by its call
-// goroutines with atomics.
-type asyncMetrics struct {
-	inFlight  atomic.Int64
-	timeouts  atomic.Int64
-	retries   atomic.Int64
-	calls     atomic.Int64 // completed calls, for the latency mean
-	latencyNs atomic.Int64 // summed over calls
-}
-
 // asyncOp is the operator of AsyncMap and AsyncMapKeyed. The task
 // goroutine owns the queue (internal/asyncqueue) and the output; call
 // goroutines only run the user function and hand completions back
@@ -89,8 +78,8 @@ type asyncOp[T, U any] struct {
 	q       *asyncqueue.Queue[asyncIn[T], asyncDone[U]]
 	next    uint64
 	timed   bool
-	prefix  string // "job/uid/" of the idempotency keys
-	m       asyncMetrics
+	prefix  string                 // "job/uid/" of the idempotency keys
+	m       *dataflow.AsyncMetrics // the task's, shared with its other async operators
 
 	// calls is the context of the call goroutines: it lives from Open to
 	// Close (cancelled there, or when the task's context is), which is
@@ -122,6 +111,11 @@ func (o *asyncOp[T, U]) Open(ctx context.Context, oc *dataflow.OperatorContext) 
 	if oc.Mailbox == nil {
 		return fmt.Errorf("async operator %q: no task mailbox to deliver completions (run it in a job)", oc.UID)
 	}
+	o.m = oc.Async
+	if o.m == nil {
+		o.m = &dataflow.AsyncMetrics{}
+	}
+	o.m.Used.Store(true)
 	o.rc = newRuntimeContext(oc)
 	var err error
 	if o.entries, err = GetOperatorListState[asyncEntry[T]](o.rc, asyncInFlightState); err != nil {
@@ -196,7 +190,7 @@ func (o *asyncOp[T, U]) Push(ctx context.Context, batch []T, ts []int64) error {
 
 // start runs the call of record seq on its own goroutine.
 func (o *asyncOp[T, U]) start(seq uint64, subtask int, v T, ts int64) {
-	o.m.inFlight.Add(1)
+	o.m.InFlight.Add(1)
 	o.wg.Add(1)
 	go o.call(seq, subtask, v, ts)
 }
@@ -222,21 +216,21 @@ func (o *asyncOp[T, U]) call(seq uint64, subtask int, v T, ts int64) {
 		if err == nil || ctx.Err() != nil || c.Attempt >= p.MaxAttempts || (p.RetryIf != nil && !p.RetryIf(err)) {
 			break
 		}
-		o.m.retries.Add(1)
+		o.m.Retries.Add(1)
 		if !sleepCtx(ctx, p.delay(c.Attempt+1)) {
 			break
 		}
 	}
 	if err != nil && o.calls.Err() == nil && errors.Is(ctx.Err(), context.DeadlineExceeded) {
-		o.m.timeouts.Add(1)
+		o.m.Timeouts.Add(1)
 		err = fmt.Errorf("%w after %v (attempt %d): %w", ErrAsyncTimeout, o.cfg.timeout, c.Attempt, err)
 	}
 	if err != nil {
 		err = fmt.Errorf("call %s: %w", c.IdempotencyKey, err)
 	}
-	o.m.latencyNs.Add(int64(time.Since(begin)))
-	o.m.calls.Add(1)
-	o.m.inFlight.Add(-1)
+	o.m.LatencyNanos.Add(int64(time.Since(begin)))
+	o.m.Calls.Add(1)
+	o.m.InFlight.Add(-1)
 	o.complete(asyncDone[U]{seq: seq, ts: ts, out: out, err: err})
 }
 
@@ -423,7 +417,7 @@ func (o *asyncOp[T, U]) Close(context.Context) error {
 		// Never a hang: the task ends, the stuck calls are left behind
 		// (their completions go nowhere).
 		o.oc.Logger.Warn("async calls still running after their context was cancelled; the function must return when ctx is done",
-			"operator", o.oc.UID, "in_flight", o.m.inFlight.Load(), "waited", asyncCloseGrace)
+			"operator", o.oc.UID, "in_flight", o.m.InFlight.Load(), "waited", asyncCloseGrace)
 	}
 	return nil
 }

@@ -316,6 +316,18 @@ func TestAsyncMapCapacityAndCancel(t *testing.T) {
 	if s := started.Load(); s != 100+capacity {
 		t.Errorf("%d calls started, want %d: a full queue must block the input", s, 100+capacity)
 	}
+	// The task's metrics report the calls in flight and their latency.
+	var stats []string
+	reported := false
+	for _, ts := range hooks.Plan(env).Status.Tasks() {
+		if a := ts.Async; a != nil {
+			stats = append(stats, fmt.Sprintf("%s: %+v", ts.Name, *a))
+			reported = reported || (a.InFlight == capacity && a.LatencyMean > 0)
+		}
+	}
+	if !reported {
+		t.Errorf("async metrics %v, want %d in flight and a latency", stats, capacity)
+	}
 	cancel()
 	if err := <-done; !errors.Is(err, context.Canceled) {
 		t.Fatalf("Execute = %v, want context.Canceled", err)

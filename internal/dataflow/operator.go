@@ -122,6 +122,24 @@ type OperatorContext struct {
 	// Mailbox runs actions on the task goroutine (nil when an operator
 	// is driven without a task, in unit tests).
 	Mailbox Mailbox
+	// Async counts the calls of the task's async I/O operators (the
+	// task's metric; nil in unit tests).
+	Async *AsyncMetrics
+}
+
+// AsyncMetrics are the counters of a task's async I/O operators, summed
+// over its chain: written with atomics by their call goroutines, read by
+// the metrics reporters.
+type AsyncMetrics struct {
+	// Used is set by an async operator's Open: the task reports these.
+	Used     atomic.Bool
+	InFlight atomic.Int64 // calls running now
+	Timeouts atomic.Int64 // calls that timed out
+	Retries  atomic.Int64 // attempts after a failed one
+	// Calls and LatencyNanos are the completed calls and their summed
+	// time, first attempt to completion (retries and backoff included).
+	Calls        atomic.Int64
+	LatencyNanos atomic.Int64
 }
 
 // Mailbox is how work that completes on another goroutine (an async I/O
