@@ -14,7 +14,7 @@ import (
 // enrichment) for one record and returns the record's result. weir runs
 // it on goroutines it manages, up to the operator's capacity at a time,
 // so it may block; ctx is cancelled when the call times out
-// (AsyncTimeout) or the task is cancelled, and the function must return
+// (WithAsyncTimeout) or the task is cancelled, and the function must return
 // soon after. To fall back instead of failing on a timeout, return a
 // value and a nil error once ctx is done.
 //
@@ -44,12 +44,12 @@ type AsyncCall struct {
 }
 
 // ErrAsyncTimeout is matched (errors.Is) by the failure of a task whose
-// async call did not complete within its AsyncTimeout.
+// async call did not complete within its WithAsyncTimeout.
 var ErrAsyncTimeout = errors.New("async call timed out")
 
 // AsyncRetryPolicy retries failed async calls (Flink's FLIP-232): after a
 // failed attempt that RetryIf accepts, weir waits the backoff and calls
-// again, up to MaxAttempts tries in all, within the call's AsyncTimeout.
+// again, up to MaxAttempts tries in all, within the call's WithAsyncTimeout.
 type AsyncRetryPolicy struct {
 	// MaxAttempts is the number of tries, first one included (at least 1).
 	MaxAttempts int
@@ -79,8 +79,11 @@ func (p *AsyncRetryPolicy) delay(attempt int) time.Duration {
 	return d
 }
 
-// AsyncOption configures AsyncMap and AsyncMapKeyed.
-type AsyncOption func(*asyncConfig)
+// AsyncOption configures AsyncMap and AsyncMapKeyed (WithAsyncCapacity,
+// WithAsyncTimeout, WithAsyncRetry, WithAsyncUnordered).
+type AsyncOption struct {
+	apply func(*asyncConfig)
+}
 
 type asyncConfig struct {
 	capacity int
@@ -91,63 +94,65 @@ type asyncConfig struct {
 }
 
 // DefaultAsyncCapacity is the in-flight bound per subtask without
-// AsyncCapacity (Flink's default too).
+// WithAsyncCapacity (Flink's default too).
 const DefaultAsyncCapacity = 100
 
-// AsyncCapacity bounds the calls in flight per subtask (default
+// WithAsyncCapacity bounds the calls in flight per subtask (default
 // DefaultAsyncCapacity). With n in flight the operator takes no more
 // input until one completes: backpressure, never more memory.
-func AsyncCapacity(n int) AsyncOption {
-	return func(c *asyncConfig) {
+func WithAsyncCapacity(n int) AsyncOption {
+	return AsyncOption{func(c *asyncConfig) {
 		if n < 1 {
-			c.err = fmt.Errorf("AsyncCapacity(%d): want at least 1 call in flight", n)
+			c.err = fmt.Errorf("WithAsyncCapacity(%d): want at least 1 call in flight", n)
 		}
 		c.capacity = n
-	}
+	}}
 }
 
-// AsyncTimeout bounds each record's call, retries included (default: no
+// WithAsyncTimeout bounds each record's call, retries included (default: no
 // bound). A call that times out fails the task with ErrAsyncTimeout,
 // unless the function returns a fallback result.
-func AsyncTimeout(d time.Duration) AsyncOption {
-	return func(c *asyncConfig) {
+func WithAsyncTimeout(d time.Duration) AsyncOption {
+	return AsyncOption{func(c *asyncConfig) {
 		if d < 0 {
-			c.err = fmt.Errorf("AsyncTimeout(%v): want a positive duration, or 0 for no timeout", d)
+			c.err = fmt.Errorf("WithAsyncTimeout(%v): want a positive duration, or 0 for no timeout", d)
 		}
 		c.timeout = d
-	}
+	}}
 }
 
-// AsyncRetry retries failed calls as p says (default: no retries; a
+// WithAsyncRetry retries failed calls as p says (default: no retries; a
 // failed call fails the task).
-func AsyncRetry(p AsyncRetryPolicy) AsyncOption {
-	return func(c *asyncConfig) {
+func WithAsyncRetry(p AsyncRetryPolicy) AsyncOption {
+	return AsyncOption{func(c *asyncConfig) {
 		if p.MaxAttempts < 1 || p.Backoff < 0 || p.MaxBackoff < 0 {
-			c.err = fmt.Errorf("AsyncRetry: MaxAttempts %d, Backoff %v, MaxBackoff %v: want at least 1 attempt and no negative wait", p.MaxAttempts, p.Backoff, p.MaxBackoff)
+			c.err = fmt.Errorf("WithAsyncRetry: MaxAttempts %d, Backoff %v, MaxBackoff %v: want at least 1 attempt and no negative wait", p.MaxAttempts, p.Backoff, p.MaxBackoff)
 		}
 		c.retry = p
-	}
+	}}
 }
 
-// AsyncUnordered emits each result as soon as its call completes
+// WithAsyncUnordered emits each result as soon as its call completes
 // (Flink's unorderedWait), for more throughput when calls vary in
 // latency. Watermarks stay fences: no result crosses one, so event time
 // downstream stays correct. The default is input order.
-func AsyncUnordered() AsyncOption {
-	return func(c *asyncConfig) { c.mode = asyncqueue.Unordered }
+func WithAsyncUnordered() AsyncOption {
+	return AsyncOption{func(c *asyncConfig) { c.mode = asyncqueue.Unordered }}
 }
 
 func newAsyncConfig(opts []AsyncOption) asyncConfig {
 	c := asyncConfig{capacity: DefaultAsyncCapacity, retry: AsyncRetryPolicy{MaxAttempts: 1}}
 	for _, o := range opts {
-		o(&c)
+		if o.apply != nil { // the zero AsyncOption changes nothing
+			o.apply(&c)
+		}
 	}
 	return c
 }
 
 // AsyncMap calls f for every record, up to the capacity at a time, and
 // emits its results, in input order (or as they complete, with
-// AsyncUnordered). It is exactly-once: the records in flight at a
+// WithAsyncUnordered). It is exactly-once: the records in flight at a
 // checkpoint are part of it (operator state) and their calls are issued
 // again after a restore, with the same AsyncCall.IdempotencyKey. A call
 // that fails (after its retries) or times out fails the task. Records

@@ -65,18 +65,18 @@ func BenchmarkAsyncMapHTTP(b *testing.B) {
 	for b.Loop() {
 		async := run(asyncN, func(s weir.Stream[int64]) weir.Stream[string] {
 			return weir.AsyncMap(s, func(ctx context.Context, i int64, _ weir.AsyncCall) (string, error) { return get(ctx, i) },
-				weir.AsyncCapacity(capacity), weir.AsyncUnordered())
+				weir.WithAsyncCapacity(capacity), weir.WithAsyncUnordered())
 		})
 		ordered := run(asyncN, func(s weir.Stream[int64]) weir.Stream[string] {
 			return weir.AsyncMap(s, func(ctx context.Context, i int64, _ weir.AsyncCall) (string, error) { return get(ctx, i) },
-				weir.AsyncCapacity(capacity))
+				weir.WithAsyncCapacity(capacity))
 		})
 		// The same calls without HTTP (a 50 ms timer): what the operator
 		// achieves when the service costs no CPU here.
 		timer := run(asyncN, func(s weir.Stream[int64]) weir.Stream[string] {
 			return weir.AsyncMap(s, func(ctx context.Context, i int64, _ weir.AsyncCall) (string, error) {
 				return strconv.FormatInt(i, 10), sleepOrDone(ctx, latency)
-			}, weir.AsyncCapacity(capacity), weir.AsyncUnordered())
+			}, weir.WithAsyncCapacity(capacity), weir.WithAsyncUnordered())
 		})
 		sync := run(syncN, func(s weir.Stream[int64]) weir.Stream[string] {
 			return weir.Map(s, func(i int64) string {

@@ -315,7 +315,7 @@ func (o *asyncOp[T, U]) takeCompletions(ctx context.Context) error {
 	for i := range o.taken {
 		d := &o.taken[i]
 		if d.err != nil {
-			return fmt.Errorf("async operator %q: %w (handle the error in the function, or retry it with AsyncRetry)", o.oc.UID, d.err)
+			return fmt.Errorf("async operator %q: %w (handle the error in the function, or retry it with WithAsyncRetry)", o.oc.UID, d.err)
 		}
 		o.q.Complete(d.seq, *d)
 	}

@@ -74,9 +74,9 @@ func TestAsyncMapExactUnderFailures(t *testing.T) {
 					var ledger keyLedger
 					var calls atomic.Int64
 					src := weir.FromSource(env, datagen.New(func(i int64) int64 { return i }, datagen.WithCount(n), datagen.WithRate(40_000))).UID("src")
-					opts := []weir.AsyncOption{weir.AsyncCapacity(16)}
+					opts := []weir.AsyncOption{weir.WithAsyncCapacity(16)}
 					if mode == "unordered" {
-						opts = append(opts, weir.AsyncUnordered())
+						opts = append(opts, weir.WithAsyncUnordered())
 					}
 					out := weir.AsyncMap(src, func(ctx context.Context, i int64, c weir.AsyncCall) (string, error) {
 						calls.Add(1)
@@ -146,10 +146,10 @@ func TestAsyncMapOrder(t *testing.T) {
 	}
 	// The source's subtask s owns i%p == s, and AsyncMap chains to it.
 	check(t, "ordered", func(s weir.Stream[int64]) weir.Stream[int64] {
-		return weir.AsyncMap(s, slow, weir.AsyncCapacity(32))
+		return weir.AsyncMap(s, slow, weir.WithAsyncCapacity(32))
 	}, func(i int64) int64 { return i % p })
 	check(t, "ordered-per-key", func(s weir.Stream[int64]) weir.Stream[int64] {
-		return weir.AsyncMapKeyed(weir.KeyBy(s, func(i int64) int64 { return i % k }), slow, weir.AsyncCapacity(32))
+		return weir.AsyncMapKeyed(weir.KeyBy(s, func(i int64) int64 { return i % k }), slow, weir.WithAsyncCapacity(32))
 	}, func(i int64) int64 { return i%k*p + i%p }) // per key and source subtask: the order its channel keeps
 }
 
@@ -172,7 +172,7 @@ func TestAsyncMapWatermarksAreFences(t *testing.T) {
 			d = 20 * time.Millisecond
 		}
 		return e, sleepOrDone(ctx, d)
-	}, weir.AsyncUnordered(), weir.AsyncCapacity(64)).UID("async")
+	}, weir.WithAsyncUnordered(), weir.WithAsyncCapacity(64)).UID("async")
 	w := weir.Window(weir.KeyBy(async, func(e tsEvent) int64 { return e.K }), weir.TumblingEventTimeWindows(size*time.Millisecond))
 	dir := sinkLines(t, weir.ProcessWindow(w, func() weir.ProcessWindowFunction[int64, tsEvent, string] { return countLines{} }).UID("w"))
 	execute(t, env, log)
@@ -224,7 +224,7 @@ func TestAsyncMapRetriesAndTimeouts(t *testing.T) {
 				third.Add(1)
 			}
 			return fmt.Sprintf("r%d", i), nil
-		}, weir.AsyncRetry(weir.AsyncRetryPolicy{MaxAttempts: 3, Backoff: time.Millisecond, Multiplier: 2,
+		}, weir.WithAsyncRetry(weir.AsyncRetryPolicy{MaxAttempts: 3, Backoff: time.Millisecond, Multiplier: 2,
 			RetryIf: func(err error) bool { return errors.Is(err, errFlaky) }}))
 		if err != nil {
 			t.Fatal(err)
@@ -242,8 +242,8 @@ func TestAsyncMapRetriesAndTimeouts(t *testing.T) {
 				return "", errors.New("bad request")
 			}
 			return fmt.Sprintf("r%d", i), nil
-		}, weir.AsyncRetry(weir.AsyncRetryPolicy{MaxAttempts: 5, RetryIf: func(err error) bool { return errors.Is(err, errFlaky) }}))
-		if err == nil || !containsAll(err.Error(), "bad request", "async/0/7", "AsyncRetry") {
+		}, weir.WithAsyncRetry(weir.AsyncRetryPolicy{MaxAttempts: 5, RetryIf: func(err error) bool { return errors.Is(err, errFlaky) }}))
+		if err == nil || !containsAll(err.Error(), "bad request", "async/0/7", "WithAsyncRetry") {
 			t.Errorf("Execute = %v, want the call's error naming its key and the fix", err)
 		}
 	})
@@ -254,7 +254,7 @@ func TestAsyncMapRetriesAndTimeouts(t *testing.T) {
 				return "", ctx.Err()
 			}
 			return fmt.Sprintf("r%d", i), nil
-		}, weir.AsyncTimeout(50*time.Millisecond))
+		}, weir.WithAsyncTimeout(50*time.Millisecond))
 		if !errors.Is(err, weir.ErrAsyncTimeout) {
 			t.Errorf("Execute = %v, want ErrAsyncTimeout", err)
 		}
@@ -266,7 +266,7 @@ func TestAsyncMapRetriesAndTimeouts(t *testing.T) {
 				return fmt.Sprintf("r%d", i), nil // the fallback
 			}
 			return fmt.Sprintf("r%d", i), nil
-		}, weir.AsyncTimeout(50*time.Millisecond))
+		}, weir.WithAsyncTimeout(50*time.Millisecond))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -306,7 +306,7 @@ func TestAsyncMapCapacityAndCancel(t *testing.T) {
 			return "", ctx.Err()
 		}
 		return fmt.Sprint(i), sleepOrDone(ctx, time.Millisecond)
-	}, weir.AsyncCapacity(capacity)).UID("async")
+	}, weir.WithAsyncCapacity(capacity)).UID("async")
 	sinkLines(t, out)
 	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan error, 1)
