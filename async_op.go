@@ -45,13 +45,14 @@ type asyncSeq struct {
 type asyncIn[T any] struct {
 	in      T
 	ts      int64
-	subtask int
+	subtask int    // of its idempotency key
+	seq     uint64 // of its idempotency key
 }
 
 // asyncDone is a call's completion on its way to the task goroutine.
 type asyncDone[U any] struct {
-	seq uint64
-	ts  int64 // the record's timestamp, which the result keeps
+	id  uint64 // the record's id in the queue
+	ts  int64  // the record's timestamp, which the result keeps
 	out U
 	err error
 }
@@ -76,10 +77,15 @@ type asyncOp[T, U any] struct {
 	seqs    *OperatorList[asyncSeq]
 	wmOut   dataflow.WatermarkOutput
 	q       *asyncqueue.Queue[asyncIn[T], asyncDone[U]]
-	next    uint64
-	timed   bool
-	prefix  string                 // "job/uid/" of the idempotency keys
-	m       *dataflow.AsyncMetrics // the task's, shared with its other async operators
+	next    uint64 // the next record's sequence number
+	// ids number the queued records for the queue: unlike sequence
+	// numbers they are unique within the subtask even after a restore
+	// into a lower parallelism, where records of several old subtasks
+	// (each with its own numbering) meet.
+	ids    uint64
+	timed  bool
+	prefix string                 // "job/uid/" of the idempotency keys
+	m      *dataflow.AsyncMetrics // the task's, shared with its other async operators
 
 	// calls is the context of the call goroutines: it lives from Open to
 	// Close (cancelled there, or when the task's context is), which is
@@ -138,12 +144,13 @@ func (o *asyncOp[T, U]) Open(ctx context.Context, oc *dataflow.OperatorContext) 
 	// idempotency keys as before the failure.
 	qe := make([]asyncqueue.Entry[asyncIn[T]], len(restored))
 	for i, e := range restored {
-		qe[i] = asyncqueue.Entry[asyncIn[T]]{Seq: e.Seq, Key: e.Key, Input: asyncIn[T]{in: e.In, ts: e.TS, subtask: e.Subtask}}
+		qe[i] = asyncqueue.Entry[asyncIn[T]]{Seq: o.ids, Key: e.Key, Input: asyncIn[T]{in: e.In, ts: e.TS, subtask: e.Subtask, seq: e.Seq}}
+		o.ids++
 		o.timed = o.timed || e.Timed
 	}
 	o.q.Restore(qe)
-	for _, e := range restored {
-		o.start(e.Seq, e.Subtask, e.In, e.TS)
+	for _, e := range qe {
+		o.start(e.Seq, e.Input)
 	}
 	return nil
 }
@@ -172,30 +179,31 @@ func (o *asyncOp[T, U]) Push(ctx context.Context, batch []T, ts []int64) error {
 				return err
 			}
 		}
-		seq := o.next
-		o.next++
 		var key uint64
 		if o.keyOf != nil {
 			key = o.keyOf(v)
 		}
-		in := asyncIn[T]{in: v, subtask: o.oc.Subtask}
+		in := asyncIn[T]{in: v, subtask: o.oc.Subtask, seq: o.next}
+		o.next++
 		if ts != nil {
 			in.ts = ts[i]
 		}
-		o.q.Add(seq, key, in)
-		o.start(seq, o.oc.Subtask, v, in.ts)
+		id := o.ids
+		o.ids++
+		o.q.Add(id, key, in)
+		o.start(id, in)
 	}
 	return nil
 }
 
-// start runs the call of record seq on its own goroutine.
-func (o *asyncOp[T, U]) start(seq uint64, subtask int, v T, ts int64) {
+// start runs the call of queued record id on its own goroutine.
+func (o *asyncOp[T, U]) start(id uint64, in asyncIn[T]) {
 	o.m.InFlight.Add(1)
 	o.wg.Add(1)
-	go o.call(seq, subtask, v, ts)
+	go o.call(id, in)
 }
 
-func (o *asyncOp[T, U]) call(seq uint64, subtask int, v T, ts int64) {
+func (o *asyncOp[T, U]) call(id uint64, in asyncIn[T]) {
 	defer o.wg.Done()
 	begin := time.Now()
 	ctx := o.calls
@@ -205,14 +213,14 @@ func (o *asyncOp[T, U]) call(seq uint64, subtask int, v T, ts int64) {
 		defer cancel()
 	}
 	c := AsyncCall{
-		IdempotencyKey: o.prefix + strconv.Itoa(subtask) + "/" + strconv.FormatUint(seq, 10),
-		Subtask:        subtask, Seq: seq,
+		IdempotencyKey: o.prefix + strconv.Itoa(in.subtask) + "/" + strconv.FormatUint(in.seq, 10),
+		Subtask:        in.subtask, Seq: in.seq,
 	}
 	var out U
 	var err error
 	p := &o.cfg.retry
 	for c.Attempt = 1; ; c.Attempt++ {
-		out, err = o.safeCall(ctx, v, c)
+		out, err = o.safeCall(ctx, in.in, c)
 		if err == nil || ctx.Err() != nil || c.Attempt >= p.MaxAttempts || (p.RetryIf != nil && !p.RetryIf(err)) {
 			break
 		}
@@ -231,7 +239,7 @@ func (o *asyncOp[T, U]) call(seq uint64, subtask int, v T, ts int64) {
 	o.m.LatencyNanos.Add(int64(time.Since(begin)))
 	o.m.Calls.Add(1)
 	o.m.InFlight.Add(-1)
-	o.complete(asyncDone[U]{seq: seq, ts: ts, out: out, err: err})
+	o.complete(asyncDone[U]{id: id, ts: in.ts, out: out, err: err})
 }
 
 // safeCall runs the user function, turning a panic into the task's
@@ -317,7 +325,7 @@ func (o *asyncOp[T, U]) takeCompletions(ctx context.Context) error {
 		if d.err != nil {
 			return fmt.Errorf("async operator %q: %w (handle the error in the function, or retry it with WithAsyncRetry)", o.oc.UID, d.err)
 		}
-		o.q.Complete(d.seq, *d)
+		o.q.Complete(d.id, *d)
 	}
 	clear(o.taken)
 	return o.flush(ctx)
@@ -376,7 +384,7 @@ func (o *asyncOp[T, U]) SnapshotState(_ context.Context, id checkpoint.ID, _ tim
 	snap := o.q.Snapshot(nil)
 	entries := make([]asyncEntry[T], len(snap))
 	for i, e := range snap {
-		entries[i] = asyncEntry[T]{Subtask: e.Input.subtask, Seq: e.Seq, Key: e.Key, TS: e.Input.ts, Timed: o.timed, In: e.Input.in}
+		entries[i] = asyncEntry[T]{Subtask: e.Input.subtask, Seq: e.Input.seq, Key: e.Key, TS: e.Input.ts, Timed: o.timed, In: e.Input.in}
 	}
 	o.entries.Update(entries)
 	o.seqs.Update([]asyncSeq{{Subtask: o.oc.Subtask, Parallelism: o.oc.Parallelism, Next: o.next}})
