@@ -36,6 +36,15 @@ type WatermarkOutput interface {
 // every pipeline.auto-watermark-interval, calls OnPeriodicEmit with the
 // processing time between two batches.
 type WatermarkGenerator interface {
-	SetWatermarkOutput(out WatermarkOutput)
+	WatermarkEmitter
 	OnPeriodicEmit(ctx context.Context, now time.Time) error
+}
+
+// WatermarkEmitter is implemented by operators that emit watermarks at
+// other times than the call that brought them: an async I/O operator
+// holds a watermark until the records before it left (its
+// ProcessWatermark forwards nothing) and emits it then, from a mailbox
+// action. The task gives them their WatermarkOutput at deployment.
+type WatermarkEmitter interface {
+	SetWatermarkOutput(out WatermarkOutput)
 }

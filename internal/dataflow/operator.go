@@ -119,6 +119,38 @@ type OperatorContext struct {
 	// LateRecordsDropped counts the records the operator dropped as late
 	// (numLateRecordsDropped); the task's metric.
 	LateRecordsDropped *atomic.Int64
+	// Mailbox runs actions on the task goroutine (nil when an operator
+	// is driven without a task, in unit tests).
+	Mailbox Mailbox
+	// Async counts the calls of the task's async I/O operators (the
+	// task's metric; nil in unit tests).
+	Async *AsyncMetrics
+}
+
+// AsyncMetrics are the counters of a task's async I/O operators, summed
+// over its chain: written with atomics by their call goroutines, read by
+// the metrics reporters.
+type AsyncMetrics struct {
+	// Used is set by an async operator's Open: the task reports these.
+	Used     atomic.Bool
+	InFlight atomic.Int64 // calls running now
+	Timeouts atomic.Int64 // calls that timed out
+	Retries  atomic.Int64 // attempts after a failed one
+	// Calls and LatencyNanos are the completed calls and their summed
+	// time, first attempt to completion (retries and backoff included).
+	Calls        atomic.Int64
+	LatencyNanos atomic.Int64
+}
+
+// Mailbox is how work that completes on another goroutine (an async I/O
+// call) re-enters its task: Execute queues fn as a control message of the
+// task's mailbox, and the task runs it between two batches, on its own
+// goroutine, so the operator sees no concurrent calls and may emit
+// records. Execute never blocks; an error from fn fails the task. It is
+// a control-rate path (a lock and a wake-up per call): an operator posts
+// one action per batch of completions, not one per record.
+type Mailbox interface {
+	Execute(fn func(ctx context.Context) error)
 }
 
 // RestoredState is an operator's share of the checkpoint it restores from.

@@ -98,6 +98,9 @@ type TaskStats struct {
 	// LateRecordsDropped counts records the task's window operators
 	// dropped as late beyond their allowed lateness (numLateRecordsDropped).
 	LateRecordsDropped int64 `json:"num_late_records_dropped"`
+	// Async counts the calls of the task's async I/O operators
+	// (weir.AsyncMap); nil without one.
+	Async *TaskAsyncStats `json:"async,omitempty"`
 	// Weak is the subtask's accounting in WEAKLY_CONSISTENT mode (nil in
 	// the other modes), over all its attempts.
 	Weak *TaskWeakStats `json:"weak,omitempty"`
@@ -201,4 +204,18 @@ func (s *JobStatus) Tasks() []TaskStats {
 		return []TaskStats{}
 	}
 	return src()
+}
+
+// TaskAsyncStats are a task's async I/O figures, summed over its async
+// operators, in its current attempt.
+type TaskAsyncStats struct {
+	// InFlight is the calls running now (at most the capacity per operator).
+	InFlight int64 `json:"in_flight"`
+	// Timeouts counts calls that did not complete within their timeout.
+	Timeouts int64 `json:"timeouts"`
+	// Retries counts attempts made after a failed one.
+	Retries int64 `json:"retries"`
+	// LatencyMean is the mean time of the completed calls, from the first
+	// attempt to the completion (retries and backoff included).
+	LatencyMean time.Duration `json:"latency_mean_ns"`
 }

@@ -170,6 +170,12 @@ func (j *Job) Collect(ch chan<- prometheus.Metric) {
 			gauge(j.d.watermarkLag, lag, labels...)
 		}
 		gauge(j.d.lateDropped, float64(t.LateRecordsDropped), labels...)
+		if a := t.Async; a != nil {
+			gauge(j.d.asyncInFlight, float64(a.InFlight), labels...)
+			gauge(j.d.asyncTimeouts, float64(a.Timeouts), labels...)
+			gauge(j.d.asyncRetries, float64(a.Retries), labels...)
+			gauge(j.d.asyncLat, float64(a.LatencyMean)/float64(time.Millisecond), labels...)
+		}
 		if j.weak != nil && t.Weak != nil {
 			j.weak.collectTask(ch, t.Weak, labels...)
 		}

@@ -42,6 +42,7 @@ type descs struct {
 	backPressured, alignmentTime, creditsAvailable        *prometheus.Desc
 	inputWatermark, outputWatermark, watermarkLag         *prometheus.Desc
 	lateDropped                                           *prometheus.Desc
+	asyncInFlight, asyncTimeouts, asyncRetries, asyncLat  *prometheus.Desc
 }
 
 func newDescs(job prometheus.Labels) descs {
@@ -83,6 +84,10 @@ func newDescs(job prometheus.Labels) descs {
 		outputWatermark:  t(NameOutputWatermark, HelpOutputWatermark),
 		watermarkLag:     t(NameWatermarkLag, HelpWatermarkLag),
 		lateDropped:      t(NameLateRecordsDropped, HelpLateRecordsDropped),
+		asyncInFlight:    t("asyncCallsInFlight", "Async I/O calls (weir.AsyncMap) the subtask runs now; only for subtasks with an async operator."),
+		asyncTimeouts:    t("numAsyncCallTimeouts", "Async I/O calls of the subtask that timed out, in its current attempt."),
+		asyncRetries:     t("numAsyncCallRetries", "Async I/O call attempts the subtask made after a failed one, in its current attempt."),
+		asyncLat:         t("asyncCallLatencyMean", "Milliseconds: the mean time of the subtask's completed async I/O calls, first attempt to completion, in its current attempt."),
 	}
 }
 
@@ -93,6 +98,7 @@ func (d descs) all() []*prometheus.Desc {
 		d.restarts, d.lostTxns, d.restoredID, d.restoreTimestamp, d.restoreDuration, d.uptime,
 		d.recordsIn, d.recordsOut, d.recordsInRate, d.recordsOutRate, d.backPressured, d.alignmentTime, d.creditsAvailable,
 		d.inputWatermark, d.outputWatermark, d.watermarkLag, d.lateDropped,
+		d.asyncInFlight, d.asyncTimeouts, d.asyncRetries, d.asyncLat,
 	}
 }
 

@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"context"
 	"sync"
 	"sync/atomic"
 
@@ -16,6 +17,9 @@ const (
 	mailAsyncFailed
 	// mailStop asks a source task to stop reading, as if its input ended.
 	mailStop
+	// mailRun runs an operator's action (dataflow.Mailbox): work that
+	// completed on another goroutine re-entering the task.
+	mailRun
 )
 
 // mail is a control message for a task. Control messages enter the task
@@ -31,6 +35,8 @@ type mail struct {
 	// (jobmaster.TaskFinal.Completed).
 	ckind      checkpoint.Kind
 	ckindKnown bool
+	// run is a mailRun's action.
+	run func(context.Context) error
 }
 
 // queue is the unbounded queue of control messages both loops read: a
@@ -83,3 +89,11 @@ func (q *queue[T]) take(dst []T) []T {
 
 // pending reports whether anything is queued.
 func (q *queue[T]) pending() bool { return q.size.Load() > 0 }
+
+// operatorMailbox is the dataflow.Mailbox the task's operators get: their
+// actions become mail, handled between batches on the task goroutine.
+type operatorMailbox struct{ m *mailbox }
+
+func (o operatorMailbox) Execute(fn func(context.Context) error) {
+	o.m.put(mail{kind: mailRun, run: fn})
+}

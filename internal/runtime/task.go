@@ -123,6 +123,10 @@ func (t *Task) handleMail(ctx context.Context) error {
 			}
 		case mailAsyncFailed:
 			return m.err
+		case mailRun:
+			if err := m.run(ctx); err != nil {
+				return err
+			}
 		case mailStop:
 			if t.chain.source != nil && !t.end.done {
 				if err := t.endInput(ctx); err != nil {

@@ -39,8 +39,10 @@ func (t *Task) setupEventTime(interval time.Duration, n int) {
 		t.et.valve = watermark.NewValve(n)
 	}
 	for i, op := range t.chain.ops {
+		if e, ok := op.(dataflow.WatermarkEmitter); ok {
+			e.SetWatermarkOutput(chainWatermarks{t: t, next: i + 1})
+		}
 		if g, ok := op.(dataflow.WatermarkGenerator); ok {
-			g.SetWatermarkOutput(chainWatermarks{t: t, next: i + 1})
 			t.et.gens = append(t.et.gens, g)
 		}
 	}

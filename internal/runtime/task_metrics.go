@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"github.com/weirstream/weir/internal/dataflow"
 	"sync/atomic"
 	"time"
 
@@ -36,6 +37,8 @@ type TaskMetrics struct {
 	// LateRecordsDropped counts the records the task's window operators
 	// found late beyond their allowed lateness (numLateRecordsDropped).
 	LateRecordsDropped atomic.Int64
+	// Async counts the calls of the chain's async I/O operators.
+	Async dataflow.AsyncMetrics
 }
 
 // watchSenders makes the task's backpressure and credits the sums of its

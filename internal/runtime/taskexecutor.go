@@ -491,6 +491,7 @@ func (te *TaskExecutor) Report(job string) []jobstatus.TaskStats {
 			InputWatermark:     t.metrics.InputWatermark.Load(),
 			OutputWatermark:    t.metrics.OutputWatermark.Load(),
 			LateRecordsDropped: t.metrics.LateRecordsDropped.Load(),
+			Async:              asyncStats(&t.metrics.Async),
 		})
 		rec.AddStats(t.ID, &out[len(out)-1])
 	}
@@ -537,4 +538,17 @@ func (j *teJob) restorePoint(ctx context.Context, ref *deployment.RestoreRef) (*
 	}
 	j.rpRef, j.rp = *ref, &restorePoint{md: md, fs: fs, path: path}
 	return j.rp, nil
+}
+
+// asyncStats reads a task's async I/O counters; nil for a task without
+// async operators.
+func asyncStats(m *dataflow.AsyncMetrics) *jobstatus.TaskAsyncStats {
+	if !m.Used.Load() {
+		return nil
+	}
+	s := &jobstatus.TaskAsyncStats{InFlight: m.InFlight.Load(), Timeouts: m.Timeouts.Load(), Retries: m.Retries.Load()}
+	if n := m.Calls.Load(); n > 0 {
+		s.LatencyMean = time.Duration(m.LatencyNanos.Load() / n)
+	}
+	return s
 }
