@@ -201,11 +201,18 @@ func (b *Broker) format() error {
 }
 
 // clusterID is a new KRaft cluster id: 16 random bytes in URL-safe
-// base64 without padding, what kafka-storage random-uuid prints.
+// base64 without padding, what kafka-storage random-uuid prints. Like
+// Kafka's own, it never starts with '-': kafka-storage's argument parser
+// takes such a value for an option ("--cluster-id: expected one
+// argument"), which failed 1 start in 64.
 func clusterID() string {
-	var id [16]byte
-	_, _ = rand.Read(id[:])
-	return base64.RawURLEncoding.EncodeToString(id[:])
+	for {
+		var id [16]byte
+		_, _ = rand.Read(id[:])
+		if s := base64.RawURLEncoding.EncodeToString(id[:]); s[0] != '-' {
+			return s
+		}
+	}
 }
 
 // Restart starts the broker process again on the same ports and data (the
