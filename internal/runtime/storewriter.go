@@ -17,6 +17,15 @@ func (s *storeWriters) ForCheckpoint(id checkpoint.ID) dataflow.StateWriter {
 	return chkWriter{fs: s.fs, id: id}
 }
 
+// jobStorage is the job's storage as operators may use it while they
+// run; nil without storage (a task built without a writer factory).
+func (s *storeWriters) jobStorage() dataflow.JobStorage {
+	if s == nil || s.fs == nil {
+		return nil
+	}
+	return s.fs
+}
+
 type chkWriter struct {
 	fs *storage.FS
 	id checkpoint.ID
