@@ -119,7 +119,10 @@ func (o *sinkOp[T]) Close(ctx context.Context) error {
 // checkpoint; once the checkpoint completes it is committed. A restore
 // commits the transactions its checkpoint holds and aborts the newer one.
 // TXN is a small serializable handle, of the types state values may be
-// (GetValueState): a struct of strings and integers is fine. All calls come from
+// (GetValueState): a struct of strings and integers is fine. A sink whose
+// transactions hold more (records it must publish itself at commit) keeps
+// them in checkpoint storage as a BlobSink, and their references in the
+// handle. All calls come from
 // the task's goroutine; ctx is cancelled when the task is cancelled.
 type TwoPhaseCommitSink[T, TXN any] interface {
 	// Open prepares the sink instance. restored lists every transaction the
