@@ -31,7 +31,10 @@ type TransactionBlobs interface {
 	// Create writes a new blob through write and returns its reference,
 	// for the handle. It may be called only from PreCommit: the blob
 	// belongs to the transaction being pre-committed. It fails with
-	// ErrNoBlobStorage when the job has no checkpoint storage.
+	// ErrNoBlobStorage when the job has no checkpoint storage for blobs
+	// (none at all, or a WEAKLY_CONSISTENT job, whose per-task snapshots
+	// the shared area's reference counting does not cover); a sink may
+	// then keep the payload in the handle.
 	Create(ctx context.Context, write func(w io.Writer) error) (BlobRef, error)
 	// Open streams a blob back: one this instance created, or one a
 	// restored checkpoint holds (during Open, and the Commit and Abort

@@ -48,7 +48,8 @@ type eoSink[T any] struct {
 	subject  string // default subject
 	buffered int64  // bytes in memory of transactions not yet committed or aborted
 	blobs    weir.TransactionBlobs
-	spilled  int // transactions spilled, for tests
+	spilled  int  // transactions spilled, for tests
+	noSpill  bool // Create said there is no storage for blobs; logged
 	// restoredSpilled counts restored spilled transactions the restore
 	// commits (or aborts) from their blobs, for tests.
 	restoredSpilled int

@@ -142,6 +142,15 @@ func (rr recordReader) next() (Record, error) {
 // spill writes txn's messages into a blob and drops them from memory.
 func (s *eoSink[T]) spill(ctx context.Context, txn *Txn) error {
 	ref, err := s.blobs.Create(ctx, func(w io.Writer) error { return writeRecords(w, txn.Msgs) })
+	if errors.Is(err, weir.ErrNoBlobStorage) {
+		// No storage for blobs (a WEAKLY_CONSISTENT job): the messages
+		// stay in the handle, within WithMaxBufferedBytes.
+		if !s.noSpill {
+			s.noSpill = true
+			s.log.Info("nats sink: the job has no checkpoint storage for transaction blobs; large checkpoints stay in memory and in the checkpoint", "sink", s.uid, "err", err)
+		}
+		return nil
+	}
 	if err != nil {
 		return fmt.Errorf("nats sink %q: spill %s to checkpoint storage: %w", s.uid, txn, err)
 	}

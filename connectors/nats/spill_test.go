@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -14,6 +15,7 @@ import (
 	"sync"
 	"testing"
 
+	natsgo "github.com/nats-io/nats.go"
 	"github.com/weirstream/weir"
 	"github.com/weirstream/weir/internal/checkpoint"
 	"github.com/weirstream/weir/internal/checkpoint/storage"
@@ -178,5 +180,33 @@ func checkSharedAreaExact(t *testing.T, jobDir string) {
 	slices.Sort(want)
 	if !slices.Equal(got, want) {
 		t.Fatalf("shared area holds %v, the %d retained checkpoints reference %v", got, retained, want)
+	}
+}
+
+// noBlobs is the TransactionBlobs of a job without storage for blobs.
+type noBlobs struct{}
+
+func (noBlobs) Create(context.Context, func(io.Writer) error) (weir.BlobRef, error) {
+	return "", fmt.Errorf("create transaction blob: %w", weir.ErrNoBlobStorage)
+}
+func (noBlobs) Open(context.Context, weir.BlobRef) (io.ReadCloser, error) {
+	return nil, weir.ErrNoBlobStorage
+}
+
+// Without storage for blobs (a WEAKLY_CONSISTENT job) a large
+// transaction stays in the handle, as before spilling.
+func TestSpillWithoutBlobStorageKeepsMessages(t *testing.T) {
+	s := &eoSink[string]{o: apply([]Option{WithSpillBytes(1)}), uid: "out", log: logger(nil), subject: "out.x",
+		serialize: func(v string, m *natsgo.Msg) { m.Data = []byte(v) }}
+	s.SetTransactionBlobs(noBlobs{})
+	txn, _ := s.Begin(t.Context())
+	if err := s.Write(t.Context(), txn, []string{"a", "b"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.PreCommit(t.Context(), txn); err != nil {
+		t.Fatal(err)
+	}
+	if txn.Blob != "" || len(txn.Msgs) != 2 || s.buffered != txn.Bytes {
+		t.Fatalf("handle %+v, buffered %d: want the messages kept", txn, s.buffered)
 	}
 }
