@@ -119,7 +119,10 @@ func (o *sinkOp[T]) Close(ctx context.Context) error {
 // checkpoint; once the checkpoint completes it is committed. A restore
 // commits the transactions its checkpoint holds and aborts the newer one.
 // TXN is a small serializable handle, of the types state values may be
-// (GetValueState): a struct of strings and integers is fine. All calls come from
+// (GetValueState): a struct of strings and integers is fine. A sink whose
+// transactions hold more (records it must publish itself at commit) keeps
+// them in checkpoint storage as a BlobSink, and their references in the
+// handle. All calls come from
 // the task's goroutine; ctx is cancelled when the task is cancelled.
 type TwoPhaseCommitSink[T, TXN any] interface {
 	// Open prepares the sink instance. restored lists every transaction the
@@ -214,6 +217,8 @@ type twoPhaseOp[T, TXN any] struct {
 	tracker *twophase.Tracker[TXN]
 	codec   txnCodec[TXN]
 	opened  bool
+	// blobs is set when the sink is a BlobSink.
+	blobs *txnBlobs
 }
 
 // txnCodec encodes transaction handles with TXN's codec and decodes them
@@ -244,6 +249,13 @@ func (o *twoPhaseOp[T, TXN]) Open(ctx context.Context, oc *dataflow.OperatorCont
 	o.codec = txnCodec[TXN]{c: c, dec: c}
 	o.rc = newRuntimeContext(oc)
 	o.tracker = twophase.NewTracker[TXN]()
+	if bs, ok := o.sink.(BlobSink); ok {
+		o.blobs = newTxnBlobs(oc.Storage)
+		if oc.Restored != nil {
+			o.blobs.restored(oc.Restored)
+		}
+		bs.SetTransactionBlobs(o.blobs)
+	}
 	var commit, abort []TXN
 	if oc.Restored != nil {
 		dec, err := restoredTxnDecoder[TXN](oc.Restored.Schemas, c)
@@ -289,6 +301,9 @@ func (o *twoPhaseOp[T, TXN]) Open(ctx context.Context, oc *dataflow.OperatorCont
 			return fmt.Errorf("abort restored transaction %v: %w", txn, err)
 		}
 	}
+	if o.blobs != nil && oc.Restored != nil {
+		o.blobs.forgetRestored(oc.Restored)
+	}
 	return o.begin(ctx)
 }
 
@@ -311,15 +326,34 @@ func (o *twoPhaseOp[T, TXN]) SnapshotState(ctx context.Context, id checkpoint.ID
 	if err != nil {
 		return nil, err
 	}
-	if err := o.sink.PreCommit(ctx, txn); err != nil {
+	if o.blobs != nil {
+		o.blobs.preCommitting(id)
+	}
+	err = o.sink.PreCommit(ctx, txn)
+	if o.blobs != nil {
+		o.blobs.preCommitted()
+	}
+	if err != nil {
 		return nil, fmt.Errorf("pre-commit for checkpoint %d: %w", id, err)
 	}
 	if err := o.begin(ctx); err != nil {
 		return nil, err
 	}
-	b, err := twophase.EncodeState(o.tracker.State(), o.codec)
+	st := o.tracker.State()
+	b, err := twophase.EncodeState(st, o.codec)
 	if err != nil {
 		return nil, err
+	}
+	// The blobs of every transaction the state records, this pre-commit's
+	// and those still pending from earlier checkpoints: listed in the
+	// checkpoint, they stay in the shared area while it is retained.
+	var blobs []checkpoint.StateFile
+	if o.blobs != nil {
+		ids := make([]checkpoint.ID, len(st.Pending))
+		for i, p := range st.Pending {
+			ids[i] = p.ID
+		}
+		blobs = o.blobs.of(ids)
 	}
 	inj := o.oc.Faults
 	uid := o.oc.UID
@@ -329,7 +363,7 @@ func (o *twoPhaseOp[T, TXN]) SnapshotState(ctx context.Context, id checkpoint.ID
 		if err := inj.Hit(faults.AfterPreCommit); err != nil {
 			return checkpoint.OperatorSubtaskState{}, err
 		}
-		return checkpoint.OperatorSubtaskState{UID: uid, Operator: map[string][][]byte{twoPhaseStateName: {b}}, Schemas: txnRow[TXN]()}, nil
+		return checkpoint.OperatorSubtaskState{UID: uid, Operator: map[string][][]byte{twoPhaseStateName: {b}}, Blobs: blobs, Schemas: txnRow[TXN]()}, nil
 	}, nil
 }
 
@@ -349,6 +383,9 @@ func (o *twoPhaseOp[T, TXN]) NotifyCheckpointComplete(ctx context.Context, id ch
 			}
 			return err
 		}
+	}
+	if o.blobs != nil {
+		o.blobs.committed(id)
 	}
 	// After the commits, so a listener sees the checkpoint's output
 	// visible.

@@ -92,12 +92,14 @@
 // same checkpoint for longer than the window can still duplicate that
 // checkpoint's messages.
 //
-// Memory: a subtask holds the messages of its open transaction and of
-// every pre-committed one not yet committed, in memory and in the
-// checkpoints. WithMaxBufferedBytes bounds them (default 64 MiB); a
-// subtask that would exceed it fails the job for good with an error naming
-// the bound (raise it or checkpoint more often). Nothing is spilled to
-// disk.
+// Memory: a subtask holds the messages of its open transaction in
+// memory. At pre-commit a transaction larger than WithSpillBytes (default
+// 4 MiB) is spilled into a transaction blob in the job's checkpoint
+// storage (weir.BlobSink) and its commit streams the messages back from
+// there; smaller ones stay in memory and in the checkpoint until they are
+// committed. WithMaxBufferedBytes bounds what is in memory (default 64
+// MiB); a subtask that would exceed it fails the job for good with an
+// error naming the bound (raise it or checkpoint more often).
 //
 // Limits: Abort cannot tell that a transaction was committed by a newer
 // checkpoint that the restore skipped (a lost or corrupt checkpoint): the

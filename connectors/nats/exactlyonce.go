@@ -10,7 +10,6 @@ import (
 	"time"
 
 	natsgo "github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
 	"github.com/weirstream/weir"
 )
 
@@ -20,7 +19,9 @@ import (
 // used) for each value; the message is the sink's to keep.
 //
 // A subtask keeps the messages of each checkpoint (in memory and in the
-// checkpoint, at most WithMaxBufferedBytes) and publishes them when the
+// checkpoint, at most WithMaxBufferedBytes in memory; a checkpoint's
+// messages beyond WithSpillBytes in a blob in checkpoint storage instead)
+// and publishes them when the
 // checkpoint completes, each with a Nats-Msg-Id made of the job, the
 // operator, the subtask, the transaction and the message's index; a
 // restore publishes a completed checkpoint's messages again with the same
@@ -45,8 +46,18 @@ type eoSink[T any] struct {
 	nc       *natsgo.Conn
 	pub      *publisher
 	subject  string // default subject
-	buffered int64  // bytes of transactions not yet committed or aborted
+	buffered int64  // bytes in memory of transactions not yet committed or aborted
+	blobs    weir.TransactionBlobs
+	spilled  int  // transactions spilled, for tests
+	noSpill  bool // Create said there is no storage for blobs; logged
+	// restoredSpilled counts restored spilled transactions the restore
+	// commits (or aborts) from their blobs, for tests.
+	restoredSpilled int
 }
+
+// SetTransactionBlobs makes the sink a weir.BlobSink: large transactions
+// are spilled to checkpoint storage at pre-commit (WithSpillBytes).
+func (s *eoSink[T]) SetTransactionBlobs(b weir.TransactionBlobs) { s.blobs = b }
 
 func (s *eoSink[T]) Open(ctx context.Context, rc *weir.RuntimeContext, restored []*Txn) error {
 	return s.open(ctx, rc.JobName(), rc.UID(), rc.Subtask(), rc.Logger(), restored)
@@ -83,8 +94,11 @@ func (s *eoSink[T]) open(ctx context.Context, job, uid string, subtask int, log 
 		s.log.Info("nats sink: stream does not allow atomic batch publish; committing message by message with message ids (a crash mid-commit shows part of a checkpoint until the retry)", "sink", uid, "stream", s.stream)
 	}
 	for _, t := range restored {
-		if t != nil && !t.Committed {
+		if t.inMemory() {
 			s.buffered += t.Bytes
+		}
+		if t != nil && !t.Committed && t.Blob != "" {
+			s.restoredSpilled++
 		}
 	}
 	return nil
@@ -121,7 +135,7 @@ func (s *eoSink[T]) Write(_ context.Context, txn *Txn, batch []T) error {
 		}
 		n := r.size()
 		if s.buffered+n > s.o.maxBuffered {
-			return weir.Unrecoverable(fmt.Errorf("nats sink %q: stream %q: the messages of checkpoints not yet committed would exceed %d bytes (nats.WithMaxBufferedBytes), in transaction %s: raise the bound, or checkpoint more often (execution.checkpointing.interval) so that fewer messages wait for their commit", s.uid, s.stream, s.o.maxBuffered, txn))
+			return weir.Unrecoverable(fmt.Errorf("nats sink %q: stream %q: the messages in memory of checkpoints not yet committed (the open one, and those not spilled to checkpoint storage) would exceed %d bytes (nats.WithMaxBufferedBytes), in transaction %s: raise the bound, lower nats.WithSpillBytes, or checkpoint more often (execution.checkpointing.interval) so that fewer messages wait for their commit", s.uid, s.stream, s.o.maxBuffered, txn))
 		}
 		s.buffered += n
 		txn.Bytes += n
@@ -131,26 +145,34 @@ func (s *eoSink[T]) Write(_ context.Context, txn *Txn, batch []T) error {
 	return nil
 }
 
-// PreCommit has nothing to do: the messages are in the handle, which the
-// operator stores in the checkpoint.
-func (s *eoSink[T]) PreCommit(context.Context, *Txn) error { return nil }
+// PreCommit leaves the messages in the handle, which the operator stores
+// in the checkpoint; a transaction of more than WithSpillBytes is spilled
+// into a blob in checkpoint storage instead (spill.go).
+func (s *eoSink[T]) PreCommit(ctx context.Context, txn *Txn) error {
+	if s.blobs == nil || s.o.spillBytes <= 0 || txn.Bytes <= s.o.spillBytes || len(txn.Msgs) == 0 {
+		return nil
+	}
+	return s.spill(ctx, txn)
+}
 
 // Commit publishes the transaction's messages with their ids; repeating
 // it (a retry, a restore) stores nothing twice within the stream's
 // duplicate window.
 func (s *eoSink[T]) Commit(ctx context.Context, txn *Txn) error {
-	if txn.Committed || len(txn.Msgs) == 0 {
+	if txn.Committed || len(txn.Msgs) == 0 && txn.Blob == "" {
+		s.release(txn)
+		return nil
+	}
+	if txn.Blob != "" {
+		if err := s.commitBlob(ctx, txn); err != nil {
+			return err
+		}
 		s.release(txn)
 		return nil
 	}
 	msgs := make([]*natsgo.Msg, len(txn.Msgs))
 	for i, r := range txn.Msgs {
-		h := natsgo.Header{}
-		for k, vs := range r.Header {
-			h[k] = append([]string(nil), vs...)
-		}
-		h.Set(jetstream.MsgIDHeader, txn.msgID(i))
-		msgs[i] = &natsgo.Msg{Subject: r.Subject, Header: h, Data: r.Data}
+		msgs[i] = txn.msg(i, r)
 	}
 	if err := s.pub.publish(ctx, msgs); err != nil {
 		return fmt.Errorf("nats sink %q: commit %s: %w", s.uid, txn, err)
@@ -161,7 +183,7 @@ func (s *eoSink[T]) Commit(ctx context.Context, txn *Txn) error {
 
 // release forgets a finished transaction's messages.
 func (s *eoSink[T]) release(txn *Txn) {
-	if !txn.Committed {
+	if txn.inMemory() {
 		s.buffered -= txn.Bytes
 	}
 	txn.Committed, txn.Msgs = true, nil
@@ -171,7 +193,7 @@ func (s *eoSink[T]) release(txn *Txn) {
 // cannot tell an aborted transaction that a newer, lost checkpoint had
 // committed (see the package doc).
 func (s *eoSink[T]) Abort(_ context.Context, txn *Txn) error {
-	if !txn.Committed && !txn.aborted {
+	if txn.inMemory() {
 		s.buffered -= txn.Bytes
 	}
 	txn.Msgs, txn.aborted = nil, true

@@ -34,6 +34,7 @@ type options struct {
 	ckptTimeout     time.Duration
 	maxRestartDelay time.Duration
 	maxBuffered     int64
+	spillBytes      int64
 	batchSize       int
 	atomic          atomicMode
 	pubTimeout      time.Duration
@@ -56,6 +57,7 @@ func apply(opts []Option) options {
 		ckptTimeout:     10 * time.Minute,
 		maxRestartDelay: time.Minute,
 		maxBuffered:     64 << 20,
+		spillBytes:      4 << 20,
 		batchSize:       1000,
 		pubTimeout:      10 * time.Second,
 	}
@@ -140,12 +142,22 @@ func WithCheckpointing(interval, timeout, maxRestartDelay time.Duration) Option 
 }
 
 // WithMaxBufferedBytes bounds the bytes (subjects, headers and payloads)
-// an exactly-once sink subtask holds for checkpoints not yet committed
-// (default 64 MiB). They live in memory and in the checkpoints. A subtask
-// that would hold more fails the job for good, naming the bound: raise it,
-// or checkpoint more often.
+// an exactly-once sink subtask holds in memory for checkpoints not yet
+// committed (default 64 MiB): the open transaction's messages, and those
+// of pre-committed transactions not spilled (WithSpillBytes). A subtask
+// that would hold more fails the job for good, naming the bound: raise
+// it, or checkpoint more often.
 func WithMaxBufferedBytes(n int64) Option {
 	return Option{func(o *options) { o.maxBuffered = n }}
+}
+
+// WithSpillBytes sets the size (subjects, headers and payloads) above
+// which the exactly-once sink spills a checkpoint's messages at
+// pre-commit into a blob in the job's checkpoint storage rather than
+// keep them in memory and in the checkpoint's metadata (default 4 MiB; 0
+// or less: never). The commit reads them back from the blob.
+func WithSpillBytes(n int64) Option {
+	return Option{func(o *options) { o.spillBytes = n }}
 }
 
 // WithBatchSize sets how many messages one atomic batch publish carries

@@ -1,6 +1,11 @@
 package nats
 
-import "fmt"
+import (
+	"fmt"
+
+	natsgo "github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+)
 
 // Txn is the handle of one exactly-once sink transaction: the messages a
 // sink subtask received between two checkpoint barriers, and the prefix
@@ -23,6 +28,11 @@ type Txn struct {
 	Count int
 	// Committed is set once every message is stored in the stream.
 	Committed bool
+	// Blob is set when the messages were spilled at pre-commit to a
+	// transaction blob in checkpoint storage (weir.BlobRef): Msgs is then
+	// empty, and Commit reads them from the blob. Empty in handles of
+	// builds before spilling.
+	Blob string
 
 	aborted bool `weir:"-"` // its bytes no longer count as buffered
 }
@@ -40,6 +50,23 @@ func (t *Txn) String() string {
 		return "<nil>"
 	}
 	return fmt.Sprintf("%s(%d messages, %d bytes)", t.ID, t.Count, t.Bytes)
+}
+
+// inMemory reports whether the transaction's messages count as held in
+// memory: neither finished nor spilled.
+func (t *Txn) inMemory() bool {
+	return t != nil && !t.Committed && !t.aborted && t.Blob == ""
+}
+
+// msg is message i, r, as published: a copy of r's header with the
+// message's id.
+func (t *Txn) msg(i int, r Record) *natsgo.Msg {
+	h := natsgo.Header{}
+	for k, vs := range r.Header {
+		h[k] = append([]string(nil), vs...)
+	}
+	h.Set(jetstream.MsgIDHeader, t.msgID(i))
+	return &natsgo.Msg{Subject: r.Subject, Header: h, Data: r.Data}
 }
 
 // msgID is the Nats-Msg-Id of message i.

@@ -1,5 +1,10 @@
 package checkpoint
 
+import (
+	"strconv"
+	"strings"
+)
+
 // SharedDir is the folder, relative to a job's checkpoint root, holding the
 // files that incremental checkpoints share: <root>/<job>/shared/<name>.
 const SharedDir = "shared"
@@ -82,25 +87,75 @@ func (h *IncrementalKeyedStateHandle) Files() []StateFile {
 }
 
 // SharedRefs lists the shared files a checkpoint references, once per
-// name, in metadata order.
+// name, in metadata order: the files of incremental keyed state and the
+// transaction blobs in the shared area (whose Local is empty: no store
+// puts them back). A savepoint's blobs lie in its own folder and are not
+// listed.
 func (m *Metadata) SharedRefs() []SharedFileRef {
 	seen := map[string]bool{}
 	var out []SharedFileRef
+	add := func(r SharedFileRef) {
+		if !seen[r.Name] {
+			seen[r.Name] = true
+			out = append(out, r)
+		}
+	}
 	for _, op := range m.Operators {
 		for _, st := range op.Subtasks {
-			h := st.State.Incremental
-			if h == nil {
-				continue
+			if h := st.State.Incremental; h != nil {
+				for _, r := range h.Shared {
+					add(r)
+				}
 			}
-			for _, r := range h.Shared {
-				if !seen[r.Name] {
-					seen[r.Name] = true
-					out = append(out, r)
+			for _, f := range st.State.Blobs {
+				if name, ok := strings.CutPrefix(f.Path, SharedDir+"/"); ok {
+					add(SharedFileRef{Name: name, Size: f.Size, CRC32C: f.CRC32C})
 				}
 			}
 		}
 	}
 	return out
+}
+
+// blobPrefix starts the name of every transaction blob. A store id is
+// hex, so no incremental file's name (SharedName) starts with it.
+const blobPrefix = "blob-"
+
+// BlobName names a transaction blob written while pre-committing for
+// checkpoint id: "blob-<id>-<unique>", unique being random per blob. The
+// id lets the JobManager's sweep spare, while the job runs, a blob that
+// no completed checkpoint references yet (ParseBlobName).
+func BlobName(id ID, unique string) string {
+	return blobPrefix + strconv.FormatInt(int64(id), 10) + "-" + unique
+}
+
+// ParseBlobName returns the checkpoint id a blob was written for, and
+// whether name is a blob's name at all.
+//
+// Why the sweep needs it: a sink pre-commits a transaction for checkpoint
+// N and writes its blob; N is aborted (another task declined), so no
+// completed checkpoint references the blob, and a sweep with nothing in
+// flight would delete it as an orphan; but the transaction is still
+// pending in the task, and checkpoint N+1 records it (and the blob)
+// again, to commit it when N+1 completes. So while tasks run, a blob of a
+// checkpoint newer than the newest completed one is no orphan yet. Once a
+// checkpoint at least as new as N completed, the first of them either
+// references the blob or the transaction was committed before it, and
+// plain reference counting is exact again.
+func ParseBlobName(name string) (ID, bool) {
+	rest, ok := strings.CutPrefix(name, blobPrefix)
+	if !ok {
+		return 0, false
+	}
+	num, unique, ok := strings.Cut(rest, "-")
+	if !ok || unique == "" {
+		return 0, false
+	}
+	id, err := strconv.ParseInt(num, 10, 64)
+	if err != nil || id <= 0 {
+		return 0, false
+	}
+	return ID(id), true
 }
 
 // SharedName names the shared copy of a store's file: "<storeID>-<local>".

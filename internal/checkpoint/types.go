@@ -140,6 +140,14 @@ type OperatorSubtaskState struct {
 	// per-task snapshot: how far the task read each input channel and
 	// wrote each output channel, for the in-flight logs.
 	Weak *WeakPositions `json:"weak,omitempty"`
+	// Blobs are the files a two-phase-commit sink's pending transactions
+	// keep their payloads in (weir.TransactionBlobs): in the job's shared
+	// area ("shared/blob-…") for a checkpoint, in the checkpoint's own
+	// folder for a savepoint (which copies them). The handles in Operator
+	// name them by base name (BlobName); listing them here makes the
+	// shared-file registry keep each as long as a retained checkpoint
+	// references it (SharedRefs). Version 4 of _metadata.
+	Blobs []StateFile `json:"blobs,omitempty"`
 	// Schemas are the rows of the operator's state table as this subtask
 	// registered them, carried by the acknowledgement only: the JobManager
 	// merges the subtasks' rows into OperatorState.States, and a _metadata

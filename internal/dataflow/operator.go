@@ -125,6 +125,11 @@ type OperatorContext struct {
 	// Async counts the calls of the task's async I/O operators (the
 	// task's metric; nil in unit tests).
 	Async *AsyncMetrics
+	// Storage is the job's checkpoint storage, for files an operator
+	// writes outside a snapshot's asynchronous part (a two-phase-commit
+	// sink's transaction blobs, written while it pre-commits); nil when
+	// the job has none.
+	Storage JobStorage
 }
 
 // AsyncMetrics are the counters of a task's async I/O operators, summed
@@ -176,6 +181,10 @@ type RestoredState struct {
 	// against the program's types (state.SetKeyedSchemas). Nil for a
 	// checkpoint written before schemas were recorded.
 	Schemas []checkpoint.StateSchema
+	// Blobs are the transaction blobs of every old subtask of the
+	// operator (list state moves between subtasks on a rescale), read
+	// through Files.
+	Blobs []checkpoint.StateFile
 	// DropUnrestored is --allow-non-restored-state: keyed states of the
 	// checkpoint that the operator no longer registers are dropped
 	// instead of failing the restore.

@@ -27,3 +27,12 @@ type SharedStateWriter interface {
 type KindSnapshotter interface {
 	SnapshotStateKind(ctx context.Context, id checkpoint.ID, ts time.Time, kind checkpoint.Kind) (AsyncSnapshot, error)
 }
+
+// JobStorage is what an operator may do with the job's own checkpoint
+// storage while it runs: write a file into the shared area, whose life
+// the checkpoints referencing it decide (checkpoint.SharedRefs), and read
+// back the files it wrote. storage.FS implements it.
+type JobStorage interface {
+	WriteSharedFile(ctx context.Context, name string, write func(w io.Writer) error) (checkpoint.StateFile, error)
+	FileSource
+}

@@ -167,6 +167,12 @@ func (rp *restorePoint) forOperator(ctx context.Context, uid string, subtask, pa
 		}
 		rs.Keyed = append(rs.Keyed, rp.keyedSource(h.File, mine))
 	}
+	for _, s := range subs {
+		rs.Blobs = append(rs.Blobs, s.State.Blobs...)
+	}
+	if len(rs.Blobs) > 0 {
+		rs.Files = rp.fs
+	}
 	rs.Operator = map[string][][]byte{}
 	names := map[string]bool{}
 	for _, s := range subs {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"slices"
 
 	"github.com/weirstream/weir/internal/checkpoint"
 	"github.com/weirstream/weir/internal/checkpoint/registry"
@@ -67,9 +68,17 @@ func sharedNames(md *checkpoint.Metadata) []string {
 	return names
 }
 
-// sweepShared deletes shared files no registered checkpoint references.
+// sweepShared deletes shared files no registered checkpoint references,
+// once no task runs (start-up, the job's end).
 // Only while no checkpoint is in flight (see registry.Orphans).
-func (jm *JobMaster) sweepShared() {
+func (jm *JobMaster) sweepShared() { jm.sweepSharedLive(false) }
+
+// sweepSharedLive is sweepShared; with live (tasks run) it spares the
+// transaction blobs of checkpoints newer than the newest completed one:
+// a task may still hold their transaction pending and record them in its
+// next checkpoint (checkpoint.ParseBlobName says why). Sparing leaves the
+// area dirty, so that a later sweep deletes them.
+func (jm *JobMaster) sweepSharedLive(live bool) {
 	if !jm.shared.dirty {
 		return
 	}
@@ -78,14 +87,27 @@ func (jm *JobMaster) sweepShared() {
 		jm.log.Error("shared checkpoint files: list", "err", err)
 		return
 	}
-	if orphans := jm.shared.reg.Orphans(listed); len(orphans) > 0 {
+	orphans := jm.shared.reg.Orphans(listed)
+	spared := false
+	if live {
+		newest := checkpoint.ID(0)
+		if ids := jm.shared.reg.Checkpoints(); len(ids) > 0 {
+			newest = ids[len(ids)-1]
+		}
+		orphans = slices.DeleteFunc(orphans, func(n string) bool {
+			id, ok := checkpoint.ParseBlobName(n)
+			spared = spared || ok && id > newest
+			return ok && id > newest
+		})
+	}
+	if len(orphans) > 0 {
 		jm.log.Info("deleting shared checkpoint files no checkpoint references", "files", len(orphans))
 		if err := jm.store.RemoveShared(orphans); err != nil {
 			jm.log.Error("shared checkpoint files: delete orphans", "err", err)
 			return
 		}
 	}
-	jm.shared.dirty = false
+	jm.shared.dirty = spared
 }
 
 func (jm *JobMaster) sharedPersisting(md *checkpoint.Metadata) {
@@ -117,7 +139,7 @@ func (jm *JobMaster) retain(id checkpoint.ID, sweep bool) {
 		jm.log.Error("shared checkpoint files: delete", "err", err)
 	}
 	if sweep {
-		jm.sweepShared()
+		jm.sweepSharedLive(true)
 	}
 }
 
@@ -139,7 +161,7 @@ func (jm *JobMaster) sharedAborted(id checkpoint.ID, sweep bool) {
 	delete(jm.shared.persisting, id)
 	jm.shared.dirty = true
 	if sweep {
-		jm.sweepShared()
+		jm.sweepSharedLive(true)
 	}
 }
 

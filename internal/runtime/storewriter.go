@@ -17,6 +17,18 @@ func (s *storeWriters) ForCheckpoint(id checkpoint.ID) dataflow.StateWriter {
 	return chkWriter{fs: s.fs, id: id}
 }
 
+// jobStorage is the job's storage as operators may use it while they
+// run; nil without storage (a task built without a writer factory), and
+// in a mode without job-wide checkpoints (WEAKLY_CONSISTENT): the
+// shared-file registry counts references of job-wide checkpoints only,
+// which is also why such modes refuse incremental snapshots.
+func (s *storeWriters) jobStorage(cfg *JobConfig) dataflow.JobStorage {
+	if s == nil || s.fs == nil || !cfg.snapshotsOnBarriers() {
+		return nil
+	}
+	return s.fs
+}
+
 type chkWriter struct {
 	fs *storage.FS
 	id checkpoint.ID

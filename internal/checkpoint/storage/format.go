@@ -10,7 +10,10 @@ import (
 	"hash/crc32"
 	"io"
 	"math"
+	"path"
 	"slices"
+	"strconv"
+	"strings"
 
 	"github.com/weirstream/weir/internal/checkpoint"
 )
@@ -20,14 +23,17 @@ const (
 	// text to tools that sniff.
 	magic = "WEIRCHK\x00"
 	// formatVersion is the newest version this build writes and reads.
-	// Version 3 adds the operators' state tables (OperatorState.States,
-	// docs/design/state-evolution.md §2.1). Each version only adds
+	// Version 4 adds the transaction blobs of two-phase-commit sinks
+	// (OperatorSubtaskState.Blobs). Each version only adds
 	// omitempty fields, and Encode writes the oldest version that holds
 	// the metadata, so checkpoints that do not need a newer version stay
 	// readable by older builds. Older builds decode strictly and refuse a
 	// newer version with "restore with a newer weir"; a table smuggled into
 	// an older version would give them a misleading "bad JSON" instead.
-	formatVersion uint16 = 3
+	formatVersion uint16 = 4
+	// formatVersionTables is version 3: it adds the state tables. A file
+	// with tables and without transaction blobs stays version 3.
+	formatVersionTables uint16 = 3
 	// formatVersionChannels is version 2: it adds channel state
 	// (OperatorSubtaskState.Channels) and incremental keyed state
 	// (OperatorSubtaskState.Incremental). Aligned, full checkpoints and
@@ -45,7 +51,8 @@ var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
 // Encode serializes checkpoint metadata into the _metadata format: header,
 // indented JSON payload, CRC32C trailer. The version is the oldest that
-// holds md: 3 if some operator has a state table, else 2 if some subtask
+// holds md: 4 if some subtask has transaction blobs, else 3 if some
+// operator has a state table, else 2 if some subtask
 // has channel state or incremental keyed state, else 1. A state table is
 // validated here as Decode would, so that a writer's bug fails the
 // checkpoint instead of leaving one that no restore can read.
@@ -67,8 +74,10 @@ func Encode(md *checkpoint.Metadata) ([]byte, error) {
 	b = append(b, magic...)
 	version := formatVersionNoChannels
 	switch {
-	case hasStateTable(md):
+	case hasBlobs(md):
 		version = formatVersion
+	case hasStateTable(md):
+		version = formatVersionTables
 	case hasChannelState(md) || hasIncremental(md):
 		version = formatVersionChannels
 	}
@@ -124,15 +133,58 @@ func Decode(b []byte) (*checkpoint.Metadata, error) {
 	}
 	// Likewise a state table in a file of an older version: the writers of
 	// those versions had none.
-	if version < formatVersion {
+	if version < formatVersionTables {
 		for _, op := range md.Operators {
 			if len(op.States) > 0 {
 				r := op.States[0]
-				return nil, fmt.Errorf("%w: metadata format version %d holds a state table (operator %q state %q, scope %s), which only version %d can", ErrCorrupt, version, op.UID, r.Name, r.Scope, formatVersion)
+				return nil, fmt.Errorf("%w: metadata format version %d holds a state table (operator %q state %q, scope %s), which only version %d can", ErrCorrupt, version, op.UID, r.Name, r.Scope, formatVersionTables)
 			}
 		}
 	}
+	// And transaction blobs, which only version 4 has: a build reading
+	// an older version would not count them as references.
+	if version < formatVersion && hasBlobs(md) {
+		return nil, fmt.Errorf("%w: metadata format version %d holds transaction blobs, which only version %d can", ErrCorrupt, version, formatVersion)
+	}
 	return md, nil
+}
+
+// hasBlobs reports whether any subtask of md has transaction blobs.
+func hasBlobs(md *checkpoint.Metadata) bool {
+	for _, op := range md.Operators {
+		for _, st := range op.Subtasks {
+			if len(st.State.Blobs) > 0 {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// validateBlobs checks what JSON cannot about a subtask's transaction
+// blobs: each is a blob (checkpoint.ParseBlobName) in the shared area or
+// in the checkpoint's own folder (a savepoint's copy), named once.
+func validateBlobs(id checkpoint.ID, blobs []checkpoint.StateFile) error {
+	own := "chk-" + strconv.FormatInt(int64(id), 10)
+	seen := map[string]bool{}
+	for _, f := range blobs {
+		dir, name := path.Split(f.Path)
+		dir = strings.TrimSuffix(dir, "/")
+		if _, ok := checkpoint.ParseBlobName(name); !ok || checkStateFileName(name) != nil {
+			return fmt.Errorf("transaction blob %q: not a blob's name", f.Path)
+		}
+		if dir != checkpoint.SharedDir && dir != own {
+			return fmt.Errorf("transaction blob %q: neither in %s/ nor in %s/", f.Path, checkpoint.SharedDir, own)
+		}
+		if seen[name] {
+			return fmt.Errorf("transaction blob %s is listed twice", name)
+		}
+		seen[name] = true
+		if f.Size < 0 {
+			return fmt.Errorf("transaction blob %s has negative size %d", f.Path, f.Size)
+		}
+	}
+	return nil
 }
 
 // hasStateTable reports whether any operator of md has a state table.
@@ -206,6 +258,9 @@ func validate(md *checkpoint.Metadata) error {
 				if err := validateIncremental(h); err != nil {
 					return fmt.Errorf("operator %q subtask %d: incremental keyed state: %w", op.UID, st.Subtask, err)
 				}
+			}
+			if err := validateBlobs(md.ID, st.State.Blobs); err != nil {
+				return fmt.Errorf("operator %q subtask %d: %w", op.UID, st.Subtask, err)
 			}
 			if c := st.State.Channels; c != nil {
 				if err := validateChannels(c); err != nil {

@@ -98,7 +98,8 @@ func (s *FS) verify(ctx context.Context, id checkpoint.ID, seen map[string]error
 }
 
 // stateFiles lists the files a checkpoint references — keyed state,
-// channel state and a WEAKLY_CONSISTENT task's stored output logs — in
+// channel state, a WEAKLY_CONSISTENT task's stored output logs and
+// transaction blobs — in
 // metadata order, as pointers into md so that a copy (Savepoint) can
 // rewrite them in place.
 func stateFiles(md *checkpoint.Metadata) []*checkpoint.StateFile {
@@ -114,6 +115,11 @@ func stateFiles(md *checkpoint.Metadata) []*checkpoint.StateFile {
 			}
 			if w := st.Weak; w != nil && w.Logs != nil {
 				out = append(out, w.Logs)
+			}
+			// Blobs in the shared area too: a savepoint copies them into
+			// its folder, self-contained.
+			for k := range st.Blobs {
+				out = append(out, &st.Blobs[k])
 			}
 		}
 	}
