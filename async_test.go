@@ -367,15 +367,7 @@ func TestAsyncMapRescale(t *testing.T) {
 				return env, log
 			}
 			env1, log1 := build(c.from, 200*time.Microsecond)
-			ctx, cancel := context.WithCancel(t.Context())
-			defer cancel()
-			done := make(chan error, 1)
-			go func() { done <- env1.Execute(ctx, "test") }()
-			waitUntil(t, done, func() bool { return hooks.Plan(env1).Status.CompletedCheckpoints.Load() >= 3 }, log1)
-			cancel()
-			if err := <-done; !errors.Is(err, context.Canceled) {
-				t.Fatalf("first run: %v", err)
-			}
+			cancelAfterCheckpoints(t, env1, log1, 3)
 			first := len(committed(t, out))
 			env2, log2 := build(c.to, 0)
 			execute(t, env2, log2)

@@ -2,9 +2,8 @@ package weir_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
-	"github.com/weirstream/weir/internal/hooks"
-	"github.com/weirstream/weir/internal/testutil"
 	"log/slog"
 	"path/filepath"
 	"slices"
@@ -12,6 +11,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/weirstream/weir/internal/hooks"
+	"github.com/weirstream/weir/internal/testutil"
 
 	"github.com/weirstream/weir"
 	"github.com/weirstream/weir/connectors/file"
@@ -145,5 +147,21 @@ func waitUntil(t *testing.T, done <-chan error, cond func() bool, log *syncBuffe
 			t.Fatalf("the job ended early: %v\nlog:\n%s", err, log)
 		case <-time.After(time.Millisecond):
 		}
+	}
+}
+
+// cancelAfterCheckpoints runs env's job until n checkpoints completed,
+// then cancels it (its checkpoints stay for a restore) and fails the test
+// if it ended any other way.
+func cancelAfterCheckpoints(t *testing.T, env *weir.Env, log *syncBuffer, n int64) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- env.Execute(ctx, "test") }()
+	waitUntil(t, done, func() bool { return hooks.Plan(env).Status.CompletedCheckpoints.Load() >= n }, log)
+	cancel()
+	if err := <-done; !errors.Is(err, context.Canceled) {
+		t.Fatalf("first run: %v", err)
 	}
 }

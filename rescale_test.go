@@ -11,7 +11,6 @@ import (
 
 	"github.com/weirstream/weir"
 	"github.com/weirstream/weir/internal/faults"
-	"github.com/weirstream/weir/internal/hooks"
 )
 
 // split is one independently resumable range [Next, End) of the index
@@ -124,15 +123,7 @@ func TestRescaleOperatorStateAndSink(t *testing.T) {
 				}
 			} else {
 				env1, log1 := build(c.from, 200*time.Microsecond)
-				ctx, cancel := context.WithCancel(t.Context())
-				defer cancel()
-				done := make(chan error, 1)
-				go func() { done <- env1.Execute(ctx, "test") }()
-				waitUntil(t, done, func() bool { return hooks.Plan(env1).Status.CompletedCheckpoints.Load() >= 3 }, log1)
-				cancel()
-				if err := <-done; !errors.Is(err, context.Canceled) {
-					t.Fatalf("first run: %v", err)
-				}
+				cancelAfterCheckpoints(t, env1, log1, 3)
 			}
 			firstLines := len(committed(t, out))
 			env2, log2 := build(c.to, 0)
