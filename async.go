@@ -25,14 +25,17 @@ type AsyncFunc[T, U any] func(ctx context.Context, in T, call AsyncCall) (U, err
 
 // AsyncCall describes one call of an AsyncFunc.
 type AsyncCall struct {
-	// IdempotencyKey names the record's call deterministically, as
-	// "job/operator-uid/subtask/seq": the same for every attempt, and for
-	// the re-issued call of a record that was in flight at a checkpoint
-	// the job restored. Records replayed after a restore get the same key
-	// as in the failed run when the subtask's input order is
-	// deterministic (one input channel, as in a forward chain after a
-	// replayable source); after a change of parallelism, new records get
-	// keys no earlier record had.
+	// IdempotencyKey names the record's call, as
+	// "job/operator-uid/subtask/run/seq": the same for every try of the
+	// call (retries), and for the re-issued call of a record that was in
+	// flight at a checkpoint the job restored, so a service can apply
+	// such a call once. run is random per attempt of a subtask: a record
+	// replayed after a restore (one the checkpoint did not hold in
+	// flight) gets a new key, because its subtask may see its input in
+	// another order than the failed attempt did (several partitions or
+	// channels, another parallelism), and a key reused for another
+	// record would make a deduplicating service answer for the wrong
+	// one. A key never names two records.
 	IdempotencyKey string
 	// Subtask and Seq are the parts of the key that identify the record:
 	// the subtask that first received it and its sequence number there.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"strconv"
 	"sync"
 	"time"
@@ -26,11 +27,16 @@ const (
 // asyncEntry is a record in flight as the checkpoint stores it.
 type asyncEntry[T any] struct {
 	Subtask int // the subtask that numbered it (its idempotency key's)
-	Seq     uint64
-	Key     uint64 // the key's hash (AsyncMapKeyed)
-	TS      int64  // its event timestamp, if Timed
-	Timed   bool
-	In      T
+	// Run is the attempt that numbered it (its idempotency key's): a
+	// random number per attempt of a subtask, so that records numbered
+	// after a restore never take the key of another record the failed
+	// attempt numbered after the checkpoint.
+	Run   uint64
+	Seq   uint64
+	Key   uint64 // the key's hash (AsyncMapKeyed)
+	TS    int64  // its event timestamp, if Timed
+	Timed bool
+	In    T
 }
 
 // asyncSeq is one subtask's next sequence number at the checkpoint.
@@ -46,6 +52,7 @@ type asyncIn[T any] struct {
 	in      T
 	ts      int64
 	subtask int    // of its idempotency key
+	run     uint64 // of its idempotency key
 	seq     uint64 // of its idempotency key
 }
 
@@ -85,6 +92,7 @@ type asyncOp[T, U any] struct {
 	ids    uint64
 	timed  bool
 	prefix string                 // "job/uid/" of the idempotency keys
+	run    uint64                 // this attempt's part of new records' keys
 	m      *dataflow.AsyncMetrics // the task's, shared with its other async operators
 
 	// calls is the context of the call goroutines: it lives from Open to
@@ -131,6 +139,7 @@ func (o *asyncOp[T, U]) Open(ctx context.Context, oc *dataflow.OperatorContext) 
 		return fmt.Errorf("async operator %q: sequence state: %w", oc.UID, err)
 	}
 	o.prefix = oc.JobName + "/" + oc.UID + "/"
+	o.run = rand.Uint64() | 1 // never 0
 	o.q = asyncqueue.New[asyncIn[T], asyncDone[U]](o.cfg.mode, o.cfg.capacity)
 	o.calls, o.cancel = context.WithCancel(ctx)
 	o.next = o.restoredNext()
@@ -144,7 +153,7 @@ func (o *asyncOp[T, U]) Open(ctx context.Context, oc *dataflow.OperatorContext) 
 	// idempotency keys as before the failure.
 	qe := make([]asyncqueue.Entry[asyncIn[T]], len(restored))
 	for i, e := range restored {
-		qe[i] = asyncqueue.Entry[asyncIn[T]]{Seq: o.ids, Key: e.Key, Input: asyncIn[T]{in: e.In, ts: e.TS, subtask: e.Subtask, seq: e.Seq}}
+		qe[i] = asyncqueue.Entry[asyncIn[T]]{Seq: o.ids, Key: e.Key, Input: asyncIn[T]{in: e.In, ts: e.TS, subtask: e.Subtask, run: e.Run, seq: e.Seq}}
 		o.ids++
 		o.timed = o.timed || e.Timed
 	}
@@ -183,7 +192,7 @@ func (o *asyncOp[T, U]) Push(ctx context.Context, batch []T, ts []int64) error {
 		if o.keyOf != nil {
 			key = o.keyOf(v)
 		}
-		in := asyncIn[T]{in: v, subtask: o.oc.Subtask, seq: o.next}
+		in := asyncIn[T]{in: v, subtask: o.oc.Subtask, run: o.run, seq: o.next}
 		o.next++
 		if ts != nil {
 			in.ts = ts[i]
@@ -213,7 +222,7 @@ func (o *asyncOp[T, U]) call(id uint64, in asyncIn[T]) {
 		defer cancel()
 	}
 	c := AsyncCall{
-		IdempotencyKey: o.prefix + strconv.Itoa(in.subtask) + "/" + strconv.FormatUint(in.seq, 10),
+		IdempotencyKey: o.prefix + strconv.Itoa(in.subtask) + "/" + strconv.FormatUint(in.run, 16) + "/" + strconv.FormatUint(in.seq, 10),
 		Subtask:        in.subtask, Seq: in.seq,
 	}
 	var out U
@@ -384,7 +393,7 @@ func (o *asyncOp[T, U]) SnapshotState(_ context.Context, id checkpoint.ID, _ tim
 	snap := o.q.Snapshot(nil)
 	entries := make([]asyncEntry[T], len(snap))
 	for i, e := range snap {
-		entries[i] = asyncEntry[T]{Subtask: e.Input.subtask, Seq: e.Input.seq, Key: e.Key, TS: e.Input.ts, Timed: o.timed, In: e.Input.in}
+		entries[i] = asyncEntry[T]{Subtask: e.Input.subtask, Run: e.Input.run, Seq: e.Input.seq, Key: e.Key, TS: e.Input.ts, Timed: o.timed, In: e.Input.in}
 	}
 	o.entries.Update(entries)
 	o.seqs.Update([]asyncSeq{{Subtask: o.oc.Subtask, Parallelism: o.oc.Parallelism, Next: o.next}})
