@@ -112,7 +112,7 @@ func startHAClusterOn(t *testing.T, tn *testNet, lifetime time.Duration, jobMana
 		rpcs = append(rpcs, jm.rpc)
 	}
 	for i := range c.jms {
-		c.startJM(i)
+		c.startFirstJM(i, rpcs)
 		if i == 0 {
 			c.waitLeader(-1, 0)
 		}
@@ -134,6 +134,13 @@ func startHAClusterOn(t *testing.T, tn *testNet, lifetime time.Duration, jobMana
 // startJM starts JobManager i and waits until its REST API answers.
 func (c *haCluster) startJM(i int) {
 	c.t.Helper()
+	if err := c.tryStartJM(i); err != nil {
+		c.t.Fatal(err)
+	}
+}
+
+// tryStartJM is startJM returning the failure.
+func (c *haCluster) tryStartJM(i int) error {
 	jm := c.jms[i]
 	if jm.proc != nil {
 		jm.past += jm.proc.stderr()
@@ -142,11 +149,47 @@ func (c *haCluster) startJM(i int) {
 	deadline := time.Now().Add(20 * time.Second)
 	for time.Now().Before(deadline) {
 		if _, err := c.overview(i); err == nil {
+			return nil
+		}
+		select {
+		case <-jm.proc.done:
+			deadline = time.Now() // it exited: no use waiting
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+	return fmt.Errorf("JobManager %s did not serve REST; stderr:\n%s", jm.id, tail(jm.proc.stderr(), 3000))
+}
+
+// startFirstJM starts JobManager i for the first time. On loopback its
+// ports were found free and released (testutil.FreeAddr), so another
+// process may have taken one since: then it takes new ones and starts
+// again, which is safe before any TaskManager was told the addresses.
+func (c *haCluster) startFirstJM(i int, rpcs []string) {
+	c.t.Helper()
+	jm := c.jms[i]
+	for try := 0; ; try++ {
+		err := c.tryStartJM(i)
+		if err == nil {
 			return
 		}
-		time.Sleep(50 * time.Millisecond)
+		if jm.host != nil || try == 3 || !strings.Contains(jm.proc.stderr(), "address is already in use") {
+			c.t.Fatal(err)
+		}
+		c.t.Logf("JobManager %s: a port was taken after it was chosen; choosing others", jm.id)
+		jm.past += jm.proc.stderr()
+		jm.proc = nil
+		oldRPC, oldREST := jm.rpc, jm.rest
+		jm.rpc, jm.rest = testutil.FreeAddr(c.t), testutil.FreeAddr(c.t)
+		for k, a := range jm.args {
+			switch a {
+			case oldRPC:
+				jm.args[k] = jm.rpc
+			case oldREST:
+				jm.args[k] = jm.rest
+			}
+		}
+		rpcs[i] = jm.rpc
 	}
-	c.t.Fatalf("JobManager %s did not serve REST; stderr:\n%s", jm.id, tail(jm.proc.stderr(), 3000))
 }
 
 // startTM starts (or starts again) TaskManager id.
