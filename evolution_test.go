@@ -14,6 +14,7 @@ import (
 
 	"github.com/weirstream/weir"
 	"github.com/weirstream/weir/internal/config"
+	"github.com/weirstream/weir/internal/testutil"
 )
 
 // State evolution, program level: version 1 of a job runs, stops with a
@@ -136,7 +137,7 @@ func runEvolution[Old, New any](t *testing.T, backend string, p1, p2 int, e evol
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
-	sp, err := job.Stop(t.Context(), t.TempDir())
+	sp, err := testutil.StopJob(t.Context(), job, t.TempDir())
 	if err != nil {
 		t.Fatalf("Stop: %v\nlog:\n%s", err, log1)
 	}
@@ -394,7 +395,7 @@ func savepointOfV1(t *testing.T, dir string, extra ...string) string {
 	for seen.Load() < 500 {
 		time.Sleep(5 * time.Millisecond)
 	}
-	sp, err := job.Stop(t.Context(), t.TempDir())
+	sp, err := testutil.StopJob(t.Context(), job, t.TempDir())
 	if err != nil {
 		t.Fatalf("Stop: %v\nlog:\n%s", err, log)
 	}

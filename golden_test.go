@@ -18,6 +18,7 @@ import (
 	"github.com/weirstream/weir"
 	"github.com/weirstream/weir/internal/config"
 	"github.com/weirstream/weir/internal/hooks"
+	"github.com/weirstream/weir/internal/testutil"
 )
 
 // Golden checkpoints (docs/formats.md): savepoints and checkpoints that a
@@ -346,7 +347,7 @@ func TestGoldenWrite(t *testing.T) {
 		run.Cancel()
 		_ = run.Wait()
 	} else {
-		sp, err := run.Stop(t.Context(), t.TempDir())
+		sp, err := testutil.StopJob(t.Context(), run, t.TempDir())
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/weirstream/weir"
+	"github.com/weirstream/weir/internal/testutil"
 )
 
 // Transaction handles of a two-phase-commit sink are checkpointed with the
@@ -131,7 +132,7 @@ func savepointWithTxnV1(t *testing.T) (string, *txnLog) {
 		t.Fatal(err)
 	}
 	time.Sleep(100 * time.Millisecond)
-	sp, err := job.Stop(t.Context(), t.TempDir())
+	sp, err := testutil.StopJob(t.Context(), job, t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}

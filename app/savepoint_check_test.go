@@ -15,6 +15,7 @@ import (
 	"github.com/weirstream/weir/connectors/datagen"
 	"github.com/weirstream/weir/connectors/file"
 	"github.com/weirstream/weir/internal/runtime"
+	"github.com/weirstream/weir/internal/testutil"
 )
 
 // Versions of a state type: 2 adds a field (converted at restore), 3
@@ -131,7 +132,7 @@ func savepointOfTotals(t *testing.T) string {
 	for n.Load() < 100 {
 		time.Sleep(time.Millisecond)
 	}
-	sp, err := job.Stop(t.Context(), t.TempDir())
+	sp, err := testutil.StopJob(t.Context(), job, t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -230,7 +231,7 @@ func TestSavepointCheckConnectors(t *testing.T) {
 		t.Fatal(err)
 	}
 	time.Sleep(100 * time.Millisecond)
-	sp, err := job.Stop(t.Context(), t.TempDir())
+	sp, err := testutil.StopJob(t.Context(), job, t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/weirstream/weir"
 	"github.com/weirstream/weir/internal/checkpoint/storage"
 	"github.com/weirstream/weir/internal/keygroup"
+	"github.com/weirstream/weir/internal/testutil"
 )
 
 type exTotal struct {
@@ -89,7 +90,7 @@ func savepointForExport(t *testing.T) string {
 		time.Sleep(time.Millisecond)
 	}
 	// The savepoint's barrier follows every record emitted before it.
-	sp, err := job.Stop(t.Context(), t.TempDir())
+	sp, err := testutil.StopJob(t.Context(), job, t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}

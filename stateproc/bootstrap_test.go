@@ -14,6 +14,7 @@ import (
 
 	"github.com/weirstream/weir"
 	"github.com/weirstream/weir/internal/checkpoint/storage"
+	"github.com/weirstream/weir/internal/testutil"
 	"github.com/weirstream/weir/stateproc"
 )
 
@@ -167,7 +168,7 @@ func TestBootstrapTimersFire(t *testing.T) {
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
-	if _, err := stopRunning(ctx, t, j, ""); err != nil {
+	if _, err := testutil.StopJob(ctx, j, ""); err != nil {
 		t.Fatal(err)
 	}
 	if err := j.Wait(); err != nil {
@@ -291,7 +292,7 @@ func TestBootstrapUnionList(t *testing.T) {
 	for emitted.Load() < 8 {
 		time.Sleep(time.Millisecond)
 	}
-	if _, err := stopRunning(ctx, t, j, ""); err != nil {
+	if _, err := testutil.StopJob(ctx, j, ""); err != nil {
 		t.Fatal(err)
 	}
 	if err := j.Wait(); err != nil {

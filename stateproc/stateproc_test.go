@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -16,6 +15,7 @@ import (
 
 	"github.com/weirstream/weir"
 	"github.com/weirstream/weir/app"
+	"github.com/weirstream/weir/internal/testutil"
 	"github.com/weirstream/weir/stateproc"
 )
 
@@ -223,7 +223,7 @@ func runV1(t *testing.T) string {
 	}
 	// The source has emitted all; wait until the keyed operator processed
 	// them: stop takes a checkpoint after every record before it.
-	sp, err := stopRunning(ctx, t, j, t.TempDir())
+	sp, err := testutil.StopJob(ctx, j, t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -279,7 +279,7 @@ func checkFoldAndRun(t *testing.T, old map[int64]totalV1, carry func(*testing.T,
 	for emitted2.Load() < 400 {
 		time.Sleep(time.Millisecond)
 	}
-	if _, err := stopRunning(ctx, t, j2, ""); err != nil {
+	if _, err := testutil.StopJob(ctx, j2, ""); err != nil {
 		t.Fatal(err)
 	}
 	if err := j2.Wait(); err != nil {
@@ -305,21 +305,3 @@ func checkFoldAndRun(t *testing.T, old map[int64]totalV1, carry func(*testing.T,
 }
 
 func head(s []string) []string { return s[:min(3, len(s))] }
-
-// stopRunning stops j with a savepoint into dir (or the default folder),
-// once it runs: a source may emit before the job reports RUNNING, and a
-// stop before that fails with ErrNotRunning.
-func stopRunning(ctx context.Context, t *testing.T, j *weir.Job, dir string) (string, error) {
-	t.Helper()
-	for {
-		sp, err := j.Stop(ctx, dir)
-		if !errors.Is(err, weir.ErrNotRunning) || ctx.Err() != nil {
-			return sp, err
-		}
-		select {
-		case <-j.Done():
-			return sp, err
-		case <-time.After(5 * time.Millisecond):
-		}
-	}
-}
