@@ -498,6 +498,12 @@ func (m *jobManager) reports(job string, j *managedJob) []jobstatus.TaskStats {
 				InputWatermark: reportedWatermark(r.InputWatermark), OutputWatermark: reportedWatermark(r.OutputWatermark),
 				LateRecordsDropped: r.GetLateRecordsDropped(),
 				Weak:               weakFromPB(r.GetWeak()),
+				Time: jobstatus.TaskTime{
+					Busy: time.Duration(r.GetBusyNanos()), Idle: time.Duration(r.GetIdleNanos()),
+					BackPressured:   time.Duration(r.GetBackPressuredNanos()),
+					BusyMsPerSecond: r.GetBusyMsPerSecond(), IdleMsPerSecond: r.GetIdleMsPerSecond(),
+					BackPressuredMsPerSecond: r.GetBackPressuredMsPerSecond(),
+				},
 			})
 		}
 	}

@@ -92,6 +92,9 @@ var (
 	descOutWM    = prometheus.NewDesc("weir_taskmanager_job_task_"+metrics.NameOutputWatermark, metrics.HelpOutputWatermark, taskLabels, nil)
 	descWMLag    = prometheus.NewDesc("weir_taskmanager_job_task_"+metrics.NameWatermarkLag, metrics.HelpWatermarkLag, taskLabels, nil)
 	descLate     = prometheus.NewDesc("weir_taskmanager_job_task_"+metrics.NameLateRecordsDropped, metrics.HelpLateRecordsDropped, taskLabels, nil)
+	descBusy     = prometheus.NewDesc("weir_taskmanager_job_task_busyTimeMsPerSecond", "Milliseconds per second the task was busy (neither idle nor backpressured), over its latest window of one to two seconds.", taskLabels, nil)
+	descIdle     = prometheus.NewDesc("weir_taskmanager_job_task_idleTimeMsPerSecond", "Milliseconds per second the task waited for input, over its latest window of one to two seconds.", taskLabels, nil)
+	descBPTime   = prometheus.NewDesc("weir_taskmanager_job_task_backPressuredTimeMsPerSecond", "Milliseconds per second the task waited for output credit, over its latest window of one to two seconds.", taskLabels, nil)
 )
 
 // taskCollector reads the handler's task reports at each scrape.
@@ -107,6 +110,9 @@ func (c taskCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- descOutWM
 	ch <- descWMLag
 	ch <- descLate
+	ch <- descBusy
+	ch <- descIdle
+	ch <- descBPTime
 }
 
 func (c taskCollector) Collect(ch chan<- prometheus.Metric) {
@@ -123,6 +129,11 @@ func (c taskCollector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(descBackPres, prometheus.GaugeValue, bp, l...)
 		ch <- prometheus.MustNewConstMetric(descAlign, prometheus.GaugeValue, float64(r.GetAlignmentTimeNanos()), l...)
 		ch <- prometheus.MustNewConstMetric(descCredits, prometheus.GaugeValue, float64(r.GetCreditsAvailable()), l...)
+		if r.GetBusyNanos()+r.GetIdleNanos()+r.GetBackPressuredNanos() > 0 {
+			ch <- prometheus.MustNewConstMetric(descBusy, prometheus.GaugeValue, float64(r.GetBusyMsPerSecond()), l...)
+			ch <- prometheus.MustNewConstMetric(descIdle, prometheus.GaugeValue, float64(r.GetIdleMsPerSecond()), l...)
+			ch <- prometheus.MustNewConstMetric(descBPTime, prometheus.GaugeValue, float64(r.GetBackPressuredMsPerSecond()), l...)
+		}
 		in, out := reportedWatermark(r.InputWatermark), reportedWatermark(r.OutputWatermark)
 		ch <- prometheus.MustNewConstMetric(descInWM, prometheus.GaugeValue, metrics.WatermarkValue(in), l...)
 		ch <- prometheus.MustNewConstMetric(descOutWM, prometheus.GaugeValue, metrics.WatermarkValue(out), l...)

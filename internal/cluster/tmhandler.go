@@ -96,17 +96,23 @@ func (h *executorHandler) Reports() []*pb.TaskReport {
 	for _, job := range jobs {
 		for _, st := range te.Report(job) {
 			out = append(out, &pb.TaskReport{
-				Job:                job,
-				Exec:               execToPB(deployment.ExecutionID{Task: checkpoint.TaskID{Vertex: st.Vertex, Subtask: st.Subtask}}),
-				RecordsIn:          st.RecordsIn,
-				RecordsOut:         st.RecordsOut,
-				BackPressured:      st.BackPressured,
-				AlignmentTimeNanos: st.AlignmentTime.Nanoseconds(),
-				CreditsAvailable:   int64(st.CreditsAvailable),
-				InputWatermark:     &st.InputWatermark,
-				OutputWatermark:    &st.OutputWatermark,
-				LateRecordsDropped: st.LateRecordsDropped,
-				Weak:               weakToPB(st.Weak),
+				Job:                      job,
+				Exec:                     execToPB(deployment.ExecutionID{Task: checkpoint.TaskID{Vertex: st.Vertex, Subtask: st.Subtask}}),
+				RecordsIn:                st.RecordsIn,
+				RecordsOut:               st.RecordsOut,
+				BackPressured:            st.BackPressured,
+				AlignmentTimeNanos:       st.AlignmentTime.Nanoseconds(),
+				CreditsAvailable:         int64(st.CreditsAvailable),
+				InputWatermark:           &st.InputWatermark,
+				OutputWatermark:          &st.OutputWatermark,
+				LateRecordsDropped:       st.LateRecordsDropped,
+				Weak:                     weakToPB(st.Weak),
+				BusyNanos:                int64(st.Time.Busy),
+				IdleNanos:                int64(st.Time.Idle),
+				BackPressuredNanos:       int64(st.Time.BackPressured),
+				BusyMsPerSecond:          st.Time.BusyMsPerSecond,
+				IdleMsPerSecond:          st.Time.IdleMsPerSecond,
+				BackPressuredMsPerSecond: st.Time.BackPressuredMsPerSecond,
 			})
 		}
 	}

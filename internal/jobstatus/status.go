@@ -98,12 +98,31 @@ type TaskStats struct {
 	// LateRecordsDropped counts records the task's window operators
 	// dropped as late beyond their allowed lateness (numLateRecordsDropped).
 	LateRecordsDropped int64 `json:"num_late_records_dropped"`
+	// Time splits the subtask's running time into busy, idle (waiting
+	// for input) and backpressured (waiting for output credit), the
+	// inputs of the autoscaler's true processing rate.
+	Time TaskTime `json:"time"`
 	// Async counts the calls of the task's async I/O operators
 	// (weir.AsyncMap); nil without one.
 	Async *TaskAsyncStats `json:"async,omitempty"`
 	// Weak is the subtask's accounting in WEAKLY_CONSISTENT mode (nil in
 	// the other modes), over all its attempts.
 	Weak *TaskWeakStats `json:"weak,omitempty"`
+}
+
+// TaskTime is a subtask's running time split as Flink splits it:
+// cumulative figures since the attempt started (Flink's
+// accumulated-busy-time and its siblings) and milliseconds per second over
+// the latest window of one to two seconds (busyTimeMsPerSecond and its
+// siblings; the three sum to 1000 once there is a window, and are all 0
+// before it or from a TaskManager too old to measure them).
+type TaskTime struct {
+	Busy                     time.Duration `json:"accumulated_busy_time"`
+	Idle                     time.Duration `json:"accumulated_idle_time"`
+	BackPressured            time.Duration `json:"accumulated_backpressured_time"`
+	BusyMsPerSecond          int64         `json:"busy_time_ms_per_second"`
+	IdleMsPerSecond          int64         `json:"idle_time_ms_per_second"`
+	BackPressuredMsPerSecond int64         `json:"backpressured_time_ms_per_second"`
 }
 
 // TaskWeakStats is one subtask's share of WeakStats: its failures and

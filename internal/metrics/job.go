@@ -170,6 +170,14 @@ func (j *Job) Collect(ch chan<- prometheus.Metric) {
 			gauge(j.d.watermarkLag, lag, labels...)
 		}
 		gauge(j.d.lateDropped, float64(t.LateRecordsDropped), labels...)
+		if tt := t.Time; tt != (jobstatus.TaskTime{}) {
+			gauge(j.d.busyRate, float64(tt.BusyMsPerSecond), labels...)
+			gauge(j.d.idleRate, float64(tt.IdleMsPerSecond), labels...)
+			gauge(j.d.bpRate, float64(tt.BackPressuredMsPerSecond), labels...)
+			gauge(j.d.busyTotal, float64(tt.Busy.Milliseconds()), labels...)
+			gauge(j.d.idleTotal, float64(tt.Idle.Milliseconds()), labels...)
+			gauge(j.d.bpTotal, float64(tt.BackPressured.Milliseconds()), labels...)
+		}
 		if a := t.Async; a != nil {
 			gauge(j.d.asyncInFlight, float64(a.InFlight), labels...)
 			gauge(j.d.asyncTimeouts, float64(a.Timeouts), labels...)

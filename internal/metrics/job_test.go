@@ -213,10 +213,11 @@ func TestJobMetrics(t *testing.T) {
 			}
 		}
 		// 2 vertices x 2 subtasks x (in, out, back pressure, alignment
-		// time, credits, input and output watermark, late records), plus
-		// the two rates from the second scrape on; no watermarkLag, the
+		// time, credits, input and output watermark, late records, and
+		// the busy, idle and backpressured times and rates), plus the two
+		// record rates from the second scrape on; no watermarkLag, the
 		// bounded input's end sent the largest watermark.
-		if want := 2 * p * (8 + 2*i); tasks != want {
+		if want := 2 * p * (14 + 2*i); tasks != want {
 			t.Errorf("scrape %d: %d task series, want %d:\n%s", i+1, tasks, want, strings.Join(names(got), "\n"))
 		}
 		for metric, want := range map[string]map[string]taskSum{

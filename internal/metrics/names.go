@@ -43,6 +43,8 @@ type descs struct {
 	inputWatermark, outputWatermark, watermarkLag         *prometheus.Desc
 	lateDropped                                           *prometheus.Desc
 	asyncInFlight, asyncTimeouts, asyncRetries, asyncLat  *prometheus.Desc
+	busyRate, idleRate, bpRate, busyTotal, idleTotal      *prometheus.Desc
+	bpTotal                                               *prometheus.Desc
 }
 
 func newDescs(job prometheus.Labels) descs {
@@ -87,6 +89,12 @@ func newDescs(job prometheus.Labels) descs {
 		asyncInFlight:    t("asyncCallsInFlight", "Async I/O calls (weir.AsyncMap) the subtask runs now; only for subtasks with an async operator."),
 		asyncTimeouts:    t("numAsyncCallTimeouts", "Async I/O calls of the subtask that timed out, in its current attempt."),
 		asyncRetries:     t("numAsyncCallRetries", "Async I/O call attempts the subtask made after a failed one, in its current attempt."),
+		busyRate:         t("busyTimeMsPerSecond", "Milliseconds per second the subtask was busy (neither idle nor backpressured), over its latest window of one to two seconds."),
+		idleRate:         t("idleTimeMsPerSecond", "Milliseconds per second the subtask waited for input (or its source read nothing), over its latest window of one to two seconds."),
+		bpRate:           t("backPressuredTimeMsPerSecond", "Milliseconds per second the subtask waited for output credit, over its latest window of one to two seconds."),
+		busyTotal:        t("accumulatedBusyTime", "Milliseconds the subtask was busy in its current attempt."),
+		idleTotal:        t("accumulatedIdleTime", "Milliseconds the subtask waited for input in its current attempt."),
+		bpTotal:          t("accumulatedBackPressuredTime", "Milliseconds the subtask waited for output credit in its current attempt."),
 		asyncLat:         t("asyncCallLatencyMean", "Milliseconds: the mean time of the subtask's completed async I/O calls, first attempt to completion, in its current attempt."),
 	}
 }
@@ -98,6 +106,7 @@ func (d descs) all() []*prometheus.Desc {
 		d.restarts, d.lostTxns, d.restoredID, d.restoreTimestamp, d.restoreDuration, d.uptime,
 		d.recordsIn, d.recordsOut, d.recordsInRate, d.recordsOutRate, d.backPressured, d.alignmentTime, d.creditsAvailable,
 		d.inputWatermark, d.outputWatermark, d.watermarkLag, d.lateDropped,
+		d.busyRate, d.idleRate, d.bpRate, d.busyTotal, d.idleTotal, d.bpTotal,
 		d.asyncInFlight, d.asyncTimeouts, d.asyncRetries, d.asyncLat,
 	}
 }

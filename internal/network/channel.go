@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"sync/atomic"
+	"time"
 )
 
 // Channel is the producer end of one input channel of a Gate. Today it is a
@@ -34,7 +36,8 @@ type Channel struct {
 	finished   bool  // EndOfPartition was sent
 	waiters    int   // Sends waiting for a credit
 	waits      uint64
-	sentData   uint64 // also the Seq of the last Data buffer sent
+	waitNanos  atomic.Int64 // time sends waited for credit (BackpressureTime)
+	sentData   uint64       // also the Seq of the last Data buffer sent
 	sentEvents uint64
 	onCredit   func(n int) // Gate.SetCreditListener: called after a Data Poll
 	gone       bool        // Abandon was called: the consumer is gone
@@ -103,6 +106,12 @@ func (c *Channel) BackpressureWaits() uint64 {
 	c.gate.mu.Lock()
 	defer c.gate.mu.Unlock()
 	return c.waits
+}
+
+// BackpressureTime is the time sends spent waiting for credit, as
+// ChannelStats.BackpressureWaits counts them.
+func (c *Channel) BackpressureTime() time.Duration {
+	return time.Duration(c.waitNanos.Load())
 }
 
 // Deliver is Send for a receiver that must never block: the reader of a
@@ -182,6 +191,8 @@ func (c *Channel) send(ctx context.Context, b Buffer, maxOverdraft int, d *Debt)
 	if c.credits <= -maxOverdraft {
 		c.waits++
 		c.waitMax = max(c.waitMax, maxOverdraft)
+		waitStart := time.Now()
+		defer func() { c.waitNanos.Add(int64(time.Since(waitStart))) }()
 		for c.credits <= -maxOverdraft {
 			if c.gone {
 				g.mu.Unlock()

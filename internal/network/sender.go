@@ -3,6 +3,7 @@ package network
 import (
 	"context"
 	"errors"
+	"time"
 )
 
 // Sender is the producer end of one channel as a Writer sees it. *Channel,
@@ -28,6 +29,11 @@ type Sender interface {
 	SendPriority(b Buffer) error
 	// BackpressureWaits counts sends that found no credit and waited.
 	BackpressureWaits() uint64
+	// BackpressureTime is the time sends spent waiting for credit: the
+	// part of a task's backpressured time its writers block inside a
+	// send (the rest, waiting for an overdraft to be repaid, the task
+	// measures itself).
+	BackpressureTime() time.Duration
 }
 
 // ErrNoCredit is returned by Channel.Deliver for a Data buffer that finds

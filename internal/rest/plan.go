@@ -84,6 +84,15 @@ type SubtaskMetrics struct {
 	InputWatermark     int64 `json:"current-input-watermark"`
 	OutputWatermark    int64 `json:"current-output-watermark"`
 	LateRecordsDropped int64 `json:"num-late-records-dropped"`
+	// The subtask's running time split, milliseconds in its current
+	// attempt (Flink's accumulated-*-time) and per second over its latest
+	// window (jobstatus.TaskTime).
+	AccumulatedBusyTime          int64 `json:"accumulated-busy-time"`
+	AccumulatedIdleTime          int64 `json:"accumulated-idle-time"`
+	AccumulatedBackPressuredTime int64 `json:"accumulated-backpressured-time"`
+	BusyTimeMsPerSecond          int64 `json:"busy-time-ms-per-second"`
+	IdleTimeMsPerSecond          int64 `json:"idle-time-ms-per-second"`
+	BackPressuredTimeMsPerSecond int64 `json:"backpressured-time-ms-per-second"`
 	// Weak is the subtask's accounting in WEAKLY_CONSISTENT mode, over
 	// its attempts; absent in the other modes.
 	Weak *SubtaskWeak `json:"weak,omitempty"`
@@ -146,7 +155,11 @@ func (a *api) vertexDetails(w http.ResponseWriter, r *http.Request, j Job) {
 			ReadRecords: t.RecordsIn, ReadRecordsComplete: true, WriteRecords: t.RecordsOut, WriteRecordsComplete: true,
 			BackPressured: t.BackPressured, AlignmentTime: t.AlignmentTime.Milliseconds(), CreditsAvailable: t.CreditsAvailable,
 			InputWatermark: t.InputWatermark, OutputWatermark: t.OutputWatermark, LateRecordsDropped: t.LateRecordsDropped,
-			Weak: subtaskWeak(t.Weak),
+			AccumulatedBusyTime: t.Time.Busy.Milliseconds(), AccumulatedIdleTime: t.Time.Idle.Milliseconds(),
+			AccumulatedBackPressuredTime: t.Time.BackPressured.Milliseconds(),
+			BusyTimeMsPerSecond:          t.Time.BusyMsPerSecond, IdleTimeMsPerSecond: t.Time.IdleMsPerSecond,
+			BackPressuredTimeMsPerSecond: t.Time.BackPressuredMsPerSecond,
+			Weak:                         subtaskWeak(t.Weak),
 		}})
 	}
 	slices.SortFunc(d.Subtasks, func(x, y VertexSubtask) int { return x.Subtask - y.Subtask })

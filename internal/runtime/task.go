@@ -93,6 +93,7 @@ func (t *Task) Run(parent context.Context) (err error) {
 		return err
 	}
 	t.restored(start)
+	t.metrics.busy.start(t.now())
 	if t.chain.source != nil {
 		err = t.runSource(ctx)
 	} else {
@@ -200,6 +201,8 @@ func (t *Task) waitIdle(ctx context.Context, gateReady <-chan struct{}) error {
 		defer tm.Stop()
 		timerC = tm.C
 	}
+	t.metrics.busy.beginIdle(t.now())
+	defer func() { t.metrics.busy.endIdle(t.now()) }()
 	select {
 	case <-t.mail.ready:
 	case <-gateReady:

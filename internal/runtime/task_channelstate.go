@@ -260,11 +260,15 @@ func (t *Task) awaitOutput(ctx context.Context, withGate bool) error {
 
 // awaitOnce waits for one of awaitOutput's wake-ups and handles it.
 func (t *Task) awaitOnce(ctx context.Context, prio <-chan struct{}, timerC <-chan time.Time) error {
+	t.metrics.busy.beginWait(t.now())
 	select {
 	case <-t.out.debt.Ready():
+		t.metrics.busy.endWait(t.now())
 	case <-t.mail.ready:
+		t.metrics.busy.endWait(t.now())
 		return t.handleMail(ctx)
 	case <-prio:
+		t.metrics.busy.endWait(t.now())
 		for {
 			ch, buf, ok := t.gate.PollPriority()
 			if !ok {
@@ -275,8 +279,10 @@ func (t *Task) awaitOnce(ctx context.Context, prio <-chan struct{}, timerC <-cha
 			}
 		}
 	case <-timerC:
+		t.metrics.busy.endWait(t.now())
 		return t.checkAlignTimer(ctx)
 	case <-ctx.Done():
+		t.metrics.busy.endWait(t.now())
 		return ctx.Err()
 	}
 	return nil

@@ -39,6 +39,8 @@ type TaskMetrics struct {
 	LateRecordsDropped atomic.Int64
 	// Async counts the calls of the chain's async I/O operators.
 	Async dataflow.AsyncMetrics
+	// busy splits the task's time into busy, idle and backpressured.
+	busy busyClock
 }
 
 // watchSenders makes the task's backpressure and credits the sums of its
@@ -50,6 +52,13 @@ func (m *TaskMetrics) watchSenders(sent []network.Sender) {
 			waits += c.BackpressureWaits()
 		}
 		return waits
+	}
+	m.busy.senders = func() time.Duration {
+		var d time.Duration
+		for _, c := range sent {
+			d += c.BackpressureTime()
+		}
+		return d
 	}
 	m.credits = func() int {
 		n := 0

@@ -51,7 +51,13 @@ func (t *Task) runSource(ctx context.Context) error {
 		if err := t.faults.Hit(faults.Process); err != nil {
 			return err
 		}
+		readAt := t.now()
 		n, err := t.chain.source.Emit(ctx)
+		if n == 0 && err == nil {
+			// A Read that returned nothing waited inside the connector
+			// for input: idle time, not busy.
+			t.metrics.busy.addIdle(t.now().Sub(readAt))
+		}
 		if n > 0 {
 			t.metrics.sourceRecords(n)
 			t.faults.Progress(int64(n))

@@ -628,9 +628,19 @@ type TaskReport struct {
 	LateRecordsDropped int64  `protobuf:"varint,12,opt,name=late_records_dropped,json=lateRecordsDropped,proto3" json:"late_records_dropped,omitempty"`
 	// WEAKLY_CONSISTENT mode's per-subtask failover figures, as this
 	// TaskManager counted them (jobstatus.TaskWeakStats); absent otherwise.
-	Weak          *WeakTaskReport `protobuf:"bytes,13,opt,name=weak,proto3" json:"weak,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Weak *WeakTaskReport `protobuf:"bytes,13,opt,name=weak,proto3" json:"weak,omitempty"`
+	// The task's running time split into busy, idle and backpressured
+	// (jobstatus.TaskStats): cumulative nanoseconds, and milliseconds per
+	// second over the TaskManager's latest window. An older TaskManager
+	// sends none: all 0, read as unknown.
+	BusyNanos                int64 `protobuf:"varint,14,opt,name=busy_nanos,json=busyNanos,proto3" json:"busy_nanos,omitempty"`
+	IdleNanos                int64 `protobuf:"varint,15,opt,name=idle_nanos,json=idleNanos,proto3" json:"idle_nanos,omitempty"`
+	BackPressuredNanos       int64 `protobuf:"varint,16,opt,name=back_pressured_nanos,json=backPressuredNanos,proto3" json:"back_pressured_nanos,omitempty"`
+	BusyMsPerSecond          int64 `protobuf:"varint,17,opt,name=busy_ms_per_second,json=busyMsPerSecond,proto3" json:"busy_ms_per_second,omitempty"`
+	IdleMsPerSecond          int64 `protobuf:"varint,18,opt,name=idle_ms_per_second,json=idleMsPerSecond,proto3" json:"idle_ms_per_second,omitempty"`
+	BackPressuredMsPerSecond int64 `protobuf:"varint,19,opt,name=back_pressured_ms_per_second,json=backPressuredMsPerSecond,proto3" json:"back_pressured_ms_per_second,omitempty"`
+	unknownFields            protoimpl.UnknownFields
+	sizeCache                protoimpl.SizeCache
 }
 
 func (x *TaskReport) Reset() {
@@ -752,6 +762,48 @@ func (x *TaskReport) GetWeak() *WeakTaskReport {
 		return x.Weak
 	}
 	return nil
+}
+
+func (x *TaskReport) GetBusyNanos() int64 {
+	if x != nil {
+		return x.BusyNanos
+	}
+	return 0
+}
+
+func (x *TaskReport) GetIdleNanos() int64 {
+	if x != nil {
+		return x.IdleNanos
+	}
+	return 0
+}
+
+func (x *TaskReport) GetBackPressuredNanos() int64 {
+	if x != nil {
+		return x.BackPressuredNanos
+	}
+	return 0
+}
+
+func (x *TaskReport) GetBusyMsPerSecond() int64 {
+	if x != nil {
+		return x.BusyMsPerSecond
+	}
+	return 0
+}
+
+func (x *TaskReport) GetIdleMsPerSecond() int64 {
+	if x != nil {
+		return x.IdleMsPerSecond
+	}
+	return 0
+}
+
+func (x *TaskReport) GetBackPressuredMsPerSecond() int64 {
+	if x != nil {
+		return x.BackPressuredMsPerSecond
+	}
+	return 0
 }
 
 // WeakTaskReport is jobstatus.TaskWeakStats: what one TaskManager counted of
@@ -3318,7 +3370,7 @@ const file_cluster_proto_rawDesc = "" +
 	"\rWeakJobReport\x12\x10\n" +
 	"\x03job\x18\x01 \x01(\tR\x03job\x129\n" +
 	"\afigures\x18\x02 \x01(\v2\x1f.weir.cluster.v1.WeakTaskReportR\afigures\x12\x14\n" +
-	"\x05final\x18\x03 \x01(\bR\x05final\"\xd6\x04\n" +
+	"\x05final\x18\x03 \x01(\bR\x05final\"\xe0\x06\n" +
 	"\n" +
 	"TaskReport\x12\x10\n" +
 	"\x03job\x18\x01 \x01(\tR\x03job\x120\n" +
@@ -3336,7 +3388,15 @@ const file_cluster_proto_rawDesc = "" +
 	" \x01(\x03H\x00R\x0einputWatermark\x88\x01\x01\x12.\n" +
 	"\x10output_watermark\x18\v \x01(\x03H\x01R\x0foutputWatermark\x88\x01\x01\x120\n" +
 	"\x14late_records_dropped\x18\f \x01(\x03R\x12lateRecordsDropped\x123\n" +
-	"\x04weak\x18\r \x01(\v2\x1f.weir.cluster.v1.WeakTaskReportR\x04weakB\x12\n" +
+	"\x04weak\x18\r \x01(\v2\x1f.weir.cluster.v1.WeakTaskReportR\x04weak\x12\x1d\n" +
+	"\n" +
+	"busy_nanos\x18\x0e \x01(\x03R\tbusyNanos\x12\x1d\n" +
+	"\n" +
+	"idle_nanos\x18\x0f \x01(\x03R\tidleNanos\x120\n" +
+	"\x14back_pressured_nanos\x18\x10 \x01(\x03R\x12backPressuredNanos\x12+\n" +
+	"\x12busy_ms_per_second\x18\x11 \x01(\x03R\x0fbusyMsPerSecond\x12+\n" +
+	"\x12idle_ms_per_second\x18\x12 \x01(\x03R\x0fidleMsPerSecond\x12>\n" +
+	"\x1cback_pressured_ms_per_second\x18\x13 \x01(\x03R\x18backPressuredMsPerSecondB\x12\n" +
 	"\x10_input_watermarkB\x13\n" +
 	"\x11_output_watermark\"\xb4\x02\n" +
 	"\x0eWeakTaskReport\x12\x1a\n" +

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"math"
 	"sync"
+	"sync/atomic"
+	"time"
 
 	"github.com/weirstream/weir/internal/checkpoint"
 	"github.com/weirstream/weir/internal/network"
@@ -72,22 +74,23 @@ type OutChannel struct {
 	done      chan struct{} // closed by fail
 	reg       *PartitionRegistry
 
-	mu       sync.Mutex
-	queue    fifo[outFrame]
-	prio     fifo[outFrame]
-	backlog  int            // Data buffers queued
-	ledger   *credit.Sender // nil until bound
-	conn     *Conn          // nil until bound
-	id       uint32         // the consumer's channel id
-	sched    bool           // on the connection's ready list, or being written
-	dataSeq  uint64         // Data buffers accepted: the Seq of the last one
-	frameSeq uint64         // frames written: the next frame's sequence number
-	debt     *network.Debt  // charged when the queue went past limit
-	waiters  int
-	waitMax  int
-	waits    uint64
-	err      error
-	finished bool // EndOfPartition queued
+	mu        sync.Mutex
+	queue     fifo[outFrame]
+	prio      fifo[outFrame]
+	backlog   int            // Data buffers queued
+	ledger    *credit.Sender // nil until bound
+	conn      *Conn          // nil until bound
+	id        uint32         // the consumer's channel id
+	sched     bool           // on the connection's ready list, or being written
+	dataSeq   uint64         // Data buffers accepted: the Seq of the last one
+	frameSeq  uint64         // frames written: the next frame's sequence number
+	debt      *network.Debt  // charged when the queue went past limit
+	waiters   int
+	waitMax   int
+	waits     uint64
+	waitNanos atomic.Int64 // time Sends waited (BackpressureTime)
+	err       error
+	finished  bool // EndOfPartition queued
 	// promote is the checkpoint whose barriers go ahead of queued data
 	// (the consumer's Prioritize), 0 for none.
 	promote     checkpoint.ID
@@ -218,6 +221,8 @@ func (o *OutChannel) waitLocked(ctx context.Context, maxOverdraft int) error {
 	}
 	o.waits++
 	o.waitMax = max(o.waitMax, maxOverdraft)
+	waitStart := time.Now()
+	defer func() { o.waitNanos.Add(int64(time.Since(waitStart))) }()
 	for o.limit-o.backlog <= -maxOverdraft {
 		o.waiters++
 		o.mu.Unlock()
@@ -336,6 +341,11 @@ func (o *OutChannel) BackpressureWaits() uint64 {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	return o.waits
+}
+
+// BackpressureTime is the time Sends spent waiting for the queue to drain.
+func (o *OutChannel) BackpressureTime() time.Duration {
+	return time.Duration(o.waitNanos.Load())
 }
 
 // OutStats is a snapshot of an OutChannel for metrics.

@@ -19,6 +19,7 @@ var _ interface {
 	Send(ctx context.Context, b network.Buffer) error
 	SendOverdraft(ctx context.Context, b network.Buffer, maxOverdraft int, d *network.Debt) error
 	BackpressureWaits() uint64
+	BackpressureTime() time.Duration
 	Abandon()
 } = (*OutChannel)(nil)
 

@@ -118,7 +118,9 @@ func (*drainTarget) SendOverdraft(_ context.Context, b network.Buffer, _ int, _ 
 }
 
 func (*drainTarget) BackpressureWaits() uint64 { return 0 }
-func (*drainTarget) Abandon()                  {}
+
+func (*drainTarget) BackpressureTime() time.Duration { return 0 }
+func (*drainTarget) Abandon()                        {}
 
 // determinants is a task's log of what made its run nondeterministic, in
 // order: the gate channel of every buffer it polled with the processing

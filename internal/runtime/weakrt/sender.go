@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/weirstream/weir/internal/checkpoint"
 	"github.com/weirstream/weir/internal/dataflow"
@@ -82,6 +83,7 @@ type weakTarget interface {
 	Send(ctx context.Context, b network.Buffer) error
 	SendOverdraft(ctx context.Context, b network.Buffer, maxOverdraft int, d *network.Debt) error
 	BackpressureWaits() uint64
+	BackpressureTime() time.Duration
 	Abandon()
 }
 
@@ -227,6 +229,17 @@ func (s *weakSender) consumerFinished() {
 // barriers to prioritize.
 func (s *weakSender) SendPriority(b network.Buffer) error {
 	return fmt.Errorf("priority send of %s in WEAKLY_CONSISTENT mode: there are no barriers to prioritize", b.Kind)
+}
+
+// BackpressureTime is the time sends to the current consumer waited.
+func (s *weakSender) BackpressureTime() time.Duration {
+	s.tmu.Lock()
+	c := s.current
+	s.tmu.Unlock()
+	if c == nil {
+		return 0
+	}
+	return c.BackpressureTime()
 }
 
 // BackpressureWaits counts the sends to the current consumer that waited.

@@ -214,7 +214,9 @@ func (goneTarget) SendOverdraft(context.Context, network.Buffer, int, *network.D
 	return network.ErrConsumerGone
 }
 func (goneTarget) BackpressureWaits() uint64 { return 0 }
-func (goneTarget) Abandon()                  {}
+
+func (goneTarget) BackpressureTime() time.Duration { return 0 }
+func (goneTarget) Abandon()                        {}
 
 // TestWeakSenderWaitsForAGoneRemoteConsumer: once a send finds the
 // consumer gone (a remote consumer's channel failed; nothing disconnects
