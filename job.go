@@ -85,6 +85,38 @@ func (j *Job) Stop(ctx context.Context, savepointDir string) (string, error) {
 	return path, requestError(err)
 }
 
+// Rescale asks for new parallelisms: Parallelism (if not 0) for every
+// operator whose parallelism follows the job's default (the program did
+// not call Stream.Parallelism on it), and Vertices by the UID of an
+// operator, for the whole chain that operator runs in; a vertex's entry
+// wins over Parallelism. Keyed operators stay within
+// pipeline.max-parallelism, the number of key groups.
+type Rescale struct {
+	Parallelism int
+	Vertices    map[string]int
+}
+
+// Rescale changes the running job's parallelism in place, as Flink's
+// adaptive scheduler does on PUT /jobs/:jobid/resource-requirements: the
+// job stops on a final checkpoint (aligned; two-phase-commit sinks commit
+// it), then runs again at the new parallelism from that checkpoint under
+// the same name and folder, state redistributed by key group as on any
+// restore at another parallelism. The output is exactly that of a run
+// without the rescale. Rescale returns the final checkpoint's id once it
+// completed; the job is RESTARTING until the new attempt runs. It fails,
+// and the job goes on unchanged, when the parallelisms are invalid or the
+// final checkpoint fails; with ErrNotRunning while the job does not run.
+// Only a job run in this process (Env.Start, Env.Execute) can; a job on a
+// cluster is rescaled with a savepoint and a new submission.
+func (j *Job) Rescale(ctx context.Context, r Rescale) (int64, error) {
+	rs, ok := j.control.(jobstatus.Rescaler)
+	if !ok {
+		return 0, errors.New("rescale: this job's control cannot rescale in place")
+	}
+	res, err := rs.Rescale(ctx, jobstatus.Rescale{Parallelism: r.Parallelism, Vertices: r.Vertices})
+	return int64(res.Checkpoint), requestError(err)
+}
+
 // requestError makes the runtime's not-running error match ErrNotRunning.
 func requestError(err error) error {
 	if err != nil && errors.Is(err, jobstatus.ErrNotRunning) {

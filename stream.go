@@ -38,6 +38,7 @@ func setParallelism(env *Env, n *dataflow.Node, p int) {
 		return
 	}
 	n.Parallelism = p
+	n.ExplicitParallelism = true
 }
 
 // Env returns the stream's environment.

@@ -61,7 +61,11 @@ type Node struct {
 	UID            string
 	Parallelism    int
 	MaxParallelism int
-	Inputs         []Edge
+	// ExplicitParallelism is set when the program chose the node's
+	// parallelism (Stream.Parallelism) rather than taking the job's
+	// default: a rescale of the default leaves the node as it is.
+	ExplicitParallelism bool
+	Inputs              []Edge
 
 	// NewOperator creates the operator instance of one subtask for one
 	// attempt.

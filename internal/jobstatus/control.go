@@ -34,3 +34,34 @@ type Control interface {
 	// continues where this one stopped.
 	StopWithSavepoint(ctx context.Context, target string) (string, error)
 }
+
+// Rescale asks a running job for new parallelisms (Flink's PUT
+// /jobs/:jobid/resource-requirements): Parallelism, if not 0, for every
+// vertex whose parallelism follows the job's default (the program did not
+// set it), and Vertices by the uid of any operator in the vertex, which
+// wins over Parallelism.
+type Rescale struct {
+	Parallelism int            `json:"parallelism,omitempty"`
+	Vertices    map[string]int `json:"vertices,omitempty"`
+}
+
+// RescaleResult says how a rescale went: the final checkpoint the job
+// stopped on, and the parallelism of every vertex it now deploys, by
+// vertex name.
+type RescaleResult struct {
+	Checkpoint  checkpoint.ID  `json:"checkpoint"`
+	Parallelism map[string]int `json:"parallelism"`
+}
+
+// Rescaler is a Control that can rescale the running job in place: it
+// stops the job on a final checkpoint (aligned, as a savepoint), and
+// deploys it again at the new parallelism from that checkpoint, in the
+// same run (same job, same checkpoint folder and ids, same transactional
+// identities of its sinks). Rescale returns once the final checkpoint
+// completed and the redeployment began; it fails, leaving the job as it
+// was, when the new parallelisms are not valid (naming the vertex and
+// the bound) or when the final checkpoint fails. Not every deployment
+// can: a Control that is not a Rescaler cannot.
+type Rescaler interface {
+	Rescale(ctx context.Context, r Rescale) (RescaleResult, error)
+}

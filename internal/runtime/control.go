@@ -28,7 +28,10 @@ func NewJobControl(st *jobstatus.JobStatus) *JobControl {
 	return &JobControl{status: st, requests: make(chan triggerRequest)}
 }
 
-var _ jobstatus.Control = (*JobControl)(nil)
+var (
+	_ jobstatus.Control  = (*JobControl)(nil)
+	_ jobstatus.Rescaler = (*JobControl)(nil)
+)
 
 // requestKind says what an external request asks of the running job.
 type requestKind uint8
@@ -37,18 +40,23 @@ const (
 	reqCheckpoint requestKind = iota
 	reqSavepoint
 	reqStop
+	// reqRescale stops the attempt on a final checkpoint and deploys the
+	// job again at new parallelisms (rescale.go).
+	reqRescale
 )
 
 type triggerRequest struct {
-	kind   requestKind
-	target string // savepoint folder
-	reply  chan triggerReply
+	kind    requestKind
+	target  string            // savepoint folder
+	rescale jobstatus.Rescale // reqRescale's parallelisms
+	reply   chan triggerReply
 }
 
 type triggerReply struct {
-	id   checkpoint.ID
-	path string // savepoint folder
-	err  error
+	id       checkpoint.ID
+	path     string // savepoint folder
+	rescaled jobstatus.RescaleResult
+	err      error
 }
 
 // TriggerCheckpoint asks the running job for a checkpoint now and returns

@@ -228,9 +228,25 @@ func Execute(ctx context.Context, g *dataflow.Graph, cfg JobConfig) error {
 	if err := cfg.fill(); err != nil {
 		return err
 	}
+	for {
+		next, err := executeOnce(ctx, g, cfg)
+		if err != nil || next == nil {
+			return err
+		}
+		// Rescaled in place: run again at the new parallelism from the
+		// job's newest checkpoint, the final one the attempt stopped on
+		// (not the --from point, which this run is past).
+		g, cfg.FromPath, cfg.resumeFrom = next, "", 0
+		cfg.recorder().SetState(jobstatus.StateRestarting, cfg.Now())
+	}
+}
+
+// executeOnce runs g until it ends, or until it stopped to be rescaled:
+// then it returns the graph at the new parallelism.
+func executeOnce(ctx context.Context, g *dataflow.Graph, cfg JobConfig) (*dataflow.Graph, error) {
 	jm, store, err := newJob(ctx, g, &cfg)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	jg := jm.jg
 	resolve := func(spec deployment.JobSpec, _ string) (*PreparedJob, error) {
@@ -241,7 +257,7 @@ func Execute(ctx context.Context, g *dataflow.Graph, cfg JobConfig) error {
 	}
 	tes, stop, err := startLocalExecutors(cfg, &localJobMaster{job: cfg.JobName, in: jm.in}, resolve)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer stop()
 	// Slot sharing: logical slot i runs subtask i of every vertex, and
@@ -252,7 +268,13 @@ func Execute(ctx context.Context, g *dataflow.Graph, cfg JobConfig) error {
 	}
 	jm.place = newLocalPlacement(gws)
 	cfg.recorder().SetTaskSource(func() []jobstatus.TaskStats { return reportAll(tes, cfg.JobName) })
-	return jm.run(ctx)
+	jm.rescaleGraph = func(r jobstatus.Rescale) (*dataflow.Graph, map[string]int, error) {
+		return rescaledGraph(g, jg, r, cfg.MaxParallelism)
+	}
+	if err := jm.run(ctx); err != nil || jm.rescaled == nil {
+		return nil, err
+	}
+	return jm.rescaled.graph, nil
 }
 
 // newJob builds the job graph, opens checkpoint storage (removing what

@@ -76,6 +76,21 @@ type JobMaster struct {
 	// unregistered ones a restore skipped and said so.
 	registerTried    map[checkpoint.ID]bool
 	unregisteredSaid map[checkpoint.ID]bool
+
+	// rescaleGraph builds the job's graph at the parallelisms a rescale
+	// request asks for (nil: this deployment cannot rescale in place);
+	// rescaled is the accepted request's graph while its final checkpoint
+	// is taken and once the attempt stopped on it, for the caller of run
+	// to deploy.
+	rescaleGraph func(jobstatus.Rescale) (*dataflow.Graph, map[string]int, error)
+	rescaled     *pendingRescale
+}
+
+// pendingRescale is an accepted rescale: the graph at its parallelisms,
+// and those by vertex name.
+type pendingRescale struct {
+	graph *dataflow.Graph
+	par   map[string]int
 }
 
 // newJobMaster returns the JobMaster of jg; start completes it once the
@@ -235,6 +250,10 @@ func (jm *JobMaster) receive(ev jmEvent) {
 // not writable: the probe runs off the loop and the request comes back
 // through the inbox.
 func (jm *JobMaster) request(req triggerRequest) {
+	if req.kind == reqRescale {
+		jm.requestRescale(req)
+		return
+	}
 	if req.kind == reqStop && req.target != "" {
 		go func() {
 			if err := checkWritable(req.target); err != nil {
@@ -254,6 +273,30 @@ func (jm *JobMaster) request(req triggerRequest) {
 	jm.submit(req)
 }
 
+// requestRescale accepts a rescale whose parallelisms make a valid job
+// graph, and stops the attempt for it; or answers why not.
+func (jm *JobMaster) requestRescale(req triggerRequest) {
+	var err error
+	switch {
+	case jm.rescaleGraph == nil:
+		err = errors.New("rescale: this job cannot be rescaled in place where it runs (a cluster job); stop it with a savepoint and submit it again at the new parallelism with --from")
+	case jm.rescaled != nil:
+		err = errors.New("rescale: a rescale of this job is already in progress; wait until it runs again")
+	case jm.cfg.Weak:
+		err = errors.New("rescale: execution.checkpointing.mode WEAKLY_CONSISTENT has no consistent cut of every task to redeploy from; use EXACTLY_ONCE")
+	default:
+		var g *dataflow.Graph
+		var par map[string]int
+		if g, par, err = jm.rescaleGraph(req.rescale); err == nil {
+			jm.rescaled = &pendingRescale{graph: g, par: par}
+			jm.log.Info("rescaling: stopping on a final checkpoint", "parallelism", par)
+			jm.submit(req)
+			return
+		}
+	}
+	req.reply <- triggerReply{err: err}
+}
+
 // submit names a request and steps it.
 func (jm *JobMaster) submit(req triggerRequest) {
 	jm.nextReq++
@@ -263,7 +306,9 @@ func (jm *JobMaster) submit(req triggerRequest) {
 	switch req.kind {
 	case reqSavepoint:
 		kind = jobmaster.RequestSavepoint
-	case reqStop:
+	case reqStop, reqRescale:
+		// A rescale stops the attempt as a stop without a savepoint
+		// target does; the caller of run deploys it again.
 		kind = jobmaster.RequestStop
 	}
 	jm.step(jobmaster.Request{Req: id, Kind: kind, Target: req.target})

@@ -95,7 +95,17 @@ func (jm *JobMaster) perform(act jobmaster.Action) {
 		if req.kind == reqCheckpoint && act.Err == nil && act.ID > 0 {
 			st.CheckpointAnswered(act.ID, jm.cfg.Now())
 		}
-		req.reply <- triggerReply{id: act.ID, path: act.Path, err: act.Err}
+		rep := triggerReply{id: act.ID, path: act.Path, err: act.Err}
+		if req.kind == reqRescale {
+			if act.Err != nil {
+				// The attempt goes on at its parallelism.
+				jm.rescaled = nil
+				rep.err = fmt.Errorf("rescale: the final checkpoint failed, the job goes on unchanged: %w", act.Err)
+			} else {
+				rep.rescaled = jobstatus.RescaleResult{Checkpoint: act.ID, Parallelism: jm.rescaled.par}
+			}
+		}
+		req.reply <- rep
 	case jobmaster.Failure:
 		st.SetFailure(act.Cause)
 	case jobmaster.StorageAlert:
