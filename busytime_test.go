@@ -25,7 +25,7 @@ func (s endless) Read(_ context.Context, dst []int64, max int) ([]int64, error) 
 	}
 	return dst, nil
 }
-func (endless) SnapshotState(int64) error    { return nil }
+func (endless) SnapshotState(int64) error   { return nil }
 func (endless) Close(context.Context) error { return nil }
 
 // slowSink takes 2 ms per batch.
