@@ -5,6 +5,7 @@ import (
 
 	"github.com/weirstream/weir/internal/cluster"
 	"github.com/weirstream/weir/internal/cluster/pb"
+	"github.com/weirstream/weir/internal/rest"
 	"github.com/weirstream/weir/internal/security"
 )
 
@@ -21,6 +22,9 @@ type jobClient interface {
 	// Stop stops job gracefully, with a final savepoint under target
 	// unless target is empty, and returns the savepoint's folder.
 	Stop(ctx context.Context, job, target string) (string, error)
+	// Rescale changes job's parallelism in place (PUT
+	// /jobs/{job}/resource-requirements).
+	Rescale(ctx context.Context, job string, req rest.ResourceRequirements) (rest.RescaleResponse, error)
 	Close() error
 }
 
@@ -60,6 +64,14 @@ func (c clusterClient) Stop(ctx context.Context, job, target string) (string, er
 		return "", err
 	}
 	return r.Stop(ctx, job, target)
+}
+
+func (c clusterClient) Rescale(ctx context.Context, job string, req rest.ResourceRequirements) (rest.RescaleResponse, error) {
+	r, err := c.rest(ctx)
+	if err != nil {
+		return rest.RescaleResponse{}, err
+	}
+	return r.Rescale(ctx, job, req)
 }
 
 func (c clusterClient) rest(ctx context.Context) (restClient, error) {

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -117,6 +118,29 @@ func TestClientCommandsLocal(t *testing.T) {
 	code, stdout, stderr = client("savepoint", "count", "--target", filepath.Join(dir, "saves"))
 	if code != 0 || !strings.HasPrefix(strings.TrimSpace(stdout), filepath.Join(dir, "saves")) {
 		t.Fatalf("savepoint: exit %d\n%s%s", code, stdout, stderr)
+	}
+	// rescale: in place, at the default parallelism; a refused rescale
+	// says why and leaves the job running.
+	if code, _, stderr = client("rescale", "count"); code != 2 || !strings.Contains(stderr, "--parallelism N or --vertex UID=N") {
+		t.Fatalf("rescale without a parallelism: exit %d, %s", code, stderr)
+	}
+	if code, _, stderr = client("rescale", "count", "--vertex", "nosuch=2"); code != 1 || !strings.Contains(stderr, `no operator has uid "nosuch"`) || !strings.Contains(stderr, `"files"`) {
+		t.Fatalf("rescale of an unknown uid: exit %d, %s", code, stderr)
+	}
+	code, stdout, stderr = client("rescale", "count", "--parallelism", "2", "--vertex", "files=3")
+	if code != 0 || !regexp.MustCompile(`^rescaled count on checkpoint \d+: .*=2.*\n$`).MatchString(stdout) || !strings.Contains(stdout, "files=3") {
+		t.Fatalf("rescale: exit %d\n%s%s", code, stdout, stderr)
+	}
+	deadline = time.Now().Add(20 * time.Second)
+	for {
+		code, stdout, _ = client("list")
+		if code == 0 && strings.Contains(stdout, "RUNNING") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("not RUNNING again within 20 s of the rescale: exit %d, %s", code, stdout)
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 	if code, stdout, stderr = client("cancel", "count"); code != 0 {
 		t.Fatalf("cancel: exit %d\n%s%s", code, stdout, stderr)

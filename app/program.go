@@ -94,7 +94,7 @@ func (p *Program) Command() *cobra.Command {
 		return Usagef("%v (see %s --help)", err, c.CommandPath())
 	})
 	root.AddCommand(p.runCommand(), p.jobManagerCommand(), p.taskManagerCommand(),
-		p.listCommand(), p.cancelCommand(), p.checkpointsCommand(), p.savepointCommand(), p.stopCommand())
+		p.listCommand(), p.cancelCommand(), p.checkpointsCommand(), p.savepointCommand(), p.stopCommand(), p.rescaleCommand())
 	root.AddCommand(p.stateCommand())
 	return root
 }

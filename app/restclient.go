@@ -175,6 +175,14 @@ func (c restClient) Stop(ctx context.Context, job, target string) (string, error
 	return loc, nil
 }
 
+func (c restClient) Rescale(ctx context.Context, job string, req rest.ResourceRequirements) (rest.RescaleResponse, error) {
+	var out rest.RescaleResponse
+	if err := c.do(ctx, http.MethodPut, jobPath(job)+"/resource-requirements", req, &out); err != nil {
+		return out, fmt.Errorf("rescale job %s: %w", job, err)
+	}
+	return out, nil
+}
+
 // operation starts an asynchronous savepoint or stop (POST
 // /jobs/{job}/{kind}) and polls its trigger id until it completed,
 // returning the savepoint's location.

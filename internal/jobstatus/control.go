@@ -43,6 +43,9 @@ type Control interface {
 type Rescale struct {
 	Parallelism int            `json:"parallelism,omitempty"`
 	Vertices    map[string]int `json:"vertices,omitempty"`
+	// ByVertex sets vertices by their id (VertexInfo.ID), as REST
+	// names them; it wins over both.
+	ByVertex map[int]int `json:"by_vertex,omitempty"`
 }
 
 // RescaleResult says how a rescale went: the final checkpoint the job

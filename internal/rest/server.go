@@ -71,6 +71,8 @@ func NewHandler(cfg Config) *Handler {
 	m.HandleFunc("POST /jobs/{jobid}/savepoints", a.withJob(a.savepoint))
 	m.HandleFunc("GET /jobs/{jobid}/savepoints/{triggerid}", a.operationStatus("savepoint"))
 	m.HandleFunc("POST /jobs/{jobid}/stop", a.withJob(a.stop))
+	m.HandleFunc("GET /jobs/{jobid}/resource-requirements", a.withJob(a.resourceRequirements))
+	m.HandleFunc("PUT /jobs/{jobid}/resource-requirements", a.withJob(a.rescale))
 	m.HandleFunc("GET /jobs/{jobid}/stop/{triggerid}", a.operationStatus("stop"))
 	m.HandleFunc("PATCH /jobs/{jobid}", a.withJob(a.cancel))
 	if cfg.Metrics != nil {
@@ -87,7 +89,7 @@ func NewHandler(cfg Config) *Handler {
 const maxBody = 1 << 20
 
 // methods the API answers; used to tell 405 from 404.
-var methods = []string{http.MethodGet, http.MethodPost, http.MethodPatch}
+var methods = []string{http.MethodGet, http.MethodPost, http.MethodPut, http.MethodPatch}
 
 // ServeHTTP routes r; requests no pattern matches get a JSON error: 405
 // with Allow if the path exists for another method, else 404.

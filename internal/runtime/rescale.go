@@ -30,7 +30,7 @@ func rescaledGraph(g *dataflow.Graph, jg *dataflow.JobGraph, r jobstatus.Rescale
 	if r.Parallelism < 0 {
 		return nil, nil, fmt.Errorf("rescale: parallelism %d must be at least 1", r.Parallelism)
 	}
-	if r.Parallelism == 0 && len(r.Vertices) == 0 {
+	if r.Parallelism == 0 && len(r.Vertices) == 0 && len(r.ByVertex) == 0 {
 		return nil, nil, fmt.Errorf("rescale: nothing asked: give a parallelism for the job or for vertices by operator uid")
 	}
 	out := &dataflow.Graph{Nodes: make([]*dataflow.Node, len(g.Nodes))}
@@ -51,6 +51,18 @@ func rescaledGraph(g *dataflow.Graph, jg *dataflow.JobGraph, r jobstatus.Rescale
 			return nil, nil, fmt.Errorf("rescale: no operator has uid %q; the job's operators are %s", uid, strings.Join(uids(jg), ", "))
 		}
 		for _, n := range v.Chain {
+			out.Nodes[n.ID].Parallelism = p
+		}
+	}
+	for _, id := range slices.Sorted(maps.Keys(r.ByVertex)) {
+		p := r.ByVertex[id]
+		if id < 0 || id >= len(jg.Vertices) {
+			return nil, nil, fmt.Errorf("rescale: the job has no vertex %d; its vertices are 0 to %d", id, len(jg.Vertices)-1)
+		}
+		if p < 1 {
+			return nil, nil, fmt.Errorf("rescale: vertex %d: parallelism %d must be at least 1", id, p)
+		}
+		for _, n := range jg.Vertices[id].Chain {
 			out.Nodes[n.ID].Parallelism = p
 		}
 	}
