@@ -106,8 +106,8 @@ type Rescale struct {
 // completed; the job is RESTARTING until the new attempt runs. It fails,
 // and the job goes on unchanged, when the parallelisms are invalid or the
 // final checkpoint fails; with ErrNotRunning while the job does not run.
-// Only a job run in this process (Env.Start, Env.Execute) can; a job on a
-// cluster is rescaled with a savepoint and a new submission.
+// (A job on a cluster is rescaled alike through its JobManager: weir
+// rescale, or PUT /jobs/{id}/resource-requirements.)
 func (j *Job) Rescale(ctx context.Context, r Rescale) (int64, error) {
 	rs, ok := j.control.(jobstatus.Rescaler)
 	if !ok {

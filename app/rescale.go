@@ -42,9 +42,9 @@ parallelism follows the job's default; --vertex UID=N (repeatable) to the
 chain of the operator with that uid, and wins. Keyed operators stay at
 most pipeline.max-parallelism. The client prints the final checkpoint and
 the new parallelism of each vertex once the job is being deployed again;
-a refused rescale leaves the job running unchanged. A local run (run
---rest-address) rescales in place; a job on a cluster is rescaled with
-'stop --savepoint' and a new submission with --from.` + addressingLong
+a refused rescale leaves the job running unchanged. A job on a cluster
+keeps its new parallelism across JobManager failovers (its record holds
+it); a local run (run --rest-address) keeps it until the run ends.` + addressingLong
 	c.Flags().IntVar(&parallelism, "parallelism", 0, "new parallelism of every operator that follows the job's default")
 	c.Flags().StringArrayVar(&vertices, "vertex", nil, "UID=N: new parallelism of the chain of the operator with uid UID (repeatable)")
 	return c

@@ -21,12 +21,24 @@ func specToPB(s deployment.JobSpec) *pb.JobSpec {
 	if s.Fingerprint != ([32]byte{}) {
 		out.Fingerprint = s.Fingerprint[:]
 	}
+	if len(s.Parallelism) > 0 {
+		out.Parallelism = make(map[string]int32, len(s.Parallelism))
+		for uid, p := range s.Parallelism {
+			out.Parallelism[uid] = int32(p)
+		}
+	}
 	return out
 }
 
 func specFromPB(s *pb.JobSpec) deployment.JobSpec {
 	out := deployment.JobSpec{Name: s.GetName(), Kind: s.GetKind(), Args: s.GetArgs(), Config: s.GetConfig()}
 	copy(out.Fingerprint[:], s.GetFingerprint())
+	if p := s.GetParallelism(); len(p) > 0 {
+		out.Parallelism = make(map[string]int, len(p))
+		for uid, n := range p {
+			out.Parallelism[uid] = int(n)
+		}
+	}
 	return out
 }
 

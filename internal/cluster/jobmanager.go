@@ -352,10 +352,31 @@ func (m *jobManager) start(rec jobRecord, sub *submission) (*managedJob, error) 
 		defer m.wg.Done()
 		defer cancel()
 		err := cj.Run(ctx)
+		if par := cj.Rescaled(); err == nil && par != nil && m.ctx.Err() == nil {
+			m.restartRescaled(j, par)
+			return
+		}
 		m.finished(j, err)
 	}()
 	m.log.Info("job started", "job", spec.Name, "kind", spec.Kind, "restore_after", rec.FirstCheckpoint)
 	return j, nil
+}
+
+// restartRescaled starts j again at the parallelism of its in-place
+// rescale (par, by operator uid), recorded in its spec, from its newest
+// checkpoint: the final one its attempt stopped on. The new run replaces
+// j in the job list (its status starts afresh, as after a JobManager
+// failover); a new run that cannot start ends the job FAILED, naming the
+// rescale.
+func (m *jobManager) restartRescaled(j *managedJob, par map[string]int) {
+	rec := j.rec
+	rec.Spec.Parallelism = par
+	m.log.Info("job rescaled in place: starting it again at the new parallelism", "job", rec.Spec.Name, "parallelism", par)
+	if _, err := m.start(rec, nil); err != nil {
+		m.finished(j, fmt.Errorf("rescale: start the job again at the new parallelism %v: %w (its final checkpoint is kept: submit it again with --from)", par, err))
+		return
+	}
+	close(j.done)
 }
 
 // finished records a job's end. A job stopped because the JobManager shuts

@@ -106,6 +106,12 @@ func (m *jobManager) Wait(r *pb.WaitRequest, s grpc.ServerStreamingServer[pb.Job
 		terminal := false
 		select {
 		case <-j.done:
+			if next := m.job(r.GetJob()); next != nil && next != j {
+				// Rescaled in place: the job runs on as a new run,
+				// started before this one's done closed.
+				j = next
+				continue
+			}
 			st, failure = j.state()
 			terminal = true
 		default:

@@ -31,6 +31,11 @@ type JobSpec struct {
 	// Config holds the explicitly set configuration keys (YAML, -D,
 	// flags); keys left at their defaults are absent.
 	Config map[string]string
+	// Parallelism is the parallelism of operators by uid, set by an
+	// in-place rescale over what the builder chose; every role applies
+	// it to the graph it builds. Absent (nil) until a rescale, and in
+	// records written before rescales existed.
+	Parallelism map[string]int `json:",omitempty"`
 	// Fingerprint is runtime.Fingerprint of the JobGraph the JobManager
 	// built; the zero value means not built yet (a client's submission).
 	Fingerprint [32]byte

@@ -101,6 +101,10 @@ func NewClusterJob(ctx context.Context, g *dataflow.Graph, cfg JobConfig, cc Clu
 	if cc.Reports != nil {
 		cfg.recorder().SetTaskSource(cc.Reports)
 	}
+	jg := jm.jg
+	jm.rescaleGraph = func(r jobstatus.Rescale) (*dataflow.Graph, map[string]int, error) {
+		return rescaledGraph(g, jg, r, cfg.MaxParallelism)
+	}
 	return &ClusterJob{jm: jm, gw: &localJobMaster{job: cfg.JobName, in: jm.in}, slots: cc.Slots}, nil
 }
 
@@ -155,6 +159,22 @@ func (j *ClusterJob) SlotsChanged() { j.jm.in.put(jmEvent{ev: jobmaster.SlotsOff
 // by the old session's loss, however late it is reported.
 func (j *ClusterJob) TaskManagerLost(tm deployment.TaskManagerGateway, reason string) {
 	j.jm.in.put(jmEvent{lost: tm, reason: reason})
+}
+
+// Rescaled returns, after Run returned nil because the job stopped to be
+// rescaled in place (jobstatus.Rescaler), the parallelism of every
+// operator by uid at the new scale: the JobManager records it in the
+// job's spec (JobSpec.Parallelism) and starts the job again from its
+// newest checkpoint, the final one. nil otherwise.
+func (j *ClusterJob) Rescaled() map[string]int {
+	if j.jm.rescaled == nil || !j.jm.m.Ended() {
+		return nil
+	}
+	out := map[string]int{}
+	for _, n := range j.jm.rescaled.graph.Nodes {
+		out[n.UID] = n.Parallelism
+	}
+	return out
 }
 
 // Run runs the job until it finishes, fails for good or ctx ends (a

@@ -279,7 +279,7 @@ func (jm *JobMaster) requestRescale(req triggerRequest) {
 	var err error
 	switch {
 	case jm.rescaleGraph == nil:
-		err = errors.New("rescale: this job cannot be rescaled in place where it runs (a cluster job); stop it with a savepoint and submit it again at the new parallelism with --from")
+		err = errors.New("rescale: this job cannot be rescaled in place where it runs; stop it with a savepoint and submit it again at the new parallelism with --from")
 	case jm.rescaled != nil:
 		err = errors.New("rescale: a rescale of this job is already in progress; wait until it runs again")
 	case jm.cfg.Weak:

@@ -1743,7 +1743,10 @@ type JobSpec struct {
 	Args   []string               `protobuf:"bytes,3,rep,name=args,proto3" json:"args,omitempty"`
 	Config map[string]string      `protobuf:"bytes,4,rep,name=config,proto3" json:"config,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
 	// fingerprint is sha256 of the job graph's description (32 bytes).
-	Fingerprint   []byte `protobuf:"bytes,5,opt,name=fingerprint,proto3" json:"fingerprint,omitempty"`
+	Fingerprint []byte `protobuf:"bytes,5,opt,name=fingerprint,proto3" json:"fingerprint,omitempty"`
+	// parallelism is deployment.JobSpec.Parallelism: operators' parallelism
+	// by uid, set by an in-place rescale; absent before one.
+	Parallelism   map[string]int32 `protobuf:"bytes,6,rep,name=parallelism,proto3" json:"parallelism,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"varint,2,opt,name=value"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1809,6 +1812,13 @@ func (x *JobSpec) GetConfig() map[string]string {
 func (x *JobSpec) GetFingerprint() []byte {
 	if x != nil {
 		return x.Fingerprint
+	}
+	return nil
+}
+
+func (x *JobSpec) GetParallelism() map[string]int32 {
+	if x != nil {
+		return x.Parallelism
 	}
 	return nil
 }
@@ -3474,16 +3484,20 @@ const file_cluster_proto_rawDesc = "" +
 	"\x06reason\x18\x02 \x01(\tR\x06reason\x12,\n" +
 	"\x12leader_rpc_address\x18\x03 \x01(\tR\x10leaderRpcAddress\"$\n" +
 	"\x10HeartbeatRequest\x12\x10\n" +
-	"\x03seq\x18\x01 \x01(\x04R\x03seq\"\xe0\x01\n" +
+	"\x03seq\x18\x01 \x01(\x04R\x03seq\"\xed\x02\n" +
 	"\aJobSpec\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x12\n" +
 	"\x04kind\x18\x02 \x01(\tR\x04kind\x12\x12\n" +
 	"\x04args\x18\x03 \x03(\tR\x04args\x12<\n" +
 	"\x06config\x18\x04 \x03(\v2$.weir.cluster.v1.JobSpec.ConfigEntryR\x06config\x12 \n" +
-	"\vfingerprint\x18\x05 \x01(\fR\vfingerprint\x1a9\n" +
+	"\vfingerprint\x18\x05 \x01(\fR\vfingerprint\x12K\n" +
+	"\vparallelism\x18\x06 \x03(\v2).weir.cluster.v1.JobSpec.ParallelismEntryR\vparallelism\x1a9\n" +
 	"\vConfigEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\\\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\x1a>\n" +
+	"\x10ParallelismEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\x05R\x05value:\x028\x01\"\\\n" +
 	"\n" +
 	"PrepareJob\x12,\n" +
 	"\x04spec\x18\x01 \x01(\v2\x18.weir.cluster.v1.JobSpecR\x04spec\x12 \n" +
@@ -3628,7 +3642,7 @@ func file_cluster_proto_rawDescGZIP() []byte {
 }
 
 var file_cluster_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
-var file_cluster_proto_msgTypes = make([]protoimpl.MessageInfo, 43)
+var file_cluster_proto_msgTypes = make([]protoimpl.MessageInfo, 44)
 var file_cluster_proto_goTypes = []any{
 	(ExecState)(0),              // 0: weir.cluster.v1.ExecState
 	(RejectCause)(0),            // 1: weir.cluster.v1.RejectCause
@@ -3676,6 +3690,7 @@ var file_cluster_proto_goTypes = []any{
 	(*CheckpointStats)(nil),     // 43: weir.cluster.v1.CheckpointStats
 	(*CheckpointsResponse)(nil), // 44: weir.cluster.v1.CheckpointsResponse
 	nil,                         // 45: weir.cluster.v1.JobSpec.ConfigEntry
+	nil,                         // 46: weir.cluster.v1.JobSpec.ParallelismEntry
 }
 var file_cluster_proto_depIdxs = []int32{
 	4,  // 0: weir.cluster.v1.TaskManagerMessage.register:type_name -> weir.cluster.v1.Register
@@ -3709,42 +3724,43 @@ var file_cluster_proto_depIdxs = []int32{
 	32, // 28: weir.cluster.v1.JobManagerMessage.weak_peers:type_name -> weir.cluster.v1.WeakPeers
 	1,  // 29: weir.cluster.v1.Rejected.cause:type_name -> weir.cluster.v1.RejectCause
 	45, // 30: weir.cluster.v1.JobSpec.config:type_name -> weir.cluster.v1.JobSpec.ConfigEntry
-	18, // 31: weir.cluster.v1.PrepareJob.spec:type_name -> weir.cluster.v1.JobSpec
-	21, // 32: weir.cluster.v1.ChannelDesc.peer:type_name -> weir.cluster.v1.ExecutionID
-	22, // 33: weir.cluster.v1.OutputEdge.consumers:type_name -> weir.cluster.v1.ChannelDesc
-	21, // 34: weir.cluster.v1.TaskDeployment.exec:type_name -> weir.cluster.v1.ExecutionID
-	22, // 35: weir.cluster.v1.TaskDeployment.inputs:type_name -> weir.cluster.v1.ChannelDesc
-	23, // 36: weir.cluster.v1.TaskDeployment.outputs:type_name -> weir.cluster.v1.OutputEdge
-	25, // 37: weir.cluster.v1.Deploy.restore:type_name -> weir.cluster.v1.RestoreRef
-	24, // 38: weir.cluster.v1.Deploy.tasks:type_name -> weir.cluster.v1.TaskDeployment
-	21, // 39: weir.cluster.v1.CancelTasks.execs:type_name -> weir.cluster.v1.ExecutionID
-	21, // 40: weir.cluster.v1.Trigger.exec:type_name -> weir.cluster.v1.ExecutionID
-	2,  // 41: weir.cluster.v1.Trigger.kind:type_name -> weir.cluster.v1.CheckpointKind
-	2,  // 42: weir.cluster.v1.NotifyComplete.kind:type_name -> weir.cluster.v1.CheckpointKind
-	21, // 43: weir.cluster.v1.StopSources.execs:type_name -> weir.cluster.v1.ExecutionID
-	22, // 44: weir.cluster.v1.WeakPeers.moved:type_name -> weir.cluster.v1.ChannelDesc
-	21, // 45: weir.cluster.v1.WeakPeers.finished:type_name -> weir.cluster.v1.ExecutionID
-	18, // 46: weir.cluster.v1.SubmitRequest.spec:type_name -> weir.cluster.v1.JobSpec
-	8,  // 47: weir.cluster.v1.JobUpdate.weak:type_name -> weir.cluster.v1.WeakTaskReport
-	38, // 48: weir.cluster.v1.ListResponse.jobs:type_name -> weir.cluster.v1.JobSummary
-	43, // 49: weir.cluster.v1.CheckpointsResponse.history:type_name -> weir.cluster.v1.CheckpointStats
-	3,  // 50: weir.cluster.v1.JobManager.Connect:input_type -> weir.cluster.v1.TaskManagerMessage
-	33, // 51: weir.cluster.v1.JobManager.Submit:input_type -> weir.cluster.v1.SubmitRequest
-	35, // 52: weir.cluster.v1.JobManager.Wait:input_type -> weir.cluster.v1.WaitRequest
-	37, // 53: weir.cluster.v1.JobManager.List:input_type -> weir.cluster.v1.ListRequest
-	40, // 54: weir.cluster.v1.JobManager.Cancel:input_type -> weir.cluster.v1.CancelRequest
-	42, // 55: weir.cluster.v1.JobManager.Checkpoints:input_type -> weir.cluster.v1.CheckpointsRequest
-	14, // 56: weir.cluster.v1.JobManager.Connect:output_type -> weir.cluster.v1.JobManagerMessage
-	34, // 57: weir.cluster.v1.JobManager.Submit:output_type -> weir.cluster.v1.SubmitResponse
-	36, // 58: weir.cluster.v1.JobManager.Wait:output_type -> weir.cluster.v1.JobUpdate
-	39, // 59: weir.cluster.v1.JobManager.List:output_type -> weir.cluster.v1.ListResponse
-	41, // 60: weir.cluster.v1.JobManager.Cancel:output_type -> weir.cluster.v1.CancelResponse
-	44, // 61: weir.cluster.v1.JobManager.Checkpoints:output_type -> weir.cluster.v1.CheckpointsResponse
-	56, // [56:62] is the sub-list for method output_type
-	50, // [50:56] is the sub-list for method input_type
-	50, // [50:50] is the sub-list for extension type_name
-	50, // [50:50] is the sub-list for extension extendee
-	0,  // [0:50] is the sub-list for field type_name
+	46, // 31: weir.cluster.v1.JobSpec.parallelism:type_name -> weir.cluster.v1.JobSpec.ParallelismEntry
+	18, // 32: weir.cluster.v1.PrepareJob.spec:type_name -> weir.cluster.v1.JobSpec
+	21, // 33: weir.cluster.v1.ChannelDesc.peer:type_name -> weir.cluster.v1.ExecutionID
+	22, // 34: weir.cluster.v1.OutputEdge.consumers:type_name -> weir.cluster.v1.ChannelDesc
+	21, // 35: weir.cluster.v1.TaskDeployment.exec:type_name -> weir.cluster.v1.ExecutionID
+	22, // 36: weir.cluster.v1.TaskDeployment.inputs:type_name -> weir.cluster.v1.ChannelDesc
+	23, // 37: weir.cluster.v1.TaskDeployment.outputs:type_name -> weir.cluster.v1.OutputEdge
+	25, // 38: weir.cluster.v1.Deploy.restore:type_name -> weir.cluster.v1.RestoreRef
+	24, // 39: weir.cluster.v1.Deploy.tasks:type_name -> weir.cluster.v1.TaskDeployment
+	21, // 40: weir.cluster.v1.CancelTasks.execs:type_name -> weir.cluster.v1.ExecutionID
+	21, // 41: weir.cluster.v1.Trigger.exec:type_name -> weir.cluster.v1.ExecutionID
+	2,  // 42: weir.cluster.v1.Trigger.kind:type_name -> weir.cluster.v1.CheckpointKind
+	2,  // 43: weir.cluster.v1.NotifyComplete.kind:type_name -> weir.cluster.v1.CheckpointKind
+	21, // 44: weir.cluster.v1.StopSources.execs:type_name -> weir.cluster.v1.ExecutionID
+	22, // 45: weir.cluster.v1.WeakPeers.moved:type_name -> weir.cluster.v1.ChannelDesc
+	21, // 46: weir.cluster.v1.WeakPeers.finished:type_name -> weir.cluster.v1.ExecutionID
+	18, // 47: weir.cluster.v1.SubmitRequest.spec:type_name -> weir.cluster.v1.JobSpec
+	8,  // 48: weir.cluster.v1.JobUpdate.weak:type_name -> weir.cluster.v1.WeakTaskReport
+	38, // 49: weir.cluster.v1.ListResponse.jobs:type_name -> weir.cluster.v1.JobSummary
+	43, // 50: weir.cluster.v1.CheckpointsResponse.history:type_name -> weir.cluster.v1.CheckpointStats
+	3,  // 51: weir.cluster.v1.JobManager.Connect:input_type -> weir.cluster.v1.TaskManagerMessage
+	33, // 52: weir.cluster.v1.JobManager.Submit:input_type -> weir.cluster.v1.SubmitRequest
+	35, // 53: weir.cluster.v1.JobManager.Wait:input_type -> weir.cluster.v1.WaitRequest
+	37, // 54: weir.cluster.v1.JobManager.List:input_type -> weir.cluster.v1.ListRequest
+	40, // 55: weir.cluster.v1.JobManager.Cancel:input_type -> weir.cluster.v1.CancelRequest
+	42, // 56: weir.cluster.v1.JobManager.Checkpoints:input_type -> weir.cluster.v1.CheckpointsRequest
+	14, // 57: weir.cluster.v1.JobManager.Connect:output_type -> weir.cluster.v1.JobManagerMessage
+	34, // 58: weir.cluster.v1.JobManager.Submit:output_type -> weir.cluster.v1.SubmitResponse
+	36, // 59: weir.cluster.v1.JobManager.Wait:output_type -> weir.cluster.v1.JobUpdate
+	39, // 60: weir.cluster.v1.JobManager.List:output_type -> weir.cluster.v1.ListResponse
+	41, // 61: weir.cluster.v1.JobManager.Cancel:output_type -> weir.cluster.v1.CancelResponse
+	44, // 62: weir.cluster.v1.JobManager.Checkpoints:output_type -> weir.cluster.v1.CheckpointsResponse
+	57, // [57:63] is the sub-list for method output_type
+	51, // [51:57] is the sub-list for method input_type
+	51, // [51:51] is the sub-list for extension type_name
+	51, // [51:51] is the sub-list for extension extendee
+	0,  // [0:51] is the sub-list for field type_name
 }
 
 func init() { file_cluster_proto_init() }
@@ -3783,7 +3799,7 @@ func file_cluster_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_cluster_proto_rawDesc), len(file_cluster_proto_rawDesc)),
 			NumEnums:      3,
-			NumMessages:   43,
+			NumMessages:   44,
 			NumExtensions: 0,
 			NumServices:   1,
 		},
