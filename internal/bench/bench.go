@@ -40,7 +40,7 @@ func Command() *cobra.Command {
 			return usagef("%s needs a job name (see %s --help)", c.Name(), c.CommandPath())
 		},
 	}
-	c.AddCommand(newKeyedSumBench(), newShuffleBench(), newSkewBench(), newBackpressureBench(), newStateBench(), newWindowsBench(), newLatencyBench(), newNexmarkBench(), newWeakBench())
+	c.AddCommand(newKeyedSumBench(), newShuffleBench(), newSkewBench(), newBackpressureBench(), newStateBench(), newWindowsBench(), newLatencyBench(), newNexmarkBench(), newWeakBench(), newRescaleBench())
 	return c
 }
 
