@@ -23,12 +23,19 @@ func TestRescaleInPlace(t *testing.T) {
 	const n, k = 6_000, 17
 	want := expectedAllStates(n, k)
 	for _, c := range []struct {
-		backend  string
-		failures int
-	}{{"heap", 0}, {"heap", 2}, {"lsm", 0}, {"lsm", 2}} {
+		backend   string
+		failures  int
+		unaligned bool
+	}{{"heap", 0, false}, {"heap", 2, false}, {"lsm", 0, false}, {"lsm", 2, false}, {"heap", 2, true}} {
 		backend, failures := c.backend, c.failures
-		t.Run(fmt.Sprintf("%s/failures%d", backend, failures), func(t *testing.T) {
-			env, log := newEnv(testConfig(t, 1, "50ms", "state.backend.type", backend))
+		name := fmt.Sprintf("%s/failures%d", backend, failures)
+		extra := []string{"state.backend.type", backend}
+		if c.unaligned {
+			name += "/unaligned"
+			extra = append(extra, "execution.checkpointing.unaligned.enabled", "true")
+		}
+		t.Run(name, func(t *testing.T) {
+			env, log := newEnv(testConfig(t, 1, "50ms", extra...))
 			var inj *faults.Injector
 			if failures > 0 {
 				inj = injector(env, failures, 7, n, faults.AllPoints()...)

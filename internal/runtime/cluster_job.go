@@ -167,7 +167,7 @@ func (j *ClusterJob) TaskManagerLost(tm deployment.TaskManagerGateway, reason st
 // job's spec (JobSpec.Parallelism) and starts the job again from its
 // newest checkpoint, the final one. nil otherwise.
 func (j *ClusterJob) Rescaled() map[string]int {
-	if j.jm.rescaled == nil || !j.jm.m.Ended() {
+	if !j.jm.rescaleDone {
 		return nil
 	}
 	out := map[string]int{}

@@ -233,6 +233,9 @@ func Execute(ctx context.Context, g *dataflow.Graph, cfg JobConfig) error {
 		if err != nil || next == nil {
 			return err
 		}
+		if err := ctx.Err(); err != nil {
+			return err // cancelled while it was being rescaled
+		}
 		// Rescaled in place: run again at the new parallelism from the
 		// job's newest checkpoint, the final one the attempt stopped on
 		// (not the --from point, which this run is past).
@@ -271,7 +274,7 @@ func executeOnce(ctx context.Context, g *dataflow.Graph, cfg JobConfig) (*datafl
 	jm.rescaleGraph = func(r jobstatus.Rescale) (*dataflow.Graph, map[string]int, error) {
 		return rescaledGraph(g, jg, r, cfg.MaxParallelism)
 	}
-	if err := jm.run(ctx); err != nil || jm.rescaled == nil {
+	if err := jm.run(ctx); err != nil || !jm.rescaleDone {
 		return nil, err
 	}
 	return jm.rescaled.graph, nil

@@ -84,13 +84,49 @@ type JobMaster struct {
 	// to deploy.
 	rescaleGraph func(jobstatus.Rescale) (*dataflow.Graph, map[string]int, error)
 	rescaled     *pendingRescale
+	// rescaleCkpt is the checkpoint a rescale waits for (0: none);
+	// rescaleCancel is set once it completed and the attempt is being
+	// cancelled to redeploy from it.
+	rescaleCkpt   checkpoint.ID
+	rescaleCancel bool
+	// rescaleDone: the attempt ended to be rescaled, and rescaled.graph
+	// is what the caller of run deploys next.
+	rescaleDone bool
 }
 
 // pendingRescale is an accepted rescale: the graph at its parallelisms,
-// and those by vertex name.
+// and those by vertex name. viaCheckpoint: the attempt is cancelled once
+// a new checkpoint completed (req waits for it), rather than stopped on
+// a final checkpoint.
 type pendingRescale struct {
-	graph *dataflow.Graph
-	par   map[string]int
+	graph         *dataflow.Graph
+	par           map[string]int
+	viaCheckpoint bool
+	req           *triggerRequest
+}
+
+// errRescaling cancels an attempt whose rescale checkpoint completed.
+var errRescaling = errors.New("rescaling: redeploying at the new parallelism")
+
+// rescaleOn answers the rescale waiting for checkpoint id (or a newer
+// one, which subsumes it) and cancels the attempt: the caller of run
+// deploys the job again from that checkpoint.
+func (jm *JobMaster) rescaleOn(id checkpoint.ID) {
+	r := jm.rescaled
+	jm.rescaleCkpt, jm.rescaleCancel = 0, true
+	r.req.reply <- triggerReply{id: id, rescaled: jobstatus.RescaleResult{Checkpoint: id, Parallelism: r.par}}
+	r.req = nil
+	jm.log.Info("rescaling: cancelling the attempt to redeploy from checkpoint", "id", id, "parallelism", r.par)
+	jm.in.put(jmEvent{ev: jobmaster.Cancel{Err: errRescaling}})
+}
+
+// rescaleFailed answers the rescale waiting for a checkpoint with err;
+// the job goes on at its parallelism.
+func (jm *JobMaster) rescaleFailed(err error) {
+	if r := jm.rescaled; r != nil && r.req != nil {
+		r.req.reply <- triggerReply{err: err}
+	}
+	jm.rescaled, jm.rescaleCkpt = nil, 0
 }
 
 // newJobMaster returns the JobMaster of jg; start completes it once the
@@ -288,8 +324,20 @@ func (jm *JobMaster) requestRescale(req triggerRequest) {
 		var g *dataflow.Graph
 		var par map[string]int
 		if g, par, err = jm.rescaleGraph(req.rescale); err == nil {
-			jm.rescaled = &pendingRescale{graph: g, par: par}
-			jm.log.Info("rescaling: stopping on a final checkpoint", "parallelism", par)
+			// With aligned checkpoints the job redeploys from a new
+			// checkpoint (incremental with lsm, so it writes only what
+			// changed) and replays what came after it. An unaligned
+			// checkpoint may hold records in flight as channel state,
+			// which only a restore at the same parallelism can take
+			// back: such jobs stop on a final checkpoint, always
+			// aligned, instead.
+			via := !jm.cfg.Unaligned
+			jm.rescaled = &pendingRescale{graph: g, par: par, viaCheckpoint: via}
+			if via {
+				jm.log.Info("rescaling: taking a checkpoint to redeploy from", "parallelism", par)
+			} else {
+				jm.log.Info("rescaling: stopping on a final checkpoint", "parallelism", par)
+			}
 			jm.submit(req)
 			return
 		}
@@ -306,10 +354,15 @@ func (jm *JobMaster) submit(req triggerRequest) {
 	switch req.kind {
 	case reqSavepoint:
 		kind = jobmaster.RequestSavepoint
-	case reqStop, reqRescale:
-		// A rescale stops the attempt as a stop without a savepoint
-		// target does; the caller of run deploys it again.
+	case reqStop:
 		kind = jobmaster.RequestStop
+	case reqRescale:
+		// A rescale takes a checkpoint, or stops the attempt as a stop
+		// without a savepoint target does (requestRescale); the caller
+		// of run deploys the job again.
+		if !jm.rescaled.viaCheckpoint {
+			kind = jobmaster.RequestStop
+		}
 	}
 	jm.step(jobmaster.Request{Req: id, Kind: kind, Target: req.target})
 }

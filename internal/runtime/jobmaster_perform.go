@@ -50,6 +50,9 @@ func (jm *JobMaster) perform(act jobmaster.Action) {
 			}
 		}
 	case jobmaster.NotifyComplete:
+		if jm.rescaleCkpt != 0 && act.ID >= jm.rescaleCkpt {
+			jm.rescaleOn(act.ID)
+		}
 		if jm.cfg.Weak {
 			st.Weak.SnapshotsCompleted.Add(1)
 		}
@@ -69,6 +72,9 @@ func (jm *JobMaster) perform(act jobmaster.Action) {
 			}
 		}
 	case jobmaster.NotifyAborted:
+		if act.ID == jm.rescaleCkpt {
+			jm.rescaleFailed(fmt.Errorf("rescale: checkpoint %d to rescale from failed (%s), the job goes on unchanged", act.ID, act.Reason))
+		}
 		if jm.cfg.Weak {
 			st.Weak.SnapshotsFailed.Add(1)
 		}
@@ -97,11 +103,16 @@ func (jm *JobMaster) perform(act jobmaster.Action) {
 		}
 		rep := triggerReply{id: act.ID, path: act.Path, err: act.Err}
 		if req.kind == reqRescale {
-			if act.Err != nil {
+			switch {
+			case act.Err != nil:
 				// The attempt goes on at its parallelism.
 				jm.rescaled = nil
-				rep.err = fmt.Errorf("rescale: the final checkpoint failed, the job goes on unchanged: %w", act.Err)
-			} else {
+				rep.err = fmt.Errorf("rescale: the checkpoint to rescale from failed, the job goes on unchanged: %w", act.Err)
+			case jm.rescaled.viaCheckpoint:
+				// Answered once that checkpoint completed (rescaleOn).
+				jm.rescaled.req, jm.rescaleCkpt = &req, act.ID
+				return
+			default:
 				rep.rescaled = jobstatus.RescaleResult{Checkpoint: act.ID, Parallelism: jm.rescaled.par}
 			}
 		}
@@ -163,6 +174,19 @@ func (jm *JobMaster) ended(act jobmaster.JobEnded) {
 	st := jm.status
 	now := jm.cfg.Now()
 	jm.result = act.Err
+	if r := jm.rescaled; r != nil {
+		if r.viaCheckpoint && jm.rescaleCancel && act.State == jobmaster.JobCanceled || !r.viaCheckpoint && act.State == jobmaster.JobFinished {
+			// Ended to be rescaled: the caller of run deploys the job
+			// again; its local recovery files serve that restore.
+			jm.rescaleDone = true
+			st.SetState(jobstatus.StateRestarting, now)
+			jm.result = nil
+			return
+		}
+		// Ended otherwise (failed for good, cancelled, its input ended)
+		// before the rescale was carried out.
+		jm.rescaleFailed(fmt.Errorf("rescale: the job ended %s before it was rescaled", act.State))
+	}
 	switch act.State {
 	case jobmaster.JobCanceled:
 		st.SetState(jobstatus.StateCanceled, now)
