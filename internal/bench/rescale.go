@@ -53,7 +53,7 @@ type rescaleResult struct {
 	// its start until its operators had restored their state.
 	InPlaceRestoreMs   float64 `json:"in_place_restore_ms"`
 	SavepointRestoreMs float64 `json:"savepoint_restore_ms"`
-	SavepointStopMs  float64 `json:"savepoint_stop_ms"`
+	SavepointStopMs    float64 `json:"savepoint_stop_ms"`
 	// Speedup is SavepointPauseMs / InPlacePauseMs.
 	Speedup float64 `json:"speedup"`
 	Seconds float64 `json:"seconds"`
@@ -367,7 +367,7 @@ func (s *rescaleSource) Read(ctx context.Context, dst []int64, limit int) ([]int
 	return dst, nil
 }
 
-func (s *rescaleSource) SnapshotState(int64) error { s.pos.Update([]int64{s.next}); return nil }
+func (s *rescaleSource) SnapshotState(int64) error   { s.pos.Update([]int64{s.next}); return nil }
 func (s *rescaleSource) Close(context.Context) error { return nil }
 
 // rescaleFn keeps a value of valueBytes per key.
