@@ -22,6 +22,8 @@ type JobStatus struct {
 	// completed checkpoint promised that no restart can bring back.
 	LostTransactions     atomic.Int64
 	CompletedCheckpoints atomic.Int64
+	// AutoscalerRescales counts the rescales the autoscaler carried out.
+	AutoscalerRescales atomic.Int64
 	FailedCheckpoints    atomic.Int64
 	// FailedStorage counts the failed checkpoints whose cause was
 	// checkpoint storage; StorageFailing is 1 from a storage failure

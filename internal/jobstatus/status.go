@@ -161,6 +161,10 @@ type monitor struct {
 	// restoreAttempt is the attempt whose restore LastRestoreDuration
 	// measures (restore.go).
 	restoreAttempt int
+	// autoscaler is the autoscaler's latest evaluations, oldest first,
+	// at most autoscalerHistory; autoscaling that it runs.
+	autoscaler  []AutoscalerDecision
+	autoscaling bool
 }
 
 // ErrNotRunning is returned for commands (Control) a job can serve only

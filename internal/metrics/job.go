@@ -131,6 +131,9 @@ func (j *Job) Collect(ch chan<- prometheus.Metric) {
 	gauge(j.d.restoreTimestamp, float64(s.LastRestoreTimestamp.Load()))
 	gauge(j.d.restoreDuration, float64(time.Duration(s.LastRestoreDuration.Load()).Milliseconds()))
 	gauge(j.d.uptime, uptime(s, now))
+	if on, _ := s.Autoscaler(); on {
+		gauge(j.d.autoscalerRescales, float64(s.AutoscalerRescales.Load()))
+	}
 	if j.weak != nil {
 		j.weak.collect(ch, &s.Weak)
 	}

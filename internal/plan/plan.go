@@ -21,6 +21,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/weirstream/weir/internal/autoscaler"
+
 	"github.com/weirstream/weir/internal/checkpoint/coordinator"
 	"github.com/weirstream/weir/internal/config"
 	"github.com/weirstream/weir/internal/dataflow"
@@ -169,6 +171,7 @@ func (p *Plan) jobConfig(jobName string) (runtime.JobConfig, error) {
 		WeakLogMaxRecords:     c.Int(config.WeakInFlightLogMaxRecords),
 		WeakLogSnapshot:       c.Bool(config.WeakInFlightLogSnapshot),
 		Recovery:              weakrt.Mode{}, // used only with Weak
+		Autoscaler:            autoscalerConfig(c),
 		Unaligned:             c.Bool(config.CheckpointingUnaligned),
 		AlignedTimeout:        c.Duration(config.CheckpointingAlignedTimeout),
 		MaxOverdraft:          c.Int(config.NetworkMaxOverdraft),
@@ -216,4 +219,23 @@ func offIfZero(n int64) int64 {
 		return -1
 	}
 	return n
+}
+
+// autoscalerConfig is the job.autoscaler.* part of c.
+func autoscalerConfig(c *config.Config) runtime.AutoscalerConfig {
+	return runtime.AutoscalerConfig{
+		Enabled:  c.Bool(config.AutoscalerEnabled),
+		Interval: c.Duration(config.AutoscalerInterval),
+		Rule: autoscaler.Config{
+			TargetUtilization: c.Float(config.AutoscalerTargetUtilization),
+			Boundary:          c.Float(config.AutoscalerBoundary),
+			MetricsWindow:     c.Duration(config.AutoscalerMetricsWindow),
+			Stabilization:     c.Duration(config.AutoscalerStabilization),
+			CatchUp:           c.Duration(config.AutoscalerCatchUp),
+			ScaleDownInterval: c.Duration(config.AutoscalerScaleDownInterval),
+			MaxScaleDown:      c.Float(config.AutoscalerMaxScaleDown),
+			MaxScaleUp:        c.Float(config.AutoscalerMaxScaleUp),
+			BackpressureLimit: c.Float(config.AutoscalerBackpressureLimit),
+		},
+	}
 }

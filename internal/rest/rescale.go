@@ -90,3 +90,20 @@ func (a *api) rescale(w http.ResponseWriter, r *http.Request, j Job) {
 		writeJSON(w, http.StatusOK, RescaleResponse{Checkpoint: int64(res.Checkpoint), Parallelism: res.Parallelism})
 	}
 }
+
+// AutoscalerInfo answers GET /jobs/{jobid}/autoscaler: whether the
+// autoscaler runs for the job and its latest evaluations, oldest first,
+// each with the inputs behind it.
+type AutoscalerInfo struct {
+	Enabled   bool                           `json:"enabled"`
+	Rescales  int64                          `json:"rescales"`
+	Decisions []jobstatus.AutoscalerDecision `json:"decisions"`
+}
+
+func (a *api) autoscaler(w http.ResponseWriter, r *http.Request, j Job) {
+	on, ds := j.Status().Autoscaler()
+	if ds == nil {
+		ds = []jobstatus.AutoscalerDecision{}
+	}
+	writeJSON(w, http.StatusOK, AutoscalerInfo{Enabled: on, Rescales: j.Status().AutoscalerRescales.Load(), Decisions: ds})
+}

@@ -73,6 +73,7 @@ func NewHandler(cfg Config) *Handler {
 	m.HandleFunc("POST /jobs/{jobid}/stop", a.withJob(a.stop))
 	m.HandleFunc("GET /jobs/{jobid}/resource-requirements", a.withJob(a.resourceRequirements))
 	m.HandleFunc("PUT /jobs/{jobid}/resource-requirements", a.withJob(a.rescale))
+	m.HandleFunc("GET /jobs/{jobid}/autoscaler", a.withJob(a.autoscaler))
 	m.HandleFunc("GET /jobs/{jobid}/stop/{triggerid}", a.operationStatus("stop"))
 	m.HandleFunc("PATCH /jobs/{jobid}", a.withJob(a.cancel))
 	if cfg.Metrics != nil {

@@ -57,6 +57,9 @@ type JobConfig struct {
 	// where the configuration is resolved (internal/plan). A field, not
 	// an import, because that package imports this one.
 	Recovery RecoveryMode
+	// Autoscaler, when Enabled, lets the autoscaler rescale the job in
+	// place (autoscale.go).
+	Autoscaler AutoscalerConfig
 	// Unaligned selects unaligned checkpoints
 	// (execution.checkpointing.unaligned.enabled): barriers overtake
 	// in-flight records, which are stored as channel state.
@@ -189,6 +192,9 @@ func (c *JobConfig) fill() error {
 	if c.MaxParallelism == 0 {
 		c.MaxParallelism = 128
 	}
+	if c.Autoscaler.Enabled && c.Weak {
+		return errors.New("job.autoscaler.enabled needs execution.checkpointing.mode EXACTLY_ONCE or AT_LEAST_ONCE: a WEAKLY_CONSISTENT job has no consistent checkpoint to rescale from; disable one of the two")
+	}
 	if c.LocalTaskManagers < 0 {
 		return fmt.Errorf("minicluster.number-of-taskmanagers must be at least 1, got %d", c.LocalTaskManagers)
 	}
@@ -228,8 +234,19 @@ func Execute(ctx context.Context, g *dataflow.Graph, cfg JobConfig) error {
 	if err := cfg.fill(); err != nil {
 		return err
 	}
+	var as *autoscaleDriver
+	if cfg.Autoscaler.Enabled {
+		var err error
+		as, err = newAutoscaleDriver(cfg.Autoscaler, cfg.Status, cfg.Control.Rescale, cfg.Logger, cfg.Now)
+		if err != nil {
+			return err
+		}
+		actx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		go as.run(actx)
+	}
 	for {
-		next, err := executeOnce(ctx, g, cfg)
+		next, err := executeOnce(ctx, g, cfg, as)
 		if err != nil || next == nil {
 			return err
 		}
@@ -246,10 +263,15 @@ func Execute(ctx context.Context, g *dataflow.Graph, cfg JobConfig) error {
 
 // executeOnce runs g until it ends, or until it stopped to be rescaled:
 // then it returns the graph at the new parallelism.
-func executeOnce(ctx context.Context, g *dataflow.Graph, cfg JobConfig) (*dataflow.Graph, error) {
+func executeOnce(ctx context.Context, g *dataflow.Graph, cfg JobConfig, as *autoscaleDriver) (*dataflow.Graph, error) {
 	jm, store, err := newJob(ctx, g, &cfg)
 	if err != nil {
 		return nil, err
+	}
+	if as != nil {
+		if err := as.attach(jm.jg); err != nil {
+			return nil, err
+		}
 	}
 	jg := jm.jg
 	resolve := func(spec deployment.JobSpec, _ string) (*PreparedJob, error) {

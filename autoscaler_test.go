@@ -1,0 +1,133 @@
+package weir_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"testing"
+	"time"
+
+	"github.com/weirstream/weir"
+	"github.com/weirstream/weir/internal/hooks"
+)
+
+// stepSource emits 0..n-1 at a rate that depends on the position: slow,
+// then 4× faster between fastFrom and fastTo, then slow again. Its
+// position is operator state.
+type stepSource struct {
+	n, fastFrom, fastTo int64
+	slow                int
+	next                int64
+	pos                 *weir.OperatorList[int64]
+}
+
+func (s *stepSource) Open(_ context.Context, rc *weir.RuntimeContext) (err error) {
+	s.pos, err = weir.GetOperatorListState[int64](rc, "pos")
+	for _, v := range s.pos.Get() {
+		s.next = v
+	}
+	return err
+}
+
+func (s *stepSource) Read(ctx context.Context, dst []int64, limit int) ([]int64, error) {
+	if s.next >= s.n {
+		return dst, io.EOF
+	}
+	rate := s.slow
+	if s.next >= s.fastFrom && s.next < s.fastTo {
+		rate *= 4
+	}
+	select {
+	case <-ctx.Done():
+		return dst, ctx.Err()
+	case <-time.After(10 * time.Millisecond):
+	}
+	for n := min(limit, rate/100); n > 0 && s.next < s.n; n-- {
+		dst = append(dst, s.next)
+		s.next++
+	}
+	return dst, nil
+}
+
+func (s *stepSource) SnapshotState(int64) error   { s.pos.Update([]int64{s.next}); return nil }
+func (s *stepSource) Close(context.Context) error { return nil }
+
+// costly counts records per key, taking cost per record (sleeping, so
+// that a subtask's capacity is 1/cost whatever the machine's cores).
+type costly struct {
+	cost time.Duration
+	n    weir.ValueState[int64]
+}
+
+func (f *costly) Open(_ context.Context, kc *weir.KeyedContext[int64]) (err error) {
+	f.n, err = weir.GetValueState[int64](kc, "n")
+	return err
+}
+
+func (f *costly) ProcessElement(v int64, kc *weir.KeyedContext[int64], out *weir.Collector[string]) error {
+	time.Sleep(f.cost)
+	c, _ := f.n.Value()
+	c++
+	f.n.Update(c)
+	out.Collect(fmt.Sprintf("%d,%d", kc.CurrentKey(), c))
+	return nil
+}
+
+// TestAutoscaler runs a keyed operator whose subtasks each process about
+// 1,000 records/s behind a source whose rate steps from 400/s up 4× and
+// back down. The autoscaler (short windows) must scale the operator up
+// during the fast phase and down after it, carry each decision out in
+// place, not flap, and the output must be exactly the failure-free one.
+func TestAutoscaler(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs for about 25 s")
+	}
+	const n, fastFrom, fastTo, k = 14_000, 1_200, 10_800, 13
+	env, log := newEnv(testConfig(t, 1, "200ms",
+		"job.autoscaler.enabled", "true",
+		"job.autoscaler.interval", "500ms",
+		"job.autoscaler.metrics.window", "3s",
+		"job.autoscaler.stabilization.interval", "1500ms",
+		"job.autoscaler.scale-down.interval", "4s",
+		"execution.buffer-timeout.interval", "10ms"))
+	src := weir.FromSource(env, func() weir.Source[int64] {
+		return &stepSource{n: n, fastFrom: fastFrom, fastTo: fastTo, slow: 400}
+	}).UID("src").Parallelism(1)
+	keyed := weir.KeyBy(src, func(i int64) int64 { return i % k })
+	lines := weir.Process(keyed, func() weir.KeyedProcessFunction[int64, int64, string] {
+		return &costly{cost: time.Millisecond}
+	}).UID("count")
+	out := sinkLines(t, lines)
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	defer cancel()
+	if err := env.Execute(ctx, "autoscaled"); err != nil {
+		t.Fatalf("job: %v\nlog:\n%s", err, log)
+	}
+	st := hooks.Plan(env).Status
+	on, decisions := st.Autoscaler()
+	var ups, downs int
+	var trail []string
+	for _, d := range decisions {
+		for _, v := range d.Vertices {
+			if v.ID == "count" && d.Rescale && d.Error == "" && v.To != v.From {
+				trail = append(trail, fmt.Sprintf("%d→%d", v.From, v.To))
+				if v.To > v.From {
+					ups++
+				} else {
+					downs++
+				}
+			}
+		}
+	}
+	t.Logf("autoscaler: %d rescales %v", st.AutoscalerRescales.Load(), trail)
+	if !on || ups == 0 || downs == 0 || ups+downs > 4 {
+		t.Errorf("autoscaler on %v: %d scale-ups, %d scale-downs (%v): want at least one of each, at most 4 in all\nlog:\n%s", on, ups, downs, trail, log)
+	}
+	want := make([]string, 0, n)
+	count := map[int64]int64{}
+	for i := int64(0); i < n; i++ {
+		count[i%k]++
+		want = append(want, fmt.Sprintf("%d,%d", i%k, count[i%k]))
+	}
+	sameMultiset(t, want, committed(t, out))
+}
