@@ -1,13 +1,13 @@
 package kafka
 
 import (
-	"errors"
 	"fmt"
 	"strconv"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/weirstream/weir"
+	"github.com/weirstream/weir/connectors/internal/badrecords"
 )
 
 // WithBadRecordsTo sends records the deserializer rejects to the source's
@@ -29,8 +29,8 @@ func WithBadRecordsTo(tag weir.OutputTag[weir.BadRecord]) Option {
 // job.
 func WithSkipBadRecords() Option { return Option{func(o *options) { o.skipBad = true }} }
 
-// WithMetrics registers the source's metrics (skipped records) in reg.
-// Without it nothing is registered.
+// WithMetrics registers the connector's metrics (the records a source or
+// sink skipped) in reg. Without it nothing is registered.
 func WithMetrics(reg prometheus.Registerer) Option {
 	return Option{func(o *options) { o.metrics = reg }}
 }
@@ -41,20 +41,12 @@ func (s *source[T]) openBadRecords(rc *weir.RuntimeContext) error {
 	if s.o.badTo != nil && !weir.SideOutputConnected(rc, *s.o.badTo) {
 		return weir.Unrecoverable(fmt.Errorf("kafka source %q: bad records go to side output %q, which the job does not read: read it with weir.SideOutput(stream, tag) and sink it", s.uid, s.o.badTo.ID()))
 	}
-	skipped := prometheus.NewCounterVec(prometheus.CounterOpts{
+	skipped, err := badrecords.Register(s.o.metrics, prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "weir_kafka_source_skipped_records_total",
 		Help: "Records a Kafka source skipped because its deserializer rejected them (kafka.WithSkipBadRecords).",
-	}, []string{"topic", "operator", "subtask"})
-	if s.o.metrics != nil {
-		if err := s.o.metrics.Register(skipped); err != nil {
-			var are prometheus.AlreadyRegisteredError
-			if !errors.As(err, &are) {
-				return fmt.Errorf("kafka source %q: register metrics: %w", s.uid, err)
-			}
-			if prev, ok := are.ExistingCollector.(*prometheus.CounterVec); ok {
-				skipped = prev
-			}
-		}
+	}, []string{"topic", "operator", "subtask"}))
+	if err != nil {
+		return fmt.Errorf("kafka source %q: register metrics: %w", s.uid, err)
 	}
 	s.skippedTotal = skipped.WithLabelValues(s.topic, s.uid, strconv.Itoa(s.subtask))
 	return nil

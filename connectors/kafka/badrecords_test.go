@@ -132,13 +132,13 @@ func TestSourceBadRecordsOptions(t *testing.T) {
 	if log := res.log.String(); !strings.Contains(log, "skipped a record") || !strings.Contains(log, "partition=0 offset=1") {
 		t.Errorf("no WARN naming the skipped record's partition and offset in the log:\n%s", log)
 	}
-	if got := skippedTotal(t, reg); got != 1 {
+	if got := counterSum(t, reg, "weir_kafka_source_skipped_records_total"); got != 1 {
 		t.Errorf("weir_kafka_source_skipped_records_total = %v, want 1", got)
 	}
 }
 
-// skippedTotal sums weir_kafka_source_skipped_records_total in reg.
-func skippedTotal(t *testing.T, reg *prometheus.Registry) float64 {
+// counterSum sums the counters named name in reg.
+func counterSum(t *testing.T, reg *prometheus.Registry, name string) float64 {
 	t.Helper()
 	mfs, err := reg.Gather()
 	if err != nil {
@@ -146,7 +146,7 @@ func skippedTotal(t *testing.T, reg *prometheus.Registry) float64 {
 	}
 	sum := 0.0
 	for _, mf := range mfs {
-		if mf.GetName() == "weir_kafka_source_skipped_records_total" {
+		if mf.GetName() == name {
 			for _, m := range mf.GetMetric() {
 				sum += m.GetCounter().GetValue()
 			}

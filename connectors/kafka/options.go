@@ -100,6 +100,7 @@ type options struct {
 	now       func() time.Time
 
 	// sink
+	skipSerialize   bool
 	prefix          string
 	poolSize        int
 	txnTimeout      time.Duration

@@ -31,6 +31,7 @@ type options struct {
 	lagPeriod time.Duration
 
 	// sink
+	skipSerialize   bool
 	subject         string // default subject of published messages
 	ckptInterval    time.Duration
 	ckptTimeout     time.Duration
@@ -129,7 +130,7 @@ func WithBadRecordsTo(tag weir.OutputTag[weir.BadRecord]) Option {
 func WithSkipBadRecords() Option { return Option{func(o *options) { o.skipBad = true }} }
 
 // WithMetrics registers the connector's metrics (the source's consumer lag
-// and skipped records) in reg. Without it nothing is registered.
+// and skipped records, the sinks' skipped records) in reg. Without it nothing is registered.
 func WithMetrics(reg prometheus.Registerer) Option {
 	return Option{func(o *options) { o.metrics = reg }}
 }
