@@ -498,6 +498,7 @@ func (m *jobManager) reports(job string, j *managedJob) []jobstatus.TaskStats {
 				InputWatermark: reportedWatermark(r.InputWatermark), OutputWatermark: reportedWatermark(r.OutputWatermark),
 				LateRecordsDropped: r.GetLateRecordsDropped(),
 				Weak:               weakFromPB(r.GetWeak()),
+				Gauges:             gaugesFromPB(r.GetGauges()),
 			})
 		}
 	}

@@ -107,6 +107,7 @@ func (h *executorHandler) Reports() []*pb.TaskReport {
 				OutputWatermark:    &st.OutputWatermark,
 				LateRecordsDropped: st.LateRecordsDropped,
 				Weak:               weakToPB(st.Weak),
+				Gauges:             gaugesToPB(st.Gauges),
 			})
 		}
 	}

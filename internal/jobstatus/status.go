@@ -98,6 +98,9 @@ type TaskStats struct {
 	// LateRecordsDropped counts records the task's window operators
 	// dropped as late beyond their allowed lateness (numLateRecordsDropped).
 	LateRecordsDropped int64 `json:"num_late_records_dropped"`
+	// Gauges are what the task's operators published (connector figures
+	// such as a CDC source's replication lag); nil without any.
+	Gauges []Gauge `json:"gauges,omitempty"`
 	// Async counts the calls of the task's async I/O operators
 	// (weir.AsyncMap); nil without one.
 	Async *TaskAsyncStats `json:"async,omitempty"`

@@ -491,6 +491,7 @@ func (te *TaskExecutor) Report(job string) []jobstatus.TaskStats {
 			InputWatermark:     t.metrics.InputWatermark.Load(),
 			OutputWatermark:    t.metrics.OutputWatermark.Load(),
 			LateRecordsDropped: t.metrics.LateRecordsDropped.Load(),
+			Gauges:             t.metrics.Gauges.Snapshot(),
 			Async:              asyncStats(&t.metrics.Async),
 		})
 		rec.AddStats(t.ID, &out[len(out)-1])

@@ -1,0 +1,97 @@
+package cluster
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/weirstream/weir"
+	"github.com/weirstream/weir/internal/cluster/pb"
+	"github.com/weirstream/weir/internal/dataflow"
+	"github.com/weirstream/weir/internal/deployment"
+	"github.com/weirstream/weir/internal/hooks"
+	"github.com/weirstream/weir/internal/jobstatus"
+	"github.com/weirstream/weir/internal/runtime"
+)
+
+// gaugeSource emits n numbers, one per millisecond, and publishes how
+// many it emitted as a gauge, as a connector publishes its lag.
+type gaugeSource struct {
+	rc   *weir.RuntimeContext
+	n, i int64
+}
+
+func (s *gaugeSource) Open(_ context.Context, rc *weir.RuntimeContext) error {
+	s.rc = rc
+	return nil
+}
+
+func (s *gaugeSource) Read(_ context.Context, dst []int64, _ int) ([]int64, error) {
+	if s.i >= s.n {
+		return dst, io.EOF
+	}
+	time.Sleep(time.Millisecond)
+	s.i++
+	s.rc.SetGauge("weir_test_source_emitted", float64(s.i), "slot", fmt.Sprintf("s%d", s.rc.Subtask()))
+	return append(dst, s.i), nil
+}
+
+func (s *gaugeSource) SnapshotState(int64) error   { return nil }
+func (s *gaugeSource) Close(context.Context) error { return nil }
+
+func gaugeResolver(ctx context.Context, spec deployment.JobSpec) (*dataflow.Graph, runtime.JobConfig, error) {
+	cfg := weir.NewConfig()
+	for k, v := range spec.Config {
+		if err := cfg.Set(k, v); err != nil {
+			return nil, runtime.JobConfig{}, err
+		}
+	}
+	env := weir.NewEnv(weir.WithConfig(cfg))
+	s := weir.FromSource(env, func() weir.Source[int64] { return &gaugeSource{n: 3000} }).UID("src")
+	weir.SinkTo(s, func() weir.Sink[int64] { return discardSink{} }).UID("sink")
+	return hooks.Plan(env).Resolve(ctx, spec.Name)
+}
+
+// A gauge an operator publishes (weir.RuntimeContext.SetGauge, as the
+// CDC source publishes its replication lag) reaches the JobManager's
+// /metrics in cluster mode, carried by the TaskManagers' heartbeats,
+// with the job's and the task's labels besides its own.
+func TestClusterOperatorGauges(t *testing.T) {
+	c := startTestCluster(t, JobManagerConfig{RESTAddress: "127.0.0.1:0", Resolve: gaugeResolver})
+	c.startTM("tm-a", 1)
+	c.startTM("tm-b", 1)
+	spec := &pb.JobSpec{Name: "gauges", Kind: "gauges", Config: baseConf(2)}
+	if _, err := c.client().Submit(context.Background(), &pb.SubmitRequest{Spec: spec}); err != nil {
+		t.Fatalf("submit: %v", err)
+	}
+	want := []string{
+		`weir_test_source_emitted{job_id="gauges",job_name="gauges",slot="s0",subtask_index="0",task_id="0",task_name=`,
+		`weir_test_source_emitted{job_id="gauges",job_name="gauges",slot="s1",subtask_index="1",task_id="0",task_name=`,
+	}
+	deadline := time.Now().Add(time.Minute)
+	var body string
+	for {
+		resp, err := http.Get(c.restURL + "/metrics")
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		body = string(b)
+		if strings.Contains(body, want[0]) && strings.Contains(body, want[1]) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the JobManager's /metrics lacks the source's gauges %q:\n%s", want, body)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	u := c.wait("gauges", time.Minute)
+	if jobstatus.JobState(u.GetState()) != jobstatus.StateFinished {
+		t.Fatalf("job ended %s: %s", u.GetState(), u.GetFailure())
+	}
+}
