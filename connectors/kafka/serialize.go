@@ -1,11 +1,8 @@
 package kafka
 
 import (
-	"fmt"
 	"log/slog"
-	"strconv"
 
-	"github.com/prometheus/client_golang/prometheus"
 	"github.com/weirstream/weir/connectors/internal/badrecords"
 )
 
@@ -18,19 +15,5 @@ func WithSkipSerializeErrors() Option { return Option{func(o *options) { o.skipS
 
 // newSerializeErrors makes a sink subtask's handler of serializer errors.
 func newSerializeErrors(o options, uid, topic string, subtask int, log *slog.Logger) (*badrecords.Serialize, error) {
-	skipped, err := badrecords.Register(o.metrics, prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "weir_kafka_sink_skipped_records_total",
-		Help: "Values a Kafka sink skipped because its serializer rejected them (kafka.WithSkipSerializeErrors).",
-	}, []string{"topic", "operator", "subtask"}))
-	if err != nil {
-		return nil, fmt.Errorf("kafka sink %q: register metrics: %w", uid, err)
-	}
-	return &badrecords.Serialize{
-		Sink:       fmt.Sprintf("kafka sink %q", uid),
-		Target:     fmt.Sprintf("topic %q", topic),
-		Skip:       o.skipSerialize,
-		SkipOption: "kafka.WithSkipSerializeErrors",
-		Log:        log,
-		Skipped:    skipped.WithLabelValues(topic, uid, strconv.Itoa(subtask)),
-	}, nil
+	return badrecords.NewSerialize(o.metrics, badrecords.Sink{Connector: "kafka", TargetKind: "topic", Target: topic, UID: uid, Subtask: subtask}, o.skipSerialize, log)
 }

@@ -1,11 +1,8 @@
 package nats
 
 import (
-	"fmt"
 	"log/slog"
-	"strconv"
 
-	"github.com/prometheus/client_golang/prometheus"
 	"github.com/weirstream/weir/connectors/internal/badrecords"
 )
 
@@ -18,19 +15,5 @@ func WithSkipSerializeErrors() Option { return Option{func(o *options) { o.skipS
 
 // newSerializeErrors makes a sink subtask's handler of serializer errors.
 func newSerializeErrors(o options, uid, stream string, subtask int, log *slog.Logger) (*badrecords.Serialize, error) {
-	skipped, err := badrecords.Register(o.metrics, prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "weir_nats_sink_skipped_records_total",
-		Help: "Values a NATS sink skipped because its serializer rejected them (nats.WithSkipSerializeErrors).",
-	}, []string{"stream", "operator", "subtask"}))
-	if err != nil {
-		return nil, fmt.Errorf("nats sink %q: register metrics: %w", uid, err)
-	}
-	return &badrecords.Serialize{
-		Sink:       fmt.Sprintf("nats sink %q", uid),
-		Target:     fmt.Sprintf("stream %q", stream),
-		Skip:       o.skipSerialize,
-		SkipOption: "nats.WithSkipSerializeErrors",
-		Log:        log,
-		Skipped:    skipped.WithLabelValues(stream, uid, strconv.Itoa(subtask)),
-	}, nil
+	return badrecords.NewSerialize(o.metrics, badrecords.Sink{Connector: "nats", TargetKind: "stream", Target: stream, UID: uid, Subtask: subtask}, o.skipSerialize, log)
 }

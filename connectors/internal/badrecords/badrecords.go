@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strconv"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/weirstream/weir"
@@ -74,3 +75,40 @@ func (s *Serialize) Failed(i, n int, err error) error {
 
 // Count is how many values were skipped.
 func (s *Serialize) Count() int64 { return s.skipped }
+
+// Sink names a sink subtask for NewSerialize.
+type Sink struct {
+	// Connector is the connector's package ("kafka"), in messages, the
+	// option's name and the metric's.
+	Connector string
+	// TargetKind ("topic", "stream") and Target name where it writes; the
+	// kind is the metric's label for the target.
+	TargetKind, Target string
+	UID                string
+	Subtask            int
+}
+
+// NewSerialize makes a sink subtask's handler of serializer errors:
+// skip says whether the user asked to skip them (the connector's
+// WithSkipSerializeErrors), and the skipped values are counted in
+// weir_<connector>_sink_skipped_records_total{<kind>,operator,subtask}
+// on reg (nil: not exported).
+func NewSerialize(reg prometheus.Registerer, sink Sink, skip bool, log *slog.Logger) (*Serialize, error) {
+	name := fmt.Sprintf("%s sink %q", sink.Connector, sink.UID)
+	option := sink.Connector + ".WithSkipSerializeErrors"
+	skipped, err := Register(reg, prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "weir_" + sink.Connector + "_sink_skipped_records_total",
+		Help: "Values a sink skipped because its serializer rejected them (" + option + ").",
+	}, []string{sink.TargetKind, "operator", "subtask"}))
+	if err != nil {
+		return nil, fmt.Errorf("%s: register metrics: %w", name, err)
+	}
+	return &Serialize{
+		Sink:       name,
+		Target:     fmt.Sprintf("%s %q", sink.TargetKind, sink.Target),
+		Skip:       skip,
+		SkipOption: option,
+		Log:        log,
+		Skipped:    skipped.WithLabelValues(sink.Target, sink.UID, strconv.Itoa(sink.Subtask)),
+	}, nil
+}
