@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/weirstream/weir"
 	"github.com/weirstream/weir/internal/cluster/pb"
 	"github.com/weirstream/weir/internal/dataflow"
@@ -93,5 +94,35 @@ func TestClusterOperatorGauges(t *testing.T) {
 	u := c.wait("gauges", time.Minute)
 	if jobstatus.JobState(u.GetState()) != jobstatus.StateFinished {
 		t.Fatalf("job ended %s: %s", u.GetState(), u.GetFailure())
+	}
+}
+
+// A TaskManager's own /metrics exports the gauges of its tasks' reports
+// with the task series' labels.
+func TestTaskManagerOperatorGauges(t *testing.T) {
+	reports := []*pb.TaskReport{{
+		Job:    "j",
+		Exec:   &pb.ExecutionID{Vertex: 2, Subtask: 1},
+		Gauges: gaugesToPB([]jobstatus.Gauge{{Name: "weir_test_lag", Labels: []jobstatus.Label{{Key: "slot", Value: "a"}}, Value: 4}}),
+	}}
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(gaugeCollector{func() []*pb.TaskReport { return reports }})
+	fams, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(fams) != 1 || fams[0].GetName() != "weir_test_lag" || len(fams[0].GetMetric()) != 1 {
+		t.Fatalf("gathered %v", fams)
+	}
+	m := fams[0].GetMetric()[0]
+	var labels []string
+	for _, l := range m.GetLabel() {
+		labels = append(labels, l.GetName()+"="+l.GetValue())
+	}
+	if got := strings.Join(labels, ","); got != "job_name=j,slot=a,subtask_index=1,task_id=2" || m.GetGauge().GetValue() != 4 {
+		t.Fatalf("labels %s value %v", got, m.GetGauge().GetValue())
+	}
+	if back := gaugesFromPB(reports[0].GetGauges()); len(back) != 1 || back[0].Name != "weir_test_lag" || back[0].Labels[0] != (jobstatus.Label{Key: "slot", Value: "a"}) {
+		t.Fatalf("round trip %+v", back)
 	}
 }
