@@ -45,13 +45,10 @@ func (s *gaugeSource) SnapshotState(int64) error   { return nil }
 func (s *gaugeSource) Close(context.Context) error { return nil }
 
 func gaugeResolver(ctx context.Context, spec deployment.JobSpec) (*dataflow.Graph, runtime.JobConfig, error) {
-	cfg := weir.NewConfig()
-	for k, v := range spec.Config {
-		if err := cfg.Set(k, v); err != nil {
-			return nil, runtime.JobConfig{}, err
-		}
+	env, err := specEnv(spec)
+	if err != nil {
+		return nil, runtime.JobConfig{}, err
 	}
-	env := weir.NewEnv(weir.WithConfig(cfg))
 	s := weir.FromSource(env, func() weir.Source[int64] { return &gaugeSource{n: 3000} }).UID("src")
 	weir.SinkTo(s, func() weir.Sink[int64] { return discardSink{} }).UID("sink")
 	return hooks.Plan(env).Resolve(ctx, spec.Name)
