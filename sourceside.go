@@ -37,9 +37,10 @@ type BadRecord struct {
 // checkpoint barrier, so the position the source snapshots after that
 // Read covers v, and a restore from that checkpoint does not emit it
 // again — v is emitted once per failure-free run, like the main output.
-// The source's stream is read with SideOutput(stream, tag). If the job
-// does not read tag (SideOutputConnected), or rc is not a source's, v is
-// dropped.
+// The source's stream is read with SideOutput(stream, tag); its records
+// carry no event timestamp, even from FromSourceWithWatermarks (assign
+// them downstream if event time matters). If the job does not read tag
+// (SideOutputConnected), or rc is not a source's, v is dropped.
 func CollectSourceSide[T any](rc *RuntimeContext, tag OutputTag[T], v T) {
 	if rc == nil || rc.sides == nil {
 		return
