@@ -71,10 +71,7 @@ func TestSourceBadRecordsToSideOutput(t *testing.T) {
 	out, bad := filepath.Join(t.TempDir(), "out"), filepath.Join(t.TempDir(), "bad")
 	res := j.run(t, func(env *weir.Env) {
 		s := weir.FromSource(env, Source(b.addrs, topic, parseNumber, WithBadRecordsTo(tag), WithBounded())).UID("kafka")
-		// Rebalance: the engine's region failover does not yet handle a
-		// source whose forward outputs are not chained (it has two
-		// consumers here), so the test keeps the whole job one region.
-		weir.SinkToTransactional(weir.Rebalance(s), file.ExactlyOnce(out, appendString)).UID("files")
+		weir.SinkToTransactional(s, file.ExactlyOnce(out, appendString)).UID("files")
 		lines := weir.Map(weir.SideOutput(s, tag), badLine)
 		weir.SinkToTransactional(lines, file.ExactlyOnce(bad, appendString)).UID("bad-files")
 	})
