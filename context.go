@@ -14,8 +14,9 @@ import (
 // that can block get one of those as their first argument, cancelled when
 // the task is cancelled.
 type RuntimeContext struct {
-	oc  *dataflow.OperatorContext
-	ops *state.OperatorBackend
+	oc    *dataflow.OperatorContext
+	ops   *state.OperatorBackend
+	sides *sideOutputs // a source's side outputs (CollectSourceSide); nil elsewhere
 }
 
 // Subtask is the index of this parallel instance, from 0.

@@ -26,14 +26,14 @@ func NewOutputTag[T any](id string) OutputTag[T] { return OutputTag[T]{id: id} }
 func (t OutputTag[T]) ID() string { return t.id }
 
 // SideOutput is the stream of records s's operator emits into tag. The
-// operator must have side outputs (Process, FlatMap, a window); records
+// operator must have side outputs (a source, Process, FlatMap, a window); records
 // emitted into a tag nobody reads are dropped, as in Flink.
 func SideOutput[T, U any](s Stream[U], tag OutputTag[T]) Stream[T] {
 	env := s.env
 	if tag.id == "" {
 		env.fail(fmt.Errorf("side output of %q: the OutputTag has no id: make it with weir.NewOutputTag", s.node.Name))
 	} else if !s.node.SideOutputs {
-		env.fail(fmt.Errorf("side output %q of %q: the operator has no side outputs: they come from Process, FlatMap and windows", tag.id, s.node.Name))
+		env.fail(fmt.Errorf("side output %q of %q: the operator has no side outputs: they come from sources, Process, FlatMap and windows", tag.id, s.node.Name))
 	} else if prev, ok := env.sideTypes[sideKey{s.node.ID, tag.id}]; ok && prev != reflect.TypeFor[T]() {
 		env.fail(fmt.Errorf("side output %q of %q: read as %s and as %s: one tag id, one type", tag.id, s.node.Name, prev, reflect.TypeFor[T]()))
 	}

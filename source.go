@@ -41,6 +41,7 @@ type Source[T any] interface {
 // should only build the value, and do its I/O in Open.
 func FromSource[T any](env *Env, newSource func() Source[T]) Stream[T] {
 	n := newNode[T](env, "Source", nil, func(int) dataflow.Operator { return &sourceOp[T]{src: newSource()} })
+	n.SideOutputs = true // CollectSourceSide
 	return declaredBy(Stream[T]{env: env, node: n}, newSource)
 }
 
@@ -65,6 +66,7 @@ func declaredBy[T any](s Stream[T], newSource func() Source[T]) Stream[T] {
 type sourceOp[T any] struct {
 	baseOp
 	emitter[T]
+	sideOutputs
 	src Source[T]
 	rc  *RuntimeContext
 	buf []T
@@ -73,6 +75,7 @@ type sourceOp[T any] struct {
 func (o *sourceOp[T]) Open(ctx context.Context, oc *dataflow.OperatorContext) error {
 	o.oc = oc
 	o.rc = newRuntimeContext(oc)
+	o.rc.sides = &o.sideOutputs
 	o.buf = make([]T, 0, oc.BatchSize)
 	return o.src.Open(ctx, o.rc)
 }
@@ -84,6 +87,11 @@ func (o *sourceOp[T]) Emit(ctx context.Context) (int, error) {
 	}
 	o.buf = buf
 	if perr := o.emit(ctx, buf, nil); perr != nil {
+		return 0, perr
+	}
+	// What the Read sent to side outputs goes out before the next barrier,
+	// which snapshots the position after it.
+	if perr := o.flushSides(ctx); perr != nil {
 		return 0, perr
 	}
 	return len(buf), err

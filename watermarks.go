@@ -384,6 +384,7 @@ func FromSourceWithWatermarks[T any](env *Env, newSource func() Source[T], strat
 		return &wmSourceOp[T]{sourceOp: sourceOp[T]{src: newSource()}, gen: generation[T]{s: strategy}}
 	})
 	n.Timed = true
+	n.SideOutputs = true // CollectSourceSide
 	return declaredBy(Stream[T]{env: env, node: n}, newSource)
 }
 
@@ -454,6 +455,9 @@ func (o *wmSourceOp[T]) Emit(ctx context.Context) (int, error) {
 		return 0, gerr
 	}
 	if perr := o.emit(ctx, buf, ts); perr != nil {
+		return 0, perr
+	}
+	if perr := o.flushSides(ctx); perr != nil {
 		return 0, perr
 	}
 	if split.Finished {

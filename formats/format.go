@@ -12,10 +12,6 @@ type Format[T any] interface {
 	Decode(b []byte) (T, error)
 	// Encode returns v's bytes.
 	Encode(v T) ([]byte, error)
-	// MustEncode is Encode for serializers that cannot return an error
-	// (a sink's): it panics with Encode's error, which fails the task
-	// with that error as a panic in user code.
-	MustEncode(v T) []byte
 }
 
 // typeName names T for errors.
@@ -30,13 +26,4 @@ func snippet(b []byte) string {
 		return fmt.Sprintf("%q… (%d bytes)", b[:max], len(b))
 	}
 	return fmt.Sprintf("%q", b)
-}
-
-// mustEncode panics with encode's error.
-func mustEncode[T any](f Format[T], v T) []byte {
-	b, err := f.Encode(v)
-	if err != nil {
-		panic(err)
-	}
-	return b
 }

@@ -30,8 +30,6 @@ func (jsonFormat[T]) Encode(v T) ([]byte, error) {
 	return b, nil
 }
 
-func (f jsonFormat[T]) MustEncode(v T) []byte { return mustEncode[T](f, v) }
-
 // jsonOffset says where decoding stopped, when the error knows.
 func jsonOffset(err error) string {
 	var syn *gojson.SyntaxError

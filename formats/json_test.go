@@ -98,16 +98,12 @@ func TestJSONDecodeErrorsNameTypeOffsetAndInput(t *testing.T) {
 	}
 }
 
-func TestJSONMustEncodePanicsWithTheError(t *testing.T) {
+func TestJSONEncodeError(t *testing.T) {
 	type bad struct{ C chan int }
-	defer func() {
-		r := recover()
-		err, ok := r.(error)
-		if !ok || !strings.Contains(err.Error(), "encode formats.bad as JSON") {
-			t.Fatalf("recovered %v, want the encode error", r)
-		}
-	}()
-	JSON[bad]().MustEncode(bad{C: make(chan int)})
+	_, err := JSON[bad]().Encode(bad{C: make(chan int)})
+	if err == nil || !strings.Contains(err.Error(), "encode formats.bad as JSON") {
+		t.Fatalf("Encode = %v, want the encode error naming the type", err)
+	}
 }
 
 func BenchmarkJSON(b *testing.B) {

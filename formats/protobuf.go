@@ -39,5 +39,3 @@ func (protoFormat[M, P]) Encode(v P) ([]byte, error) {
 	}
 	return b, nil
 }
-
-func (f protoFormat[M, P]) MustEncode(v P) []byte { return mustEncode[P](f, v) }

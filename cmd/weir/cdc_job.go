@@ -54,7 +54,7 @@ func (c *cdcFlags) build(env *weir.Env) error {
 	origin := postgrescdc.DebeziumSource{Name: "weir", Database: db}
 	if sink.topic != "" {
 		cfg := env.Config()
-		serialize := func(ch postgrescdc.Change, rec *kgo.Record) {
+		serialize := func(ch postgrescdc.Change, rec *kgo.Record) error {
 			// Debezium's record key: the primary key columns.
 			key, kv, j := map[string]any{}, ch.Key(), 0
 			for _, col := range ch.Columns {
@@ -63,12 +63,17 @@ func (c *cdcFlags) build(env *weir.Env) error {
 					j++
 				}
 			}
-			rec.Key, _ = json.Marshal(key)
-			v, err := postgrescdc.MarshalDebezium(ch, origin, time.Now())
-			if err != nil {
-				v = fmt.Appendf(nil, `{"error":%q}`, err.Error())
+			// A change that does not encode fails the job naming its
+			// table (the sink adds itself, the topic and the position),
+			// rather than reaching consumers as something else.
+			var err error
+			if rec.Key, err = json.Marshal(key); err != nil {
+				return fmt.Errorf("key of a change of %s.%s: %w", ch.Schema, ch.Table, err)
 			}
-			rec.Value = v
+			if rec.Value, err = postgrescdc.MarshalDebezium(ch, origin, time.Now()); err != nil {
+				return fmt.Errorf("change of %s.%s: %w", ch.Schema, ch.Table, err)
+			}
+			return nil
 		}
 		weir.SinkToTransactional(changes, kafka.ExactlyOnce(sink.brokers, sink.topic, serialize,
 			kafka.WithTransactionalIDPrefix("weir-cdc-"+c.slot),

@@ -115,9 +115,10 @@ func demoSink(results weir.Stream[demo.Result], ep endpoint, cp checkpointTimes)
 	case "file":
 		weir.SinkToTransactional(results, file.ExactlyOnce(ep.dir, demo.Result.AppendLine)).Name("files").UID("files")
 	case "kafka":
-		encode := func(r demo.Result, rec *kgo.Record) {
+		encode := func(r demo.Result, rec *kgo.Record) error {
 			rec.Key = strconv.AppendInt(rec.Key[:0], r.Account, 10)
 			rec.Value = r.AppendLine(rec.Value[:0])
+			return nil
 		}
 		weir.SinkToTransactional(results, kafka.ExactlyOnce(ep.brokers, ep.topic, encode,
 			kafka.WithTransactionalIDPrefix("weir-demo"),

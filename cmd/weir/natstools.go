@@ -92,7 +92,7 @@ func demoNatsEvents(env *weir.Env, ep endpoint, keys int64, bounded bool) weir.S
 // natsDemoSink adds the demo's exactly-once NATS sink: each output line
 // is a message's payload.
 func natsDemoSink(results weir.Stream[demo.Result], ep endpoint, cp checkpointTimes) {
-	encode := func(r demo.Result, m *natsgo.Msg) { m.Data = r.AppendLine(nil) }
+	encode := func(r demo.Result, m *natsgo.Msg) error { m.Data = r.AppendLine(nil); return nil }
 	weir.SinkToTransactional(results, nats.ExactlyOnce(ep.natsURL, ep.stream, encode,
 		nats.WithCheckpointing(cp.interval, cp.timeout, cp.maxRestartDelay))).Name("nats").UID("nats")
 }

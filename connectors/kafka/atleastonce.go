@@ -8,6 +8,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/weirstream/weir"
+	"github.com/weirstream/weir/connectors/internal/badrecords"
 )
 
 // AtLeastOnce returns a factory of at-least-once Kafka sinks for
@@ -16,7 +17,7 @@ import (
 // checkpoint never covers a record the broker has not stored. After a
 // restore the records since the checkpoint are written again
 // (duplicates, never losses).
-func AtLeastOnce[T any](brokers []string, topic string, serialize func(T, *kgo.Record), opts ...Option) func() weir.Sink[T] {
+func AtLeastOnce[T any](brokers []string, topic string, serialize func(T, *kgo.Record) error, opts ...Option) func() weir.Sink[T] {
 	o := apply(opts)
 	return func() weir.Sink[T] {
 		return &plainSink[T]{brokers: brokers, topic: topic, serialize: serialize, o: o, flush: true}
@@ -26,7 +27,7 @@ func AtLeastOnce[T any](brokers []string, topic string, serialize func(T, *kgo.R
 // None returns a factory of Kafka sinks without a delivery guarantee for
 // weir.SinkTo: checkpoints do not wait for acknowledgements, so records in
 // flight at a crash may be lost. Produce errors still fail the job.
-func None[T any](brokers []string, topic string, serialize func(T, *kgo.Record), opts ...Option) func() weir.Sink[T] {
+func None[T any](brokers []string, topic string, serialize func(T, *kgo.Record) error, opts ...Option) func() weir.Sink[T] {
 	o := apply(opts)
 	return func() weir.Sink[T] {
 		return &plainSink[T]{brokers: brokers, topic: topic, serialize: serialize, o: o}
@@ -36,18 +37,24 @@ func None[T any](brokers []string, topic string, serialize func(T, *kgo.Record),
 type plainSink[T any] struct {
 	brokers   []string
 	topic     string
-	serialize func(T, *kgo.Record)
+	serialize func(T, *kgo.Record) error
 	o         options
 	flush     bool
 
 	uid string
 	cl  *kgo.Client
+	bad *badrecords.Serialize
 	mu  sync.Mutex
 	err error // first produce failure
 }
 
 func (s *plainSink[T]) Open(_ context.Context, rc *weir.RuntimeContext) error {
 	s.uid = rc.UID()
+	bad, err := newSerializeErrors(s.o, s.uid, s.topic, rc.Subtask(), rc.Logger())
+	if err != nil {
+		return err
+	}
+	s.bad = bad
 	cl, err := kgo.NewClient(append(slices.Clone(s.o.clientOps), kgo.SeedBrokers(s.brokers...), kgo.DefaultProduceTopic(s.topic))...)
 	if err != nil {
 		return fmt.Errorf("kafka sink %q: producer: %w", s.uid, err)
@@ -80,9 +87,14 @@ func (s *plainSink[T]) Write(ctx context.Context, batch []T) error {
 	if err := s.failure(); err != nil {
 		return err
 	}
-	for _, v := range batch {
+	for i, v := range batch {
 		r := &kgo.Record{}
-		s.serialize(v, r)
+		if err := s.serialize(v, r); err != nil {
+			if err := s.bad.Failed(i, len(batch), err); err != nil {
+				return err
+			}
+			continue
+		}
 		r.Topic = s.topic
 		s.cl.Produce(ctx, r, s.promise)
 	}

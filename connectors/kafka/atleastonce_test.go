@@ -26,8 +26,9 @@ func TestAtLeastOnceDemo(t *testing.T) {
 		}
 		res := j.run(t, func(env *weir.Env) {
 			results := demo.Aggregate(env, demo.Options{Events: n, Keys: k})
-			weir.SinkTo(results, AtLeastOnce(b.addrs, topic, func(r demo.Result, rec *kgo.Record) {
+			weir.SinkTo(results, AtLeastOnce(b.addrs, topic, func(r demo.Result, rec *kgo.Record) error {
 				rec.Value = r.AppendLine(nil)
+				return nil
 			})).UID("kafka")
 		})
 		if res.err != nil {

@@ -73,7 +73,7 @@ func BenchmarkKeyedSum(b *testing.B) {
 				sums := weir.Reduce(weir.KeyBy(src, func(s sum) int64 { return s.Key }), func(a, v sum) sum {
 					return sum{Key: a.Key, Total: a.Total + v.Total}
 				}).UID("sum")
-				ser := func(s sum, r *kgo.Record) { s.serialize(r) }
+				ser := func(s sum, r *kgo.Record) error { s.serialize(r); return nil }
 				if mode == "exactly-once" {
 					eo := ExactlyOnce(br.addrs, out, ser, WithTransactionalIDPrefix(out))
 					weir.SinkToTransactional(sums, func() weir.TwoPhaseCommitSink[sum, *Txn] {

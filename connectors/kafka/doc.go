@@ -43,7 +43,11 @@
 // to 5 s for the last one.
 //
 // Records the deserializer rejects fail the job (for good: a restart would
-// meet them again) unless WithDeserializeErrorHandler takes them.
+// meet them again) unless WithBadRecordsTo sends them to a side output of
+// the source as weir.BadRecord values (exactly once, like the main
+// output), WithSkipBadRecords skips them (logged at WARN with partition
+// and offset, counted in weir_kafka_source_skipped_records_total with
+// WithMetrics), or WithDeserializeErrorHandler takes them.
 // WithBounded stops each partition at the last stable offset seen at open,
 // for batch jobs and tests; it does not discover partitions.
 //

@@ -11,11 +11,14 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/weirstream/weir"
+	"github.com/weirstream/weir/connectors/internal/badrecords"
 )
 
 // ExactlyOnce returns a factory of exactly-once Kafka sinks for
 // weir.SinkToTransactional. serialize fills a record (Value, Key, Headers;
-// the sink sets Topic) for each value.
+// the sink sets Topic) for each value; its error fails the job for good,
+// naming the sink, the topic and the value's index in its batch, unless
+// WithSkipSerializeErrors skips and counts such values.
 //
 // Each subtask writes one Kafka transaction per checkpoint, on a
 // transactional id from its own pool ("<prefix>-<uid>-<subtask>-<k>", k <
@@ -25,7 +28,7 @@ import (
 // a later attempt or process too. Open fences every id of the pool that the
 // restored checkpoint does not hold, which aborts what a crashed attempt
 // left open; the operator then commits and aborts the restored ones.
-func ExactlyOnce[T any](brokers []string, topic string, serialize func(T, *kgo.Record), opts ...Option) func() weir.TwoPhaseCommitSink[T, *Txn] {
+func ExactlyOnce[T any](brokers []string, topic string, serialize func(T, *kgo.Record) error, opts ...Option) func() weir.TwoPhaseCommitSink[T, *Txn] {
 	o := apply(opts)
 	return func() weir.TwoPhaseCommitSink[T, *Txn] {
 		return &eoSink[T]{brokers: brokers, topic: topic, serialize: serialize, o: o}
@@ -64,7 +67,7 @@ func (l *liveTxn) failure() error {
 type eoSink[T any] struct {
 	brokers   []string
 	topic     string
-	serialize func(T, *kgo.Record)
+	serialize func(T, *kgo.Record) error
 	o         options
 
 	uid          string
@@ -74,6 +77,7 @@ type eoSink[T any] struct {
 	pool         *pool
 	slotOf       map[string]int // transactional id -> pool index
 	live         map[*Txn]*liveTxn
+	bad          *badrecords.Serialize
 }
 
 func (s *eoSink[T]) Open(ctx context.Context, rc *weir.RuntimeContext, restored []*Txn) error {
@@ -89,6 +93,11 @@ func (s *eoSink[T]) open(ctx context.Context, uid string, subtask, parallelism i
 	if err := s.o.validateSink(); err != nil {
 		return weir.Unrecoverable(fmt.Errorf("kafka sink %q: %w", s.uid, err))
 	}
+	bad, err := newSerializeErrors(s.o, s.uid, s.topic, s.subtask, s.log)
+	if err != nil {
+		return err
+	}
+	s.bad = bad
 	admin, err := kgo.NewClient(append(slices.Clone(s.o.clientOps), kgo.SeedBrokers(s.brokers...))...)
 	if err != nil {
 		return fmt.Errorf("kafka sink %q: client: %w", s.uid, err)
@@ -224,14 +233,19 @@ func (s *eoSink[T]) Write(ctx context.Context, txn *Txn, batch []T) error {
 	if err := lt.failure(); err != nil {
 		return s.produceError(txn, err)
 	}
-	for _, v := range batch {
+	for i, v := range batch {
 		r := &kgo.Record{Topic: s.topic}
-		s.serialize(v, r)
+		if err := s.serialize(v, r); err != nil {
+			if err := s.bad.Failed(i, len(batch), err); err != nil {
+				return err
+			}
+			continue
+		}
 		r.Topic = s.topic
 		lt.bytes += recordBytes(r)
 		lt.cl.Produce(ctx, r, lt.promise)
+		lt.produced++
 	}
-	lt.produced += int64(len(batch))
 	return nil
 }
 

@@ -54,8 +54,9 @@ func TestExactlyOnceDemo(t *testing.T) {
 			}
 			res := j.run(t, func(env *weir.Env) {
 				results := demo.Aggregate(env, demo.Options{Events: n, Keys: k})
-				weir.SinkToTransactional(results, ExactlyOnce(b.addrs, topic, func(r demo.Result, rec *kgo.Record) {
+				weir.SinkToTransactional(results, ExactlyOnce(b.addrs, topic, func(r demo.Result, rec *kgo.Record) error {
 					rec.Value = r.AppendLine(nil)
+					return nil
 				}, WithTransactionalIDPrefix(prefix))).Name("kafka").UID("kafka")
 			})
 			if res.err != nil {

@@ -4,7 +4,9 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/weirstream/weir"
 )
 
 // Option configures a source or a sink. Options that do not apply to the
@@ -88,6 +90,9 @@ type options struct {
 	start     StartOffset
 	bounded   bool
 	onBad     func(*kgo.Record, error) error
+	badTo     *weir.OutputTag[weir.BadRecord] // bad records to this side output
+	skipBad   bool
+	metrics   prometheus.Registerer
 	poll      time.Duration
 	clientOps []kgo.Opt
 	discovery time.Duration // 0: off
@@ -95,6 +100,7 @@ type options struct {
 	now       func() time.Time
 
 	// sink
+	skipSerialize   bool
 	prefix          string
 	poolSize        int
 	txnTimeout      time.Duration

@@ -269,8 +269,9 @@ func TestJobFailsOnLostTransaction(t *testing.T) {
 	res := j.run(t, func(env *weir.Env) {
 		results := demo.Aggregate(env, demo.Options{Events: 50_000, Keys: 97})
 		weir.SinkToTransactional(results, func() weir.TwoPhaseCommitSink[demo.Result, *Txn] {
-			return &slowCommit{delay: timeout + time.Second, TwoPhaseCommitSink: ExactlyOnce(b.addrs, topic, func(r demo.Result, rec *kgo.Record) {
+			return &slowCommit{delay: timeout + time.Second, TwoPhaseCommitSink: ExactlyOnce(b.addrs, topic, func(r demo.Result, rec *kgo.Record) error {
 				rec.Value = r.AppendLine(nil)
+				return nil
 			}, WithTransactionalIDPrefix("lost-"+topic), WithTransactionTimeout(timeout),
 				WithCheckpointing(10*time.Millisecond, 500*time.Millisecond, 100*time.Millisecond))()}
 		}).UID("kafka")

@@ -31,7 +31,7 @@ func newSinkUnit(t *testing.T) *sinkUnit {
 	return &sinkUnit{t: t, b: b, topic: topic, prefix: "u-" + topic}
 }
 
-func serializeString(v string, r *kgo.Record) { r.Value = []byte(v) }
+func serializeString(v string, r *kgo.Record) error { r.Value = []byte(v); return nil }
 
 // open returns a sink instance of subtask s of p opened with restored.
 func (u *sinkUnit) open(s, p int, restored ...*Txn) (*eoSink[string], error) {

@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/weirstream/weir"
 )
@@ -79,6 +80,10 @@ type source[T any] struct {
 	// which returns one partition's run at a time. Their offsets are not
 	// in parts yet, so a snapshot taken meanwhile resumes before them.
 	pend []*kgo.Record
+
+	rc           *weir.RuntimeContext // for bad records to a side output
+	skipped      int64                // bad records skipped (WithSkipBadRecords)
+	skippedTotal prometheus.Counter
 }
 
 // DeclareStates lists the source's states: the partition offsets in
@@ -102,6 +107,9 @@ func (s *source[T]) Open(ctx context.Context, rc *weir.RuntimeContext) (err erro
 		return err
 	}
 	s.state = st
+	if err := s.openBadRecords(rc); err != nil {
+		return err
+	}
 	s.admin, err = kgo.NewClient(append(slices.Clone(s.o.clientOps), kgo.SeedBrokers(s.brokers...))...)
 	if err != nil {
 		return fmt.Errorf("kafka source %q: client: %w", s.uid, err)
@@ -426,13 +434,7 @@ func (s *source[T]) record(dst []T, r *kgo.Record) ([]T, error) {
 	if err == nil {
 		return append(dst, v), nil
 	}
-	if s.o.onBad == nil {
-		return dst, weir.Unrecoverable(fmt.Errorf("kafka source %q: deserialize topic %q partition %d offset %d: %w (pass kafka.WithDeserializeErrorHandler to send bad records elsewhere)", s.uid, s.topic, r.Partition, r.Offset, err))
-	}
-	if herr := s.o.onBad(r, err); herr != nil {
-		return dst, fmt.Errorf("kafka source %q: record at topic %q partition %d offset %d: %w", s.uid, s.topic, r.Partition, r.Offset, herr)
-	}
-	return dst, nil
+	return dst, s.badRecord(r, err)
 }
 
 // finish marks a bounded partition as read to its end and stops fetching it.

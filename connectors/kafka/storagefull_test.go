@@ -46,8 +46,9 @@ func TestCheckpointStorageFullFailsTheJob(t *testing.T) {
 	}))
 	sink := func(env *weir.Env, rate float64) {
 		results := demo.Aggregate(env, demo.Options{Events: n, Keys: k, Rate: rate})
-		weir.SinkToTransactional(results, ExactlyOnce(b.addrs, topic, func(r demo.Result, rec *kgo.Record) {
+		weir.SinkToTransactional(results, ExactlyOnce(b.addrs, topic, func(r demo.Result, rec *kgo.Record) error {
 			rec.Value = r.AppendLine(nil)
+			return nil
 		}, WithTransactionalIDPrefix(prefix))).Name("kafka").UID("kafka")
 	}
 	j := newJob(t, p)
@@ -167,8 +168,9 @@ func TestStorageOutageBeyondTransactionTimeout(t *testing.T) {
 			}))
 			sink := func(env *weir.Env, rate float64) {
 				results := demo.Aggregate(env, demo.Options{Events: n, Keys: k, Rate: rate})
-				f := ExactlyOnce(b.addrs, topic, func(r demo.Result, rec *kgo.Record) {
+				f := ExactlyOnce(b.addrs, topic, func(r demo.Result, rec *kgo.Record) error {
 					rec.Value = r.AppendLine(nil)
+					return nil
 				}, WithTransactionalIDPrefix(prefix), WithTransactionTimeout(timeout),
 					WithCheckpointing(200*time.Millisecond, time.Second, 100*time.Millisecond),
 					// Room for a pending transaction per attempted checkpoint.

@@ -8,6 +8,7 @@ import (
 	natsgo "github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/weirstream/weir"
+	"github.com/weirstream/weir/connectors/internal/badrecords"
 )
 
 // AtLeastOnce returns a factory of at-least-once NATS JetStream sinks for
@@ -17,7 +18,7 @@ import (
 // the stream has not stored. After a restore the messages since the
 // checkpoint are published again: duplicates, never losses. No duplicate
 // window is needed.
-func AtLeastOnce[T any](url, stream string, serialize func(T, *natsgo.Msg), opts ...Option) func() weir.Sink[T] {
+func AtLeastOnce[T any](url, stream string, serialize func(T, *natsgo.Msg) error, opts ...Option) func() weir.Sink[T] {
 	o := apply(opts)
 	return func() weir.Sink[T] {
 		return &alSink[T]{url: url, stream: stream, serialize: serialize, o: o}
@@ -27,7 +28,7 @@ func AtLeastOnce[T any](url, stream string, serialize func(T, *natsgo.Msg), opts
 type alSink[T any] struct {
 	url       string
 	stream    string
-	serialize func(T, *natsgo.Msg)
+	serialize func(T, *natsgo.Msg) error
 	o         options
 
 	uid     string
@@ -35,10 +36,16 @@ type alSink[T any] struct {
 	nc      *natsgo.Conn
 	js      jetstream.JetStream
 	futures []jetstream.PubAckFuture // published since the last flush
+	bad     *badrecords.Serialize
 }
 
 func (s *alSink[T]) Open(ctx context.Context, rc *weir.RuntimeContext) error {
 	s.uid = rc.UID()
+	bad, err := newSerializeErrors(s.o, s.uid, s.stream, rc.Subtask(), logger(rc.Logger()))
+	if err != nil {
+		return err
+	}
+	s.bad = bad
 	nc, js, err := connect(ctx, s.url, "weir sink "+s.uid, s.o)
 	if err != nil {
 		return fmt.Errorf("nats sink %q: %w", s.uid, err)
@@ -54,9 +61,14 @@ func (s *alSink[T]) Open(ctx context.Context, rc *weir.RuntimeContext) error {
 }
 
 func (s *alSink[T]) Write(ctx context.Context, batch []T) error {
-	for _, v := range batch {
+	for i, v := range batch {
 		m := &natsgo.Msg{}
-		s.serialize(v, m)
+		if err := s.serialize(v, m); err != nil {
+			if err := s.bad.Failed(i, len(batch), err); err != nil {
+				return err
+			}
+			continue
+		}
 		if m.Subject == "" {
 			m.Subject = s.subject
 		}

@@ -31,7 +31,7 @@ func TestCommitIdempotent(t *testing.T) {
 			outStream(t, js, stream, atomicBatches)
 			ctx := context.Background()
 			newSink := func() *eoSink[int] {
-				s := ExactlyOnce(ts.url, stream, func(v int, m *natsgo.Msg) { m.Data = fmt.Appendf(nil, "v%02d", v) }, WithBatchSize(7))().(*eoSink[int])
+				s := ExactlyOnce(ts.url, stream, func(v int, m *natsgo.Msg) error { m.Data = fmt.Appendf(nil, "v%02d", v); return nil }, WithBatchSize(7))().(*eoSink[int])
 				if err := s.open(ctx, "job", "op", 3, nil, nil); err != nil {
 					t.Fatal(err)
 				}
@@ -98,7 +98,7 @@ func TestBatchTooLarge(t *testing.T) {
 	_, js := ts.js(t)
 	outStream(t, js, "TL", true)
 	ctx := context.Background()
-	s := ExactlyOnce(ts.url, "TL", func(v int, m *natsgo.Msg) { m.Data = fmt.Appendf(nil, "%d", v) }, WithBatchSize(10))().(*eoSink[int])
+	s := ExactlyOnce(ts.url, "TL", func(v int, m *natsgo.Msg) error { m.Data = fmt.Appendf(nil, "%d", v); return nil }, WithBatchSize(10))().(*eoSink[int])
 	if err := s.open(ctx, "job", "op", 0, nil, nil); err != nil {
 		t.Fatal(err)
 	}

@@ -45,8 +45,10 @@
 // naming the missing sequences, for a whole-stream split; a split with a
 // subject filter cannot tell its own messages from others' and logs a
 // warning. Messages the deserializer rejects fail the job for good, naming
-// stream, subject and sequence, unless WithSkipBadRecords (skip, log at
-// WARN and count) or WithDeserializeErrorHandler says otherwise.
+// stream, subject and sequence, unless WithBadRecordsTo (to a side output
+// of the source as weir.BadRecord values, exactly once), WithSkipBadRecords
+// (skip, log at WARN and count) or WithDeserializeErrorHandler says
+// otherwise.
 // WithBounded stops each split at the last message it had at open.
 //
 // WithMetrics exports weir_nats_source_consumer_lag{stream,split,

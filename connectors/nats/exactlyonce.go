@@ -11,12 +11,16 @@ import (
 
 	natsgo "github.com/nats-io/nats.go"
 	"github.com/weirstream/weir"
+	"github.com/weirstream/weir/connectors/internal/badrecords"
 )
 
 // ExactlyOnce returns a factory of exactly-once NATS JetStream sinks for
 // weir.SinkToTransactional. serialize fills a message (Data, Header, and
 // Subject unless WithSubject or the stream's single subject should be
-// used) for each value; the message is the sink's to keep.
+// used) for each value; the message is the sink's to keep. Its error
+// fails the job for good, naming the sink, the stream and the value's
+// index in its batch, unless WithSkipSerializeErrors skips and counts
+// such values.
 //
 // A subtask keeps the messages of each checkpoint (in memory and in the
 // checkpoint, at most WithMaxBufferedBytes in memory; a checkpoint's
@@ -26,7 +30,7 @@ import (
 // operator, the subtask, the transaction and the message's index; a
 // restore publishes a completed checkpoint's messages again with the same
 // ids, and the server drops those it stored already.
-func ExactlyOnce[T any](url, stream string, serialize func(T, *natsgo.Msg), opts ...Option) func() weir.TwoPhaseCommitSink[T, *Txn] {
+func ExactlyOnce[T any](url, stream string, serialize func(T, *natsgo.Msg) error, opts ...Option) func() weir.TwoPhaseCommitSink[T, *Txn] {
 	o := apply(opts)
 	return func() weir.TwoPhaseCommitSink[T, *Txn] {
 		return &eoSink[T]{url: url, stream: stream, serialize: serialize, o: o}
@@ -36,7 +40,7 @@ func ExactlyOnce[T any](url, stream string, serialize func(T, *natsgo.Msg), opts
 type eoSink[T any] struct {
 	url       string
 	stream    string
-	serialize func(T, *natsgo.Msg)
+	serialize func(T, *natsgo.Msg) error
 	o         options
 
 	uid      string
@@ -53,6 +57,7 @@ type eoSink[T any] struct {
 	// restoredSpilled counts restored spilled transactions the restore
 	// commits (or aborts) from their blobs, for tests.
 	restoredSpilled int
+	bad             *badrecords.Serialize
 }
 
 // SetTransactionBlobs makes the sink a weir.BlobSink: large transactions
@@ -69,6 +74,11 @@ func (s *eoSink[T]) open(ctx context.Context, job, uid string, subtask int, log 
 	if err := s.o.validateSink(); err != nil {
 		return weir.Unrecoverable(fmt.Errorf("nats sink %q: %w", uid, err))
 	}
+	bad, err := newSerializeErrors(s.o, uid, s.stream, subtask, s.log)
+	if err != nil {
+		return err
+	}
+	s.bad = bad
 	run := make([]byte, 6)
 	if _, err := rand.Read(run); err != nil {
 		return fmt.Errorf("nats sink %q: random run id: %w", uid, err)
@@ -123,9 +133,14 @@ func (s *eoSink[T]) Begin(context.Context) (*Txn, error) {
 }
 
 func (s *eoSink[T]) Write(_ context.Context, txn *Txn, batch []T) error {
-	for _, v := range batch {
+	for i, v := range batch {
 		m := natsgo.Msg{}
-		s.serialize(v, &m)
+		if err := s.serialize(v, &m); err != nil {
+			if err := s.bad.Failed(i, len(batch), err); err != nil {
+				return err
+			}
+			continue
+		}
 		r := Record{Subject: m.Subject, Header: m.Header, Data: m.Data}
 		if r.Subject == "" {
 			r.Subject = s.subject

@@ -1,9 +1,8 @@
 package nats
 
 import (
-	"errors"
-
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/weirstream/weir/connectors/internal/badrecords"
 )
 
 // sourceMetrics are a source subtask's gauges; the vectors are shared by
@@ -31,23 +30,9 @@ func newSourceMetrics(reg prometheus.Registerer) (sourceMetrics, error) {
 		return m, nil
 	}
 	var err error
-	if m.lag, err = register(reg, m.lag); err != nil {
+	if m.lag, err = badrecords.Register(reg, m.lag); err != nil {
 		return m, err
 	}
-	m.skipped, err = register(reg, m.skipped)
+	m.skipped, err = badrecords.Register(reg, m.skipped)
 	return m, err
-}
-
-// register registers c, or returns the equal collector already there.
-func register[C prometheus.Collector](reg prometheus.Registerer, c C) (C, error) {
-	if err := reg.Register(c); err != nil {
-		var are prometheus.AlreadyRegisteredError
-		if errors.As(err, &are) {
-			if prev, ok := are.ExistingCollector.(C); ok {
-				return prev, nil
-			}
-		}
-		return c, err
-	}
-	return c, nil
 }

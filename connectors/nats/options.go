@@ -7,6 +7,7 @@ import (
 
 	natsgo "github.com/nats-io/nats.go"
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/weirstream/weir"
 )
 
 // Option configures a source or a sink. Options that do not apply to the
@@ -24,11 +25,13 @@ type options struct {
 	bounded   bool
 	onBad     func(*Msg, error) error
 	skipBad   bool
+	badTo     *weir.OutputTag[weir.BadRecord] // bad records to this side output
 	metrics   prometheus.Registerer
 	startSeq  uint64 // fresh start: first sequence to read (0: the stream's first)
 	lagPeriod time.Duration
 
 	// sink
+	skipSerialize   bool
 	subject         string // default subject of published messages
 	ckptInterval    time.Duration
 	ckptTimeout     time.Duration
@@ -108,15 +111,26 @@ func WithDeserializeErrorHandler(h func(m *Msg, err error) error) Option {
 	return Option{func(o *options) { o.onBad = h }}
 }
 
+// WithBadRecordsTo sends messages the deserializer rejects to the
+// source's side output tag, as weir.BadRecord values (payload, stream,
+// subject, sequence, error text), instead of failing the job. Read them
+// with weir.SideOutput(stream, tag) and sink or process them. They are
+// exactly once like the main output: a bad message goes out in the same
+// step as the sequence that passes it, so a restore never emits it
+// again. The source refuses to open when the job does not read tag.
+func WithBadRecordsTo(tag weir.OutputTag[weir.BadRecord]) Option {
+	return Option{func(o *options) { o.badTo = &tag }}
+}
+
 // WithSkipBadRecords skips messages the deserializer rejects: each is
 // logged at WARN level (stream, subject, sequence, error) and counted in
 // the source's SkippedRecords and the weir_nats_source_skipped_records
-// metric. Without it (and without WithDeserializeErrorHandler) a bad
-// message fails the job.
+// metric. Without it (and without WithDeserializeErrorHandler or
+// WithBadRecordsTo) a bad message fails the job.
 func WithSkipBadRecords() Option { return Option{func(o *options) { o.skipBad = true }} }
 
 // WithMetrics registers the connector's metrics (the source's consumer lag
-// and skipped records) in reg. Without it nothing is registered.
+// and skipped records, the sinks' skipped records) in reg. Without it nothing is registered.
 func WithMetrics(reg prometheus.Registerer) Option {
 	return Option{func(o *options) { o.metrics = reg }}
 }

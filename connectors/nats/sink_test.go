@@ -18,7 +18,7 @@ import (
 )
 
 // demoLine is the demo's serializer: its output line as the payload.
-func demoLine(r demo.Result, m *natsgo.Msg) { m.Data = r.AppendLine(nil) }
+func demoLine(r demo.Result, m *natsgo.Msg) error { m.Data = r.AppendLine(nil); return nil }
 
 // sinkOpts are the exactly-once sink's options in these tests: the
 // stream's duplicate window (createOutStream) covers the default retry

@@ -73,7 +73,8 @@ type source[T any] struct {
 	snaps     []snapshot
 	metrics   sourceMetrics
 	skipped   int64
-	lastSeq   uint64 // the stream's last sequence, refreshed for the lag
+	rc        *weir.RuntimeContext // for bad records to a side output
+	lastSeq   uint64               // the stream's last sequence, refreshed for the lag
 	lastInfo  time.Time
 }
 
@@ -99,6 +100,10 @@ func (s *source[T]) Open(ctx context.Context, rc *weir.RuntimeContext) (err erro
 		return err
 	}
 	s.state = st
+	s.rc = rc
+	if s.o.badTo != nil && !weir.SideOutputConnected(rc, *s.o.badTo) {
+		return weir.Unrecoverable(fmt.Errorf("nats source %q: bad messages go to side output %q, which the job does not read: read it with weir.SideOutput(stream, tag) and sink it", s.uid, s.o.badTo.ID()))
+	}
 	if s.metrics, err = newSourceMetrics(s.o.metrics); err != nil {
 		return fmt.Errorf("nats source %q: register metrics: %w", s.uid, err)
 	}
@@ -325,13 +330,20 @@ func (s *source[T]) record(dst []T, m *Msg) ([]T, error) {
 		if herr := s.o.onBad(m, err); herr != nil {
 			return dst, fmt.Errorf("nats source %q: message at %s: %w", s.uid, m.where(), herr)
 		}
+	case s.o.badTo != nil:
+		weir.CollectSourceSide(s.rc, *s.o.badTo, weir.BadRecord{
+			Source: s.uid, Subtask: s.subtask,
+			Topic: m.Stream, Offset: int64(m.Sequence), Subject: m.Subject,
+			Value: append([]byte{}, m.Data...), Time: m.Time,
+			Err: err.Error(),
+		})
 	case s.o.skipBad:
 		s.skipped++
 		s.metrics.skipped.WithLabelValues(s.stream, s.uid, strconv.Itoa(s.subtask)).Inc()
 		s.log.Warn("nats source: skipped a message the deserializer rejected", "source", s.uid, "stream", m.Stream, "subject", m.Subject, "sequence", m.Sequence, "err", err, "skipped", s.skipped)
 	default:
 		// A restart would meet the same message: fail for good.
-		return dst, weir.Unrecoverable(fmt.Errorf("nats source %q: deserialize %s: %w (pass nats.WithSkipBadRecords to skip and count bad messages, or nats.WithDeserializeErrorHandler to send them elsewhere)", s.uid, m.where(), err))
+		return dst, weir.Unrecoverable(fmt.Errorf("nats source %q: deserialize %s: %w (pass nats.WithBadRecordsTo to route bad messages to a side output, nats.WithSkipBadRecords to skip and count them, or nats.WithDeserializeErrorHandler to handle them)", s.uid, m.where(), err))
 	}
 	return dst, nil
 }

@@ -197,7 +197,7 @@ func (noBlobs) Open(context.Context, weir.BlobRef) (io.ReadCloser, error) {
 // transaction stays in the handle, as before spilling.
 func TestSpillWithoutBlobStorageKeepsMessages(t *testing.T) {
 	s := &eoSink[string]{o: apply([]Option{WithSpillBytes(1)}), uid: "out", log: logger(nil), subject: "out.x",
-		serialize: func(v string, m *natsgo.Msg) { m.Data = []byte(v) }}
+		serialize: func(v string, m *natsgo.Msg) error { m.Data = []byte(v); return nil }}
 	s.SetTransactionBlobs(noBlobs{})
 	txn, _ := s.Begin(t.Context())
 	if err := s.Write(t.Context(), txn, []string{"a", "b"}); err != nil {

@@ -6,35 +6,54 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/weirstream/weir"
 )
 
-// metrics are the source's gauges, labelled with the slot. A nil
-// *metrics (no WithMetrics) records nothing.
+// metrics are the source's gauges, labelled with the slot: published
+// through the operator (rc.SetGauge, exported on the JobManager's
+// /metrics in local and cluster runs) and, with WithMetrics, on a
+// registry of the user's. The snapshot counters go to the registry only.
 type metrics struct {
+	rc                              *weir.RuntimeContext
+	slot                            string
 	lagBytes, lagSec, retainedBytes prometheus.Gauge
 	chunks, snapshotRows            prometheus.Counter
 }
 
-// newMetrics registers the gauges on reg, or takes the ones an earlier
-// attempt of the source registered (a restart opens a new instance).
-func newMetrics(reg prometheus.Registerer, slot string) *metrics {
+// The gauges' names, on the registry and on the JobManager's /metrics.
+const (
+	nameLagBytes      = "weir_postgrescdc_replication_lag_bytes"
+	nameLagSeconds    = "weir_postgrescdc_replication_lag_seconds"
+	nameRetainedBytes = "weir_postgrescdc_retained_wal_bytes"
+)
+
+// newMetrics publishes the gauges through rc and registers them on reg
+// (nil: none), or takes the ones an earlier attempt of the source
+// registered there (a restart opens a new instance).
+func newMetrics(reg prometheus.Registerer, rc *weir.RuntimeContext, slot string) *metrics {
+	m := &metrics{rc: rc, slot: slot}
 	if reg == nil {
-		return nil
+		// Kept but not exported: the setters need no nil checks.
+		reg = prometheus.NewRegistry()
 	}
 	labels := prometheus.Labels{"slot": slot}
-	m := &metrics{
-		lagBytes: register(reg, prometheus.NewGauge(prometheus.GaugeOpts{Name: "weir_postgrescdc_replication_lag_bytes", ConstLabels: labels,
-			Help: "Bytes of WAL between the server's end of WAL and the position the source has emitted everything before (the log part; 0 while caught up)."})),
-		lagSec: register(reg, prometheus.NewGauge(prometheus.GaugeOpts{Name: "weir_postgrescdc_replication_lag_seconds", ConstLabels: labels,
-			Help: "Seconds from the commit of the transaction the source reads now to its reading; 0 while caught up."})),
-		retainedBytes: register(reg, prometheus.NewGauge(prometheus.GaugeOpts{Name: "weir_postgrescdc_retained_wal_bytes", ConstLabels: labels,
-			Help: "Bytes of WAL the server keeps for the slot (current WAL position minus the slot's restart_lsn), read after every completed checkpoint."})),
-		chunks: register(reg, prometheus.NewCounter(prometheus.CounterOpts{Name: "weir_postgrescdc_snapshot_chunks_total", ConstLabels: labels,
-			Help: "Snapshot chunks read (re-reads after a restore included)."})),
-		snapshotRows: register(reg, prometheus.NewCounter(prometheus.CounterOpts{Name: "weir_postgrescdc_snapshot_rows_total", ConstLabels: labels,
-			Help: "Snapshot rows read (re-reads after a restore included)."})),
-	}
+	m.lagBytes = register(reg, prometheus.NewGauge(prometheus.GaugeOpts{Name: nameLagBytes, ConstLabels: labels,
+		Help: "Bytes of WAL between the server's end of WAL and the position the source has emitted everything before (the log part; 0 while caught up)."}))
+	m.lagSec = register(reg, prometheus.NewGauge(prometheus.GaugeOpts{Name: nameLagSeconds, ConstLabels: labels,
+		Help: "Seconds from the commit of the transaction the source reads now to its reading; 0 while caught up."}))
+	m.retainedBytes = register(reg, prometheus.NewGauge(prometheus.GaugeOpts{Name: nameRetainedBytes, ConstLabels: labels,
+		Help: "Bytes of WAL the server keeps for the slot (current WAL position minus the slot's restart_lsn), read after every completed checkpoint."}))
+	m.chunks = register(reg, prometheus.NewCounter(prometheus.CounterOpts{Name: "weir_postgrescdc_snapshot_chunks_total", ConstLabels: labels,
+		Help: "Snapshot chunks read (re-reads after a restore included)."}))
+	m.snapshotRows = register(reg, prometheus.NewCounter(prometheus.CounterOpts{Name: "weir_postgrescdc_snapshot_rows_total", ConstLabels: labels,
+		Help: "Snapshot rows read (re-reads after a restore included)."}))
 	return m
+}
+
+// set sets gauge g, named name, and publishes it through the operator.
+func (m *metrics) set(g prometheus.Gauge, name string, v float64) {
+	g.Set(v)
+	m.rc.SetGauge(name, v, "slot", m.slot)
 }
 
 func register[C prometheus.Collector](reg prometheus.Registerer, c C) C {
@@ -62,9 +81,9 @@ func (m *metrics) walEnd(serverEnd, done uint64) {
 		return
 	}
 	if serverEnd > done {
-		m.lagBytes.Set(float64(serverEnd - done))
+		m.set(m.lagBytes, nameLagBytes, float64(serverEnd-done))
 	} else {
-		m.lagBytes.Set(0)
+		m.set(m.lagBytes, nameLagBytes, 0)
 	}
 }
 
@@ -72,7 +91,7 @@ func (m *metrics) lagSeconds(sec float64) {
 	if m == nil {
 		return
 	}
-	m.lagSec.Set(max(sec, 0))
+	m.set(m.lagSec, nameLagSeconds, max(sec, 0))
 }
 
 // retained reads the WAL the slot holds back. A failure only leaves the
@@ -84,6 +103,6 @@ func (m *metrics) retained(ctx context.Context, conn *pgx.Conn, slot string) {
 	var b *float64
 	err := conn.QueryRow(ctx, "SELECT (pg_current_wal_lsn() - restart_lsn)::float8 FROM pg_replication_slots WHERE slot_name = $1", slot).Scan(&b)
 	if err == nil && b != nil {
-		m.retainedBytes.Set(*b)
+		m.set(m.retainedBytes, nameRetainedBytes, *b)
 	}
 }

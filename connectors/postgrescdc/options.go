@@ -112,8 +112,11 @@ func WithStatusInterval(d time.Duration) Option {
 // Zero (the default) streams forever.
 func WithIdleTimeout(d time.Duration) Option { return Option{func(c *config) { c.idleTimeout = d }} }
 
-// WithMetrics registers the source's gauges (replication lag, retained
-// WAL) on reg. Without it the source keeps no metrics.
+// WithMetrics also registers the source's metrics (replication lag,
+// retained WAL, snapshot chunks and rows) on reg, for a process that
+// serves reg itself (weir run cdc --metrics-address). Without it the
+// replication lag and retained WAL gauges still reach the JobManager's
+// /metrics with the job's other task metrics (weir.RuntimeContext.SetGauge).
 func WithMetrics(reg prometheus.Registerer) Option { return Option{func(c *config) { c.reg = reg }} }
 
 // WithLogger sets the logger; nil (the default) uses the operator's.

@@ -84,7 +84,7 @@ func (s *source) Open(ctx context.Context, rc *weir.RuntimeContext) (err error) 
 		return err
 	}
 	s.state = st
-	s.metrics = newMetrics(s.cfg.reg, s.cfg.slot)
+	s.metrics = newMetrics(s.cfg.reg, rc, s.cfg.slot)
 	defer func() {
 		if err != nil {
 			s.Close(ctx)

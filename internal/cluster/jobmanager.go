@@ -519,6 +519,7 @@ func (m *jobManager) reports(job string, j *managedJob) []jobstatus.TaskStats {
 				InputWatermark: reportedWatermark(r.InputWatermark), OutputWatermark: reportedWatermark(r.OutputWatermark),
 				LateRecordsDropped: r.GetLateRecordsDropped(),
 				Weak:               weakFromPB(r.GetWeak()),
+				Gauges:             gaugesFromPB(r.GetGauges()),
 				Time: jobstatus.TaskTime{
 					Busy: time.Duration(r.GetBusyNanos()), Idle: time.Duration(r.GetIdleNanos()),
 					BackPressured:   time.Duration(r.GetBackPressuredNanos()),

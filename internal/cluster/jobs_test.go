@@ -43,15 +43,23 @@ func demoResolver(ctx context.Context, spec deployment.JobSpec) (*dataflow.Graph
 	events, _ := strconv.ParseInt(spec.Args[0], 10, 64)
 	keys, _ := strconv.ParseInt(spec.Args[1], 10, 64)
 	rate, _ := strconv.ParseFloat(spec.Args[2], 64)
+	env, err := specEnv(spec)
+	if err != nil {
+		return nil, runtime.JobConfig{}, err
+	}
+	demo.Build(env, demo.Options{Events: events, Keys: keys, Rate: rate, Out: spec.Args[3]})
+	return hooks.Plan(env).Resolve(ctx, spec.Name)
+}
+
+// specEnv is an Env with the configuration of spec.
+func specEnv(spec deployment.JobSpec) (*weir.Env, error) {
 	cfg := weir.NewConfig()
 	for k, v := range spec.Config {
 		if err := cfg.Set(k, v); err != nil {
-			return nil, runtime.JobConfig{}, err
+			return nil, err
 		}
 	}
-	env := weir.NewEnv(weir.WithConfig(cfg))
-	demo.Build(env, demo.Options{Events: events, Keys: keys, Rate: rate, Out: spec.Args[3]})
-	return hooks.Plan(env).Resolve(ctx, spec.Name)
+	return weir.NewEnv(weir.WithConfig(cfg)), nil
 }
 
 // testCluster is a JobManager and TaskManagers as goroutines of the test,

@@ -14,6 +14,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
+	"github.com/weirstream/weir/internal/cluster/pb"
 	"github.com/weirstream/weir/internal/metrics"
 	"github.com/weirstream/weir/internal/network/remote"
 )
@@ -57,7 +58,7 @@ func startTaskManagerMetrics(addr string, h *executorHandler, traffic func() rem
 		return nil, fmt.Errorf("--metrics-address %s: %w", addr, err)
 	}
 	reg := prometheus.NewRegistry()
-	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), taskCollector{h: h}, trafficCollector{traffic})
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), taskCollector{h: h}, trafficCollector{traffic}, gaugeCollector{h.Reports})
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", metrics.Handler(reg, log))
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
@@ -167,4 +168,32 @@ func (c trafficCollector) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(descBytesIn, prometheus.CounterValue, float64(s.BytesReceived))
 	ch <- prometheus.MustNewConstMetric(descRecordsOut, prometheus.CounterValue, float64(s.RecordsSent))
 	ch <- prometheus.MustNewConstMetric(descRecordsIn, prometheus.CounterValue, float64(s.RecordsReceived))
+}
+
+// gaugeCollector exports the gauges the tasks' operators published
+// (weir.RuntimeContext.SetGauge) under their own names, with the task
+// series' labels besides theirs, as the JobManager's /metrics does. The
+// names are known only at a scrape: an unchecked collector.
+type gaugeCollector struct{ reports func() []*pb.TaskReport }
+
+func (gaugeCollector) Describe(chan<- *prometheus.Desc) {}
+
+func (c gaugeCollector) Collect(ch chan<- prometheus.Metric) {
+	for _, r := range c.reports() {
+		e := r.GetExec()
+		for _, g := range r.GetGauges() {
+			names := append([]string{}, taskLabels...)
+			values := []string{r.GetJob(), strconv.Itoa(int(e.GetVertex())), strconv.Itoa(int(e.GetSubtask()))}
+			for i := 0; i+1 < len(g.GetLabels()); i += 2 {
+				names = append(names, g.GetLabels()[i])
+				values = append(values, g.GetLabels()[i+1])
+			}
+			d := prometheus.NewDesc(g.GetName(), metrics.HelpOperatorGauge, names, nil)
+			m, err := prometheus.NewConstMetric(d, prometheus.GaugeValue, g.GetValue(), values...)
+			if err != nil {
+				m = prometheus.NewInvalidMetric(d, err)
+			}
+			ch <- m
+		}
+	}
 }

@@ -113,6 +113,7 @@ func (h *executorHandler) Reports() []*pb.TaskReport {
 				BusyMsPerSecond:          st.Time.BusyMsPerSecond,
 				IdleMsPerSecond:          st.Time.IdleMsPerSecond,
 				BackPressuredMsPerSecond: st.Time.BackPressuredMsPerSecond,
+				Gauges:                   gaugesToPB(st.Gauges),
 			})
 		}
 	}

@@ -13,7 +13,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/weirstream/weir"
 	"github.com/weirstream/weir/internal/cluster/pb"
 	"github.com/weirstream/weir/internal/dataflow"
 	"github.com/weirstream/weir/internal/deployment"
@@ -27,13 +26,10 @@ import (
 // windowsResolver builds the built-in windows job (tumbling 100 ms, rate
 // limited) writing to spec.Args[0].
 func windowsResolver(ctx context.Context, spec deployment.JobSpec) (*dataflow.Graph, runtime.JobConfig, error) {
-	cfg := weir.NewConfig()
-	for k, v := range spec.Config {
-		if err := cfg.Set(k, v); err != nil {
-			return nil, runtime.JobConfig{}, err
-		}
+	env, err := specEnv(spec)
+	if err != nil {
+		return nil, runtime.JobConfig{}, err
 	}
-	env := weir.NewEnv(weir.WithConfig(cfg))
 	o := windows.Options{Events: 4000, Keys: 7, Window: windows.Spec{Kind: "tumble", Size: 100}, MaxDisorder: 200, OutOfOrderness: -1, Rate: 2000, Out: spec.Args[0]}
 	o.Defaults()
 	windows.Build(env, o)

@@ -119,6 +119,10 @@ type OperatorContext struct {
 	// LateRecordsDropped counts the records the operator dropped as late
 	// (numLateRecordsDropped); the task's metric.
 	LateRecordsDropped *atomic.Int64
+	// Gauges are the task's published gauges (connector figures, exported
+	// with the task's metrics); nil when an operator is driven without a
+	// task, in unit tests.
+	Gauges GaugeSetter
 	// Mailbox runs actions on the task goroutine (nil when an operator
 	// is driven without a task, in unit tests).
 	Mailbox Mailbox
@@ -189,4 +193,11 @@ type RestoredState struct {
 	// checkpoint that the operator no longer registers are dropped
 	// instead of failing the restore.
 	DropUnrestored bool
+}
+
+// GaugeSetter sets a gauge an operator publishes beside its task's
+// metrics: name is a Prometheus metric name, labels are key, value pairs.
+// It is safe for use from any goroutine.
+type GaugeSetter interface {
+	Set(name string, v float64, labels ...string)
 }

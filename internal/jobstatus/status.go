@@ -102,6 +102,9 @@ type TaskStats struct {
 	// for input) and backpressured (waiting for output credit), the
 	// inputs of the autoscaler's true processing rate.
 	Time TaskTime `json:"time"`
+	// Gauges are what the task's operators published (connector figures
+	// such as a CDC source's replication lag); nil without any.
+	Gauges []Gauge `json:"gauges,omitempty"`
 	// Async counts the calls of the task's async I/O operators
 	// (weir.AsyncMap); nil without one.
 	Async *TaskAsyncStats `json:"async,omitempty"`

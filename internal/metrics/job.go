@@ -36,7 +36,9 @@ type Job struct {
 	now    func() time.Time
 	window time.Duration
 	d      descs
-	weak   *weakDescs // nil unless Options.Weak
+	weak   *weakDescs        // nil unless Options.Weak
+	labels prometheus.Labels // job_id, job_name
+	gauges *operatorGauges
 
 	mu     sync.Mutex // guards meters
 	meters map[taskKey]*taskMeters
@@ -58,8 +60,11 @@ func NewJob(reg prometheus.Registerer, id, name string, status *jobstatus.JobSta
 	j := &Job{
 		reg: reg, status: status, now: o.Now, window: o.RateWindow,
 		d:      newDescs(prometheus.Labels{"job_id": id, "job_name": name}),
+		labels: prometheus.Labels{"job_id": id, "job_name": name},
 		meters: map[taskKey]*taskMeters{},
 	}
+	j.gauges = &operatorGauges{}
+	j.gauges.j.Store(j)
 	if o.Weak {
 		w := newWeakDescs(prometheus.Labels{"job_id": id, "job_name": name})
 		j.weak = &w
@@ -73,11 +78,18 @@ func NewJob(reg prometheus.Registerer, id, name string, status *jobstatus.JobSta
 	if err := reg.Register(j); err != nil {
 		return nil, fmt.Errorf("metrics: register job %q: %w", name, err)
 	}
+	if err := reg.Register(j.gauges); err != nil {
+		reg.Unregister(j)
+		return nil, fmt.Errorf("metrics: register the operator gauges of job %q: %w", name, err)
+	}
 	return j, nil
 }
 
 // Unregister removes the job's metrics from the registry.
-func (j *Job) Unregister() { j.reg.Unregister(j) }
+func (j *Job) Unregister() {
+	j.reg.Unregister(j)
+	j.gauges.j.Store(nil)
+}
 
 // Describe sends the descriptors of every metric the job exports.
 func (j *Job) Describe(ch chan<- *prometheus.Desc) {

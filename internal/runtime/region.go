@@ -17,15 +17,21 @@ import (
 // failover for streaming jobs, so a failure restarts its region from the
 // newest completed checkpoint while the others run on: no data flows
 // between regions, so one restored to checkpoint N beside others past N is
-// still consistent. A Forward edge between vertices of equal parallelism
-// connects subtask i of the producer with subtask i of the consumer only;
-// every other edge (hash, rebalance, broadcast, or forward between
-// different parallelisms) connects every producer subtask with every
-// consumer subtask and so joins both vertices' subtasks into one region.
+// still consistent. Every edge between two vertices joins both vertices'
+// subtasks into one region, a Forward edge too: its records go from
+// subtask i to subtask i only, but the runtime gives every consumer a
+// channel from every producer subtask (describeTasks, gateOffsets) and
+// the producer sends its events (barriers, watermarks, end of partition)
+// on all of them, so a producer restarted alone would meet consumers of
+// another region on its channels, and they would wait for its events.
+// (Flink's pointwise regions need pointwise gates; until the runtime has
+// them, a Forward edge between vertices, which exists only where chaining
+// stopped — two consumers, a side output — costs a larger region.)
+// Subtasks of one vertex that exchange nothing stay apart.
 //
-// For source(2) -forward-> map(2) -hash-> sink(2) beside a(2) -forward->
-// b(2), with vertices numbered in that order, the regions are
-// [0/0 0/1 1/0 1/1 2/0 2/1], [3/0 4/0] and [3/1 4/1].
+// For source(2) -forward-> map(2) -hash-> sink(2) beside a(2), b(2) (a
+// chained with b), with vertices numbered in that order, the regions are
+// [0/0 0/1 1/0 1/1 2/0 2/1], [3/0] and [3/1].
 //
 // It reads only vertex IDs, parallelisms and the inputs' producers and
 // partitioning.
@@ -43,12 +49,6 @@ func Regions(jg *dataflow.JobGraph) [][]checkpoint.TaskID {
 	for _, v := range jg.Vertices {
 		for _, in := range v.Inputs {
 			from := in.From
-			if in.Edge.Partition == dataflow.Forward && from.Parallelism == v.Parallelism {
-				for i := range v.Parallelism {
-					uf.union(base[from]+i, base[v]+i)
-				}
-				continue
-			}
 			// All-to-all: joining every subtask of both vertices to the
 			// producer's first connects them all.
 			for i := range from.Parallelism {

@@ -50,10 +50,13 @@ func TestRegions(t *testing.T) {
 		want [][]checkpoint.TaskID
 	}{
 		{
-			name: "forward only: one region per subtask index",
+			// The runtime connects every subtask of a forward edge's vertices
+			// (gates hold a channel from every producer), so they fail over
+			// together.
+			name: "forward only: one region",
 			jg:   regionGraph([]int{3, 3, 3}, regionEdge{0, 1, dataflow.Forward}, regionEdge{1, 2, dataflow.Forward}),
 			want: [][]checkpoint.TaskID{
-				taskIDs("0/0", "1/0", "2/0"), taskIDs("0/1", "1/1", "2/1"), taskIDs("0/2", "1/2", "2/2"),
+				taskIDs("0/0", "0/1", "0/2", "1/0", "1/1", "1/2", "2/0", "2/1", "2/2"),
 			},
 		},
 		{
@@ -71,7 +74,7 @@ func TestRegions(t *testing.T) {
 			jg: regionGraph([]int{2, 2, 2, 2, 2},
 				regionEdge{0, 1, dataflow.Forward}, regionEdge{1, 2, dataflow.Hash}, regionEdge{3, 4, dataflow.Forward}),
 			want: [][]checkpoint.TaskID{
-				taskIDs("0/0", "0/1", "1/0", "1/1", "2/0", "2/1"), taskIDs("3/0", "4/0"), taskIDs("3/1", "4/1"),
+				taskIDs("0/0", "0/1", "1/0", "1/1", "2/0", "2/1"), taskIDs("3/0", "3/1", "4/0", "4/1"),
 			},
 		},
 		{
@@ -80,11 +83,11 @@ func TestRegions(t *testing.T) {
 			want: [][]checkpoint.TaskID{taskIDs("0/0", "0/1", "1/0", "1/1", "1/2")},
 		},
 		{
-			name: "broadcast joins, a union of forward inputs keeps indices apart",
+			name: "broadcast joins, and so does a union of forward inputs",
 			jg: regionGraph([]int{2, 2, 2, 1, 1},
 				regionEdge{0, 2, dataflow.Forward}, regionEdge{1, 2, dataflow.Forward}, regionEdge{3, 4, dataflow.Broadcast}),
 			want: [][]checkpoint.TaskID{
-				taskIDs("0/0", "1/0", "2/0"), taskIDs("0/1", "1/1", "2/1"), taskIDs("3/0", "4/0"),
+				taskIDs("0/0", "0/1", "1/0", "1/1", "2/0", "2/1"), taskIDs("3/0", "4/0"),
 			},
 		},
 		{
@@ -130,9 +133,9 @@ func TestRegionsOfBuiltGraph(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Vertices: 0 src->map, 1 sum, 2 a, 3 b, 4 c (a has two consumers, so
-	// neither is chained).
+	// neither is chained, and the forward edges join a, b and c).
 	want := [][]checkpoint.TaskID{
-		taskIDs("0/0", "0/1", "1/0", "1/1"), taskIDs("2/0", "3/0", "4/0"), taskIDs("2/1", "3/1", "4/1"),
+		taskIDs("0/0", "0/1", "1/0", "1/1"), taskIDs("2/0", "2/1", "3/0", "3/1", "4/0", "4/1"),
 	}
 	if got := Regions(jg); !reflect.DeepEqual(got, want) {
 		t.Fatalf("Regions =\n%v\nwant\n%v", got, want)
@@ -150,9 +153,7 @@ func naiveRegionsOf(par []int, edges []regionEdge) [][]checkpoint.TaskID {
 	for _, e := range edges {
 		for i := 0; i < par[e.from]; i++ {
 			for j := 0; j < par[e.to]; j++ {
-				if e.p != dataflow.Forward || par[e.from] != par[e.to] || i == j {
-					link(checkpoint.TaskID{Vertex: e.from, Subtask: i}, checkpoint.TaskID{Vertex: e.to, Subtask: j})
-				}
+				link(checkpoint.TaskID{Vertex: e.from, Subtask: i}, checkpoint.TaskID{Vertex: e.to, Subtask: j})
 			}
 		}
 	}

@@ -162,7 +162,7 @@ func newOperators(ctx context.Context, in taskInputs, v *dataflow.Vertex, logger
 			MaxParallelism: n.MaxParallelism, KeyGroups: kgs, Attempt: in.td.Exec.Attempt, Restored: restored,
 			BatchSize: cfg.BatchSize, Faults: cfg.Faults, Logger: logger.With("operator", n.Name), Now: cfg.Now,
 			StateBackend: cfg.StateBackend, AutoWatermarkInterval: cfg.AutoWatermarkInterval,
-			LateRecordsDropped: &metrics.LateRecordsDropped, Mailbox: operatorMailbox{in.mail},
+			LateRecordsDropped: &metrics.LateRecordsDropped, Gauges: &metrics.Gauges, Mailbox: operatorMailbox{in.mail},
 			Async: &metrics.Async, Storage: in.store.jobStorage(cfg),
 		})
 	}

@@ -37,6 +37,8 @@ type TaskMetrics struct {
 	// LateRecordsDropped counts the records the task's window operators
 	// found late beyond their allowed lateness (numLateRecordsDropped).
 	LateRecordsDropped atomic.Int64
+	// Gauges are what the task's operators publish (dataflow.GaugeSetter).
+	Gauges jobstatus.Gauges
 	// Async counts the calls of the chain's async I/O operators.
 	Async dataflow.AsyncMetrics
 	// busy splits the task's time into busy, idle and backpressured.

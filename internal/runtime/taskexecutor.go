@@ -492,6 +492,7 @@ func (te *TaskExecutor) Report(job string) []jobstatus.TaskStats {
 			OutputWatermark:    t.metrics.OutputWatermark.Load(),
 			LateRecordsDropped: t.metrics.LateRecordsDropped.Load(),
 			Time:               t.metrics.busy.times(t.now()),
+			Gauges:             t.metrics.Gauges.Snapshot(),
 			Async:              asyncStats(&t.metrics.Async),
 		})
 		rec.AddStats(t.ID, &out[len(out)-1])

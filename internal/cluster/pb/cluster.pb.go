@@ -629,16 +629,19 @@ type TaskReport struct {
 	// WEAKLY_CONSISTENT mode's per-subtask failover figures, as this
 	// TaskManager counted them (jobstatus.TaskWeakStats); absent otherwise.
 	Weak *WeakTaskReport `protobuf:"bytes,13,opt,name=weak,proto3" json:"weak,omitempty"`
+	// gauges are what the task's operators published
+	// (jobstatus.TaskStats.Gauges); absent from an older TaskManager.
+	Gauges []*Gauge `protobuf:"bytes,14,rep,name=gauges,proto3" json:"gauges,omitempty"`
 	// The task's running time split into busy, idle and backpressured
 	// (jobstatus.TaskStats): cumulative nanoseconds, and milliseconds per
 	// second over the TaskManager's latest window. An older TaskManager
 	// sends none: all 0, read as unknown.
-	BusyNanos                int64 `protobuf:"varint,14,opt,name=busy_nanos,json=busyNanos,proto3" json:"busy_nanos,omitempty"`
-	IdleNanos                int64 `protobuf:"varint,15,opt,name=idle_nanos,json=idleNanos,proto3" json:"idle_nanos,omitempty"`
-	BackPressuredNanos       int64 `protobuf:"varint,16,opt,name=back_pressured_nanos,json=backPressuredNanos,proto3" json:"back_pressured_nanos,omitempty"`
-	BusyMsPerSecond          int64 `protobuf:"varint,17,opt,name=busy_ms_per_second,json=busyMsPerSecond,proto3" json:"busy_ms_per_second,omitempty"`
-	IdleMsPerSecond          int64 `protobuf:"varint,18,opt,name=idle_ms_per_second,json=idleMsPerSecond,proto3" json:"idle_ms_per_second,omitempty"`
-	BackPressuredMsPerSecond int64 `protobuf:"varint,19,opt,name=back_pressured_ms_per_second,json=backPressuredMsPerSecond,proto3" json:"back_pressured_ms_per_second,omitempty"`
+	BusyNanos                int64 `protobuf:"varint,15,opt,name=busy_nanos,json=busyNanos,proto3" json:"busy_nanos,omitempty"`
+	IdleNanos                int64 `protobuf:"varint,16,opt,name=idle_nanos,json=idleNanos,proto3" json:"idle_nanos,omitempty"`
+	BackPressuredNanos       int64 `protobuf:"varint,17,opt,name=back_pressured_nanos,json=backPressuredNanos,proto3" json:"back_pressured_nanos,omitempty"`
+	BusyMsPerSecond          int64 `protobuf:"varint,18,opt,name=busy_ms_per_second,json=busyMsPerSecond,proto3" json:"busy_ms_per_second,omitempty"`
+	IdleMsPerSecond          int64 `protobuf:"varint,19,opt,name=idle_ms_per_second,json=idleMsPerSecond,proto3" json:"idle_ms_per_second,omitempty"`
+	BackPressuredMsPerSecond int64 `protobuf:"varint,20,opt,name=back_pressured_ms_per_second,json=backPressuredMsPerSecond,proto3" json:"back_pressured_ms_per_second,omitempty"`
 	unknownFields            protoimpl.UnknownFields
 	sizeCache                protoimpl.SizeCache
 }
@@ -764,6 +767,13 @@ func (x *TaskReport) GetWeak() *WeakTaskReport {
 	return nil
 }
 
+func (x *TaskReport) GetGauges() []*Gauge {
+	if x != nil {
+		return x.Gauges
+	}
+	return nil
+}
+
 func (x *TaskReport) GetBusyNanos() int64 {
 	if x != nil {
 		return x.BusyNanos
@@ -806,6 +816,68 @@ func (x *TaskReport) GetBackPressuredMsPerSecond() int64 {
 	return 0
 }
 
+// Gauge is jobstatus.Gauge: a value an operator published.
+type Gauge struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Name  string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	// labels are key, value, key, value, …, sorted by key.
+	Labels        []string `protobuf:"bytes,2,rep,name=labels,proto3" json:"labels,omitempty"`
+	Value         float64  `protobuf:"fixed64,3,opt,name=value,proto3" json:"value,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Gauge) Reset() {
+	*x = Gauge{}
+	mi := &file_cluster_proto_msgTypes[5]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Gauge) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Gauge) ProtoMessage() {}
+
+func (x *Gauge) ProtoReflect() protoreflect.Message {
+	mi := &file_cluster_proto_msgTypes[5]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Gauge.ProtoReflect.Descriptor instead.
+func (*Gauge) Descriptor() ([]byte, []int) {
+	return file_cluster_proto_rawDescGZIP(), []int{5}
+}
+
+func (x *Gauge) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *Gauge) GetLabels() []string {
+	if x != nil {
+		return x.Labels
+	}
+	return nil
+}
+
+func (x *Gauge) GetValue() float64 {
+	if x != nil {
+		return x.Value
+	}
+	return 0
+}
+
 // WeakTaskReport is jobstatus.TaskWeakStats: what one TaskManager counted of
 // a subtask since the job was deployed there.
 type WeakTaskReport struct {
@@ -827,7 +899,7 @@ type WeakTaskReport struct {
 
 func (x *WeakTaskReport) Reset() {
 	*x = WeakTaskReport{}
-	mi := &file_cluster_proto_msgTypes[5]
+	mi := &file_cluster_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -839,7 +911,7 @@ func (x *WeakTaskReport) String() string {
 func (*WeakTaskReport) ProtoMessage() {}
 
 func (x *WeakTaskReport) ProtoReflect() protoreflect.Message {
-	mi := &file_cluster_proto_msgTypes[5]
+	mi := &file_cluster_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -852,7 +924,7 @@ func (x *WeakTaskReport) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WeakTaskReport.ProtoReflect.Descriptor instead.
 func (*WeakTaskReport) Descriptor() ([]byte, []int) {
-	return file_cluster_proto_rawDescGZIP(), []int{5}
+	return file_cluster_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *WeakTaskReport) GetFailures() int64 {
@@ -934,7 +1006,7 @@ type JobPrepared struct {
 
 func (x *JobPrepared) Reset() {
 	*x = JobPrepared{}
-	mi := &file_cluster_proto_msgTypes[6]
+	mi := &file_cluster_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -946,7 +1018,7 @@ func (x *JobPrepared) String() string {
 func (*JobPrepared) ProtoMessage() {}
 
 func (x *JobPrepared) ProtoReflect() protoreflect.Message {
-	mi := &file_cluster_proto_msgTypes[6]
+	mi := &file_cluster_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -959,7 +1031,7 @@ func (x *JobPrepared) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobPrepared.ProtoReflect.Descriptor instead.
 func (*JobPrepared) Descriptor() ([]byte, []int) {
-	return file_cluster_proto_rawDescGZIP(), []int{6}
+	return file_cluster_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *JobPrepared) GetJob() string {
@@ -1001,7 +1073,7 @@ type TaskStateChanged struct {
 
 func (x *TaskStateChanged) Reset() {
 	*x = TaskStateChanged{}
-	mi := &file_cluster_proto_msgTypes[7]
+	mi := &file_cluster_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1013,7 +1085,7 @@ func (x *TaskStateChanged) String() string {
 func (*TaskStateChanged) ProtoMessage() {}
 
 func (x *TaskStateChanged) ProtoReflect() protoreflect.Message {
-	mi := &file_cluster_proto_msgTypes[7]
+	mi := &file_cluster_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1026,7 +1098,7 @@ func (x *TaskStateChanged) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TaskStateChanged.ProtoReflect.Descriptor instead.
 func (*TaskStateChanged) Descriptor() ([]byte, []int) {
-	return file_cluster_proto_rawDescGZIP(), []int{7}
+	return file_cluster_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *TaskStateChanged) GetJob() string {
@@ -1088,7 +1160,7 @@ type Acknowledge struct {
 
 func (x *Acknowledge) Reset() {
 	*x = Acknowledge{}
-	mi := &file_cluster_proto_msgTypes[8]
+	mi := &file_cluster_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1100,7 +1172,7 @@ func (x *Acknowledge) String() string {
 func (*Acknowledge) ProtoMessage() {}
 
 func (x *Acknowledge) ProtoReflect() protoreflect.Message {
-	mi := &file_cluster_proto_msgTypes[8]
+	mi := &file_cluster_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1113,7 +1185,7 @@ func (x *Acknowledge) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Acknowledge.ProtoReflect.Descriptor instead.
 func (*Acknowledge) Descriptor() ([]byte, []int) {
-	return file_cluster_proto_rawDescGZIP(), []int{8}
+	return file_cluster_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *Acknowledge) GetJob() string {
@@ -1161,7 +1233,7 @@ type Decline struct {
 
 func (x *Decline) Reset() {
 	*x = Decline{}
-	mi := &file_cluster_proto_msgTypes[9]
+	mi := &file_cluster_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1173,7 +1245,7 @@ func (x *Decline) String() string {
 func (*Decline) ProtoMessage() {}
 
 func (x *Decline) ProtoReflect() protoreflect.Message {
-	mi := &file_cluster_proto_msgTypes[9]
+	mi := &file_cluster_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1186,7 +1258,7 @@ func (x *Decline) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Decline.ProtoReflect.Descriptor instead.
 func (*Decline) Descriptor() ([]byte, []int) {
-	return file_cluster_proto_rawDescGZIP(), []int{9}
+	return file_cluster_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *Decline) GetJob() string {
@@ -1236,7 +1308,7 @@ type EndOfData struct {
 
 func (x *EndOfData) Reset() {
 	*x = EndOfData{}
-	mi := &file_cluster_proto_msgTypes[10]
+	mi := &file_cluster_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1248,7 +1320,7 @@ func (x *EndOfData) String() string {
 func (*EndOfData) ProtoMessage() {}
 
 func (x *EndOfData) ProtoReflect() protoreflect.Message {
-	mi := &file_cluster_proto_msgTypes[10]
+	mi := &file_cluster_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1261,7 +1333,7 @@ func (x *EndOfData) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EndOfData.ProtoReflect.Descriptor instead.
 func (*EndOfData) Descriptor() ([]byte, []int) {
-	return file_cluster_proto_rawDescGZIP(), []int{10}
+	return file_cluster_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *EndOfData) GetJob() string {
@@ -1307,7 +1379,7 @@ type JobManagerMessage struct {
 
 func (x *JobManagerMessage) Reset() {
 	*x = JobManagerMessage{}
-	mi := &file_cluster_proto_msgTypes[11]
+	mi := &file_cluster_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1319,7 +1391,7 @@ func (x *JobManagerMessage) String() string {
 func (*JobManagerMessage) ProtoMessage() {}
 
 func (x *JobManagerMessage) ProtoReflect() protoreflect.Message {
-	mi := &file_cluster_proto_msgTypes[11]
+	mi := &file_cluster_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1332,7 +1404,7 @@ func (x *JobManagerMessage) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobManagerMessage.ProtoReflect.Descriptor instead.
 func (*JobManagerMessage) Descriptor() ([]byte, []int) {
-	return file_cluster_proto_rawDescGZIP(), []int{11}
+	return file_cluster_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *JobManagerMessage) GetMsg() isJobManagerMessage_Msg {
@@ -1554,7 +1626,7 @@ type Registered struct {
 
 func (x *Registered) Reset() {
 	*x = Registered{}
-	mi := &file_cluster_proto_msgTypes[12]
+	mi := &file_cluster_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1566,7 +1638,7 @@ func (x *Registered) String() string {
 func (*Registered) ProtoMessage() {}
 
 func (x *Registered) ProtoReflect() protoreflect.Message {
-	mi := &file_cluster_proto_msgTypes[12]
+	mi := &file_cluster_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1579,7 +1651,7 @@ func (x *Registered) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Registered.ProtoReflect.Descriptor instead.
 func (*Registered) Descriptor() ([]byte, []int) {
-	return file_cluster_proto_rawDescGZIP(), []int{12}
+	return file_cluster_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *Registered) GetSessionId() string {
@@ -1639,7 +1711,7 @@ type Rejected struct {
 
 func (x *Rejected) Reset() {
 	*x = Rejected{}
-	mi := &file_cluster_proto_msgTypes[13]
+	mi := &file_cluster_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1651,7 +1723,7 @@ func (x *Rejected) String() string {
 func (*Rejected) ProtoMessage() {}
 
 func (x *Rejected) ProtoReflect() protoreflect.Message {
-	mi := &file_cluster_proto_msgTypes[13]
+	mi := &file_cluster_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1664,7 +1736,7 @@ func (x *Rejected) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Rejected.ProtoReflect.Descriptor instead.
 func (*Rejected) Descriptor() ([]byte, []int) {
-	return file_cluster_proto_rawDescGZIP(), []int{13}
+	return file_cluster_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *Rejected) GetCause() RejectCause {
@@ -1699,7 +1771,7 @@ type HeartbeatRequest struct {
 
 func (x *HeartbeatRequest) Reset() {
 	*x = HeartbeatRequest{}
-	mi := &file_cluster_proto_msgTypes[14]
+	mi := &file_cluster_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1711,7 +1783,7 @@ func (x *HeartbeatRequest) String() string {
 func (*HeartbeatRequest) ProtoMessage() {}
 
 func (x *HeartbeatRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_cluster_proto_msgTypes[14]
+	mi := &file_cluster_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1724,7 +1796,7 @@ func (x *HeartbeatRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HeartbeatRequest.ProtoReflect.Descriptor instead.
 func (*HeartbeatRequest) Descriptor() ([]byte, []int) {
-	return file_cluster_proto_rawDescGZIP(), []int{14}
+	return file_cluster_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *HeartbeatRequest) GetSeq() uint64 {
@@ -1753,7 +1825,7 @@ type JobSpec struct {
 
 func (x *JobSpec) Reset() {
 	*x = JobSpec{}
-	mi := &file_cluster_proto_msgTypes[15]
+	mi := &file_cluster_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1765,7 +1837,7 @@ func (x *JobSpec) String() string {
 func (*JobSpec) ProtoMessage() {}
 
 func (x *JobSpec) ProtoReflect() protoreflect.Message {
-	mi := &file_cluster_proto_msgTypes[15]
+	mi := &file_cluster_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1778,7 +1850,7 @@ func (x *JobSpec) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobSpec.ProtoReflect.Descriptor instead.
 func (*JobSpec) Descriptor() ([]byte, []int) {
-	return file_cluster_proto_rawDescGZIP(), []int{15}
+	return file_cluster_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *JobSpec) GetName() string {
@@ -1837,7 +1909,7 @@ type PrepareJob struct {
 
 func (x *PrepareJob) Reset() {
 	*x = PrepareJob{}
-	mi := &file_cluster_proto_msgTypes[16]
+	mi := &file_cluster_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1849,7 +1921,7 @@ func (x *PrepareJob) String() string {
 func (*PrepareJob) ProtoMessage() {}
 
 func (x *PrepareJob) ProtoReflect() protoreflect.Message {
-	mi := &file_cluster_proto_msgTypes[16]
+	mi := &file_cluster_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1862,7 +1934,7 @@ func (x *PrepareJob) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PrepareJob.ProtoReflect.Descriptor instead.
 func (*PrepareJob) Descriptor() ([]byte, []int) {
-	return file_cluster_proto_rawDescGZIP(), []int{16}
+	return file_cluster_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *PrepareJob) GetSpec() *JobSpec {
@@ -1889,7 +1961,7 @@ type ReleaseJob struct {
 
 func (x *ReleaseJob) Reset() {
 	*x = ReleaseJob{}
-	mi := &file_cluster_proto_msgTypes[17]
+	mi := &file_cluster_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1901,7 +1973,7 @@ func (x *ReleaseJob) String() string {
 func (*ReleaseJob) ProtoMessage() {}
 
 func (x *ReleaseJob) ProtoReflect() protoreflect.Message {
-	mi := &file_cluster_proto_msgTypes[17]
+	mi := &file_cluster_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1914,7 +1986,7 @@ func (x *ReleaseJob) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReleaseJob.ProtoReflect.Descriptor instead.
 func (*ReleaseJob) Descriptor() ([]byte, []int) {
-	return file_cluster_proto_rawDescGZIP(), []int{17}
+	return file_cluster_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *ReleaseJob) GetJob() string {
@@ -1936,7 +2008,7 @@ type ExecutionID struct {
 
 func (x *ExecutionID) Reset() {
 	*x = ExecutionID{}
-	mi := &file_cluster_proto_msgTypes[18]
+	mi := &file_cluster_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1948,7 +2020,7 @@ func (x *ExecutionID) String() string {
 func (*ExecutionID) ProtoMessage() {}
 
 func (x *ExecutionID) ProtoReflect() protoreflect.Message {
-	mi := &file_cluster_proto_msgTypes[18]
+	mi := &file_cluster_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1961,7 +2033,7 @@ func (x *ExecutionID) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExecutionID.ProtoReflect.Descriptor instead.
 func (*ExecutionID) Descriptor() ([]byte, []int) {
-	return file_cluster_proto_rawDescGZIP(), []int{18}
+	return file_cluster_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *ExecutionID) GetVertex() int32 {
@@ -1998,7 +2070,7 @@ type ChannelDesc struct {
 
 func (x *ChannelDesc) Reset() {
 	*x = ChannelDesc{}
-	mi := &file_cluster_proto_msgTypes[19]
+	mi := &file_cluster_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2010,7 +2082,7 @@ func (x *ChannelDesc) String() string {
 func (*ChannelDesc) ProtoMessage() {}
 
 func (x *ChannelDesc) ProtoReflect() protoreflect.Message {
-	mi := &file_cluster_proto_msgTypes[19]
+	mi := &file_cluster_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2023,7 +2095,7 @@ func (x *ChannelDesc) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ChannelDesc.ProtoReflect.Descriptor instead.
 func (*ChannelDesc) Descriptor() ([]byte, []int) {
-	return file_cluster_proto_rawDescGZIP(), []int{19}
+	return file_cluster_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *ChannelDesc) GetPeer() *ExecutionID {
@@ -2057,7 +2129,7 @@ type OutputEdge struct {
 
 func (x *OutputEdge) Reset() {
 	*x = OutputEdge{}
-	mi := &file_cluster_proto_msgTypes[20]
+	mi := &file_cluster_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2069,7 +2141,7 @@ func (x *OutputEdge) String() string {
 func (*OutputEdge) ProtoMessage() {}
 
 func (x *OutputEdge) ProtoReflect() protoreflect.Message {
-	mi := &file_cluster_proto_msgTypes[20]
+	mi := &file_cluster_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2082,7 +2154,7 @@ func (x *OutputEdge) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OutputEdge.ProtoReflect.Descriptor instead.
 func (*OutputEdge) Descriptor() ([]byte, []int) {
-	return file_cluster_proto_rawDescGZIP(), []int{20}
+	return file_cluster_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *OutputEdge) GetConsumers() []*ChannelDesc {
@@ -2107,7 +2179,7 @@ type TaskDeployment struct {
 
 func (x *TaskDeployment) Reset() {
 	*x = TaskDeployment{}
-	mi := &file_cluster_proto_msgTypes[21]
+	mi := &file_cluster_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2119,7 +2191,7 @@ func (x *TaskDeployment) String() string {
 func (*TaskDeployment) ProtoMessage() {}
 
 func (x *TaskDeployment) ProtoReflect() protoreflect.Message {
-	mi := &file_cluster_proto_msgTypes[21]
+	mi := &file_cluster_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2132,7 +2204,7 @@ func (x *TaskDeployment) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TaskDeployment.ProtoReflect.Descriptor instead.
 func (*TaskDeployment) Descriptor() ([]byte, []int) {
-	return file_cluster_proto_rawDescGZIP(), []int{21}
+	return file_cluster_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *TaskDeployment) GetExec() *ExecutionID {
@@ -2174,7 +2246,7 @@ type RestoreRef struct {
 
 func (x *RestoreRef) Reset() {
 	*x = RestoreRef{}
-	mi := &file_cluster_proto_msgTypes[22]
+	mi := &file_cluster_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2186,7 +2258,7 @@ func (x *RestoreRef) String() string {
 func (*RestoreRef) ProtoMessage() {}
 
 func (x *RestoreRef) ProtoReflect() protoreflect.Message {
-	mi := &file_cluster_proto_msgTypes[22]
+	mi := &file_cluster_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2199,7 +2271,7 @@ func (x *RestoreRef) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RestoreRef.ProtoReflect.Descriptor instead.
 func (*RestoreRef) Descriptor() ([]byte, []int) {
-	return file_cluster_proto_rawDescGZIP(), []int{22}
+	return file_cluster_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *RestoreRef) GetCheckpointId() int64 {
@@ -2229,7 +2301,7 @@ type Deploy struct {
 
 func (x *Deploy) Reset() {
 	*x = Deploy{}
-	mi := &file_cluster_proto_msgTypes[23]
+	mi := &file_cluster_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2241,7 +2313,7 @@ func (x *Deploy) String() string {
 func (*Deploy) ProtoMessage() {}
 
 func (x *Deploy) ProtoReflect() protoreflect.Message {
-	mi := &file_cluster_proto_msgTypes[23]
+	mi := &file_cluster_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2254,7 +2326,7 @@ func (x *Deploy) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Deploy.ProtoReflect.Descriptor instead.
 func (*Deploy) Descriptor() ([]byte, []int) {
-	return file_cluster_proto_rawDescGZIP(), []int{23}
+	return file_cluster_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *Deploy) GetJob() string {
@@ -2290,7 +2362,7 @@ type CancelTasks struct {
 
 func (x *CancelTasks) Reset() {
 	*x = CancelTasks{}
-	mi := &file_cluster_proto_msgTypes[24]
+	mi := &file_cluster_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2302,7 +2374,7 @@ func (x *CancelTasks) String() string {
 func (*CancelTasks) ProtoMessage() {}
 
 func (x *CancelTasks) ProtoReflect() protoreflect.Message {
-	mi := &file_cluster_proto_msgTypes[24]
+	mi := &file_cluster_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2315,7 +2387,7 @@ func (x *CancelTasks) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CancelTasks.ProtoReflect.Descriptor instead.
 func (*CancelTasks) Descriptor() ([]byte, []int) {
-	return file_cluster_proto_rawDescGZIP(), []int{24}
+	return file_cluster_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *CancelTasks) GetJob() string {
@@ -2346,7 +2418,7 @@ type Trigger struct {
 
 func (x *Trigger) Reset() {
 	*x = Trigger{}
-	mi := &file_cluster_proto_msgTypes[25]
+	mi := &file_cluster_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2358,7 +2430,7 @@ func (x *Trigger) String() string {
 func (*Trigger) ProtoMessage() {}
 
 func (x *Trigger) ProtoReflect() protoreflect.Message {
-	mi := &file_cluster_proto_msgTypes[25]
+	mi := &file_cluster_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2371,7 +2443,7 @@ func (x *Trigger) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Trigger.ProtoReflect.Descriptor instead.
 func (*Trigger) Descriptor() ([]byte, []int) {
-	return file_cluster_proto_rawDescGZIP(), []int{25}
+	return file_cluster_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *Trigger) GetJob() string {
@@ -2427,7 +2499,7 @@ type NotifyComplete struct {
 
 func (x *NotifyComplete) Reset() {
 	*x = NotifyComplete{}
-	mi := &file_cluster_proto_msgTypes[26]
+	mi := &file_cluster_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2439,7 +2511,7 @@ func (x *NotifyComplete) String() string {
 func (*NotifyComplete) ProtoMessage() {}
 
 func (x *NotifyComplete) ProtoReflect() protoreflect.Message {
-	mi := &file_cluster_proto_msgTypes[26]
+	mi := &file_cluster_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2452,7 +2524,7 @@ func (x *NotifyComplete) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use NotifyComplete.ProtoReflect.Descriptor instead.
 func (*NotifyComplete) Descriptor() ([]byte, []int) {
-	return file_cluster_proto_rawDescGZIP(), []int{26}
+	return file_cluster_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *NotifyComplete) GetJob() string {
@@ -2488,7 +2560,7 @@ type NotifyAborted struct {
 
 func (x *NotifyAborted) Reset() {
 	*x = NotifyAborted{}
-	mi := &file_cluster_proto_msgTypes[27]
+	mi := &file_cluster_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2500,7 +2572,7 @@ func (x *NotifyAborted) String() string {
 func (*NotifyAborted) ProtoMessage() {}
 
 func (x *NotifyAborted) ProtoReflect() protoreflect.Message {
-	mi := &file_cluster_proto_msgTypes[27]
+	mi := &file_cluster_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2513,7 +2585,7 @@ func (x *NotifyAborted) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use NotifyAborted.ProtoReflect.Descriptor instead.
 func (*NotifyAborted) Descriptor() ([]byte, []int) {
-	return file_cluster_proto_rawDescGZIP(), []int{27}
+	return file_cluster_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *NotifyAborted) GetJob() string {
@@ -2542,7 +2614,7 @@ type StopSources struct {
 
 func (x *StopSources) Reset() {
 	*x = StopSources{}
-	mi := &file_cluster_proto_msgTypes[28]
+	mi := &file_cluster_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2554,7 +2626,7 @@ func (x *StopSources) String() string {
 func (*StopSources) ProtoMessage() {}
 
 func (x *StopSources) ProtoReflect() protoreflect.Message {
-	mi := &file_cluster_proto_msgTypes[28]
+	mi := &file_cluster_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2567,7 +2639,7 @@ func (x *StopSources) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StopSources.ProtoReflect.Descriptor instead.
 func (*StopSources) Descriptor() ([]byte, []int) {
-	return file_cluster_proto_rawDescGZIP(), []int{28}
+	return file_cluster_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *StopSources) GetJob() string {
@@ -2600,7 +2672,7 @@ type WeakPeers struct {
 
 func (x *WeakPeers) Reset() {
 	*x = WeakPeers{}
-	mi := &file_cluster_proto_msgTypes[29]
+	mi := &file_cluster_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2612,7 +2684,7 @@ func (x *WeakPeers) String() string {
 func (*WeakPeers) ProtoMessage() {}
 
 func (x *WeakPeers) ProtoReflect() protoreflect.Message {
-	mi := &file_cluster_proto_msgTypes[29]
+	mi := &file_cluster_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2625,7 +2697,7 @@ func (x *WeakPeers) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WeakPeers.ProtoReflect.Descriptor instead.
 func (*WeakPeers) Descriptor() ([]byte, []int) {
-	return file_cluster_proto_rawDescGZIP(), []int{29}
+	return file_cluster_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *WeakPeers) GetJob() string {
@@ -2663,7 +2735,7 @@ type SubmitRequest struct {
 
 func (x *SubmitRequest) Reset() {
 	*x = SubmitRequest{}
-	mi := &file_cluster_proto_msgTypes[30]
+	mi := &file_cluster_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2675,7 +2747,7 @@ func (x *SubmitRequest) String() string {
 func (*SubmitRequest) ProtoMessage() {}
 
 func (x *SubmitRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_cluster_proto_msgTypes[30]
+	mi := &file_cluster_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2688,7 +2760,7 @@ func (x *SubmitRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubmitRequest.ProtoReflect.Descriptor instead.
 func (*SubmitRequest) Descriptor() ([]byte, []int) {
-	return file_cluster_proto_rawDescGZIP(), []int{30}
+	return file_cluster_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *SubmitRequest) GetSpec() *JobSpec {
@@ -2714,7 +2786,7 @@ type SubmitResponse struct {
 
 func (x *SubmitResponse) Reset() {
 	*x = SubmitResponse{}
-	mi := &file_cluster_proto_msgTypes[31]
+	mi := &file_cluster_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2726,7 +2798,7 @@ func (x *SubmitResponse) String() string {
 func (*SubmitResponse) ProtoMessage() {}
 
 func (x *SubmitResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_cluster_proto_msgTypes[31]
+	mi := &file_cluster_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2739,7 +2811,7 @@ func (x *SubmitResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubmitResponse.ProtoReflect.Descriptor instead.
 func (*SubmitResponse) Descriptor() ([]byte, []int) {
-	return file_cluster_proto_rawDescGZIP(), []int{31}
+	return file_cluster_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *SubmitResponse) GetJob() string {
@@ -2758,7 +2830,7 @@ type WaitRequest struct {
 
 func (x *WaitRequest) Reset() {
 	*x = WaitRequest{}
-	mi := &file_cluster_proto_msgTypes[32]
+	mi := &file_cluster_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2770,7 +2842,7 @@ func (x *WaitRequest) String() string {
 func (*WaitRequest) ProtoMessage() {}
 
 func (x *WaitRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_cluster_proto_msgTypes[32]
+	mi := &file_cluster_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2783,7 +2855,7 @@ func (x *WaitRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WaitRequest.ProtoReflect.Descriptor instead.
 func (*WaitRequest) Descriptor() ([]byte, []int) {
-	return file_cluster_proto_rawDescGZIP(), []int{32}
+	return file_cluster_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *WaitRequest) GetJob() string {
@@ -2813,7 +2885,7 @@ type JobUpdate struct {
 
 func (x *JobUpdate) Reset() {
 	*x = JobUpdate{}
-	mi := &file_cluster_proto_msgTypes[33]
+	mi := &file_cluster_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2825,7 +2897,7 @@ func (x *JobUpdate) String() string {
 func (*JobUpdate) ProtoMessage() {}
 
 func (x *JobUpdate) ProtoReflect() protoreflect.Message {
-	mi := &file_cluster_proto_msgTypes[33]
+	mi := &file_cluster_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2838,7 +2910,7 @@ func (x *JobUpdate) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobUpdate.ProtoReflect.Descriptor instead.
 func (*JobUpdate) Descriptor() ([]byte, []int) {
-	return file_cluster_proto_rawDescGZIP(), []int{33}
+	return file_cluster_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *JobUpdate) GetJob() string {
@@ -2884,7 +2956,7 @@ type ListRequest struct {
 
 func (x *ListRequest) Reset() {
 	*x = ListRequest{}
-	mi := &file_cluster_proto_msgTypes[34]
+	mi := &file_cluster_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2896,7 +2968,7 @@ func (x *ListRequest) String() string {
 func (*ListRequest) ProtoMessage() {}
 
 func (x *ListRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_cluster_proto_msgTypes[34]
+	mi := &file_cluster_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2909,7 +2981,7 @@ func (x *ListRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListRequest.ProtoReflect.Descriptor instead.
 func (*ListRequest) Descriptor() ([]byte, []int) {
-	return file_cluster_proto_rawDescGZIP(), []int{34}
+	return file_cluster_proto_rawDescGZIP(), []int{35}
 }
 
 type JobSummary struct {
@@ -2926,7 +2998,7 @@ type JobSummary struct {
 
 func (x *JobSummary) Reset() {
 	*x = JobSummary{}
-	mi := &file_cluster_proto_msgTypes[35]
+	mi := &file_cluster_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2938,7 +3010,7 @@ func (x *JobSummary) String() string {
 func (*JobSummary) ProtoMessage() {}
 
 func (x *JobSummary) ProtoReflect() protoreflect.Message {
-	mi := &file_cluster_proto_msgTypes[35]
+	mi := &file_cluster_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2951,7 +3023,7 @@ func (x *JobSummary) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobSummary.ProtoReflect.Descriptor instead.
 func (*JobSummary) Descriptor() ([]byte, []int) {
-	return file_cluster_proto_rawDescGZIP(), []int{35}
+	return file_cluster_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *JobSummary) GetName() string {
@@ -3005,7 +3077,7 @@ type ListResponse struct {
 
 func (x *ListResponse) Reset() {
 	*x = ListResponse{}
-	mi := &file_cluster_proto_msgTypes[36]
+	mi := &file_cluster_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3017,7 +3089,7 @@ func (x *ListResponse) String() string {
 func (*ListResponse) ProtoMessage() {}
 
 func (x *ListResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_cluster_proto_msgTypes[36]
+	mi := &file_cluster_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3030,7 +3102,7 @@ func (x *ListResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListResponse.ProtoReflect.Descriptor instead.
 func (*ListResponse) Descriptor() ([]byte, []int) {
-	return file_cluster_proto_rawDescGZIP(), []int{36}
+	return file_cluster_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *ListResponse) GetJobs() []*JobSummary {
@@ -3049,7 +3121,7 @@ type CancelRequest struct {
 
 func (x *CancelRequest) Reset() {
 	*x = CancelRequest{}
-	mi := &file_cluster_proto_msgTypes[37]
+	mi := &file_cluster_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3061,7 +3133,7 @@ func (x *CancelRequest) String() string {
 func (*CancelRequest) ProtoMessage() {}
 
 func (x *CancelRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_cluster_proto_msgTypes[37]
+	mi := &file_cluster_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3074,7 +3146,7 @@ func (x *CancelRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CancelRequest.ProtoReflect.Descriptor instead.
 func (*CancelRequest) Descriptor() ([]byte, []int) {
-	return file_cluster_proto_rawDescGZIP(), []int{37}
+	return file_cluster_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *CancelRequest) GetJob() string {
@@ -3092,7 +3164,7 @@ type CancelResponse struct {
 
 func (x *CancelResponse) Reset() {
 	*x = CancelResponse{}
-	mi := &file_cluster_proto_msgTypes[38]
+	mi := &file_cluster_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3104,7 +3176,7 @@ func (x *CancelResponse) String() string {
 func (*CancelResponse) ProtoMessage() {}
 
 func (x *CancelResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_cluster_proto_msgTypes[38]
+	mi := &file_cluster_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3117,7 +3189,7 @@ func (x *CancelResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CancelResponse.ProtoReflect.Descriptor instead.
 func (*CancelResponse) Descriptor() ([]byte, []int) {
-	return file_cluster_proto_rawDescGZIP(), []int{38}
+	return file_cluster_proto_rawDescGZIP(), []int{39}
 }
 
 type CheckpointsRequest struct {
@@ -3129,7 +3201,7 @@ type CheckpointsRequest struct {
 
 func (x *CheckpointsRequest) Reset() {
 	*x = CheckpointsRequest{}
-	mi := &file_cluster_proto_msgTypes[39]
+	mi := &file_cluster_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3141,7 +3213,7 @@ func (x *CheckpointsRequest) String() string {
 func (*CheckpointsRequest) ProtoMessage() {}
 
 func (x *CheckpointsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_cluster_proto_msgTypes[39]
+	mi := &file_cluster_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3154,7 +3226,7 @@ func (x *CheckpointsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CheckpointsRequest.ProtoReflect.Descriptor instead.
 func (*CheckpointsRequest) Descriptor() ([]byte, []int) {
-	return file_cluster_proto_rawDescGZIP(), []int{39}
+	return file_cluster_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *CheckpointsRequest) GetJob() string {
@@ -3184,7 +3256,7 @@ type CheckpointStats struct {
 
 func (x *CheckpointStats) Reset() {
 	*x = CheckpointStats{}
-	mi := &file_cluster_proto_msgTypes[40]
+	mi := &file_cluster_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3196,7 +3268,7 @@ func (x *CheckpointStats) String() string {
 func (*CheckpointStats) ProtoMessage() {}
 
 func (x *CheckpointStats) ProtoReflect() protoreflect.Message {
-	mi := &file_cluster_proto_msgTypes[40]
+	mi := &file_cluster_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3209,7 +3281,7 @@ func (x *CheckpointStats) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CheckpointStats.ProtoReflect.Descriptor instead.
 func (*CheckpointStats) Descriptor() ([]byte, []int) {
-	return file_cluster_proto_rawDescGZIP(), []int{40}
+	return file_cluster_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *CheckpointStats) GetId() int64 {
@@ -3294,7 +3366,7 @@ type CheckpointsResponse struct {
 
 func (x *CheckpointsResponse) Reset() {
 	*x = CheckpointsResponse{}
-	mi := &file_cluster_proto_msgTypes[41]
+	mi := &file_cluster_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3306,7 +3378,7 @@ func (x *CheckpointsResponse) String() string {
 func (*CheckpointsResponse) ProtoMessage() {}
 
 func (x *CheckpointsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_cluster_proto_msgTypes[41]
+	mi := &file_cluster_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3319,7 +3391,7 @@ func (x *CheckpointsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CheckpointsResponse.ProtoReflect.Descriptor instead.
 func (*CheckpointsResponse) Descriptor() ([]byte, []int) {
-	return file_cluster_proto_rawDescGZIP(), []int{41}
+	return file_cluster_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *CheckpointsResponse) GetCompleted() int64 {
@@ -3380,7 +3452,7 @@ const file_cluster_proto_rawDesc = "" +
 	"\rWeakJobReport\x12\x10\n" +
 	"\x03job\x18\x01 \x01(\tR\x03job\x129\n" +
 	"\afigures\x18\x02 \x01(\v2\x1f.weir.cluster.v1.WeakTaskReportR\afigures\x12\x14\n" +
-	"\x05final\x18\x03 \x01(\bR\x05final\"\xe0\x06\n" +
+	"\x05final\x18\x03 \x01(\bR\x05final\"\x90\a\n" +
 	"\n" +
 	"TaskReport\x12\x10\n" +
 	"\x03job\x18\x01 \x01(\tR\x03job\x120\n" +
@@ -3398,17 +3470,22 @@ const file_cluster_proto_rawDesc = "" +
 	" \x01(\x03H\x00R\x0einputWatermark\x88\x01\x01\x12.\n" +
 	"\x10output_watermark\x18\v \x01(\x03H\x01R\x0foutputWatermark\x88\x01\x01\x120\n" +
 	"\x14late_records_dropped\x18\f \x01(\x03R\x12lateRecordsDropped\x123\n" +
-	"\x04weak\x18\r \x01(\v2\x1f.weir.cluster.v1.WeakTaskReportR\x04weak\x12\x1d\n" +
+	"\x04weak\x18\r \x01(\v2\x1f.weir.cluster.v1.WeakTaskReportR\x04weak\x12.\n" +
+	"\x06gauges\x18\x0e \x03(\v2\x16.weir.cluster.v1.GaugeR\x06gauges\x12\x1d\n" +
 	"\n" +
-	"busy_nanos\x18\x0e \x01(\x03R\tbusyNanos\x12\x1d\n" +
+	"busy_nanos\x18\x0f \x01(\x03R\tbusyNanos\x12\x1d\n" +
 	"\n" +
-	"idle_nanos\x18\x0f \x01(\x03R\tidleNanos\x120\n" +
-	"\x14back_pressured_nanos\x18\x10 \x01(\x03R\x12backPressuredNanos\x12+\n" +
-	"\x12busy_ms_per_second\x18\x11 \x01(\x03R\x0fbusyMsPerSecond\x12+\n" +
-	"\x12idle_ms_per_second\x18\x12 \x01(\x03R\x0fidleMsPerSecond\x12>\n" +
-	"\x1cback_pressured_ms_per_second\x18\x13 \x01(\x03R\x18backPressuredMsPerSecondB\x12\n" +
+	"idle_nanos\x18\x10 \x01(\x03R\tidleNanos\x120\n" +
+	"\x14back_pressured_nanos\x18\x11 \x01(\x03R\x12backPressuredNanos\x12+\n" +
+	"\x12busy_ms_per_second\x18\x12 \x01(\x03R\x0fbusyMsPerSecond\x12+\n" +
+	"\x12idle_ms_per_second\x18\x13 \x01(\x03R\x0fidleMsPerSecond\x12>\n" +
+	"\x1cback_pressured_ms_per_second\x18\x14 \x01(\x03R\x18backPressuredMsPerSecondB\x12\n" +
 	"\x10_input_watermarkB\x13\n" +
-	"\x11_output_watermark\"\xb4\x02\n" +
+	"\x11_output_watermark\"I\n" +
+	"\x05Gauge\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x16\n" +
+	"\x06labels\x18\x02 \x03(\tR\x06labels\x12\x14\n" +
+	"\x05value\x18\x03 \x01(\x01R\x05value\"\xb4\x02\n" +
 	"\x0eWeakTaskReport\x12\x1a\n" +
 	"\bfailures\x18\x01 \x01(\x03R\bfailures\x12\x1a\n" +
 	"\brestarts\x18\x02 \x01(\x03R\brestarts\x12\x1a\n" +
@@ -3642,7 +3719,7 @@ func file_cluster_proto_rawDescGZIP() []byte {
 }
 
 var file_cluster_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
-var file_cluster_proto_msgTypes = make([]protoimpl.MessageInfo, 44)
+var file_cluster_proto_msgTypes = make([]protoimpl.MessageInfo, 45)
 var file_cluster_proto_goTypes = []any{
 	(ExecState)(0),              // 0: weir.cluster.v1.ExecState
 	(RejectCause)(0),            // 1: weir.cluster.v1.RejectCause
@@ -3652,115 +3729,117 @@ var file_cluster_proto_goTypes = []any{
 	(*Heartbeat)(nil),           // 5: weir.cluster.v1.Heartbeat
 	(*WeakJobReport)(nil),       // 6: weir.cluster.v1.WeakJobReport
 	(*TaskReport)(nil),          // 7: weir.cluster.v1.TaskReport
-	(*WeakTaskReport)(nil),      // 8: weir.cluster.v1.WeakTaskReport
-	(*JobPrepared)(nil),         // 9: weir.cluster.v1.JobPrepared
-	(*TaskStateChanged)(nil),    // 10: weir.cluster.v1.TaskStateChanged
-	(*Acknowledge)(nil),         // 11: weir.cluster.v1.Acknowledge
-	(*Decline)(nil),             // 12: weir.cluster.v1.Decline
-	(*EndOfData)(nil),           // 13: weir.cluster.v1.EndOfData
-	(*JobManagerMessage)(nil),   // 14: weir.cluster.v1.JobManagerMessage
-	(*Registered)(nil),          // 15: weir.cluster.v1.Registered
-	(*Rejected)(nil),            // 16: weir.cluster.v1.Rejected
-	(*HeartbeatRequest)(nil),    // 17: weir.cluster.v1.HeartbeatRequest
-	(*JobSpec)(nil),             // 18: weir.cluster.v1.JobSpec
-	(*PrepareJob)(nil),          // 19: weir.cluster.v1.PrepareJob
-	(*ReleaseJob)(nil),          // 20: weir.cluster.v1.ReleaseJob
-	(*ExecutionID)(nil),         // 21: weir.cluster.v1.ExecutionID
-	(*ChannelDesc)(nil),         // 22: weir.cluster.v1.ChannelDesc
-	(*OutputEdge)(nil),          // 23: weir.cluster.v1.OutputEdge
-	(*TaskDeployment)(nil),      // 24: weir.cluster.v1.TaskDeployment
-	(*RestoreRef)(nil),          // 25: weir.cluster.v1.RestoreRef
-	(*Deploy)(nil),              // 26: weir.cluster.v1.Deploy
-	(*CancelTasks)(nil),         // 27: weir.cluster.v1.CancelTasks
-	(*Trigger)(nil),             // 28: weir.cluster.v1.Trigger
-	(*NotifyComplete)(nil),      // 29: weir.cluster.v1.NotifyComplete
-	(*NotifyAborted)(nil),       // 30: weir.cluster.v1.NotifyAborted
-	(*StopSources)(nil),         // 31: weir.cluster.v1.StopSources
-	(*WeakPeers)(nil),           // 32: weir.cluster.v1.WeakPeers
-	(*SubmitRequest)(nil),       // 33: weir.cluster.v1.SubmitRequest
-	(*SubmitResponse)(nil),      // 34: weir.cluster.v1.SubmitResponse
-	(*WaitRequest)(nil),         // 35: weir.cluster.v1.WaitRequest
-	(*JobUpdate)(nil),           // 36: weir.cluster.v1.JobUpdate
-	(*ListRequest)(nil),         // 37: weir.cluster.v1.ListRequest
-	(*JobSummary)(nil),          // 38: weir.cluster.v1.JobSummary
-	(*ListResponse)(nil),        // 39: weir.cluster.v1.ListResponse
-	(*CancelRequest)(nil),       // 40: weir.cluster.v1.CancelRequest
-	(*CancelResponse)(nil),      // 41: weir.cluster.v1.CancelResponse
-	(*CheckpointsRequest)(nil),  // 42: weir.cluster.v1.CheckpointsRequest
-	(*CheckpointStats)(nil),     // 43: weir.cluster.v1.CheckpointStats
-	(*CheckpointsResponse)(nil), // 44: weir.cluster.v1.CheckpointsResponse
-	nil,                         // 45: weir.cluster.v1.JobSpec.ConfigEntry
-	nil,                         // 46: weir.cluster.v1.JobSpec.ParallelismEntry
+	(*Gauge)(nil),               // 8: weir.cluster.v1.Gauge
+	(*WeakTaskReport)(nil),      // 9: weir.cluster.v1.WeakTaskReport
+	(*JobPrepared)(nil),         // 10: weir.cluster.v1.JobPrepared
+	(*TaskStateChanged)(nil),    // 11: weir.cluster.v1.TaskStateChanged
+	(*Acknowledge)(nil),         // 12: weir.cluster.v1.Acknowledge
+	(*Decline)(nil),             // 13: weir.cluster.v1.Decline
+	(*EndOfData)(nil),           // 14: weir.cluster.v1.EndOfData
+	(*JobManagerMessage)(nil),   // 15: weir.cluster.v1.JobManagerMessage
+	(*Registered)(nil),          // 16: weir.cluster.v1.Registered
+	(*Rejected)(nil),            // 17: weir.cluster.v1.Rejected
+	(*HeartbeatRequest)(nil),    // 18: weir.cluster.v1.HeartbeatRequest
+	(*JobSpec)(nil),             // 19: weir.cluster.v1.JobSpec
+	(*PrepareJob)(nil),          // 20: weir.cluster.v1.PrepareJob
+	(*ReleaseJob)(nil),          // 21: weir.cluster.v1.ReleaseJob
+	(*ExecutionID)(nil),         // 22: weir.cluster.v1.ExecutionID
+	(*ChannelDesc)(nil),         // 23: weir.cluster.v1.ChannelDesc
+	(*OutputEdge)(nil),          // 24: weir.cluster.v1.OutputEdge
+	(*TaskDeployment)(nil),      // 25: weir.cluster.v1.TaskDeployment
+	(*RestoreRef)(nil),          // 26: weir.cluster.v1.RestoreRef
+	(*Deploy)(nil),              // 27: weir.cluster.v1.Deploy
+	(*CancelTasks)(nil),         // 28: weir.cluster.v1.CancelTasks
+	(*Trigger)(nil),             // 29: weir.cluster.v1.Trigger
+	(*NotifyComplete)(nil),      // 30: weir.cluster.v1.NotifyComplete
+	(*NotifyAborted)(nil),       // 31: weir.cluster.v1.NotifyAborted
+	(*StopSources)(nil),         // 32: weir.cluster.v1.StopSources
+	(*WeakPeers)(nil),           // 33: weir.cluster.v1.WeakPeers
+	(*SubmitRequest)(nil),       // 34: weir.cluster.v1.SubmitRequest
+	(*SubmitResponse)(nil),      // 35: weir.cluster.v1.SubmitResponse
+	(*WaitRequest)(nil),         // 36: weir.cluster.v1.WaitRequest
+	(*JobUpdate)(nil),           // 37: weir.cluster.v1.JobUpdate
+	(*ListRequest)(nil),         // 38: weir.cluster.v1.ListRequest
+	(*JobSummary)(nil),          // 39: weir.cluster.v1.JobSummary
+	(*ListResponse)(nil),        // 40: weir.cluster.v1.ListResponse
+	(*CancelRequest)(nil),       // 41: weir.cluster.v1.CancelRequest
+	(*CancelResponse)(nil),      // 42: weir.cluster.v1.CancelResponse
+	(*CheckpointsRequest)(nil),  // 43: weir.cluster.v1.CheckpointsRequest
+	(*CheckpointStats)(nil),     // 44: weir.cluster.v1.CheckpointStats
+	(*CheckpointsResponse)(nil), // 45: weir.cluster.v1.CheckpointsResponse
+	nil,                         // 46: weir.cluster.v1.JobSpec.ConfigEntry
+	nil,                         // 47: weir.cluster.v1.JobSpec.ParallelismEntry
 }
 var file_cluster_proto_depIdxs = []int32{
 	4,  // 0: weir.cluster.v1.TaskManagerMessage.register:type_name -> weir.cluster.v1.Register
 	5,  // 1: weir.cluster.v1.TaskManagerMessage.heartbeat:type_name -> weir.cluster.v1.Heartbeat
-	9,  // 2: weir.cluster.v1.TaskManagerMessage.job_prepared:type_name -> weir.cluster.v1.JobPrepared
-	10, // 3: weir.cluster.v1.TaskManagerMessage.task_state_changed:type_name -> weir.cluster.v1.TaskStateChanged
-	11, // 4: weir.cluster.v1.TaskManagerMessage.acknowledge:type_name -> weir.cluster.v1.Acknowledge
-	12, // 5: weir.cluster.v1.TaskManagerMessage.decline:type_name -> weir.cluster.v1.Decline
-	13, // 6: weir.cluster.v1.TaskManagerMessage.end_of_data:type_name -> weir.cluster.v1.EndOfData
+	10, // 2: weir.cluster.v1.TaskManagerMessage.job_prepared:type_name -> weir.cluster.v1.JobPrepared
+	11, // 3: weir.cluster.v1.TaskManagerMessage.task_state_changed:type_name -> weir.cluster.v1.TaskStateChanged
+	12, // 4: weir.cluster.v1.TaskManagerMessage.acknowledge:type_name -> weir.cluster.v1.Acknowledge
+	13, // 5: weir.cluster.v1.TaskManagerMessage.decline:type_name -> weir.cluster.v1.Decline
+	14, // 6: weir.cluster.v1.TaskManagerMessage.end_of_data:type_name -> weir.cluster.v1.EndOfData
 	7,  // 7: weir.cluster.v1.Heartbeat.reports:type_name -> weir.cluster.v1.TaskReport
 	6,  // 8: weir.cluster.v1.Heartbeat.weak_jobs:type_name -> weir.cluster.v1.WeakJobReport
-	8,  // 9: weir.cluster.v1.WeakJobReport.figures:type_name -> weir.cluster.v1.WeakTaskReport
-	21, // 10: weir.cluster.v1.TaskReport.exec:type_name -> weir.cluster.v1.ExecutionID
-	8,  // 11: weir.cluster.v1.TaskReport.weak:type_name -> weir.cluster.v1.WeakTaskReport
-	21, // 12: weir.cluster.v1.TaskStateChanged.exec:type_name -> weir.cluster.v1.ExecutionID
-	0,  // 13: weir.cluster.v1.TaskStateChanged.state:type_name -> weir.cluster.v1.ExecState
-	21, // 14: weir.cluster.v1.Acknowledge.exec:type_name -> weir.cluster.v1.ExecutionID
-	21, // 15: weir.cluster.v1.Decline.exec:type_name -> weir.cluster.v1.ExecutionID
-	21, // 16: weir.cluster.v1.EndOfData.exec:type_name -> weir.cluster.v1.ExecutionID
-	15, // 17: weir.cluster.v1.JobManagerMessage.registered:type_name -> weir.cluster.v1.Registered
-	16, // 18: weir.cluster.v1.JobManagerMessage.rejected:type_name -> weir.cluster.v1.Rejected
-	17, // 19: weir.cluster.v1.JobManagerMessage.heartbeat_request:type_name -> weir.cluster.v1.HeartbeatRequest
-	19, // 20: weir.cluster.v1.JobManagerMessage.prepare_job:type_name -> weir.cluster.v1.PrepareJob
-	20, // 21: weir.cluster.v1.JobManagerMessage.release_job:type_name -> weir.cluster.v1.ReleaseJob
-	26, // 22: weir.cluster.v1.JobManagerMessage.deploy:type_name -> weir.cluster.v1.Deploy
-	27, // 23: weir.cluster.v1.JobManagerMessage.cancel:type_name -> weir.cluster.v1.CancelTasks
-	28, // 24: weir.cluster.v1.JobManagerMessage.trigger:type_name -> weir.cluster.v1.Trigger
-	29, // 25: weir.cluster.v1.JobManagerMessage.notify_complete:type_name -> weir.cluster.v1.NotifyComplete
-	30, // 26: weir.cluster.v1.JobManagerMessage.notify_aborted:type_name -> weir.cluster.v1.NotifyAborted
-	31, // 27: weir.cluster.v1.JobManagerMessage.stop_sources:type_name -> weir.cluster.v1.StopSources
-	32, // 28: weir.cluster.v1.JobManagerMessage.weak_peers:type_name -> weir.cluster.v1.WeakPeers
-	1,  // 29: weir.cluster.v1.Rejected.cause:type_name -> weir.cluster.v1.RejectCause
-	45, // 30: weir.cluster.v1.JobSpec.config:type_name -> weir.cluster.v1.JobSpec.ConfigEntry
-	46, // 31: weir.cluster.v1.JobSpec.parallelism:type_name -> weir.cluster.v1.JobSpec.ParallelismEntry
-	18, // 32: weir.cluster.v1.PrepareJob.spec:type_name -> weir.cluster.v1.JobSpec
-	21, // 33: weir.cluster.v1.ChannelDesc.peer:type_name -> weir.cluster.v1.ExecutionID
-	22, // 34: weir.cluster.v1.OutputEdge.consumers:type_name -> weir.cluster.v1.ChannelDesc
-	21, // 35: weir.cluster.v1.TaskDeployment.exec:type_name -> weir.cluster.v1.ExecutionID
-	22, // 36: weir.cluster.v1.TaskDeployment.inputs:type_name -> weir.cluster.v1.ChannelDesc
-	23, // 37: weir.cluster.v1.TaskDeployment.outputs:type_name -> weir.cluster.v1.OutputEdge
-	25, // 38: weir.cluster.v1.Deploy.restore:type_name -> weir.cluster.v1.RestoreRef
-	24, // 39: weir.cluster.v1.Deploy.tasks:type_name -> weir.cluster.v1.TaskDeployment
-	21, // 40: weir.cluster.v1.CancelTasks.execs:type_name -> weir.cluster.v1.ExecutionID
-	21, // 41: weir.cluster.v1.Trigger.exec:type_name -> weir.cluster.v1.ExecutionID
-	2,  // 42: weir.cluster.v1.Trigger.kind:type_name -> weir.cluster.v1.CheckpointKind
-	2,  // 43: weir.cluster.v1.NotifyComplete.kind:type_name -> weir.cluster.v1.CheckpointKind
-	21, // 44: weir.cluster.v1.StopSources.execs:type_name -> weir.cluster.v1.ExecutionID
-	22, // 45: weir.cluster.v1.WeakPeers.moved:type_name -> weir.cluster.v1.ChannelDesc
-	21, // 46: weir.cluster.v1.WeakPeers.finished:type_name -> weir.cluster.v1.ExecutionID
-	18, // 47: weir.cluster.v1.SubmitRequest.spec:type_name -> weir.cluster.v1.JobSpec
-	8,  // 48: weir.cluster.v1.JobUpdate.weak:type_name -> weir.cluster.v1.WeakTaskReport
-	38, // 49: weir.cluster.v1.ListResponse.jobs:type_name -> weir.cluster.v1.JobSummary
-	43, // 50: weir.cluster.v1.CheckpointsResponse.history:type_name -> weir.cluster.v1.CheckpointStats
-	3,  // 51: weir.cluster.v1.JobManager.Connect:input_type -> weir.cluster.v1.TaskManagerMessage
-	33, // 52: weir.cluster.v1.JobManager.Submit:input_type -> weir.cluster.v1.SubmitRequest
-	35, // 53: weir.cluster.v1.JobManager.Wait:input_type -> weir.cluster.v1.WaitRequest
-	37, // 54: weir.cluster.v1.JobManager.List:input_type -> weir.cluster.v1.ListRequest
-	40, // 55: weir.cluster.v1.JobManager.Cancel:input_type -> weir.cluster.v1.CancelRequest
-	42, // 56: weir.cluster.v1.JobManager.Checkpoints:input_type -> weir.cluster.v1.CheckpointsRequest
-	14, // 57: weir.cluster.v1.JobManager.Connect:output_type -> weir.cluster.v1.JobManagerMessage
-	34, // 58: weir.cluster.v1.JobManager.Submit:output_type -> weir.cluster.v1.SubmitResponse
-	36, // 59: weir.cluster.v1.JobManager.Wait:output_type -> weir.cluster.v1.JobUpdate
-	39, // 60: weir.cluster.v1.JobManager.List:output_type -> weir.cluster.v1.ListResponse
-	41, // 61: weir.cluster.v1.JobManager.Cancel:output_type -> weir.cluster.v1.CancelResponse
-	44, // 62: weir.cluster.v1.JobManager.Checkpoints:output_type -> weir.cluster.v1.CheckpointsResponse
-	57, // [57:63] is the sub-list for method output_type
-	51, // [51:57] is the sub-list for method input_type
-	51, // [51:51] is the sub-list for extension type_name
-	51, // [51:51] is the sub-list for extension extendee
-	0,  // [0:51] is the sub-list for field type_name
+	9,  // 9: weir.cluster.v1.WeakJobReport.figures:type_name -> weir.cluster.v1.WeakTaskReport
+	22, // 10: weir.cluster.v1.TaskReport.exec:type_name -> weir.cluster.v1.ExecutionID
+	9,  // 11: weir.cluster.v1.TaskReport.weak:type_name -> weir.cluster.v1.WeakTaskReport
+	8,  // 12: weir.cluster.v1.TaskReport.gauges:type_name -> weir.cluster.v1.Gauge
+	22, // 13: weir.cluster.v1.TaskStateChanged.exec:type_name -> weir.cluster.v1.ExecutionID
+	0,  // 14: weir.cluster.v1.TaskStateChanged.state:type_name -> weir.cluster.v1.ExecState
+	22, // 15: weir.cluster.v1.Acknowledge.exec:type_name -> weir.cluster.v1.ExecutionID
+	22, // 16: weir.cluster.v1.Decline.exec:type_name -> weir.cluster.v1.ExecutionID
+	22, // 17: weir.cluster.v1.EndOfData.exec:type_name -> weir.cluster.v1.ExecutionID
+	16, // 18: weir.cluster.v1.JobManagerMessage.registered:type_name -> weir.cluster.v1.Registered
+	17, // 19: weir.cluster.v1.JobManagerMessage.rejected:type_name -> weir.cluster.v1.Rejected
+	18, // 20: weir.cluster.v1.JobManagerMessage.heartbeat_request:type_name -> weir.cluster.v1.HeartbeatRequest
+	20, // 21: weir.cluster.v1.JobManagerMessage.prepare_job:type_name -> weir.cluster.v1.PrepareJob
+	21, // 22: weir.cluster.v1.JobManagerMessage.release_job:type_name -> weir.cluster.v1.ReleaseJob
+	27, // 23: weir.cluster.v1.JobManagerMessage.deploy:type_name -> weir.cluster.v1.Deploy
+	28, // 24: weir.cluster.v1.JobManagerMessage.cancel:type_name -> weir.cluster.v1.CancelTasks
+	29, // 25: weir.cluster.v1.JobManagerMessage.trigger:type_name -> weir.cluster.v1.Trigger
+	30, // 26: weir.cluster.v1.JobManagerMessage.notify_complete:type_name -> weir.cluster.v1.NotifyComplete
+	31, // 27: weir.cluster.v1.JobManagerMessage.notify_aborted:type_name -> weir.cluster.v1.NotifyAborted
+	32, // 28: weir.cluster.v1.JobManagerMessage.stop_sources:type_name -> weir.cluster.v1.StopSources
+	33, // 29: weir.cluster.v1.JobManagerMessage.weak_peers:type_name -> weir.cluster.v1.WeakPeers
+	1,  // 30: weir.cluster.v1.Rejected.cause:type_name -> weir.cluster.v1.RejectCause
+	46, // 31: weir.cluster.v1.JobSpec.config:type_name -> weir.cluster.v1.JobSpec.ConfigEntry
+	47, // 32: weir.cluster.v1.JobSpec.parallelism:type_name -> weir.cluster.v1.JobSpec.ParallelismEntry
+	19, // 33: weir.cluster.v1.PrepareJob.spec:type_name -> weir.cluster.v1.JobSpec
+	22, // 34: weir.cluster.v1.ChannelDesc.peer:type_name -> weir.cluster.v1.ExecutionID
+	23, // 35: weir.cluster.v1.OutputEdge.consumers:type_name -> weir.cluster.v1.ChannelDesc
+	22, // 36: weir.cluster.v1.TaskDeployment.exec:type_name -> weir.cluster.v1.ExecutionID
+	23, // 37: weir.cluster.v1.TaskDeployment.inputs:type_name -> weir.cluster.v1.ChannelDesc
+	24, // 38: weir.cluster.v1.TaskDeployment.outputs:type_name -> weir.cluster.v1.OutputEdge
+	26, // 39: weir.cluster.v1.Deploy.restore:type_name -> weir.cluster.v1.RestoreRef
+	25, // 40: weir.cluster.v1.Deploy.tasks:type_name -> weir.cluster.v1.TaskDeployment
+	22, // 41: weir.cluster.v1.CancelTasks.execs:type_name -> weir.cluster.v1.ExecutionID
+	22, // 42: weir.cluster.v1.Trigger.exec:type_name -> weir.cluster.v1.ExecutionID
+	2,  // 43: weir.cluster.v1.Trigger.kind:type_name -> weir.cluster.v1.CheckpointKind
+	2,  // 44: weir.cluster.v1.NotifyComplete.kind:type_name -> weir.cluster.v1.CheckpointKind
+	22, // 45: weir.cluster.v1.StopSources.execs:type_name -> weir.cluster.v1.ExecutionID
+	23, // 46: weir.cluster.v1.WeakPeers.moved:type_name -> weir.cluster.v1.ChannelDesc
+	22, // 47: weir.cluster.v1.WeakPeers.finished:type_name -> weir.cluster.v1.ExecutionID
+	19, // 48: weir.cluster.v1.SubmitRequest.spec:type_name -> weir.cluster.v1.JobSpec
+	9,  // 49: weir.cluster.v1.JobUpdate.weak:type_name -> weir.cluster.v1.WeakTaskReport
+	39, // 50: weir.cluster.v1.ListResponse.jobs:type_name -> weir.cluster.v1.JobSummary
+	44, // 51: weir.cluster.v1.CheckpointsResponse.history:type_name -> weir.cluster.v1.CheckpointStats
+	3,  // 52: weir.cluster.v1.JobManager.Connect:input_type -> weir.cluster.v1.TaskManagerMessage
+	34, // 53: weir.cluster.v1.JobManager.Submit:input_type -> weir.cluster.v1.SubmitRequest
+	36, // 54: weir.cluster.v1.JobManager.Wait:input_type -> weir.cluster.v1.WaitRequest
+	38, // 55: weir.cluster.v1.JobManager.List:input_type -> weir.cluster.v1.ListRequest
+	41, // 56: weir.cluster.v1.JobManager.Cancel:input_type -> weir.cluster.v1.CancelRequest
+	43, // 57: weir.cluster.v1.JobManager.Checkpoints:input_type -> weir.cluster.v1.CheckpointsRequest
+	15, // 58: weir.cluster.v1.JobManager.Connect:output_type -> weir.cluster.v1.JobManagerMessage
+	35, // 59: weir.cluster.v1.JobManager.Submit:output_type -> weir.cluster.v1.SubmitResponse
+	37, // 60: weir.cluster.v1.JobManager.Wait:output_type -> weir.cluster.v1.JobUpdate
+	40, // 61: weir.cluster.v1.JobManager.List:output_type -> weir.cluster.v1.ListResponse
+	42, // 62: weir.cluster.v1.JobManager.Cancel:output_type -> weir.cluster.v1.CancelResponse
+	45, // 63: weir.cluster.v1.JobManager.Checkpoints:output_type -> weir.cluster.v1.CheckpointsResponse
+	58, // [58:64] is the sub-list for method output_type
+	52, // [52:58] is the sub-list for method input_type
+	52, // [52:52] is the sub-list for extension type_name
+	52, // [52:52] is the sub-list for extension extendee
+	0,  // [0:52] is the sub-list for field type_name
 }
 
 func init() { file_cluster_proto_init() }
@@ -3778,7 +3857,7 @@ func file_cluster_proto_init() {
 		(*TaskManagerMessage_EndOfData)(nil),
 	}
 	file_cluster_proto_msgTypes[4].OneofWrappers = []any{}
-	file_cluster_proto_msgTypes[11].OneofWrappers = []any{
+	file_cluster_proto_msgTypes[12].OneofWrappers = []any{
 		(*JobManagerMessage_Registered)(nil),
 		(*JobManagerMessage_Rejected)(nil),
 		(*JobManagerMessage_HeartbeatRequest)(nil),
@@ -3792,14 +3871,14 @@ func file_cluster_proto_init() {
 		(*JobManagerMessage_StopSources)(nil),
 		(*JobManagerMessage_WeakPeers)(nil),
 	}
-	file_cluster_proto_msgTypes[26].OneofWrappers = []any{}
+	file_cluster_proto_msgTypes[27].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_cluster_proto_rawDesc), len(file_cluster_proto_rawDesc)),
 			NumEnums:      3,
-			NumMessages:   44,
+			NumMessages:   45,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

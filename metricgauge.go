@@ -1,0 +1,17 @@
+package weir
+
+// SetGauge publishes a gauge of the operator: a figure the job's
+// monitoring should see, such as a source's lag. name is a Prometheus
+// metric name and labels are key, value pairs telling gauges of one name
+// apart. The engine exports the gauge with the task's metrics on the
+// JobManager's /metrics, labelled with the job and the task (task_id,
+// task_name, subtask_index) besides labels — in a local run and in a
+// cluster, where the TaskManagers' heartbeats carry it — as Flink exports
+// a metric group's gauges. The last value set stays until the task ends.
+// SetGauge may be called from any goroutine.
+func (rc *RuntimeContext) SetGauge(name string, v float64, labels ...string) {
+	if rc == nil || rc.oc == nil || rc.oc.Gauges == nil {
+		return
+	}
+	rc.oc.Gauges.Set(name, v, labels...)
+}
