@@ -1,6 +1,9 @@
 package main
 
 import (
+	"encoding/json"
+	"io"
+	"net/http"
 	"regexp"
 	"strings"
 	"testing"
@@ -40,4 +43,72 @@ func TestClusterRescaleInPlace(t *testing.T) {
 		t.Fatalf("rescaled 2 → 3 → 1 in place: %s\n%s", d, c.logs())
 	}
 	assertNoInProgress(t, out)
+}
+
+// TestClusterAutoscaler runs the demo on a cluster with the autoscaler
+// on and a target utilization so low that any busy vertex is to be
+// scaled up: the JobManager's autoscaler must rescale the job in place
+// (GET /jobs/demo/autoscaler shows the rescale with its inputs), and the
+// output stays exactly the failure-free one.
+func TestClusterAutoscaler(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs a cluster of three processes for seconds")
+	}
+	const events = 1_000_000
+	// Task reports reach the JobManager with the heartbeats: often, so
+	// that the short windows below see several.
+	c := startE2ECluster(t, 2, 2, "heartbeat.interval=300ms", "heartbeat.timeout=10s")
+	args, out := c.demoArgs(events, 40_000, 1,
+		"-D", "job.autoscaler.enabled=true", "-D", "job.autoscaler.interval=300ms",
+		"-D", "job.autoscaler.metrics.window=2s", "-D", "job.autoscaler.stabilization.interval=500ms",
+		"-D", "job.autoscaler.target.utilization=0.005", "-D", "job.autoscaler.target.utilization.boundary=0.003",
+		"-D", "job.autoscaler.scale-up.max-factor=2")
+	client := startWeir(t, 2*time.Minute, args...)
+	var info struct {
+		Enabled   bool  `json:"enabled"`
+		Rescales  int64 `json:"rescales"`
+		Decisions []struct {
+			Rescale  bool `json:"rescale"`
+			Vertices []struct {
+				ID       string `json:"id"`
+				From, To int
+				Why      string `json:"why"`
+			} `json:"vertices"`
+		} `json:"decisions"`
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	last := ""
+	for info.Rescales == 0 {
+		if time.Now().After(deadline) {
+			var lines []string
+			for _, l := range strings.Split(c.jm.stderr(), "\n") {
+				if (strings.Contains(l, "autoscal") || strings.Contains(l, "job started") || strings.Contains(l, "rror")) && !strings.Contains(l, "rest: request") {
+					lines = append(lines, l)
+				}
+			}
+			t.Fatalf("no autoscaler rescale within 30 s (client: %s): %s\nthe JobManager's autoscaler lines:\n%s\n%s", tail(client.stderr(), 2000), tail(last, 3000), strings.Join(lines[max(0, len(lines)-20):], "\n"), c.logs())
+		}
+		time.Sleep(200 * time.Millisecond)
+		resp, err := http.Get("http://" + c.rest + "/jobs/demo/autoscaler")
+		if err != nil {
+			continue
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if err := json.Unmarshal(body, &info); err != nil || resp.StatusCode != http.StatusOK {
+			continue
+		}
+		last = string(body)
+	}
+	if !info.Enabled || len(info.Decisions) == 0 {
+		t.Fatalf("autoscaler info: %+v", info)
+	}
+	t.Logf("autoscaler rescaled %d times; decisions %+v", info.Rescales, info.Decisions[len(info.Decisions)-1])
+	res := c.waitOrDump(client, 2*time.Minute)
+	if res.code != 0 {
+		t.Fatalf("client: exit %d\n%s\n%s", res.code, res.stderr, c.logs())
+	}
+	if d := demo.Diff(demo.Expected(events, demoKeys), committed(t, out)); d != "" {
+		t.Fatalf("autoscaled: %s\n%s", d, c.logs())
+	}
 }

@@ -58,6 +58,16 @@ type jobManager struct {
 	// submitting are the names of submissions being built: a second
 	// submission of such a name is refused (see reserve).
 	submitting map[string]bool
+	// autoscalers are the running autoscalers of jobs with
+	// job.autoscaler.enabled, by job name: each outlives the runs its
+	// rescales start, and stops with the job.
+	autoscalers map[string]*jobAutoscaler
+}
+
+// jobAutoscaler is a job's autoscaler and what stops it.
+type jobAutoscaler struct {
+	a    *runtime.Autoscaler
+	stop context.CancelFunc
 }
 
 // managedJob is one job of the JobManager.
@@ -98,7 +108,7 @@ func newEndedJob(r jobRecord) *managedJob {
 }
 
 func newJobManager(ctx context.Context, cfg JobManagerConfig) *jobManager {
-	return &jobManager{cfg: cfg, log: cfg.Logger, store: jobStore{dir: cfg.StateDir}, ctx: ctx, jobs: map[string]*managedJob{}, submitting: map[string]bool{}, ready: make(chan struct{})}
+	return &jobManager{cfg: cfg, log: cfg.Logger, store: jobStore{dir: cfg.StateDir}, ctx: ctx, jobs: map[string]*managedJob{}, submitting: map[string]bool{}, autoscalers: map[string]*jobAutoscaler{}, ready: make(chan struct{})}
 }
 
 func (m *jobManager) setDispatcher(d *Dispatcher) {
@@ -331,6 +341,11 @@ func (m *jobManager) start(rec jobRecord, sub *submission) (*managedJob, error) 
 	}
 	j.cj = cj
 	j.names = cj.VertexNames()
+	if jc.Autoscaler.Enabled {
+		if err := m.autoscale(spec.Name, jc, cj); err != nil {
+			return nil, fmt.Errorf("job %s: %w", spec.Name, err)
+		}
+	}
 	if j.rec.FirstCheckpoint == 0 {
 		j.rec.FirstCheckpoint = cj.FirstCheckpoint()
 	}
@@ -362,6 +377,41 @@ func (m *jobManager) start(rec jobRecord, sub *submission) (*managedJob, error) 
 	return j, nil
 }
 
+// autoscale attaches the job's run cj to its autoscaler, started on the
+// job's first run.
+func (m *jobManager) autoscale(name string, jc runtime.JobConfig, cj *runtime.ClusterJob) error {
+	m.mu.Lock()
+	as := m.autoscalers[name]
+	m.mu.Unlock()
+	if as == nil {
+		a, err := runtime.NewAutoscaler(jc.Autoscaler, jc.Logger, func() (n int) {
+			// The cluster's slots: other jobs' share is not subtracted.
+			m.dispatcher().WithSlotPool(func(p *SlotPool) { n = p.Total() })
+			return n
+		})
+		if err != nil {
+			return err
+		}
+		ctx, cancel := context.WithCancel(m.ctx)
+		as = &jobAutoscaler{a: a, stop: cancel}
+		m.mu.Lock()
+		m.autoscalers[name] = as
+		m.mu.Unlock()
+		go a.Run(ctx)
+	}
+	return as.a.Attach(cj)
+}
+
+// stopAutoscaler stops the job's autoscaler, if it has one.
+func (m *jobManager) stopAutoscaler(name string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if as := m.autoscalers[name]; as != nil {
+		as.stop()
+		delete(m.autoscalers, name)
+	}
+}
+
 // restartRescaled starts j again at the parallelism of its in-place
 // rescale (par, by operator uid), recorded in its spec, from its newest
 // checkpoint: the final one its attempt stopped on. The new run replaces
@@ -388,6 +438,7 @@ func (m *jobManager) restartRescaled(j *managedJob, par map[string]int) {
 // JobManager would run it again.
 func (m *jobManager) finished(j *managedJob, err error) {
 	defer close(j.done)
+	m.stopAutoscaler(j.rec.Spec.Name)
 	// A WEAKLY_CONSISTENT job's figures are counted on the TaskManagers,
 	// which send their last ones as they release the job.
 	j.weak.awaitFinal(m.dispatcher().live, weakFinalTimeout)

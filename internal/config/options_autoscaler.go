@@ -19,10 +19,10 @@ const (
 func autoscalerOptions() []Option {
 	return []Option{
 		{Key: AutoscalerEnabled, Default: "false", Kind: KindBool,
-			Description: "Let the JobManager rescale the job in place when its vertices' load leaves the target utilization band (docs/rescaling.md); operators the program pinned with Parallelism(n) are left as they are."},
+			Description: "Let the job rescale itself in place when a vertex's load leaves the target utilization band (docs/rescaling.md); operators the program pinned with Parallelism(n) keep it. Its windows should span several heartbeat.interval on a cluster, where task reports arrive with the heartbeats."},
 		{Key: AutoscalerInterval, Default: "10 s", Kind: KindDuration, Validate: durationPositive,
 			Description: "How often the autoscaler samples the subtasks' rates and busy times and evaluates its rule."},
-		{Key: AutoscalerTargetUtilization, Default: "0.7", Kind: KindFloat, Validate: floatBetween(0.01, 1),
+		{Key: AutoscalerTargetUtilization, Default: "0.7", Kind: KindFloat, Validate: floatBetween(0.001, 1),
 			Description: "Fraction of a vertex's true capacity (records in per second ÷ busy fraction) its target rate should use."},
 		{Key: AutoscalerBoundary, Default: "0.3", Kind: KindFloat, Validate: floatBetween(0, 0.99),
 			Description: "No rescale while utilization is within target ± this boundary (it must stay below the target)."},

@@ -40,6 +40,9 @@ type autoscaleDriver struct {
 	rescale func(context.Context, jobstatus.Rescale) (jobstatus.RescaleResult, error)
 	log     *slog.Logger
 	now     func() time.Time
+	// slots returns the slots the job may use, the bound of any vertex's
+	// parallelism under slot sharing; nil: unbounded (a local run).
+	slots func() int
 
 	mu     sync.Mutex
 	jg     *dataflow.JobGraph // the attached attempt's graph
@@ -59,7 +62,9 @@ func newAutoscaleDriver(cfg AutoscalerConfig, status *jobstatus.JobStatus, resca
 	if cfg.Interval <= 0 {
 		return nil, fmt.Errorf("job.autoscaler.interval %v: want a positive duration", cfg.Interval)
 	}
-	jobstatus.RecorderOf(status).SetAutoscaling()
+	if status != nil {
+		jobstatus.RecorderOf(status).SetAutoscaling()
+	}
 	return &autoscaleDriver{cfg: cfg, status: status, rescale: rescale, log: log, now: now}, nil
 }
 
@@ -92,6 +97,46 @@ func autoscalerVertices(jg *dataflow.JobGraph) ([]autoscaler.Vertex, []string) {
 	}
 	return out, ids
 }
+
+// Autoscaler is the autoscaler of a job on a cluster: the JobManager
+// makes one per job, Attaches each run of it (the submission, each run an
+// in-place rescale starts) and Runs it until the job ends.
+type Autoscaler struct{ d *autoscaleDriver }
+
+// NewAutoscaler returns the autoscaler of a cluster job with cfg; slots
+// says how many slots the job may use (under slot sharing, the bound of
+// any vertex's parallelism).
+func NewAutoscaler(cfg AutoscalerConfig, log *slog.Logger, slots func() int) (*Autoscaler, error) {
+	d, err := newAutoscaleDriver(cfg, nil, nil, log, time.Now)
+	if err != nil {
+		return nil, err
+	}
+	d.slots = slots
+	return &Autoscaler{d: d}, nil
+}
+
+// Attach makes j's run the one the autoscaler samples and rescales.
+func (a *Autoscaler) Attach(j *ClusterJob) error {
+	st := j.jm.cfg.Status
+	rec := jobstatus.RecorderOf(st)
+	rec.SetAutoscaling()
+	a.d.mu.Lock()
+	if old := a.d.status; old != nil && old != st {
+		// A new run's status starts afresh: it inherits the figures and
+		// evaluations of the runs before.
+		st.AutoscalerRescales.Store(old.AutoscalerRescales.Load())
+		_, ds := old.Autoscaler()
+		for _, d := range ds {
+			rec.AutoscalerDecided(d)
+		}
+	}
+	a.d.status, a.d.rescale = st, j.jm.cfg.Control.Rescale
+	a.d.mu.Unlock()
+	return a.d.attach(j.jm.jg)
+}
+
+// Run samples and evaluates every interval until ctx ends.
+func (a *Autoscaler) Run(ctx context.Context) { a.d.run(ctx) }
 
 // attach makes jg the graph of the running attempt: the first builds the
 // rule, later ones (after a rescale) tell it the new parallelisms.
@@ -131,17 +176,20 @@ func (d *autoscaleDriver) run(ctx context.Context) {
 		if !ok {
 			continue
 		}
+		d.mu.Lock()
+		status, rescale := d.status, d.rescale
+		d.mu.Unlock()
 		if r != nil {
-			res, err := d.rescale(ctx, *r)
+			res, err := rescale(ctx, *r)
 			if err != nil {
 				dec.Error = err.Error()
 				d.log.Warn("autoscaler: rescale refused or failed; the job goes on at its parallelism", "error", err)
 			} else {
-				d.status.AutoscalerRescales.Add(1)
+				status.AutoscalerRescales.Add(1)
 				d.log.Info("autoscaler: rescaled", "checkpoint", res.Checkpoint, "parallelism", res.Parallelism)
 			}
 		}
-		jobstatus.RecorderOf(d.status).AutoscalerDecided(dec)
+		jobstatus.RecorderOf(status).AutoscalerDecided(dec)
 	}
 }
 
@@ -152,10 +200,15 @@ func (d *autoscaleDriver) tick() (*jobstatus.Rescale, jobstatus.AutoscalerDecisi
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.scaler == nil || d.status.State() != jobstatus.StateRunning {
+		d.log.Debug("autoscaler: the job does not run; nothing sampled")
 		return nil, jobstatus.AutoscalerDecision{}, false
 	}
 	now := d.now()
+	if d.slots != nil {
+		d.scaler.SetSlots(d.slots())
+	}
 	if !d.sample(now) {
+		d.log.Debug("autoscaler: no new task reports to sample")
 		return nil, jobstatus.AutoscalerDecision{}, false
 	}
 	dec := d.scaler.Evaluate(now)
@@ -194,6 +247,23 @@ func (d *autoscaleDriver) sample(now time.Time) bool {
 	}
 	if len(tasks) != want {
 		return false
+	}
+	// On a cluster the reports are as fresh as the TaskManagers' last
+	// heartbeats: a sample that finds every counter as it was sees no new
+	// report (or an idle job, which gives the rule nothing to estimate
+	// either) and waits for the next, so rates span whole report
+	// intervals.
+	if d.last != nil {
+		same := true
+		for _, t := range tasks {
+			if p, ok := d.last[[2]int{t.Vertex, t.Subtask}]; !ok || p != (taskCounts{in: t.RecordsIn, out: t.RecordsOut}) {
+				same = false
+				break
+			}
+		}
+		if same {
+			return false
+		}
 	}
 	prev, prevAt := d.last, d.lastAt
 	d.last, d.lastAt = make(map[[2]int]taskCounts, len(tasks)), now
