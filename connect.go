@@ -154,19 +154,10 @@ func (c coFirst[K, A, B, U]) ProcessElement(v A, kc *KeyedContext[K], out *Colle
 }
 
 func (c coFirst[K, A, B, U]) OnTimer(ts int64, kc *KeyedContext[K], out *Collector[U]) error {
-	t, ok := c.fn.(TimerFunction[K, U])
-	if !ok {
-		return fmt.Errorf("function %T registered a%s timer but has no OnTimer method (weir.TimerFunction)", c.fn, kc.domain.article())
-	}
-	return t.OnTimer(ts, kc, out)
+	return onTimerOf[K, U](c.fn, ts, kc, out)
 }
 
-func (c coFirst[K, A, B, U]) Close(ctx context.Context) error {
-	if cl, ok := c.fn.(Closer); ok {
-		return cl.Close(ctx)
-	}
-	return nil
-}
+func (c coFirst[K, A, B, U]) Close(ctx context.Context) error { return closeFn(ctx, c.fn) }
 
 // coFlatMapOp is the stateless two-input operator.
 type coFlatMapOp[A, B, U any] struct {

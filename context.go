@@ -16,6 +16,9 @@ import (
 type RuntimeContext struct {
 	oc  *dataflow.OperatorContext
 	ops *state.OperatorBackend
+	// bcast are the operator's broadcast states; nil unless it reads a
+	// broadcast stream (GetBroadcastState).
+	bcast *broadcastStates
 }
 
 // Subtask is the index of this parallel instance, from 0.

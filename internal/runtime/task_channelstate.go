@@ -25,6 +25,10 @@ type unalignedState struct {
 	// priorityTriggers: a source sends periodic barriers as priority
 	// events (pure unaligned mode, no alignment timeout).
 	priorityTriggers bool
+	// inBand[k] says output k's consumer aligns its barriers whatever the
+	// mode (dataflow.Node.AlignedBarriers): a barrier goes to it in band,
+	// behind the data, never as a priority event.
+	inBand []bool
 	chans            []channelInfo // per gate channel, when needed
 	rec              *channelRecorder
 	maxChannelState  int64

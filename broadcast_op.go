@@ -1,0 +1,311 @@
+package weir
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/weirstream/weir/internal/checkpoint"
+	"github.com/weirstream/weir/internal/dataflow"
+	"github.com/weirstream/weir/internal/runtime"
+	"github.com/weirstream/weir/internal/state"
+)
+
+// broadcastEntry is one entry of a broadcast state as a checkpoint stores
+// it: an element of the operator list state "broadcast/<name>"
+// (runtime.BroadcastStatePrefix), which only subtask 0 fills.
+type broadcastEntry[K comparable, V any] struct {
+	Key   K
+	Value V
+}
+
+// broadcastDecl is a descriptor without its types: open registers the
+// state in a subtask's operator backend and restores its map.
+type broadcastDecl struct {
+	name string
+	open func(ops *state.OperatorBackend, owner *broadcastStates) (broadcastState, error)
+}
+
+// broadcastState is a *BroadcastState[K, V] without its types.
+type broadcastState interface {
+	// stage puts the map into the operator list state for a snapshot
+	// (store), or leaves the list empty (a subtask that stores nothing).
+	stage(store bool)
+	// unstage empties the list again once the snapshot encoded it: the
+	// map is the state, the list only its checkpoint form.
+	unstage()
+	types() string
+}
+
+func (s *BroadcastState[K, V]) stage(store bool) {
+	if !store {
+		s.list.Clear()
+		return
+	}
+	entries := make([]broadcastEntry[K, V], 0, len(s.m))
+	for k, v := range s.m {
+		entries = append(entries, broadcastEntry[K, V]{Key: k, Value: v})
+	}
+	s.list.Update(entries)
+}
+
+func (s *BroadcastState[K, V]) unstage() { s.list.Clear() }
+
+func (s *BroadcastState[K, V]) types() string {
+	return fmt.Sprintf("a map of %T to %T", *new(K), *new(V))
+}
+
+// broadcastStates are one operator subtask's broadcast states. Touched by
+// the task goroutine only.
+type broadcastStates struct {
+	decls  []broadcastDecl
+	byName map[string]broadcastState
+	all    []broadcastState
+	// write is set while ProcessBroadcastElement runs: the only time the
+	// function may change broadcast state.
+	write bool
+	// err is the first change refused outside ProcessBroadcastElement; the
+	// operator fails the task with it after the call.
+	err error
+}
+
+// open registers every declared state in rc's operator backend, restoring
+// it, before the function's Open.
+func (b *broadcastStates) open(rc *RuntimeContext) error {
+	rc.bcast = b
+	b.byName = make(map[string]broadcastState, len(b.decls))
+	for _, d := range b.decls {
+		s, err := d.open(rc.ops, b)
+		if err != nil {
+			err = fmt.Errorf("operator %q: %w", rc.oc.UID, err)
+			if rc.oc.Restored != nil {
+				err = restoreFailure(err)
+			}
+			return err
+		}
+		b.byName[d.name] = s
+		b.all = append(b.all, s)
+	}
+	return nil
+}
+
+// writable reports whether a change of state name is allowed now, and
+// records the refusal when it is not: a subtask that changed broadcast
+// state while processing its own share of the other input would hold
+// another state than its peers, and the one stored copy would be wrong
+// for all but one of them.
+func (b *broadcastStates) writable(name, op string) bool {
+	if b.write {
+		return true
+	}
+	if b.err == nil {
+		b.err = runtime.Unrecoverable(fmt.Errorf("broadcast state %q: %s outside ProcessBroadcastElement: broadcast state is read-only while the other input is processed (each subtask sees only its share of it, so the subtasks' states would differ)", name, op))
+	}
+	return false
+}
+
+// stage prepares a snapshot: subtask 0 stores the states, the others
+// nothing, since every subtask holds the same (the checkpoint holds them
+// once; a restore hands that copy to every subtask).
+func (b *broadcastStates) stage(subtask int) {
+	for _, s := range b.all {
+		s.stage(subtask == 0)
+	}
+}
+
+func (b *broadcastStates) unstage() {
+	for _, s := range b.all {
+		s.unstage()
+	}
+}
+
+// eachRecord calls f for every record of batch with c and col, the
+// record's timestamp in *cur and col, and broadcast state writable when
+// write is set. It stops at the first error, or at a refused change of
+// broadcast state.
+func eachRecord[X, C, U any](bs *broadcastStates, write bool, batch []X, ts []int64, f func(X, C, *Collector[U]) error, c C, cur *int64, col *Collector[U]) error {
+	col.reset(ts != nil)
+	*cur = NoTimestamp
+	bs.write = write
+	for i, v := range batch {
+		if ts != nil {
+			*cur, col.cur = ts[i], ts[i]
+		}
+		if err := f(v, c, col); err != nil {
+			bs.write = false
+			return err
+		}
+		if bs.err != nil {
+			bs.write = false
+			return bs.err
+		}
+	}
+	bs.write = false
+	return nil
+}
+
+// keyedBroadcastOp is KeyedBroadcastProcess's operator: a processOp
+// (keyed backend, restore, snapshots, timers, watermarks, Close) whose
+// function takes the keyed input, plus the broadcast states and the
+// broadcast input.
+type keyedBroadcastOp[K comparable, T, B, U any] struct {
+	processOp[K, T, U]
+	fnB   KeyedBroadcastProcessFunction[K, T, B, U]
+	bs    broadcastStates
+	bctx  KeyedBroadcastContext[K]
+	pushB func(B, *KeyedBroadcastContext[K], *Collector[U]) error // fnB.ProcessBroadcastElement, bound once
+}
+
+func (o *keyedBroadcastOp[K, T, B, U]) Open(ctx context.Context, oc *dataflow.OperatorContext) error {
+	// processOp.Open opens the broadcast states (processOp.bcast) before
+	// the function's Open.
+	if err := o.processOp.Open(ctx, oc); err != nil {
+		return err
+	}
+	o.bctx = KeyedBroadcastContext[K]{BroadcastContext: BroadcastContext{RuntimeContext: o.kctx.RuntimeContext, ts: NoTimestamp}, kc: &o.kctx}
+	return nil
+}
+
+func (o *keyedBroadcastOp[K, T, B, U]) Push1(ctx context.Context, batch []T, ts []int64) error {
+	return o.processOp.Push(ctx, batch, ts)
+}
+
+func (o *keyedBroadcastOp[K, T, B, U]) Push2(ctx context.Context, batch []B, ts []int64) error {
+	if err := eachRecord(&o.bs, true, batch, ts, o.pushB, &o.bctx, &o.bctx.ts, &o.col); err != nil {
+		return err
+	}
+	// ApplyToKeyedState may have written keyed state: a failed access
+	// fails the task before the output leaves.
+	if err := o.backend.Err(); err != nil {
+		return err
+	}
+	if err := o.emit(ctx, o.col.buf, o.col.times()); err != nil {
+		return err
+	}
+	return o.flushSides(ctx)
+}
+
+func (o *keyedBroadcastOp[K, T, B, U]) SnapshotState(ctx context.Context, id checkpoint.ID, ts time.Time) (dataflow.AsyncSnapshot, error) {
+	return o.SnapshotStateKind(ctx, id, ts, checkpoint.Periodic)
+}
+
+// SnapshotStateKind snapshots the keyed state as Process does, with the
+// broadcast states in the operator state of subtask 0. The operator state
+// is encoded in the synchronous part, so the staged lists are emptied
+// again right after.
+func (o *keyedBroadcastOp[K, T, B, U]) SnapshotStateKind(ctx context.Context, id checkpoint.ID, ts time.Time, kind checkpoint.Kind) (dataflow.AsyncSnapshot, error) {
+	o.bs.stage(o.oc.Subtask)
+	defer o.bs.unstage()
+	return o.processOp.SnapshotStateKind(ctx, id, ts, kind)
+}
+
+// broadcastKeyedSide presents a KeyedBroadcastProcessFunction as the
+// KeyedProcessFunction of its keyed input, for processOp; it fails the
+// record that changed broadcast state.
+type broadcastKeyedSide[K comparable, T, B, U any] struct {
+	fn KeyedBroadcastProcessFunction[K, T, B, U]
+	bs *broadcastStates
+}
+
+func (s broadcastKeyedSide[K, T, B, U]) Open(ctx context.Context, kc *KeyedContext[K]) error {
+	return s.fn.Open(ctx, kc)
+}
+
+func (s broadcastKeyedSide[K, T, B, U]) ProcessElement(v T, kc *KeyedContext[K], out *Collector[U]) error {
+	if err := s.fn.ProcessElement(v, kc, out); err != nil {
+		return err
+	}
+	return s.bs.err
+}
+
+func (s broadcastKeyedSide[K, T, B, U]) OnTimer(ts int64, kc *KeyedContext[K], out *Collector[U]) error {
+	return onTimerOf[K, U](s.fn, ts, kc, out)
+}
+
+func (s broadcastKeyedSide[K, T, B, U]) Close(ctx context.Context) error { return closeFn(ctx, s.fn) }
+
+// broadcastOp is BroadcastProcess's operator: a non-keyed two-input
+// operator with broadcast states.
+type broadcastOp[T, B, U any] struct {
+	baseOp
+	emitter[U]
+	sideOutputs
+	fn     BroadcastProcessFunction[T, B, U]
+	push1  func(T, *BroadcastContext, *Collector[U]) error // fn.ProcessElement, bound once
+	push2  func(B, *BroadcastContext, *Collector[U]) error // fn.ProcessBroadcastElement
+	rc     *RuntimeContext
+	bs     broadcastStates
+	bctx   BroadcastContext
+	col    Collector[U]
+	opened bool
+}
+
+func (o *broadcastOp[T, B, U]) Open(ctx context.Context, oc *dataflow.OperatorContext) error {
+	o.oc = oc
+	o.rc = newRuntimeContext(oc)
+	if err := o.bs.open(o.rc); err != nil {
+		return err
+	}
+	o.bctx = BroadcastContext{RuntimeContext: *o.rc, ts: NoTimestamp}
+	o.opened = true
+	if err := o.fn.Open(ctx, o.rc); err != nil {
+		if oc.Restored != nil {
+			err = restoreFailure(fmt.Errorf("operator %q: %w", oc.UID, err))
+		}
+		return err
+	}
+	return nil
+}
+
+func (o *broadcastOp[T, B, U]) Push1(ctx context.Context, batch []T, ts []int64) error {
+	return o.push(ctx, eachRecord(&o.bs, false, batch, ts, o.push1, &o.bctx, &o.bctx.ts, &o.col))
+}
+
+func (o *broadcastOp[T, B, U]) Push2(ctx context.Context, batch []B, ts []int64) error {
+	return o.push(ctx, eachRecord(&o.bs, true, batch, ts, o.push2, &o.bctx, &o.bctx.ts, &o.col))
+}
+
+// push emits what a batch collected, unless processing it failed.
+func (o *broadcastOp[T, B, U]) push(ctx context.Context, err error) error {
+	if err != nil {
+		return err
+	}
+	if err := o.emit(ctx, o.col.buf, o.col.times()); err != nil {
+		return err
+	}
+	return o.flushSides(ctx)
+}
+
+func (o *broadcastOp[T, B, U]) SnapshotState(_ context.Context, id checkpoint.ID, _ time.Time) (dataflow.AsyncSnapshot, error) {
+	o.bs.stage(o.oc.Subtask)
+	defer o.bs.unstage()
+	a, err := operatorStateSnapshot(o.rc)
+	if err != nil {
+		return nil, fmt.Errorf("operator %q: checkpoint %d: %w", o.oc.UID, id, err)
+	}
+	return a, nil
+}
+
+func (o *broadcastOp[T, B, U]) Close(ctx context.Context) error {
+	if !o.opened {
+		return nil
+	}
+	return closeFn(ctx, o.fn)
+}
+
+// onTimerOf calls fn's OnTimer, or fails naming fn when it has none.
+func onTimerOf[K comparable, U any](fn any, ts int64, kc *KeyedContext[K], out *Collector[U]) error {
+	t, ok := fn.(TimerFunction[K, U])
+	if !ok {
+		return fmt.Errorf("function %T registered a%s timer but has no OnTimer method (weir.TimerFunction)", fn, kc.domain.article())
+	}
+	return t.OnTimer(ts, kc, out)
+}
+
+// closeFn closes fn if it is a Closer.
+func closeFn(ctx context.Context, fn any) error {
+	if cl, ok := fn.(Closer); ok {
+		return cl.Close(ctx)
+	}
+	return nil
+}
