@@ -28,14 +28,14 @@ type unalignedState struct {
 	// inBand[k] says output k's consumer aligns its barriers whatever the
 	// mode (dataflow.Node.AlignedBarriers): a barrier goes to it in band,
 	// behind the data, never as a priority event.
-	inBand []bool
-	chans            []channelInfo // per gate channel, when needed
-	rec              *channelRecorder
-	maxChannelState  int64
-	alignAt          time.Time     // alignment timer, zero when not armed; monotonic
-	alignTimeout     time.Duration // execution.checkpointing.aligned-checkpoint-timeout
-	alignID          checkpoint.ID
-	overtaken        []any // reused by StopRecording
+	inBand          []bool
+	chans           []channelInfo // per gate channel, when needed
+	rec             *channelRecorder
+	maxChannelState int64
+	alignAt         time.Time     // alignment timer, zero when not armed; monotonic
+	alignTimeout    time.Duration // execution.checkpointing.aligned-checkpoint-timeout
+	alignID         checkpoint.ID
+	overtaken       []any // reused by StopRecording
 	// lastSeq[c] is the Seq of the last data buffer polled from gate
 	// channel c (unaligned checkpoints: what a priority barrier overtook).
 	lastSeq []uint64
