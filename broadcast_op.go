@@ -13,7 +13,10 @@ import (
 
 // broadcastEntry is one entry of a broadcast state as a checkpoint stores
 // it: an element of the operator list state "broadcast/<name>"
-// (runtime.BroadcastStatePrefix), which only subtask 0 fills.
+// (runtime.BroadcastStatePrefix), which only subtask 0 fills. It is a
+// persisted format: its fields (and the type's name, in the state table)
+// are in every checkpoint with broadcast state; the golden
+// testdata/golden/broadcast-heap-savepoint-v3 holds one.
 type broadcastEntry[K comparable, V any] struct {
 	Key   K
 	Value V
