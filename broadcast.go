@@ -47,7 +47,9 @@ type BroadcastStateDecl interface {
 }
 
 func (d BroadcastStateDescriptor[K, V]) broadcastDecl() broadcastDecl {
-	return broadcastDecl{name: d.name, open: func(ops *state.OperatorBackend, owner *broadcastStates) (broadcastState, error) {
+	return broadcastDecl{name: d.name, declare: func() (state.Declared, error) {
+		return state.DeclareOperatorList[broadcastEntry[K, V]](runtime.BroadcastStatePrefix + d.name)
+	}, open: func(ops *state.OperatorBackend, owner *broadcastStates) (broadcastState, error) {
 		c, err := codec.For[broadcastEntry[K, V]]()
 		if err != nil {
 			return nil, fmt.Errorf("broadcast state %q: %w", d.name, err)
@@ -288,6 +290,7 @@ func KeyedBroadcastProcess[K comparable, T, B, U any](k Keyed[K, T], b Broadcast
 	n.SideOutputs = true
 	n.AlignedBarriers = true
 	n.States = &state.OperatorDeclarations{CheckKey: state.DeclareKey[K]()} // as Process
+	declareBroadcast(k.s.env, n, b.decls)
 	twoInputFactory[T, B](n)
 	return Stream[U]{env: k.s.env, node: n}
 }
@@ -331,6 +334,23 @@ func BroadcastProcess[T, B, U any](s Stream[T], b BroadcastStream[B], newFn func
 	})
 	n.SideOutputs = true
 	n.AlignedBarriers = true
+	n.States = &state.OperatorDeclarations{}
+	declareBroadcast(s.env, n, b.decls)
 	twoInputFactory[T, B](n)
 	return Stream[U]{env: s.env, node: n}
+}
+
+// declareBroadcast adds the broadcast states to n's declared states: a
+// restore checks the checkpoint's broadcast states against their types
+// before anything is deployed, as for states the program declares
+// (Stream.Declare, which adds the function's own to these).
+func declareBroadcast(env *Env, n *dataflow.Node, decls []broadcastDecl) {
+	for _, bd := range decls {
+		d, err := bd.declare()
+		if err != nil {
+			env.fail(fmt.Errorf("operator %q: broadcast state %q: %w", n.Name, bd.name, err))
+			return
+		}
+		n.States.States = append(n.States.States, d)
+	}
 }

@@ -3,6 +3,7 @@ package weir
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/weirstream/weir/internal/checkpoint"
@@ -25,8 +26,9 @@ type broadcastEntry[K comparable, V any] struct {
 // broadcastDecl is a descriptor without its types: open registers the
 // state in a subtask's operator backend and restores its map.
 type broadcastDecl struct {
-	name string
-	open func(ops *state.OperatorBackend, owner *broadcastStates) (broadcastState, error)
+	name    string
+	declare func() (state.Declared, error)
+	open    func(ops *state.OperatorBackend, owner *broadcastStates) (broadcastState, error)
 }
 
 // broadcastState is a *BroadcastState[K, V] without its types.
@@ -90,6 +92,29 @@ func (b *broadcastStates) open(rc *RuntimeContext) error {
 		b.all = append(b.all, s)
 	}
 	return nil
+}
+
+// checkRestored runs after the function's Open: a broadcast state the
+// checkpoint holds and Broadcast no longer declares is refused, naming it,
+// or dropped with --allow-non-restored-state. Carried over, every subtask
+// would store it, no longer once.
+func (b *broadcastStates) checkRestored(rc *RuntimeContext) error {
+	var names []string
+	for _, name := range rc.ops.UnrestoredStates() {
+		if strings.HasPrefix(name, runtime.BroadcastStatePrefix) {
+			names = append(names, strings.TrimPrefix(name, runtime.BroadcastStatePrefix))
+		}
+	}
+	if len(names) == 0 {
+		return nil
+	}
+	r := rc.oc.Restored
+	if r.DropUnrestored {
+		rc.oc.Logger.Warn("dropping restored state the operator no longer registers (--allow-non-restored-state)", "broadcast_states", names, "checkpoint", r.Checkpoint)
+		rc.ops.DropUnrestored()
+		return nil
+	}
+	return runtime.Unrecoverable(fmt.Errorf("checkpoint %d holds broadcast state %q of operator %q that its Broadcast no longer declares: pass the descriptor to Broadcast, or restore with --allow-non-restored-state to drop it", r.Checkpoint, names, rc.oc.UID))
 }
 
 // writable reports whether a change of state name is allowed now, and
@@ -166,7 +191,7 @@ func (o *keyedBroadcastOp[K, T, B, U]) Open(ctx context.Context, oc *dataflow.Op
 		return err
 	}
 	o.bctx = KeyedBroadcastContext[K]{BroadcastContext: BroadcastContext{RuntimeContext: o.kctx.RuntimeContext, ts: NoTimestamp}, kc: &o.kctx}
-	return nil
+	return o.bs.checkRestored(&o.kctx.RuntimeContext)
 }
 
 func (o *keyedBroadcastOp[K, T, B, U]) Push1(ctx context.Context, batch []T, ts []int64) error {
@@ -257,7 +282,7 @@ func (o *broadcastOp[T, B, U]) Open(ctx context.Context, oc *dataflow.OperatorCo
 		}
 		return err
 	}
-	return nil
+	return o.bs.checkRestored(o.rc)
 }
 
 func (o *broadcastOp[T, B, U]) Push1(ctx context.Context, batch []T, ts []int64) error {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"log/slog"
 	"maps"
 	"path/filepath"
 	"slices"
@@ -593,4 +594,69 @@ func TestBroadcastProcessNonKeyed(t *testing.T) {
 	weir.SinkTo(res, func() weir.Sink[string] { return collectSink{&out} })
 	execute(t, env, log)
 	sameMultiset(t, []string{"5 []", "15 []", "25 [t1]", "35 [t1 t2]"}, out.lines)
+}
+
+// TestBroadcastStateRestoreChecks restores the broadcast golden savepoint
+// into programs that changed its broadcast state: other types fail before
+// anything runs, naming the state; a state Broadcast no longer declares
+// fails at once without restarts, or is dropped with
+// --allow-non-restored-state.
+func TestBroadcastStateRestoreChecks(t *testing.T) {
+	sp := filepath.Join(t.TempDir(), "savepoint")
+	copyTree(t, filepath.Join("testdata", "golden", "broadcast-heap-savepoint-v3", "savepoint"), sp)
+	sp = mustAbs(t, filepath.Join(sp, "chk-1"))
+	run := func(t *testing.T, decls []weir.BroadcastStateDecl, opts ...weir.Option) (*weir.Env, error) {
+		cfg := testConfig(t, 2, "0")
+		log := &syncBuffer{}
+		env := weir.NewEnv(append([]weir.Option{weir.WithConfig(cfg), weir.WithRestoreFrom(sp), weir.WithLogger(slog.New(slog.NewTextHandler(log, nil)))}, opts...)...)
+		src := weir.FromSource(env, func() weir.Source[int64] { return &evolveSource{limit: goldenPhase1 + 10} }).UID("numbers").Parallelism(1)
+		updates := weir.FromSource(env, func() weir.Source[int64] { return &evolveSource{limit: goldenRules} }).UID("updates").Parallelism(1)
+		res := weir.KeyedBroadcastProcess(weir.KeyBy(src, func(v int64) int64 { return v % goldenKeys }), weir.Broadcast(updates, decls...),
+			func() weir.KeyedBroadcastProcessFunction[int64, int64, int64, string] { return &countOnly{} }).UID("broadcast")
+		weir.SinkTo(res, func() weir.Sink[string] { return collectSink{&syncLines{}} }).UID("collect")
+		ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+		defer cancel()
+		err := env.Execute(ctx, "test")
+		t.Logf("%v", err)
+		return env, err
+	}
+	t.Run("other types", func(t *testing.T) {
+		_, err := run(t, []weir.BroadcastStateDecl{weir.BroadcastStateOf[int64, string]("rules")})
+		if err == nil || !strings.Contains(err.Error(), `"broadcast/rules"`) {
+			t.Fatalf("Execute: %v, want the incompatible broadcast state named", err)
+		}
+	})
+	t.Run("undeclared", func(t *testing.T) {
+		env, err := run(t, nil)
+		if err == nil || !strings.Contains(err.Error(), `broadcast state ["rules"]`) || !strings.Contains(err.Error(), "no longer declares") {
+			t.Fatalf("Execute: %v, want the undeclared broadcast state named", err)
+		}
+		if n := hooks.Plan(env).Status.Restarts.Load(); n != 0 {
+			t.Errorf("%d restarts, want none", n)
+		}
+	})
+	t.Run("undeclared, allowed", func(t *testing.T) {
+		if _, err := run(t, nil, weir.WithAllowNonRestoredState()); err != nil {
+			t.Fatalf("Execute: %v", err)
+		}
+	})
+}
+
+// countOnly keeps a count per key, as the broadcast golden's function,
+// and reads no broadcast state.
+type countOnly struct{ count weir.ValueState[int64] }
+
+func (f *countOnly) Open(_ context.Context, kc *weir.KeyedContext[int64]) (err error) {
+	f.count, err = weir.GetValueState[int64](kc, "count")
+	return err
+}
+
+func (f *countOnly) ProcessElement(int64, *weir.KeyedContext[int64], *weir.Collector[string]) error {
+	c, _ := f.count.Value()
+	f.count.Update(c + 1)
+	return nil
+}
+
+func (f *countOnly) ProcessBroadcastElement(int64, *weir.KeyedBroadcastContext[int64], *weir.Collector[string]) error {
+	return nil
 }
