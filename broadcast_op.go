@@ -134,10 +134,13 @@ func (b *broadcastStates) writable(name, op string) bool {
 
 // stage prepares a snapshot: subtask 0 stores the states, the others
 // nothing, since every subtask holds the same (the checkpoint holds them
-// once; a restore hands that copy to every subtask).
-func (b *broadcastStates) stage(subtask int) {
+// once; a restore hands that copy to every subtask). Where each task
+// snapshots and restores on its own (WEAKLY_CONSISTENT), a restarted task
+// reads only its own snapshot and replays its own input after it, so
+// every subtask stores its copy.
+func (b *broadcastStates) stage(oc *dataflow.OperatorContext) {
 	for _, s := range b.all {
-		s.stage(subtask == 0)
+		s.stage(oc.Subtask == 0 || oc.TaskSnapshots)
 	}
 }
 
@@ -222,7 +225,7 @@ func (o *keyedBroadcastOp[K, T, B, U]) SnapshotState(ctx context.Context, id che
 // is encoded in the synchronous part, so the staged lists are emptied
 // again right after.
 func (o *keyedBroadcastOp[K, T, B, U]) SnapshotStateKind(ctx context.Context, id checkpoint.ID, ts time.Time, kind checkpoint.Kind) (dataflow.AsyncSnapshot, error) {
-	o.bs.stage(o.oc.Subtask)
+	o.bs.stage(o.oc)
 	defer o.bs.unstage()
 	return o.processOp.SnapshotStateKind(ctx, id, ts, kind)
 }
@@ -305,7 +308,7 @@ func (o *broadcastOp[T, B, U]) push(ctx context.Context, err error) error {
 }
 
 func (o *broadcastOp[T, B, U]) SnapshotState(_ context.Context, id checkpoint.ID, _ time.Time) (dataflow.AsyncSnapshot, error) {
-	o.bs.stage(o.oc.Subtask)
+	o.bs.stage(o.oc)
 	defer o.bs.unstage()
 	a, err := operatorStateSnapshot(o.rc)
 	if err != nil {

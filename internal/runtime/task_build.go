@@ -167,7 +167,7 @@ func newOperators(ctx context.Context, in taskInputs, v *dataflow.Vertex, logger
 			BatchSize: cfg.BatchSize, Faults: cfg.Faults, Logger: logger.With("operator", n.Name), Now: cfg.Now,
 			StateBackend: cfg.StateBackend, AutoWatermarkInterval: cfg.AutoWatermarkInterval,
 			LateRecordsDropped: &metrics.LateRecordsDropped, Mailbox: operatorMailbox{in.mail},
-			Async: &metrics.Async, Storage: in.store.jobStorage(cfg),
+			Async: &metrics.Async, Storage: in.store.jobStorage(cfg), TaskSnapshots: !cfg.snapshotsOnBarriers(),
 		})
 	}
 	return ops, ocs, nil
