@@ -229,12 +229,17 @@ func TestBroadcastStateExactUnderFailures(t *testing.T) {
 		mode     string
 		p        int
 		failures int
-	}{{"aligned", 1, 0}, {"aligned", 3, 0}, {"aligned", 3, 3}, {"unaligned", 3, 3}, {"weak", 3, 3}} {
+	}{{"aligned", 1, 0}, {"aligned", 3, 0}, {"aligned", 3, 3}, {"unaligned", 3, 3}, {"unaligned-2tm", 3, 3}, {"weak", 3, 3}} {
 		t.Run(fmt.Sprintf("%s/p%d/failures%d", c.mode, c.p, c.failures), func(t *testing.T) {
 			extra := map[string]string{}
 			switch c.mode {
 			case "unaligned":
 				extra[config.CheckpointingUnaligned] = "true"
+			case "unaligned-2tm":
+				// Barriers and records between TaskManagers cross
+				// loopback TCP: in band there too.
+				extra[config.CheckpointingUnaligned] = "true"
+				extra[config.LocalTaskManagers] = "2"
 			case "weak":
 				// Each task snapshots and restarts alone: every subtask
 				// stores its own copy of the broadcast state.
@@ -247,7 +252,7 @@ func TestBroadcastStateExactUnderFailures(t *testing.T) {
 			}
 			log, inj := testutil.Observe(env, plan)
 			var slow time.Duration
-			if c.mode == "unaligned" {
+			if strings.HasPrefix(c.mode, "unaligned") {
 				// Backpressure: broadcast records wait in the
 				// operator's channels when an unaligned barrier
 				// would overtake them.
