@@ -229,7 +229,7 @@ func TestBroadcastStateExactUnderFailures(t *testing.T) {
 		mode     string
 		p        int
 		failures int
-	}{{"aligned", 1, 0}, {"aligned", 3, 0}, {"aligned", 3, 3}, {"unaligned", 3, 3}, {"unaligned-2tm", 3, 3}, {"weak", 3, 3}} {
+	}{{"aligned", 1, 0}, {"aligned", 3, 0}, {"aligned", 3, 3}, {"unaligned", 3, 3}, {"unaligned-2tm", 3, 3}, {"alternating", 3, 3}, {"weak", 3, 3}} {
 		t.Run(fmt.Sprintf("%s/p%d/failures%d", c.mode, c.p, c.failures), func(t *testing.T) {
 			extra := map[string]string{}
 			switch c.mode {
@@ -240,6 +240,10 @@ func TestBroadcastStateExactUnderFailures(t *testing.T) {
 				// loopback TCP: in band there too.
 				extra[config.CheckpointingUnaligned] = "true"
 				extra[config.LocalTaskManagers] = "2"
+			case "alternating":
+				// Aligned first, unaligned after 1 ms of alignment.
+				extra[config.CheckpointingUnaligned] = "true"
+				extra[config.CheckpointingAlignedTimeout] = "1ms"
 			case "weak":
 				// Each task snapshots and restarts alone: every subtask
 				// stores its own copy of the broadcast state.
@@ -252,7 +256,7 @@ func TestBroadcastStateExactUnderFailures(t *testing.T) {
 			}
 			log, inj := testutil.Observe(env, plan)
 			var slow time.Duration
-			if strings.HasPrefix(c.mode, "unaligned") {
+			if strings.HasPrefix(c.mode, "unaligned") || c.mode == "alternating" {
 				// Backpressure: broadcast records wait in the
 				// operator's channels when an unaligned barrier
 				// would overtake them.
