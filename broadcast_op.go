@@ -194,11 +194,19 @@ func (o *keyedBroadcastOp[K, T, B, U]) Open(ctx context.Context, oc *dataflow.Op
 		return err
 	}
 	o.bctx = KeyedBroadcastContext[K]{BroadcastContext: BroadcastContext{RuntimeContext: o.kctx.RuntimeContext, ts: NoTimestamp}, kc: &o.kctx}
+	// The keyed records go to the function itself, not through
+	// broadcastKeyedSide: one call per record, as in Process. A refused
+	// change of broadcast state fails the task after the batch
+	// (Push1); the job fails for good, so nothing it emitted commits.
+	o.process = o.fnB.ProcessElement
 	return o.bs.checkRestored(&o.kctx.RuntimeContext)
 }
 
 func (o *keyedBroadcastOp[K, T, B, U]) Push1(ctx context.Context, batch []T, ts []int64) error {
-	return o.processOp.Push(ctx, batch, ts)
+	if err := o.processOp.Push(ctx, batch, ts); err != nil {
+		return err
+	}
+	return o.bs.err
 }
 
 func (o *keyedBroadcastOp[K, T, B, U]) Push2(ctx context.Context, batch []B, ts []int64) error {
@@ -231,11 +239,10 @@ func (o *keyedBroadcastOp[K, T, B, U]) SnapshotStateKind(ctx context.Context, id
 }
 
 // broadcastKeyedSide presents a KeyedBroadcastProcessFunction as the
-// KeyedProcessFunction of its keyed input, for processOp; it fails the
-// record that changed broadcast state.
+// KeyedProcessFunction of its keyed input, for processOp (Open, OnTimer,
+// Close; keyedBroadcastOp binds ProcessElement itself).
 type broadcastKeyedSide[K comparable, T, B, U any] struct {
 	fn KeyedBroadcastProcessFunction[K, T, B, U]
-	bs *broadcastStates
 }
 
 func (s broadcastKeyedSide[K, T, B, U]) Open(ctx context.Context, kc *KeyedContext[K]) error {
@@ -243,10 +250,7 @@ func (s broadcastKeyedSide[K, T, B, U]) Open(ctx context.Context, kc *KeyedConte
 }
 
 func (s broadcastKeyedSide[K, T, B, U]) ProcessElement(v T, kc *KeyedContext[K], out *Collector[U]) error {
-	if err := s.fn.ProcessElement(v, kc, out); err != nil {
-		return err
-	}
-	return s.bs.err
+	return s.fn.ProcessElement(v, kc, out)
 }
 
 func (s broadcastKeyedSide[K, T, B, U]) OnTimer(ts int64, kc *KeyedContext[K], out *Collector[U]) error {
