@@ -44,6 +44,10 @@ type unalignedState struct {
 	abortRecording checkpoint.ID
 }
 
+// alignedOutput reports whether output k's consumer aligns its barriers
+// whatever the mode (inBand), so that a barrier goes to it in band.
+func (u *unalignedState) alignedOutput(k int) bool { return k < len(u.inBand) && u.inBand[k] }
+
 // performRecording carries out the handler actions specific to unaligned
 // checkpoints; ok is false for any other action. cur is the buffer being
 // handled, if any (see perform).

@@ -115,7 +115,7 @@ func (t *Task) snapshot(ctx context.Context, b checkpoint.Barrier, unaligned boo
 			break
 		}
 		var err error
-		if priority && !t.ua.inBand[k] {
+		if priority && !t.ua.alignedOutput(k) {
 			err = w.BroadcastPriority(network.Buffer{Kind: network.Barrier, Barrier: b})
 		} else {
 			err = w.Broadcast(ctx, network.Buffer{Kind: network.Barrier, Barrier: b})
