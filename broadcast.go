@@ -213,8 +213,10 @@ func (bc *BroadcastContext) CurrentProcessingTime() int64 { return bc.oc.Now().U
 
 // KeyedBroadcastContext is the context of ProcessBroadcastElement in a
 // KeyedBroadcastProcessFunction: the BroadcastContext, the event time, and
-// the keyed state of every key of the subtask (ApplyToKeyedState). No key
-// is current otherwise: use keyed state only inside ApplyToKeyedState.
+// the keyed state of every key of the subtask (ApplyToKeyedState).
+// Outside ApplyToKeyedState the current key is whichever was current last
+// (of a keyed record, or a visited key): use keyed state only inside
+// ApplyToKeyedState; weir does not detect other uses.
 type KeyedBroadcastContext[K comparable] struct {
 	BroadcastContext
 	kc *KeyedContext[K]
