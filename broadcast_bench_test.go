@@ -115,7 +115,7 @@ func BenchmarkKeyedBroadcastPush(b *testing.B) {
 		fn := &benchRules{}
 		o := &keyedBroadcastOp[int64, benchEvent, int64, benchResult]{fnB: fn, pushB: fn.ProcessBroadcastElement}
 		o.bs.decls = []broadcastDecl{benchRuleState.broadcastDecl()}
-		o.processOp = processOp[int64, benchEvent, benchResult]{key: key, hash: h, fn: broadcastKeyedSide[int64, benchEvent, int64, benchResult]{fn: fn}, bcast: &o.bs}
+		o.processOp = processOp[int64, benchEvent, benchResult]{key: key, hash: h, fn: firstInput[int64, benchEvent, benchResult]{fn: fn, open: fn.Open, process: fn.ProcessElement}, bcast: &o.bs}
 		o.col.sides = &o.sideOutputs
 		if err := o.SetOutput(dataflow.Output[benchResult](&discardOut[benchResult]{})); err != nil {
 			b.Fatal(err)

@@ -195,7 +195,7 @@ func (o *keyedBroadcastOp[K, T, B, U]) Open(ctx context.Context, oc *dataflow.Op
 	}
 	o.bctx = KeyedBroadcastContext[K]{BroadcastContext: BroadcastContext{RuntimeContext: o.kctx.RuntimeContext, ts: NoTimestamp}, kc: &o.kctx}
 	// The keyed records go to the function itself, not through
-	// broadcastKeyedSide: one call per record, as in Process. A refused
+	// firstInput: one call per record, as in Process. A refused
 	// change of broadcast state fails the task after the batch
 	// (Push1); the job fails for good, so nothing it emitted commits.
 	o.process = o.fnB.ProcessElement
@@ -237,27 +237,6 @@ func (o *keyedBroadcastOp[K, T, B, U]) SnapshotStateKind(ctx context.Context, id
 	defer o.bs.unstage()
 	return o.processOp.SnapshotStateKind(ctx, id, ts, kind)
 }
-
-// broadcastKeyedSide presents a KeyedBroadcastProcessFunction as the
-// KeyedProcessFunction of its keyed input, for processOp (Open, OnTimer,
-// Close; keyedBroadcastOp binds ProcessElement itself).
-type broadcastKeyedSide[K comparable, T, B, U any] struct {
-	fn KeyedBroadcastProcessFunction[K, T, B, U]
-}
-
-func (s broadcastKeyedSide[K, T, B, U]) Open(ctx context.Context, kc *KeyedContext[K]) error {
-	return s.fn.Open(ctx, kc)
-}
-
-func (s broadcastKeyedSide[K, T, B, U]) ProcessElement(v T, kc *KeyedContext[K], out *Collector[U]) error {
-	return s.fn.ProcessElement(v, kc, out)
-}
-
-func (s broadcastKeyedSide[K, T, B, U]) OnTimer(ts int64, kc *KeyedContext[K], out *Collector[U]) error {
-	return onTimerOf[K, U](s.fn, ts, kc, out)
-}
-
-func (s broadcastKeyedSide[K, T, B, U]) Close(ctx context.Context) error { return closeFn(ctx, s.fn) }
 
 // broadcastOp is BroadcastProcess's operator: a non-keyed two-input
 // operator with broadcast states.
@@ -326,15 +305,6 @@ func (o *broadcastOp[T, B, U]) Close(ctx context.Context) error {
 		return nil
 	}
 	return closeFn(ctx, o.fn)
-}
-
-// onTimerOf calls fn's OnTimer, or fails naming fn when it has none.
-func onTimerOf[K comparable, U any](fn any, ts int64, kc *KeyedContext[K], out *Collector[U]) error {
-	t, ok := fn.(TimerFunction[K, U])
-	if !ok {
-		return fmt.Errorf("function %T registered a%s timer but has no OnTimer method (weir.TimerFunction)", fn, kc.domain.article())
-	}
-	return t.OnTimer(ts, kc, out)
 }
 
 // closeFn closes fn if it is a Closer.
