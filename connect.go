@@ -107,7 +107,7 @@ func coProcess[K comparable, A, B, U any](c ConnectedKeyedStreams[K, A, B], name
 	n = newNode[U](c.a.s.env, name, edges, func(int) dataflow.Operator {
 		fn := newFn()
 		o := &coProcessOp[K, A, B, U]{keyB: c.b.key, fn2: fn}
-		o.processOp = processOp[K, A, U]{key: c.a.key, hash: c.a.hash, fn: coFirst[K, A, B, U]{fn}, decls: n.States}
+		o.processOp = processOp[K, A, U]{key: c.a.key, hash: c.a.hash, fn: coFirst(fn), decls: n.States}
 		o.col.sides = &o.sideOutputs
 		o.push2 = fn.ProcessElement2
 		return o
@@ -138,35 +138,39 @@ func (o *coProcessOp[K, A, B, U]) Push2(ctx context.Context, batch []B, ts []int
 	return pushKeyed(ctx, &o.processOp, batch, ts, o.keyB, o.push2, " of the second input")
 }
 
-// coFirst presents a KeyedCoProcessFunction as the KeyedProcessFunction
-// of its first input, for processOp; its OnTimer and Close forward to the
-// function's own, if it has them.
-type coFirst[K comparable, A, B, U any] struct {
-	fn KeyedCoProcessFunction[K, A, B, U]
+// firstInput presents a keyed two-input function (a
+// KeyedCoProcessFunction, a KeyedBroadcastProcessFunction) as the
+// KeyedProcessFunction of its first input, for processOp: fn's Open and
+// its first input's method, bound once; OnTimer and Close forward to fn's
+// own, if it has them.
+type firstInput[K comparable, T, U any] struct {
+	fn      any
+	open    func(context.Context, *KeyedContext[K]) error
+	process func(T, *KeyedContext[K], *Collector[U]) error
 }
 
-func (c coFirst[K, A, B, U]) Open(ctx context.Context, kc *KeyedContext[K]) error {
-	return c.fn.Open(ctx, kc)
+// coFirst is a KeyedCoProcessFunction's first input.
+func coFirst[K comparable, A, B, U any](fn KeyedCoProcessFunction[K, A, B, U]) firstInput[K, A, U] {
+	return firstInput[K, A, U]{fn: fn, open: fn.Open, process: fn.ProcessElement1}
 }
 
-func (c coFirst[K, A, B, U]) ProcessElement(v A, kc *KeyedContext[K], out *Collector[U]) error {
-	return c.fn.ProcessElement1(v, kc, out)
+func (f firstInput[K, T, U]) Open(ctx context.Context, kc *KeyedContext[K]) error {
+	return f.open(ctx, kc)
 }
 
-func (c coFirst[K, A, B, U]) OnTimer(ts int64, kc *KeyedContext[K], out *Collector[U]) error {
-	t, ok := c.fn.(TimerFunction[K, U])
+func (f firstInput[K, T, U]) ProcessElement(v T, kc *KeyedContext[K], out *Collector[U]) error {
+	return f.process(v, kc, out)
+}
+
+func (f firstInput[K, T, U]) OnTimer(ts int64, kc *KeyedContext[K], out *Collector[U]) error {
+	t, ok := f.fn.(TimerFunction[K, U])
 	if !ok {
-		return fmt.Errorf("function %T registered a%s timer but has no OnTimer method (weir.TimerFunction)", c.fn, kc.domain.article())
+		return fmt.Errorf("function %T registered a%s timer but has no OnTimer method (weir.TimerFunction)", f.fn, kc.domain.article())
 	}
 	return t.OnTimer(ts, kc, out)
 }
 
-func (c coFirst[K, A, B, U]) Close(ctx context.Context) error {
-	if cl, ok := c.fn.(Closer); ok {
-		return cl.Close(ctx)
-	}
-	return nil
-}
+func (f firstInput[K, T, U]) Close(ctx context.Context) error { return closeFn(ctx, f.fn) }
 
 // coFlatMapOp is the stateless two-input operator.
 type coFlatMapOp[A, B, U any] struct {

@@ -38,7 +38,7 @@ func TestCoProcessDueTimerOfSecondInput(t *testing.T) {
 	var fn KeyedCoProcessFunction[int64, side, side, string] = pastTimer{}
 	key := func(s side) int64 { return s.Key }
 	o := &coProcessOp[int64, side, side, string]{keyB: key, fn2: fn, push2: fn.ProcessElement2}
-	o.processOp = processOp[int64, side, string]{key: key, hash: func(k int64) uint32 { return uint32(k) }, fn: coFirst[int64, side, side, string]{fn}}
+	o.processOp = processOp[int64, side, string]{key: key, hash: func(k int64) uint32 { return uint32(k) }, fn: coFirst(fn)}
 	o.col.sides = &o.sideOutputs
 	out := &linesOut{}
 	if err := o.SetOutput(dataflow.Output[string](out)); err != nil {

@@ -17,6 +17,9 @@ type RuntimeContext struct {
 	oc    *dataflow.OperatorContext
 	ops   *state.OperatorBackend
 	sides *sideOutputs // a source's side outputs (CollectSourceSide); nil elsewhere
+	// bcast are the operator's broadcast states; nil unless it reads a
+	// broadcast stream (GetBroadcastState).
+	bcast *broadcastStates
 }
 
 // Subtask is the index of this parallel instance, from 0.

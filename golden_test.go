@@ -174,6 +174,9 @@ func buildGolden(job string, env *weir.Env, limit int64, pause bool, p int, seen
 	case "timers":
 		buildGoldenTimers(env, limit, pause, p, seen, out)
 		return
+	case "broadcast":
+		buildGoldenBroadcast(env, limit, pause, p, seen, out)
+		return
 	}
 	src := weir.FromSource(env, func() weir.Source[int64] { return &evolveSource{limit: limit, pause: pause} }).UID("numbers").Parallelism(1)
 	keyed := weir.KeyBy(src, func(v int64) int64 { return v % goldenKeys })
@@ -233,6 +236,74 @@ func buildGoldenTimers(env *weir.Env, limit int64, pause bool, p int, seen *atom
 	src := weir.FromSource(env, func() weir.Source[int64] { return &evolveSource{limit: limit, pause: pause} }).UID("numbers").Parallelism(1)
 	keyed := weir.KeyBy(src, func(v int64) int64 { return v % goldenKeys })
 	res := weir.Process(keyed, func() weir.KeyedProcessFunction[int64, int64, string] { return &timersFn{seen: seen} }).UID("timers").Parallelism(p)
+	weir.SinkTo(res, func() weir.Sink[string] { return collectSink{out} }).UID("collect")
+}
+
+// goldenRules is the number of rule updates of the broadcast golden: all
+// of them precede its savepoint, so the restored job reads the same
+// broadcast state on every subtask, at any parallelism.
+const goldenRules = 7
+
+// goldRule is the broadcast golden's broadcast state value.
+type goldRule struct {
+	ID   int64
+	Mod  int64
+	Name string
+}
+
+var goldRules = weir.BroadcastStateOf[int64, goldRule]("rules")
+
+// goldBroadcastFn keeps rules in broadcast state (update u puts rule u,
+// the last one removes rule 1) and a count per key, and prints for each
+// record the rules whose modulus divides it.
+type goldBroadcastFn struct {
+	rules *weir.BroadcastState[int64, goldRule]
+	count weir.ValueState[int64]
+	seen  *atomic.Int64
+}
+
+func (f *goldBroadcastFn) Open(_ context.Context, kc *weir.KeyedContext[int64]) (err error) {
+	if f.rules, err = weir.GetBroadcastState(kc, goldRules); err != nil {
+		return err
+	}
+	f.count, err = weir.GetValueState[int64](kc, "count")
+	return err
+}
+
+func (f *goldBroadcastFn) ProcessElement(v int64, kc *weir.KeyedContext[int64], out *weir.Collector[string]) error {
+	c, _ := f.count.Value()
+	c++
+	f.count.Update(c)
+	var names []string
+	for _, r := range f.rules.All() {
+		if v%r.Mod == 0 {
+			names = append(names, r.Name)
+		}
+	}
+	slices.Sort(names)
+	out.Collect(fmt.Sprintf("r %d %d %d %v", kc.CurrentKey(), v, c, names))
+	f.seen.Add(1)
+	return nil
+}
+
+func (f *goldBroadcastFn) ProcessBroadcastElement(u int64, _ *weir.KeyedBroadcastContext[int64], _ *weir.Collector[string]) error {
+	if u == goldenRules-1 {
+		f.rules.Remove(1)
+		return nil
+	}
+	f.rules.Put(u, goldRule{ID: u, Mod: u + 2, Name: fmt.Sprint("rule-", u)})
+	return nil
+}
+
+// buildGoldenBroadcast: numbers keyed, connected with the broadcast rule
+// updates 0…goldenRules-1.
+func buildGoldenBroadcast(env *weir.Env, limit int64, pause bool, p int, seen *atomic.Int64, out *syncLines) {
+	src := weir.FromSource(env, func() weir.Source[int64] { return &evolveSource{limit: limit, pause: pause} }).UID("numbers").Parallelism(1)
+	updates := weir.FromSource(env, func() weir.Source[int64] { return &evolveSource{limit: goldenRules, pause: pause} }).UID("updates").Parallelism(1)
+	keyed := weir.KeyBy(src, func(v int64) int64 { return v % goldenKeys })
+	res := weir.KeyedBroadcastProcess(keyed, weir.Broadcast(updates, goldRules), func() weir.KeyedBroadcastProcessFunction[int64, int64, int64, string] {
+		return &goldBroadcastFn{seen: seen}
+	}).UID("broadcast").Parallelism(p)
 	weir.SinkTo(res, func() weir.Sink[string] { return collectSink{out} }).UID("collect")
 }
 
@@ -408,11 +479,12 @@ func goldenPath(t *testing.T, dir string) string {
 	return chks[0]
 }
 
-// goldenJob splits a golden's name into its job ("windows", "timers", or
+// goldenJob splits a golden's name into its job ("windows", "timers",
+// "broadcast", or
 // "keyed" when the name has no job prefix) and the rest.
 func goldenJob(name string) (string, []string) {
 	parts := strings.Split(name, "-")
-	if len(parts) > 0 && (parts[0] == "windows" || parts[0] == "timers") {
+	if len(parts) > 0 && (parts[0] == "windows" || parts[0] == "timers" || parts[0] == "broadcast") {
 		return parts[0], parts[1:]
 	}
 	return "keyed", parts

@@ -34,7 +34,7 @@ func openIntervalJoin(t *testing.T, lower, upper int64) (*coProcessOp[int64, sid
 	fn := &intervalJoinFunc[int64, side, side, string]{lower: lower, upper: upper, join: func(x, y side) string { return x.Name + y.Name }}
 	key := func(s side) int64 { return s.Key }
 	o := &coProcessOp[int64, side, side, string]{keyB: key, fn2: fn, push2: fn.ProcessElement2}
-	o.processOp = processOp[int64, side, string]{key: key, hash: func(k int64) uint32 { return uint32(k) }, fn: coFirst[int64, side, side, string]{fn}}
+	o.processOp = processOp[int64, side, string]{key: key, hash: func(k int64) uint32 { return uint32(k) }, fn: coFirst(fn)}
 	o.col.sides = &o.sideOutputs
 	out := &linesOut{}
 	if err := o.SetOutput(dataflow.Output[string](out)); err != nil {

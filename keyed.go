@@ -296,6 +296,9 @@ type processOp[K comparable, T, U any] struct {
 	hashes []uint32
 	// touched keeps the bytes Prefetch read, so the loads stay.
 	touched uint8
+	// bcast are the broadcast states of a KeyedBroadcastProcess, opened
+	// before the function's Open; nil for other keyed operators.
+	bcast *broadcastStates
 }
 
 func (o *processOp[K, T, U]) Open(ctx context.Context, oc *dataflow.OperatorContext) error {
@@ -330,6 +333,11 @@ func (o *processOp[K, T, U]) Open(ctx context.Context, oc *dataflow.OperatorCont
 		events: o.backend.EventTimers(), clock: &o.clock, ts: NoTimestamp, decls: o.decls}
 	if err := o.clock.open(o.kctx.ops); err != nil {
 		return err
+	}
+	if o.bcast != nil {
+		if err := o.bcast.open(&o.kctx.RuntimeContext); err != nil {
+			return err
+		}
 	}
 	o.onTimer, _ = o.fn.(TimerFunction[K, U])
 	o.process = o.fn.ProcessElement

@@ -94,7 +94,7 @@ func TestRebalance(t *testing.T) {
 func TestBroadcast(t *testing.T) {
 	env, log := newEnv(testConfig(t, 1, "0"))
 	src := weir.FromSource(env, datagen.New(ints(0), datagen.WithCount(50)))
-	bc := weir.Broadcast(weir.Map(src, func(v int64) string { return fmt.Sprint(v) })).Parallelism(3)
+	bc := weir.Broadcast(weir.Map(src, func(v int64) string { return fmt.Sprint(v) })).Stream().Parallelism(3)
 	var buf bytes.Buffer
 	weir.SinkTo(bc, print.New[string](&buf)).Parallelism(3)
 	execute(t, env, log)
@@ -146,7 +146,7 @@ func TestOperatorsExactlyOnceUnderFaults(t *testing.T) {
 		}
 		return nil
 	})
-	out := sinkLines(t, weir.Broadcast(strs).Parallelism(2))
+	out := sinkLines(t, weir.Broadcast(strs).Stream().Parallelism(2))
 	execute(t, env, log)
 	if inj.Fired() != 4 {
 		t.Errorf("%d of 4 failures fired: %v", inj.Fired(), inj.Log())

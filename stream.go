@@ -123,10 +123,3 @@ func Rebalance[T any](s Stream[T]) Stream[T] {
 	inputFactory[T](n)
 	return Stream[T]{env: s.env, node: n}
 }
-
-// Broadcast sends every record to every subtask of the next operator.
-func Broadcast[T any](s Stream[T]) Stream[T] {
-	n := newNode[T](s.env, "Broadcast", []dataflow.Edge{{From: s.node.ID, Partition: dataflow.Broadcast}}, func(int) dataflow.Operator { return &mapOp[T, T]{f: identity[T]} })
-	inputFactory[T](n)
-	return Stream[T]{env: s.env, node: n}
-}

@@ -89,6 +89,14 @@ type Node struct {
 	// before anything is deployed (checkStates), and `savepoint check`
 	// reports them.
 	States *state.OperatorDeclarations
+	// AlignedBarriers says the node's task aligns barriers even when the
+	// job takes unaligned checkpoints, and its producers send barriers to
+	// it in band, never as priority events. An operator whose subtasks
+	// must snapshot at the same point of an input sets it: a broadcast
+	// state operator stores one copy of its state for all subtasks, which
+	// is right only when each snapshotted after the same broadcast records
+	// (docs/architecture.md, "Broadcast state").
+	AlignedBarriers bool
 }
 
 // OutputFactories make what carries one typed output of a node (its main

@@ -134,6 +134,11 @@ type OperatorContext struct {
 	// sink's transaction blobs, written while it pre-commits); nil when
 	// the job has none.
 	Storage JobStorage
+	// TaskSnapshots says each task snapshots on its own schedule and a
+	// failed one restores alone from its own snapshot
+	// (WEAKLY_CONSISTENT): state that every subtask holds the same
+	// (broadcast state) must then be stored by each, not once.
+	TaskSnapshots bool
 }
 
 // AsyncMetrics are the counters of a task's async I/O operators, summed

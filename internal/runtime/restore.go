@@ -135,6 +135,14 @@ func (rp *restorePoint) channelsFor(headUID string, subtask int) *checkpoint.Cha
 // Flink's union list state), instead of a round-robin share.
 const UnionStatePrefix = "union/"
 
+// BroadcastStatePrefix starts the name of operator list state that holds
+// broadcast state. Every subtask holds the same broadcast state, so one
+// subtask (subtask 0) stores it and every subtask of the restored
+// operator, at any parallelism, receives that one copy: the elements of
+// the lowest-numbered old subtask that stored any (a checkpoint holding a
+// copy per subtask restores the same way).
+const BroadcastStatePrefix = "broadcast/"
+
 // forOperator assembles one operator subtask's share of the checkpoint:
 // keyed blocks of every old subtask whose key groups overlap kgs, and the
 // operator list state (redistributed round-robin if the parallelism
@@ -181,6 +189,15 @@ func (rp *restorePoint) forOperator(ctx context.Context, uid string, subtask, pa
 		}
 	}
 	for name := range names {
+		if strings.HasPrefix(name, BroadcastStatePrefix) {
+			for _, s := range subs {
+				if len(s.State.Operator[name]) > 0 {
+					rs.Operator[name] = s.State.Operator[name]
+					break
+				}
+			}
+			continue
+		}
 		if strings.HasPrefix(name, UnionStatePrefix) {
 			// Union state: every subtask gets every element.
 			for _, s := range subs {

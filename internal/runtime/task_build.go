@@ -60,6 +60,10 @@ func newTask(ctx context.Context, in taskInputs) (*Task, error) {
 		return nil, err
 	}
 	t.chain = ch
+	t.ua.inBand = make([]bool, len(v.Outputs))
+	for k, o := range v.Outputs {
+		t.ua.inBand[k] = o.To.Chain[0].AlignedBarriers
+	}
 	t.ckpt.store = in.store
 	t.setupEventTime(cfg.AutoWatermarkInterval, len(in.td.Inputs))
 	if v.IsSource() {
@@ -70,7 +74,7 @@ func newTask(ctx context.Context, in taskInputs) (*Task, error) {
 	t.links = in.links
 	t.end.ended = make([]bool, n)
 	t.ua.lastSeq = make([]uint64, n)
-	t.ckpt.handler = newBarrierHandler(cfg, n)
+	t.ckpt.handler = newBarrierHandler(cfg, n, v.Chain[0].AlignedBarriers)
 	// The channel state of an unaligned checkpoint is replayed whatever
 	// the job's mode now: those in-flight records are part of its state.
 	h := in.restore.channelsFor(v.Chain[0].UID, id.Subtask)
@@ -163,7 +167,7 @@ func newOperators(ctx context.Context, in taskInputs, v *dataflow.Vertex, logger
 			BatchSize: cfg.BatchSize, Faults: cfg.Faults, Logger: logger.With("operator", n.Name), Now: cfg.Now,
 			StateBackend: cfg.StateBackend, AutoWatermarkInterval: cfg.AutoWatermarkInterval,
 			LateRecordsDropped: &metrics.LateRecordsDropped, Gauges: &metrics.Gauges, Mailbox: operatorMailbox{in.mail},
-			Async: &metrics.Async, Storage: in.store.jobStorage(cfg),
+			Async: &metrics.Async, Storage: in.store.jobStorage(cfg), TaskSnapshots: !cfg.snapshotsOnBarriers(),
 		})
 	}
 	return ops, ocs, nil

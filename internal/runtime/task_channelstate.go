@@ -25,13 +25,17 @@ type unalignedState struct {
 	// priorityTriggers: a source sends periodic barriers as priority
 	// events (pure unaligned mode, no alignment timeout).
 	priorityTriggers bool
-	chans            []channelInfo // per gate channel, when needed
-	rec              *channelRecorder
-	maxChannelState  int64
-	alignAt          time.Time     // alignment timer, zero when not armed; monotonic
-	alignTimeout     time.Duration // execution.checkpointing.aligned-checkpoint-timeout
-	alignID          checkpoint.ID
-	overtaken        []any // reused by StopRecording
+	// inBand[k] says output k's consumer aligns its barriers whatever the
+	// mode (dataflow.Node.AlignedBarriers): a barrier goes to it in band,
+	// behind the data, never as a priority event.
+	inBand          []bool
+	chans           []channelInfo // per gate channel, when needed
+	rec             *channelRecorder
+	maxChannelState int64
+	alignAt         time.Time     // alignment timer, zero when not armed; monotonic
+	alignTimeout    time.Duration // execution.checkpointing.aligned-checkpoint-timeout
+	alignID         checkpoint.ID
+	overtaken       []any // reused by StopRecording
 	// lastSeq[c] is the Seq of the last data buffer polled from gate
 	// channel c (unaligned checkpoints: what a priority barrier overtook).
 	lastSeq []uint64
@@ -39,6 +43,10 @@ type unalignedState struct {
 	// aborted once the current handler actions are performed.
 	abortRecording checkpoint.ID
 }
+
+// alignedOutput reports whether output k's consumer aligns its barriers
+// whatever the mode (inBand), so that a barrier goes to it in band.
+func (u *unalignedState) alignedOutput(k int) bool { return k < len(u.inBand) && u.inBand[k] }
 
 // performRecording carries out the handler actions specific to unaligned
 // checkpoints; ok is false for any other action. cur is the buffer being

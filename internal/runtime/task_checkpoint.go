@@ -35,14 +35,16 @@ type checkpointing struct {
 }
 
 // newBarrierHandler is the barrier handler of a consuming task with n
-// input channels, for the job's checkpointing mode.
-func newBarrierHandler(cfg *JobConfig, n int) barrier.Handler {
+// input channels, for the job's checkpointing mode. A task whose head
+// asks for aligned barriers (dataflow.Node.AlignedBarriers) aligns in an
+// unaligned job too; its producers send it in-band barriers.
+func newBarrierHandler(cfg *JobConfig, n int, aligned bool) barrier.Handler {
 	switch {
 	case cfg.AtLeastOnce, !cfg.snapshotsOnBarriers():
 		// (A mode without barriers needs only the tracker's view of
 		// end of partition.)
 		return barrier.NewAtLeastOnce(n)
-	case cfg.Unaligned:
+	case cfg.Unaligned && !aligned:
 		return barrier.NewUnaligned(n, cfg.AlignedTimeout)
 	default:
 		return barrier.NewAligned(n)
@@ -108,12 +110,12 @@ func (t *Task) snapshot(ctx context.Context, b checkpoint.Barrier, unaligned boo
 	// send one in pure unaligned mode, any task once it snapshotted
 	// unaligned. Final checkpoints and savepoints are always aligned.
 	priority := unaligned || t.ua.priorityTriggers && t.chain.source != nil && b.Kind == checkpoint.Periodic
-	for _, w := range t.chain.writers {
+	for k, w := range t.chain.writers {
 		if !t.rec.SendsBarriers() {
 			break
 		}
 		var err error
-		if priority {
+		if priority && !t.ua.alignedOutput(k) {
 			err = w.BroadcastPriority(network.Buffer{Kind: network.Barrier, Barrier: b})
 		} else {
 			err = w.Broadcast(ctx, network.Buffer{Kind: network.Barrier, Barrier: b})

@@ -44,3 +44,38 @@ func TestForOperatorUnionState(t *testing.T) {
 		}
 	}
 }
+
+// Broadcast state is stored by one subtask and reaches every subtask as
+// that one copy, at the same and at another parallelism; a checkpoint
+// holding a copy per subtask restores one of them, not their union.
+func TestForOperatorBroadcastState(t *testing.T) {
+	b := BroadcastStatePrefix + "rules"
+	for _, c := range []struct {
+		name string
+		subs []checkpoint.SubtaskStateEntry
+	}{
+		{"once", []checkpoint.SubtaskStateEntry{
+			{Subtask: 0, State: checkpoint.OperatorSubtaskState{UID: "rules", Operator: map[string][][]byte{b: elems("r1", "r2")}}},
+			{Subtask: 1, State: checkpoint.OperatorSubtaskState{UID: "rules", Operator: map[string][][]byte{b: nil}}},
+		}},
+		{"per subtask", []checkpoint.SubtaskStateEntry{
+			{Subtask: 1, State: checkpoint.OperatorSubtaskState{UID: "rules", Operator: map[string][][]byte{b: elems("r1", "r2")}}},
+			{Subtask: 0, State: checkpoint.OperatorSubtaskState{UID: "rules", Operator: map[string][][]byte{b: elems("r1", "r2")}}},
+		}},
+	} {
+		rp := &restorePoint{md: &checkpoint.Metadata{ID: 3, Operators: []checkpoint.OperatorState{{
+			UID: "rules", Parallelism: 2, MaxParallelism: 128, Subtasks: c.subs,
+		}}}}
+		for _, p := range []int{1, 2, 3} {
+			for s := 0; s < p; s++ {
+				rs, err := rp.forOperator(context.Background(), "rules", s, p, keygroup.RangeFor(128, p, s))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got, want := strs(rs.Operator[b]), []string{"r1", "r2"}; !reflect.DeepEqual(got, want) {
+					t.Errorf("%s: p=%d subtask %d: broadcast %v, want %v", c.name, p, s, got, want)
+				}
+			}
+		}
+	}
+}
