@@ -34,6 +34,7 @@ func (r *Recorder) Reset() {
 	s.RestoredRemoteChannelStateBytes.Store(0)
 	s.LastRestoreTimestamp.Store(0)
 	s.LastRestoreDuration.Store(0)
+	s.AutoscalerRescales.Store(0)
 	s.lastFailure.Store(nil)
 
 	m := s.mon()
@@ -46,4 +47,5 @@ func (r *Recorder) Reset() {
 	m.vertices = nil
 	m.numTasks = 0
 	m.restoreAttempt = 0
+	m.autoscaler, m.autoscaling = nil, false
 }
