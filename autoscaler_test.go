@@ -74,15 +74,16 @@ func (f *costly) ProcessElement(v int64, kc *weir.KeyedContext[int64], out *weir
 }
 
 // TestAutoscaler runs a keyed operator whose subtasks each process about
-// 1,000 records/s behind a source whose rate steps from 400/s up 4× and
-// back down. The autoscaler (short windows) must scale the operator up
+// 1,000 records/s behind a source whose rate steps from 400/s up 4× for
+// 6 s and back down for 12 s (long enough for a scale-down on a loaded
+// machine). The autoscaler (short windows) must scale the operator up
 // during the fast phase and down after it, carry each decision out in
 // place, not flap, and the output must be exactly the failure-free one.
 func TestAutoscaler(t *testing.T) {
 	if testing.Short() {
-		t.Skip("runs for about 25 s")
+		t.Skip("runs for about 30 s")
 	}
-	const n, fastFrom, fastTo, k = 14_000, 1_200, 10_800, 13
+	const n, fastFrom, fastTo, k = 15_600, 1_200, 10_800, 13
 	env, log := newEnv(testConfig(t, 1, "200ms",
 		"job.autoscaler.enabled", "true",
 		"job.autoscaler.interval", "500ms",

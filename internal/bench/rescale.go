@@ -81,7 +81,9 @@ in place to --to (Job.Rescale) and measures the pause: from the call to
 the first record a keyed subtask at --to processed. In the same process
 it then runs the baseline: the same job loaded alike, stopped with a
 savepoint (Job.Stop) and started from it at --to in a new Env. Both
-pauses and their ratio are printed.`,
+pauses and their ratio are printed. With WEIR_BENCH_LOG=1 in the
+environment both jobs log at debug level to stderr, to see where a pause
+goes.`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			if keys < 1 || valueBytes < 1 || from < 1 || to < 1 || rate < 1 {
