@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -98,16 +99,7 @@ func runsAt(env *weir.Env, name string, p int) bool {
 		return false
 	}
 	for _, v := range st.Vertices() {
-		if containsStr(v.Name, name) && v.Parallelism == p {
-			return true
-		}
-	}
-	return false
-}
-
-func containsStr(s, sub string) bool {
-	for i := 0; i+len(sub) <= len(s); i++ {
-		if s[i:i+len(sub)] == sub {
+		if strings.Contains(v.Name, name) && v.Parallelism == p {
 			return true
 		}
 	}
