@@ -3,9 +3,11 @@ package weir
 import (
 	"encoding/binary"
 	"fmt"
+	"reflect"
 
 	"github.com/weirstream/weir/internal/codec"
 	"github.com/weirstream/weir/internal/dataflow"
+	"github.com/weirstream/weir/internal/keygroup"
 	"github.com/weirstream/weir/internal/network"
 )
 
@@ -160,3 +162,35 @@ func (b *batchCodec[T]) maxRecords(rest int) uint64 {
 }
 
 func (b *batchCodec[T]) Records(data any) int { return len(data.(*network.Batch[T]).Records) }
+
+// KeepKeyGroups compacts the batch in place to the records whose key
+// group keep accepts, timestamps alongside; the slots freed at the end are
+// zeroed so the pooled batch holds no stale references.
+func (b *batchCodec[T]) KeepKeyGroups(data any, keyHash any, maxParallelism int, keep func(kg int) bool) (any, int, error) {
+	h, ok := keyHash.(func(T) uint32)
+	if !ok {
+		return nil, 0, fmt.Errorf("channel state: key function %T does not take %s records", keyHash, reflect.TypeFor[T]())
+	}
+	if maxParallelism < 1 {
+		return nil, 0, fmt.Errorf("channel state: max parallelism %d", maxParallelism)
+	}
+	batch := data.(*network.Batch[T])
+	timed := len(batch.Times) == len(batch.Records) && len(batch.Times) > 0
+	n := 0
+	for i := range batch.Records {
+		if !keep(keygroup.Of(h(batch.Records[i]), maxParallelism)) {
+			continue
+		}
+		batch.Records[n] = batch.Records[i]
+		if timed {
+			batch.Times[n] = batch.Times[i]
+		}
+		n++
+	}
+	clear(batch.Records[n:])
+	batch.Records = batch.Records[:n]
+	if timed {
+		batch.Times = batch.Times[:n]
+	}
+	return batch, n, nil
+}

@@ -2,6 +2,7 @@ package weir
 
 import (
 	"errors"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -9,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/weirstream/weir/internal/codec"
+	"github.com/weirstream/weir/internal/keygroup"
 	"github.com/weirstream/weir/internal/network"
 )
 
@@ -328,4 +330,63 @@ func FuzzChannelCodec(f *testing.F) {
 			t.Fatalf("re-encoded batch changed: %v %v, was %v %v", a.Records, a.Times, got.Records, got.Times)
 		}
 	})
+}
+
+// TestChannelCodecKeepKeyGroups: a decoded batch keeps exactly the records
+// (and their timestamps) whose key group, as the hash partitioner computes
+// it, the filter accepts, in order; a key function of another record type
+// is an error, not a panic.
+func TestChannelCodecKeepKeyGroups(t *testing.T) {
+	c, err := newChannelCodec[chanRec](8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hash := func(r chanRec) uint32 { return keygroup.String(r.Key) }
+	const maxP = 16
+	own := keygroup.RangeFor(maxP, 3, 1)
+	for _, timed := range []bool{false, true} {
+		src := network.NewPool[chanRec](8).Get()
+		var wantRecs []chanRec
+		var wantTimes []int64
+		for i := range 40 {
+			r := chanRec{Key: fmt.Sprint("k", i), Value: int64(i)}
+			src.Records = append(src.Records, r)
+			if timed {
+				src.Times = append(src.Times, int64(1000+i))
+			}
+			if own.Contains(keygroup.Of(hash(r), maxP)) {
+				wantRecs = append(wantRecs, r)
+				if timed {
+					wantTimes = append(wantTimes, int64(1000+i))
+				}
+			}
+		}
+		if !timed {
+			src.Times = nil
+		}
+		if len(wantRecs) == 0 || len(wantRecs) == 40 {
+			t.Fatalf("the keys should spread over the subtasks: %d of 40 in %v", len(wantRecs), own)
+		}
+		data, _, err := c.DecodeBatch(c.AppendBatch(nil, src))
+		if err != nil {
+			t.Fatal(err)
+		}
+		data, n, err := c.KeepKeyGroups(data, hash, maxP, own.Contains)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := data.(*network.Batch[chanRec])
+		if n != len(wantRecs) || !slices.Equal(got.Records, wantRecs) || !slices.Equal(got.Times, wantTimes) {
+			t.Errorf("timed %v: kept %d: %v %v, want %v %v", timed, n, got.Records, got.Times, wantRecs, wantTimes)
+		}
+		// The hash partitioner routes the kept records to subtask 1 of 3.
+		for _, r := range got.Records {
+			if sub := keygroup.OperatorIndex(keygroup.Of(hash(r), maxP), maxP, 3); sub != 1 {
+				t.Errorf("kept %v, which the partitioner routes to subtask %d", r, sub)
+			}
+		}
+	}
+	if _, _, err := c.KeepKeyGroups(network.NewPool[chanRec](1).Get(), func(int) uint32 { return 0 }, maxP, own.Contains); err == nil || !strings.Contains(err.Error(), "does not take") {
+		t.Errorf("key function of another type: %v", err)
+	}
 }

@@ -98,14 +98,14 @@ type Rescale struct {
 
 // Rescale changes the running job's parallelism in place, as Flink's
 // adaptive scheduler does on PUT /jobs/:jobid/resource-requirements: the
-// job stops on a final checkpoint (aligned; two-phase-commit sinks commit
-// it), then runs again at the new parallelism from that checkpoint under
-// the same name and folder, state redistributed by key group as on any
-// restore at another parallelism. The output is exactly that of a run
-// without the rescale. Rescale returns the final checkpoint's id once it
-// completed; the job is RESTARTING until the new attempt runs. It fails,
-// and the job goes on unchanged, when the parallelisms are invalid or the
-// final checkpoint fails; with ErrNotRunning while the job does not run.
+// job takes a checkpoint (unaligned if its checkpoints are, the records in
+// flight redistributed on restore), is cancelled, and runs again at the
+// new parallelism from that checkpoint under the same name and folder,
+// state redistributed by key group as on any restore at another
+// parallelism. The output is exactly that of a run without the rescale.
+// Rescale returns the checkpoint's id once it completed; the job is
+// RESTARTING until the new attempt runs. It fails, and the job goes on
+// unchanged, when the parallelisms are invalid or the checkpoint fails; with ErrNotRunning while the job does not run.
 // (A job on a cluster is rescaled alike through its JobManager: weir
 // rescale, or PUT /jobs/{id}/resource-requirements.)
 func (j *Job) Rescale(ctx context.Context, r Rescale) (int64, error) {

@@ -34,13 +34,14 @@ func (p *Program) rescaleCommand() *cobra.Command {
 		return nil
 	})
 	c.Long = `rescale changes a running job's parallelism without a new submission: the
-job stops on a final checkpoint (aligned; two-phase-commit sinks commit
-it) and runs again from it at the new parallelism, in the same run, its
-state redistributed by key group. The output is exactly that of a run
-without the rescale. --parallelism N applies to every operator whose
+JobManager takes a checkpoint (unaligned if the job's are: records in
+flight are redistributed too), cancels the job and runs it again from
+that checkpoint at the new parallelism, in the same run, its state
+redistributed by key group. The output is exactly that of a run without
+the rescale. --parallelism N applies to every operator whose
 parallelism follows the job's default; --vertex UID=N (repeatable) to the
 chain of the operator with that uid, and wins. Keyed operators stay at
-most pipeline.max-parallelism. The client prints the final checkpoint and
+most pipeline.max-parallelism. The client prints the checkpoint and
 the new parallelism of each vertex once the job is being deployed again;
 a refused rescale leaves the job running unchanged. A job on a cluster
 keeps its new parallelism across JobManager failovers (its record holds

@@ -16,6 +16,15 @@ type ChannelCodec interface {
 	// Records returns the number of records in data, a batch of this
 	// codec's type.
 	Records(data any) int
+	// KeepKeyGroups removes from data, a batch DecodeBatch returned, the
+	// records (and their timestamps) whose key group keep refuses, and
+	// returns the batch (data itself, compacted in place, for pooled
+	// batches) and how many records are left. keyHash is the hash edge's func(T)
+	// uint32 and maxParallelism the producer's; the key group is the one
+	// the producer's hash partitioner routed the record by. A restore at
+	// another parallelism uses it to hand each subtask the in-flight
+	// records of its own key groups.
+	KeepKeyGroups(data any, keyHash any, maxParallelism int, keep func(kg int) bool) (any, int, error)
 	// Schema returns the encoded schema of the record type
 	// (codec.AppendSchema): an unaligned checkpoint records it beside
 	// the in-flight records it holds (a "channel" row of the state table).

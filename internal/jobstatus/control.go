@@ -57,13 +57,14 @@ type RescaleResult struct {
 }
 
 // Rescaler is a Control that can rescale the running job in place: it
-// stops the job on a final checkpoint (aligned, as a savepoint), and
-// deploys it again at the new parallelism from that checkpoint, in the
-// same run (same job, same checkpoint folder and ids, same transactional
-// identities of its sinks). Rescale returns once the final checkpoint
+// takes a checkpoint (unaligned when the job's are; records in flight are
+// redistributed on restore), cancels the attempt and deploys the job
+// again at the new parallelism from that checkpoint, in the same run
+// (same job, same checkpoint folder and ids, same transactional
+// identities of its sinks). Rescale returns once the checkpoint
 // completed and the redeployment began; it fails, leaving the job as it
 // was, when the new parallelisms are not valid (naming the vertex and
-// the bound) or when the final checkpoint fails. Not every deployment
+// the bound) or when the checkpoint fails. Not every deployment
 // can: a Control that is not a Rescaler cannot.
 type Rescaler interface {
 	Rescale(ctx context.Context, r Rescale) (RescaleResult, error)

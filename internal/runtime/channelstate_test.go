@@ -12,6 +12,7 @@ import (
 	"github.com/weirstream/weir/internal/checkpoint"
 	"github.com/weirstream/weir/internal/checkpoint/storage"
 	"github.com/weirstream/weir/internal/faults"
+	"github.com/weirstream/weir/internal/keygroup"
 )
 
 // memWriter is a StateWriter keeping files in memory.
@@ -39,7 +40,19 @@ func (bytesCodec) DecodeBatch(src []byte) (any, int, error) {
 	return append([]byte(nil), src...), len(src), nil
 }
 func (bytesCodec) Records(data any) int { return len(data.([]byte)) }
-func (bytesCodec) Schema() []byte       { return testSchema[[]byte]() }
+
+// KeepKeyGroups takes keyHash as a func(byte) uint32.
+func (bytesCodec) KeepKeyGroups(data any, keyHash any, maxParallelism int, keep func(int) bool) (any, int, error) {
+	h := keyHash.(func(byte) uint32)
+	var out []byte
+	for _, b := range data.([]byte) {
+		if keep(keygroup.Of(h(b), maxParallelism)) {
+			out = append(out, b)
+		}
+	}
+	return out, len(out), nil
+}
+func (bytesCodec) Schema() []byte { return testSchema[[]byte]() }
 
 // TestRecorderWaitsForInFlightData: a channel whose priority barrier
 // overtook data still on its way keeps recording until the data up to the

@@ -95,14 +95,12 @@ type JobMaster struct {
 }
 
 // pendingRescale is an accepted rescale: the graph at its parallelisms,
-// and those by vertex name. viaCheckpoint: the attempt is cancelled once
-// a new checkpoint completed (req waits for it), rather than stopped on
-// a final checkpoint.
+// and those by vertex name. The attempt is cancelled once a new
+// checkpoint completed; req waits for it.
 type pendingRescale struct {
-	graph         *dataflow.Graph
-	par           map[string]int
-	viaCheckpoint bool
-	req           *triggerRequest
+	graph *dataflow.Graph
+	par   map[string]int
+	req   *triggerRequest
 }
 
 // errRescaling cancels an attempt whose rescale checkpoint completed.
@@ -324,20 +322,14 @@ func (jm *JobMaster) requestRescale(req triggerRequest) {
 		var g *dataflow.Graph
 		var par map[string]int
 		if g, par, err = jm.rescaleGraph(req.rescale); err == nil {
-			// With aligned checkpoints the job redeploys from a new
-			// checkpoint (incremental with lsm, so it writes only what
-			// changed) and replays what came after it. An unaligned
-			// checkpoint may hold records in flight as channel state,
-			// which only a restore at the same parallelism can take
-			// back: such jobs stop on a final checkpoint, always
-			// aligned, instead.
-			via := !jm.cfg.Unaligned
-			jm.rescaled = &pendingRescale{graph: g, par: par, viaCheckpoint: via}
-			if via {
-				jm.log.Info("rescaling: taking a checkpoint to redeploy from", "parallelism", par)
-			} else {
-				jm.log.Info("rescaling: stopping on a final checkpoint", "parallelism", par)
-			}
+			// The job redeploys from a new checkpoint (incremental with
+			// lsm, so it writes only what changed) and replays what came
+			// after it. An unaligned one may hold records in flight as
+			// channel state; the restore redistributes them to the new
+			// subtasks (restore_channels.go), so a backpressured job
+			// rescales without waiting for its queues to drain.
+			jm.rescaled = &pendingRescale{graph: g, par: par}
+			jm.log.Info("rescaling: taking a checkpoint to redeploy from", "parallelism", par)
 			jm.submit(req)
 			return
 		}
@@ -357,12 +349,9 @@ func (jm *JobMaster) submit(req triggerRequest) {
 	case reqStop:
 		kind = jobmaster.RequestStop
 	case reqRescale:
-		// A rescale takes a checkpoint, or stops the attempt as a stop
-		// without a savepoint target does (requestRescale); the caller
-		// of run deploys the job again.
-		if !jm.rescaled.viaCheckpoint {
-			kind = jobmaster.RequestStop
-		}
+		// A rescale takes a checkpoint (kind stays RequestCheckpoint);
+		// once it completed the attempt is cancelled and the caller of
+		// run deploys the job again.
 	}
 	jm.step(jobmaster.Request{Req: id, Kind: kind, Target: req.target})
 }

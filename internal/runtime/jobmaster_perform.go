@@ -108,12 +108,10 @@ func (jm *JobMaster) perform(act jobmaster.Action) {
 				// The attempt goes on at its parallelism.
 				jm.rescaled = nil
 				rep.err = fmt.Errorf("rescale: the checkpoint to rescale from failed, the job goes on unchanged: %w", act.Err)
-			case jm.rescaled.viaCheckpoint:
+			default:
 				// Answered once that checkpoint completed (rescaleOn).
 				jm.rescaled.req, jm.rescaleCkpt = &req, act.ID
 				return
-			default:
-				rep.rescaled = jobstatus.RescaleResult{Checkpoint: act.ID, Parallelism: jm.rescaled.par}
 			}
 		}
 		req.reply <- rep
@@ -175,7 +173,7 @@ func (jm *JobMaster) ended(act jobmaster.JobEnded) {
 	now := jm.cfg.Now()
 	jm.result = act.Err
 	if r := jm.rescaled; r != nil {
-		if r.viaCheckpoint && jm.rescaleCancel && act.State == jobmaster.JobCanceled || !r.viaCheckpoint && act.State == jobmaster.JobFinished {
+		if jm.rescaleCancel && act.State == jobmaster.JobCanceled {
 			// Ended to be rescaled: the caller of run deploys the job
 			// again; its local recovery files serve that restore.
 			jm.rescaleDone = true

@@ -11,11 +11,10 @@ import (
 	"github.com/weirstream/weir/internal/jobstatus"
 )
 
-// In-place rescaling (docs/rescaling.md). A rescale request stops the
-// running attempt as stop-with-savepoint does, on a final checkpoint kept
-// in the job's own folder (no savepoint copy), and Execute then runs the
-// job again, at the new parallelism, from its newest checkpoint: that
-// final one. Every restore rule that holds for a savepoint restored at
+// In-place rescaling (docs/rescaling.md). A rescale request takes a
+// checkpoint of the running attempt (aligned or unaligned, as the job's
+// are) and cancels it once that completed, and Execute then runs the job
+// again, at the new parallelism, from its newest checkpoint: that one. Every restore rule that holds for a savepoint restored at
 // another parallelism holds here (key groups, operator and union list
 // state, the sinks' pending transactions), since it is the same restore;
 // what the in-place path saves is the copy, the process and the new

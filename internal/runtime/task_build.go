@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"log/slog"
 
-	"github.com/weirstream/weir/internal/checkpoint"
 	"github.com/weirstream/weir/internal/dataflow"
 	"github.com/weirstream/weir/internal/deployment"
 	"github.com/weirstream/weir/internal/jobstatus"
@@ -77,13 +76,13 @@ func newTask(ctx context.Context, in taskInputs) (*Task, error) {
 	t.ckpt.handler = newBarrierHandler(cfg, n, v.Chain[0].AlignedBarriers)
 	// The channel state of an unaligned checkpoint is replayed whatever
 	// the job's mode now: those in-flight records are part of its state.
-	h := in.restore.channelsFor(v.Chain[0].UID, id.Subtask)
-	if t.ua.chans, err = gateCodecs(v, cfg, in.links, h != nil); err != nil {
+	parts := in.restore.channelReplayFor(v, id.Subtask)
+	if t.ua.chans, err = gateCodecs(v, cfg, in.links, parts != nil); err != nil {
 		return nil, err
 	}
-	if h != nil {
-		t.replay = channelReplay{handle: h, open: in.restore.fs.OpenFile}
-		countRestoredChannelState(cfg.recorder(), v, in.td, in.links.self, h)
+	if parts != nil {
+		t.replay = channelReplay{parts: parts, open: in.restore.fs.OpenFile}
+		countRestoredChannelState(cfg.recorder(), v, in.td, in.links.self, parts)
 	}
 	return t, nil
 }
@@ -295,22 +294,36 @@ func gateCodecs(v *dataflow.Vertex, cfg *JobConfig, links *taskLinks, replay boo
 	return chans, nil
 }
 
-// countRestoredChannelState adds the size of the channel state h a task
-// replays to the job's status, and the part of it that came over remote
-// channels.
-func countRestoredChannelState(st *jobstatus.Recorder, v *dataflow.Vertex, td deployment.TaskDeployment, self deployment.ResourceID, h *checkpoint.ChannelStateHandle) {
+// countRestoredChannelState adds the size of the channel state a task
+// replays to the job's status (after a rescale, the segments of the
+// channels it reads), and the part of it that came over remote channels.
+func countRestoredChannelState(st *jobstatus.Recorder, v *dataflow.Vertex, td deployment.TaskDeployment, self deployment.ResourceID, parts []replayPart) {
 	if st == nil {
 		return
 	}
-	st.RestoredChannelStateBytes.Add(h.File.Size)
 	offsets, _ := gateOffsets(v)
-	for _, c := range h.Channels {
-		if c.Input >= len(offsets) {
-			continue // checkChannelState refused such a checkpoint
+	for _, p := range parts {
+		if p.gate == nil {
+			st.RestoredChannelStateBytes.Add(p.handle.File.Size)
 		}
-		if ch := offsets[c.Input] + c.Producer; ch < len(td.Inputs) && td.Inputs[ch].TM != self {
+		for i, c := range p.handle.Channels {
+			if c.Input >= len(offsets) {
+				continue // checkChannelState refused such a checkpoint
+			}
+			ch := offsets[c.Input] + c.Producer
+			if p.gate != nil {
+				if ch = p.gate[i]; ch < 0 {
+					continue
+				}
+			}
+			remote := ch < len(td.Inputs) && td.Inputs[ch].TM != self
 			for _, seg := range c.Segments {
-				st.RestoredRemoteChannelStateBytes.Add(seg.Length)
+				if p.gate != nil {
+					st.RestoredChannelStateBytes.Add(seg.Length)
+				}
+				if remote {
+					st.RestoredRemoteChannelStateBytes.Add(seg.Length)
+				}
 			}
 		}
 	}

@@ -34,7 +34,7 @@ func (e *inputEnd) arrived(ch int) (last bool, err error) {
 // through the chain; a barrier, cancel marker or end of data goes to the
 // barrier handler, whose actions the task performs.
 func (t *Task) runInput(ctx context.Context) error {
-	if t.replay.handle != nil {
+	if t.replay.parts != nil {
 		if err := t.replayChannelState(ctx); err != nil {
 			return err
 		}

@@ -26,8 +26,11 @@ func (int64Codec) AppendBatch(dst []byte, data any) []byte {
 }
 
 func (int64Codec) DecodeBatch([]byte) (any, int, error) { panic("not used") }
-func (int64Codec) Records(data any) int                 { return len(data.(*network.Batch[int64]).Records) }
-func (int64Codec) Schema() []byte                       { return testSchema[int64]() }
+func (int64Codec) KeepKeyGroups(any, any, int, func(int) bool) (any, int, error) {
+	panic("not used")
+}
+func (int64Codec) Records(data any) int { return len(data.(*network.Batch[int64]).Records) }
+func (int64Codec) Schema() []byte       { return testSchema[int64]() }
 
 // statsTask is a task with a gate of n channels and an int64 codec on
 // each, enough to take its snapshot measurements.

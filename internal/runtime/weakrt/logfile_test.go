@@ -28,6 +28,10 @@ func (c intCodec) AppendBatch(dst []byte, data any) []byte {
 	return dst
 }
 
+func (intCodec) KeepKeyGroups(any, any, int, func(int) bool) (any, int, error) {
+	panic("not used")
+}
+
 func (c intCodec) DecodeBatch(src []byte) (any, int, error) {
 	n, k := binary.Uvarint(src)
 	if k <= 0 {
