@@ -52,6 +52,9 @@ type partState struct {
 	end  int64 // bounded mode: stop at this offset
 	done bool
 	id   string // the partition as a split id (ReadSplit)
+	// stable is the partition's last stable offset (read_committed: the
+	// end a consumer can read to) as of its latest fetch; 0 until one.
+	stable int64
 }
 
 type source[T any] struct {
@@ -81,7 +84,7 @@ type source[T any] struct {
 	// in parts yet, so a snapshot taken meanwhile resumes before them.
 	pend []*kgo.Record
 
-	rc           *weir.RuntimeContext // for bad records to a side output
+	rc           *weir.RuntimeContext // bad records to a side output, gauges
 	skipped      int64                // bad records skipped (WithSkipBadRecords)
 	skippedTotal prometheus.Counter
 }
@@ -340,6 +343,7 @@ func (s *source[T]) poll(ctx context.Context, max int) (kgo.Fetches, error) {
 	pctx, cancel := context.WithTimeout(ctx, s.o.poll)
 	fetches := s.cl.PollRecords(pctx, max)
 	cancel()
+	s.publishPending(fetches)
 	for _, fe := range fetches.Errors() {
 		if errors.Is(fe.Err, context.DeadlineExceeded) || errors.Is(fe.Err, context.Canceled) {
 			continue
@@ -347,6 +351,26 @@ func (s *source[T]) poll(ctx context.Context, max int) (kgo.Fetches, error) {
 		return fetches, fmt.Errorf("kafka source %q: fetch topic %q partition %d: %w", s.uid, fe.Topic, fe.Partition, fe.Err)
 	}
 	return fetches, nil
+}
+
+// publishPending notes each fetched partition's last stable offset and
+// publishes the records the subtask has not read yet, summed over its
+// partitions (weir.PendingRecordsGauge: the autoscaler's lag). The end is
+// as of each partition's latest fetch; records fetched but not yet handed
+// out count as pending.
+func (s *source[T]) publishPending(fetches kgo.Fetches) {
+	fetches.EachPartition(func(p kgo.FetchTopicPartition) {
+		if ps := s.parts[p.Partition]; ps != nil && p.LastStableOffset > ps.stable {
+			ps.stable = p.LastStableOffset
+		}
+	})
+	var pending int64
+	for _, ps := range s.parts {
+		if !ps.done && ps.stable > ps.next {
+			pending += ps.stable - ps.next
+		}
+	}
+	s.rc.SetGauge(weir.PendingRecordsGauge, float64(pending))
 }
 
 // Splits lists the partitions the subtask reads and has not finished, as

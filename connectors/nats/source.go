@@ -301,6 +301,9 @@ func (s *source[T]) ReadSplit(ctx context.Context, dst []T, max int) ([]T, weir.
 	}
 	if pending >= 0 {
 		s.metrics.lag.WithLabelValues(s.stream, sp.id, s.uid, strconv.Itoa(s.subtask)).Set(float64(pending))
+		// The same figure on the JobManager, per split: the autoscaler
+		// sums a subtask's splits as its lag.
+		s.rc.SetGauge(weir.PendingRecordsGauge, float64(pending), "split", sp.id)
 	}
 	return dst, weir.Split{ID: sp.id, Finished: sp.done}, err
 }

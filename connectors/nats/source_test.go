@@ -19,6 +19,8 @@ import (
 	"github.com/weirstream/weir/connectors/file"
 	"github.com/weirstream/weir/internal/config"
 	"github.com/weirstream/weir/internal/faults"
+	"github.com/weirstream/weir/internal/hooks"
+	"github.com/weirstream/weir/internal/jobstatus"
 )
 
 // TestSourceExactlyOnceUnderFaults reads a stream with three subjects,
@@ -328,20 +330,32 @@ func TestSourceLagMetric(t *testing.T) {
 	}
 	var mu sync.Mutex
 	var read int
-	var first, last float64
+	var first, last, firstPending, lastPending float64
+	var env *weir.Env
+	// pending is the same figure as the task publishes it to the
+	// JobManager (weir.PendingRecordsGauge): the autoscaler's lag.
+	pending := func() float64 {
+		for _, ts := range hooks.Plan(env).Status.Tasks() {
+			if v, ok := jobstatus.Sum(ts.Gauges, weir.PendingRecordsGauge); ok {
+				return v
+			}
+		}
+		return -1
+	}
 	j := newJob(t, 1)
-	res := j.run(t, func(env *weir.Env) {
+	res := j.run(t, func(e *weir.Env) {
+		env = e
 		s := weir.FromSource(env, Source(ts.url, "LAG", stringValue, WithBounded(), WithMetrics(reg))).UID("nats")
 		weir.SinkTo(s, func() weir.Sink[string] {
 			return &funcSink{write: func(b []string) {
 				mu.Lock()
 				defer mu.Unlock()
 				if read == 0 {
-					first = lag()
+					first, firstPending = lag(), pending()
 				}
 				read += len(b)
 				if read == n {
-					last = lag()
+					last, lastPending = lag(), pending()
 				}
 			}}
 		})
@@ -351,6 +365,9 @@ func TestSourceLagMetric(t *testing.T) {
 	}
 	if read != n || first <= 0 || last != 0 {
 		t.Fatalf("read %d of %d; lag at the first batch %v (want > 0), at the last %v (want 0)", read, n, first, last)
+	}
+	if firstPending != first || lastPending != 0 {
+		t.Errorf("pending records published to the JobManager: %v at the first batch, %v at the last; want %v and 0, as the metric", firstPending, lastPending, first)
 	}
 }
 

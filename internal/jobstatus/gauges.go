@@ -75,3 +75,25 @@ func (g *Gauges) Snapshot() []Gauge {
 	}
 	return out
 }
+
+// PendingRecordsGauge is the gauge a source publishes for the records it
+// has not read yet (Flink's pendingRecords, FLIP-33): a Kafka source's
+// distance from the end of its partitions, a NATS source's from the end
+// of its stream. A subtask may publish it once or per split (told apart
+// by labels); its pending records are the sum. The autoscaler reads it as
+// the source's lag, which it plans to catch up.
+const PendingRecordsGauge = "weir_source_pending_records"
+
+// Sum returns the sum of the values of the gauges named name in gs and
+// whether there was one.
+func Sum(gs []Gauge, name string) (float64, bool) {
+	var sum float64
+	found := false
+	for _, g := range gs {
+		if g.Name == name {
+			sum += g.Value
+			found = true
+		}
+	}
+	return sum, found
+}

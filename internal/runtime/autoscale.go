@@ -272,6 +272,10 @@ func (d *autoscaleDriver) sample(now time.Time) bool {
 		busy, bp     float64
 		n, timed     int
 		incompletely bool
+		// lag sums the sources' pending records over the lagged
+		// subtasks that published them.
+		lag    float64
+		lagged int
 	}
 	per := make([]agg, len(d.jg.Vertices))
 	for _, t := range tasks {
@@ -288,6 +292,10 @@ func (d *autoscaleDriver) sample(now time.Time) bool {
 			a.out += c.out - p.out
 		} else {
 			a.incompletely = true // a new attempt: its counters restarted
+		}
+		if l, ok := jobstatus.Sum(t.Gauges, jobstatus.PendingRecordsGauge); ok {
+			a.lag += max(l, 0)
+			a.lagged++
 		}
 		if tt := t.Time; tt.BusyMsPerSecond+tt.IdleMsPerSecond+tt.BackPressuredMsPerSecond > 0 {
 			a.busy += float64(tt.BusyMsPerSecond) / 1000
@@ -307,6 +315,11 @@ func (d *autoscaleDriver) sample(now time.Time) bool {
 			Busy: a.busy / float64(a.timed), Backpressd: a.bp / float64(a.timed), Lag: -1}
 		if len(d.jg.Vertices[i].Inputs) == 0 {
 			x.InPerSec = x.OutPerSec // a source's input is what it read
+			if a.lagged == a.n {
+				// Known only when every subtask publishes its pending
+				// records: a partial sum would understate the backlog.
+				x.Lag = a.lag
+			}
 		}
 		if err := d.scaler.Observe(d.ids[i], x); err != nil {
 			d.log.Error("autoscaler: observe", "error", err)
