@@ -322,6 +322,18 @@ func waitCompleted(t *testing.T, url string) {
 func clusterViews(t *testing.T, browser context.Context, run func(string, ...chromedp.Action[chromedp.Void]), until func(string, string), shot func(string) []byte) {
 	const evil = `<img src=x onerror="window.pwned=1">`
 	st := &jobstatus.JobStatus{} // not running: its commands are refused
+	// Two evaluations of the autoscaler: one that kept the job as it was,
+	// one that rescaled a vertex, its reason holding markup.
+	rec := jobstatus.RecorderOf(st)
+	rec.SetAutoscaling()
+	rec.AutoscalerDecided(jobstatus.AutoscalerDecision{At: time.Now().Add(-time.Minute), Reason: "every vertex within its utilization band", Vertices: []jobstatus.AutoscalerVertex{
+		{ID: "src", From: 2, To: 2, In: 1000, Out: 1000, Busy: 0.5, Lag: -1, TruePerSubtask: 1000, Target: 1000, Utilization: 0.5, Why: "utilization 0.50 within 0.40–1.00"},
+	}})
+	rec.AutoscalerDecided(jobstatus.AutoscalerDecision{At: time.Now(), Rescale: true, Vertices: []jobstatus.AutoscalerVertex{
+		{ID: "src", From: 2, To: 2, In: 1000, Out: 1000, Busy: 0.5, Lag: 600000, TruePerSubtask: 1000, Target: 3000, Utilization: 1.5, Why: "pinned " + evil},
+		{ID: "sum", From: 2, To: 4, In: 1000, Out: 10, Busy: 0.9, Backpressure: 0.01, Lag: -1, TruePerSubtask: 555, Target: 3000, Utilization: 2.7, Why: "utilization 2.70 outside 0.40–1.00"},
+	}})
+	st.AutoscalerRescales.Store(1)
 	api := rest.NewHandler(rest.Config{
 		Jobs: func() []rest.Job {
 			return []rest.Job{demoJob{name: evil, status: st, control: runtime.NewJobControl(st), cfg: config.New()}}
@@ -369,4 +381,13 @@ func clusterViews(t *testing.T, browser context.Context, run func(string, ...chr
 	run("click Trigger checkpoint", chromedp.Click(chromedp.CSS("#trigger-checkpoint")))
 	until("Trigger checkpoint disabled with the API's reason", `document.querySelector('#trigger-checkpoint').disabled && /read-only/.test(document.querySelector('#trigger-checkpoint').title) && /read-only/.test(document.querySelector('#action-result').textContent)`)
 	until("the other buttons still enabled", `!document.querySelector('#stop').disabled && window.pwned === undefined && !document.querySelector('img')`)
+
+	// The autoscaler's decisions, newest first, with their inputs.
+	run("open the autoscaler tab", chromedp.Navigate(srv.URL+"/#/jobs/"+url.PathEscape(evil)+"/autoscaler"))
+	until("both decisions, the rescale first", `document.querySelectorAll('.decision').length === 2 && document.querySelector('.decision').dataset.rescale === "true"`)
+	until("the rescaled vertex with its inputs", `(() => { const r = document.querySelector('.decision tr[data-vertex="sum"]');
+		return r && r.classList.contains('changed') && r.cells[1].textContent === "2 → 4" && r.cells[9].textContent === "2.70" && /outside/.test(r.cells[10].textContent); })()`)
+	until("the source's lag, and the reason with markup as text", `document.querySelector('.decision tr[data-vertex="src"]').cells[6].textContent === "600,000"
+		&& document.querySelector('.decision tr[data-vertex="src"] td.why').textContent === "pinned "+`+"`"+evil+"`"+` && window.pwned === undefined && !document.querySelector('img')`)
+	shot("autoscaler.png")
 }

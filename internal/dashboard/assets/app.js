@@ -7,6 +7,7 @@
 //   #/jobs/{id}/checkpoints     counts, history, configuration
 //   #/jobs/{id}/checkpoints/{c} … and one checkpoint's per-subtask details
 //   #/jobs/{id}/config          the job's configuration (if served)
+//   #/jobs/{id}/autoscaler      the autoscaler's decisions with their inputs
 
 import { h, replace, table, kv } from "./dom.js";
 import * as api from "./api.js";
@@ -30,7 +31,7 @@ function parseRoute() {
   const parts = location.hash.replace(/^#\/?/, "").split("/").filter(Boolean).map(decodeURIComponent);
   if (parts[0] === "taskmanagers") return { page: "taskmanagers" };
   if (parts[0] === "jobs" && parts[1]) {
-    const tab = parts[2] === "checkpoints" || parts[2] === "config" ? parts[2] : "graph";
+    const tab = ["checkpoints", "config", "autoscaler"].includes(parts[2]) ? parts[2] : "graph";
     return {
       page: "job", job: parts[1], tab,
       checkpoint: tab === "checkpoints" ? parts[3] : undefined,
@@ -325,7 +326,8 @@ function jobView(r0) {
     replace(tabs,
       link("graph", "Graph", `#${path}`),
       link("checkpoints", "Checkpoints", `#${path}/checkpoints`),
-      link("config", "Configuration", `#${path}/config`));
+      link("config", "Configuration", `#${path}/config`),
+      link("autoscaler", "Autoscaler", `#${path}/autoscaler`));
   }
   renderTabs();
 
@@ -345,6 +347,7 @@ function jobView(r0) {
       const r = route;
       if (r.tab === "checkpoints") await checkpointsTab(content, path, details, r.checkpoint);
       else if (r.tab === "config") await configTab(content, path);
+      else if (r.tab === "autoscaler") await autoscalerTab(content, path);
       else await graphTab(content, path, details, r.vertex);
     },
   };
@@ -527,6 +530,38 @@ async function configTab(el, path) {
     h("h2", {}, "Job"), job ? [kv(Object.fromEntries(Object.entries(ec || job).filter(([k]) => k !== "user-config"))), ec && ec["user-config"] ? [h("h3", {}, "User configuration"), kv(ec["user-config"])] : null] : h("p", { class: "muted" }, "This server does not serve GET /jobs/{id}/config."),
     h("h2", {}, "Checkpointing"), cp ? kv(cp) : h("p", { class: "muted" }, "Not served."),
     cluster ? [h("h2", {}, "Dashboard configuration"), kv(cluster)] : null);
+}
+
+// autoscalerTab shows GET /jobs/{id}/autoscaler: whether it runs, the
+// rescales it made, and its evaluations newest first, each vertex with
+// the inputs the rule used and the reason for its outcome.
+async function autoscalerTab(el, path) {
+  const a = await api.optional(`${path}/autoscaler`).catch(() => null);
+  if (!a) {
+    replace(el, h("p", { class: "muted" }, "This server does not serve GET /jobs/{id}/autoscaler."));
+    return;
+  }
+  if (!a.enabled) {
+    replace(el, h("p", { id: "autoscaler-off", class: "muted" }, "The autoscaler does not run for this job: set job.autoscaler.enabled: true (docs/rescaling.md)."));
+    return;
+  }
+  const num = (x, digits) => (x === undefined || x === null || x < 0 ? "—" : Number(x).toFixed(digits));
+  const decisions = (a.decisions || []).slice().reverse();
+  replace(el,
+    h("div", { class: "cards" }, card("Rescales", f.count(a.rescales)), card("Evaluations kept", f.count(decisions.length))),
+    decisions.length === 0 ? h("p", { class: "muted" }, "No evaluation yet: the first waits for the metrics window to fill after the start or a rescale.") : null,
+    decisions.map((d, i) => h("section", { class: "decision", "data-decision": i, "data-rescale": String(Boolean(d.rescale)) },
+      h("h3", {}, `${new Date(d.at).toLocaleString()} — ${d.rescale ? "rescaled" : "no change"}`),
+      d.reason ? h("p", { class: "muted" }, d.reason) : null,
+      d.error ? h("p", { class: "error" }, `The rescale failed: ${d.error}`) : null,
+      (d.vertices || []).length ? table(
+        ["Vertex", "Parallelism", "In", "Out", "Busy", "Backpressured", "Lag", "True rate/subtask", "Target", "Utilization", "Why"],
+        d.vertices.map((v) => h("tr", { "data-vertex": v.id, class: v.to !== v.from ? "changed" : "" },
+          h("td", {}, v.id), h("td", {}, v.to !== v.from ? `${v.from} → ${v.to}` : String(v.from)),
+          h("td", {}, f.rate(v.records_in_per_second)), h("td", {}, f.rate(v.records_out_per_second)),
+          h("td", {}, num(v.busy, 2)), h("td", {}, num(v.backpressured, 2)), h("td", {}, v.lag < 0 ? "—" : f.count(v.lag)),
+          h("td", {}, v.true_rate_per_subtask < 0 ? "—" : f.rate(v.true_rate_per_subtask)), h("td", {}, f.rate(v.target_rate)),
+          h("td", {}, num(v.utilization, 2)), h("td", { class: "why" }, v.why)))) : null)));
 }
 
 window.addEventListener("hashchange", navigate);
