@@ -22,9 +22,12 @@ import (
 //     its own and keeps the records of its key groups;
 //   - on a forward or rebalance input, which carry no key, old subtask s's
 //     channels go whole to new subtask s mod the new parallelism;
-//   - a broadcast input is refused: every old subtask held its own
-//     unprocessed suffix of the same broadcast stream, and no new subtask
-//     has a single right one.
+//   - on a broadcast input every old subtask held its own unprocessed
+//     suffix of the same stream; new subtask j continues from where old
+//     subtask j mod the old parallelism stood, taking its channels whole.
+//     (Broadcast state is restored from one subtask's copy, and the
+//     operators that hold it take their inputs aligned, so they record no
+//     channel state to begin with.)
 //
 // Every subtask replays all it takes before it polls its gate, so every
 // restored record comes before any new one on every channel: per key, what
@@ -56,8 +59,7 @@ func (f *keyGroupFilter) keep(kg int) bool { return f.own.Contains(kg) }
 // checkChannelState fails when the checkpoint holds in-flight records
 // (channel state of an unaligned checkpoint) the job cannot take back: a
 // consumer that is not a chain head any more, an input that is gone or
-// comes from another producer, a batch format this build cannot read, or
-// records of a broadcast input whose parallelism changed.
+// comes from another producer, or a batch format this build cannot read.
 func (rp *restorePoint) checkChannelState(jg *dataflow.JobGraph) error {
 	if rp == nil {
 		return nil
@@ -91,9 +93,6 @@ func (rp *restorePoint) checkChannelState(jg *dataflow.JobGraph) error {
 				}
 				if c.Producer < 0 || c.Producer >= c.ProducerParallelism {
 					return fmt.Errorf("checkpoint %s holds in-flight records of operator %q from producer subtask %d of %d: corrupt metadata", rp.path, v.Chain[0].Name, c.Producer, c.ProducerParallelism)
-				}
-				if in.Edge.Partition == dataflow.Broadcast && channelsMoved(op, v) {
-					return fmt.Errorf("checkpoint %s holds in-flight records of operator %q on its broadcast input from %q, and the parallelism changed (%q %d -> %d, %q %d -> %d): each old subtask held its own unprocessed part of the broadcast stream, so no new subtask has the right one; rescale from a savepoint (always aligned) instead", rp.path, v.Chain[0].Name, uid, uid, c.ProducerParallelism, in.From.Parallelism, op.UID, op.Parallelism, v.Parallelism)
 				}
 			}
 		}
@@ -166,6 +165,10 @@ func (rp *restorePoint) channelReplayFor(v *dataflow.Vertex, subtask int) []repl
 				}
 			case dataflow.Forward, dataflow.Rebalance:
 				if s.Subtask%v.Parallelism == subtask {
+					p.gate[i] = ch
+				}
+			case dataflow.Broadcast:
+				if subtask%op.Parallelism == s.Subtask {
 					p.gate[i] = ch
 				}
 			}
