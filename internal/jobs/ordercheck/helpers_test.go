@@ -33,7 +33,7 @@ type run struct {
 	setup func(*weir.Env)
 }
 
-func newRun(t *testing.T, p int, records int64) *run {
+func newRun(t testing.TB, p int, records int64) *run {
 	t.Helper()
 	return &run{
 		opts: ordercheck.Options{
@@ -50,7 +50,7 @@ func newRun(t *testing.T, p int, records int64) *run {
 	}
 }
 
-func (r *run) config(t *testing.T, extra map[string]string) *weir.Config {
+func (r *run) config(t testing.TB, extra map[string]string) *weir.Config {
 	t.Helper()
 	cfg := weir.NewConfig()
 	set := func(k, v string) {
