@@ -62,6 +62,9 @@ type jobManager struct {
 	// job.autoscaler.enabled, by job name: each outlives the runs its
 	// rescales start, and stops with the job.
 	autoscalers map[string]*jobAutoscaler
+	// reactives are the reactive-mode drivers of jobs (scheduler-mode:
+	// reactive) by name: each outlives the runs its rescales start.
+	reactives map[string]*reactiveDriver
 }
 
 // jobAutoscaler is a job's autoscaler and what stops it.
@@ -95,6 +98,11 @@ type managedJob struct {
 	// weak are the TaskManagers' failover figures of a WEAKLY_CONSISTENT
 	// job, summed into status.Weak.
 	weak weakFigures
+	// restart, set by reactive mode before it cancels the run, is the
+	// parallelism by operator uid to start the job again at; runEnded is
+	// set once the run's end is being handled (both under mu).
+	restart  map[string]int
+	runEnded bool
 }
 
 var _ JobService = (*jobManager)(nil)
@@ -108,7 +116,7 @@ func newEndedJob(r jobRecord) *managedJob {
 }
 
 func newJobManager(ctx context.Context, cfg JobManagerConfig) *jobManager {
-	return &jobManager{cfg: cfg, log: cfg.Logger, store: jobStore{dir: cfg.StateDir}, ctx: ctx, jobs: map[string]*managedJob{}, submitting: map[string]bool{}, autoscalers: map[string]*jobAutoscaler{}, ready: make(chan struct{})}
+	return &jobManager{cfg: cfg, log: cfg.Logger, store: jobStore{dir: cfg.StateDir}, ctx: ctx, jobs: map[string]*managedJob{}, submitting: map[string]bool{}, autoscalers: map[string]*jobAutoscaler{}, reactives: map[string]*reactiveDriver{}, ready: make(chan struct{})}
 }
 
 func (m *jobManager) setDispatcher(d *Dispatcher) {
@@ -157,7 +165,10 @@ func (m *jobManager) running() []*managedJob {
 }
 
 // onRegistered wakes jobs waiting for slots.
-func (m *jobManager) onRegistered(*TaskManager) { m.slotsFreed("") }
+func (m *jobManager) onRegistered(tm *TaskManager) {
+	m.slotsFreed("")
+	m.reactiveSlotsChanged(fmt.Sprintf("TaskManager %s registered with %d slots", tm.ID, tm.Slots))
+}
 
 // slotsFreed wakes the running jobs but except, which may wait for slots
 // that were just offered or released.
@@ -184,6 +195,7 @@ func (m *jobManager) onMessage(tm *TaskManager, msg *pb.TaskManagerMessage) {
 // onLost tells every running job that a TaskManager is gone; the jobs
 // with executions there restart those regions.
 func (m *jobManager) onLost(tm *TaskManager, reason error, _ []JobSlots) {
+	m.reactiveSlotsChanged(fmt.Sprintf("TaskManager %s lost (%d slots)", tm.ID, tm.Slots))
 	for _, j := range m.running() {
 		if j.cj != nil {
 			j.cj.TaskManagerLost(tmGateway{tm: tm}, errText(reason))
@@ -293,6 +305,9 @@ func (m *jobManager) start(rec jobRecord, sub *submission) (*managedJob, error) 
 				spec.Name, jc.CheckpointDir, spec.Name, id, jc.CheckpointDir, spec.Name, id)
 		}
 	}
+	if err := m.checkReactive(spec.Name, jc.Weak, jc.Autoscaler.Enabled, fresh); err != nil {
+		return nil, err
+	}
 	if fresh {
 		m.logStart(spec.Name, jc)
 	}
@@ -362,13 +377,24 @@ func (m *jobManager) start(rec jobRecord, sub *submission) (*managedJob, error) 
 	if m.onStart != nil {
 		m.onStart(j)
 	}
+	if m.cfg.Reactive != nil {
+		if err := m.reactiveAttach(j); err != nil {
+			m.log.Error("reactive mode: the job runs at its parallelism", "job", spec.Name, "error", err)
+		}
+	}
 	m.wg.Add(1)
 	go func() {
 		defer m.wg.Done()
 		defer cancel()
 		err := cj.Run(ctx)
+		restart := j.takeRestart()
 		if par := cj.Rescaled(); err == nil && par != nil && m.ctx.Err() == nil {
 			m.restartRescaled(j, par)
+			return
+		}
+		if restart != nil && m.ctx.Err() == nil && !j.canceled.Load() {
+			// Ended by reactive mode, to run at the slots there are.
+			m.restartRescaled(j, restart)
 			return
 		}
 		m.finished(j, err)
@@ -439,6 +465,7 @@ func (m *jobManager) restartRescaled(j *managedJob, par map[string]int) {
 func (m *jobManager) finished(j *managedJob, err error) {
 	defer close(j.done)
 	m.stopAutoscaler(j.rec.Spec.Name)
+	m.stopReactive(j.rec.Spec.Name)
 	// A WEAKLY_CONSISTENT job's figures are counted on the TaskManagers,
 	// which send their last ones as they release the job.
 	j.weak.awaitFinal(m.dispatcher().live, weakFinalTimeout)
