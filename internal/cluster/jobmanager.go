@@ -393,7 +393,9 @@ func (m *jobManager) start(rec jobRecord, sub *submission) (*managedJob, error) 
 			return
 		}
 		if restart != nil && m.ctx.Err() == nil && !j.canceled.Load() {
-			// Ended by reactive mode, to run at the slots there are.
+			// Ended by reactive mode, to run at the slots there are:
+			// not CANCELED, and a new run that cannot start fails it.
+			jobstatus.RecorderOf(j.status).SetState(jobstatus.StateRestarting, time.Now())
 			m.restartRescaled(j, restart)
 			return
 		}
@@ -547,6 +549,14 @@ func (j *managedJob) state() (jobstatus.JobState, string) {
 		defer j.mu.Unlock()
 		return j.rec.State, j.rec.Failure
 	default:
+	}
+	j.mu.Lock()
+	restarting := j.restart != nil
+	j.mu.Unlock()
+	if restarting {
+		// Cancelled by reactive mode to start again at the slots there
+		// are: its status says CANCELED until the new run replaces it.
+		return jobstatus.StateRestarting, ""
 	}
 	s := j.status.State()
 	if s == "" {

@@ -199,7 +199,7 @@ func (m *Machine) evaluate(now time.Time) []Action {
 			return m.noteIf(fmt.Sprintf("%d slots, fewer than the %d the job runs on: waiting %s for the lost ones to come back before scaling down to %d", m.slots, m.need(), m.cfg.WaitTimeout, want))
 		}
 		r.Down = true
-		r.Why = fmt.Sprintf("%d slots, fewer than the %d the job runs on, for %s (resource-wait-timeout %s): scale down to %d", m.slots, m.need(), now.Sub(m.shortSince), m.cfg.WaitTimeout, want)
+		r.Why = fmt.Sprintf("%d slots, fewer than the %d the job runs on, for %s (resource-wait-timeout %s): scale down to %d", m.slots, m.need(), now.Sub(m.shortSince).Round(time.Millisecond), m.cfg.WaitTimeout, want)
 		if hi > 0 && m.slots > hi {
 			r.Why += fmt.Sprintf(" (max parallelism %d)", hi)
 		}
@@ -208,7 +208,7 @@ func (m *Machine) evaluate(now time.Time) []Action {
 		if now.Before(until) {
 			return m.noteIf(fmt.Sprintf("%d slots: waiting until they are stable for %s before scaling up from %d to %d", m.slots, m.cfg.Stabilization, p, want))
 		}
-		r.Why = fmt.Sprintf("%d slots, stable for %s (resource-stabilization-timeout %s): scale up from %d to %d", m.slots, now.Sub(m.grewAt), m.cfg.Stabilization, p, want)
+		r.Why = fmt.Sprintf("%d slots, stable for %s (resource-stabilization-timeout %s): scale up from %d to %d", m.slots, now.Sub(m.grewAt).Round(time.Millisecond), m.cfg.Stabilization, p, want)
 		if hi > 0 && m.slots > hi {
 			r.Why += fmt.Sprintf(" (max parallelism %d)", hi)
 		}

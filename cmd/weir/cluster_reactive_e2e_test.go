@@ -1,0 +1,142 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/weirstream/weir/internal/jobs/demo"
+)
+
+// reactiveInfo is GET /jobs/{id}/autoscaler's reactive part.
+type reactiveInfo struct {
+	Rescales  int64 `json:"rescales"`
+	Decisions []struct {
+		At          time.Time `json:"at"`
+		Kind        string    `json:"kind"`
+		From        int       `json:"from"`
+		To          int       `json:"to"`
+		Parallelism int       `json:"parallelism"`
+		Slots       int       `json:"slots"`
+		Why         string    `json:"why"`
+		Error       string    `json:"error"`
+	} `json:"decisions"`
+}
+
+// reactive returns the job's reactive-mode record; ok false while the
+// job does not answer.
+func (c *e2eCluster) reactive(job string) (reactiveInfo, bool) {
+	var body struct {
+		Reactive *reactiveInfo `json:"reactive"`
+	}
+	resp, err := http.Get("http://" + c.rest + "/jobs/" + job + "/autoscaler")
+	if err != nil {
+		return reactiveInfo{}, false
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || json.NewDecoder(resp.Body).Decode(&body) != nil || body.Reactive == nil {
+		return reactiveInfo{}, false
+	}
+	return *body.Reactive, true
+}
+
+// waitReactive waits until the job has carried out rescales and its
+// latest run runs at parallelism p; it returns when that run started.
+func (c *e2eCluster) waitReactive(job string, rescales int64, p int, within time.Duration) time.Time {
+	c.t.Helper()
+	deadline := time.Now().Add(within)
+	var last reactiveInfo
+	for time.Now().Before(deadline) {
+		if info, ok := c.reactive(job); ok {
+			last = info
+			if info.Rescales >= rescales {
+				for i := len(info.Decisions) - 1; i >= 0; i-- {
+					if d := info.Decisions[i]; d.Kind == "running" {
+						if d.Parallelism == p {
+							return d.At
+						}
+						break
+					}
+				}
+			}
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	var b strings.Builder
+	for _, d := range last.Decisions {
+		fmt.Fprintf(&b, "  %s %s p=%d %d->%d slots=%d: %s %s\n", d.At.Format("15:04:05.000"), d.Kind, d.Parallelism, d.From, d.To, d.Slots, d.Why, d.Error)
+	}
+	c.t.Fatalf("no run at parallelism %d after %d rescales within %s; reactive decisions (%d rescales):\n%s\n%s", p, rescales, within, last.Rescales, b.String(), c.logs())
+	return time.Time{}
+}
+
+// TestClusterReactive runs the demo on a JobManager in reactive mode
+// (scheduler-mode: reactive) with one TaskManager of two slots: a second
+// TaskManager registers and the job scales up in place to its four
+// slots; the second is SIGKILLed and, after the wait timeout, the job is
+// started again at the two slots that remain and runs to its end. The
+// committed output equals the failure-free output exactly.
+func TestClusterReactive(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs a cluster of three processes for seconds")
+	}
+	const events = 1_500_000
+	const wait = 3 * time.Second
+	c := startE2ECluster(t, 1, 2, "scheduler-mode=reactive",
+		"jobmanager.adaptive-scheduler.resource-stabilization-timeout=1s",
+		"jobmanager.adaptive-scheduler.resource-wait-timeout="+wait.String(),
+		"heartbeat.interval=300ms", "heartbeat.timeout=3s")
+	args, out := c.demoArgs(events, 100_000, 1)
+	client := startWeir(t, 2*time.Minute, args...)
+	// Submitted at 1 on a cluster of 2 slots: it scales up to 2 first.
+	c.waitReactive("demo", 1, 2, 30*time.Second)
+
+	c.tmArgs["tm-1"] = []string{"taskmanager", "--jobmanager", c.rpc, "--slots", "2", "--resource-id", "tm-1", "--metrics-address", "-", "-v"}
+	joined := time.Now()
+	c.startTM("tm-1")
+	up := c.waitReactive("demo", 2, 4, 30*time.Second)
+	t.Logf("scaled up to 4 %s after the second TaskManager started (stabilization 1 s)", up.Sub(joined).Round(time.Millisecond))
+
+	time.Sleep(time.Second) // a checkpoint or two at 4
+	if !c.tms["tm-1"].kill() {
+		t.Fatalf("tm-1 had exited before the kill\n%s", c.logs())
+	}
+	killed := time.Now()
+	down := c.waitReactive("demo", 3, 2, 30*time.Second)
+	if d := down.Sub(killed); d < wait {
+		t.Fatalf("scaled down %s after the kill, before the wait timeout %s", d, wait)
+	}
+	t.Logf("running at 2 again %s after tm-1 was killed (wait timeout %s)", down.Sub(killed).Round(time.Millisecond), wait)
+
+	// The pause of each rescale: from the decision to the run at the
+	// new parallelism starting (its tasks then restore and run).
+	info, _ := c.reactive("demo")
+	var asked time.Time
+	for _, d := range info.Decisions {
+		switch d.Kind {
+		case "scale-up", "scale-down":
+			asked = d.At
+			t.Logf("%s %d -> %d on %d slots: %s", d.Kind, d.From, d.To, d.Slots, d.Why)
+		case "running":
+			if !asked.IsZero() {
+				t.Logf("  running at %d %s after the decision", d.Parallelism, d.At.Sub(asked).Round(time.Millisecond))
+			}
+			asked = time.Time{}
+		}
+	}
+	if info.Rescales != 3 {
+		t.Errorf("%d reactive rescales, want 3 (1 → 2 → 4 → 2)", info.Rescales)
+	}
+
+	res := c.waitOrDump(client, 2*time.Minute)
+	if res.code != 0 {
+		t.Fatalf("client: exit %d\n%s\n%s", res.code, res.stderr, c.logs())
+	}
+	if d := demo.Diff(demo.Expected(events, demoKeys), committed(t, out)); d != "" {
+		t.Fatalf("reactive 1 → 2 → 4 → 2: %s\n%s", d, c.logs())
+	}
+	assertNoInProgress(t, out)
+}
