@@ -140,3 +140,23 @@ func TestClusterReactive(t *testing.T) {
 	}
 	assertNoInProgress(t, out)
 }
+
+// TestReactiveRefused: scheduler-mode reactive where it makes no sense is
+// refused at once with what to do: on a local run, on a job submitted to
+// a JobManager (the key is the JobManager's), and on a JobManager whose
+// wait for lost slots outlasts slot.request.timeout.
+func TestReactiveRefused(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"run", "demo", "--events", "10", "-D", "scheduler-mode=reactive"}, "a local run has a fixed set"},
+		{[]string{"run", "demo", "--events", "10", "--jobmanager", "127.0.0.1:1", "-D", "scheduler-mode=reactive"}, "start weir jobmanager with -D scheduler-mode=reactive"},
+		{[]string{"jobmanager", "--state-dir", t.TempDir(), "--rpc-address", "127.0.0.1:0", "--rest-address", "", "-D", "scheduler-mode=reactive", "-D", "jobmanager.adaptive-scheduler.resource-wait-timeout=5min"}, "must be below slot.request.timeout 5 min"},
+	} {
+		r := runWeir(t, 30*time.Second, c.args...)
+		if r.code == 0 || !strings.Contains(r.stderr, c.want) {
+			t.Errorf("weir %s: exit %d, stderr %q; want an error saying %q", strings.Join(c.args, " "), r.code, tail(r.stderr, 600), c.want)
+		}
+	}
+}
