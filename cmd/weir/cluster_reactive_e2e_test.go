@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -139,6 +140,38 @@ func TestClusterReactive(t *testing.T) {
 		t.Fatalf("reactive 1 → 2 → 4 → 2: %s\n%s", d, c.logs())
 	}
 	assertNoInProgress(t, out)
+	logPauses(t, c.jm.stderr())
+}
+
+// logPauses logs, for each reactive rescale in a JobManager's log, the
+// time from the decision to the new run's start (in place: after the old
+// run's checkpoint) and to the first checkpoint of the new run that
+// completed: by then it was deployed, restored and ran (a checkpoint is
+// triggered every interval, 200 ms here, once every task runs).
+func logPauses(t *testing.T, log string) {
+	timeRE := regexp.MustCompile(`^time=(\S+) `)
+	var asked, started time.Time
+	var what string
+	for _, l := range strings.Split(log, "\n") {
+		m := timeRE.FindStringSubmatch(l)
+		if m == nil {
+			continue
+		}
+		at, err := time.Parse(time.RFC3339Nano, m[1])
+		if err != nil {
+			continue
+		}
+		switch {
+		case strings.Contains(l, `msg="reactive: scale-`):
+			asked, what = at, l[strings.Index(l, "msg="):]
+			what = what[:min(len(what), 60)]
+		case !asked.IsZero() && strings.Contains(l, `msg="reactive: job running"`):
+			started = at
+		case !started.IsZero() && strings.Contains(l, `msg="checkpoint completed"`):
+			t.Logf("%s…: new run %s after the decision, its first checkpoint completed %s after the decision", what, started.Sub(asked).Round(time.Millisecond), at.Sub(asked).Round(time.Millisecond))
+			asked, started = time.Time{}, time.Time{}
+		}
+	}
 }
 
 // TestReactiveRefused: scheduler-mode reactive where it makes no sense is

@@ -133,11 +133,22 @@ func (m *jobManager) reactiveSlotsChanged(cause string) {
 	}
 }
 
+// totalSlots returns the slots of the registered TaskManagers: in reactive
+// mode, with one job, the slots that job may use.
+func (m *jobManager) totalSlots() (n int) {
+	if d := m.dispatcher(); d != nil {
+		d.WithSlotPool(func(p *SlotPool) { n = p.Total() })
+	}
+	return n
+}
+
 // attach records a run of the job as it starts.
 func (d *reactiveDriver) attach(j *managedJob) {
 	st := j.status
 	rec := jobstatus.RecorderOf(st)
 	rec.SetReactive()
+	// The pool's lock is never taken under d.mu.
+	n := d.m.totalSlots()
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if old := d.run; old != nil && old.status != st {
@@ -148,10 +159,6 @@ func (d *reactiveDriver) attach(j *managedJob) {
 		}
 	}
 	d.run = j
-	n := 0
-	if disp := d.m.dispatcher(); disp != nil {
-		disp.WithSlotPool(func(p *SlotPool) { n = p.Total() })
-	}
 	if n != d.slots {
 		d.slots = n
 		d.step(reactive.SlotsChanged{Total: n, Why: fmt.Sprintf("%d slots as the run starts", n)})
@@ -180,10 +187,7 @@ func (d *reactiveDriver) loop(ctx context.Context) {
 		case <-t.C:
 		case <-d.kick:
 		}
-		n := 0
-		if disp := d.m.dispatcher(); disp != nil {
-			disp.WithSlotPool(func(p *SlotPool) { n = p.Total() })
-		}
+		n := d.m.totalSlots()
 		d.mu.Lock()
 		if n != d.slots || len(d.causes) > 0 {
 			why := fmt.Sprintf("slots %d → %d", d.slots, n)
