@@ -2,11 +2,14 @@ package cluster
 
 import (
 	"context"
+	"fmt"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/weirstream/weir/internal/cluster/pb"
+	"github.com/weirstream/weir/internal/jobstatus"
 )
 
 // TestReactiveSubmitChecks: a JobManager in reactive mode refuses what it
@@ -68,4 +71,61 @@ func TestReactiveSubmitChecks(t *testing.T) {
 	if _, err := b.m.Cancel(ctx, &pb.CancelRequest{Job: "first"}); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// TestReactiveInProcess is TestClusterReactive (cmd/weir) in one process,
+// under the race detector: a JobManager in reactive mode with one
+// TaskManager of one slot; a second TaskManager of two slots registers
+// and the job scales up in place to 3; it is killed and, after the wait
+// timeout, the job runs again at 1 and finishes with the failure-free
+// output.
+func TestReactiveInProcess(t *testing.T) {
+	c := startTestCluster(t, JobManagerConfig{Reactive: &ReactiveConfig{Stabilization: 300 * time.Millisecond, WaitTimeout: time.Second, MinIncrease: 1, RetryDelay: time.Second}})
+	c.startTM("tm-a", 1)
+	const n, k = 300_000, 13
+	out := c.submitDemo("demo", n, k, 40_000, baseConf(1))
+	from := 0
+	waitRunning := func(p int) {
+		t.Helper()
+		want := regexp.MustCompile(fmt.Sprintf(`msg="reactive: job running"[^\n]* job=demo parallelism=%d `, p))
+		deadline := time.Now().Add(30 * time.Second)
+		for {
+			log := c.log.String()
+			if loc := want.FindStringIndex(log[from:]); loc != nil {
+				from += loc[1]
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("no run at parallelism %d:\n%s", p, reactiveLines(log))
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	waitRunning(1)
+	c.startTM("tm-b", 2)
+	waitRunning(3)
+	time.Sleep(300 * time.Millisecond)
+	killed := time.Now()
+	c.killTM("tm-b")
+	waitRunning(1)
+	if d := time.Since(killed); d < time.Second {
+		t.Fatalf("scaled down %s after the loss, before the 1 s wait", d)
+	}
+	u := c.wait("demo", time.Minute)
+	if jobstatus.JobState(u.GetState()) != jobstatus.StateFinished {
+		t.Fatalf("job ended %s: %s\n%s", u.GetState(), u.GetFailure(), reactiveLines(c.log.String()))
+	}
+	checkDemoOutput(t, out, n, k)
+	t.Log(reactiveLines(c.log.String()))
+}
+
+// reactiveLines returns the JobManager's reactive-mode log lines.
+func reactiveLines(log string) string {
+	var out []string
+	for _, l := range strings.Split(log, "\n") {
+		if strings.Contains(l, "reactive") || strings.Contains(l, "job ended") {
+			out = append(out, l)
+		}
+	}
+	return strings.Join(out, "\n")
 }

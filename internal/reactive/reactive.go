@@ -172,7 +172,7 @@ func (m *Machine) updateShort(now time.Time) {
 // evaluate applies the rule.
 func (m *Machine) evaluate(now time.Time) []Action {
 	if !m.known {
-		return m.noteIf("no run of the job yet")
+		return nil // nothing to decide, nothing to say before a run
 	}
 	if m.pending > 0 {
 		return m.noteIf(fmt.Sprintf("rescale to %d in progress", m.pending))
