@@ -28,7 +28,7 @@ const (
 func schedulerOptions() []Option {
 	return []Option{
 		{Key: SchedulerMode, Default: SchedulerDefault, Kind: KindEnum,
-			Enum: []string{SchedulerDefault, SchedulerReactive},
+			Enum:        []string{SchedulerDefault, SchedulerReactive},
 			Description: `"reactive": the JobManager runs its job on every slot of the cluster: a TaskManager that registers makes it scale up in place, and one lost for longer than ` + AdaptiveResourceWaitTimeout + ` makes it scale down to the slots that remain and go on (docs/rescaling.md, "Reactive mode"). One job per cluster; not with WEAKLY_CONSISTENT. "default": a job runs at the parallelism it was submitted with.`},
 		{Key: AdaptiveResourceWaitTimeout, Default: "30 s", Kind: KindDuration,
 			Description: "Reactive mode: how long a job whose slots were lost (a TaskManager gone) waits for them to come back before it is started again at the parallelism of the slots that remain. Must be below slot.request.timeout."},
