@@ -305,6 +305,9 @@ func (m *jobManager) start(rec jobRecord, sub *submission) (*managedJob, error) 
 				spec.Name, jc.CheckpointDir, spec.Name, id, jc.CheckpointDir, spec.Name, id)
 		}
 	}
+	if fresh && strings.EqualFold(spec.Config[config.SchedulerMode], config.SchedulerReactive) {
+		return nil, fmt.Errorf("job %s: scheduler-mode is the JobManager's, not a job's: start weir jobmanager with -D scheduler-mode=reactive (its job then runs on every slot) and submit without it", spec.Name)
+	}
 	if err := m.checkReactive(spec.Name, jc.Weak, jc.Autoscaler.Enabled, fresh); err != nil {
 		return nil, err
 	}

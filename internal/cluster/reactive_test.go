@@ -36,6 +36,7 @@ func TestReactiveSubmitChecks(t *testing.T) {
 	}{
 		{map[string]string{"execution.checkpointing.mode": "WEAKLY_CONSISTENT"}, "submit it with EXACTLY_ONCE or AT_LEAST_ONCE"},
 		{map[string]string{"job.autoscaler.enabled": "true"}, "leave the autoscaler off"},
+		{map[string]string{"scheduler-mode": "reactive"}, "scheduler-mode is the JobManager's, not a job's"},
 	} {
 		if err := submit("refused", c.conf); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%v: got %v, want an error saying %q", c.conf, err, c.want)
