@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"regexp"
 	"strings"
@@ -131,6 +132,9 @@ func TestClusterReactive(t *testing.T) {
 	if info.Rescales != 3 {
 		t.Errorf("%d reactive rescales, want 3 (1 → 2 → 4 → 2)", info.Rescales)
 	}
+	if m := metricLine(t, c.rest, "weir_jobmanager_job_numberOfReactiveRescales"); !strings.HasSuffix(m, " 3") {
+		t.Errorf("metric: %q, want the 3 rescales", m)
+	}
 
 	res := c.waitOrDump(client, 2*time.Minute)
 	if res.code != 0 {
@@ -141,6 +145,23 @@ func TestClusterReactive(t *testing.T) {
 	}
 	assertNoInProgress(t, out)
 	logPauses(t, c.jm.stderr())
+}
+
+// metricLine returns the first line of GET /metrics at rest that starts
+// with name.
+func metricLine(t *testing.T, rest, name string) string {
+	resp, err := http.Get("http://" + rest + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	for _, l := range strings.Split(string(body), "\n") {
+		if strings.HasPrefix(l, name) {
+			return l
+		}
+	}
+	return ""
 }
 
 // logPauses logs, for each reactive rescale in a JobManager's log, the
