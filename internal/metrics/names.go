@@ -32,19 +32,19 @@ var taskLabels = []string{"task_id", "task_name", "subtask_index"}
 // descs are the descriptors of one job's metrics; the job's id and name
 // are constant labels.
 type descs struct {
-	lastDuration, lastSize, lastFullSize, lastCompletedID                   *prometheus.Desc
-	lastBuffered, lastProcessed, lastPersisted                              *prometheus.Desc
-	completed, failed, inProgress, total                                    *prometheus.Desc
-	failedStorage, storageFailing, failedByCause                            *prometheus.Desc
-	restarts, lostTxns, restoredID, uptime                                  *prometheus.Desc
-	restoreTimestamp, restoreDuration, autoscalerRescales, reactiveRescales *prometheus.Desc
-	recordsIn, recordsOut, recordsInRate, recordsOutRate                    *prometheus.Desc
-	backPressured, alignmentTime, creditsAvailable                          *prometheus.Desc
-	inputWatermark, outputWatermark, watermarkLag                           *prometheus.Desc
-	lateDropped                                                             *prometheus.Desc
-	asyncInFlight, asyncTimeouts, asyncRetries, asyncLat                    *prometheus.Desc
-	busyRate, idleRate, bpRate, busyTotal, idleTotal                        *prometheus.Desc
-	bpTotal                                                                 *prometheus.Desc
+	lastDuration, lastSize, lastFullSize, lastCompletedID *prometheus.Desc
+	lastBuffered, lastProcessed, lastPersisted            *prometheus.Desc
+	completed, failed, inProgress, total                  *prometheus.Desc
+	failedStorage, storageFailing, failedByCause          *prometheus.Desc
+	restarts, lostTxns, restoredID, uptime                *prometheus.Desc
+	restoreTimestamp, restoreDuration, autoscalerRescales *prometheus.Desc
+	recordsIn, recordsOut, recordsInRate, recordsOutRate  *prometheus.Desc
+	backPressured, alignmentTime, creditsAvailable        *prometheus.Desc
+	inputWatermark, outputWatermark, watermarkLag         *prometheus.Desc
+	lateDropped, reactiveRescales                         *prometheus.Desc
+	asyncInFlight, asyncTimeouts, asyncRetries, asyncLat  *prometheus.Desc
+	busyRate, idleRate, bpRate, busyTotal, idleTotal      *prometheus.Desc
+	bpTotal                                               *prometheus.Desc
 }
 
 func newDescs(job prometheus.Labels) descs {
