@@ -24,10 +24,10 @@ type JobStatus struct {
 	CompletedCheckpoints atomic.Int64
 	// AutoscalerRescales counts the rescales the autoscaler carried out.
 	AutoscalerRescales atomic.Int64
+	FailedCheckpoints  atomic.Int64
 	// ReactiveRescales counts the rescales reactive mode asked for
 	// (scheduler-mode: reactive) that were carried out.
-	ReactiveRescales  atomic.Int64
-	FailedCheckpoints atomic.Int64
+	ReactiveRescales atomic.Int64
 	// FailedStorage counts the failed checkpoints whose cause was
 	// checkpoint storage; StorageFailing is 1 from a storage failure
 	// until the next completed checkpoint.
