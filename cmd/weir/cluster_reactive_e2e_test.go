@@ -102,6 +102,11 @@ func TestClusterReactive(t *testing.T) {
 	up := c.waitReactive("demo", 2, 4, 30*time.Second)
 	t.Logf("scaled up to 4 %s after the second TaskManager started (stabilization 1 s)", up.Sub(joined).Round(time.Millisecond))
 
+	// The slots decide the parallelism: a rescale by hand is refused.
+	if r := runWeir(t, time.Minute, "rescale", "demo", "--jobmanager", c.rpc, "--parallelism", "1"); r.code == 0 || !strings.Contains(r.stderr, "scheduler-mode reactive") {
+		t.Fatalf("weir rescale of a reactive job: exit %d\n%s", r.code, r.stderr)
+	}
+
 	time.Sleep(time.Second) // a checkpoint or two at 4
 	if !c.tms["tm-1"].kill() {
 		t.Fatalf("tm-1 had exited before the kill\n%s", c.logs())

@@ -103,6 +103,9 @@ type managedJob struct {
 	// set once the run's end is being handled (both under mu).
 	restart  map[string]int
 	runEnded bool
+	// reactive: the job runs in reactive mode, whose rule alone sets its
+	// parallelism (REST refuses a rescale).
+	reactive bool
 }
 
 var _ JobService = (*jobManager)(nil)
@@ -322,7 +325,7 @@ func (m *jobManager) start(rec jobRecord, sub *submission) (*managedJob, error) 
 	jc.JobName = spec.Name
 	jc.Status, jc.Control = st, runtime.NewJobControl(st)
 	jc.Logger = m.log.With("job", spec.Name)
-	j := &managedJob{rec: rec, status: st, control: jc.Control, conf: conf, done: make(chan struct{}), jc: jc}
+	j := &managedJob{rec: rec, status: st, control: jc.Control, conf: conf, done: make(chan struct{}), jc: jc, reactive: m.cfg.Reactive != nil}
 	// Each run of the job (the submission, each recovery by a restarted
 	// JobManager) numbers its attempts from a base of its own, so a task
 	// left over from an earlier run, on a TaskManager that has not noticed

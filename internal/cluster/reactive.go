@@ -10,6 +10,7 @@ import (
 
 	"github.com/weirstream/weir/internal/jobstatus"
 	"github.com/weirstream/weir/internal/reactive"
+	"github.com/weirstream/weir/internal/runtime"
 )
 
 // Reactive mode (scheduler-mode: reactive; docs/rescaling.md, "Reactive
@@ -262,6 +263,16 @@ func (d *reactiveDriver) rescale(j *managedJob, r reactive.Rescale) {
 	st := d.mach.Status()
 	d.record(jobstatus.ReactiveDecision{At: time.Now(), Kind: "failed", From: r.From, To: r.To, Parallelism: st.Parallelism, Slots: st.Slots, Min: st.Min, Max: st.Max, Why: r.Why, Error: err.Error()})
 	d.step(reactive.RescaleFailed{Err: err.Error()})
+}
+
+// reactiveControl is a reactive job's control as REST (and weir rescale)
+// sees it: the slots decide its parallelism, so a rescale asked from
+// outside is refused; the rule would undo it once the new run started.
+type reactiveControl struct{ *runtime.JobControl }
+
+// Rescale refuses (jobstatus.Rescaler).
+func (reactiveControl) Rescale(context.Context, jobstatus.Rescale) (jobstatus.RescaleResult, error) {
+	return jobstatus.RescaleResult{}, errors.New("the JobManager runs in scheduler-mode reactive: the job runs on every slot, and its parallelism follows the TaskManagers (start or stop some to change it); to set it by hand, run the job on a JobManager without scheduler-mode reactive")
 }
 
 // restartAt ends j's run so that the JobManager starts the job again at
