@@ -505,6 +505,19 @@ func (m *jobManager) recover() {
 	for _, err := range errs {
 		m.log.Error("job record skipped", "error", err)
 	}
+	if m.cfg.Reactive != nil {
+		var unfinished []string
+		for _, r := range recs {
+			if !terminalState(r.State) {
+				unfinished = append(unfinished, r.Spec.Name)
+			}
+		}
+		if len(unfinished) > 1 {
+			// Submissions refuse a second job; these ran before the
+			// JobManager was started in reactive mode.
+			m.log.Warn("reactive mode gives every slot to one job, but several unfinished jobs are recovered: each scales to every slot and they wait for each other's; cancel all but one", "jobs", unfinished)
+		}
+	}
 	for _, r := range recs {
 		if m.cfg.HA != nil && !terminalState(r.State) {
 			// The counter may be ahead of the record (a leader that
