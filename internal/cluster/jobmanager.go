@@ -65,6 +65,9 @@ type jobManager struct {
 	// reactives are the reactive-mode drivers of jobs (scheduler-mode:
 	// reactive) by name: each outlives the runs its rescales start.
 	reactives map[string]*reactiveDriver
+	// reactiveJob is the job a submission claimed in reactive mode, which
+	// gives every slot to one job (checkReactive).
+	reactiveJob string
 }
 
 // jobAutoscaler is a job's autoscaler and what stops it.

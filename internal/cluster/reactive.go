@@ -69,13 +69,23 @@ func (m *jobManager) checkReactive(name string, weak, autoscaled, fresh bool) er
 	if autoscaled {
 		return fmt.Errorf("job %s: job.autoscaler.enabled and scheduler-mode reactive would both rescale the job (reactive mode runs it on every slot): leave the autoscaler off on this JobManager", name)
 	}
-	if fresh {
-		for _, j := range m.running() {
-			if j.rec.Spec.Name != name {
-				return fmt.Errorf("job %s: the JobManager runs in scheduler-mode reactive, which gives every slot to one job, and job %s runs: cancel it first, or submit to a JobManager without scheduler-mode reactive", name, j.rec.Spec.Name)
-			}
+	if !fresh {
+		return nil
+	}
+	// The one job is claimed under m.mu: two submissions of different
+	// names at once must not both pass (neither runs yet).
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if other := m.reactiveJob; other != "" && other != name && (m.submitting[other] || m.jobs[other] != nil && !m.jobs[other].over()) {
+		return fmt.Errorf("job %s: the JobManager runs in scheduler-mode reactive, which gives every slot to one job, and job %s runs: cancel it first, or submit to a JobManager without scheduler-mode reactive", name, other)
+	}
+	for _, j := range m.jobs {
+		if j.rec.Spec.Name != name && !j.over() {
+			// Recovered before reactive mode was on, or never claimed.
+			return fmt.Errorf("job %s: the JobManager runs in scheduler-mode reactive, which gives every slot to one job, and job %s runs: cancel it first, or submit to a JobManager without scheduler-mode reactive", name, j.rec.Spec.Name)
 		}
 	}
+	m.reactiveJob = name
 	return nil
 }
 
@@ -273,6 +283,17 @@ type reactiveControl struct{ *runtime.JobControl }
 // Rescale refuses (jobstatus.Rescaler).
 func (reactiveControl) Rescale(context.Context, jobstatus.Rescale) (jobstatus.RescaleResult, error) {
 	return jobstatus.RescaleResult{}, errors.New("the JobManager runs in scheduler-mode reactive: the job runs on every slot, and its parallelism follows the TaskManagers (start or stop some to change it); to set it by hand, run the job on a JobManager without scheduler-mode reactive")
+}
+
+// over reports whether j has ended (a run that a rescale replaced has
+// too: m.jobs holds the new one).
+func (j *managedJob) over() bool {
+	select {
+	case <-j.done:
+		return true
+	default:
+		return false
+	}
 }
 
 // restartAt ends j's run so that the JobManager starts the job again at
