@@ -49,7 +49,7 @@ func (r restJob) Control() jobstatus.Control {
 	}
 	return r.j.control
 }
-func (r restJob) Config() *config.Config       { return r.j.conf }
+func (r restJob) Config() *config.Config { return r.j.conf }
 
 // startJobManagerREST binds the REST address (none if it is empty) and
 // serves 503 until lead or standby says what to serve.
