@@ -275,6 +275,14 @@ func (d *reactiveDriver) rescale(j *managedJob, r reactive.Rescale) {
 	d.step(reactive.RescaleFailed{Err: err.Error()})
 }
 
+// restControl is the job's control as REST sees it.
+func (j *managedJob) restControl() jobstatus.Control {
+	if j.reactive {
+		return reactiveControl{j.control}
+	}
+	return j.control
+}
+
 // reactiveControl is a reactive job's control as REST (and weir rescale)
 // sees it: the slots decide its parallelism, so a rescale asked from
 // outside is refused; the rule would undo it once the new run started.
