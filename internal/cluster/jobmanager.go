@@ -401,9 +401,11 @@ func (m *jobManager) start(rec jobRecord, sub *submission) (*managedJob, error) 
 			m.restartRescaled(j, par)
 			return
 		}
-		if restart != nil && m.ctx.Err() == nil && !j.canceled.Load() {
+		if restart != nil && errors.Is(err, context.Canceled) && m.ctx.Err() == nil && !j.canceled.Load() {
 			// Ended by reactive mode, to run at the slots there are:
 			// not CANCELED, and a new run that cannot start fails it.
+			// (A run that finished or failed for good meanwhile ends as
+			// it did.)
 			jobstatus.RecorderOf(j.status).SetState(jobstatus.StateRestarting, time.Now())
 			m.restartRescaled(j, restart)
 			return
