@@ -130,3 +130,37 @@ func reactiveLines(log string) string {
 	}
 	return strings.Join(out, "\n")
 }
+
+// TestReactiveLossWithinWait: a TaskManager lost and back within the wait
+// timeout changes nothing: the job's failed region gets the slots again
+// and it runs on at its parallelism, with no reactive rescale.
+func TestReactiveLossWithinWait(t *testing.T) {
+	c := startTestCluster(t, JobManagerConfig{Reactive: &ReactiveConfig{Stabilization: 200 * time.Millisecond, WaitTimeout: 10 * time.Second, MinIncrease: 1, RetryDelay: time.Second}})
+	c.startTM("tm-a", 1)
+	c.startTM("tm-b", 1)
+	const n, k = 200_000, 13
+	out := c.submitDemo("demo", n, k, 40_000, baseConf(1))
+	running := regexp.MustCompile(`msg="reactive: job running"[^\n]* parallelism=(\d+) `)
+	deadline := time.Now().Add(30 * time.Second)
+	for !strings.Contains(c.log.String(), `msg="reactive: job running" role=jobmanager job=demo parallelism=2 `) {
+		if time.Now().After(deadline) {
+			t.Fatalf("no run at 2:\n%s", reactiveLines(c.log.String()))
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	time.Sleep(300 * time.Millisecond)
+	c.killTM("tm-b")
+	c.startTM("tm-b", 1)
+	u := c.wait("demo", time.Minute)
+	log := c.log.String()
+	if jobstatus.JobState(u.GetState()) != jobstatus.StateFinished {
+		t.Fatalf("job ended %s: %s\n%s", u.GetState(), u.GetFailure(), reactiveLines(log))
+	}
+	checkDemoOutput(t, out, n, k)
+	if runs := running.FindAllStringSubmatch(log, -1); len(runs) != 2 || strings.Contains(log, "reactive: scale-down") {
+		t.Fatalf("%d runs, want 2 (1, then 2): the loss within the wait must not rescale\n%s", len(runs), reactiveLines(log))
+	}
+	if !strings.Contains(log, "TaskManager lost; restarting its regions") {
+		t.Fatalf("the job never saw tm-b's loss:\n%s", reactiveLines(log))
+	}
+}
