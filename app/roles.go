@@ -9,6 +9,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"syscall"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -40,6 +41,22 @@ func (f *roleFlags) load() (*weir.Config, config.ClusterTiming, error) {
 		return nil, config.ClusterTiming{}, Usagef("configuration: %v", err)
 	}
 	return cfg, t, nil
+}
+
+// reactiveConfig is the JobManager's reactive mode, nil when
+// scheduler-mode is not reactive.
+func reactiveConfig(s config.SchedulerSettings) *cluster.ReactiveConfig {
+	if !s.Reactive {
+		return nil
+	}
+	return &cluster.ReactiveConfig{
+		Stabilization: s.Stabilization,
+		WaitTimeout:   s.WaitTimeout,
+		MinIncrease:   s.MinIncrease,
+		// A refused rescale (a checkpoint that failed) is tried again
+		// once the slots have had time to settle.
+		RetryDelay: max(s.Stabilization, time.Second),
+	}
 }
 
 // logger is a role's logger, with repeated warnings aggregated; end
@@ -88,6 +105,11 @@ mount, or s3://).
 Timing keys (-D or --config): heartbeat.interval, heartbeat.timeout,
 slot.request.timeout.
 
+Reactive mode (-D scheduler-mode=reactive): the JobManager runs its one job
+on every slot: it scales up in place when TaskManagers register and, when
+slots stay lost for jobmanager.adaptive-scheduler.resource-wait-timeout,
+down to the slots that remain (docs/rescaling.md, "Reactive mode").
+
 High availability (-D or --config): with high-availability.type: etcd,
 high-availability.etcd.endpoints and high-availability.storageDir, start two
 or three JobManagers with the same keys: one leads, the others stand by and
@@ -99,6 +121,10 @@ high-availability.storageDir (docs/cluster.md, "High availability").`,
 			conf, t, err := rf.load()
 			if err != nil {
 				return err
+			}
+			sched, err := hooks.Config(conf).Scheduler()
+			if err != nil {
+				return Usagef("configuration: %v", err)
 			}
 			if _, _, err := net.SplitHostPort(rpcAddr); err != nil {
 				return Usagef("--rpc-address %q: want HOST:PORT, e.g. 127.0.0.1:6123", rpcAddr)
@@ -163,6 +189,7 @@ high-availability.storageDir (docs/cluster.md, "High availability").`,
 				HeartbeatInterval:       t.HeartbeatInterval,
 				HeartbeatTimeout:        t.HeartbeatTimeout,
 				SlotRequestTimeout:      t.SlotRequestTimeout,
+				Reactive:                reactiveConfig(sched),
 				Logger:                  log,
 				Ready: func(rpc, rest net.Addr) {
 					if rest != nil {

@@ -110,6 +110,12 @@ func (p *Program) jobCommand(j Job) *cobra.Command {
 		if err != nil {
 			return err
 		}
+		if hooks.Config(cfg).String(config.SchedulerMode) == config.SchedulerReactive {
+			if lf.client.jobmanager == "" {
+				return Usagef("scheduler-mode reactive scales a job to the slots of a cluster's TaskManagers; a local run has a fixed set (minicluster.number-of-taskmanagers): leave it out here, or start weir jobmanager with -D scheduler-mode=reactive and submit with --jobmanager")
+			}
+			return Usagef("scheduler-mode is the JobManager's, not a job's: start weir jobmanager with -D scheduler-mode=reactive (its jobs then run on every slot) and submit without it")
+		}
 		if lf.client.jobmanager != "" {
 			if err := refuseLocalOnly(fs, jobFlags); err != nil {
 				return err

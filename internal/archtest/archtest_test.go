@@ -31,6 +31,7 @@ var pureCores = []string{
 	"internal/ha/role",
 	"internal/weak",
 	"internal/autoscaler",
+	"internal/reactive",
 	"internal/asyncqueue",
 }
 
@@ -58,7 +59,7 @@ var (
 		"internal/checkpoint", "internal/codec", "internal/config", "internal/failover",
 		"internal/faults", "internal/jobmaster", "internal/watermark", "internal/window", "internal/heartbeat", "internal/keygroup", "internal/network",
 		"internal/restart", "internal/state", "internal/twophase", "internal/vfs", "internal/weak",
-		"internal/jobstatus", "internal/deployment", "internal/dataflow", "internal/asyncqueue",
+		"internal/jobstatus", "internal/deployment", "internal/dataflow", "internal/asyncqueue", "internal/reactive",
 	}
 	// lowerExempt are tools that live under a lower layer's folder but sit
 	// on top of the runtime.

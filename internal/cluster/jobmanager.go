@@ -62,6 +62,12 @@ type jobManager struct {
 	// job.autoscaler.enabled, by job name: each outlives the runs its
 	// rescales start, and stops with the job.
 	autoscalers map[string]*jobAutoscaler
+	// reactives are the reactive-mode drivers of jobs (scheduler-mode:
+	// reactive) by name: each outlives the runs its rescales start.
+	reactives map[string]*reactiveDriver
+	// reactiveJob is the job a submission claimed in reactive mode, which
+	// gives every slot to one job (checkReactive).
+	reactiveJob string
 }
 
 // jobAutoscaler is a job's autoscaler and what stops it.
@@ -95,6 +101,14 @@ type managedJob struct {
 	// weak are the TaskManagers' failover figures of a WEAKLY_CONSISTENT
 	// job, summed into status.Weak.
 	weak weakFigures
+	// restart, set by reactive mode before it cancels the run, is the
+	// parallelism by operator uid to start the job again at; runEnded is
+	// set once the run's end is being handled (both under mu).
+	restart  map[string]int
+	runEnded bool
+	// reactive: the job runs in reactive mode, whose rule alone sets its
+	// parallelism (REST refuses a rescale).
+	reactive bool
 }
 
 var _ JobService = (*jobManager)(nil)
@@ -108,7 +122,7 @@ func newEndedJob(r jobRecord) *managedJob {
 }
 
 func newJobManager(ctx context.Context, cfg JobManagerConfig) *jobManager {
-	return &jobManager{cfg: cfg, log: cfg.Logger, store: jobStore{dir: cfg.StateDir}, ctx: ctx, jobs: map[string]*managedJob{}, submitting: map[string]bool{}, autoscalers: map[string]*jobAutoscaler{}, ready: make(chan struct{})}
+	return &jobManager{cfg: cfg, log: cfg.Logger, store: jobStore{dir: cfg.StateDir}, ctx: ctx, jobs: map[string]*managedJob{}, submitting: map[string]bool{}, autoscalers: map[string]*jobAutoscaler{}, reactives: map[string]*reactiveDriver{}, ready: make(chan struct{})}
 }
 
 func (m *jobManager) setDispatcher(d *Dispatcher) {
@@ -157,7 +171,10 @@ func (m *jobManager) running() []*managedJob {
 }
 
 // onRegistered wakes jobs waiting for slots.
-func (m *jobManager) onRegistered(*TaskManager) { m.slotsFreed("") }
+func (m *jobManager) onRegistered(tm *TaskManager) {
+	m.slotsFreed("")
+	m.reactiveSlotsChanged(fmt.Sprintf("TaskManager %s registered with %d slots", tm.ID, tm.Slots))
+}
 
 // slotsFreed wakes the running jobs but except, which may wait for slots
 // that were just offered or released.
@@ -184,6 +201,7 @@ func (m *jobManager) onMessage(tm *TaskManager, msg *pb.TaskManagerMessage) {
 // onLost tells every running job that a TaskManager is gone; the jobs
 // with executions there restart those regions.
 func (m *jobManager) onLost(tm *TaskManager, reason error, _ []JobSlots) {
+	m.reactiveSlotsChanged(fmt.Sprintf("TaskManager %s lost (%d slots)", tm.ID, tm.Slots))
 	for _, j := range m.running() {
 		if j.cj != nil {
 			j.cj.TaskManagerLost(tmGateway{tm: tm}, errText(reason))
@@ -293,6 +311,12 @@ func (m *jobManager) start(rec jobRecord, sub *submission) (*managedJob, error) 
 				spec.Name, jc.CheckpointDir, spec.Name, id, jc.CheckpointDir, spec.Name, id)
 		}
 	}
+	if fresh && strings.EqualFold(spec.Config[config.SchedulerMode], config.SchedulerReactive) {
+		return nil, fmt.Errorf("job %s: scheduler-mode is the JobManager's, not a job's: start weir jobmanager with -D scheduler-mode=reactive (its job then runs on every slot) and submit without it", spec.Name)
+	}
+	if err := m.checkReactive(spec.Name, jc.Weak, jc.Autoscaler.Enabled, fresh); err != nil {
+		return nil, err
+	}
 	if fresh {
 		m.logStart(spec.Name, jc)
 	}
@@ -304,7 +328,7 @@ func (m *jobManager) start(rec jobRecord, sub *submission) (*managedJob, error) 
 	jc.JobName = spec.Name
 	jc.Status, jc.Control = st, runtime.NewJobControl(st)
 	jc.Logger = m.log.With("job", spec.Name)
-	j := &managedJob{rec: rec, status: st, control: jc.Control, conf: conf, done: make(chan struct{}), jc: jc}
+	j := &managedJob{rec: rec, status: st, control: jc.Control, conf: conf, done: make(chan struct{}), jc: jc, reactive: m.cfg.Reactive != nil}
 	// Each run of the job (the submission, each recovery by a restarted
 	// JobManager) numbers its attempts from a base of its own, so a task
 	// left over from an earlier run, on a TaskManager that has not noticed
@@ -362,13 +386,28 @@ func (m *jobManager) start(rec jobRecord, sub *submission) (*managedJob, error) 
 	if m.onStart != nil {
 		m.onStart(j)
 	}
+	if m.cfg.Reactive != nil {
+		if err := m.reactiveAttach(j); err != nil {
+			m.log.Error("reactive mode: the job runs at its parallelism", "job", spec.Name, "error", err)
+		}
+	}
 	m.wg.Add(1)
 	go func() {
 		defer m.wg.Done()
 		defer cancel()
 		err := cj.Run(ctx)
+		restart := j.takeRestart()
 		if par := cj.Rescaled(); err == nil && par != nil && m.ctx.Err() == nil {
 			m.restartRescaled(j, par)
+			return
+		}
+		if restart != nil && errors.Is(err, context.Canceled) && m.ctx.Err() == nil && !j.canceled.Load() {
+			// Ended by reactive mode, to run at the slots there are:
+			// not CANCELED, and a new run that cannot start fails it.
+			// (A run that finished or failed for good meanwhile ends as
+			// it did.)
+			jobstatus.RecorderOf(j.status).SetState(jobstatus.StateRestarting, time.Now())
+			m.restartRescaled(j, restart)
 			return
 		}
 		m.finished(j, err)
@@ -439,6 +478,7 @@ func (m *jobManager) restartRescaled(j *managedJob, par map[string]int) {
 func (m *jobManager) finished(j *managedJob, err error) {
 	defer close(j.done)
 	m.stopAutoscaler(j.rec.Spec.Name)
+	m.stopReactive(j.rec.Spec.Name)
 	// A WEAKLY_CONSISTENT job's figures are counted on the TaskManagers,
 	// which send their last ones as they release the job.
 	j.weak.awaitFinal(m.dispatcher().live, weakFinalTimeout)
@@ -469,6 +509,19 @@ func (m *jobManager) recover() {
 	recs, errs := m.store.load()
 	for _, err := range errs {
 		m.log.Error("job record skipped", "error", err)
+	}
+	if m.cfg.Reactive != nil {
+		var unfinished []string
+		for _, r := range recs {
+			if !terminalState(r.State) {
+				unfinished = append(unfinished, r.Spec.Name)
+			}
+		}
+		if len(unfinished) > 1 {
+			// Submissions refuse a second job; these ran before the
+			// JobManager was started in reactive mode.
+			m.log.Warn("reactive mode gives every slot to one job, but several unfinished jobs are recovered: each scales to every slot and they wait for each other's; cancel all but one", "jobs", unfinished)
+		}
 	}
 	for _, r := range recs {
 		if m.cfg.HA != nil && !terminalState(r.State) {
@@ -520,6 +573,14 @@ func (j *managedJob) state() (jobstatus.JobState, string) {
 		defer j.mu.Unlock()
 		return j.rec.State, j.rec.Failure
 	default:
+	}
+	j.mu.Lock()
+	restarting := j.restart != nil
+	j.mu.Unlock()
+	if restarting {
+		// Cancelled by reactive mode to start again at the slots there
+		// are: its status says CANCELED until the new run replaces it.
+		return jobstatus.StateRestarting, ""
 	}
 	s := j.status.State()
 	if s == "" {

@@ -31,6 +31,13 @@ func runJobManager(ctx context.Context, cfg JobManagerConfig) error {
 		return fmt.Errorf("jobmanager: --state-dir %s: %w", cfg.StateDir, err)
 	}
 	cfg.StateDir = dir
+	if r := cfg.Reactive; r != nil {
+		if err := r.Validate(); err != nil {
+			return fmt.Errorf("jobmanager: %w", err)
+		}
+		cfg.Logger.Info("reactive mode: the job runs on every slot (scheduler-mode: reactive)",
+			"resource-stabilization-timeout", r.Stabilization, "resource-wait-timeout", r.WaitTimeout, "min-parallelism-increase", r.MinIncrease)
+	}
 	if err := os.MkdirAll(filepath.Join(dir, "jobs"), 0o755); err != nil {
 		return fmt.Errorf("jobmanager: --state-dir %s cannot be created (%w): choose a writable folder", dir, err)
 	}

@@ -43,7 +43,7 @@ type restJob struct{ j *managedJob }
 func (r restJob) ID() string                   { return r.j.rec.Spec.Name }
 func (r restJob) Name() string                 { return r.j.rec.Spec.Name }
 func (r restJob) Status() *jobstatus.JobStatus { return r.j.status }
-func (r restJob) Control() jobstatus.Control   { return r.j.control }
+func (r restJob) Control() jobstatus.Control   { return r.j.restControl() }
 func (r restJob) Config() *config.Config       { return r.j.conf }
 
 // startJobManagerREST binds the REST address (none if it is empty) and

@@ -79,6 +79,12 @@ type JobManagerConfig struct {
 	// CrashPoint, if set, is called at the JobMaster's named crash points
 	// (runtime's CrashPoint names); tests make it kill the process.
 	CrashPoint func(name string)
+	// Reactive, if set, runs the JobManager in reactive mode
+	// (scheduler-mode: reactive): its one job runs on every slot, scales
+	// up as TaskManagers register and down when slots stay lost for the
+	// wait timeout (docs/rescaling.md, "Reactive mode"). nil: jobs run at
+	// the parallelism they were submitted with.
+	Reactive *ReactiveConfig
 }
 
 // RunJobManager runs a JobManager until ctx ends: the Dispatcher for

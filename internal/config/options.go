@@ -125,5 +125,5 @@ func Options() []Option {
 		{Key: LocalTaskManagers, Default: "1", Kind: KindInt, Validate: intBetween(1, 64),
 			FallbackKeys: []string{"local.number-taskmanager"},
 			Description:  "Local mode: TaskManagers run in the process. Above 1 each gets its own data plane on 127.0.0.1 and subtask i runs on TaskManager i mod N, so records between them cross loopback TCP serialized, as in a cluster (for tests and measurements)."},
-	}, append(append(append(append(append(s3Options(), clusterOptions()...), haOptions()...), restOptions()...), securityOptions()...), autoscalerOptions()...)...)
+	}, append(append(append(append(append(append(s3Options(), clusterOptions()...), haOptions()...), restOptions()...), securityOptions()...), autoscalerOptions()...), schedulerOptions()...)...)
 }

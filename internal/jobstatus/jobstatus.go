@@ -25,6 +25,9 @@ type JobStatus struct {
 	// AutoscalerRescales counts the rescales the autoscaler carried out.
 	AutoscalerRescales atomic.Int64
 	FailedCheckpoints  atomic.Int64
+	// ReactiveRescales counts the rescales reactive mode asked for
+	// (scheduler-mode: reactive) that were carried out.
+	ReactiveRescales atomic.Int64
 	// FailedStorage counts the failed checkpoints whose cause was
 	// checkpoint storage; StorageFailing is 1 from a storage failure
 	// until the next completed checkpoint.

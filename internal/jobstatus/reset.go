@@ -35,6 +35,7 @@ func (r *Recorder) Reset() {
 	s.LastRestoreTimestamp.Store(0)
 	s.LastRestoreDuration.Store(0)
 	s.AutoscalerRescales.Store(0)
+	s.ReactiveRescales.Store(0)
 	s.lastFailure.Store(nil)
 
 	m := s.mon()
@@ -48,4 +49,5 @@ func (r *Recorder) Reset() {
 	m.numTasks = 0
 	m.restoreAttempt = 0
 	m.autoscaler, m.autoscaling = nil, false
+	m.reactiveLog, m.reactive = nil, false
 }

@@ -168,6 +168,10 @@ type monitor struct {
 	// at most autoscalerHistory; autoscaling that it runs.
 	autoscaler  []AutoscalerDecision
 	autoscaling bool
+	// reactiveLog is reactive mode's latest decisions, oldest first, at
+	// most reactiveHistory; reactive that the job runs in reactive mode.
+	reactiveLog []ReactiveDecision
+	reactive    bool
 }
 
 // ErrNotRunning is returned for commands (Control) a job can serve only

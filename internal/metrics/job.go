@@ -146,6 +146,9 @@ func (j *Job) Collect(ch chan<- prometheus.Metric) {
 	if on, _ := s.Autoscaler(); on {
 		gauge(j.d.autoscalerRescales, float64(s.AutoscalerRescales.Load()))
 	}
+	if on, _ := s.Reactive(); on {
+		gauge(j.d.reactiveRescales, float64(s.ReactiveRescales.Load()))
+	}
 	if j.weak != nil {
 		j.weak.collect(ch, &s.Weak)
 	}

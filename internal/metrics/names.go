@@ -41,7 +41,7 @@ type descs struct {
 	recordsIn, recordsOut, recordsInRate, recordsOutRate  *prometheus.Desc
 	backPressured, alignmentTime, creditsAvailable        *prometheus.Desc
 	inputWatermark, outputWatermark, watermarkLag         *prometheus.Desc
-	lateDropped                                           *prometheus.Desc
+	lateDropped, reactiveRescales                         *prometheus.Desc
 	asyncInFlight, asyncTimeouts, asyncRetries, asyncLat  *prometheus.Desc
 	busyRate, idleRate, bpRate, busyTotal, idleTotal      *prometheus.Desc
 	bpTotal                                               *prometheus.Desc
@@ -75,6 +75,7 @@ func newDescs(job prometheus.Labels) descs {
 		restoreTimestamp:   j("lastCheckpointRestoreTimestamp", "Unix milliseconds when the last restore from a checkpoint began (0: never restored)."),
 		restoreDuration:    j("lastRestoreDuration", "Milliseconds the last restore took: the slowest subtask's time from its start until its operators had restored their state (0: never restored, or in progress)."),
 		autoscalerRescales: j("numberOfAutoscalerRescales", "Rescales the autoscaler carried out since the job started (job.autoscaler.enabled)."),
+		reactiveRescales:   j("numberOfReactiveRescales", "Rescales reactive mode carried out since the job was submitted (scheduler-mode: reactive): up when TaskManagers joined, down when some were lost."),
 		uptime:             j("uptime", "Milliseconds since the job started while it runs; -1 once it ended."),
 		recordsIn:          t("numRecordsIn", "Records the subtask received in its current attempt."),
 		recordsOut:         t("numRecordsOut", "Records the subtask emitted in its current attempt (sources only for now)."),
@@ -104,7 +105,7 @@ func (d descs) all() []*prometheus.Desc {
 	return []*prometheus.Desc{
 		d.lastDuration, d.lastSize, d.lastFullSize, d.lastCompletedID, d.lastBuffered, d.lastProcessed, d.lastPersisted, d.completed, d.failed, d.inProgress, d.total,
 		d.failedStorage, d.storageFailing, d.failedByCause,
-		d.restarts, d.lostTxns, d.restoredID, d.restoreTimestamp, d.restoreDuration, d.uptime, d.autoscalerRescales,
+		d.restarts, d.lostTxns, d.restoredID, d.restoreTimestamp, d.restoreDuration, d.uptime, d.autoscalerRescales, d.reactiveRescales,
 		d.recordsIn, d.recordsOut, d.recordsInRate, d.recordsOutRate, d.backPressured, d.alignmentTime, d.creditsAvailable,
 		d.inputWatermark, d.outputWatermark, d.watermarkLag, d.lateDropped,
 		d.busyRate, d.idleRate, d.bpRate, d.busyTotal, d.idleTotal, d.bpTotal,

@@ -98,6 +98,17 @@ type AutoscalerInfo struct {
 	Enabled   bool                           `json:"enabled"`
 	Rescales  int64                          `json:"rescales"`
 	Decisions []jobstatus.AutoscalerDecision `json:"decisions"`
+	// Reactive is set when the JobManager runs the job in reactive mode
+	// (scheduler-mode: reactive): its rescales and latest decisions.
+	Reactive *ReactiveInfo `json:"reactive,omitempty"`
+}
+
+// ReactiveInfo is reactive mode's part of AutoscalerInfo: the rescales it
+// carried out and its latest decisions, oldest first, each with the
+// slots and bounds behind it.
+type ReactiveInfo struct {
+	Rescales  int64                        `json:"rescales"`
+	Decisions []jobstatus.ReactiveDecision `json:"decisions"`
 }
 
 func (a *api) autoscaler(w http.ResponseWriter, r *http.Request, j Job) {
@@ -105,5 +116,12 @@ func (a *api) autoscaler(w http.ResponseWriter, r *http.Request, j Job) {
 	if ds == nil {
 		ds = []jobstatus.AutoscalerDecision{}
 	}
-	writeJSON(w, http.StatusOK, AutoscalerInfo{Enabled: on, Rescales: j.Status().AutoscalerRescales.Load(), Decisions: ds})
+	info := AutoscalerInfo{Enabled: on, Rescales: j.Status().AutoscalerRescales.Load(), Decisions: ds}
+	if on, rd := j.Status().Reactive(); on {
+		if rd == nil {
+			rd = []jobstatus.ReactiveDecision{}
+		}
+		info.Reactive = &ReactiveInfo{Rescales: j.Status().ReactiveRescales.Load(), Decisions: rd}
+	}
+	writeJSON(w, http.StatusOK, info)
 }
