@@ -334,9 +334,17 @@ func clusterViews(t *testing.T, browser context.Context, run func(string, ...chr
 		{ID: "sum", From: 2, To: 4, In: 1000, Out: 10, Busy: 0.9, Backpressure: 0.01, Lag: -1, TruePerSubtask: 555, Target: 3000, Utilization: 2.7, Why: "utilization 2.70 outside 0.40–1.00"},
 	}})
 	st.AutoscalerRescales.Store(1)
+	// A second job, in reactive mode: its steps instead of evaluations.
+	rst := &jobstatus.JobStatus{}
+	rrec := jobstatus.RecorderOf(rst)
+	rrec.SetReactive()
+	rrec.ReactiveDecided(jobstatus.ReactiveDecision{At: time.Now().Add(-time.Second), Kind: "scale-down", From: 4, To: 2, Parallelism: 4, Slots: 2, Min: 1, Max: 128, Why: "2 slots, fewer than the 4 the job runs on"})
+	rrec.ReactiveDecided(jobstatus.ReactiveDecision{At: time.Now(), Kind: "running", Parallelism: 2, Slots: 2, Min: 1, Max: 128, Why: "rescaled from 4 to 2"})
+	rst.ReactiveRescales.Store(1)
 	api := rest.NewHandler(rest.Config{
 		Jobs: func() []rest.Job {
-			return []rest.Job{demoJob{name: evil, status: st, control: runtime.NewJobControl(st), cfg: config.New()}}
+			return []rest.Job{demoJob{name: evil, status: st, control: runtime.NewJobControl(st), cfg: config.New()},
+				demoJob{name: "reactive", status: rst, control: runtime.NewJobControl(rst), cfg: config.New()}}
 		},
 		TaskManagers: func() []rest.TaskManagerInfo {
 			return []rest.TaskManagerInfo{{ID: "tm-3f9c1a", Path: "127.0.0.1:41234", DataPort: "127.0.0.1:39001", MetricsAddr: "127.0.0.1:9249",
@@ -390,4 +398,9 @@ func clusterViews(t *testing.T, browser context.Context, run func(string, ...chr
 	until("the source's lag, and the reason with markup as text", `document.querySelector('.decision tr[data-vertex="src"]').cells[6].textContent === "600,000"
 		&& document.querySelector('.decision tr[data-vertex="src"] td.why').textContent === "pinned "+`+"`"+evil+"`"+` && window.pwned === undefined && !document.querySelector('img')`)
 	shot("autoscaler.png")
+
+	run("open the reactive job's autoscaler tab", chromedp.Navigate(srv.URL+"/#/jobs/reactive/autoscaler"))
+	until("its steps, newest first", `document.querySelectorAll('#reactive tbody tr').length === 2
+		&& document.querySelector('#reactive tbody tr').dataset.kind === "running"
+		&& document.querySelector('#reactive tr[data-kind="scale-down"]').cells[2].textContent === "4 → 2"`)
 }

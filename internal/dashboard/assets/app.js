@@ -7,7 +7,7 @@
 //   #/jobs/{id}/checkpoints     counts, history, configuration
 //   #/jobs/{id}/checkpoints/{c} … and one checkpoint's per-subtask details
 //   #/jobs/{id}/config          the job's configuration (if served)
-//   #/jobs/{id}/autoscaler      the autoscaler's decisions with their inputs
+//   #/jobs/{id}/autoscaler      the autoscaler's (or reactive mode's) decisions
 
 import { h, replace, table, kv } from "./dom.js";
 import * as api from "./api.js";
@@ -534,11 +534,25 @@ async function configTab(el, path) {
 
 // autoscalerTab shows GET /jobs/{id}/autoscaler: whether it runs, the
 // rescales it made, and its evaluations newest first, each vertex with
-// the inputs the rule used and the reason for its outcome.
+// the inputs the rule used and the reason for its outcome; for a job in
+// reactive mode, that rule's steps instead.
 async function autoscalerTab(el, path) {
   const a = await api.optional(`${path}/autoscaler`).catch(() => null);
   if (!a) {
     replace(el, h("p", { class: "muted" }, "This server does not serve GET /jobs/{id}/autoscaler."));
+    return;
+  }
+  if (a.reactive) {
+    const steps = (a.reactive.decisions || []).slice().reverse();
+    replace(el,
+      h("div", { class: "cards" }, card("Reactive rescales", f.count(a.reactive.rescales)), card("Steps kept", f.count(steps.length))),
+      h("p", { class: "muted" }, "Reactive mode: the job runs on every slot (docs/rescaling.md)."),
+      table(["At", "Step", "Parallelism", "Slots", "Min", "Max", "Why"],
+        steps.map((d) => h("tr", { "data-kind": d.kind, class: d.kind === "scale-up" || d.kind === "scale-down" ? "changed" : "" },
+          h("td", {}, new Date(d.at).toLocaleString()), h("td", {}, d.kind),
+          h("td", {}, d.to ? `${d.from} → ${d.to}` : String(d.parallelism)), h("td", {}, String(d.slots)),
+          h("td", {}, String(d.min_parallelism)), h("td", {}, String(d.max_parallelism)),
+          h("td", { class: d.kind === "failed" ? "why error" : "why" }, d.error ? `${d.why}: ${d.error}` : d.why))), { id: "reactive" }));
     return;
   }
   if (!a.enabled) {
