@@ -67,6 +67,19 @@ func TestRescaleInPlace(t *testing.T) {
 					}
 					time.Sleep(5 * time.Millisecond)
 				}
+				// The pause is reported once every task of the new
+				// deployment runs; an injected failure may have taken the
+				// rescale's place.
+				for failures == 0 {
+					r := hooks.Plan(env).Status.LastRescale()
+					if r != nil && int64(r.Checkpoint) == id && r.Pause > 0 && strings.Contains(log.String(), "rescaled in place: running at the new parallelism") {
+						break
+					}
+					if time.Now().After(deadline) {
+						t.Fatalf("rescale to %d on checkpoint %d: last rescale %+v, want it with its pause, and logged", p, id, r)
+					}
+					time.Sleep(5 * time.Millisecond)
+				}
 			}
 			if err := job.Wait(); err != nil {
 				t.Fatalf("job: %v\nlog:\n%s", err, log)

@@ -14,10 +14,11 @@ import (
 
 // TestClusterRescaleInPlace rescales the demo on a cluster of two
 // TaskManagers from parallelism 2 to 3 and back to 1 while it runs,
-// through 'weir rescale --jobmanager': the job stops on a final
-// checkpoint and runs again from it in the same run, and the committed
-// output equals the failure-free output exactly. The attached client
-// follows the job across both rescales to its end.
+// through 'weir rescale --jobmanager': the job takes a checkpoint and
+// runs again from it in the same run, the JobManager reports each
+// rescale's pause, and the committed output equals the failure-free
+// output exactly. The attached client follows the job across both
+// rescales to its end.
 func TestClusterRescaleInPlace(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs a cluster of three processes for seconds")
@@ -43,6 +44,13 @@ func TestClusterRescaleInPlace(t *testing.T) {
 		t.Fatalf("rescaled 2 → 3 → 1 in place: %s\n%s", d, c.logs())
 	}
 	assertNoInProgress(t, out)
+	pauses := regexp.MustCompile(`rescaled in place: running at the new parallelism.* pause=(\S+)`).FindAllStringSubmatch(c.jm.stderr(), -1)
+	if len(pauses) != 2 {
+		t.Errorf("the JobManager reported %d rescale pauses, want 2\n%s", len(pauses), c.logs())
+	}
+	for _, m := range pauses {
+		t.Logf("rescale pause: %s", m[1])
+	}
 }
 
 // TestClusterAutoscaler runs the demo on a cluster with the autoscaler

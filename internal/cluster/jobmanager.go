@@ -62,6 +62,9 @@ type jobManager struct {
 	// job.autoscaler.enabled, by job name: each outlives the runs its
 	// rescales start, and stops with the job.
 	autoscalers map[string]*jobAutoscaler
+	// rescaling holds, by job, the in-place rescale its next run carries
+	// out (restartRescaled to start).
+	rescaling map[string]*runtime.RescaleStart
 	// reactives are the reactive-mode drivers of jobs (scheduler-mode:
 	// reactive) by name: each outlives the runs its rescales start.
 	reactives map[string]*reactiveDriver
@@ -122,7 +125,7 @@ func newEndedJob(r jobRecord) *managedJob {
 }
 
 func newJobManager(ctx context.Context, cfg JobManagerConfig) *jobManager {
-	return &jobManager{cfg: cfg, log: cfg.Logger, store: jobStore{dir: cfg.StateDir}, ctx: ctx, jobs: map[string]*managedJob{}, submitting: map[string]bool{}, autoscalers: map[string]*jobAutoscaler{}, reactives: map[string]*reactiveDriver{}, ready: make(chan struct{})}
+	return &jobManager{cfg: cfg, log: cfg.Logger, store: jobStore{dir: cfg.StateDir}, ctx: ctx, jobs: map[string]*managedJob{}, submitting: map[string]bool{}, autoscalers: map[string]*jobAutoscaler{}, rescaling: map[string]*runtime.RescaleStart{}, reactives: map[string]*reactiveDriver{}, ready: make(chan struct{})}
 }
 
 func (m *jobManager) setDispatcher(d *Dispatcher) {
@@ -326,6 +329,10 @@ func (m *jobManager) start(rec jobRecord, sub *submission) (*managedJob, error) 
 	}
 	st := &jobstatus.JobStatus{}
 	jc.JobName = spec.Name
+	m.mu.Lock()
+	jc.Rescaling = m.rescaling[spec.Name]
+	delete(m.rescaling, spec.Name)
+	m.mu.Unlock()
 	jc.Status, jc.Control = st, runtime.NewJobControl(st)
 	jc.Logger = m.log.With("job", spec.Name)
 	j := &managedJob{rec: rec, status: st, control: jc.Control, conf: conf, done: make(chan struct{}), jc: jc, reactive: m.cfg.Reactive != nil}
@@ -398,7 +405,7 @@ func (m *jobManager) start(rec jobRecord, sub *submission) (*managedJob, error) 
 		err := cj.Run(ctx)
 		restart := j.takeRestart()
 		if par := cj.Rescaled(); err == nil && par != nil && m.ctx.Err() == nil {
-			m.restartRescaled(j, par)
+			m.restartRescaled(j, par, cj.RescaleStart())
 			return
 		}
 		if restart != nil && errors.Is(err, context.Canceled) && m.ctx.Err() == nil && !j.canceled.Load() {
@@ -407,7 +414,7 @@ func (m *jobManager) start(rec jobRecord, sub *submission) (*managedJob, error) 
 			// (A run that finished or failed for good meanwhile ends as
 			// it did.)
 			jobstatus.RecorderOf(j.status).SetState(jobstatus.StateRestarting, time.Now())
-			m.restartRescaled(j, restart)
+			m.restartRescaled(j, restart, nil)
 			return
 		}
 		m.finished(j, err)
@@ -457,10 +464,18 @@ func (m *jobManager) stopAutoscaler(name string) {
 // j in the job list (its status starts afresh, as after a JobManager
 // failover); a new run that cannot start ends the job FAILED, naming the
 // rescale.
-func (m *jobManager) restartRescaled(j *managedJob, par map[string]int) {
+//
+// started, if set, is the in-place rescale the new run carries out: it
+// reports the pause once its tasks run.
+func (m *jobManager) restartRescaled(j *managedJob, par map[string]int, started *runtime.RescaleStart) {
 	rec := j.rec
 	rec.Spec.Parallelism = par
 	m.log.Info("job rescaled in place: starting it again at the new parallelism", "job", rec.Spec.Name, "parallelism", par)
+	if started != nil {
+		m.mu.Lock()
+		m.rescaling[rec.Spec.Name] = started
+		m.mu.Unlock()
+	}
 	if _, err := m.start(rec, nil); err != nil {
 		m.finished(j, fmt.Errorf("rescale: start the job again at the new parallelism %v: %w (its final checkpoint is kept: submit it again with --from)", par, err))
 		return

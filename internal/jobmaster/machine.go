@@ -201,9 +201,13 @@ func (m *Machine) Current(exec ExecutionID) bool {
 	return e != nil && e.attempt == exec.Attempt && !e.state.Terminal()
 }
 
-// Exec returns the current attempt and state of task t.
+// Exec returns the current attempt and state of task t; the zero state
+// for a task not deployed yet.
 func (m *Machine) Exec(t checkpoint.TaskID) (ExecutionID, ExecState) {
 	e := m.execs[t]
+	if e == nil {
+		return ExecutionID{Task: t}, 0
+	}
 	return ExecutionID{Task: t, Attempt: e.attempt}, e.state
 }
 

@@ -2,6 +2,7 @@ package jobstatus
 
 import (
 	"context"
+	"time"
 
 	"github.com/weirstream/weir/internal/checkpoint"
 )
@@ -68,4 +69,38 @@ type RescaleResult struct {
 // can: a Control that is not a Rescaler cannot.
 type Rescaler interface {
 	Rescale(ctx context.Context, r Rescale) (RescaleResult, error)
+}
+
+// RescaleRecord is an in-place rescale carried out: when it was asked
+// for, the checkpoint the job was deployed again from, the parallelism
+// of every vertex it runs at now (by name), and the pause: from the
+// request until every task of the new deployment was running.
+type RescaleRecord struct {
+	At          time.Time      `json:"at"`
+	Checkpoint  checkpoint.ID  `json:"checkpoint"`
+	Parallelism map[string]int `json:"parallelism"`
+	Pause       time.Duration  `json:"-"`
+	PauseMs     int64          `json:"pause_ms"`
+}
+
+// Rescaled records a rescale carried out (the latest one is kept).
+func (r *Recorder) Rescaled(rec RescaleRecord) {
+	rec.PauseMs = rec.Pause.Milliseconds()
+	m := (*JobStatus)(r).mon()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.lastRescale = &rec
+}
+
+// LastRescale returns the latest in-place rescale carried out in this
+// run of the job, nil if none.
+func (s *JobStatus) LastRescale() *RescaleRecord {
+	m := s.mon()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.lastRescale == nil {
+		return nil
+	}
+	rec := *m.lastRescale
+	return &rec
 }

@@ -168,6 +168,7 @@ type monitor struct {
 	// at most autoscalerHistory; autoscaling that it runs.
 	autoscaler  []AutoscalerDecision
 	autoscaling bool
+	lastRescale *RescaleRecord
 	// reactiveLog is reactive mode's latest decisions, oldest first, at
 	// most reactiveHistory; reactive that the job runs in reactive mode.
 	reactiveLog []ReactiveDecision

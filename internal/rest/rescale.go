@@ -101,6 +101,10 @@ type AutoscalerInfo struct {
 	// Reactive is set when the JobManager runs the job in reactive mode
 	// (scheduler-mode: reactive): its rescales and latest decisions.
 	Reactive *ReactiveInfo `json:"reactive,omitempty"`
+	// LastRescale is the latest in-place rescale carried out (by the
+	// autoscaler, reactive mode or a request) with its pause: from the
+	// request until every task ran at the new parallelism.
+	LastRescale *jobstatus.RescaleRecord `json:"last_rescale,omitempty"`
 }
 
 // ReactiveInfo is reactive mode's part of AutoscalerInfo: the rescales it
@@ -116,7 +120,7 @@ func (a *api) autoscaler(w http.ResponseWriter, r *http.Request, j Job) {
 	if ds == nil {
 		ds = []jobstatus.AutoscalerDecision{}
 	}
-	info := AutoscalerInfo{Enabled: on, Rescales: j.Status().AutoscalerRescales.Load(), Decisions: ds}
+	info := AutoscalerInfo{Enabled: on, Rescales: j.Status().AutoscalerRescales.Load(), Decisions: ds, LastRescale: j.Status().LastRescale()}
 	if on, rd := j.Status().Reactive(); on {
 		if rd == nil {
 			rd = []jobstatus.ReactiveDecision{}

@@ -177,6 +177,15 @@ func (j *ClusterJob) Rescaled() map[string]int {
 	return out
 }
 
+// RescaleStart returns, with Rescaled, the rescale the next run carries
+// out (JobConfig.Rescaling), for it to report the pause; nil otherwise.
+func (j *ClusterJob) RescaleStart() *RescaleStart {
+	if !j.jm.rescaleDone {
+		return nil
+	}
+	return j.jm.rescaleStart()
+}
+
 // Run runs the job until it finishes, fails for good or ctx ends (a
 // cancel), and releases its slots.
 func (j *ClusterJob) Run(ctx context.Context) error {

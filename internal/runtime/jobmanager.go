@@ -25,6 +25,10 @@ type JobConfig struct {
 	// JobName names the job's folder in checkpoint storage; a process
 	// started again with the same name and storage resumes the job.
 	JobName string
+	// Rescaling, if set, is the in-place rescale this run carries out:
+	// once all its tasks run, the JobMaster reports the pause since the
+	// request (log, jobstatus.JobStatus.LastRescale).
+	Rescaling *RescaleStart
 	// CheckpointDir is the checkpoint storage root (state.checkpoints.dir).
 	CheckpointDir string
 	// FromPath, if set, is a checkpoint (chk-N folder or its _metadata) to
@@ -246,7 +250,7 @@ func Execute(ctx context.Context, g *dataflow.Graph, cfg JobConfig) error {
 		go as.run(actx)
 	}
 	for {
-		next, err := executeOnce(ctx, g, cfg, as)
+		next, started, err := executeOnce(ctx, g, cfg, as)
 		if err != nil || next == nil {
 			return err
 		}
@@ -254,23 +258,23 @@ func Execute(ctx context.Context, g *dataflow.Graph, cfg JobConfig) error {
 			return err // cancelled while it was being rescaled
 		}
 		// Rescaled in place: run again at the new parallelism from the
-		// job's newest checkpoint, the final one the attempt stopped on
-		// (not the --from point, which this run is past).
-		g, cfg.FromPath, cfg.resumeFrom = next, "", 0
+		// job's newest checkpoint, the one the rescale took (not the
+		// --from point, which this run is past).
+		g, cfg.FromPath, cfg.resumeFrom, cfg.Rescaling = next, "", 0, started
 		cfg.recorder().SetState(jobstatus.StateRestarting, cfg.Now())
 	}
 }
 
 // executeOnce runs g until it ends, or until it stopped to be rescaled:
-// then it returns the graph at the new parallelism.
-func executeOnce(ctx context.Context, g *dataflow.Graph, cfg JobConfig, as *autoscaleDriver) (*dataflow.Graph, error) {
+// then it returns the graph at the new parallelism and the rescale.
+func executeOnce(ctx context.Context, g *dataflow.Graph, cfg JobConfig, as *autoscaleDriver) (*dataflow.Graph, *RescaleStart, error) {
 	jm, store, err := newJob(ctx, g, &cfg)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if as != nil {
 		if err := as.attach(jm.jg); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
 	jg := jm.jg
@@ -282,7 +286,7 @@ func executeOnce(ctx context.Context, g *dataflow.Graph, cfg JobConfig, as *auto
 	}
 	tes, stop, err := startLocalExecutors(cfg, &localJobMaster{job: cfg.JobName, in: jm.in}, resolve)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer stop()
 	// Slot sharing: logical slot i runs subtask i of every vertex, and
@@ -297,9 +301,9 @@ func executeOnce(ctx context.Context, g *dataflow.Graph, cfg JobConfig, as *auto
 		return rescaledGraph(g, jg, r, cfg.MaxParallelism)
 	}
 	if err := jm.run(ctx); err != nil || !jm.rescaleDone {
-		return nil, err
+		return nil, nil, err
 	}
-	return jm.rescaled.graph, nil
+	return jm.rescaled.graph, jm.rescaleStart(), nil
 }
 
 // newJob builds the job graph, opens checkpoint storage (removing what

@@ -92,6 +92,8 @@ type JobMaster struct {
 	// rescaleDone: the attempt ended to be rescaled, and rescaled.graph
 	// is what the caller of run deploys next.
 	rescaleDone bool
+	// rescaleReported: the pause of cfg.Rescaling was reported.
+	rescaleReported bool
 }
 
 // pendingRescale is an accepted rescale: the graph at its parallelisms,
@@ -101,6 +103,8 @@ type pendingRescale struct {
 	graph *dataflow.Graph
 	par   map[string]int
 	req   *triggerRequest
+	at    time.Time     // the request, for the pause
+	ckpt  checkpoint.ID // the checkpoint the job redeploys from
 }
 
 // errRescaling cancels an attempt whose rescale checkpoint completed.
@@ -111,6 +115,7 @@ var errRescaling = errors.New("rescaling: redeploying at the new parallelism")
 // deploys the job again from that checkpoint.
 func (jm *JobMaster) rescaleOn(id checkpoint.ID) {
 	r := jm.rescaled
+	r.ckpt = id
 	jm.rescaleCkpt, jm.rescaleCancel = 0, true
 	r.req.reply <- triggerReply{id: id, rescaled: jobstatus.RescaleResult{Checkpoint: id, Parallelism: r.par}}
 	r.req = nil
@@ -328,7 +333,7 @@ func (jm *JobMaster) requestRescale(req triggerRequest) {
 			// channel state; the restore redistributes them to the new
 			// subtasks (restore_channels.go), so a backpressured job
 			// rescales without waiting for its queues to drain.
-			jm.rescaled = &pendingRescale{graph: g, par: par}
+			jm.rescaled = &pendingRescale{graph: g, par: par, at: jm.cfg.Now()}
 			jm.log.Info("rescaling: taking a checkpoint to redeploy from", "parallelism", par)
 			jm.submit(req)
 			return
@@ -370,6 +375,9 @@ func (jm *JobMaster) step(ev jobmaster.Event) {
 	}
 	st := jm.status
 	st.Restarts.Store(int64(jm.m.Restarts()))
+	if jm.cfg.Rescaling != nil && !jm.rescaleReported {
+		jm.reportRescaled()
+	}
 	if s := jm.m.State(); s != jm.lastState && !s.Terminal() {
 		jm.lastState = s
 		st.SetState(jobstatus.JobState(s.String()), jm.cfg.Now())

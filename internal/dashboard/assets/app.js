@@ -542,11 +542,14 @@ async function autoscalerTab(el, path) {
     replace(el, h("p", { class: "muted" }, "This server does not serve GET /jobs/{id}/autoscaler."));
     return;
   }
+  const last = a.last_rescale
+    ? h("p", { id: "last-rescale" }, `Last rescale: paused ${f.duration(a.last_rescale.pause_ms)} (from the request until every task ran), from checkpoint ${a.last_rescale.checkpoint}, at ${new Date(a.last_rescale.at).toLocaleString()}.`)
+    : null;
   if (a.reactive) {
     const steps = (a.reactive.decisions || []).slice().reverse();
     replace(el,
       h("div", { class: "cards" }, card("Reactive rescales", f.count(a.reactive.rescales)), card("Steps kept", f.count(steps.length))),
-      h("p", { class: "muted" }, "Reactive mode: the job runs on every slot (docs/rescaling.md)."),
+      h("p", { class: "muted" }, "Reactive mode: the job runs on every slot (docs/rescaling.md)."), last,
       table(["At", "Step", "Parallelism", "Slots", "Min", "Max", "Why"],
         steps.map((d) => h("tr", { "data-kind": d.kind, class: d.kind === "scale-up" || d.kind === "scale-down" ? "changed" : "" },
           h("td", {}, new Date(d.at).toLocaleString()), h("td", {}, d.kind),
@@ -556,13 +559,13 @@ async function autoscalerTab(el, path) {
     return;
   }
   if (!a.enabled) {
-    replace(el, h("p", { id: "autoscaler-off", class: "muted" }, "The autoscaler does not run for this job: set job.autoscaler.enabled: true (docs/rescaling.md)."));
+    replace(el, h("p", { id: "autoscaler-off", class: "muted" }, "The autoscaler does not run for this job: set job.autoscaler.enabled: true (docs/rescaling.md)."), last);
     return;
   }
   const num = (x, digits) => (x === undefined || x === null || x < 0 ? "—" : Number(x).toFixed(digits));
   const decisions = (a.decisions || []).slice().reverse();
   replace(el,
-    h("div", { class: "cards" }, card("Rescales", f.count(a.rescales)), card("Evaluations kept", f.count(decisions.length))),
+    h("div", { class: "cards" }, card("Rescales", f.count(a.rescales)), card("Evaluations kept", f.count(decisions.length))), last,
     decisions.length === 0 ? h("p", { class: "muted" }, "No evaluation yet: the first waits for the metrics window to fill after the start or a rescale.") : null,
     decisions.map((d, i) => h("section", { class: "decision", "data-decision": i, "data-rescale": String(Boolean(d.rescale)) },
       h("h3", {}, `${new Date(d.at).toLocaleString()} — ${d.rescale ? "rescaled" : "no change"}`),
