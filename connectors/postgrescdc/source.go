@@ -142,6 +142,9 @@ func (s *source) restore(ctx context.Context, saved savedState) error {
 			return setupErr("the checkpoint captured table %s where the source is configured with %s: capture the same tables in the same order, or start the job afresh with a new slot", t.Table, s.tables[i].qualified())
 		}
 	}
+	if saved.Planned && !s.cfg.planner {
+		return setupErr("the checkpoint was taken by a parallel snapshot (WithSnapshotParallelism, --snapshot-parallelism), whose readers hold the snapshot's progress: restore it with a parallel snapshot (any number of readers above 1)")
+	}
 	s.st = saved
 	if !s.st.Streaming {
 		// The slot has confirmed nothing yet: its start point must
