@@ -35,3 +35,25 @@ func TestGoldenPosition(t *testing.T) {
 	}
 	testutil.CodecGolden(t, "testdata/position-v1.golden", want, *writeGolden)
 }
+
+// TestGoldenParallelPosition: the planner's position in a parallel
+// snapshot (testdata/position-v2-planned.golden: two tables planned in
+// ranges, some assigned) and a reader's keyed state per range
+// (testdata/range-v1.golden) as this version stores them.
+func TestGoldenParallelPosition(t *testing.T) {
+	snap := pgSnapshot{Xmin: 7410, Xmax: 7415, Xip: []uint64{7411, 7413}}
+	want := savedState{
+		Slot:     "weir_cdc",
+		StartLSN: 0x16B3748,
+		Exported: snap,
+		Tables: []tableProgress{
+			{Table: "public.accounts", Finished: true, Bounds: [][]keyVal{{{I: 8192}}, {{I: 16384}}}, Assigned: 3},
+			{Table: "public.orders", Bounds: [][]keyVal{{{S: "ord-0042"}, {I: 3}}}, Assigned: 1},
+		},
+		Done:    0x16B3748,
+		Planned: true,
+	}
+	testutil.CodecGolden(t, "testdata/position-v2-planned.golden", want, *writeGolden)
+	testutil.CodecGolden(t, "testdata/range-v1.golden", rangeRead{Snap: snap, InsertLSN: 0x16C1000, Rows: 8192}, *writeGolden)
+	testutil.CodecGolden(t, "testdata/range-v1-passed.golden", rangeRead{InsertLSN: 0x16C1000, Rows: 8192, Passed: true}, *writeGolden)
+}

@@ -106,3 +106,31 @@ func TestKeyKinds(t *testing.T) {
 		t.Error("numeric: no error")
 	}
 }
+
+func TestRangeOf(t *testing.T) {
+	kinds := []keyKind{kindInt}
+	bounds := [][]keyVal{{{I: 10}}, {{I: 20}}}
+	for _, tc := range []struct {
+		k    int64
+		want int
+	}{{-5, 0}, {10, 0}, {11, 1}, {20, 1}, {21, 2}, {1 << 40, 2}} {
+		if got := rangeOf(kinds, bounds, []keyVal{{I: tc.k}}); got != tc.want {
+			t.Errorf("rangeOf(%d) = %d, want %d", tc.k, got, tc.want)
+		}
+	}
+	if got := rangeOf(kinds, nil, []keyVal{{I: 3}}); got != 0 {
+		t.Errorf("rangeOf of an unsplit table = %d, want 0", got)
+	}
+}
+
+func TestRangeQuery(t *testing.T) {
+	tab := tableInfo{schema: "public", name: "t", keys: []string{"a", "b"}, kinds: []keyKind{kindText, kindInt}}
+	sql, args := rangeQuery(tab, []keyVal{{S: "x"}, {I: 1}}, []keyVal{{S: "y"}, {I: 2}})
+	want := `SELECT * FROM "public"."t" WHERE ("a" COLLATE "C", "b") > ($1::text, $2::bigint) AND ("a" COLLATE "C", "b") <= ($3::text, $4::bigint)`
+	if sql != want || len(args) != 4 {
+		t.Errorf("rangeQuery = %s %v\nwant %s", sql, args, want)
+	}
+	if sql, _ := rangeQuery(tab, nil, nil); sql != `SELECT * FROM "public"."t"` {
+		t.Errorf("whole table: %s", sql)
+	}
+}
