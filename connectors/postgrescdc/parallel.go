@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pglogrepl"
@@ -80,12 +81,13 @@ func Capture(env *weir.Env, uid, connString string, tables []string, opts ...Opt
 	pcfg := cfg
 	pcfg.planner = true
 	created := &createdSlot{}
+	prog := &rangesRead{}
 	plan := weir.FromSource(env, func() weir.Source[routed] {
-		return &planner{s: &source{connString: connString, names: names, cfg: pcfg, created: created}}
+		return &planner{s: &source{connString: connString, names: names, cfg: pcfg, created: created}, read: prog}
 	}).Name(uid).UID(uid).Parallelism(1)
 	keyed := weir.KeyBy(plan, func(r routed) uint64 { return r.Chunk })
 	return weir.Process(keyed, func() weir.KeyedProcessFunction[uint64, routed, Change] {
-		return &reader{connString: connString, names: names, cfg: cfg}
+		return &reader{connString: connString, names: names, cfg: cfg, read: prog}
 	}).Name(uid + " snapshot").UID(uid + "-snapshot").Parallelism(cfg.snapshotParallelism)
 }
 
@@ -106,20 +108,34 @@ type planner struct {
 	done        int
 	checkpoints bool
 	holdSince   time.Time
+	// read counts the ranges the readers in this process read; readBase
+	// and assignedBase are it and the ranges assigned when this attempt
+	// opened.
+	read                   *rangesRead
+	readBase, assignedBase int64
 }
+
+// rangesRead counts the ranges the snapshot readers of one Capture read
+// in this process: the planner's quick signal that a reader is free (see
+// ahead). It is only a pace: exactness never depends on it, and where
+// readers run in another process the planner goes by completed
+// checkpoints alone.
+type rangesRead struct{ n atomic.Int64 }
 
 // noCheckpoints is how long the planner waits for a first checkpoint
 // before it concludes that the job takes none and stops pacing.
 const noCheckpoints = 10 * time.Second
 
-// ahead is how many ranges the planner hands out beyond those a
-// completed checkpoint covered: per reader cfg.snapshotAhead (default
-// defaultAhead). Without a bound every assignment would precede the
-// first barrier, so no checkpoint could complete before the whole
-// snapshot was read, and a failure would read it all again; with it a
-// checkpoint waits for at most this many ranges, and a failure re-reads
-// at most this many. It must cover the ranges the readers read in one
-// checkpoint interval, or they wait for the next checkpoint.
+// ahead is how many ranges the planner hands out beyond those known
+// read: per reader cfg.snapshotAhead (default defaultAhead). Without a
+// bound every assignment would precede the first barrier, so no
+// checkpoint could complete before the whole snapshot was read, a
+// failure would read it all again, and a reader would hold every range
+// of an input batch in memory at once (a keyed function's output leaves
+// after the batch). With it a checkpoint waits for at most this many
+// ranges per reader, and a failure re-reads at most as many. A range is
+// known read when the readers in this process count it (rangesRead) or
+// a checkpoint after its assignment completed.
 func (p *planner) ahead() int {
 	a := p.s.cfg.snapshotAhead
 	if a <= 0 {
@@ -128,9 +144,8 @@ func (p *planner) ahead() int {
 	return a * p.s.cfg.snapshotParallelism
 }
 
-// defaultAhead ranges per reader: 32 ranges of 8192 rows are about two
-// seconds of a reader's work (BENCHMARKS.md, about 150,000 rows/s).
-const defaultAhead = 32
+// defaultAhead ranges per reader: one being read, one queued.
+const defaultAhead = 2
 
 func (p *planner) DeclareStates() []weir.StateDecl { return p.s.DeclareStates() }
 
@@ -142,6 +157,7 @@ func (p *planner) Open(ctx context.Context, rc *weir.RuntimeContext) error {
 	// checkpoint completed.
 	p.done = assigned(&p.s.st)
 	p.checkpoints = rc.Restored()
+	p.assignedBase, p.readBase = int64(p.done), p.read.n.Load()
 	return nil
 }
 
@@ -165,7 +181,9 @@ func (p *planner) NotifyCheckpointComplete(ctx context.Context, id int64) error 
 // hold reports whether the planner waits with the next assignment (see
 // ahead).
 func (p *planner) hold() bool {
-	if assigned(&p.s.st) < p.done+p.ahead() {
+	a := assigned(&p.s.st)
+	inFlight := int64(a) - p.assignedBase - (p.read.n.Load() - p.readBase)
+	if a < p.done+p.ahead() || inFlight < int64(p.ahead()) {
 		p.holdSince = time.Time{}
 		return false
 	}
@@ -283,7 +301,7 @@ func (p *planner) plan(ctx context.Context) error {
 		total += len(b) + 1
 	}
 	s.st.Planned = true
-	p.done = 0
+	p.done, p.assignedBase = 0, 0
 	s.log.Info("postgres cdc: planned the snapshot", "slot", s.cfg.slot, "ranges", total, "readers", s.cfg.snapshotParallelism)
 	return nil
 }

@@ -32,24 +32,29 @@ type rangeProbe struct {
 	itemsReads  int
 	failed      atomic.Bool
 	suppressed  atomic.Int64
+	tables      map[int64]map[string]int // checkpoint id → table → ranges assigned
+	bad         []string
 	// stop, if set, is the error the injected failure returns; a test
 	// that restores in a new run makes it unrecoverable.
 	stop error
 }
 
 func newRangeProbe() *rangeProbe {
-	return &rangeProbe{reads: map[string]int{}, assignedAt: map[int64]int{}, planned: map[int64]int{}, positions: map[int64]uint64{}}
+	return &rangeProbe{tables: map[int64]map[string]int{}, reads: map[string]int{}, assignedAt: map[int64]int{}, planned: map[int64]int{}, positions: map[int64]uint64{}}
 }
 
 func (p *rangeProbe) options() Option {
 	return Option{func(c *config) {
-		// A few ranges ahead, so that checkpoints complete inside the
-		// snapshot of a few thousand rows.
-		c.snapshotAhead = 4
 		c.afterChunk = func(table string, r int) error {
 			p.mu.Lock()
 			defer p.mu.Unlock()
-			p.reads[fmt.Sprint(table, "/", r)]++
+			key := fmt.Sprint(table, "/", r)
+			if p.reads[key] > 0 && p.tables[p.completed][table] > r {
+				// A completed checkpoint assigned the range, so the
+				// readers had read it: a restore must not assign it again.
+				p.bad = append(p.bad, fmt.Sprintf("range %s read again although checkpoint %d, completed, had assigned it", key, p.completed))
+			}
+			p.reads[key]++
 			if table != "public.items" {
 				return nil
 			}
@@ -67,7 +72,9 @@ func (p *rangeProbe) options() Option {
 			p.mu.Lock()
 			defer p.mu.Unlock()
 			assigned, planned := 0, 0
+			p.tables[id] = map[string]int{}
 			for _, t := range st.Tables {
+				p.tables[id][t.Table] = t.Assigned
 				assigned += t.Assigned + len(t.Chunks)
 				if st.Planned {
 					planned += len(t.Bounds) + 1
@@ -102,7 +109,7 @@ func runCapture(ctx context.Context, env *weir.Env, src, dst, slot string, opts 
 // checkpoint protocol's crash points. The replica equals the source, the
 // changelog holds every snapshot row and change once and replays on a
 // model, log changes were skipped as seen by their range, and no range
-// was read more than twice.
+// was read again once a completed checkpoint had assigned it.
 func TestParallelSnapshotUnderFailures(t *testing.T) {
 	for _, n := range []int{2, 3} {
 		t.Run(fmt.Sprintf("readers=%d", n), func(t *testing.T) {
@@ -115,7 +122,9 @@ func TestParallelSnapshotUnderFailures(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 			defer cancel()
 			env := weir.NewEnv(weir.WithConfig(testutil.FaultConfig(t, 1, filepath.Join(t.TempDir(), "state"), "20ms", false, nil)))
-			plan := &faults.Plan{Failures: 4, Seed: int64(7 + n), Span: 4000, Points: []faults.Point{faults.Process, faults.SnapshotSync, faults.AfterPreCommit, faults.Commit}, OnePerAttempt: true}
+			// Span counts the planner's records: about 110 assignments and the
+			// log changes, not the snapshot rows the readers emit.
+			plan := &faults.Plan{Failures: 4, Seed: int64(7 + n), Span: 500, Points: []faults.Point{faults.Process, faults.SnapshotSync, faults.AfterPreCommit, faults.Commit}, OnePerAttempt: true}
 			log, inj := testutil.Observe(env, plan)
 			wctx, wcancel := context.WithCancel(ctx)
 			defer wcancel()
@@ -143,8 +152,9 @@ func TestParallelSnapshotUnderFailures(t *testing.T) {
 	}
 }
 
-// checkRanges: every planned range was read, none more than twice, and
-// the injected failure fired.
+// checkRanges: every planned range was read, none again after a
+// completed checkpoint had assigned it, and the injected failure fired;
+// it returns how many ranges were read more than once.
 func (p *rangeProbe) checkRanges(t *testing.T) (twice int) {
 	t.Helper()
 	p.mu.Lock()
@@ -159,18 +169,18 @@ func (p *rangeProbe) checkRanges(t *testing.T) (twice int) {
 	if planned == 0 {
 		t.Fatalf("no checkpoint held a plan")
 	}
-	for k, n := range p.reads {
-		if n > 2 {
-			t.Errorf("range %s read %d times", k, n)
-		}
-		if n == 2 {
+	for _, n := range p.reads {
+		if n >= 2 {
 			twice++
 		}
+	}
+	for _, b := range p.bad {
+		t.Error(b)
 	}
 	if len(p.reads) != planned {
 		t.Errorf("%d ranges read, %d planned", len(p.reads), planned)
 	}
-	t.Logf("%d ranges planned, %d read twice (after a failure)", planned, twice)
+	t.Logf("%d ranges planned, %d read more than once (after a failure)", planned, twice)
 	return twice
 }
 
@@ -219,8 +229,8 @@ func TestParallelSnapshotRescale(t *testing.T) {
 	t.Logf("writer committed %d transactions; the second run (3 readers) restored a checkpoint with %d ranges assigned; %d log changes skipped as seen by their range", wrote.Load(), restoredAssigned, p.suppressed.Load())
 	checkReplica(t, srcDB, connect(t, dst))
 	checkJournal(t, srcDB, connect(t, dst))
-	if twice := p.checkRanges(t); twice > 2*4+3*4 {
-		t.Errorf("%d ranges read twice: more than the ranges assigned ahead of completed checkpoints; was the checkpoint restored?", twice)
+	if twice := p.checkRanges(t); twice > 111/2 {
+		t.Errorf("%d ranges read more than once: was the checkpoint restored?", twice)
 	}
 	if restoredAssigned == 0 {
 		t.Errorf("the second run restored no assigned ranges: the rescale was not mid-snapshot")

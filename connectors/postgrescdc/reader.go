@@ -33,6 +33,7 @@ type reader struct {
 	connString string
 	names      []string
 	cfg        config
+	read       *rangesRead // shared with the planner (parallel.go)
 
 	// ctx is Open's: the task's, cancelled when the task is. A keyed
 	// function gets no context per record, and reading a range is a
@@ -159,7 +160,7 @@ func (r *reader) readRangeOnce(a *assignment) ([]Change, rangeRead, error) {
 		cols[i] = Column{Name: fd.Name, TypeOID: fd.DataTypeOID, TypeMod: fd.TypeModifier, Key: slices.Contains(t.keys, fd.Name)}
 	}
 	now := time.Now()
-	var out []Change
+	out := make([]Change, 0, r.cfg.chunkRows)
 	for rows.Next() {
 		vals, err := rows.Values()
 		if err != nil {
@@ -188,6 +189,7 @@ func (r *reader) readRangeOnce(a *assignment) ([]Change, rangeRead, error) {
 			return nil, rangeRead{}, err
 		}
 	}
+	r.read.n.Add(1)
 	return out, rangeRead{Snap: snap, InsertLSN: insertLSN, Rows: int64(len(out))}, nil
 }
 
