@@ -76,6 +76,9 @@ func (s *source) Open(ctx context.Context, rc *weir.RuntimeContext) (err error) 
 	if s.log == nil {
 		s.log = rc.Logger()
 	}
+	if s.cfg.snapshotParallelism > 1 && !s.cfg.planner {
+		return weir.Unrecoverable(fmt.Errorf("postgres cdc source %q: WithSnapshotParallelism(%d) needs the readers Capture adds to the job: build the job with postgrescdc.Capture instead of weir.FromSource(env, postgrescdc.Source(…))", rc.UID(), s.cfg.snapshotParallelism))
+	}
 	if rc.Parallelism() != 1 {
 		return weir.Unrecoverable(fmt.Errorf("postgres cdc source %q: parallelism %d: the source reads one replication slot and runs with parallelism 1: set the source's parallelism to 1", rc.UID(), rc.Parallelism()))
 	}
@@ -163,7 +166,7 @@ func (s *source) restore(ctx context.Context, saved savedState) error {
 		for _, t := range s.st.Tables {
 			chunks += len(t.Chunks)
 		}
-		s.log.Info("postgres cdc: resuming the snapshot", "slot", s.cfg.slot, "chunks read", chunks)
+		s.log.Info("postgres cdc: resuming the snapshot", "slot", s.cfg.slot, "chunks read", chunks, "ranges assigned", assigned(&s.st))
 		return nil
 	}
 	return s.startStream(ctx)
