@@ -21,7 +21,7 @@ import (
 // "table" for public), then every change to them from the log, exactly
 // once (see the package documentation). connString is a pgx connection
 // string; its role needs the REPLICATION privilege. The source runs
-// with parallelism 1.
+// with parallelism 1; Capture reads the snapshot in parallel.
 func Source(connString string, tables []string, opts ...Option) func() weir.Source[Change] {
 	cfg := newConfig(opts)
 	names := slices.Clone(tables)
