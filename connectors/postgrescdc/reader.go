@@ -85,14 +85,11 @@ func (r *reader) ProcessElement(v routed, kc *weir.KeyedContext[uint64], out *we
 			// the range twice.
 			return fmt.Errorf("postgres cdc: range %d of table %d assigned twice", a.Range, a.Table)
 		}
-		rows, st, err := r.readRange(a)
+		st, err := r.readRange(a, out)
 		if err != nil {
 			return err
 		}
 		r.state.Update(st)
-		for _, c := range rows {
-			out.Collect(c)
-		}
 		return nil
 	}
 	c := v.Change
@@ -119,40 +116,44 @@ func (r *reader) ProcessElement(v routed, kc *weir.KeyedContext[uint64], out *we
 
 // readRange reads a planned range in a REPEATABLE READ transaction of
 // its own, retaking the snapshot while it sees less than the slot's
-// exported snapshot (takeSnapshot).
-func (r *reader) readRange(a *assignment) ([]Change, rangeRead, error) {
+// exported snapshot (takeSnapshot), and collects its rows into out. The
+// rows leave the reader only after ProcessElement returned (a keyed
+// function's output is emitted after its input batch), so after an
+// error nothing collected leaves: the task fails, and a retry collects
+// nothing before its snapshot is good.
+func (r *reader) readRange(a *assignment, out *weir.Collector[Change]) (rangeRead, error) {
 	for try := 0; ; try++ {
-		rows, st, err := r.readRangeOnce(a)
+		st, err := r.readRangeOnce(a, out)
 		var retry *retrySnapshot
 		if errors.As(err, &retry) && try < maxSnapshotRetries {
 			if err := sleep(r.ctx, 10*time.Millisecond); err != nil {
-				return nil, rangeRead{}, err
+				return rangeRead{}, err
 			}
 			continue
 		}
-		return rows, st, err
+		return st, err
 	}
 }
 
-func (r *reader) readRangeOnce(a *assignment) ([]Change, rangeRead, error) {
+func (r *reader) readRangeOnce(a *assignment, out *weir.Collector[Change]) (rangeRead, error) {
 	ctx := r.ctx
 	if a.Table >= len(r.tables) {
-		return nil, rangeRead{}, fmt.Errorf("postgres cdc: range of table %d, the reader captures %d", a.Table, len(r.tables))
+		return rangeRead{}, fmt.Errorf("postgres cdc: range of table %d, the reader captures %d", a.Table, len(r.tables))
 	}
 	t := r.tables[a.Table]
 	tx, err := r.conn.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
 	if err != nil {
-		return nil, rangeRead{}, fmt.Errorf("snapshot of %s: begin: %w", t.qualified(), err)
+		return rangeRead{}, fmt.Errorf("snapshot of %s: begin: %w", t.qualified(), err)
 	}
 	defer tx.Rollback(context.WithoutCancel(ctx))
 	snap, insertLSN, err := takeSnapshot(ctx, tx, a.Exported)
 	if err != nil {
-		return nil, rangeRead{}, err
+		return rangeRead{}, err
 	}
 	sql, args := rangeQuery(t, a.Lower, a.Upper)
 	rows, err := tx.Query(ctx, sql, args...)
 	if err != nil {
-		return nil, rangeRead{}, fmt.Errorf("snapshot of %s: read range %d: %w", t.qualified(), a.Range, err)
+		return rangeRead{}, fmt.Errorf("snapshot of %s: read range %d: %w", t.qualified(), a.Range, err)
 	}
 	fds := rows.FieldDescriptions()
 	cols := make([]Column, len(fds))
@@ -160,37 +161,40 @@ func (r *reader) readRangeOnce(a *assignment) ([]Change, rangeRead, error) {
 		cols[i] = Column{Name: fd.Name, TypeOID: fd.DataTypeOID, TypeMod: fd.TypeModifier, Key: slices.Contains(t.keys, fd.Name)}
 	}
 	now := time.Now()
-	out := make([]Change, 0, r.cfg.chunkRows)
+	n := 0
 	for rows.Next() {
 		vals, err := rows.Values()
 		if err != nil {
 			rows.Close()
-			return nil, rangeRead{}, fmt.Errorf("snapshot of %s: decode row: %w", t.qualified(), err)
+			return rangeRead{}, fmt.Errorf("snapshot of %s: decode row: %w", t.qualified(), err)
 		}
 		row := make(Row, len(cols))
 		for i, c := range cols {
 			row[c.Name] = vals[i]
 		}
-		out = append(out, Change{Op: OpRead, Schema: t.schema, Table: t.name, Columns: cols, After: row, CommitTime: now})
+		// The rows share cols, which fillMissing completes below,
+		// before any row leaves.
+		out.Collect(Change{Op: OpRead, Schema: t.schema, Table: t.name, Columns: cols, After: row, CommitTime: now})
+		n++
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
-		return nil, rangeRead{}, fmt.Errorf("snapshot of %s: read range %d: %w", t.qualified(), a.Range, err)
+		return rangeRead{}, fmt.Errorf("snapshot of %s: read range %d: %w", t.qualified(), a.Range, err)
 	}
 	if err := fillMissing(ctx, tx, t, cols); err != nil {
-		return nil, rangeRead{}, err
+		return rangeRead{}, err
 	}
 	if err := tx.Commit(ctx); err != nil {
-		return nil, rangeRead{}, fmt.Errorf("snapshot of %s: commit: %w", t.qualified(), err)
+		return rangeRead{}, fmt.Errorf("snapshot of %s: commit: %w", t.qualified(), err)
 	}
-	r.metrics.chunk(len(out))
+	r.metrics.chunk(n)
 	if r.cfg.afterChunk != nil {
 		if err := r.cfg.afterChunk(t.qualified(), a.Range); err != nil {
-			return nil, rangeRead{}, err
+			return rangeRead{}, err
 		}
 	}
 	r.read.n.Add(1)
-	return out, rangeRead{Snap: snap, InsertLSN: insertLSN, Rows: int64(len(out))}, nil
+	return rangeRead{Snap: snap, InsertLSN: insertLSN, Rows: int64(n)}, nil
 }
 
 // Close closes the reader's connection (weir.Closer).
