@@ -122,8 +122,9 @@ type planner struct {
 // checkpoints alone.
 type rangesRead struct{ n atomic.Int64 }
 
-// noCheckpoints is how long the planner waits for a first checkpoint
-// before it concludes that the job takes none and stops pacing.
+// noCheckpoints is how long a planner that has seen no checkpoint holds
+// an assignment before it concludes that the job takes none (and that
+// its readers' progress is not visible to it) and stops holding.
 const noCheckpoints = 10 * time.Second
 
 // ahead is how many ranges the planner hands out beyond those known
@@ -132,10 +133,12 @@ const noCheckpoints = 10 * time.Second
 // checkpoint could complete before the whole snapshot was read, a
 // failure would read it all again, and a reader would hold every range
 // of an input batch in memory at once (a keyed function's output leaves
-// after the batch). With it a checkpoint waits for at most this many
-// ranges per reader, and a failure re-reads at most as many. A range is
-// known read when the readers in this process count it (rangesRead) or
-// a checkpoint after its assignment completed.
+// after the batch). With it a barrier queues behind at most this many
+// unread ranges, and a failure re-reads the ranges assigned after the
+// restored checkpoint: those read since (a checkpoint interval's worth)
+// and at most this many more. A range is known read when the readers in
+// this process count it (rangesRead) or a checkpoint after its
+// assignment completed.
 func (p *planner) ahead() int {
 	a := p.s.cfg.snapshotAhead
 	if a <= 0 {
