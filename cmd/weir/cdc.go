@@ -16,7 +16,6 @@ import (
 
 	"github.com/weirstream/weir"
 	"github.com/weirstream/weir/app"
-	"github.com/weirstream/weir/internal/config"
 )
 
 const cdcLong = `cdc captures the changes of PostgreSQL tables (--tables, in the database
@@ -40,9 +39,8 @@ event) through the exactly-once Kafka sink.
 --idle-timeout D ends the job FINISHED once no change arrived for D; then
 --verify compares every replica table with its source table row for row.
 A run started again with the same --state-dir resumes from its last
-checkpoint. --parallelism N reads the initial snapshot with N readers (a
-local run with aligned checkpoints); the log is read by one subtask
-whatever N, and a run may resume at another N. See
+checkpoint. --parallelism N reads the initial snapshot with N readers; the log is
+read by one subtask whatever N, and a run may resume at another N. See
 docs/connectors/postgres-cdc.md.`
 
 // cdcFlags are cdc's flags: one value per command line or build.
@@ -191,16 +189,6 @@ func (c *cdcFlags) configure(fs *pflag.FlagSet, cfg *weir.Config) error {
 	}
 	if err := c.jf.configure(fs, cfg); err != nil {
 		return err
-	}
-	if c.jf.parallelism > 1 && fs.Changed("parallelism") {
-		// --parallelism N reads the initial snapshot with N readers;
-		// the slot's reader and the sink stay at 1.
-		if jm := fs.Lookup("jobmanager"); jm != nil && jm.Changed {
-			return usagef("--parallelism %d with --jobmanager: the parallel snapshot's records cannot cross TaskManagers yet; run it locally, or with --parallelism 1", c.jf.parallelism)
-		}
-		if on, _ := cfg.Bool(config.CheckpointingUnaligned); on {
-			return usagef("--parallelism %d with unaligned checkpoints: the parallel snapshot's records cannot be stored as channel state yet; disable %s, or use --parallelism 1", c.jf.parallelism, config.CheckpointingUnaligned)
-		}
 	}
 	return c.jf.quickRestarts(cfg)
 }

@@ -306,7 +306,6 @@ func TestCDCUsageErrors(t *testing.T) {
 		{[]string{"--source", src, "--tables", "t", "--sink", "kafka://h:9092"}, "want kafka://HOST:PORT[,HOST:PORT]/TOPIC"},
 		{[]string{"--source", src, "--tables", "t", "--sink", dir, "--verify", "--idle-timeout", "1s"}, "--verify has no effect with a folder or kafka:// --sink"},
 		{[]string{"--source", src, "--tables", "t", "--sink", "postgres://u@127.0.0.1:1/replica", "--verify"}, "--verify has no effect without --idle-timeout"},
-		{[]string{"--source", src, "--tables", "t", "--sink", dir, "--parallelism", "2", "--jobmanager", "127.0.0.1:1"}, "the parallel snapshot's records cannot cross TaskManagers yet"},
 		{[]string{"--source", src + "?table=t", "--tables", "t", "--sink", dir}, "not ?table="},
 	} {
 		r := runWeir(t, time.Minute, append([]string{"run", "cdc", "--state-dir", filepath.Join(dir, "state")}, tc.args...)...)

@@ -116,8 +116,7 @@
 // a snapshot of its own and judges the range's log changes by it, so a
 // key's row and its changes leave one reader on one channel
 // (parallel.go; docs/connectors/postgres-cdc.md, "Parallel initial
-// snapshot"). It runs in one process with aligned checkpoints: Change
-// has no encoding. Primary key columns must be of integer (smallint,
+// snapshot"). Primary key columns must be of integer (smallint,
 // integer, bigint), text (text, varchar), uuid or time (timestamp,
 // timestamptz, date) types; infinite times are refused when read. Text
 // keys are chunked in byte order: a key of collation C or POSIX uses its

@@ -69,9 +69,8 @@ func WithSnapshotParallelism(n int) Option {
 //
 // The parallel snapshot keeps the guarantees of the source: every
 // snapshot row and change once, in commit order per key, under failures
-// and restores at another n. Its readers' output records are not
-// encodable (Change holds pgx's values), so the job must run in one
-// process with aligned checkpoints.
+// and restores at another n, with aligned or unaligned checkpoints, in
+// one process or several (Change encodes itself: MarshalBinary).
 func Capture(env *weir.Env, uid, connString string, tables []string, opts ...Option) weir.Stream[Change] {
 	cfg := newConfig(opts)
 	if cfg.snapshotParallelism <= 1 {
