@@ -85,7 +85,17 @@ func BenchmarkSnapshotVsCopy(b *testing.B) {
 				b.Fatalf("snapshot with %d readers emitted %d rows, want %d", par, n.Load(), rows)
 			}
 			snapRate[i] = append(snapRate[i], float64(rows)/el.Seconds())
-			exec(b, db, "SELECT pg_drop_replication_slot($1)", slot)
+			// The server ends the slot's walsender a moment after the
+			// job closed its connection.
+			for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+				_, err := db.Exec(ctx, "SELECT pg_drop_replication_slot($1)", slot)
+				if err == nil {
+					break
+				}
+				if time.Now().After(deadline) || !strings.Contains(err.Error(), "is active") {
+					b.Fatalf("drop slot %s: %v", slot, err)
+				}
+			}
 		}
 	}
 	med := func(x []float64) float64 {
