@@ -146,8 +146,12 @@ func (p *planner) ahead() int {
 	return a * p.s.cfg.snapshotParallelism
 }
 
-// defaultAhead ranges per reader: one being read, one queued.
-const defaultAhead = 2
+// defaultAhead ranges per reader. Ranges go to readers by the hash of
+// their id, not in turn, so the ranges in flight are spread unevenly: of
+// 2n in flight, all sit at one of two readers one time in eight, and
+// the other reader idles; of 4n, one time in 128. The memory it costs
+// is at most 4n ranges' rows at one reader.
+const defaultAhead = 4
 
 func (p *planner) DeclareStates() []weir.StateDecl { return p.s.DeclareStates() }
 
