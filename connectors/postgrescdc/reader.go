@@ -46,6 +46,7 @@ type reader struct {
 	metrics *metrics
 }
 
+// Open registers the range state and connects.
 func (r *reader) Open(ctx context.Context, kc *weir.KeyedContext[uint64]) error {
 	r.ctx = ctx
 	r.log = r.cfg.logger
@@ -73,6 +74,8 @@ func (r *reader) Open(ctx context.Context, kc *weir.KeyedContext[uint64]) error 
 	return nil
 }
 
+// ProcessElement reads a range on its assignment, and emits a log
+// change of a range unless the range's snapshot saw its transaction.
 func (r *reader) ProcessElement(v routed, kc *weir.KeyedContext[uint64], out *weir.Collector[Change]) error {
 	if v.Direct {
 		out.Collect(v.Change)
@@ -100,8 +103,9 @@ func (r *reader) ProcessElement(v routed, kc *weir.KeyedContext[uint64], out *we
 	switch {
 	case st.Passed:
 	case uint64(c.LSN) >= st.InsertLSN:
-		// Committed after the range's snapshot was taken: neither this
-		// transaction nor a later one of the range is seen by it.
+		// Its commit record is at or after the insert position read
+		// after the range's snapshot, so the snapshot does not see it,
+		// nor any transaction of the range the log brings later.
 		r.state.Update(rangeRead{InsertLSN: st.InsertLSN, Rows: st.Rows, Passed: true})
 	case st.Snap.visible(c.Xid):
 		// The range's row already holds this change.
