@@ -144,6 +144,12 @@ func BenchmarkStreamingVsRecvLogical(b *testing.B) {
 	if s := os.Getenv("WEIR_CDC_BENCH_ROWS"); s != "" {
 		rows, _ = strconv.Atoi(s)
 	}
+	// WEIR_CDC_BENCH_READERS=N streams through a parallel snapshot's
+	// graph (Capture with N readers: every change passes a reader).
+	readers := 1
+	if s := os.Getenv("WEIR_CDC_BENCH_READERS"); s != "" {
+		readers, _ = strconv.Atoi(s)
+	}
 	src, name := newDB(b)
 	db := connect(b, src)
 	exec(b, db, "CREATE TABLE bench (id bigint PRIMARY KEY, account int, amount numeric(12,2), note text, at timestamptz)")
@@ -156,9 +162,9 @@ func BenchmarkStreamingVsRecvLogical(b *testing.B) {
 	job := func(ctx context.Context, idle time.Duration) error {
 		cfg := testutil.FaultConfig(b, 1, dir, "100ms", true, map[string]string{"pipeline.batch-size": "1024"})
 		env := weir.NewEnv(weir.WithConfig(cfg))
-		s := weir.FromSource(env, Source(src, []string{"bench"}, WithSlot(slot), WithPublication("benchspub"), WithCreateSlot(), WithCreatePublication(),
-			WithIdleTimeout(idle)))
-		weir.SinkTo(s, func() weir.Sink[Change] { return stampSink{n: &n, want: want, at: &reached} })
+		s := Capture(env, "cdc", src, []string{"bench"}, WithSlot(slot), WithPublication("benchspub"), WithCreateSlot(), WithCreatePublication(),
+			WithIdleTimeout(idle), WithSnapshotParallelism(readers))
+		weir.SinkTo(s, func() weir.Sink[Change] { return stampSink{n: &n, want: want, at: &reached} }).Parallelism(1)
 		return env.Execute(ctx, "cdcstream")
 	}
 	// The first run creates the slot (the table is empty) and is
