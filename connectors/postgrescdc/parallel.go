@@ -87,7 +87,10 @@ func Capture(env *weir.Env, uid, connString string, tables []string, opts ...Opt
 	keyed := weir.KeyBy(plan, func(r routed) uint64 { return r.Chunk })
 	return weir.Process(keyed, func() weir.KeyedProcessFunction[uint64, routed, Change] {
 		return &reader{connString: connString, names: names, cfg: cfg, read: prog}
-	}).Name(uid + " snapshot").UID(uid + "-snapshot").Parallelism(cfg.snapshotParallelism)
+	}).Name(uid + " snapshot").UID(uid + "-snapshot").Parallelism(cfg.snapshotParallelism).
+		// Declared, so a restore checks the readers' state before any
+		// task runs (weir savepoint check too).
+		Declare(weir.ValueStateOf[rangeRead](readerStateName))
 }
 
 // planner is the parallel snapshot's source: the parallelism-1 source's
