@@ -203,11 +203,18 @@ func (p *rangeProbe) checkRanges(t *testing.T) (twice int) {
 	return twice
 }
 
-// TestParallelSnapshotRescale: a parallel snapshot with 2 readers fails
-// for good in the middle of the snapshot; the job is started again at 3
-// readers from its newest checkpoint (the readers' ranges are keyed
-// state, redistributed) and finishes: replica equal, nothing twice.
+// TestParallelSnapshotRescale: a parallel snapshot fails for good in
+// the middle of the snapshot; the job is started again from its newest
+// checkpoint with another number of readers (2 → 3 and 3 → 2: the
+// readers' ranges are keyed state, redistributed) and finishes: replica
+// equal, nothing twice.
 func TestParallelSnapshotRescale(t *testing.T) {
+	for _, tc := range []struct{ from, to int }{{2, 3}, {3, 2}} {
+		t.Run(fmt.Sprintf("%d-to-%d", tc.from, tc.to), func(t *testing.T) { parallelSnapshotRescale(t, tc.from, tc.to) })
+	}
+}
+
+func parallelSnapshotRescale(t *testing.T, from, to int) {
 	src, name := newDB(t)
 	dst, _ := newDB(t)
 	srcDB := connect(t, src)
@@ -230,7 +237,7 @@ func TestParallelSnapshotRescale(t *testing.T) {
 	slot := "s_" + name
 	env := weir.NewEnv(weir.WithConfig(testutil.FaultConfig(t, 1, state, "20ms", true, nil)))
 	log, _ := testutil.Observe(env, nil)
-	err := runCapture(ctx, env, src, dst, slot, p.options(), WithChunkRows(40), WithSnapshotParallelism(2))
+	err := runCapture(ctx, env, src, dst, slot, p.options(), WithChunkRows(40), WithSnapshotParallelism(from))
 	if err == nil || !strings.Contains(err.Error(), "injected failure") {
 		t.Fatalf("first run: want the injected failure, got %v\n%s", err, tail(log.String()))
 	}
@@ -239,13 +246,13 @@ func TestParallelSnapshotRescale(t *testing.T) {
 	p.mu.Unlock()
 	env = weir.NewEnv(weir.WithConfig(testutil.FaultConfig(t, 1, state, "20ms", false, nil)))
 	log, _ = testutil.Observe(env, nil)
-	err = runCapture(ctx, env, src, dst, slot, p.options(), WithChunkRows(40), WithSnapshotParallelism(3))
+	err = runCapture(ctx, env, src, dst, slot, p.options(), WithChunkRows(40), WithSnapshotParallelism(to))
 	wg.Wait()
 	wcancel()
 	if err != nil {
 		t.Fatalf("second run: %v\n%s", err, tail(log.String()))
 	}
-	t.Logf("writer committed %d transactions; the second run (3 readers) restored a checkpoint with %d ranges assigned; %d log changes skipped as seen by their range", wrote.Load(), restoredAssigned, p.suppressed.Load())
+	t.Logf("writer committed %d transactions; the second run (%d readers) restored a checkpoint with %d ranges assigned; %d log changes skipped as seen by their range", wrote.Load(), to, restoredAssigned, p.suppressed.Load())
 	checkReplica(t, srcDB, connect(t, dst))
 	checkJournal(t, srcDB, connect(t, dst))
 	if twice := p.checkRanges(t); twice > 111/2 {
