@@ -171,20 +171,31 @@ func (p *planner) Open(ctx context.Context, rc *weir.RuntimeContext) error {
 }
 
 func (p *planner) SnapshotState(id int64) error {
-	p.checkpoints = true
-	if st := &p.s.st; st.Planned && !st.Streaming {
-		p.barriers = append(p.barriers, pendingConfirm{id: id, done: uint64(assigned(st))})
-	}
+	p.barrier(id)
 	return p.s.SnapshotState(id)
 }
 
 func (p *planner) NotifyCheckpointComplete(ctx context.Context, id int64) error {
+	p.complete(id)
+	return p.s.NotifyCheckpointComplete(ctx, id)
+}
+
+// barrier notes checkpoint id and the ranges assigned before its barrier.
+func (p *planner) barrier(id int64) {
+	p.checkpoints = true
+	if st := &p.s.st; st.Planned && !st.Streaming {
+		p.barriers = append(p.barriers, pendingConfirm{id: id, done: uint64(assigned(st))})
+	}
+}
+
+// complete takes in that checkpoint id completed: the ranges assigned
+// before its barrier (and those of older ones) were read.
+func (p *planner) complete(id int64) {
 	i := 0
 	for ; i < len(p.barriers) && p.barriers[i].id <= id; i++ {
 		p.done = max(p.done, int(p.barriers[i].done))
 	}
 	p.barriers = p.barriers[i:]
-	return p.s.NotifyCheckpointComplete(ctx, id)
 }
 
 // hold reports whether the planner waits with the next assignment (see

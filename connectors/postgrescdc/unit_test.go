@@ -134,3 +134,48 @@ func TestRangeQuery(t *testing.T) {
 		t.Errorf("whole table: %s", sql)
 	}
 }
+
+// TestPlannerPacing: the planner holds once ahead ranges per reader are
+// neither counted read nor covered by a completed checkpoint, and goes
+// on when either says more were read; before any checkpoint it stops
+// holding after noCheckpoints.
+func TestPlannerPacing(t *testing.T) {
+	p := &planner{s: &source{cfg: config{snapshotParallelism: 2, snapshotAhead: 2}}, read: &rangesRead{}}
+	p.s.st = savedState{Planned: true, Tables: []tableProgress{{Bounds: make([][]keyVal, 20)}}}
+	assign := func(n int) { p.s.st.Tables[0].Assigned += n }
+	p.checkpoints = true
+	if p.hold() {
+		t.Fatal("holds with nothing assigned")
+	}
+	assign(4)
+	if !p.hold() {
+		t.Fatal("does not hold with 4 (2 readers × 2) unread")
+	}
+	p.read.n.Add(1)
+	if p.hold() {
+		t.Fatal("holds after a reader counted a range read")
+	}
+	assign(1)
+	p.barrier(7) // after 5 assigned
+	assign(3)    // 8 assigned, 1 counted read
+	p.barrier(8)
+	if !p.hold() {
+		t.Fatal("does not hold with 7 unread")
+	}
+	p.complete(7)
+	if p.done != 5 || p.hold() {
+		t.Fatalf("after checkpoint 7 completed: done %d, hold %v; want 5 covered and no hold (8 < 5 + 4)", p.done, p.hold())
+	}
+	if len(p.barriers) != 1 {
+		t.Fatalf("barriers left %v, want checkpoint 8's", p.barriers)
+	}
+	q := &planner{s: &source{cfg: config{snapshotParallelism: 1, snapshotAhead: 1}}, read: &rangesRead{}}
+	q.s.st = savedState{Planned: true, Tables: []tableProgress{{Bounds: make([][]keyVal, 5), Assigned: 1}}}
+	if !q.hold() {
+		t.Fatal("without checkpoints: does not hold at first")
+	}
+	q.holdSince = q.holdSince.Add(-noCheckpoints)
+	if q.hold() {
+		t.Fatal("without checkpoints: still holds after noCheckpoints")
+	}
+}
