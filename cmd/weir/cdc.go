@@ -39,7 +39,9 @@ event) through the exactly-once Kafka sink.
 --idle-timeout D ends the job FINISHED once no change arrived for D; then
 --verify compares every replica table with its source table row for row.
 A run started again with the same --state-dir resumes from its last
-checkpoint. See docs/connectors/postgres-cdc.md.`
+checkpoint. --parallelism N reads the initial snapshot with N readers; the log is
+read by one subtask whatever N, and a run may resume at another N. See
+docs/connectors/postgres-cdc.md.`
 
 // cdcFlags are cdc's flags: one value per command line or build.
 type cdcFlags struct {
@@ -187,9 +189,6 @@ func (c *cdcFlags) configure(fs *pflag.FlagSet, cfg *weir.Config) error {
 	}
 	if err := c.jf.configure(fs, cfg); err != nil {
 		return err
-	}
-	if c.jf.parallelism != 1 && fs.Changed("parallelism") {
-		return usagef("--parallelism %d: cdc reads one replication slot and applies one transaction order, so it runs with parallelism 1", c.jf.parallelism)
 	}
 	return c.jf.quickRestarts(cfg)
 }

@@ -219,6 +219,73 @@ func TestCDCKillRestart(t *testing.T) {
 	wantLine(t, res.stdout, fmt.Sprintf("verify: replica equals source exactly (%d rows in 2 tables)", rows))
 }
 
+// TestCDCParallelSnapshotKillRestart: TestCDCKillRestart with the
+// snapshot read by 2 and 3 readers (--parallelism), alternating from
+// run to run, so that most restores change the readers' parallelism.
+func TestCDCParallelSnapshotKillRestart(t *testing.T) {
+	if testing.Short() {
+		t.Skip("needs PostgreSQL; kills and restarts weir for several seconds")
+	}
+	id, src, dst, db := cdcSetup(t, "cdcpar",
+		"CREATE TABLE accounts (id bigint PRIMARY KEY, balance int, note text)",
+		"INSERT INTO accounts SELECT i, i % 1000, 'n' || i FROM generate_series(1, 40000) i",
+		"CREATE TABLE notes (tag text PRIMARY KEY, n int)",
+		"INSERT INTO notes SELECT 'tag' || i, 0 FROM generate_series(1, 300) i")
+	slot := "cdcpar_" + id
+	t.Cleanup(func() {
+		if !t.Failed() {
+			db.Exec(context.Background(), "SELECT pg_drop_replication_slot($1) FROM pg_replication_slots WHERE slot_name = $1 AND NOT active", slot)
+		}
+	})
+	args := []string{"run", "cdc", "--source", src, "--tables", "accounts,notes", "--sink", dst, "--slot", slot,
+		"--chunk-rows", "500", "--idle-timeout", "2s", "--checkpoint-interval", "100ms",
+		"--state-dir", t.TempDir(), "-v"}
+
+	wctx, stopWriter := context.WithCancel(t.Context())
+	var wg sync.WaitGroup
+	var wrote int
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		var err error
+		if wrote, err = cdcWriter(wctx, src, 13); err != nil {
+			t.Error(err)
+		}
+	}()
+	rng := killRand(t, 9)
+	const kills = 5
+	resumed := 0
+	for k := range kills {
+		r := startWeir(t, 2*time.Minute, append(args, "--parallelism", fmt.Sprint(2+k%2))...)
+		delay := 50*time.Millisecond + time.Duration(rng.Int64N(int64(900*time.Millisecond)))
+		select {
+		case <-r.done:
+		case <-time.After(delay):
+		}
+		if !r.kill() {
+			res := r.wait()
+			t.Fatalf("run %d ended by itself (exit %d) while the writer still wrote; stderr:\n%s", k, res.code, tail(res.stderr, 3000))
+		}
+		t.Logf("run %d (%d readers): SIGKILL after %s", k, 2+k%2, delay)
+		if m := parallelResumeRE.FindStringSubmatch(r.stderr()); m != nil && m[1] != "0" {
+			resumed++
+		}
+	}
+	t.Logf("%d of %d runs resumed an unfinished parallel snapshot with ranges assigned, the others the log or a fresh start", resumed, kills)
+	stopWriter()
+	wg.Wait()
+	t.Logf("the writer committed %d transactions", wrote)
+	res := runWeir(t, 2*time.Minute, append(args, "--parallelism", "3", "--verify")...)
+	wantExit(t, res, 0)
+	var rows int64
+	if err := db.QueryRow(t.Context(), "SELECT (SELECT count(*) FROM accounts) + (SELECT count(*) FROM notes)").Scan(&rows); err != nil {
+		t.Fatal(err)
+	}
+	wantLine(t, res.stdout, fmt.Sprintf("verify: replica equals source exactly (%d rows in 2 tables)", rows))
+}
+
+var parallelResumeRE = regexp.MustCompile(`resuming the snapshot.*"ranges assigned"=(\d+)`)
+
 var resumeRE = regexp.MustCompile(`resuming the snapshot.*"chunks read"=(\d+)`)
 
 // TestCDCUsageErrors: bad flag combinations are usage errors (exit 2)
@@ -239,7 +306,6 @@ func TestCDCUsageErrors(t *testing.T) {
 		{[]string{"--source", src, "--tables", "t", "--sink", "kafka://h:9092"}, "want kafka://HOST:PORT[,HOST:PORT]/TOPIC"},
 		{[]string{"--source", src, "--tables", "t", "--sink", dir, "--verify", "--idle-timeout", "1s"}, "--verify has no effect with a folder or kafka:// --sink"},
 		{[]string{"--source", src, "--tables", "t", "--sink", "postgres://u@127.0.0.1:1/replica", "--verify"}, "--verify has no effect without --idle-timeout"},
-		{[]string{"--source", src, "--tables", "t", "--sink", dir, "--parallelism", "2"}, "runs with parallelism 1"},
 		{[]string{"--source", src + "?table=t", "--tables", "t", "--sink", dir}, "not ?table="},
 	} {
 		r := runWeir(t, time.Minute, append([]string{"run", "cdc", "--state-dir", filepath.Join(dir, "state")}, tc.args...)...)

@@ -31,6 +31,7 @@ func (c *cdcFlags) build(env *weir.Env) error {
 		postgrescdc.WithCreateSlot(), postgrescdc.WithCreatePublication(),
 		postgrescdc.WithChunkRows(c.chunkRows), postgrescdc.WithIdleTimeout(c.idle),
 		postgrescdc.WithLogger(c.jf.logger()),
+		postgrescdc.WithSnapshotParallelism(c.jf.parallelism),
 	}
 	if c.reg != nil {
 		opts = append(opts, postgrescdc.WithMetrics(c.reg))
@@ -41,7 +42,7 @@ func (c *cdcFlags) build(env *weir.Env) error {
 		// next run refuses.
 		opts = append(opts, postgrescdc.WithSlotRecord(dir))
 	}
-	changes := weir.FromSource(env, postgrescdc.Source(c.source, c.tables, opts...)).Name("cdc").UID("cdc").Parallelism(1)
+	changes := postgrescdc.Capture(env, "cdc", c.source, c.tables, opts...)
 	sink, err := parseCDCSink(c.sink)
 	if err != nil {
 		return err

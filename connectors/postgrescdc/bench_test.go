@@ -7,6 +7,7 @@ import (
 	osexec "os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -28,10 +29,13 @@ func (s countSink) Flush(context.Context) error { return nil }
 func (s countSink) Close(context.Context) error { return nil }
 
 // BenchmarkSnapshotVsCopy measures the snapshot's rows/s (source →
-// a sink that counts; checkpoints every second) against COPY table TO
+// a sink that counts; checkpoints every second), with the
+// parallelism-1 source and with a parallel snapshot of 2 readers
+// (Capture, WithSnapshotParallelism), against COPY table TO
 // STDOUT of the same table into io.Discard, in the same run, in
 // alternating rounds. WEIR_CDC_BENCH_ROWS sets the table's size
-// (default 500,000). Run with -benchtime=1x; see BENCHMARKS.md.
+// (default 500,000), WEIR_CDC_BENCH_READERS the reader counts (default
+// "1,2"). Run with -benchtime=1x; see BENCHMARKS.md.
 func BenchmarkSnapshotVsCopy(b *testing.B) {
 	rows := 500_000
 	if s := os.Getenv("WEIR_CDC_BENCH_ROWS"); s != "" {
@@ -43,7 +47,19 @@ func BenchmarkSnapshotVsCopy(b *testing.B) {
 	exec(b, db, "INSERT INTO bench SELECT i, i % 1000, i / 100.0, 'note ' || i, now() FROM generate_series(1, $1) i", rows)
 	exec(b, db, "VACUUM ANALYZE bench")
 	ctx := context.Background()
-	var copyRate, snapRate []float64
+	readers := []int{1, 2}
+	if s := os.Getenv("WEIR_CDC_BENCH_READERS"); s != "" {
+		readers = nil
+		for _, f := range strings.Split(s, ",") {
+			n, err := strconv.Atoi(f)
+			if err != nil || n < 1 {
+				b.Fatalf("WEIR_CDC_BENCH_READERS=%q: want reader counts, comma-separated", s)
+			}
+			readers = append(readers, n)
+		}
+	}
+	var copyRate []float64
+	snapRate := make([][]float64, len(readers))
 	for round := 0; round < 3; round++ {
 		start := time.Now()
 		if _, err := db.PgConn().CopyTo(ctx, io.Discard, "COPY bench TO STDOUT"); err != nil {
@@ -51,23 +67,36 @@ func BenchmarkSnapshotVsCopy(b *testing.B) {
 		}
 		copyRate = append(copyRate, float64(rows)/time.Since(start).Seconds())
 
-		cfg := testutil.FaultConfig(b, 1, b.TempDir(), "1s", true, map[string]string{"pipeline.batch-size": "1024"})
-		env := weir.NewEnv(weir.WithConfig(cfg))
-		var n atomic.Int64
-		slot := "bench_" + name + "_" + strconv.Itoa(round)
-		s := weir.FromSource(env, Source(src, []string{"bench"}, WithSlot(slot), WithPublication("benchpub"), WithCreateSlot(), WithCreatePublication(),
-			WithChunkRows(8192), WithIdleTimeout(time.Millisecond)))
-		weir.SinkTo(s, func() weir.Sink[Change] { return countSink{&n} })
-		start = time.Now()
-		if err := env.Execute(ctx, "cdcbench"); err != nil {
-			b.Fatal(err)
+		for i, par := range readers {
+			cfg := testutil.FaultConfig(b, 1, b.TempDir(), "1s", true, map[string]string{"pipeline.batch-size": "1024"})
+			env := weir.NewEnv(weir.WithConfig(cfg))
+			var n atomic.Int64
+			slot := "bench_" + name + "_" + strconv.Itoa(round) + "_" + strconv.Itoa(par)
+			// Capture with one reader is the parallelism-1 Source.
+			s := Capture(env, "cdc", src, []string{"bench"}, WithSlot(slot), WithPublication("benchpub"), WithCreateSlot(), WithCreatePublication(),
+				WithChunkRows(8192), WithIdleTimeout(time.Millisecond), WithSnapshotParallelism(par))
+			weir.SinkTo(s, func() weir.Sink[Change] { return countSink{&n} }).Parallelism(1)
+			start = time.Now()
+			if err := env.Execute(ctx, "cdcbench"); err != nil {
+				b.Fatal(err)
+			}
+			el := time.Since(start)
+			if n.Load() != int64(rows) {
+				b.Fatalf("snapshot with %d readers emitted %d rows, want %d", par, n.Load(), rows)
+			}
+			snapRate[i] = append(snapRate[i], float64(rows)/el.Seconds())
+			// The server ends the slot's walsender a moment after the
+			// job closed its connection.
+			for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+				_, err := db.Exec(ctx, "SELECT pg_drop_replication_slot($1)", slot)
+				if err == nil {
+					break
+				}
+				if time.Now().After(deadline) || !strings.Contains(err.Error(), "is active") {
+					b.Fatalf("drop slot %s: %v", slot, err)
+				}
+			}
 		}
-		el := time.Since(start)
-		if n.Load() != int64(rows) {
-			b.Fatalf("snapshot emitted %d rows, want %d", n.Load(), rows)
-		}
-		snapRate = append(snapRate, float64(rows)/el.Seconds())
-		exec(b, db, "SELECT pg_drop_replication_slot($1)", slot)
 	}
 	med := func(x []float64) float64 {
 		for i := range x {
@@ -79,11 +108,16 @@ func BenchmarkSnapshotVsCopy(b *testing.B) {
 		}
 		return x[len(x)/2]
 	}
-	c, sn := med(copyRate), med(snapRate)
+	c := med(copyRate)
 	b.ReportMetric(c, "copy-rows/s")
-	b.ReportMetric(sn, "snapshot-rows/s")
-	b.ReportMetric(sn/c, "ratio")
-	b.Logf("rows %d: COPY TO %.0f rows/s, snapshot %.0f rows/s, ratio %.2f (medians of 3 rounds)", rows, c, sn, sn/c)
+	msg := ""
+	for i, par := range readers {
+		sn := med(snapRate[i])
+		b.ReportMetric(sn, "snapshot-p"+strconv.Itoa(par)+"-rows/s")
+		b.ReportMetric(sn/c, "ratio-p"+strconv.Itoa(par))
+		msg += ", snapshot with " + strconv.Itoa(par) + " reader(s) " + strconv.FormatFloat(sn, 'f', 0, 64) + " rows/s (ratio " + strconv.FormatFloat(sn/c, 'f', 2, 64) + ")"
+	}
+	b.Logf("rows %d: COPY TO %.0f rows/s%s (medians of 3 rounds)", rows, c, msg)
 }
 
 // BenchmarkStreamingVsRecvLogical measures how fast the source decodes
@@ -110,6 +144,12 @@ func BenchmarkStreamingVsRecvLogical(b *testing.B) {
 	if s := os.Getenv("WEIR_CDC_BENCH_ROWS"); s != "" {
 		rows, _ = strconv.Atoi(s)
 	}
+	// WEIR_CDC_BENCH_READERS=N streams through a parallel snapshot's
+	// graph (Capture with N readers: every change passes a reader).
+	readers := 1
+	if s := os.Getenv("WEIR_CDC_BENCH_READERS"); s != "" {
+		readers, _ = strconv.Atoi(s)
+	}
 	src, name := newDB(b)
 	db := connect(b, src)
 	exec(b, db, "CREATE TABLE bench (id bigint PRIMARY KEY, account int, amount numeric(12,2), note text, at timestamptz)")
@@ -122,9 +162,9 @@ func BenchmarkStreamingVsRecvLogical(b *testing.B) {
 	job := func(ctx context.Context, idle time.Duration) error {
 		cfg := testutil.FaultConfig(b, 1, dir, "100ms", true, map[string]string{"pipeline.batch-size": "1024"})
 		env := weir.NewEnv(weir.WithConfig(cfg))
-		s := weir.FromSource(env, Source(src, []string{"bench"}, WithSlot(slot), WithPublication("benchspub"), WithCreateSlot(), WithCreatePublication(),
-			WithIdleTimeout(idle)))
-		weir.SinkTo(s, func() weir.Sink[Change] { return stampSink{n: &n, want: want, at: &reached} })
+		s := Capture(env, "cdc", src, []string{"bench"}, WithSlot(slot), WithPublication("benchspub"), WithCreateSlot(), WithCreatePublication(),
+			WithIdleTimeout(idle), WithSnapshotParallelism(readers))
+		weir.SinkTo(s, func() weir.Sink[Change] { return stampSink{n: &n, want: want, at: &reached} }).Parallelism(1)
 		return env.Execute(ctx, "cdcstream")
 	}
 	// The first run creates the slot (the table is empty) and is

@@ -108,9 +108,15 @@
 //
 // # Limits
 //
-// The source runs with parallelism 1: chunks are read one after the
-// other by one subtask (reading chunks as splits in parallel is not
-// implemented). Primary key columns must be of integer (smallint,
+// Source runs with parallelism 1: chunks are read one after the other
+// by one subtask. Capture with WithSnapshotParallelism(n) reads the
+// snapshot with n readers: a planner source (the slot, a plan of key
+// ranges, the log) sends range assignments and log changes over an edge
+// keyed by range to a keyed reader function, which reads each range in
+// a snapshot of its own and judges the range's log changes by it, so a
+// key's row and its changes leave one reader on one channel
+// (parallel.go; docs/connectors/postgres-cdc.md, "Parallel initial
+// snapshot"). Primary key columns must be of integer (smallint,
 // integer, bigint), text (text, varchar), uuid or time (timestamp,
 // timestamptz, date) types; infinite times are refused when read. Text
 // keys are chunked in byte order: a key of collation C or POSIX uses its

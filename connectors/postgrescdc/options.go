@@ -24,6 +24,11 @@ type config struct {
 	reg            prometheus.Registerer
 	logger         *slog.Logger
 	recordDir      string
+	// snapshotParallelism is WithSnapshotParallelism's n; planner marks
+	// the source of a parallel snapshot (parallel.go).
+	snapshotParallelism int
+	planner             bool
+	snapshotAhead       int // ranges per reader beyond completed checkpoints (planner.ahead); 0: the default
 	// afterChunk, if set, runs after a snapshot chunk was read (tests
 	// inject failures there); see export_test.go.
 	afterChunk func(table string, chunk int) error

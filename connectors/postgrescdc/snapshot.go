@@ -155,6 +155,13 @@ func (s *source) emitPending(dst []Change, max int) []Change {
 // record, so for a moment the two disagree. Without the retry the chunk
 // could miss a transaction that the log does not replay either.
 func (s *source) takeSnapshot(ctx context.Context, tx pgx.Tx) (pgSnapshot, uint64, error) {
+	return takeSnapshot(ctx, tx, s.st.Exported)
+}
+
+// takeSnapshot is source.takeSnapshot for a chunk reader that is not the
+// source (a parallel snapshot reader, reader.go): exported is the slot's
+// exported snapshot.
+func takeSnapshot(ctx context.Context, tx pgx.Tx, exported pgSnapshot) (pgSnapshot, uint64, error) {
 	var text, lsn string
 	if err := tx.QueryRow(ctx, "SELECT pg_current_snapshot()::text, pg_current_wal_insert_lsn()::text").Scan(&text, &lsn); err != nil {
 		return pgSnapshot{}, 0, fmt.Errorf("read snapshot: %w", err)
@@ -163,7 +170,7 @@ func (s *source) takeSnapshot(ctx context.Context, tx pgx.Tx) (pgSnapshot, uint6
 	if err != nil {
 		return pgSnapshot{}, 0, err
 	}
-	if x, bad := s.seesLess(snap); bad {
+	if x, bad := seesLess(exported, snap); bad {
 		return pgSnapshot{}, 0, &retrySnapshot{xid: x}
 	}
 	l, err := parseLSN(lsn)
@@ -177,10 +184,9 @@ func (r *retrySnapshot) Error() string {
 	return fmt.Sprintf("transaction %d committed before the slot's start point but is in progress in the chunk's snapshot", r.xid)
 }
 
-// seesLess reports a transaction the exported snapshot saw committed and
-// snap sees in progress.
-func (s *source) seesLess(snap pgSnapshot) (uint64, bool) {
-	e := s.st.Exported
+// seesLess reports a transaction the exported snapshot e saw committed
+// and snap sees in progress.
+func seesLess(e, snap pgSnapshot) (uint64, bool) {
 	for _, x := range snap.Xip {
 		if x < e.Xmax {
 			if _, inE := slices.BinarySearch(e.Xip, x); !inE {
@@ -196,25 +202,7 @@ func (s *source) seesLess(snap pgSnapshot) (uint64, bool) {
 // COLLATE "C" unless their collation is C or POSIX already (then the
 // primary key index serves the query).
 func chunkQuery(t tableInfo, lower []keyVal, n int) (string, []any) {
-	keys := make([]string, len(t.keys))
-	params := make([]string, len(t.keys))
-	for i, k := range t.keys {
-		keys[i] = pgx.Identifier{k}.Sanitize()
-		switch t.kinds[i] {
-		case kindText:
-			if i >= len(t.byteOrder) || !t.byteOrder[i] {
-				keys[i] += ` COLLATE "C"`
-			}
-			params[i] = fmt.Sprintf("$%d::text", i+1)
-		case kindInt:
-			params[i] = fmt.Sprintf("$%d::bigint", i+1)
-		default:
-			// uuid and the time types: the column's own type (format_type
-			// names, e.g. "timestamp(3) with time zone"), so that the
-			// comparison is the index's.
-			params[i] = fmt.Sprintf("$%d::%s", i+1, t.types[i])
-		}
-	}
+	keys, params := keyExprs(t, 1)
 	var b strings.Builder
 	fmt.Fprintf(&b, "SELECT * FROM %s", t.ident())
 	var args []any
@@ -224,6 +212,31 @@ func chunkQuery(t tableInfo, lower []keyVal, n int) (string, []any) {
 	}
 	fmt.Fprintf(&b, " ORDER BY %s LIMIT %d", strings.Join(keys, ", "), n)
 	return b.String(), args
+}
+
+// keyExprs returns t's key columns as chunk queries compare them and
+// parameters for a key's values numbered from $first.
+func keyExprs(t tableInfo, first int) (keys, params []string) {
+	keys = make([]string, len(t.keys))
+	params = make([]string, len(t.keys))
+	for i, k := range t.keys {
+		keys[i] = pgx.Identifier{k}.Sanitize()
+		switch t.kinds[i] {
+		case kindText:
+			if i >= len(t.byteOrder) || !t.byteOrder[i] {
+				keys[i] += ` COLLATE "C"`
+			}
+			params[i] = fmt.Sprintf("$%d::text", first+i)
+		case kindInt:
+			params[i] = fmt.Sprintf("$%d::bigint", first+i)
+		default:
+			// uuid and the time types: the column's own type (format_type
+			// names, e.g. "timestamp(3) with time zone"), so that the
+			// comparison is the index's.
+			params[i] = fmt.Sprintf("$%d::%s", first+i, t.types[i])
+		}
+	}
+	return keys, params
 }
 
 // chunkOf returns the chunk of p whose key range holds k, or nil when

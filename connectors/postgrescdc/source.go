@@ -21,7 +21,7 @@ import (
 // "table" for public), then every change to them from the log, exactly
 // once (see the package documentation). connString is a pgx connection
 // string; its role needs the REPLICATION privilege. The source runs
-// with parallelism 1.
+// with parallelism 1; Capture reads the snapshot in parallel.
 func Source(connString string, tables []string, opts ...Option) func() weir.Source[Change] {
 	cfg := newConfig(opts)
 	names := slices.Clone(tables)
@@ -75,6 +75,9 @@ func (s *source) Open(ctx context.Context, rc *weir.RuntimeContext) (err error) 
 	s.log = s.cfg.logger
 	if s.log == nil {
 		s.log = rc.Logger()
+	}
+	if s.cfg.snapshotParallelism > 1 && !s.cfg.planner {
+		return weir.Unrecoverable(fmt.Errorf("postgres cdc source %q: WithSnapshotParallelism(%d) needs the readers Capture adds to the job: build the job with postgrescdc.Capture instead of weir.FromSource(env, postgrescdc.Source(…))", rc.UID(), s.cfg.snapshotParallelism))
 	}
 	if rc.Parallelism() != 1 {
 		return weir.Unrecoverable(fmt.Errorf("postgres cdc source %q: parallelism %d: the source reads one replication slot and runs with parallelism 1: set the source's parallelism to 1", rc.UID(), rc.Parallelism()))
@@ -142,6 +145,9 @@ func (s *source) restore(ctx context.Context, saved savedState) error {
 			return setupErr("the checkpoint captured table %s where the source is configured with %s: capture the same tables in the same order, or start the job afresh with a new slot", t.Table, s.tables[i].qualified())
 		}
 	}
+	if saved.Planned && !s.cfg.planner {
+		return setupErr("the checkpoint was taken by a parallel snapshot (WithSnapshotParallelism, --snapshot-parallelism), whose readers hold the snapshot's progress: restore it with a parallel snapshot (any number of readers above 1)")
+	}
 	s.st = saved
 	if !s.st.Streaming {
 		// The slot has confirmed nothing yet: its start point must
@@ -160,7 +166,7 @@ func (s *source) restore(ctx context.Context, saved savedState) error {
 		for _, t := range s.st.Tables {
 			chunks += len(t.Chunks)
 		}
-		s.log.Info("postgres cdc: resuming the snapshot", "slot", s.cfg.slot, "chunks read", chunks)
+		s.log.Info("postgres cdc: resuming the snapshot", "slot", s.cfg.slot, "chunks read", chunks, "ranges assigned", assigned(&s.st))
 		return nil
 	}
 	return s.startStream(ctx)

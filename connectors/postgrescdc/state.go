@@ -31,6 +31,12 @@ type savedState struct {
 	// transaction whose commit LSN is PartialLSN were emitted too.
 	PartialLSN uint64
 	PartialN   int64
+	// Planned: a parallel snapshot (WithSnapshotParallelism) planned
+	// each table's key ranges (tableProgress.Bounds) and hands them to
+	// the snapshot readers; the chunks read are then the readers' keyed
+	// state, not Tables[].Chunks. Absent (false) in positions of the
+	// parallelism-1 source, which therefore read as before.
+	Planned bool
 }
 
 // tableProgress is one table's snapshot progress.
@@ -38,6 +44,12 @@ type tableProgress struct {
 	Table    string // schema.name
 	Chunks   []chunkState
 	Finished bool // the last chunk (up to +∞) was read
+	// Bounds and Assigned, for a planned (parallel) snapshot: range r of
+	// the table holds the keys above Bounds[r-1] (all, for r = 0) up to
+	// and including Bounds[r] (all, for r = len(Bounds)); ranges below
+	// Assigned were handed to a reader before this position.
+	Bounds   [][]keyVal
+	Assigned int
 }
 
 // chunkState is one chunk read: the keys above the previous chunk's

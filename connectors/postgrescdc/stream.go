@@ -327,27 +327,36 @@ func (s *source) candidates(dst []Change, relID uint32, build func(*relation) ([
 // seenBySnapshot reports whether the snapshot chunk holding the change's
 // key saw its transaction, so that the chunk's row already has it.
 func (s *source) seenBySnapshot(r *relation, c Change) (bool, error) {
-	row := c.After
-	if c.Op == OpDelete {
-		row = c.Before
-	}
-	vals := make([]any, len(r.info.keys))
-	for i, k := range r.info.keys {
-		v, ok := row[k]
-		if !ok {
-			return false, fmt.Errorf("postgres cdc: table %s: change without key column %q", r.info.qualified(), k)
-		}
-		vals[i] = v
-	}
-	k, err := keyOf(r.info.kinds, vals)
+	k, err := changeKey(r.info, c)
 	if err != nil {
-		return false, fmt.Errorf("postgres cdc: table %s: %w", r.info.qualified(), err)
+		return false, err
 	}
 	ch := chunkOf(*r.info, r.prog, k)
 	if ch == nil {
 		return false, nil
 	}
 	return ch.Snap.visible(s.txn.xid), nil
+}
+
+// changeKey returns the primary key of the row a log change is about.
+func changeKey(t *tableInfo, c Change) ([]keyVal, error) {
+	row := c.After
+	if c.Op == OpDelete {
+		row = c.Before
+	}
+	vals := make([]any, len(t.keys))
+	for i, k := range t.keys {
+		v, ok := row[k]
+		if !ok {
+			return nil, fmt.Errorf("postgres cdc: table %s: change without key column %q", t.qualified(), k)
+		}
+		vals[i] = v
+	}
+	k, err := keyOf(t.kinds, vals)
+	if err != nil {
+		return nil, fmt.Errorf("postgres cdc: table %s: %w", t.qualified(), err)
+	}
+	return k, nil
 }
 
 // dropChunks forgets the chunk snapshots once the log passed every

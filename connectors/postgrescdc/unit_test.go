@@ -106,3 +106,76 @@ func TestKeyKinds(t *testing.T) {
 		t.Error("numeric: no error")
 	}
 }
+
+func TestRangeOf(t *testing.T) {
+	kinds := []keyKind{kindInt}
+	bounds := [][]keyVal{{{I: 10}}, {{I: 20}}}
+	for _, tc := range []struct {
+		k    int64
+		want int
+	}{{-5, 0}, {10, 0}, {11, 1}, {20, 1}, {21, 2}, {1 << 40, 2}} {
+		if got := rangeOf(kinds, bounds, []keyVal{{I: tc.k}}); got != tc.want {
+			t.Errorf("rangeOf(%d) = %d, want %d", tc.k, got, tc.want)
+		}
+	}
+	if got := rangeOf(kinds, nil, []keyVal{{I: 3}}); got != 0 {
+		t.Errorf("rangeOf of an unsplit table = %d, want 0", got)
+	}
+}
+
+func TestRangeQuery(t *testing.T) {
+	tab := tableInfo{schema: "public", name: "t", keys: []string{"a", "b"}, kinds: []keyKind{kindText, kindInt}}
+	sql, args := rangeQuery(tab, []keyVal{{S: "x"}, {I: 1}}, []keyVal{{S: "y"}, {I: 2}})
+	want := `SELECT * FROM "public"."t" WHERE ("a" COLLATE "C", "b") > ($1::text, $2::bigint) AND ("a" COLLATE "C", "b") <= ($3::text, $4::bigint)`
+	if sql != want || len(args) != 4 {
+		t.Errorf("rangeQuery = %s %v\nwant %s", sql, args, want)
+	}
+	if sql, _ := rangeQuery(tab, nil, nil); sql != `SELECT * FROM "public"."t"` {
+		t.Errorf("whole table: %s", sql)
+	}
+}
+
+// TestPlannerPacing: the planner holds once ahead ranges per reader are
+// neither counted read nor covered by a completed checkpoint, and goes
+// on when either says more were read; before any checkpoint it stops
+// holding after noCheckpoints.
+func TestPlannerPacing(t *testing.T) {
+	p := &planner{s: &source{cfg: config{snapshotParallelism: 2, snapshotAhead: 2}}, read: &rangesRead{}}
+	p.s.st = savedState{Planned: true, Tables: []tableProgress{{Bounds: make([][]keyVal, 20)}}}
+	assign := func(n int) { p.s.st.Tables[0].Assigned += n }
+	p.checkpoints = true
+	if p.hold() {
+		t.Fatal("holds with nothing assigned")
+	}
+	assign(4)
+	if !p.hold() {
+		t.Fatal("does not hold with 4 (2 readers × 2) unread")
+	}
+	p.read.n.Add(1)
+	if p.hold() {
+		t.Fatal("holds after a reader counted a range read")
+	}
+	assign(1)
+	p.barrier(7) // after 5 assigned
+	assign(3)    // 8 assigned, 1 counted read
+	p.barrier(8)
+	if !p.hold() {
+		t.Fatal("does not hold with 7 unread")
+	}
+	p.complete(7)
+	if p.done != 5 || p.hold() {
+		t.Fatalf("after checkpoint 7 completed: done %d, hold %v; want 5 covered and no hold (8 < 5 + 4)", p.done, p.hold())
+	}
+	if len(p.barriers) != 1 {
+		t.Fatalf("barriers left %v, want checkpoint 8's", p.barriers)
+	}
+	q := &planner{s: &source{cfg: config{snapshotParallelism: 1, snapshotAhead: 1}}, read: &rangesRead{}}
+	q.s.st = savedState{Planned: true, Tables: []tableProgress{{Bounds: make([][]keyVal, 5), Assigned: 1}}}
+	if !q.hold() {
+		t.Fatal("without checkpoints: does not hold at first")
+	}
+	q.holdSince = q.holdSince.Add(-noCheckpoints)
+	if q.hold() {
+		t.Fatal("without checkpoints: still holds after noCheckpoints")
+	}
+}
