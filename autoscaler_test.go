@@ -4,11 +4,13 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/weirstream/weir"
 	"github.com/weirstream/weir/internal/hooks"
+	"github.com/weirstream/weir/internal/jobstatus"
 )
 
 // stepSource emits 0..n-1 at a rate that depends on the position: slow,
@@ -19,6 +21,8 @@ type stepSource struct {
 	slow                int
 	next                int64
 	pos                 *weir.OperatorList[int64]
+	// stepped, if set, is closed when the fast phase starts.
+	stepped chan struct{}
 }
 
 func (s *stepSource) Open(_ context.Context, rc *weir.RuntimeContext) (err error) {
@@ -43,6 +47,9 @@ func (s *stepSource) Read(ctx context.Context, dst []int64, limit int) ([]int64,
 	case <-time.After(10 * time.Millisecond):
 	}
 	for n := min(limit, rate/100); n > 0 && s.next < s.n; n-- {
+		if s.next == s.fastFrom && s.stepped != nil {
+			close(s.stepped)
+		}
 		dst = append(dst, s.next)
 		s.next++
 	}
@@ -91,8 +98,11 @@ func TestAutoscaler(t *testing.T) {
 		"job.autoscaler.stabilization.interval", "1500ms",
 		"job.autoscaler.scale-down.interval", "4s",
 		"execution.buffer-timeout.interval", "10ms"))
+	stepped := make(chan struct{})
 	src := weir.FromSource(env, func() weir.Source[int64] {
-		return &stepSource{n: n, fastFrom: fastFrom, fastTo: fastTo, slow: 400}
+		// One subtask; a restore before the step gets the channel again
+		// and a restore after it resumes past fastFrom.
+		return &stepSource{n: n, fastFrom: fastFrom, fastTo: fastTo, slow: 400, stepped: stepped}
 	}).UID("src").Parallelism(1)
 	keyed := weir.KeyBy(src, func(i int64) int64 { return i % k })
 	lines := weir.Process(keyed, func() weir.KeyedProcessFunction[int64, int64, string] {
@@ -101,10 +111,18 @@ func TestAutoscaler(t *testing.T) {
 	out := sinkLines(t, lines)
 	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
 	defer cancel()
+	st := hooks.Plan(env).Status
+	keepsUp := make(chan [2]time.Duration, 1)
+	go func() { keepsUp <- watchCatchUp(ctx, st, stepped) }()
 	if err := env.Execute(ctx, "autoscaled"); err != nil {
 		t.Fatalf("job: %v\nlog:\n%s", err, log)
 	}
-	st := hooks.Plan(env).Status
+	cancel()
+	if d := <-keepsUp; d[1] > 0 {
+		t.Logf("after the 4× step: scaled up in %v, kept up (backlog under 0.25 s of input) %v after the step", d[0].Round(10*time.Millisecond), d[1].Round(10*time.Millisecond))
+	} else {
+		t.Logf("after the 4× step: scaled up in %v, did not keep up before the step back", d[0].Round(10*time.Millisecond))
+	}
 	on, decisions := st.Autoscaler()
 	var ups, downs int
 	var trail []string
@@ -131,4 +149,44 @@ func TestAutoscaler(t *testing.T) {
 		want = append(want, fmt.Sprintf("%d,%d", i%k, count[i%k]))
 	}
 	sameMultiset(t, want, committed(t, out))
+}
+
+// watchCatchUp samples the job every 20 ms from the source's step up on:
+// how long until the keyed vertex ran at more than 1 subtask, and how
+// long until, after that, its backlog (records the source emitted that
+// it has not taken yet, in the current attempt) fell under a quarter
+// second of the fast input (400 records). Zero for what did not happen.
+func watchCatchUp(ctx context.Context, st *jobstatus.JobStatus, stepped <-chan struct{}) (d [2]time.Duration) {
+	select {
+	case <-stepped:
+	case <-ctx.Done():
+		return d
+	}
+	at := time.Now()
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return d
+		case <-tick.C:
+		}
+		var src, in int64
+		par := 0
+		for _, ts := range st.Tasks() {
+			if strings.Contains(ts.Name, "Source") || strings.Contains(ts.Name, "src") {
+				src += ts.RecordsOut
+				continue
+			}
+			in += ts.RecordsIn
+			par++
+		}
+		if par > 1 && d[0] == 0 {
+			d[0] = time.Since(at)
+		}
+		if d[0] > 0 && src > 0 && src-in < 400 {
+			d[1] = time.Since(at)
+			return d
+		}
+	}
 }
