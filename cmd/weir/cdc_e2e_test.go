@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -155,91 +156,64 @@ func cdcWriter(ctx context.Context, dsn string, seed uint64) (int, error) {
 // --idle-timeout and --verify finds the replica equal to the source row
 // for row.
 func TestCDCKillRestart(t *testing.T) {
-	if testing.Short() {
-		t.Skip("needs PostgreSQL; kills and restarts weir for several seconds")
-	}
-	id, src, dst, db := cdcSetup(t, "cdce2e",
-		"CREATE TABLE accounts (id bigint PRIMARY KEY, balance int, note text)",
-		"INSERT INTO accounts SELECT i, i % 1000, 'n' || i FROM generate_series(1, 40000) i",
-		"CREATE TABLE notes (tag text PRIMARY KEY, n int)",
-		"INSERT INTO notes SELECT 'tag' || i, 0 FROM generate_series(1, 300) i")
-	slot := "cdce2e_" + id
-	t.Cleanup(func() {
-		if !t.Failed() {
-			db.Exec(context.Background(), "SELECT pg_drop_replication_slot($1) FROM pg_replication_slots WHERE slot_name = $1 AND NOT active", slot)
-		}
-	})
-	args := []string{"run", "cdc", "--source", src, "--tables", "accounts,notes", "--sink", dst, "--slot", slot,
-		"--chunk-rows", "1000", "--idle-timeout", "2s", "--checkpoint-interval", "100ms",
-		"--state-dir", t.TempDir(), "-v"}
-
-	wctx, stopWriter := context.WithCancel(t.Context())
-	var wg sync.WaitGroup
-	var wrote int
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		var err error
-		if wrote, err = cdcWriter(wctx, src, 11); err != nil {
-			t.Error(err)
-		}
-	}()
-	rng := killRand(t, 7)
-	const kills = 5
-	resumed := 0
-	for k := range kills {
-		// A run killed before its first checkpoint completed leaves a
-		// slot no checkpoint knows; the next run drops it by its record
-		// (TestCDCKilledBeforeFirstCheckpoint).
-		r := startWeir(t, 2*time.Minute, args...)
-		delay := 50*time.Millisecond + time.Duration(rng.Int64N(int64(900*time.Millisecond)))
-		select {
-		case <-r.done:
-		case <-time.After(delay):
-		}
-		if !r.kill() {
-			res := r.wait()
-			t.Fatalf("run %d ended by itself (exit %d) while the writer still wrote; stderr:\n%s", k, res.code, tail(res.stderr, 3000))
-		}
-		t.Logf("run %d: SIGKILL after %s", k, delay)
-		if m := resumeRE.FindStringSubmatch(r.stderr()); m != nil && m[1] != "0" {
-			resumed++
-		}
-	}
-	stopWriter()
-	wg.Wait()
-	t.Logf("%d of %d runs resumed an unfinished snapshot from its checkpointed chunks, the others the log", resumed, kills)
-	t.Logf("the writer committed %d transactions", wrote)
-	res := runWeir(t, 2*time.Minute, append(args, "--verify")...)
-	wantExit(t, res, 0)
-	var rows int64
-	if err := db.QueryRow(t.Context(), "SELECT (SELECT count(*) FROM accounts) + (SELECT count(*) FROM notes)").Scan(&rows); err != nil {
-		t.Fatal(err)
-	}
-	wantLine(t, res.stdout, fmt.Sprintf("verify: replica equals source exactly (%d rows in 2 tables)", rows))
+	// A run killed before its first checkpoint completed leaves a slot no
+	// checkpoint knows; the next run drops it by its record
+	// (TestCDCKilledBeforeFirstCheckpoint).
+	cdcKillRestart(t, cdcKillRun{name: "cdce2e", chunkRows: "1000", writerSeed: 11, killSeed: 7, resumed: resumeRE,
+		what: "an unfinished snapshot from its checkpointed chunks, the others the log"})
 }
 
 // TestCDCParallelSnapshotKillRestart: TestCDCKillRestart with the
 // snapshot read by 2 and 3 readers (--parallelism), alternating from
 // run to run, so that most restores change the readers' parallelism.
 func TestCDCParallelSnapshotKillRestart(t *testing.T) {
+	cdcKillRestart(t, cdcKillRun{name: "cdcpar", chunkRows: "500", writerSeed: 13, killSeed: 9, resumed: parallelResumeRE,
+		what:    "an unfinished parallel snapshot with ranges assigned, the others the log or a fresh start",
+		readers: func(k int) int { return 2 + k%2 }, lastReaders: 3})
+}
+
+// cdcKillRun is one kill-and-restart scenario of weir run cdc.
+type cdcKillRun struct {
+	name                 string
+	chunkRows            string
+	writerSeed, killSeed uint64
+	// resumed matches a run's log line that resumed a snapshot, with the
+	// progress it resumed at (0: none).
+	resumed *regexp.Regexp
+	what    string // what a resumed run resumed, for the log
+	// readers, if set, gives run k's --parallelism; lastReaders the
+	// verifying run's.
+	readers     func(k int) int
+	lastReaders int
+}
+
+// cdcKillRestart SIGKILLs weir run cdc 5 times at random moments while a
+// writer changes two source tables, then runs it to its idle end with
+// --verify: the replica must equal the source row for row.
+func cdcKillRestart(t *testing.T, sc cdcKillRun) {
 	if testing.Short() {
 		t.Skip("needs PostgreSQL; kills and restarts weir for several seconds")
 	}
-	id, src, dst, db := cdcSetup(t, "cdcpar",
+	id, src, dst, db := cdcSetup(t, sc.name,
 		"CREATE TABLE accounts (id bigint PRIMARY KEY, balance int, note text)",
 		"INSERT INTO accounts SELECT i, i % 1000, 'n' || i FROM generate_series(1, 40000) i",
 		"CREATE TABLE notes (tag text PRIMARY KEY, n int)",
 		"INSERT INTO notes SELECT 'tag' || i, 0 FROM generate_series(1, 300) i")
-	slot := "cdcpar_" + id
+	slot := sc.name + "_" + id
 	t.Cleanup(func() {
 		if !t.Failed() {
 			db.Exec(context.Background(), "SELECT pg_drop_replication_slot($1) FROM pg_replication_slots WHERE slot_name = $1 AND NOT active", slot)
 		}
 	})
 	args := []string{"run", "cdc", "--source", src, "--tables", "accounts,notes", "--sink", dst, "--slot", slot,
-		"--chunk-rows", "500", "--idle-timeout", "2s", "--checkpoint-interval", "100ms",
+		"--chunk-rows", sc.chunkRows, "--idle-timeout", "2s", "--checkpoint-interval", "100ms",
 		"--state-dir", t.TempDir(), "-v"}
+	withReaders := func(args []string, n int) []string {
+		if n == 0 {
+			return args
+		}
+		return append(slices.Clone(args), "--parallelism", fmt.Sprint(n))
+	}
 
 	wctx, stopWriter := context.WithCancel(t.Context())
 	var wg sync.WaitGroup
@@ -248,15 +222,19 @@ func TestCDCParallelSnapshotKillRestart(t *testing.T) {
 	go func() {
 		defer wg.Done()
 		var err error
-		if wrote, err = cdcWriter(wctx, src, 13); err != nil {
+		if wrote, err = cdcWriter(wctx, src, sc.writerSeed); err != nil {
 			t.Error(err)
 		}
 	}()
-	rng := killRand(t, 9)
+	rng := killRand(t, sc.killSeed)
 	const kills = 5
 	resumed := 0
 	for k := range kills {
-		r := startWeir(t, 2*time.Minute, append(args, "--parallelism", fmt.Sprint(2+k%2))...)
+		readers := 0
+		if sc.readers != nil {
+			readers = sc.readers(k)
+		}
+		r := startWeir(t, 2*time.Minute, withReaders(args, readers)...)
 		delay := 50*time.Millisecond + time.Duration(rng.Int64N(int64(900*time.Millisecond)))
 		select {
 		case <-r.done:
@@ -266,16 +244,16 @@ func TestCDCParallelSnapshotKillRestart(t *testing.T) {
 			res := r.wait()
 			t.Fatalf("run %d ended by itself (exit %d) while the writer still wrote; stderr:\n%s", k, res.code, tail(res.stderr, 3000))
 		}
-		t.Logf("run %d (%d readers): SIGKILL after %s", k, 2+k%2, delay)
-		if m := parallelResumeRE.FindStringSubmatch(r.stderr()); m != nil && m[1] != "0" {
+		t.Logf("run %d (readers %d): SIGKILL after %s", k, readers, delay)
+		if m := sc.resumed.FindStringSubmatch(r.stderr()); m != nil && m[1] != "0" {
 			resumed++
 		}
 	}
-	t.Logf("%d of %d runs resumed an unfinished parallel snapshot with ranges assigned, the others the log or a fresh start", resumed, kills)
 	stopWriter()
 	wg.Wait()
+	t.Logf("%d of %d runs resumed %s", resumed, kills, sc.what)
 	t.Logf("the writer committed %d transactions", wrote)
-	res := runWeir(t, 2*time.Minute, append(args, "--parallelism", "3", "--verify")...)
+	res := runWeir(t, 2*time.Minute, append(withReaders(args, sc.lastReaders), "--verify")...)
 	wantExit(t, res, 0)
 	var rows int64
 	if err := db.QueryRow(t.Context(), "SELECT (SELECT count(*) FROM accounts) + (SELECT count(*) FROM notes)").Scan(&rows); err != nil {
