@@ -3,7 +3,10 @@
 # installed and running on 127.0.0.1:5432 with what weir's tests need:
 #   - max_prepared_transactions >= 64 (the exactly-once sink prepares one
 #     transaction per subtask and checkpoint: PREPARE TRANSACTION);
-#   - wal_level = logical (change data capture reads a logical slot);
+#   - wal_level = logical (change data capture reads a logical slot), and
+#     max_replication_slots and max_wal_senders >= 32: the CDC tests run in
+#     parallel packages, each with slots of its own, and a failed test
+#     leaves its slot for inspection (the default 10 runs out);
 #   - user postgres reachable over loopback without a password (the tests'
 #     DSN is postgres://postgres@127.0.0.1:5432/test): this is a machine for
 #     tests, and only 127.0.0.1/::1 are trusted;
@@ -16,6 +19,7 @@ set -euo pipefail
 
 want_prepared=64
 want_wal_level=logical
+want_slots=32
 host=127.0.0.1
 port=5432
 marker="# weir-ci: tests connect over loopback without a password"
@@ -98,12 +102,16 @@ fi
 
 settings_ok() {
   [ "$(psql_ "SHOW max_prepared_transactions")" -ge "$want_prepared" ] &&
-    [ "$(psql_ "SHOW wal_level")" = "$want_wal_level" ]
+    [ "$(psql_ "SHOW wal_level")" = "$want_wal_level" ] &&
+    [ "$(psql_ "SHOW max_replication_slots")" -ge "$want_slots" ] &&
+    [ "$(psql_ "SHOW max_wal_senders")" -ge "$want_slots" ]
 }
 if ! settings_ok; then
-  echo "postgres.sh: setting max_prepared_transactions = $want_prepared and wal_level = $want_wal_level; restarting"
+  echo "postgres.sh: setting max_prepared_transactions = $want_prepared, wal_level = $want_wal_level, max_replication_slots and max_wal_senders = $want_slots; restarting"
   psql_ "ALTER SYSTEM SET max_prepared_transactions = $want_prepared"
   psql_ "ALTER SYSTEM SET wal_level = $want_wal_level"
+  psql_ "ALTER SYSTEM SET max_replication_slots = $want_slots"
+  psql_ "ALTER SYSTEM SET max_wal_senders = $want_slots"
   ctl restart
   wait_ready
   if ! settings_ok; then

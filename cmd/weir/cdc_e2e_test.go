@@ -448,4 +448,27 @@ func TestCDCKilledBeforeFirstCheckpoint(t *testing.T) {
 	if other.code == 0 || !strings.Contains(other.stderr, "exists, and a fresh start needs a slot created with its snapshot") {
 		t.Errorf("a job without the slot's record: exit %d, want a refusal of the existing slot; stderr:\n%s", other.code, tail(other.stderr, 2000))
 	}
+
+	// A run killed while the server created its slot (or before it
+	// learned the slot's start) left only the intent record: the slot is
+	// still its own, and nothing can have confirmed on it.
+	slot2, state2 := slot+"_b", t.TempDir()
+	t.Cleanup(func() {
+		db.Exec(context.Background(), "SELECT pg_drop_replication_slot($1) FROM pg_replication_slots WHERE slot_name = $1 AND NOT active", slot2)
+	})
+	if err := os.MkdirAll(filepath.Join(state2, "cdc"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(state2, "cdc", "cdc-slot-"+slot2+".json"), []byte(`{"slot":"`+slot2+`"}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec(t.Context(), "SELECT pg_create_logical_replication_slot($1, 'pgoutput')", slot2); err != nil {
+		t.Fatal(err)
+	}
+	res = runWeir(t, 2*time.Minute, "run", "cdc", "--source", src, "--tables", "accounts", "--sink", t.TempDir(), "--slot", slot2,
+		"--chunk-rows", "1000", "--idle-timeout", "1s", "--checkpoint-interval", "100ms", "--state-dir", state2, "-v")
+	wantExit(t, res, 0)
+	if !strings.Contains(res.stderr, "dropping the slot an earlier run of this job created") {
+		t.Errorf("a slot named by an intent record was not taken back; stderr:\n%s", tail(res.stderr, 3000))
+	}
 }

@@ -2,6 +2,7 @@ package postgrescdc
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/jackc/pglogrepl"
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 )
 
 // createdSlot remembers, for the attempts of one job in one process,
@@ -60,10 +62,18 @@ func (s *source) fresh(ctx context.Context) error {
 		return err
 	}
 	defer rc.Close(context.WithoutCancel(ctx))
+	// The intent first: a process killed while the server creates the
+	// slot, or before the record below, leaves the slot's name to the
+	// job's next fresh start (slotrecord.go).
+	s.writeRecord(0)
 	stop := s.watchSlotCreation(ctx)
 	res, err := pglogrepl.CreateReplicationSlot(ctx, rc, s.cfg.slot, "pgoutput", pglogrepl.CreateReplicationSlotOptions{SnapshotAction: "EXPORT_SNAPSHOT", Mode: pglogrepl.LogicalReplication})
 	stop()
 	if err != nil {
+		var pe *pgconn.PgError
+		if errors.As(err, &pe) && pe.Code == "42710" { // duplicate_object: not ours
+			s.dropRecord()
+		}
 		return fmt.Errorf("create replication slot %q: %w", s.cfg.slot, err)
 	}
 	start, err := parseLSN(res.ConsistentPoint)
