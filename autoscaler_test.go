@@ -155,7 +155,8 @@ func TestAutoscaler(t *testing.T) {
 // how long until the keyed vertex ran at more than 1 subtask, and how
 // long until, after that, its backlog (records the source emitted that
 // it has not taken yet, in the current attempt) fell under a quarter
-// second of the fast input (400 records). Zero for what did not happen.
+// second of the fast input (400 records), judged once the attempt at
+// the new parallelism read a second of it. Zero for what did not happen.
 func watchCatchUp(ctx context.Context, st *jobstatus.JobStatus, stepped <-chan struct{}) (d [2]time.Duration) {
 	select {
 	case <-stepped:
@@ -184,7 +185,9 @@ func watchCatchUp(ctx context.Context, st *jobstatus.JobStatus, stepped <-chan s
 		if par > 1 && d[0] == 0 {
 			d[0] = time.Since(at)
 		}
-		if d[0] > 0 && src > 0 && src-in < 400 {
+		// Counters restart with each attempt: judge the backlog once the
+		// new one has read a second of the fast input.
+		if d[0] > 0 && src > 1600 && src-in < 400 {
 			d[1] = time.Since(at)
 			return d
 		}
