@@ -23,6 +23,10 @@ type stepSource struct {
 	pos                 *weir.OperatorList[int64]
 	// stepped, if set, is closed when the fast phase starts.
 	stepped chan struct{}
+	// last and credit pace by elapsed time, so that a loaded machine's
+	// late timers do not lower the rate.
+	last   time.Time
+	credit float64
 }
 
 func (s *stepSource) Open(_ context.Context, rc *weir.RuntimeContext) (err error) {
@@ -46,7 +50,16 @@ func (s *stepSource) Read(ctx context.Context, dst []int64, limit int) ([]int64,
 		return dst, ctx.Err()
 	case <-time.After(10 * time.Millisecond):
 	}
-	for n := min(limit, rate/100); n > 0 && s.next < s.n; n-- {
+	now := time.Now()
+	if s.last.IsZero() {
+		s.last = now.Add(-10 * time.Millisecond)
+	}
+	// At most 100 ms of credit: a source held back by backpressure does
+	// not burst afterwards.
+	s.credit = min(s.credit+now.Sub(s.last).Seconds()*float64(rate), float64(rate)/10)
+	s.last = now
+	for n := min(limit, int(s.credit)); n > 0 && s.next < s.n; n-- {
+		s.credit--
 		if s.next == s.fastFrom && s.stepped != nil {
 			close(s.stepped)
 		}
@@ -140,7 +153,15 @@ func TestAutoscaler(t *testing.T) {
 	}
 	t.Logf("autoscaler: %d rescales %v", st.AutoscalerRescales.Load(), trail)
 	if !on || ups == 0 || downs == 0 || ups+downs > 4 {
-		t.Errorf("autoscaler on %v: %d scale-ups, %d scale-downs (%v): want at least one of each, at most 4 in all\nlog:\n%s", on, ups, downs, trail, log)
+		var why strings.Builder
+		for _, d := range decisions {
+			fmt.Fprintf(&why, "%s rescale=%v %s", d.At.Format("15:04:05.000"), d.Rescale, d.Reason)
+			for _, v := range d.Vertices {
+				fmt.Fprintf(&why, " [%s in=%.0f busy=%.2f bp=%.2f util=%.2f: %s]", v.ID, v.In, v.Busy, v.Backpressure, v.Utilization, v.Why)
+			}
+			why.WriteString("\n")
+		}
+		t.Errorf("autoscaler on %v: %d scale-ups, %d scale-downs (%v): want at least one of each, at most 4 in all\ndecisions:\n%s", on, ups, downs, trail, why.String())
 	}
 	want := make([]string, 0, n)
 	count := map[int64]int64{}

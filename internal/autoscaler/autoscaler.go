@@ -217,7 +217,15 @@ type VertexDecision struct {
 	Target                           float64 // records in per second to sustain
 	Utilization                      float64 // Target over capacity at From
 	Why                              string
+	// The most backpressured input beyond the limit, and by how much:
+	// with the vertex saturated, it marks a bottleneck (decide).
+	backpressuredInput string
+	inputBackpressure  float64
 }
+
+// saturatedBusy is the busy fraction from which a vertex counts as
+// saturated: it could not take more.
+const saturatedBusy = 0.95
 
 // errNotReady is Evaluate's reason when a vertex lacks observations.
 var errNotReady = errors.New("not ready")
@@ -256,6 +264,9 @@ func (s *Scaler) Evaluate(now time.Time) Decision {
 			for _, in := range v.Inputs {
 				want += targetOut[in]
 				have += avg[in].out
+				if bp := avg[in].bp; bp > s.cfg.BackpressureLimit && bp > vd.inputBackpressure {
+					vd.inputBackpressure, vd.backpressuredInput = bp, in
+				}
 			}
 			vd.Target = w.in
 			if have > 0 {
@@ -292,11 +303,22 @@ func (s *Scaler) decide(vd *VertexDecision, v *Vertex, now time.Time) {
 	}
 	vd.Utilization = vd.Target / (vd.TruePerSubtask * p)
 	lo, hi := s.cfg.TargetUtilization-s.cfg.Boundary, s.cfg.TargetUtilization+s.cfg.Boundary
-	if vd.Utilization >= lo && vd.Utilization <= hi {
+	// A saturated vertex whose input is backpressured is the bottleneck:
+	// it takes in exactly its capacity, so its utilization reads about 1
+	// whatever the demand behind the backpressure, which no source
+	// reports (a source without a lag gauge reads what it may). Its
+	// demand is more than its capacity by an unknown amount: it is sized
+	// for its busy time at the target utilization, and measured again
+	// there.
+	saturated := vd.Busy >= saturatedBusy && vd.backpressuredInput != "" && vd.Utilization <= hi
+	if vd.Utilization >= lo && vd.Utilization <= hi && !saturated {
 		vd.Why = fmt.Sprintf("utilization %.2f within %.2f–%.2f", vd.Utilization, lo, hi)
 		return
 	}
 	want := int(math.Ceil(vd.Target / (vd.TruePerSubtask * s.cfg.TargetUtilization)))
+	if saturated {
+		want = max(v.Parallelism+1, int(math.Ceil(p*vd.Busy/s.cfg.TargetUtilization)))
+	}
 	if want < v.Parallelism {
 		switch {
 		case vd.Backpressure > s.cfg.BackpressureLimit:
@@ -312,6 +334,9 @@ func (s *Scaler) decide(vd *VertexDecision, v *Vertex, now time.Time) {
 		}
 	}
 	why := fmt.Sprintf("utilization %.2f outside %.2f–%.2f: %d subtasks of %.0f/s for %.0f/s at %.2f", vd.Utilization, lo, hi, want, vd.TruePerSubtask, vd.Target, s.cfg.TargetUtilization)
+	if saturated {
+		why = fmt.Sprintf("saturated (busy %.2f) while its input %s is backpressured %.2f of its time: the demand exceeds its capacity by an unknown amount; %d subtasks for its busy time at %.2f", vd.Busy, vd.backpressuredInput, vd.inputBackpressure, want, s.cfg.TargetUtilization)
+	}
 	if floor := int(math.Ceil(p * (1 - s.cfg.MaxScaleDown))); want < floor {
 		why += fmt.Sprintf("; %d limited to %d by the scale-down factor %.2f", want, floor, s.cfg.MaxScaleDown)
 		want = floor
