@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"math/bits"
 	"time"
 
 	"github.com/weirstream/weir/internal/checkpoint"
@@ -290,7 +291,9 @@ type processOp[K comparable, T, U any] struct {
 	maxP int
 	// kgMod computes key groups without a division (keygroup.Modulus).
 	kgMod keygroup.Modulus
-	kgs   keygroup.Range
+	// kgD and kgM are kgMod's constants, for keyGroup.
+	kgD, kgM uint64
+	kgs      keygroup.Range
 	// hashes holds the key hashes of the batch being pushed (pushKeyed),
 	// computed in the prefetch pass and reused by the processing loop.
 	hashes []uint32
@@ -309,6 +312,7 @@ func (o *processOp[K, T, U]) Open(ctx context.Context, oc *dataflow.OperatorCont
 	}
 	o.maxP, o.kgs = oc.MaxParallelism, oc.KeyGroups
 	o.kgMod = keygroup.NewModulus(uint32(oc.MaxParallelism))
+	o.kgD, o.kgM = o.kgMod.Constants()
 	if o.backend, err = newKeyedBackend(kc, oc, o.hash); err != nil {
 		return err
 	}
@@ -387,6 +391,12 @@ func pushKeyed[K comparable, X, T, U any](ctx context.Context, o *processOp[K, X
 	o.col.reset(ts != nil)
 	o.kctx.ts, o.kctx.domain = NoTimestamp, 0
 	prefetch := o.heap != nil && o.heap.PrefetchWorthwhile()
+	// The key group and range check are written with this package's
+	// helpers (keyGroup) and plain fields: pushKeyed is instantiated in
+	// the user's package, where calls from a generic body to another
+	// package's small functions (keygroup.Modulus.Group, Range.Contains)
+	// are not inlined, a CALL each per record.
+	kgD, kgM, kgStart, kgEnd := o.kgD, o.kgM, o.kgs.Start, o.kgs.End
 	if prefetch {
 		// Hash every key first and load the state each will touch: the
 		// loads are independent, so their cache misses overlap (see
@@ -396,7 +406,7 @@ func pushKeyed[K comparable, X, T, U any](ctx context.Context, o *processOp[K, X
 		for _, v := range batch {
 			h := o.hash(key(v))
 			hs = append(hs, h)
-			x ^= o.heap.Prefetch(h, o.kgMod.Group(h))
+			x ^= o.heap.Prefetch(h, keyGroup(h, kgD, kgM))
 		}
 		o.hashes, o.touched = hs, x
 	}
@@ -408,8 +418,8 @@ func pushKeyed[K comparable, X, T, U any](ctx context.Context, o *processOp[K, X
 		} else {
 			h = o.hash(k)
 		}
-		kg := o.kgMod.Group(h)
-		if !o.kgs.Contains(kg) {
+		kg := keyGroup(h, kgD, kgM)
+		if kg < kgStart || kg >= kgEnd {
 			return fmt.Errorf("key %v (key group %d)%s reached subtask %d which owns key groups %v: the key function must be deterministic", k, kg, input, o.oc.Subtask, o.kgs)
 		}
 		if o.heap != nil {
@@ -440,6 +450,19 @@ func pushKeyed[K comparable, X, T, U any](ctx context.Context, o *processOp[K, X
 		return o.fireEventTimers(ctx, o.clock.wm)
 	}
 	return nil
+}
+
+// keyGroup is keygroup.Modulus.Group(h) for the Modulus whose constants
+// are d and m, written in this package so that it inlines into pushKeyed
+// (TestKeyGroupMatchesKeygroup keeps the two the same).
+func keyGroup(h uint32, d, m uint64) int {
+	h ^= h >> 16
+	h *= 0x85ebca6b
+	h ^= h >> 13
+	h *= 0xc2b2ae35
+	h ^= h >> 16
+	hi, _ := bits.Mul64(m*uint64(h), d)
+	return int(hi)
 }
 
 func (o *processOp[K, T, U]) NextTimer() (int64, bool) { return o.kctx.timers.Next() }
