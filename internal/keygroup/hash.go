@@ -43,7 +43,11 @@ func Uint64Kind[K comparable]() bool {
 	if _, ok := any(zero).(Hashable); ok {
 		return false
 	}
-	switch reflect.TypeFor[K]().Kind() {
+	t := reflect.TypeFor[K]()
+	if t.Size() != 8 {
+		return false // int, uint and uintptr on 32-bit platforms
+	}
+	switch t.Kind() {
 	case reflect.Int, reflect.Int64, reflect.Uint, reflect.Uint64, reflect.Uintptr:
 		return true
 	}
