@@ -284,7 +284,7 @@ func KeyedBroadcastProcess[K comparable, T, B, U any](k Keyed[K, T], b Broadcast
 		fn := newFn()
 		o := &keyedBroadcastOp[K, T, B, U]{fnB: fn}
 		o.bs.decls = b.decls
-		o.processOp = processOp[K, T, U]{key: k.key, hash: k.hash, fn: firstInput[K, T, U]{fn: fn, open: fn.Open, process: fn.ProcessElement}, decls: n.States, bcast: &o.bs}
+		o.processOp = processOp[K, T, U]{key: k.key, hash: k.hash, intKey: k.intKey, fn: firstInput[K, T, U]{fn: fn, open: fn.Open, process: fn.ProcessElement}, decls: n.States, bcast: &o.bs}
 		o.col.sides = &o.sideOutputs
 		o.pushB = fn.ProcessBroadcastElement
 		return o

@@ -107,7 +107,7 @@ func coProcess[K comparable, A, B, U any](c ConnectedKeyedStreams[K, A, B], name
 	n = newNode[U](c.a.s.env, name, edges, func(int) dataflow.Operator {
 		fn := newFn()
 		o := &coProcessOp[K, A, B, U]{keyB: c.b.key, fn2: fn}
-		o.processOp = processOp[K, A, U]{key: c.a.key, hash: c.a.hash, fn: coFirst(fn), decls: n.States}
+		o.processOp = processOp[K, A, U]{key: c.a.key, hash: c.a.hash, intKey: c.a.intKey, fn: coFirst(fn), decls: n.States}
 		o.col.sides = &o.sideOutputs
 		o.push2 = fn.ProcessElement2
 		return o

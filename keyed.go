@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"math/bits"
 	"time"
+	"unsafe"
 
 	"github.com/weirstream/weir/internal/checkpoint"
 	"github.com/weirstream/weir/internal/codec"
@@ -24,6 +26,9 @@ type Keyed[K comparable, T any] struct {
 	s    Stream[T]
 	key  func(T) K
 	hash func(K) uint32
+	// intKey: hash is keygroup's hash of an 8-byte integer key, which
+	// the keyed operator computes inline (hashUint64).
+	intKey bool
 }
 
 // KeyBy partitions s by key. Keys are hashed stably (the same key maps to
@@ -36,7 +41,7 @@ func KeyBy[T any, K comparable](s Stream[T], key func(T) K) Keyed[K, T] {
 		s.env.fail(fmt.Errorf("KeyBy after %q: %w", s.node.Name, err))
 		h = func(K) uint32 { return 0 }
 	}
-	return Keyed[K, T]{s: s, key: key, hash: h}
+	return Keyed[K, T]{s: s, key: key, hash: h, intKey: err == nil && keygroup.Uint64Kind[K]()}
 }
 
 // KeyedProcessFunction processes a keyed stream record by record with keyed
@@ -219,7 +224,7 @@ func Process[K comparable, T, U any](k Keyed[K, T], newFn func() KeyedProcessFun
 	var n *dataflow.Node
 	n = newNode[U](k.s.env, "KeyedProcess", edges, func(int) dataflow.Operator {
 		// Called at deployment, once the graph (and n.States) is built.
-		o := &processOp[K, T, U]{key: k.key, hash: k.hash, fn: newFn(), decls: n.States}
+		o := &processOp[K, T, U]{key: k.key, hash: k.hash, intKey: k.intKey, fn: newFn(), decls: n.States}
 		o.col.sides = &o.sideOutputs
 		return o
 	})
@@ -270,6 +275,7 @@ type processOp[K comparable, T, U any] struct {
 	sideOutputs
 	key     func(T) K
 	hash    func(K) uint32
+	intKey  bool // hash is keygroup's for 8-byte integers: see Keyed.intKey
 	fn      KeyedProcessFunction[K, T, U]
 	decls   *state.OperatorDeclarations // Stream.Declare's, checked at registration
 	onTimer TimerFunction[K, U]         // fn, if it has timers
@@ -290,7 +296,9 @@ type processOp[K comparable, T, U any] struct {
 	maxP int
 	// kgMod computes key groups without a division (keygroup.Modulus).
 	kgMod keygroup.Modulus
-	kgs   keygroup.Range
+	// kgD and kgM are kgMod's constants, for keyGroup.
+	kgD, kgM uint64
+	kgs      keygroup.Range
 	// hashes holds the key hashes of the batch being pushed (pushKeyed),
 	// computed in the prefetch pass and reused by the processing loop.
 	hashes []uint32
@@ -309,6 +317,7 @@ func (o *processOp[K, T, U]) Open(ctx context.Context, oc *dataflow.OperatorCont
 	}
 	o.maxP, o.kgs = oc.MaxParallelism, oc.KeyGroups
 	o.kgMod = keygroup.NewModulus(uint32(oc.MaxParallelism))
+	o.kgD, o.kgM = o.kgMod.Constants()
 	if o.backend, err = newKeyedBackend(kc, oc, o.hash); err != nil {
 		return err
 	}
@@ -387,6 +396,13 @@ func pushKeyed[K comparable, X, T, U any](ctx context.Context, o *processOp[K, X
 	o.col.reset(ts != nil)
 	o.kctx.ts, o.kctx.domain = NoTimestamp, 0
 	prefetch := o.heap != nil && o.heap.PrefetchWorthwhile()
+	// The key group and range check are written with this package's
+	// helpers (keyGroup) and plain fields: pushKeyed is instantiated in
+	// the user's package, where calls from a generic body to another
+	// package's small functions (keygroup.Modulus.Group, Range.Contains)
+	// are not inlined, a CALL each per record.
+	kgD, kgM, kgStart, kgEnd := o.kgD, o.kgM, o.kgs.Start, o.kgs.End
+	intKey := o.intKey
 	if prefetch {
 		// Hash every key first and load the state each will touch: the
 		// loads are independent, so their cache misses overlap (see
@@ -396,20 +412,23 @@ func pushKeyed[K comparable, X, T, U any](ctx context.Context, o *processOp[K, X
 		for _, v := range batch {
 			h := o.hash(key(v))
 			hs = append(hs, h)
-			x ^= o.heap.Prefetch(h, o.kgMod.Group(h))
+			x ^= o.heap.Prefetch(h, keyGroup(h, kgD, kgM))
 		}
 		o.hashes, o.touched = hs, x
 	}
 	for i, v := range batch {
 		k := key(v)
 		var h uint32
-		if prefetch {
+		switch {
+		case prefetch:
 			h = o.hashes[i]
-		} else {
+		case intKey:
+			h = hashUint64(*(*uint64)(unsafe.Pointer(&k)))
+		default:
 			h = o.hash(k)
 		}
-		kg := o.kgMod.Group(h)
-		if !o.kgs.Contains(kg) {
+		kg := keyGroup(h, kgD, kgM)
+		if kg < kgStart || kg >= kgEnd {
 			return fmt.Errorf("key %v (key group %d)%s reached subtask %d which owns key groups %v: the key function must be deterministic", k, kg, input, o.oc.Subtask, o.kgs)
 		}
 		if o.heap != nil {
@@ -440,6 +459,29 @@ func pushKeyed[K comparable, X, T, U any](ctx context.Context, o *processOp[K, X
 		return o.fireEventTimers(ctx, o.clock.wm)
 	}
 	return nil
+}
+
+// keyGroup is keygroup.Modulus.Group(h) for the Modulus whose constants
+// are d and m, written in this package so that it inlines into pushKeyed
+// (TestKeyGroupMatchesKeygroup keeps the two the same).
+func keyGroup(h uint32, d, m uint64) int {
+	h ^= h >> 16
+	h *= 0x85ebca6b
+	h ^= h >> 13
+	h *= 0xc2b2ae35
+	h ^= h >> 16
+	hi, _ := bits.Mul64(m*uint64(h), d)
+	return int(hi)
+}
+
+// hashUint64 is keygroup.Uint64, written in this package so that it
+// inlines into pushKeyed (TestHashUint64MatchesKeygroup keeps the two the
+// same).
+func hashUint64(v uint64) uint32 {
+	v ^= v >> 33
+	v *= 0xff51afd7ed558ccd
+	v ^= v >> 33
+	return uint32(v) ^ uint32(v>>32)
 }
 
 func (o *processOp[K, T, U]) NextTimer() (int64, bool) { return o.kctx.timers.Next() }

@@ -325,6 +325,9 @@ func (s *Source[T]) readResidues(dst []T, max int) ([]T, error) {
 	}
 	block, r := s.next/k, s.next%k
 	j, _ := slices.BinarySearch(s.residues, uint32(r))
+	if s.floor == nil {
+		return s.readOwned(dst, max, block, j)
+	}
 	// Bound the owned indexes visited per Read, so that skipping what an
 	// old owner emitted (after a rescale) returns to the task loop often.
 	for n, visited := 0, 0; n < max && visited < 4*max; visited++ {
@@ -344,6 +347,39 @@ func (s *Source[T]) readResidues(dst []T, max int) ([]T, error) {
 		s.next = i + 1
 	}
 	s.emitted += int64(len(dst))
+	if count != 0 && s.next >= count {
+		return dst, io.EOF
+	}
+	return dst, nil
+}
+
+// readOwned is readResidues with nothing to skip (no floor), the steady
+// state: every owned index visited is emitted, so there is no
+// emittedBefore per record and no visit bound apart from max. j is the
+// position in the residue table of the residue of s.next, in block.
+func (s *Source[T]) readOwned(dst []T, max int, block int64, j int) ([]T, error) {
+	count, k, res := s.opts.count, s.opts.period, s.residues
+	n0 := len(dst)
+	dst = slices.Grow(dst, max)[:n0+max]
+	out := dst[n0:]
+	base, next := block*k, s.next
+	n := 0
+	for ; n < len(out); n++ {
+		if j == len(res) {
+			j, base = 0, base+k
+		}
+		i := base + int64(res[j])
+		if count != 0 && i >= count {
+			next = count
+			break
+		}
+		out[n] = s.gen(i)
+		j++
+		next = i + 1
+	}
+	dst = dst[:n0+n]
+	s.next = next
+	s.emitted += int64(len(dst)) // as readResidues counts
 	if count != 0 && s.next >= count {
 		return dst, io.EOF
 	}

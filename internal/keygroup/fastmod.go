@@ -18,6 +18,10 @@ func NewModulus(d uint32) Modulus {
 	return Modulus{d: uint64(d), m: ^uint64(0)/uint64(d) + 1}
 }
 
+// Constants returns d and ceil(2^64 / d), for a caller that computes Group
+// in its own package (weir's keyed operator: see keyGroup there).
+func (f Modulus) Constants() (d, m uint64) { return f.d, f.m }
+
 // Of returns x % d.
 func (f Modulus) Of(x uint32) uint32 {
 	low := f.m * uint64(x)

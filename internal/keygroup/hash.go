@@ -35,6 +35,25 @@ func Hasher[K comparable]() (func(K) uint32, error) {
 	return nil, fmt.Errorf("key type %s has no stable hash: use a string or integer key, or give the type a method StableHash() uint32 (the same value in every process and run)", t)
 }
 
+// Uint64Kind reports whether Hasher[K] hashes a key as Uint64 of its 8
+// bytes (an 8-byte integer kind without a StableHash method), so that a
+// caller may compute that hash inline instead of calling Hasher's func.
+func Uint64Kind[K comparable]() bool {
+	var zero K
+	if _, ok := any(zero).(Hashable); ok {
+		return false
+	}
+	t := reflect.TypeFor[K]()
+	if t.Size() != 8 {
+		return false // int, uint and uintptr on 32-bit platforms
+	}
+	switch t.Kind() {
+	case reflect.Int, reflect.Int64, reflect.Uint, reflect.Uint64, reflect.Uintptr:
+		return true
+	}
+	return false
+}
+
 // hashableHasher calls K's StableHash. Converting each key to Hashable
 // would copy it to the heap (one allocation per record at every keyed
 // exchange of a struct key); the method expression K.StableHash, a plain

@@ -57,6 +57,7 @@ const minTableSize = 8
 // properties of their hash modulo the max parallelism; the multiplication
 // makes the position (the top bits) and the tag (bits 24..30) depend on
 // every bit of it.
+// find writes it out by hand; keep the two the same.
 func spread(h uint32) uint64 { return uint64(h) * 0x9E3779B97F4A7C15 }
 
 func tagOf(p uint64) uint8 { return uint8(p>>24) | 0x80 }
@@ -67,8 +68,11 @@ func (t *htab[TK, S]) find(k TK, h uint32) (int, bool) {
 	if len(t.ctrl) == 0 {
 		return -1, false
 	}
-	p := spread(h)
-	tag := tagOf(p)
+	// spread and tagOf written out: find is instantiated in the packages
+	// that use a state type, where calls to this package's small helpers
+	// from a generic body are not inlined (a CALL each, on every probe).
+	p := uint64(h) * 0x9E3779B97F4A7C15
+	tag := uint8(p>>24) | 0x80
 	mask := len(t.ctrl) - 1
 	i := int(p >> t.shift)
 	for {
