@@ -145,22 +145,13 @@ func TestParallelSnapshotUnderFailures(t *testing.T) {
 			// log changes, not the snapshot rows the readers emit.
 			plan := &faults.Plan{Failures: 4, Seed: int64(7 + n), Span: 500, Points: []faults.Point{faults.Process, faults.SnapshotSync, faults.AfterPreCommit, faults.Commit}, OnePerAttempt: true}
 			log, inj := testutil.Observe(env, plan)
-			wctx, wcancel := context.WithCancel(ctx)
-			defer wcancel()
-			var wrote atomic.Int64
-			var wg sync.WaitGroup
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				wrote.Store(int64(writer(wctx, t, src, int64(n), 300, 3*time.Millisecond)))
-			}()
+			wait := startWriter(ctx, t, src, int64(n), 300, 3*time.Millisecond)
 			err := runCapture(ctx, env, src, dst, "s_"+name, p.options(), WithChunkRows(40), WithSnapshotParallelism(n))
-			wg.Wait()
-			wcancel()
+			wrote := wait()
 			if err != nil {
 				t.Fatalf("job: %v\n%s", err, tail(log.String()))
 			}
-			t.Logf("writer committed %d transactions; %d injected failures fired; reader failure fired: %v; %d log changes skipped as seen by their range", wrote.Load(), inj.Fired(), p.failed.Load(), p.suppressed.Load())
+			t.Logf("writer committed %d transactions; %d injected failures fired; reader failure fired: %v; %d log changes skipped as seen by their range", wrote, inj.Fired(), p.failed.Load(), p.suppressed.Load())
 			checkReplica(t, srcDB, connect(t, dst))
 			checkJournal(t, srcDB, connect(t, dst))
 			p.checkRanges(t)
@@ -225,15 +216,7 @@ func parallelSnapshotRescale(t *testing.T, from, to int) {
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
 	state := filepath.Join(t.TempDir(), "state")
-	wctx, wcancel := context.WithCancel(ctx)
-	defer wcancel()
-	var wrote atomic.Int64
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		wrote.Store(int64(writer(wctx, t, src, 5, 400, 3*time.Millisecond)))
-	}()
+	wait := startWriter(ctx, t, src, 5, 400, 3*time.Millisecond)
 	slot := "s_" + name
 	env := weir.NewEnv(weir.WithConfig(testutil.FaultConfig(t, 1, state, "20ms", true, nil)))
 	log, _ := testutil.Observe(env, nil)
@@ -247,12 +230,11 @@ func parallelSnapshotRescale(t *testing.T, from, to int) {
 	env = weir.NewEnv(weir.WithConfig(testutil.FaultConfig(t, 1, state, "20ms", false, nil)))
 	log, _ = testutil.Observe(env, nil)
 	err = runCapture(ctx, env, src, dst, slot, p.options(), WithChunkRows(40), WithSnapshotParallelism(to))
-	wg.Wait()
-	wcancel()
+	wrote := wait()
 	if err != nil {
 		t.Fatalf("second run: %v\n%s", err, tail(log.String()))
 	}
-	t.Logf("writer committed %d transactions; the second run (%d readers) restored a checkpoint with %d ranges assigned; %d log changes skipped as seen by their range", wrote.Load(), to, restoredAssigned, p.suppressed.Load())
+	t.Logf("writer committed %d transactions; the second run (%d readers) restored a checkpoint with %d ranges assigned; %d log changes skipped as seen by their range", wrote, to, restoredAssigned, p.suppressed.Load())
 	checkReplica(t, srcDB, connect(t, dst))
 	checkJournal(t, srcDB, connect(t, dst))
 	if twice := p.checkRanges(t); twice > 111/2 {
@@ -280,14 +262,7 @@ func TestParallelSnapshotRestoresSerialPosition(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
 	state := filepath.Join(t.TempDir(), "state")
-	wctx, wcancel := context.WithCancel(ctx)
-	defer wcancel()
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		writer(wctx, t, src, 9, 300, 3*time.Millisecond)
-	}()
+	wait := startWriter(ctx, t, src, 9, 300, 3*time.Millisecond)
 	slot := "s_" + name
 	env := weir.NewEnv(weir.WithConfig(testutil.FaultConfig(t, 1, state, "20ms", true, nil)))
 	log, _ := testutil.Observe(env, nil)
@@ -298,8 +273,7 @@ func TestParallelSnapshotRestoresSerialPosition(t *testing.T) {
 	env = weir.NewEnv(weir.WithConfig(testutil.FaultConfig(t, 1, state, "20ms", false, nil)))
 	log, _ = testutil.Observe(env, nil)
 	err = runCapture(ctx, env, src, dst, slot, p.options(), WithChunkRows(40), WithSnapshotParallelism(2))
-	wg.Wait()
-	wcancel()
+	wait()
 	if err != nil {
 		t.Fatalf("second run: %v\n%s", err, tail(log.String()))
 	}

@@ -39,6 +39,15 @@ func eventKey(n string) string {
 	return "timestamptz '2026-01-01 00:00:00.000001+00' + (" + n + " % 50) * interval '1 hour 1 microsecond', md5(" + n + "::text)::uuid"
 }
 
+// startWriter runs writer on a goroutine until ctx ends or its n
+// transactions are done; wait waits for it and returns how many
+// committed.
+func startWriter(ctx context.Context, t testing.TB, dsn string, seed int64, n int, pause time.Duration) (wait func() int) {
+	done := make(chan int, 1)
+	go func() { done <- writer(ctx, t, dsn, seed, n, pause) }()
+	return func() int { return <-done }
+}
+
 // writer changes the captured tables in transactions of one to five
 // statements on distinct keys until ctx ends or n transactions are done;
 // it returns how many committed.
